@@ -1,0 +1,44 @@
+# The two commands of the README: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test install migrate serve lint fixture worker clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+## Set up everything, load demo data through the upload API, serve on http://127.0.0.1:8000
+demo: migrate
+	$(PY) manage.py load_demo
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+## The whole test suite against a real Postgres (DATABASE_URL, or the embedded one)
+test: install
+	$(PY) -m pytest
+
+serve: migrate
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+worker: install
+	$(VENV)/bin/celery -A parity worker --loglevel=INFO
+
+lint: install
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+## Rebuild the demo fixture from ../shared/data/pytorch-xla
+fixture: install
+	$(PY) -m parity.demo.build_fixture
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,59 @@
+from rest_framework import serializers
+
+from parity.models import Upload
+
+
+class UploadCreateSerializer(serializers.Serializer):
+    project = serializers.SlugField()
+    backend = serializers.CharField(max_length=50)
+    commit = serializers.CharField(max_length=64)
+    branch = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    run = serializers.CharField(
+        max_length=200, required=False, default="", allow_blank=True,
+        help_text="Client key grouping shard uploads into one run; default commit:branch:backend.",
+    )
+    ci_url = serializers.URLField(max_length=500, required=False, default="", allow_blank=True)
+    complete = serializers.BooleanField(
+        required=False, default=False, help_text="This upload is the run's last shard."
+    )
+    timestamp = serializers.DateTimeField(
+        required=False, default=None, allow_null=True,
+        help_text="When the run happened (ISO 8601); default now. For backfilling history.",
+    )
+    file_hint = serializers.CharField(
+        max_length=500, required=False, default="", allow_blank=True,
+        help_text="Test file for XML that names none (unittest run as __main__).",
+    )
+    file = serializers.ListField(
+        child=serializers.FileField(), allow_empty=False,
+        help_text="One or more .xml, .xml.gz, .zip or .tar.gz files.",
+    )
+
+
+class UploadSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Upload
+        fields = [
+            "id", "status", "run", "error", "counts", "size", "sha256", "created_at",
+            "started_at", "finished_at", "url",
+        ]
+
+    def get_url(self, upload: Upload) -> str:
+        request = self.context.get("request")
+        path = f"/api/v1/uploads/{upload.pk}/"
+        return request.build_absolute_uri(path) if request else path
+
+
+class RunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    project = serializers.CharField(source="project.slug")
+    backend = serializers.CharField(source="backend.name")
+    key = serializers.CharField()
+    commit = serializers.CharField()
+    branch = serializers.CharField()
+    ci_url = serializers.CharField()
+    complete = serializers.BooleanField()
+    started_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)

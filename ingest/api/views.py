@@ -1,0 +1,86 @@
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import parsers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ingest import services
+from ingest.api.auth import HasUploadToken
+from ingest.api.serializers import RunSerializer, UploadCreateSerializer, UploadSerializer
+from parity.models import Run, Upload
+
+
+def _too_large(request: Request) -> Response | None:
+    # Checked before the body is read: an oversized upload is never spooled to disk.
+    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    limit = settings.PARITY_MAX_UPLOAD_BYTES
+    if length <= limit:
+        return None
+    detail = (
+        f"The upload is {length:,} bytes; the limit is {limit:,} bytes "
+        "(PARITY_MAX_UPLOAD_BYTES). Split it into shards with the same 'run' key."
+    )
+    return Response({"detail": detail}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+
+
+class UploadCreateView(APIView):
+    permission_classes = [HasUploadToken]
+    parser_classes = [parsers.MultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": UploadCreateSerializer},
+        responses={202: UploadSerializer, 200: UploadSerializer},
+        summary="Upload JUnit XML of one backend's run (or one shard of it)",
+    )
+    def post(self, request: Request) -> Response:
+        rejected = _too_large(request)
+        if rejected is not None:
+            return rejected
+        data = request.data.copy()
+        data.setlist("file", request.FILES.getlist("file"))
+        serializer = UploadCreateSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        fields = serializer.validated_data
+        upload_request = services.UploadRequest(
+            project=fields["project"],
+            backend=fields["backend"],
+            commit=fields["commit"],
+            branch=fields["branch"],
+            run_key=fields["run"],
+            ci_url=fields["ci_url"],
+            complete=fields["complete"],
+            file_hint=fields["file_hint"],
+            started_at=fields["timestamp"],
+        )
+        try:
+            upload, created = services.upload_create(
+                token=request.auth, request=upload_request, files=fields["file"]
+            )
+        except services.UploadRejected as exc:
+            return Response({"detail": str(exc)}, status=exc.status_code)
+        body = UploadSerializer(upload, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
+
+
+class UploadDetailView(APIView):
+    permission_classes = [HasUploadToken]
+
+    @extend_schema(responses=UploadSerializer, summary="An upload's status, error and counts")
+    def get(self, request: Request, pk: int) -> Response:
+        upload = get_object_or_404(Upload, pk=pk, run__project_id=request.auth.project_id)
+        return Response(UploadSerializer(upload, context={"request": request}).data)
+
+
+class RunCompleteView(APIView):
+    permission_classes = [HasUploadToken]
+
+    @extend_schema(request=None, responses=RunSerializer, summary="Mark a run complete")
+    def post(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(
+            Run.objects.select_related("project", "backend"),
+            pk=pk,
+            project_id=request.auth.project_id,
+        )
+        return Response(RunSerializer(services.run_complete(run=run)).data)

@@ -1,0 +1,151 @@
+"""Ingest one upload: raw files → XML documents → parsed cases → normalized rows → writer.
+
+Forward-only states: queued → processing → done | failed. Bad input is data, not a retry: it
+marks the upload failed with a message and writes no results. Database errors propagate so the
+task can retry; the results transaction then rolls back whole.
+"""
+
+import logging
+import time
+from collections.abc import Iterator
+from functools import lru_cache
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from ingest.archives import ArchiveError, iter_xml_documents
+from ingest.junit import JUnitError, ParsedCase, iter_cases
+from ingest.normalize import Rules, canonical_reason, rules_from_dict, test_identity
+from ingest.services import run_complete
+from ingest.writer import ResultRow, results_write
+from parity.models import Outcome, Project, Upload, UploadFile, UploadStatus
+from parity.reasons import reason_issues_link
+
+logger = logging.getLogger(__name__)
+
+OUTCOMES = {label: value for value, label in Outcome.choices}
+
+
+class BadUpload(Exception):
+    """The upload's content cannot be ingested; str() says why, naming the file."""
+
+
+def upload_ingest(*, upload_id: int) -> None:
+    if not _claim(upload_id):
+        return
+    started = time.monotonic()
+    try:
+        with transaction.atomic():
+            upload = (
+                Upload.objects.select_for_update()
+                .select_related("run__project", "run__backend")
+                .get(pk=upload_id)
+            )
+            if upload.status != UploadStatus.PROCESSING:
+                return  # a concurrent delivery finished it first
+            summary = results_write(upload=upload, rows=upload_rows(upload))
+            reason_issues_link(project=upload.run.project, reason_ids=summary.new_reason_ids)
+            _finish(upload, UploadStatus.DONE, counts=summary.counts)
+            if upload.completes_run:
+                run_complete(run=upload.run)
+    except BadUpload as exc:
+        _fail(upload_id, str(exc))
+        logger.info("upload %s failed: %s", upload_id, exc)
+        return
+    logger.info(
+        "upload %s done: %s in %.2fs", upload_id, summary.counts, time.monotonic() - started
+    )
+
+
+def upload_rows(upload: Upload) -> Iterator[ResultRow]:
+    # Read everything the rows need from the database now: the rows are consumed while COPY
+    # holds the connection, and a query then would break the COPY protocol.
+    files = list(upload.files.all())
+    rules = project_rules(upload.run.project)
+    return _rows(files, rules=rules, file_hint=upload.file_hint or None)
+
+
+def _rows(files: list[UploadFile], *, rules: Rules, file_hint: str | None) -> Iterator[ResultRow]:
+    for stored in files:
+        with stored.raw.open("rb") as raw:
+            try:
+                documents = iter_xml_documents(
+                    stored.name, raw, max_bytes=settings.PARITY_MAX_XML_BYTES
+                )
+                for document in documents:
+                    hint = document.folder_hint or file_hint
+                    try:
+                        for case in iter_cases(document.stream):
+                            yield case_row(case, folder_hint=hint, rules=rules)
+                    except JUnitError as exc:
+                        raise BadUpload(f"{document.name}: {exc}") from exc
+            except ArchiveError as exc:
+                raise BadUpload(f"{stored.name}: {exc}") from exc
+
+
+def project_rules(project: Project) -> Rules:
+    return rules_from_dict(project.normalization_rules or {})
+
+
+def case_row(case: ParsedCase, *, folder_hint: str | None, rules: Rules) -> ResultRow:
+    identity = test_identity(
+        classname=case.classname,
+        name=case.name,
+        file=case.file,
+        folder_hint=folder_hint,
+        rules=rules,
+    )
+    reason_kind, reason_text, reason_fp = _reason(case)
+    return ResultRow(
+        key=identity.key,
+        file=identity.file,
+        class_name=identity.class_name,
+        name=identity.name,
+        outcome=OUTCOMES[case.outcome],
+        duration=case.duration,
+        message=case.message or "",
+        reason_kind=reason_kind,
+        reason_text=reason_text,
+        reason_fp=reason_fp,
+    )
+
+
+def _reason(case: ParsedCase) -> tuple[str | None, str | None, str | None]:
+    if case.outcome == "passed" or not case.message:
+        return None, None, None
+    kind = "skip" if case.outcome == "skipped" else "failure"
+    reason = _canonical_reason(case.message, kind)
+    if reason is None:
+        return None, None, None
+    return kind, reason.text, reason.fingerprint
+
+
+# Messages repeat across thousands of cases; canonicalizing each once keeps ingest fast.
+_canonical_reason = lru_cache(maxsize=4096)(
+    lambda message, kind: canonical_reason(message, kind=kind)
+)
+
+
+def _claim(upload_id: int) -> bool:
+    """queued → processing, visible to the API at once. A redelivered task whose upload is still
+    processing (its worker died) may take it again; results are written in one transaction."""
+    claimed = Upload.objects.filter(
+        pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING]
+    ).update(status=UploadStatus.PROCESSING, started_at=timezone.now())
+    return claimed == 1
+
+
+def _finish(upload: Upload, status: str, *, counts: dict[str, int]) -> None:
+    Upload.objects.filter(pk=upload.pk).update(
+        status=status, counts=counts, error="", finished_at=timezone.now()
+    )
+
+
+def _fail(upload_id: int, message: str) -> None:
+    Upload.objects.filter(pk=upload_id, status=UploadStatus.PROCESSING).update(
+        status=UploadStatus.FAILED,
+        error=message,
+        counts={},
+        finished_at=timezone.now(),
+    )

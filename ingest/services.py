@@ -1,0 +1,130 @@
+"""Writes of the upload API: accept an upload, complete a run. Views call these and nothing else."""
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
+from django.db import transaction
+from django.utils import timezone
+
+from parity.models import Backend, Project, Run, Upload, UploadFile, UploadToken
+
+logger = logging.getLogger(__name__)
+
+
+class UploadRejected(Exception):
+    """A request the API answers with a clear message and an HTTP status; nothing is stored."""
+
+    status_code = 400
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        if status_code is not None:
+            self.status_code = status_code
+
+
+@dataclass(frozen=True)
+class UploadRequest:
+    project: str
+    backend: str
+    commit: str
+    branch: str = ""
+    run_key: str = ""
+    ci_url: str = ""
+    complete: bool = False
+    file_hint: str = ""
+    started_at: datetime | None = None
+
+
+def project_for_token(*, token: UploadToken, slug: str) -> Project:
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        known = ", ".join(Project.objects.filter(pk=token.project_id).values_list("slug", flat=True))
+        raise UploadRejected(f"Unknown project '{slug}'. Your token's project is: {known}.")
+    if project.pk != token.project_id:
+        raise UploadRejected(
+            f"This token belongs to project '{token.project.slug}' and cannot upload to '{slug}'.",
+            status_code=403,
+        )
+    return project
+
+
+def backend_resolve(*, project: Project, name: str) -> Backend:
+    wanted = name.strip().lower()
+    backends = list(project.backends.all())
+    for backend in backends:
+        if wanted == backend.name.lower() or wanted in (a.lower() for a in backend.aliases):
+            return backend
+    known = ", ".join(sorted(b.name for b in backends)) or "none yet"
+    raise UploadRejected(f"Unknown backend '{name}' for project '{project.slug}'. Known: {known}.")
+
+
+def default_run_key(*, commit: str, branch: str, backend: str) -> str:
+    return f"{commit}:{branch}:{backend}"
+
+
+def _file_digest(file: DjangoUploadedFile) -> str:
+    digest = hashlib.sha256()
+    for chunk in file.chunks():
+        digest.update(chunk)
+    file.seek(0)
+    return digest.hexdigest()
+
+
+def upload_create(
+    *, token: UploadToken, request: UploadRequest, files: list[DjangoUploadedFile]
+) -> tuple[Upload, bool]:
+    """Store the raw files and queue their ingestion; the same content sent again to the same
+    run returns the existing upload (``created`` False) and stores nothing."""
+    from ingest.tasks import upload_ingest
+
+    if not files:
+        raise UploadRejected("Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz).")
+    project = project_for_token(token=token, slug=request.project)
+    backend = backend_resolve(project=project, name=request.backend)
+    digests = [_file_digest(f) for f in files]
+    upload_digest = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
+    run_key = request.run_key or default_run_key(
+        commit=request.commit, branch=request.branch, backend=backend.name
+    )
+    with transaction.atomic():
+        run, _ = Run.objects.get_or_create(
+            project=project,
+            backend=backend,
+            key=run_key,
+            defaults={
+                "commit": request.commit,
+                "branch": request.branch,
+                "ci_url": request.ci_url,
+                "started_at": request.started_at or timezone.now(),
+            },
+        )
+        existing = Upload.objects.filter(run=run, sha256=upload_digest).first()
+        if existing is not None:
+            return existing, False
+        upload = Upload.objects.create(
+            run=run,
+            sha256=upload_digest,
+            size=sum(f.size for f in files),
+            completes_run=request.complete,
+            file_hint=request.file_hint,
+        )
+        for file, digest in zip(files, digests, strict=True):
+            stored = UploadFile(upload=upload, name=file.name, sha256=digest, size=file.size)
+            stored.raw.save(file.name, file, save=False)
+            stored.save()
+        transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
+    logger.info("upload %s queued for run %s (%s bytes)", upload.pk, run.pk, upload.size)
+    return upload, True
+
+
+def run_complete(*, run: Run) -> Run:
+    """Mark a run complete: no more shards will come."""
+    if not run.complete:
+        run.complete = True
+        run.completed_at = timezone.now()
+        run.save(update_fields=["complete", "completed_at"])
+        logger.info("run %s complete", run.pk)
+    return run

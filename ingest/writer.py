@@ -1,0 +1,180 @@
+"""The one place that writes test results: COPY into a staging table, then set-based SQL.
+
+Reruns of a test inside one upload collapse to their last occurrence, test cases and reasons
+are upserted, and results are inserted in one statement, all inside the caller's transaction.
+Python memory stays flat however large the upload: rows stream through COPY.
+"""
+
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from django.db import connection
+import psycopg2
+from psycopg2 import sql
+
+from parity.models import Outcome, Result, Run, Upload
+
+STAGING_COLUMNS = (
+    "seq", "key", "file", "class_name", "name", "outcome", "duration", "message",
+    "reason_kind", "reason_text", "reason_fp",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    key: str
+    file: str
+    class_name: str
+    name: str
+    outcome: int
+    duration: float | None
+    message: str
+    reason_kind: str | None = None
+    reason_text: str | None = None
+    reason_fp: str | None = None
+
+
+@dataclass(frozen=True)
+class WriteSummary:
+    counts: dict[str, int]
+    new_reason_ids: list[int]
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
+
+
+def _copy_field(value: object) -> str:
+    if value is None:
+        return "\\N"
+    return str(value).translate(_COPY_ESCAPES)
+
+
+def _copy_lines(rows: Iterable[ResultRow]) -> Iterator[str]:
+    for seq, row in enumerate(rows):
+        fields = (
+            seq, row.key, row.file, row.class_name, row.name, row.outcome, row.duration,
+            row.message, row.reason_kind, row.reason_text, row.reason_fp,
+        )
+        yield "\t".join(_copy_field(f) for f in fields) + "\n"
+
+
+class LineReader(io.RawIOBase):
+    """A read()-able view of an iterator of text lines, for psycopg2's copy_expert."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self._buffer = b""
+        self.error: Exception | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        wanted = size if size > 0 else 1 << 20
+        while len(self._buffer) < wanted:
+            try:
+                line = next(self._lines, None)
+            except Exception as exc:
+                # psycopg2 turns this into QueryCanceled; keep the original for the caller.
+                self.error = exc
+                raise
+            if line is None:
+                break
+            self._buffer += line.encode()
+        chunk, self._buffer = self._buffer[:wanted], self._buffer[wanted:]
+        return chunk
+
+
+def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
+    """Store one upload's results. Must run inside a transaction (the caller's)."""
+    run: Run = upload.run
+    with connection.cursor() as django_cursor:
+        cursor = django_cursor.cursor
+        cursor.execute(_STAGING_DDL)
+        _copy_rows(cursor, rows)
+        cursor.execute(_DEDUPE_SQL)
+        params = {"project": run.project_id, "run": run.pk, "upload": upload.pk}
+        cursor.execute(_UPSERT_TESTS_SQL, params)
+        cursor.execute(_INSERT_REASONS_SQL, params)
+        new_reason_ids = [row[0] for row in cursor.fetchall()]
+        cursor.execute(_TOUCH_REASONS_SQL, params)
+        cursor.execute(_INSERT_RESULTS_SQL, params)
+        by_outcome = dict(cursor.fetchall())
+    return WriteSummary(counts=outcome_counts(by_outcome), new_reason_ids=new_reason_ids)
+
+
+def _copy_rows(cursor, rows: Iterable[ResultRow]) -> None:
+    reader = LineReader(_copy_lines(rows))
+    statement = sql.SQL("COPY ingest_staging ({}) FROM STDIN").format(
+        sql.SQL(", ").join(map(sql.Identifier, STAGING_COLUMNS))
+    )
+    try:
+        cursor.copy_expert(statement, reader, size=1 << 20)
+    except psycopg2.Error:
+        if reader.error is not None:
+            raise reader.error from None
+        raise
+
+
+def outcome_counts(by_outcome: dict[int, int]) -> dict[str, int]:
+    counts = {label: by_outcome.get(value, 0) for value, label in Outcome.choices}
+    return {"total": sum(counts.values()), **counts}
+
+
+def results_delete_for_run(*, run: Run) -> int:
+    deleted, _ = Result.objects.filter(run=run).delete()
+    return deleted
+
+
+# Temporary tables live per connection; DROP first because a surrounding transaction (tests,
+# re-ingest of a whole run) can write several uploads before ON COMMIT DROP fires.
+_STAGING_DDL = """
+DROP TABLE IF EXISTS ingest_staging, ingest_final;
+CREATE TEMP TABLE ingest_staging (
+    seq bigint, key text, file text, class_name text, name text, outcome smallint,
+    duration double precision, message text, reason_kind text, reason_text text, reason_fp text
+) ON COMMIT DROP;
+"""
+
+_DEDUPE_SQL = """
+CREATE TEMP TABLE ingest_final ON COMMIT DROP AS
+SELECT DISTINCT ON (key) * FROM ingest_staging ORDER BY key, seq DESC;
+"""
+
+_UPSERT_TESTS_SQL = """
+INSERT INTO parity_testcase (project_id, key, file, class_name, name, created_at)
+SELECT %(project)s, key, file, class_name, name, now() FROM ingest_final
+ORDER BY key
+ON CONFLICT (project_id, key) DO NOTHING;
+"""
+
+_INSERT_REASONS_SQL = """
+INSERT INTO parity_reason (project_id, kind, text, fingerprint, first_seen, last_seen)
+SELECT DISTINCT ON (reason_kind, reason_fp) %(project)s, reason_kind, reason_text, reason_fp,
+       now(), now()
+FROM ingest_final WHERE reason_fp IS NOT NULL
+ORDER BY reason_kind, reason_fp
+ON CONFLICT (project_id, kind, fingerprint) DO NOTHING
+RETURNING id;
+"""
+
+_TOUCH_REASONS_SQL = """
+UPDATE parity_reason r SET last_seen = now()
+FROM (SELECT DISTINCT reason_kind, reason_fp FROM ingest_final WHERE reason_fp IS NOT NULL) f
+WHERE r.project_id = %(project)s AND r.kind = f.reason_kind AND r.fingerprint = f.reason_fp;
+"""
+
+_INSERT_RESULTS_SQL = """
+WITH inserted AS (
+    INSERT INTO parity_result (run_id, upload_id, test_id, outcome, duration, message, reason_id)
+    SELECT %(run)s, %(upload)s, t.id, f.outcome, f.duration, coalesce(f.message, ''), r.id
+    FROM ingest_final f
+    JOIN parity_testcase t ON t.project_id = %(project)s AND t.key = f.key
+    LEFT JOIN parity_reason r
+           ON r.project_id = %(project)s AND r.kind = f.reason_kind
+          AND r.fingerprint = f.reason_fp
+    RETURNING outcome
+)
+SELECT outcome, count(*) FROM inserted GROUP BY outcome;
+"""

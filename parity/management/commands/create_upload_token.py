@@ -1,0 +1,18 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from parity.models import Project
+from parity.projects import upload_token_create
+
+
+class Command(BaseCommand):
+    help = "Create an upload token for a project and print it (it is shown only once)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project")
+        parser.add_argument("--label", default="")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"Unknown project '{options['project']}'.")
+        self.stdout.write(upload_token_create(project=project, label=options["label"]))

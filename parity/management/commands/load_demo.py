@@ -1,0 +1,77 @@
+"""Load the demo project by uploading generated JUnit files through the upload API, exactly as
+CI would (same view, same serializer, same ingest task)."""
+
+import datetime
+import json
+import time
+from pathlib import Path
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management.base import BaseCommand
+from rest_framework.test import APIClient
+
+from parity.demo.scenario import demo_uploads
+from parity.models import Project
+from parity.projects import project_create, upload_token_create
+
+FIXTURE = Path(__file__).resolve().parents[2] / "demo" / "fixture.json"
+DEMO_SLUG = "pytorch-xla"
+
+
+class Command(BaseCommand):
+    help = "Create the pytorch-xla demo project and upload several weeks of generated runs."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--days", type=int, default=28)
+        parser.add_argument(
+            "--reset", action="store_true", help="Delete the demo project first and reload it."
+        )
+
+    def handle(self, *args, **options):
+        if options["reset"]:
+            Project.objects.filter(slug=DEMO_SLUG).delete()
+        project = Project.objects.filter(slug=DEMO_SLUG).first()
+        if project is None:
+            project = project_create(
+                slug=DEMO_SLUG,
+                name="PyTorch/XLA",
+                backends=["cpu", "gpu", "tpu", "neuron"],
+                reference="cpu",
+                issue_url_template="https://github.com/pytorch/xla/issues/{number}",
+            )
+            self._upload_all(project, days=options["days"])
+        else:
+            self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")
+        key = upload_token_create(project=project, label="demo")
+        self.stdout.write(self.style.SUCCESS(f"Upload token for {DEMO_SLUG}: {key}"))
+        self.stdout.write("Dashboard: http://127.0.0.1:8000/  Admin: http://127.0.0.1:8000/admin/")
+
+    def _upload_all(self, project: Project, *, days: int) -> None:
+        client = APIClient(HTTP_HOST="127.0.0.1")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=project)}")
+        fixture = json.loads(FIXTURE.read_text())
+        end = datetime.datetime.now(datetime.UTC).date()
+        started, count = time.monotonic(), 0
+        for upload in demo_uploads(fixture, days=days, end=end):
+            response = self._post(client, upload)
+            if response.status_code not in (200, 202):
+                raise RuntimeError(f"demo upload refused: {response.status_code} {response.content!r}")
+            count += 1
+        self.stdout.write(f"Uploaded {count} demo files in {time.monotonic() - started:.1f}s.")
+
+    def _post(self, client: APIClient, upload):
+        data = {
+            "project": DEMO_SLUG,
+            "backend": upload.backend,
+            "commit": upload.commit,
+            "branch": upload.branch,
+            "run": upload.run_key,
+            "complete": "true" if upload.complete else "false",
+            "timestamp": _noon_utc(upload.day).isoformat(),
+            "file": [SimpleUploadedFile(upload.filename, upload.content)],
+        }
+        return client.post("/api/v1/uploads/", data, format="multipart")
+
+
+def _noon_utc(day: datetime.date) -> datetime.datetime:
+    return datetime.datetime.combine(day, datetime.time(12), tzinfo=datetime.UTC)

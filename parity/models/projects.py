@@ -1,0 +1,71 @@
+import hashlib
+import secrets
+
+from django.db import models
+
+
+class Project(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    reference_backend = models.ForeignKey(
+        "Backend", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    issue_url_template = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="URL of an issue, with {number} for its number, "
+        "e.g. https://github.com/pytorch/xla/issues/{number}",
+    )
+    normalization_rules = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Device tokens, class suffixes, path prefixes, module paths and rewrites; "
+        "empty keys fall back to the defaults.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Backend(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="backends")
+    name = models.SlugField(max_length=50)
+    aliases = models.JSONField(
+        default=list, blank=True, help_text='Other names CI may send, e.g. ["cuda", "GPU"].'
+    )
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="backend_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug}/{self.name}"
+
+
+def token_digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+class UploadToken(models.Model):
+    """A secret that lets CI upload to one project. Only its digest is stored."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="upload_tokens")
+    label = models.CharField(max_length=100, blank=True)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=8, editable=False)
+    revoked = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} token {self.prefix}…"
+
+    @staticmethod
+    def new_key() -> str:
+        return secrets.token_urlsafe(32)

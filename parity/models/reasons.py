@@ -1,0 +1,47 @@
+from django.db import models
+
+
+class TrackingIssue(models.Model):
+    """An issue or PR that tracks why tests are skipped or failing (GitHub, Buganizer, JIRA…)."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="issues")
+    kind = models.CharField(max_length=20)
+    key = models.CharField(max_length=200, help_text='e.g. "pytorch/xla#4298", "b/123456".')
+    url = models.URLField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["key"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "key"], name="issue_unique_key")
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ReasonKind(models.TextChoices):
+    SKIP = "skip"
+    FAILURE = "failure"
+
+
+class Reason(models.Model):
+    """A canonical skip (or failure) reason: the many spellings of one message count as one."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="reasons")
+    kind = models.CharField(max_length=10, choices=ReasonKind.choices, default=ReasonKind.SKIP)
+    text = models.TextField()
+    fingerprint = models.CharField(max_length=64)
+    issues = models.ManyToManyField(TrackingIssue, blank=True, related_name="reasons")
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        ordering = ["project", "kind", "text"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "kind", "fingerprint"], name="reason_unique_fingerprint"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]

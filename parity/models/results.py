@@ -1,0 +1,68 @@
+from django.db import models
+
+
+class TestCase(models.Model):
+    """One logical test of a project, under its canonical ID, whatever backend ran it."""
+
+    __test__ = False  # not a pytest test class
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="tests")
+    key = models.CharField(max_length=1000, help_text="Canonical ID: file::Class::name")
+    file = models.CharField(max_length=500, blank=True)
+    class_name = models.CharField(max_length=500, blank=True)
+    name = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "key"], name="testcase_unique_key")
+        ]
+        indexes = [models.Index(fields=["project", "file"])]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Outcome(models.IntegerChoices):
+    PASSED = 1, "passed"
+    SKIPPED = 2, "skipped"
+    FAILED = 3, "failed"
+    ERROR = 4, "error"
+
+
+class Result(models.Model):
+    """One test's outcome in one upload.
+
+    The largest table by far, written by COPY in bulk (ingest/writer.py). Its foreign keys have
+    no database constraints and no per-column indexes: deferred FK triggers and an index per FK
+    cut bulk-load speed several-fold, and the writer already joins every id from its parent
+    table in the same transaction. Rows go away with their run (writer and run deletion).
+    """
+
+    run = models.ForeignKey(
+        "Run", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    upload = models.ForeignKey(
+        "Upload", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )
+    test = models.ForeignKey(
+        TestCase, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )
+    outcome = models.PositiveSmallIntegerField(choices=Outcome.choices)
+    duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
+    message = models.TextField(blank=True, help_text="Raw skip or failure message, truncated.")
+    reason = models.ForeignKey(
+        "Reason", null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False,
+        db_index=False, related_name="+",
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["run", "test"], name="result_run_test"),
+            models.Index(fields=["test", "run"], name="result_test_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.test_id} {self.get_outcome_display()} in run {self.run_id}"

@@ -1,0 +1,86 @@
+from django.db import models
+from django.utils import timezone
+
+
+class Run(models.Model):
+    """One backend's test run of one commit; several shard uploads may make it up."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="runs")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="runs")
+    key = models.CharField(max_length=200, help_text="The client's run key; groups shards.")
+    commit = models.CharField(max_length=64)
+    branch = models.CharField(max_length=200, blank=True)
+    ci_url = models.URLField(max_length=500, blank=True)
+    complete = models.BooleanField(default=False)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(
+        default=timezone.now, help_text="When CI ran it (the first upload's timestamp)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "backend", "key"], name="run_unique_key")
+        ]
+        indexes = [models.Index(fields=["backend", "branch", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.backend} {self.commit[:12]} ({self.key})"
+
+
+class UploadStatus(models.TextChoices):
+    QUEUED = "queued"
+    PROCESSING = "processing"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Upload(models.Model):
+    """What CI sent in one request. States only move forward: queued → processing → done|failed."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="uploads")
+    sha256 = models.CharField(max_length=64, help_text="Digest of the files' contents.")
+    size = models.BigIntegerField(help_text="Bytes received.")
+    status = models.CharField(
+        max_length=10, choices=UploadStatus.choices, default=UploadStatus.QUEUED
+    )
+    error = models.TextField(blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    completes_run = models.BooleanField(default=False)
+    file_hint = models.CharField(
+        max_length=500, blank=True, help_text="Test file for XML that names no file (__main__)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "sha256"], name="upload_unique_content")
+        ]
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk} ({self.status})"
+
+
+def upload_file_path(instance: "UploadFile", filename: str) -> str:
+    return f"uploads/{instance.sha256[:2]}/{instance.sha256}/{filename}"
+
+
+class UploadFile(models.Model):
+    """One raw file of an upload, kept so the upload can be re-ingested after a rule change."""
+
+    upload = models.ForeignKey(Upload, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    raw = models.FileField(upload_to=upload_file_path, max_length=500)
+
+    class Meta:
+        ordering = ["upload", "pk"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,37 @@
+"""Writes that set up projects, backends and upload tokens (management commands, admin, tests)."""
+
+from django.db import transaction
+
+from parity.models import Backend, Project, UploadToken
+from parity.models.projects import token_digest
+
+
+class ProjectSetupError(ValueError):
+    pass
+
+
+@transaction.atomic
+def project_create(
+    *, slug: str, backends: list[str], reference: str, issue_url_template: str = "", name: str = ""
+) -> Project:
+    names = [b.strip().lower() for b in backends if b.strip()]
+    if not names:
+        raise ProjectSetupError("Give at least one backend, e.g. --backends cpu,gpu,tpu,neuron.")
+    if reference.lower() not in names:
+        raise ProjectSetupError(f"The reference backend '{reference}' is not among {names}.")
+    if issue_url_template and "{number}" not in issue_url_template:
+        raise ProjectSetupError("The issue URL template needs a {number} placeholder.")
+    if Project.objects.filter(slug=slug).exists():
+        raise ProjectSetupError(f"Project '{slug}' already exists.")
+    project = Project.objects.create(slug=slug, name=name or slug, issue_url_template=issue_url_template)
+    created = {n: Backend.objects.create(project=project, name=n) for n in names}
+    project.reference_backend = created[reference.lower()]
+    project.save(update_fields=["reference_backend"])
+    return project
+
+
+def upload_token_create(*, project: Project, label: str = "") -> str:
+    """Create a token and return its key; only a digest is stored, so show the key now."""
+    key = UploadToken.new_key()
+    UploadToken.objects.create(project=project, label=label, digest=token_digest(key), prefix=key[:8])
+    return key

@@ -1,0 +1,36 @@
+"""Link canonical reasons to the tracking issues their text references."""
+
+from django.db import transaction
+
+from ingest.normalize import extract_issue_refs
+from parity.models import Project, Reason, TrackingIssue
+
+
+@transaction.atomic
+def reason_issues_link(*, project: Project, reason_ids: list[int]) -> None:
+    if not reason_ids:
+        return
+    reasons = list(Reason.objects.filter(pk__in=reason_ids, project=project))
+    refs_by_reason = {
+        reason.pk: extract_issue_refs(reason.text, issue_url_template=project.issue_url_template)
+        for reason in reasons
+    }
+    keys = {ref.key: ref for refs in refs_by_reason.values() for ref in refs}
+    if not keys:
+        return
+    TrackingIssue.objects.bulk_create(
+        [TrackingIssue(project=project, kind=r.kind, key=r.key, url=r.url) for r in keys.values()],
+        ignore_conflicts=True,
+    )
+    issue_ids = dict(
+        TrackingIssue.objects.filter(project=project, key__in=keys).values_list("key", "pk")
+    )
+    Through = Reason.issues.through
+    Through.objects.bulk_create(
+        [
+            Through(reason_id=reason_id, trackingissue_id=issue_ids[ref.key])
+            for reason_id, refs in refs_by_reason.items()
+            for ref in refs
+        ],
+        ignore_conflicts=True,
+    )

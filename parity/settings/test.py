@@ -1,0 +1,15 @@
+"""The test suite: a real Postgres (DATABASE_URL or the embedded one), fast hashing, no email out."""
+
+from parity.settings.base import *  # noqa: F403
+from pathlib import Path
+
+from parity.settings.base import VAR_DIR, env_str
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+MEDIA_ROOT = Path(env_str("PARITY_MEDIA_ROOT", str(VAR_DIR / "test-media")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+LOGGING["root"]["level"] = "WARNING"  # noqa: F405

@@ -1,0 +1,47 @@
+import pytest
+from rest_framework.test import APIClient
+
+from parity.models import Project
+from parity.projects import project_create, upload_token_create
+
+FIXTURES_DIR = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _media_root(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def project(db) -> Project:
+    return project_create(
+        slug="pytorch-xla",
+        backends=["cpu", "gpu", "tpu", "neuron"],
+        reference="cpu",
+        issue_url_template="https://github.com/pytorch/xla/issues/{number}",
+    )
+
+
+@pytest.fixture
+def token(project) -> str:
+    return upload_token_create(project=project)
+
+
+@pytest.fixture
+def api(token) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+@pytest.fixture
+def ingest(api, django_capture_on_commit_callbacks):
+    """Post files through the upload API and run the queued ingest task, as eager Celery does
+    after the request's transaction commits."""
+    from tests.uploads import post_upload
+
+    def _ingest(*files, **fields):
+        with django_capture_on_commit_callbacks(execute=True):
+            return post_upload(api, *files, **fields)
+
+    return _ingest
