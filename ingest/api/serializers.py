@@ -25,7 +25,7 @@ class UploadCreateSerializer(serializers.Serializer):
         help_text="Test file for XML that names none (unittest run as __main__).",
     )
     file = serializers.ListField(
-        child=serializers.FileField(), allow_empty=False,
+        child=serializers.FileField(allow_empty_file=True), allow_empty=False,
         help_text="One or more .xml, .xml.gz, .zip or .tar.gz files.",
     )
 
