@@ -90,7 +90,9 @@ def project_rules(project: Project) -> Rules:
 
 def case_row(case: ParsedCase, *, folder_hint: str | None, rules: Rules) -> ResultRow:
     identity = test_identity(
-        classname=case.classname,
+        # Reporters that write no classname (jest, prove, regrtest) group tests by suite; without
+        # it, same-named tests of different suites would merge into one.
+        classname=case.classname or case.suite,
         name=case.name,
         file=case.file,
         folder_hint=folder_hint,

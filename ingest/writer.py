@@ -94,7 +94,9 @@ def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
         cursor.execute(_STAGING_DDL)
         _copy_rows(cursor, rows)
         cursor.execute(_DEDUPE_SQL)
-        params = {"project": run.project_id, "run": run.pk, "upload": upload.pk}
+        params = {
+            "project": run.project_id, "run": run.pk, "upload": upload.pk, "seen": run.started_at,
+        }
         cursor.execute(_UPSERT_TESTS_SQL, params)
         cursor.execute(_INSERT_REASONS_SQL, params)
         new_reason_ids = [row[0] for row in cursor.fetchall()]
@@ -123,8 +125,8 @@ def outcome_counts(by_outcome: dict[int, int]) -> dict[str, int]:
 
 
 def results_delete_for_run(*, run: Run) -> int:
-    deleted, _ = Result.objects.filter(run=run).delete()
-    return deleted
+    # A raw delete: Result has no dependents, and the ORM would fetch every row first.
+    return Result.objects.filter(run=run)._raw_delete(Result.objects.db)
 
 
 # Temporary tables live per connection; DROP first because a surrounding transaction (tests,
@@ -152,7 +154,7 @@ ON CONFLICT (project_id, key) DO NOTHING;
 _INSERT_REASONS_SQL = """
 INSERT INTO parity_reason (project_id, kind, text, fingerprint, first_seen, last_seen)
 SELECT DISTINCT ON (reason_kind, reason_fp) %(project)s, reason_kind, reason_text, reason_fp,
-       now(), now()
+       %(seen)s, %(seen)s
 FROM ingest_final WHERE reason_fp IS NOT NULL
 ORDER BY reason_kind, reason_fp
 ON CONFLICT (project_id, kind, fingerprint) DO NOTHING
@@ -160,7 +162,8 @@ RETURNING id;
 """
 
 _TOUCH_REASONS_SQL = """
-UPDATE parity_reason r SET last_seen = now()
+UPDATE parity_reason r
+SET first_seen = least(r.first_seen, %(seen)s), last_seen = greatest(r.last_seen, %(seen)s)
 FROM (SELECT DISTINCT reason_kind, reason_fp FROM ingest_final WHERE reason_fp IS NOT NULL) f
 WHERE r.project_id = %(project)s AND r.kind = f.reason_kind AND r.fingerprint = f.reason_fp;
 """

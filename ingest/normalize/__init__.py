@@ -1,0 +1,33 @@
+"""Pure normalization for ingest: canonical test ids, skip/failure reasons, issue references.
+
+Nothing here imports Django; ``ingest.pipeline`` calls these per parsed <testcase>.
+"""
+
+from ingest.normalize.ids import TestIdentity, test_identity
+from ingest.normalize.issues import IssueRef, extract_issue_refs
+from ingest.normalize.reasons import CanonicalReason, canonical_reason
+from ingest.normalize.rules import (
+    DEFAULT_RULES,
+    Rewrite,
+    Rules,
+    RulesError,
+    rules_from_dict,
+    rules_to_dict,
+    validate_rules,
+)
+
+__all__ = [
+    "DEFAULT_RULES",
+    "CanonicalReason",
+    "IssueRef",
+    "Rewrite",
+    "Rules",
+    "RulesError",
+    "TestIdentity",
+    "canonical_reason",
+    "extract_issue_refs",
+    "rules_from_dict",
+    "rules_to_dict",
+    "test_identity",
+    "validate_rules",
+]

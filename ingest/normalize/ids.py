@@ -1,0 +1,232 @@
+"""One canonical id per logical test, whatever JUnit dialect or backend reported it.
+
+The key is ``file::Class::name`` (``Class::name`` without a file, ``file::name`` without a
+class), so the same test reported by xmlrunner (``classname="TestOps" file="test/test_ops.py"``),
+by pytest (``classname="test.test_ops.TestOps"``) and by ``unittest.main()`` under xmlrunner
+(``classname="__main__.TestOps"`` plus the report folder ``test.test_ops``) gets one key.
+
+Decisions, each chosen to never merge two distinct tests:
+
+* **Files.** ``file=`` wins; otherwise the module part of a dotted classname; otherwise the
+  folder hint. An absolute ``file=`` under no configured prefix is cut to the module's (or the
+  hint's) repo-relative path when it ends with it. A dotted classname is only read as
+  ``module.Class`` when it looks like Python: every component an identifier, and the module
+  part (components before the first capitalized one) ending in a pytest-style test module name
+  (``test_*``, ``*_test``, ``*_tests``) or starting with a ``module_paths`` key. So
+  ``com.foo.BarTest`` (Java), ``test.SampleTest`` (Java), ``spec.models.article_spec`` (rspec)
+  keep their dotted classname as the class, with no file. When ``file=`` names a ``.py`` file,
+  the classname's leading lower-case components that spell that file are dropped; when it
+  names another kind of file, the classname is never split.
+* **Device variants.** PyTorch's ``instantiate_device_type_tests`` makes ``TestFooXLA`` /
+  ``test_bar_xla_float32``. The suffix and the token are removed only together: the class ends
+  with a configured suffix AND the name's last ``_``-separated token before an optional dtype
+  tail (and before ``[params]``) is that suffix's device token. Otherwise class and name are
+  both kept as they are, so ``TestAutocastTPU.test_autocast_tpu_check_dtype`` and
+  ``DebuggingSpmdTest.test_single_host_replicated_tpu`` keep every word. The one merge this
+  allows is the intended one; it would be wrong only if a file defined both ``TestFoo.test_x``
+  and ``TestFooCPU.test_x_cpu`` as two hand-written tests.
+* **Separators.** The key must never merge two (classname, name) pairs of one file, even for
+  Rust/C++ names holding ``::``. The file and class parts (and the name when there is no class)
+  are escaped so they never contain ``::`` nor end in ``:``: a ``\\`` is inserted after any
+  ``:`` that is followed by ``:`` or ``\\`` or ends the part. Ordinary names never change.
+  Names are otherwise kept verbatim (no case folding, no whitespace trimming).
+* **Rewrites** run last, in order, on the whole key (so a pattern can see ``file::Class::``);
+  the result is split back into file/class/name by the key's original shape and the key is
+  rebuilt from those parts, so the two always agree. A rewrite that deletes a ``::`` leaves the
+  later part empty (``f.py::TestFoo::test`` rewritten to ``f.py::test`` has no class).
+"""
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from ingest.normalize.rules import DEFAULT_RULES, Rules
+
+SEP = "::"
+
+_IDENT = re.compile(r"\w+", re.ASCII)
+_TEST_MODULE = re.compile(r"test_\w+|\w+_tests?", re.ASCII)
+_NEEDS_ESCAPE = re.compile(r":(?=[:\\]|$)")
+_ESCAPED = re.compile(r":\\")
+_DRIVE = re.compile(r"[A-Za-z]:/")
+_MAIN = "__main__"
+
+
+@dataclass(frozen=True)
+class TestIdentity:
+    __test__ = False  # not a pytest test class
+
+    key: str
+    file: str
+    class_name: str
+    name: str
+
+
+def test_identity(
+    *,
+    classname: str,
+    name: str,
+    file: str | None,
+    folder_hint: str | None,
+    rules: Rules = DEFAULT_RULES,
+) -> TestIdentity:
+    """The canonical identity of one <testcase>; see the module docstring for the rules."""
+    classname, name = classname or "", name or ""
+    path = clean_path(file or "", rules)
+    module, class_name = split_classname(classname, path, rules)
+    module_file = module_path(module, rules) if module else ""
+    if not path:
+        path = module_file or hint_path(folder_hint, rules)
+    elif _is_absolute(path):
+        # An unconfigured checkout root: a dotted module or report folder is repo-relative.
+        relative = module_file or hint_path(folder_hint, rules)
+        if relative and path.endswith("/" + relative):
+            path = relative
+    class_name, name = strip_device(class_name, name, rules)
+    if rules.rewrites:
+        return _rewritten(path, class_name, name, rules)
+    return TestIdentity(make_key(path, class_name, name), path, class_name, name)
+
+
+# The contract names it test_*; without this, pytest collects it wherever a test imports it.
+test_identity.__test__ = False  # type: ignore[attr-defined]
+
+
+def clean_path(raw: str, rules: Rules = DEFAULT_RULES) -> str:
+    """Forward slashes, no ``./`` or ``file://``, minus the longest matching path prefix."""
+    path = raw.strip().replace("\\", "/").removeprefix("file://")
+    if not path:
+        return ""
+    path = posixpath.normpath(path)
+    cut = max((m.end() for rx in rules.compiled.path_prefixes if (m := rx.match(path))), default=0)
+    path = path[cut:]
+    return "" if path == "." else path
+
+
+def split_classname(classname: str, path: str, rules: Rules) -> tuple[tuple[str, ...], str]:
+    """(module components, class) of a JUnit classname; no module when it does not look like
+    Python (see the module docstring)."""
+    if classname == _MAIN or classname.startswith(_MAIN + "."):
+        return (), classname[len(_MAIN) + 1 :]
+    parts = classname.split(".")
+    if not all(_IDENT.fullmatch(part) for part in parts):
+        return (), classname
+    count = _file_module_length(parts, path)
+    if not count and (not path or path.endswith(".py")):
+        count = module_length(parts, rules)
+    return tuple(parts[:count]), ".".join(parts[count:])
+
+
+def module_length(parts: list[str], rules: Rules) -> int:
+    """How many leading components are a Python module, 0 when they do not look like one."""
+    for prefix, _ in rules.compiled.module_paths:
+        if tuple(parts[: len(prefix)]) == prefix:
+            return _first_capitalized(parts, start=len(prefix))
+    count = _first_capitalized(parts, start=0)
+    return count if count and _TEST_MODULE.fullmatch(parts[count - 1]) else 0
+
+
+def module_path(module: tuple[str, ...], rules: Rules) -> str:
+    """``test.test_ops`` → ``test/test_ops.py``, through the longest matching module_paths key."""
+    for prefix, target in rules.compiled.module_paths:
+        if module[: len(prefix)] == prefix:
+            rest = module[len(prefix) :]
+            if not rest:
+                return (target or "/".join(prefix)) + ".py"
+            return "/".join([target, *rest] if target else rest) + ".py"
+    return "/".join(module) + ".py"
+
+
+def hint_path(hint: str | None, rules: Rules) -> str:
+    """The file named by a report folder: ``test.test_ops`` (xmlrunner's argv0 with '/'→'.'),
+    ``…/test.test_ops``, a path ``test/test_ops.py`` used as is, or ``test/test_ops``.
+    Anything else (``cpu-shard-1``, ``results``) names no file."""
+    path = clean_path(hint or "", rules)
+    if not path or path.endswith(".py"):
+        return path
+    last = path.rsplit("/", 1)[-1]
+    parts = last.split(".")
+    if not all(_IDENT.fullmatch(part) for part in parts):
+        return ""
+    if len(parts) == 1 and "/" in path and _TEST_MODULE.fullmatch(last):
+        return path + ".py"
+    lower = all(not part[0].isupper() for part in parts)
+    if module_length(parts, rules) == len(parts) or (lower and len(parts) > 1):
+        return module_path(tuple(parts), rules)
+    return ""
+
+
+def strip_device(class_name: str, name: str, rules: Rules) -> tuple[str, str]:
+    """Drop PyTorch's generated device suffix from class and name, only when both carry it."""
+    pattern = rules.compiled.device_name
+    if pattern is None or not class_name:
+        return class_name, name
+    cut = min((i for i in (name.find("["), name.find(" "), name.find("(")) if i >= 0), default=-1)
+    base, params = (name, "") if cut < 0 else (name[:cut], name[cut:])
+    match = pattern.fullmatch(base)
+    if match is None:
+        return class_name, name
+    for suffix, token in rules.compiled.suffixes:
+        if token != match["device"] or not class_name.endswith(suffix):
+            continue
+        generic = class_name[: -len(suffix)]
+        if generic and not generic.endswith("."):
+            return generic, match["head"] + match["dtypes"] + params
+    return class_name, name
+
+
+def make_key(file: str, class_name: str, name: str) -> str:
+    parts = [_escape(file)] if file else []
+    parts += [_escape(class_name), name] if class_name else [_escape(name)]
+    return SEP.join(parts)
+
+
+def split_key(key: str, *, has_file: bool, has_class: bool) -> tuple[str, str, str]:
+    """Inverse of make_key for a key of known shape; a missing separator empties that part."""
+    file = class_name = ""
+    rest = key
+    if has_file:
+        head, sep, tail = rest.partition(SEP)
+        if sep:
+            file, rest = _unescape(head), tail
+    if has_class:
+        head, sep, tail = rest.partition(SEP)
+        if sep:
+            return file, _unescape(head), tail
+    return file, class_name, _unescape(rest)
+
+
+def _rewritten(path: str, class_name: str, name: str, rules: Rules) -> TestIdentity:
+    key = make_key(path, class_name, name)
+    for pattern, replacement in rules.compiled.rewrites:
+        key = pattern.sub(replacement, key)
+    parts = split_key(key, has_file=bool(path), has_class=bool(class_name))
+    return TestIdentity(make_key(*parts), *parts)
+
+
+def _file_module_length(parts: list[str], path: str) -> int:
+    """With file=x/y/test_z.py, the leading classname components spelling ``…y.test_z``."""
+    if not path.endswith(".py"):
+        return 0
+    file_parts = path.removesuffix(".py").split("/")
+    for count in range(len(parts), 0, -1):
+        head = parts[:count]
+        if file_parts[-count:] == head and not any(part[0].isupper() for part in head):
+            return count
+    return 0
+
+
+def _first_capitalized(parts: list[str], *, start: int) -> int:
+    return next((i for i in range(start, len(parts)) if parts[i][0].isupper()), len(parts))
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith("/") or bool(_DRIVE.match(path))
+
+
+def _escape(part: str) -> str:
+    return _NEEDS_ESCAPE.sub(r":\\", part)
+
+
+def _unescape(part: str) -> str:
+    return _ESCAPED.sub(":", part)

@@ -1,0 +1,38 @@
+import json
+from pathlib import Path
+
+import yaml
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from parity.models import Project
+
+
+class Command(BaseCommand):
+    help = "Replace a project's normalization rules with a JSON or YAML file (validated first)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project")
+        parser.add_argument("file", type=Path)
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"Unknown project '{options['project']}'.")
+        path: Path = options["file"]
+        try:
+            text = path.read_text()
+            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise CommandError(f"Cannot read {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise CommandError(f"{path} must hold a mapping of rule names to values.")
+        project.normalization_rules = data
+        try:
+            project.save(update_fields=["normalization_rules"])
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
+        self.stdout.write(
+            f"Rules of {project.slug} updated. Run `manage.py reingest {project.slug}` "
+            "to apply them to stored uploads."
+        )

@@ -1,0 +1,39 @@
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.dateparse import parse_date, parse_datetime
+
+from ingest.pipeline import BadUpload
+from ingest.reingest import project_reingest
+from parity.models import Project
+
+
+class Command(BaseCommand):
+    help = "Re-normalize a project's stored uploads after a rule change (atomically per run)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project")
+        parser.add_argument("--since", help="Only runs started on or after this date (YYYY-MM-DD).")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"Unknown project '{options['project']}'.")
+        since = None
+        if options["since"]:
+            since = parse_datetime(options["since"]) or _day(options["since"])
+        try:
+            summary = project_reingest(project=project, since=since)
+        except BadUpload as exc:
+            raise CommandError(f"Re-ingest stopped, that run is unchanged: {exc}") from exc
+        self.stdout.write(
+            f"Re-ingested {summary.runs} runs ({summary.uploads} uploads, {summary.results} "
+            f"results); removed {summary.orphans_deleted} test IDs no result uses any more."
+        )
+
+
+def _day(text: str):
+    import datetime
+
+    day = parse_date(text)
+    if day is None:
+        raise CommandError(f"--since: '{text}' is not a date (YYYY-MM-DD).")
+    return datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
