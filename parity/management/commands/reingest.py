@@ -1,5 +1,7 @@
+import datetime
+
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.dateparse import parse_date
 
 from ingest.pipeline import BadUpload
 from ingest.reingest import project_reingest
@@ -17,9 +19,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             raise CommandError(f"Unknown project '{options['project']}'.")
-        since = None
-        if options["since"]:
-            since = parse_datetime(options["since"]) or _day(options["since"])
+        since = _since(options["since"]) if options["since"] else None
         try:
             summary = project_reingest(project=project, since=since)
         except BadUpload as exc:
@@ -30,9 +30,7 @@ class Command(BaseCommand):
         )
 
 
-def _day(text: str):
-    import datetime
-
+def _since(text: str) -> datetime.datetime:
     day = parse_date(text)
     if day is None:
         raise CommandError(f"--since: '{text}' is not a date (YYYY-MM-DD).")
