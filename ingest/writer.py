@@ -64,7 +64,7 @@ class LineReader(io.RawIOBase):
 
     def __init__(self, lines: Iterator[str]) -> None:
         self._lines = lines
-        self._buffer = b""
+        self._rest = b""
         self.error: Exception | None = None
 
     def readable(self) -> bool:
@@ -72,7 +72,8 @@ class LineReader(io.RawIOBase):
 
     def read(self, size: int = -1) -> bytes:
         wanted = size if size > 0 else 1 << 20
-        while len(self._buffer) < wanted:
+        parts, filled = [self._rest], len(self._rest)
+        while filled < wanted:
             try:
                 line = next(self._lines, None)
             except Exception as exc:
@@ -81,9 +82,12 @@ class LineReader(io.RawIOBase):
                 raise
             if line is None:
                 break
-            self._buffer += line.encode()
-        chunk, self._buffer = self._buffer[:wanted], self._buffer[wanted:]
-        return chunk
+            encoded = line.encode()
+            parts.append(encoded)
+            filled += len(encoded)
+        chunk = b"".join(parts)
+        self._rest = chunk[wanted:]
+        return chunk[:wanted]
 
 
 def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
