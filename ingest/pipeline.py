@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from ingest.archives import ArchiveError, iter_xml_documents
 from ingest.junit import JUnitError, ParsedCase, iter_cases
-from ingest.normalize import Rules, canonical_reason, rules_from_dict, test_identity
+from ingest.normalize import Rules, TestIdentifier, canonical_reason, rules_from_dict
 from ingest.services import run_complete
 from ingest.writer import ResultRow, results_write
 from parity.models import Outcome, Project, Upload, UploadFile, UploadStatus
@@ -62,11 +62,13 @@ def upload_rows(upload: Upload) -> Iterator[ResultRow]:
     # Read everything the rows need from the database now: the rows are consumed while COPY
     # holds the connection, and a query then would break the COPY protocol.
     files = list(upload.files.all())
-    rules = project_rules(upload.run.project)
-    return _rows(files, rules=rules, file_hint=upload.file_hint or None)
+    identify = TestIdentifier(project_rules(upload.run.project))
+    return _rows(files, identify=identify, file_hint=upload.file_hint or None)
 
 
-def _rows(files: list[UploadFile], *, rules: Rules, file_hint: str | None) -> Iterator[ResultRow]:
+def _rows(
+    files: list[UploadFile], *, identify: TestIdentifier, file_hint: str | None
+) -> Iterator[ResultRow]:
     for stored in files:
         with stored.raw.open("rb") as raw:
             try:
@@ -77,7 +79,7 @@ def _rows(files: list[UploadFile], *, rules: Rules, file_hint: str | None) -> It
                     hint = document.folder_hint or file_hint
                     try:
                         for case in iter_cases(document.stream):
-                            yield case_row(case, folder_hint=hint, rules=rules)
+                            yield case_row(case, folder_hint=hint, identify=identify)
                     except JUnitError as exc:
                         raise BadUpload(f"{document.name}: {exc}") from exc
             except ArchiveError as exc:
@@ -88,28 +90,24 @@ def project_rules(project: Project) -> Rules:
     return rules_from_dict(project.normalization_rules or {})
 
 
-def case_row(case: ParsedCase, *, folder_hint: str | None, rules: Rules) -> ResultRow:
-    identity = test_identity(
+def case_row(case: ParsedCase, *, folder_hint: str | None, identify: TestIdentifier) -> ResultRow:
+    identity = identify(
         # Reporters that write no classname (jest, prove, regrtest) group tests by suite; without
         # it, same-named tests of different suites would merge into one.
         classname=case.classname or case.suite,
         name=case.name,
         file=case.file,
         folder_hint=folder_hint,
-        rules=rules,
     )
     reason_kind, reason_text, reason_fp = _reason(case)
     return ResultRow(
-        key=identity.key,
-        file=identity.file,
-        class_name=identity.class_name,
-        name=identity.name,
-        outcome=OUTCOMES[case.outcome],
-        duration=case.duration,
-        message=case.message or "",
-        reason_kind=reason_kind,
-        reason_text=reason_text,
-        reason_fp=reason_fp,
+        *identity,
+        OUTCOMES[case.outcome],
+        case.duration,
+        case.message or "",
+        reason_kind,
+        reason_text,
+        reason_fp,
     )
 
 

@@ -8,6 +8,7 @@ Python memory stays flat however large the upload: rows stream through COPY.
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.db import connection
 import psycopg2
@@ -21,8 +22,9 @@ STAGING_COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ResultRow:
+class ResultRow(NamedTuple):
+    """One stored result, in STAGING_COLUMNS order after the sequence number."""
+
     key: str
     file: str
     class_name: str
@@ -47,16 +49,14 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 def _copy_field(value: object) -> str:
     if value is None:
         return "\\N"
-    return str(value).translate(_COPY_ESCAPES)
+    if isinstance(value, str):
+        return value.translate(_COPY_ESCAPES)
+    return str(value)
 
 
 def _copy_lines(rows: Iterable[ResultRow]) -> Iterator[str]:
     for seq, row in enumerate(rows):
-        fields = (
-            seq, row.key, row.file, row.class_name, row.name, row.outcome, row.duration,
-            row.message, row.reason_kind, row.reason_text, row.reason_fp,
-        )
-        yield "\t".join(_copy_field(f) for f in fields) + "\n"
+        yield f"{seq}\t" + "\t".join(map(_copy_field, row)) + "\n"
 
 
 class LineReader(io.RawIOBase):

@@ -3,7 +3,7 @@
 Nothing here imports Django; ``ingest.pipeline`` calls these per parsed <testcase>.
 """
 
-from ingest.normalize.ids import TestIdentity, test_identity
+from ingest.normalize.ids import TestIdentifier, TestIdentity, test_identity
 from ingest.normalize.issues import IssueRef, extract_issue_refs
 from ingest.normalize.reasons import CanonicalReason, canonical_reason
 from ingest.normalize.rules import (
@@ -23,6 +23,7 @@ __all__ = [
     "Rewrite",
     "Rules",
     "RulesError",
+    "TestIdentifier",
     "TestIdentity",
     "canonical_reason",
     "extract_issue_refs",

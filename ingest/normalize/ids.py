@@ -38,7 +38,7 @@ Decisions, each chosen to never merge two distinct tests:
 
 import posixpath
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ingest.normalize.rules import DEFAULT_RULES, Rules
 
@@ -52,8 +52,9 @@ _DRIVE = re.compile(r"[A-Za-z]:/")
 _MAIN = "__main__"
 
 
-@dataclass(frozen=True)
-class TestIdentity:
+class TestIdentity(NamedTuple):
+    """Immutable; a NamedTuple because ingest builds one per <testcase>, millions per file."""
+
     __test__ = False  # not a pytest test class
 
     key: str
@@ -71,7 +72,37 @@ def test_identity(
     rules: Rules = DEFAULT_RULES,
 ) -> TestIdentity:
     """The canonical identity of one <testcase>; see the module docstring for the rules."""
-    classname, name = classname or "", name or ""
+    path, class_name = test_location(classname or "", file, folder_hint, rules)
+    return _identity(path, class_name, name or "", rules)
+
+
+class TestIdentifier:
+    """``test_identity`` for one upload, remembering each (classname, file, hint) it resolved:
+    a report repeats them for every case of a class, and resolving is most of the work."""
+
+    __test__ = False
+    MAX_REMEMBERED = 10_000  # a report with a distinct classname per case must not grow memory
+
+    def __init__(self, rules: Rules = DEFAULT_RULES) -> None:
+        self.rules = rules
+        self._locations: dict[tuple[str, str | None, str | None], tuple[str, str]] = {}
+
+    def __call__(
+        self, *, classname: str, name: str, file: str | None, folder_hint: str | None
+    ) -> TestIdentity:
+        where = (classname or "", file, folder_hint)
+        location = self._locations.get(where)
+        if location is None:
+            if len(self._locations) >= self.MAX_REMEMBERED:
+                self._locations.clear()
+            location = self._locations[where] = test_location(*where, self.rules)
+        return _identity(*location, name or "", self.rules)
+
+
+def test_location(
+    classname: str, file: str | None, folder_hint: str | None, rules: Rules
+) -> tuple[str, str]:
+    """(file path, class) of a case, before device suffixes are considered."""
     path = clean_path(file or "", rules)
     module, class_name = split_classname(classname, path, rules)
     module_file = module_path(module, rules) if module else ""
@@ -82,6 +113,10 @@ def test_identity(
         relative = module_file or hint_path(folder_hint, rules)
         if relative and path.endswith("/" + relative):
             path = relative
+    return path, class_name
+
+
+def _identity(path: str, class_name: str, name: str, rules: Rules) -> TestIdentity:
     class_name, name = strip_device(class_name, name, rules)
     if rules.rewrites:
         return _rewritten(path, class_name, name, rules)
@@ -90,6 +125,7 @@ def test_identity(
 
 # The contract names it test_*; without this, pytest collects it wherever a test imports it.
 test_identity.__test__ = False  # type: ignore[attr-defined]
+test_location.__test__ = False  # type: ignore[attr-defined]
 
 
 def clean_path(raw: str, rules: Rules = DEFAULT_RULES) -> str:
@@ -225,7 +261,7 @@ def _is_absolute(path: str) -> bool:
 
 
 def _escape(part: str) -> str:
-    return _NEEDS_ESCAPE.sub(r":\\", part)
+    return _NEEDS_ESCAPE.sub(r":\\", part) if ":" in part else part
 
 
 def _unescape(part: str) -> str:

@@ -37,9 +37,18 @@ def _test_database_url() -> str:
 def broker_queue():
     queue = f"parity-test-{uuid.uuid4().hex[:8]}"
     saved = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager", "task_default_queue")}
+    _forget_routing()
     celery_app.conf.update(broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue)
     yield queue
     celery_app.conf.update(saved)
+    _forget_routing()
+
+
+def _forget_routing() -> None:
+    # Celery caches its queues, router and broker pool on first use (earlier eager tests), so a
+    # changed broker or default queue would otherwise be ignored.
+    celery_app.__dict__.pop("amqp", None)
+    celery_app._pool = None
 
 
 @pytest.fixture
