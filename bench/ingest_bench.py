@@ -47,8 +47,9 @@ def child_setup(path: Path) -> int:
     call_command("migrate", verbosity=0)
     Project.objects.filter(slug="bench").delete()
     project = project_create(slug="bench", backends=["cpu"], reference="cpu")
-    run = Run.objects.create(project=project, backend=project.reference_backend, key="bench",
-                             commit="0" * 40)
+    run = Run.objects.create(
+        project=project, backend=project.reference_backend, key="bench", commit="0" * 40
+    )
     upload = Upload.objects.create(run=run, sha256="0" * 64, size=path.stat().st_size)
     with path.open("rb") as raw:
         stored = UploadFile(upload=upload, name="junit.xml", sha256="0" * 64, size=upload.size)
@@ -73,13 +74,19 @@ def child_reingest(upload_id: int) -> int:
     return run_reingest(run=Upload.objects.get(pk=upload_id).run)[1]
 
 
-STEPS = {"parse": child_parse, "setup": child_setup, "ingest": child_ingest,
-         "reingest": child_reingest}
+STEPS = {
+    "parse": child_parse,
+    "setup": child_setup,
+    "ingest": child_ingest,
+    "reingest": child_reingest,
+}
 
 
 def run_child(step: str, arg: str) -> dict:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", step, arg], check=True, capture_output=True,
+        [sys.executable, __file__, "--child", step, arg],
+        check=True,
+        capture_output=True,
         text=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -96,10 +103,15 @@ def main() -> None:
             _django()
         started = time.perf_counter()
         value = STEPS[step](Path(arg) if step in ("parse", "setup") else int(arg))
-        print(json.dumps({
-            "value": value, "seconds": time.perf_counter() - started,
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        }))
+        print(
+            json.dumps(
+                {
+                    "value": value,
+                    "seconds": time.perf_counter() - started,
+                    "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                }
+            )
+        )
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "junit.xml"
@@ -109,8 +121,7 @@ def main() -> None:
         upload_id = run_child("setup", str(path))["value"]
         first = run_child("ingest", str(upload_id))
         again = run_child("reingest", str(upload_id))
-    for label, result in (("bare iterparse", parse), ("first ingest", first),
-                          ("re-ingest", again)):
+    for label, result in (("bare iterparse", parse), ("first ingest", first), ("re-ingest", again)):
         print(f"{label:15} {result['seconds']:7.2f} s  peak RSS {result['peak_rss_mib']:6.1f} MiB")
     print(f"first ingest / bare parse: {first['seconds'] / parse['seconds']:.2f}x")
     print(f"re-ingest / bare parse:    {again['seconds'] / parse['seconds']:.2f}x  (target 3x)")

@@ -17,9 +17,9 @@ from django.utils import timezone
 from ingest.archives import ArchiveError, iter_xml_documents
 from ingest.junit import JUnitError, ParsedCase, iter_cases
 from ingest.normalize import Rules, TestIdentifier, canonical_reason, rules_from_dict
-from ingest.services import run_complete
+from ingest.services import run_complete, run_parity_refresh
 from ingest.writer import ResultRow, results_write
-from parity.models import Outcome, Project, Upload, UploadFile, UploadStatus
+from parity.models import Outcome, Project, Run, Upload, UploadFile, UploadStatus
 from parity.reasons import reason_issues_link
 
 logger = logging.getLogger(__name__)
@@ -47,8 +47,7 @@ def upload_ingest(*, upload_id: int) -> None:
             summary = results_write(upload=upload, rows=upload_rows(upload))
             reason_issues_link(project=upload.run.project, reason_ids=summary.new_reason_ids)
             _finish(upload, UploadStatus.DONE, counts=summary.counts)
-            if upload.completes_run:
-                run_complete(run=upload.run)
+            _update_run(upload)
     except BadUpload as exc:
         _fail(upload_id, str(exc))
         logger.info("upload %s failed: %s", upload_id, exc)
@@ -56,6 +55,16 @@ def upload_ingest(*, upload_id: int) -> None:
     logger.info(
         "upload %s done: %s in %.2fs", upload_id, summary.counts, time.monotonic() - started
     )
+
+
+def _update_run(upload: Upload) -> None:
+    # Locking the run orders this commit with a concurrent "complete" call: whichever commits
+    # second sees the other's work, so parity never misses this upload's results.
+    run = Run.objects.select_for_update().get(pk=upload.run_id)
+    if run.complete:
+        run_parity_refresh(run=run)  # a shard that arrived after the run was completed
+    elif upload.completes_run:
+        run_complete(run=run)
 
 
 def upload_rows(upload: Upload) -> Iterator[ResultRow]:

@@ -9,6 +9,7 @@ from django.db.models import Exists, OuterRef
 
 from ingest.pipeline import upload_rows
 from ingest.writer import results_delete_for_run, results_write
+from parity.engine import project_recompute
 from parity.models import Project, Result, Run, TestCase, Upload, UploadStatus
 from parity.reasons import reason_issues_link
 
@@ -65,5 +66,7 @@ def project_reingest(*, project: Project, since: datetime | None = None) -> Rein
         summary.results += results
         summary.runs_done.append(run.pk)
         logger.info("run %s re-ingested: %s uploads, %s results", run.pk, uploads, results)
+    # Roll-ups point at test IDs: rebuild them from the new IDs before the old ones go.
+    project_recompute(project=project)
     summary.orphans_deleted = testcases_delete_orphans(project=project)
     return summary

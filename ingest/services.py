@@ -41,7 +41,8 @@ class UploadRequest:
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
     project = Project.objects.filter(slug=slug).first()
     if project is None:
-        known = ", ".join(Project.objects.filter(pk=token.project_id).values_list("slug", flat=True))
+        slugs = Project.objects.filter(pk=token.project_id).values_list("slug", flat=True)
+        known = ", ".join(slugs)
         raise UploadRejected(f"Unknown project '{slug}'. Your token's project is: {known}.")
     if project.pk != token.project_id:
         raise UploadRejected(
@@ -126,5 +127,14 @@ def run_complete(*, run: Run) -> Run:
         run.complete = True
         run.completed_at = timezone.now()
         run.save(update_fields=["complete", "completed_at"])
+        run_parity_refresh(run=run)
         logger.info("run %s complete", run.pk)
     return run
+
+
+def run_parity_refresh(*, run: Run) -> None:
+    """Recompute parity for a complete run once the current transaction commits, so the worker
+    sees the run's results and its complete flag. Idempotent: a late shard may call it again."""
+    from parity.tasks import run_completed
+
+    transaction.on_commit(lambda: run_completed.delay(run.pk))

@@ -10,15 +10,24 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from django.db import connection
 import psycopg2
+from django.db import connection
 from psycopg2 import sql
 
 from parity.models import Outcome, Result, Run, Upload
 
 STAGING_COLUMNS = (
-    "seq", "key", "file", "class_name", "name", "outcome", "duration", "message",
-    "reason_kind", "reason_text", "reason_fp",
+    "seq",
+    "key",
+    "file",
+    "class_name",
+    "name",
+    "outcome",
+    "duration",
+    "message",
+    "reason_kind",
+    "reason_text",
+    "reason_fp",
 )
 
 
@@ -99,7 +108,10 @@ def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
         _copy_rows(cursor, rows)
         cursor.execute(_DEDUPE_SQL)
         params = {
-            "project": run.project_id, "run": run.pk, "upload": upload.pk, "seen": run.started_at,
+            "project": run.project_id,
+            "run": run.pk,
+            "upload": upload.pk,
+            "seen": run.started_at,
         }
         cursor.execute(_UPSERT_TESTS_SQL, params)
         cursor.execute(_INSERT_REASONS_SQL, params)

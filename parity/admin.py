@@ -1,7 +1,16 @@
 from django.contrib import admin
 
 from parity.models import (
-    Backend, Project, Reason, Result, Run, TestCase, TrackingIssue, Upload, UploadFile, UploadToken,
+    Backend,
+    Project,
+    Reason,
+    Result,
+    Run,
+    TestCase,
+    TrackingIssue,
+    Upload,
+    UploadFile,
+    UploadToken,
 )
 
 
@@ -102,3 +111,7 @@ class TrackingIssueAdmin(admin.ModelAdmin):
     list_display = ["key", "kind", "url", "project"]
     list_filter = ["project", "kind"]
     search_fields = ["key", "url"]
+
+
+# The digest's admin (subscriptions, deliveries) lives with the digest.
+import parity.digest.admin  # noqa: E402,F401

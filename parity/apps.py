@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class ParityConfig(AppConfig):
     name = "parity"
     verbose_name = "Parity"
+
+    def ready(self) -> None:
+        # Admin for the engine's tables lives apart from parity/admin.py.
+        from parity import admin_parity  # noqa: F401

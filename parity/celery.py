@@ -1,9 +1,21 @@
 import os
 
 from celery import Celery
+from django.db import DatabaseError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "parity.settings.local")
 
 app = Celery("parity")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Task options for adapters whose work is idempotent: acknowledged after the work (a lost worker
+# means redelivery) and retried with backoff on database errors only; bad input is not retried.
+RETRY_ON_DATABASE_ERRORS = {
+    "acks_late": True,
+    "autoretry_for": (DatabaseError,),
+    "retry_backoff": 5,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+    "max_retries": 5,
+}

@@ -12,7 +12,13 @@ class ProjectSetupError(ValueError):
 
 @transaction.atomic
 def project_create(
-    *, slug: str, backends: list[str], reference: str, issue_url_template: str = "", name: str = ""
+    *,
+    slug: str,
+    backends: list[str],
+    reference: str,
+    issue_url_template: str = "",
+    name: str = "",
+    default_branch: str = "main",
 ) -> Project:
     names = [b.strip().lower() for b in backends if b.strip()]
     if not names:
@@ -23,7 +29,12 @@ def project_create(
         raise ProjectSetupError("The issue URL template needs a {number} placeholder.")
     if Project.objects.filter(slug=slug).exists():
         raise ProjectSetupError(f"Project '{slug}' already exists.")
-    project = Project.objects.create(slug=slug, name=name or slug, issue_url_template=issue_url_template)
+    project = Project.objects.create(
+        slug=slug,
+        name=name or slug,
+        issue_url_template=issue_url_template,
+        default_branch=default_branch.strip() or "main",
+    )
     created = {n: Backend.objects.create(project=project, name=n) for n in names}
     project.reference_backend = created[reference.lower()]
     project.save(update_fields=["reference_backend"])
@@ -33,5 +44,7 @@ def project_create(
 def upload_token_create(*, project: Project, label: str = "") -> str:
     """Create a token and return its key; only a digest is stored, so show the key now."""
     key = UploadToken.new_key()
-    UploadToken.objects.create(project=project, label=label, digest=token_digest(key), prefix=key[:8])
+    UploadToken.objects.create(
+        project=project, label=label, digest=token_digest(key), prefix=key[:8]
+    )
     return key

@@ -15,7 +15,9 @@ def post_upload(
     **fields,
 ):
     parts = [
-        SimpleUploadedFile(f.name, f.read_bytes()) if isinstance(f, Path) else SimpleUploadedFile(*f)
+        SimpleUploadedFile(f.name, f.read_bytes())
+        if isinstance(f, Path)
+        else SimpleUploadedFile(*f)
         for f in files
     ]
     data = {"project": project, "backend": backend, "commit": commit, "file": parts, **fields}

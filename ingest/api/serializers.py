@@ -9,7 +9,10 @@ class UploadCreateSerializer(serializers.Serializer):
     commit = serializers.CharField(max_length=64)
     branch = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
     run = serializers.CharField(
-        max_length=200, required=False, default="", allow_blank=True,
+        max_length=200,
+        required=False,
+        default="",
+        allow_blank=True,
         help_text="Client key grouping shard uploads into one run; default commit:branch:backend.",
     )
     ci_url = serializers.URLField(max_length=500, required=False, default="", allow_blank=True)
@@ -17,15 +20,21 @@ class UploadCreateSerializer(serializers.Serializer):
         required=False, default=False, help_text="This upload is the run's last shard."
     )
     timestamp = serializers.DateTimeField(
-        required=False, default=None, allow_null=True,
+        required=False,
+        default=None,
+        allow_null=True,
         help_text="When the run happened (ISO 8601); default now. For backfilling history.",
     )
     file_hint = serializers.CharField(
-        max_length=500, required=False, default="", allow_blank=True,
+        max_length=500,
+        required=False,
+        default="",
+        allow_blank=True,
         help_text="Test file for XML that names none (unittest run as __main__).",
     )
     file = serializers.ListField(
-        child=serializers.FileField(allow_empty_file=True), allow_empty=False,
+        child=serializers.FileField(allow_empty_file=True),
+        allow_empty=False,
         help_text="One or more .xml, .xml.gz, .zip or .tar.gz files.",
     )
 
@@ -36,8 +45,17 @@ class UploadSerializer(serializers.ModelSerializer):
     class Meta:
         model = Upload
         fields = [
-            "id", "status", "run", "error", "counts", "size", "sha256", "created_at",
-            "started_at", "finished_at", "url",
+            "id",
+            "status",
+            "run",
+            "error",
+            "counts",
+            "size",
+            "sha256",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
         ]
 
     def get_url(self, upload: Upload) -> str:

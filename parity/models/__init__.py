@@ -1,10 +1,44 @@
+from parity.models.digest import (
+    DeliveryStatus,
+    DigestDelivery,
+    ReasonLinksRecord,
+    Subscription,
+)
+from parity.models.parity import (
+    BackendState,
+    CurrentOutcome,
+    FileCell,
+    Gap,
+    GapEvent,
+    GapEventKind,
+    GapState,
+    ReasonDaily,
+    Snapshot,
+    Triage,
+    TriageKind,
+)
 from parity.models.projects import Backend, Project, UploadToken
 from parity.models.reasons import Reason, TrackingIssue
 from parity.models.results import Outcome, Result, TestCase
 from parity.models.runs import Run, Upload, UploadFile, UploadStatus
 
 __all__ = [
+    "DeliveryStatus",
+    "DigestDelivery",
+    "ReasonLinksRecord",
+    "Subscription",
     "Backend",
+    "BackendState",
+    "CurrentOutcome",
+    "FileCell",
+    "Gap",
+    "GapEvent",
+    "GapEventKind",
+    "GapState",
+    "ReasonDaily",
+    "Snapshot",
+    "Triage",
+    "TriageKind",
     "Outcome",
     "Project",
     "Reason",

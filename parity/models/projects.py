@@ -1,6 +1,7 @@
 import hashlib
 import secrets
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -16,6 +17,11 @@ class Project(models.Model):
         help_text="URL of an issue, with {number} for its number, "
         "e.g. https://github.com/pytorch/xla/issues/{number}",
     )
+    default_branch = models.CharField(
+        max_length=200,
+        default="main",
+        help_text="Runs on this branch (or with no branch) can be a backend's current run.",
+    )
     normalization_rules = models.JSONField(
         default=dict,
         blank=True,
@@ -29,6 +35,23 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def save(self, *args, **kwargs) -> None:
+        # Rules run in the worker for every test case; a bad regex must fail here, not there.
+        self.clean()
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        from ingest.normalize import RulesError, validate_rules
+
+        try:
+            validate_rules(self.normalization_rules or {})
+        except RulesError as exc:
+            raise ValidationError({"normalization_rules": str(exc)}) from exc
+        if self.issue_url_template and "{number}" not in self.issue_url_template:
+            raise ValidationError(
+                {"issue_url_template": "The template needs a {number} placeholder."}
+            )
 
 
 class Backend(models.Model):

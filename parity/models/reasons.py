@@ -11,9 +11,7 @@ class TrackingIssue(models.Model):
 
     class Meta:
         ordering = ["key"]
-        constraints = [
-            models.UniqueConstraint(fields=["project", "key"], name="issue_unique_key")
-        ]
+        constraints = [models.UniqueConstraint(fields=["project", "key"], name="issue_unique_key")]
 
     def __str__(self) -> str:
         return self.key

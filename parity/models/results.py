@@ -43,19 +43,30 @@ class Result(models.Model):
         "Run", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     upload = models.ForeignKey(
-        "Upload", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        "Upload",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
         related_name="+",
     )
     test = models.ForeignKey(
-        TestCase, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        TestCase,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
         related_name="+",
     )
     outcome = models.PositiveSmallIntegerField(choices=Outcome.choices)
     duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
     message = models.TextField(blank=True, help_text="Raw skip or failure message, truncated.")
     reason = models.ForeignKey(
-        "Reason", null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False,
-        db_index=False, related_name="+",
+        "Reason",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
     )
 
     class Meta:

@@ -104,6 +104,12 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# The dashboard's Plotly bundle comes from the installed plotly package, not a copy in static/.
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "parity.dashboard.staticfiles.PlotlyFinder",
+]
 MEDIA_ROOT = Path(env_str("PARITY_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "/media/"
 STORAGES = {
@@ -167,6 +173,19 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
+# Beat (docker compose's `beat` service): complete the runs CI never marked complete.
+CELERY_BEAT_SCHEDULE = {
+    "parity-runs-complete-quiet": {
+        "task": "parity.tasks.runs_complete_quiet",
+        "schedule": 5 * 60.0,
+    },
+}
+
+# Parity. A run CI never marks complete is complete PARITY_RUN_QUIET_MINUTES after its last
+# upload finished; a backend whose current run has more than PARITY_COVERAGE_DROP_PERCENT %
+# fewer tests than its previous one is flagged as a coverage drop.
+PARITY_RUN_QUIET_MINUTES = env_int("PARITY_RUN_QUIET_MINUTES", 120)
+PARITY_COVERAGE_DROP_PERCENT = float(env_str("PARITY_COVERAGE_DROP_PERCENT", "5"))
 
 LOGGING = {
     "version": 1,
@@ -174,4 +193,35 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}
+
+# Weekly digest (parity/digest/). The beat sends each active subscription the digest of the last
+# full ISO week (UTC) at PARITY_DIGEST_CRON: "minute hour day-of-month month day-of-week", UTC.
+# A week with nothing opened, fixed, new or relinked sends one line, or nothing when
+# PARITY_DIGEST_SKIP_QUIET; each list of gaps shows at most PARITY_DIGEST_MAX_GAPS rows.
+PARITY_DIGEST_CRON = env_str("PARITY_DIGEST_CRON", "0 8 * * mon")
+PARITY_DIGEST_SKIP_QUIET = env_bool("PARITY_DIGEST_SKIP_QUIET", False)
+PARITY_DIGEST_MAX_GAPS = env_int("PARITY_DIGEST_MAX_GAPS", 50)
+# A send holds its delivery row locked (exactly-once); a stuck SMTP server must not hold it.
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+# parity.digest is a package of the parity app, not an app: the worker imports its tasks here.
+CELERY_IMPORTS = ["parity.digest.tasks"]
+
+
+def _digest_crontab(expression: str):
+    from celery.schedules import crontab
+
+    minute, hour, day_of_month, month_of_year, day_of_week = expression.split()
+    return crontab(
+        minute=minute,
+        hour=hour,
+        day_of_month=day_of_month,
+        month_of_year=month_of_year,
+        day_of_week=day_of_week,
+    )
+
+
+CELERY_BEAT_SCHEDULE["parity-digest-weekly"] = {
+    "task": "parity.digest.tasks.digest_weekly",
+    "schedule": _digest_crontab(PARITY_DIGEST_CRON),
 }

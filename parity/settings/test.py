@@ -1,8 +1,8 @@
-"""The test suite: a real Postgres (DATABASE_URL or the embedded one), fast hashing, no email out."""
+"""The test suite: a real Postgres (DATABASE_URL or the embedded one), fast hashing."""
 
-from parity.settings.base import *  # noqa: F403
 from pathlib import Path
 
+from parity.settings.base import *  # noqa: F403
 from parity.settings.base import VAR_DIR, env_str
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -36,7 +36,9 @@ def _test_database_url() -> str:
 @pytest.fixture
 def broker_queue():
     queue = f"parity-test-{uuid.uuid4().hex[:8]}"
-    saved = {k: celery_app.conf[k] for k in ("broker_url", "task_always_eager", "task_default_queue")}
+    saved = {
+        k: celery_app.conf[k] for k in ("broker_url", "task_always_eager", "task_default_queue")
+    }
     _forget_routing()
     celery_app.conf.update(broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue)
     yield queue
@@ -61,9 +63,21 @@ def worker(broker_queue, settings):
         "PARITY_MEDIA_ROOT": str(settings.MEDIA_ROOT),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "parity", "worker", "--pool=solo",
-         "--without-heartbeat", "--without-gossip", "--without-mingle", "-Q", broker_queue,
-         "--loglevel=WARNING"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "parity",
+            "worker",
+            "--pool=solo",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+            "-Q",
+            broker_queue,
+            "--loglevel=WARNING",
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

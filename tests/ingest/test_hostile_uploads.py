@@ -67,7 +67,9 @@ def test_gzip_bomb_stops_at_the_decompressed_limit(api, ingest, good_upload, set
 
 def test_ten_times_over_the_size_limit_is_refused(api, ingest, good_upload, settings):
     settings.PARITY_MAX_UPLOAD_BYTES = 64 * 1024
-    big = GOOD.read_bytes().replace(b"</testsuites>", b"<!--" + b"x" * 640 * 1024 + b"--></testsuites>")
+    big = GOOD.read_bytes().replace(
+        b"</testsuites>", b"<!--" + b"x" * 640 * 1024 + b"--></testsuites>"
+    )
 
     response = ingest(("big.xml", big))
 

@@ -8,7 +8,9 @@ from tests.junit_builder import Case, junit_xml
 
 def _device_variant(device: str, *, suffix: str) -> bytes:
     return junit_xml(
-        Case(f"TestViewOps{suffix}", f"test_view_copy_{device}_float32", file="test/test_view_ops.py"),
+        Case(
+            f"TestViewOps{suffix}", f"test_view_copy_{device}_float32", file="test/test_view_ops.py"
+        ),
         Case(f"TestViewOps{suffix}", f"test_unsqueeze_{device}", file="test/test_view_ops.py"),
     )
 
@@ -31,8 +33,16 @@ def test_device_variants_on_four_backends_are_one_test_with_four_results(ingest)
 
 def test_device_words_that_are_part_of_a_name_stay_apart(ingest):
     xml = junit_xml(
-        Case("DebuggingSpmdTest", "test_single_host_replicated_tpu", file="test/spmd/test_debugging.py"),
-        Case("DebuggingSpmdTest", "test_single_host_replicated_cpu", file="test/spmd/test_debugging.py"),
+        Case(
+            "DebuggingSpmdTest",
+            "test_single_host_replicated_tpu",
+            file="test/spmd/test_debugging.py",
+        ),
+        Case(
+            "DebuggingSpmdTest",
+            "test_single_host_replicated_cpu",
+            file="test/spmd/test_debugging.py",
+        ),
         Case("TestAutocastTPU", "test_autocast_linear", file="test/test_autocast.py"),
     )
     ingest(("spmd.xml", xml))
@@ -47,8 +57,13 @@ def test_device_words_that_are_part_of_a_name_stay_apart(ingest):
 def test_reingest_after_a_rule_change_moves_results_to_new_ids(project, ingest):
     old_file = junit_xml(
         Case("TestSharding", "test_mesh", file="test/test_xla_sharding_old.py"),
-        Case("TestSharding", "test_skip", "skipped", "Not supported on TPU",
-             file="test/test_xla_sharding_old.py"),
+        Case(
+            "TestSharding",
+            "test_skip",
+            "skipped",
+            "Not supported on TPU",
+            file="test/test_xla_sharding_old.py",
+        ),
     )
     ingest(("shard.xml", old_file), backend="tpu", commit="1" * 40)
     ingest(("shard.xml", old_file), backend="cpu", commit="1" * 40)
@@ -57,7 +72,10 @@ def test_reingest_after_a_rule_change_moves_results_to_new_ids(project, ingest):
 
     project.normalization_rules = {
         "rewrites": [
-            {"pattern": r"^test/test_xla_sharding_old\.py::", "replacement": "test/spmd/test_xla_sharding.py::"}
+            {
+                "pattern": r"^test/test_xla_sharding_old\.py::",
+                "replacement": "test/spmd/test_xla_sharding.py::",
+            }
         ]
     }
     project.save()
@@ -82,4 +100,7 @@ def test_reingest_since_leaves_older_runs_alone(project, ingest):
     call_command("reingest", project.slug, "--since", "2026-02-01")
 
     by_day = dict(Result.objects.values_list("run__started_at__month", "test__key"))
-    assert by_day == {1: "test/test_old.py::TestOld::test_a", 3: "test/test_new.py::TestOld::test_a"}
+    assert by_day == {
+        1: "test/test_old.py::TestOld::test_a",
+        3: "test/test_new.py::TestOld::test_a",
+    }

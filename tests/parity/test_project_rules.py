@@ -62,11 +62,21 @@ def test_import_rules_refuses_a_bad_file_and_keeps_the_old_rules(project, tmp_pa
 
 def test_reasons_link_their_issues_and_spellings_share_one_reason(project, ingest):
     xml = junit_xml(
-        Case("TestA", "test_1", "skipped", "test/test_a.py:12: Skipped: Fails on TPU, see #6023",
-             file="test/test_a.py"),
+        Case(
+            "TestA",
+            "test_1",
+            "skipped",
+            "test/test_a.py:12: Skipped: Fails on TPU, see #6023",
+            file="test/test_a.py",
+        ),
         Case("TestA", "test_2", "skipped", "Fails on TPU, see #6023", file="test/test_a.py"),
-        Case("TestA", "test_3", "skipped", "https://github.com/pytorch/pytorch/issues/155632",
-             file="test/test_a.py"),
+        Case(
+            "TestA",
+            "test_3",
+            "skipped",
+            "https://github.com/pytorch/pytorch/issues/155632",
+            file="test/test_a.py",
+        ),
         Case("TestA", "test_4", "skipped", "Multiple devices required", file="test/test_a.py"),
     )
 

@@ -12,6 +12,9 @@ class Command(BaseCommand):
         parser.add_argument("--reference", required=True, help="The backend others are held to.")
         parser.add_argument("--issue-url-template", default="", help=".../issues/{number}")
         parser.add_argument("--name", default="")
+        parser.add_argument(
+            "--default-branch", default="main", help="Branch whose runs parity compares."
+        )
 
     def handle(self, *args, **options):
         try:
@@ -21,6 +24,7 @@ class Command(BaseCommand):
                 reference=options["reference"],
                 issue_url_template=options["issue_url_template"],
                 name=options["name"],
+                default_branch=options["default_branch"],
             )
         except ProjectSetupError as exc:
             raise CommandError(str(exc)) from exc

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand
 from rest_framework.test import APIClient
 
-from parity.demo.scenario import demo_uploads
+from parity.demo.scenario import BRANCH, demo_uploads
 from parity.models import Project
 from parity.projects import project_create, upload_token_create
 
@@ -38,6 +38,7 @@ class Command(BaseCommand):
                 backends=["cpu", "gpu", "tpu", "neuron"],
                 reference="cpu",
                 issue_url_template="https://github.com/pytorch/xla/issues/{number}",
+                default_branch=BRANCH,
             )
             self._upload_all(project, days=options["days"])
         else:
@@ -55,7 +56,9 @@ class Command(BaseCommand):
         for upload in demo_uploads(fixture, days=days, end=end):
             response = self._post(client, upload)
             if response.status_code not in (200, 202):
-                raise RuntimeError(f"demo upload refused: {response.status_code} {response.content!r}")
+                raise RuntimeError(
+                    f"demo upload refused: {response.status_code} {response.content!r}"
+                )
             count += 1
         self.stdout.write(f"Uploaded {count} demo files in {time.monotonic() - started:.1f}s.")
 

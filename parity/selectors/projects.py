@@ -1,4 +1,4 @@
-"""Reads for pages and the API. No writes here."""
+"""The overview page: every project with its backends and their latest run."""
 
 from dataclasses import dataclass
 

@@ -1,0 +1,295 @@
+"""Shapes of the read API (the field names are the contract) and of its query parameters.
+
+Output serializers read the selectors' dataclasses and rows; none of them writes.
+"""
+
+import datetime
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from parity.models import GapState, TriageKind
+from parity.selectors import gap_is_stale, issue_urls
+
+# --- Query parameters ---------------------------------------------------------------------------
+
+
+def _utc_midnight(day: datetime.date | None) -> datetime.datetime | None:
+    if day is None:
+        return None
+    return datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
+
+
+class ParityQuery(serializers.Serializer):
+    dir = serializers.BooleanField(
+        required=False, default=False, help_text="Aggregate the file heatmap by folder."
+    )
+
+
+class GapsQuery(serializers.Serializer):
+    backend = serializers.CharField(required=False, help_text="A backend name.")
+    state = serializers.ChoiceField(
+        choices=GapState.choices,
+        required=False,
+        help_text="Default: every state but reference_missing (outside the score).",
+    )
+    tracked = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: tracked by an issue; false: untracked (intended gaps never are).",
+    )
+    intended = serializers.BooleanField(required=False, allow_null=True, default=None)
+    since = serializers.DateField(
+        required=False, default=None, help_text="Gaps opened on or after this day (UTC)."
+    )
+    closed_since = serializers.DateField(
+        required=False,
+        default=None,
+        help_text="List the gaps fixed on or after this day (UTC) instead of open ones.",
+    )
+
+    def filters(self) -> dict:
+        data = dict(self.validated_data)
+        data["since"] = _utc_midnight(data["since"])
+        data["closed_since"] = _utc_midnight(data["closed_since"])
+        return data
+
+
+class TestsQuery(serializers.Serializer):
+    q = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="Part of a canonical test ID."
+    )
+
+
+# --- Parity ---------------------------------------------------------------------------------
+
+
+class GapCountsSerializer(serializers.Serializer):
+    skipped = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    error = serializers.IntegerField()
+    missing = serializers.IntegerField()
+
+
+class BackendParitySerializer(serializers.Serializer):
+    backend = serializers.CharField()
+    is_reference = serializers.BooleanField()
+    run = serializers.IntegerField(allow_null=True, help_text="The current run.")
+    commit = serializers.CharField(allow_null=True)
+    complete = serializers.BooleanField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    score = serializers.FloatField(
+        allow_null=True, help_text="passing / reference_passing, rounded to 4 places."
+    )
+    passing = serializers.IntegerField(help_text="Tests passing here and on the reference.")
+    reference_passing = serializers.IntegerField()
+    gaps = GapCountsSerializer()
+    tracked = serializers.IntegerField()
+    untracked = serializers.IntegerField()
+    intended = serializers.IntegerField()
+    reference_missing = serializers.IntegerField(
+        help_text="Tests run here but not on the reference (outside the score)."
+    )
+    test_count = serializers.IntegerField()
+    coverage_drop = serializers.BooleanField()
+
+
+class CellSerializer(serializers.Serializer):
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    error = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    missing = serializers.IntegerField()
+
+
+class FileRowSerializer(serializers.Serializer):
+    file = serializers.CharField(help_text="A test file, or a folder with ?dir=1.")
+    cells = serializers.DictField(child=CellSerializer(), help_text="Keyed by backend name.")
+
+
+class ParitySerializer(serializers.Serializer):
+    project = serializers.CharField()
+    reference = serializers.CharField(allow_null=True)
+    backends = BackendParitySerializer(many=True)
+    files = FileRowSerializer(many=True)
+
+
+# --- Gaps -----------------------------------------------------------------------------------
+
+
+class GapSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    test = serializers.CharField(source="test.key")
+    test_id = serializers.IntegerField()
+    backend = serializers.CharField(source="backend.name")
+    state = serializers.CharField()
+    reason = serializers.CharField(source="reason.text", allow_null=True)
+    reason_id = serializers.IntegerField(allow_null=True)
+    issues = serializers.SerializerMethodField()
+    triage = serializers.CharField(source="triage.kind", allow_null=True)
+    tracked = serializers.BooleanField()
+    intended = serializers.BooleanField()
+    stale = serializers.SerializerMethodField()
+    first_seen = serializers.DateTimeField(source="opened_at")
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_issues(self, gap) -> list[str]:
+        return issue_urls(reason=gap.reason, triage=gap.triage)
+
+    def get_stale(self, gap) -> bool:
+        return gap_is_stale(gap)
+
+
+# --- Skip reasons ----------------------------------------------------------------------------
+
+
+class SkipReasonSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    reason = serializers.CharField()
+    backends = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Tests skipped for it in each current run."
+    )
+    issues = serializers.ListField(child=serializers.CharField())
+    tracked = serializers.BooleanField()
+    intended = serializers.BooleanField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+
+
+class SkipReasonListSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = SkipReasonSerializer(many=True)
+
+
+class TrendDaySerializer(serializers.Serializer):
+    day = serializers.DateField()
+    backends = serializers.DictField(child=serializers.IntegerField())
+
+
+class ReasonTrendSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    reason = serializers.CharField()
+    days = TrendDaySerializer(many=True)
+
+
+# --- Tests ----------------------------------------------------------------------------------
+
+
+class TestCaseSerializer(serializers.Serializer):
+    __test__ = False  # not a pytest test class
+
+    id = serializers.IntegerField()
+    test = serializers.CharField(source="key")
+    file = serializers.CharField()
+
+
+class RunOutcomeSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    commit = serializers.CharField()
+    branch = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    complete = serializers.BooleanField()
+    outcome = serializers.CharField()
+    reason = serializers.CharField(allow_null=True)
+
+
+class BackendHistorySerializer(serializers.Serializer):
+    outcome = serializers.CharField(allow_null=True, help_text="In the current run.")
+    reason = serializers.CharField(allow_null=True)
+    gap = serializers.CharField(allow_null=True, help_text="The open gap's state.")
+    history = RunOutcomeSerializer(many=True, help_text="The last runs, newest first.")
+
+
+class TestCaseHistorySerializer(serializers.Serializer):
+    __test__ = False
+
+    id = serializers.IntegerField()
+    test = serializers.CharField()
+    file = serializers.CharField()
+    backends = serializers.DictField(child=BackendHistorySerializer())
+
+
+# --- Verdict --------------------------------------------------------------------------------
+
+
+class OpenedCountsSerializer(serializers.Serializer):
+    tracked = serializers.IntegerField()
+    untracked = serializers.IntegerField()
+    intended = serializers.IntegerField()
+
+
+class VerdictGapSerializer(serializers.Serializer):
+    test = serializers.CharField()
+    backend = serializers.CharField()
+    state = serializers.CharField()
+    reason = serializers.CharField(allow_null=True)
+    issues = serializers.ListField(child=serializers.CharField())
+    triage = serializers.CharField(allow_null=True)
+    tracked = serializers.BooleanField()
+    intended = serializers.BooleanField()
+
+
+class VerdictSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    backend = serializers.CharField()
+    ok = serializers.BooleanField(
+        help_text="False when the run opened an untracked gap or dropped coverage."
+    )
+    opened = OpenedCountsSerializer()
+    closed = serializers.IntegerField()
+    gaps = VerdictGapSerializer(many=True, help_text="The gaps this run opened.")
+    complete = serializers.BooleanField()
+    baseline_run = serializers.IntegerField(
+        allow_null=True, help_text="The backend's current run before this one."
+    )
+    coverage_drop = serializers.BooleanField()
+    test_count = serializers.IntegerField()
+    baseline_test_count = serializers.IntegerField(allow_null=True)
+
+
+# --- Triage ---------------------------------------------------------------------------------
+
+
+class TriageCreateSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=TriageKind.choices)
+    gap = serializers.IntegerField(required=False, default=None, help_text="A gap's id.")
+    test = serializers.IntegerField(required=False, default=None, help_text="A test's id.")
+    reason = serializers.IntegerField(required=False, default=None, help_text="A reason's id.")
+    backend = serializers.CharField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="With test or reason: one backend's name; empty: every backend.",
+    )
+    issue_url = serializers.URLField(
+        max_length=500,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Required for tracked.",
+    )
+    note = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="Required for intended."
+    )
+
+
+class TriageSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    backend = serializers.CharField(source="backend.name", allow_null=True)
+    test = serializers.CharField(source="test.key", allow_null=True)
+    test_id = serializers.IntegerField(allow_null=True)
+    reason = serializers.CharField(source="reason.text", allow_null=True)
+    reason_id = serializers.IntegerField(allow_null=True)
+    issue = serializers.SerializerMethodField()
+    note = serializers.CharField()
+    stale = serializers.BooleanField(help_text="No open gap matches it any more.")
+    created_by = serializers.CharField(source="created_by.get_username", allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_issue(self, triage) -> str | None:
+        if triage.issue is None:
+            return None
+        return triage.issue.url or triage.issue.key

@@ -1,0 +1,21 @@
+from django.urls import path
+
+from parity.api import views
+
+project = "projects/<slug:slug>/"
+
+urlpatterns = [
+    path(f"{project}parity/", views.ParityView.as_view(), name="parity"),
+    path(f"{project}gaps/", views.GapListView.as_view(), name="gap-list"),
+    path(f"{project}skip-reasons/", views.SkipReasonListView.as_view(), name="skip-reason-list"),
+    path(
+        f"{project}skip-reasons/<int:pk>/trend/",
+        views.SkipReasonTrendView.as_view(),
+        name="skip-reason-trend",
+    ),
+    path(f"{project}tests/", views.TestListView.as_view(), name="test-list"),
+    path(f"{project}tests/<int:pk>/", views.TestDetailView.as_view(), name="test-detail"),
+    path(f"{project}triage/", views.TriageListView.as_view(), name="triage-list"),
+    path(f"{project}triage/<int:pk>/", views.TriageDetailView.as_view(), name="triage-detail"),
+    path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),
+]

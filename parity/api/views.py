@@ -1,0 +1,159 @@
+"""The parity read API and triage endpoints: validate the query, call one selector or service,
+return its serialization. Reads come from the engine's roll-up tables."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from parity import engine, selectors
+from parity.api import serializers as s
+from parity.api.access import ProjectAccess, django_user, project_for_request, run_for_request
+from parity.models import Reason, TestCase, Triage
+from parity.models.reasons import ReasonKind
+
+
+def _query(serializer_class, request: Request):
+    query = serializer_class(data=request.query_params.dict())
+    query.is_valid(raise_exception=True)
+    return query
+
+
+class ParityView(APIView):
+    permission_classes = [ProjectAccess]
+
+    @extend_schema(
+        parameters=[s.ParityQuery],
+        responses=s.ParitySerializer,
+        summary="Each backend's parity with the reference, and the file heatmap",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_request(request, slug)
+        by_dir = _query(s.ParityQuery, request).validated_data["dir"]
+        overview = selectors.parity_overview(project=project, by_dir=by_dir)
+        return Response(s.ParitySerializer(overview).data)
+
+
+class GapListView(generics.ListAPIView):
+    permission_classes = [ProjectAccess]
+    serializer_class = s.GapSerializer
+
+    @extend_schema(parameters=[s.GapsQuery], summary="Open gaps, or the gaps fixed since a day")
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        project = project_for_request(self.request, self.kwargs["slug"])
+        filters = _query(s.GapsQuery, self.request).filters()
+        return selectors.gaps_list(project=project, **filters)
+
+
+class SkipReasonListView(APIView):
+    permission_classes = [ProjectAccess]
+
+    @extend_schema(
+        responses=s.SkipReasonListSerializer,
+        summary="Skip reasons of the current runs, with their counts per backend",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_for_request(request, slug)
+        reasons = selectors.skip_reasons_current(project=project)
+        body = {"count": len(reasons), "results": reasons}
+        return Response(s.SkipReasonListSerializer(body).data)
+
+
+class SkipReasonTrendView(APIView):
+    permission_classes = [ProjectAccess]
+
+    @extend_schema(responses=s.ReasonTrendSerializer, summary="A skip reason's daily counts")
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        project = project_for_request(request, slug)
+        reason = get_object_or_404(Reason, project=project, pk=pk, kind=ReasonKind.SKIP)
+        days = selectors.reason_trend(project=project, reason=reason)
+        body = {"id": reason.pk, "reason": reason.text, "days": days}
+        return Response(s.ReasonTrendSerializer(body).data)
+
+
+class TestListView(generics.ListAPIView):
+    __test__ = False  # not a pytest test class
+    permission_classes = [ProjectAccess]
+    serializer_class = s.TestCaseSerializer
+
+    @extend_schema(parameters=[s.TestsQuery], summary="Search tests by canonical ID")
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        project = project_for_request(self.request, self.kwargs["slug"])
+        q = _query(s.TestsQuery, self.request).validated_data["q"]
+        return selectors.testcases_search(project=project, q=q)
+
+
+class TestDetailView(APIView):
+    __test__ = False
+    permission_classes = [ProjectAccess]
+
+    @extend_schema(
+        responses=s.TestCaseHistorySerializer, summary="A test on every backend, run by run"
+    )
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        project = project_for_request(request, slug)
+        test = get_object_or_404(TestCase, project=project, pk=pk)
+        history = selectors.testcase_history(project=project, test=test)
+        return Response(s.TestCaseHistorySerializer(history).data)
+
+
+class RunVerdictView(APIView):
+    permission_classes = [ProjectAccess]
+
+    @extend_schema(
+        responses=s.VerdictSerializer,
+        summary="CI verdict: the gaps a run opens against its backend's previous current run",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = run_for_request(request, pk)
+        return Response(s.VerdictSerializer(selectors.run_verdict(run=run)).data)
+
+
+class TriageListView(generics.ListAPIView):
+    permission_classes = [ProjectAccess]
+    serializer_class = s.TriageSerializer
+
+    @extend_schema(summary="Triages, newest first, each with whether it is stale")
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        project = project_for_request(self.request, self.kwargs["slug"])
+        return selectors.triages_list(project=project)
+
+    @extend_schema(
+        request=s.TriageCreateSerializer,
+        responses={201: s.TriageSerializer, 400: OpenApiResponse(description="Bad target")},
+        summary="Triage a gap, a test or a whole reason: link an issue, or mark it intended",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for_request(request, slug)
+        body = s.TriageCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            triage = engine.triage_create(
+                project=project,
+                request=engine.TriageRequest(**body.validated_data),
+                user=django_user(request),
+            )
+        except engine.TriageRejected as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(s.TriageSerializer(triage).data, status=status.HTTP_201_CREATED)
+
+
+class TriageDetailView(APIView):
+    permission_classes = [ProjectAccess]
+
+    @extend_schema(request=None, responses={204: None}, summary="Remove a triage")
+    def delete(self, request: Request, slug: str, pk: int) -> Response:
+        project = project_for_request(request, slug)
+        engine.triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)

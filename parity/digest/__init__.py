@@ -1,0 +1,1 @@
+"""The weekly email digest of a project's parity changes (README, "Weekly digest")."""

@@ -1,0 +1,272 @@
+"""What a project's digest says about one ISO week, read from the engine's tables. Reads only.
+
+Times are the engine's event times (``Gap.opened_at``/``closed_at`` and ``Snapshot.at``: when
+CI ran the run that caused them), as on the dashboard's gaps page, so this week's new and fixed
+gaps here are that page's "since Monday" lists.
+
+- Scores: per backend (not the reference), its latest snapshot before the week's end, and the
+  change from its latest one before the week's start.
+- New gaps: opened during the week and still open at its end, by backend and state, untracked
+  first. ``reference_missing`` rows are outside the score and left out, as on the gaps page.
+- Fixed: gaps closed during the week.
+- New skip reasons: canonical skip reasons that covered tests in a current run for the first
+  time this week (``ReasonDaily``: so a reason seen only on a feature branch is not news).
+- Issue link changes: ``parity.digest.reason_links``.
+"""
+
+import datetime
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Min, Q
+
+from parity.digest.links import DashboardLinks, dashboard_links, testcase_url
+from parity.digest.reason_links import IssueLink, LinkChange, link_changes
+from parity.digest.weeks import Week
+from parity.models import Backend, Gap, GapState, Project, Reason, ReasonDaily, Snapshot
+from parity.models.reasons import ReasonKind
+from parity.selectors import issue_urls
+
+STATE_ORDER = [GapState.FAILED, GapState.ERROR, GapState.MISSING, GapState.SKIPPED]
+TRACKING_ORDER = ["untracked", "tracked", "intended"]
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    backend: str
+    score: float | None  # None: no run with a score before the week's end
+    before: float | None  # at the week's start; None: no run before it
+    open_gaps: int
+    untracked: int
+
+    @property
+    def change(self) -> float | None:
+        if self.score is None or self.before is None:
+            return None
+        return self.score - self.before
+
+
+@dataclass(frozen=True)
+class GapRow:
+    test_id: int
+    test: str
+    backend: str
+    state: str
+    tracking: str  # untracked | tracked | intended
+    reason: str | None
+    issues: list[str]
+    url: str
+
+
+@dataclass(frozen=True)
+class GapGroup:
+    state: str
+    gaps: list[GapRow]  # at most PARITY_DIGEST_MAX_GAPS
+    total: int
+    untracked: int
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.gaps)
+
+
+@dataclass(frozen=True)
+class BackendGaps:
+    backend: str
+    groups: list[GapGroup]
+
+    @property
+    def total(self) -> int:
+        return sum(g.total for g in self.groups)
+
+
+@dataclass(frozen=True)
+class NewReason:
+    id: int
+    reason: str
+    backends: list[str]
+    issues: list[IssueLink]
+
+
+@dataclass(frozen=True)
+class DigestContent:
+    project: str
+    week: Week
+    reference: str | None
+    backends: list[str]  # the subscription's filter; empty: every backend
+    scores: list[ScoreRow]
+    new_gaps: list[BackendGaps]
+    fixed: list[GapRow]  # at most PARITY_DIGEST_MAX_GAPS
+    fixed_total: int
+    new_reasons: list[NewReason]
+    link_changes: list[LinkChange] | None  # None: not known (no record at the week's start)
+    links: DashboardLinks
+
+    @property
+    def new_total(self) -> int:
+        return sum(b.total for b in self.new_gaps)
+
+    @property
+    def fixed_more(self) -> int:
+        return self.fixed_total - len(self.fixed)
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing opened, fixed, new or relinked: the digest says so in one line."""
+        return not (self.new_total or self.fixed_total or self.new_reasons or self.link_changes)
+
+
+def digest_content(
+    *, project: Project, week: Week, backends: list[str] | None = None
+) -> DigestContent:
+    """The digest of ``week``; ``backends`` (names) narrows it to those backends."""
+    chosen = _backends(project, backends or [])
+    ids = [b.pk for b in chosen]
+    names = {b.pk: b.name for b in chosen}
+    reference = Backend.objects.filter(pk=project.reference_backend_id).first()
+    filtered = sorted(names.values()) if backends else []
+    fixed = _fixed(project, ids, week)
+    return DigestContent(
+        project=project.slug,
+        week=week,
+        reference=reference.name if reference else None,
+        backends=filtered,
+        scores=_scores(project, chosen, week),
+        new_gaps=_new_gaps(project, ids, week),
+        fixed=fixed[: settings.PARITY_DIGEST_MAX_GAPS],
+        fixed_total=len(fixed),
+        new_reasons=_new_reasons(project, ids if backends else None, names, week),
+        link_changes=link_changes(
+            project_id=project.pk, week=week, backend_ids=ids if backends else None
+        ),
+        links=dashboard_links(slug=project.slug, week=week, backends=filtered),
+    )
+
+
+def _backends(project: Project, names: list[str]) -> list[Backend]:
+    backends = Backend.objects.filter(project=project).order_by("name")
+    if names:
+        backends = backends.filter(name__in=names)
+    return list(backends)
+
+
+def _latest_snapshots(backend_ids: list[int], before: datetime.datetime) -> dict[int, Snapshot]:
+    snapshots = (
+        Snapshot.objects.filter(backend_id__in=backend_ids, at__lt=before)
+        .order_by("backend_id", "-at", "-pk")
+        .distinct("backend_id")
+    )
+    return {s.backend_id: s for s in snapshots}
+
+
+def _scores(project: Project, backends: list[Backend], week: Week) -> list[ScoreRow]:
+    # The reference's score is 1 by definition; the others are held to it.
+    others = [b for b in backends if b.pk != project.reference_backend_id]
+    ids = [b.pk for b in others]
+    now, before = _latest_snapshots(ids, week.end), _latest_snapshots(ids, week.start)
+    rows = []
+    for backend in others:
+        snapshot, earlier = now.get(backend.pk), before.get(backend.pk)
+        rows.append(
+            ScoreRow(
+                backend=backend.name,
+                score=snapshot.score if snapshot else None,
+                before=earlier.score if earlier else None,
+                open_gaps=_gap_total(snapshot),
+                untracked=snapshot.untracked if snapshot else 0,
+            )
+        )
+    return rows
+
+
+def _gap_total(snapshot: Snapshot | None) -> int:
+    if snapshot is None:
+        return 0
+    return snapshot.skipped + snapshot.failed + snapshot.error + snapshot.missing
+
+
+def _gaps(project: Project, backend_ids: list[int]):
+    return (
+        Gap.objects.filter(project=project, backend_id__in=backend_ids)
+        .exclude(state=GapState.REFERENCE_MISSING)
+        .select_related("backend", "test", "reason", "triage__issue")
+        .prefetch_related("reason__issues")
+    )
+
+
+def _row(gap: Gap, slug: str) -> GapRow:
+    tracking = "intended" if gap.intended else "tracked" if gap.tracked else "untracked"
+    return GapRow(
+        test_id=gap.test_id,
+        test=gap.test.key,
+        backend=gap.backend.name,
+        state=gap.state,
+        tracking=tracking,
+        reason=gap.reason.text if gap.reason else None,
+        issues=issue_urls(reason=gap.reason, triage=gap.triage),
+        url=testcase_url(slug=slug, test_id=gap.test_id),
+    )
+
+
+def _new_gaps(project: Project, backend_ids: list[int], week: Week) -> list[BackendGaps]:
+    opened = _gaps(project, backend_ids).filter(
+        Q(is_open=True) | Q(closed_at__gte=week.end),
+        opened_at__gte=week.start,
+        opened_at__lt=week.end,
+    )
+    by_group: dict[str, dict[str, list[GapRow]]] = defaultdict(lambda: defaultdict(list))
+    for gap in opened:
+        by_group[gap.backend.name][gap.state].append(_row(gap, project.slug))
+    limit = settings.PARITY_DIGEST_MAX_GAPS
+    result = []
+    for backend in sorted(by_group):
+        groups = []
+        for state in STATE_ORDER:
+            rows = sorted(
+                by_group[backend].get(state, []),
+                key=lambda r: (TRACKING_ORDER.index(r.tracking), r.test),
+            )
+            if rows:
+                untracked = sum(r.tracking == "untracked" for r in rows)
+                groups.append(GapGroup(state, rows[:limit], len(rows), untracked))
+        result.append(BackendGaps(backend, groups))
+    return result
+
+
+def _fixed(project: Project, backend_ids: list[int], week: Week) -> list[GapRow]:
+    closed = _gaps(project, backend_ids).filter(
+        is_open=False, closed_at__gte=week.start, closed_at__lt=week.end
+    )
+    return sorted((_row(g, project.slug) for g in closed), key=lambda r: (r.backend, r.test))
+
+
+def _new_reasons(
+    project: Project, backend_ids: list[int] | None, names: dict[int, str], week: Week
+) -> list[NewReason]:
+    counted = ReasonDaily.objects.filter(project=project, count__gt=0, reason__kind=ReasonKind.SKIP)
+    if backend_ids is not None:
+        counted = counted.filter(backend_id__in=backend_ids)
+    first = (
+        counted.values("reason_id")
+        .annotate(first=Min("day"))
+        .filter(first__gte=week.monday, first__lte=week.sunday)
+    )
+    days = counted.filter(reason_id__in=first.values("reason_id"), day__gte=week.monday)
+    backends: dict[int, set[str]] = defaultdict(set)
+    for reason_id, backend_id in days.filter(day__lte=week.sunday).values_list(
+        "reason_id", "backend_id"
+    ):
+        if backend_id in names:
+            backends[reason_id].add(names[backend_id])
+    reasons = Reason.objects.filter(pk__in=backends).prefetch_related("issues")
+    rows = [
+        NewReason(
+            id=r.pk,
+            reason=r.text,
+            backends=sorted(backends[r.pk]),
+            issues=[IssueLink(i.key, i.url) for i in r.issues.all()],
+        )
+        for r in reasons
+    ]
+    return sorted(rows, key=lambda r: r.reason)

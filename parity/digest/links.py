@@ -1,0 +1,46 @@
+"""Absolute URLs for emails: the dashboard's pages, the preview and the unsubscribe link.
+
+Mail has no request to build URLs from, so they start with ``SITE_URL``.
+"""
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.urls import reverse
+
+from parity.digest.weeks import Week
+
+
+def absolute(path: str) -> str:
+    return f"{settings.SITE_URL}{path}"
+
+
+@dataclass(frozen=True)
+class DashboardLinks:
+    project: str  # the heatmap
+    new_gaps: str  # the gaps page since the week's Monday: new gaps, then fixed ones
+    fixed_gaps: str  # the same page, at its fixed gaps
+    reasons: str
+
+
+def dashboard_links(*, slug: str, week: Week, backends: list[str]) -> DashboardLinks:
+    # One backend filters the gaps page; with several, the page shows every backend.
+    query = {"since": week.monday.isoformat()}
+    if len(backends) == 1:
+        query["backend"] = backends[0]
+    gaps = absolute(f"{reverse('project-gaps', kwargs={'slug': slug})}?{urlencode(query)}")
+    return DashboardLinks(
+        project=absolute(reverse("project", kwargs={"slug": slug})),
+        new_gaps=gaps,
+        fixed_gaps=f"{gaps}#fixed-gaps",
+        reasons=absolute(reverse("project-reasons", kwargs={"slug": slug})),
+    )
+
+
+def testcase_url(*, slug: str, test_id: int) -> str:
+    return absolute(reverse("project-test", kwargs={"slug": slug, "pk": test_id}))
+
+
+def unsubscribe_url(*, token: str) -> str:
+    return absolute(reverse("digest-unsubscribe", kwargs={"token": token}))

@@ -1,0 +1,124 @@
+"""A digest as an email: subject, plain-text and HTML parts (``templates/digest/``), headers.
+
+The templates get display-ready strings (percentages, changes, dates) from here, so the text
+and HTML parts say exactly the same thing.
+"""
+
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.template.loader import render_to_string
+
+from parity.digest.content import DigestContent, ScoreRow
+
+
+@dataclass(frozen=True)
+class RenderedDigest:
+    subject: str
+    text: str
+    html: str
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def percent(score: float | None) -> str:
+    return "n/a" if score is None else f"{score * 100:.1f}%"
+
+
+def change(row: ScoreRow) -> str:
+    """The score's move over the week, in percentage points."""
+    if row.score is None:
+        return "no run yet"
+    if row.change is None:
+        return "first run"
+    points = row.change * 100
+    if abs(points) < 0.05:
+        return "no change"
+    return f"{points:+.1f} pts"
+
+
+def summary(content: DigestContent) -> str:
+    if content.quiet:
+        return "quiet week"
+    untracked = sum(g.untracked for b in content.new_gaps for g in b.groups)
+    parts = []
+    if content.new_total:
+        parts.append(plural(content.new_total, "new gap") + f" ({untracked} untracked)")
+    if content.fixed_total:
+        parts.append(f"{content.fixed_total} fixed")
+    if content.new_reasons:
+        parts.append(plural(len(content.new_reasons), "new skip reason"))
+    if content.link_changes:
+        parts.append(plural(len(content.link_changes), "issue link change"))
+    return ", ".join(parts)
+
+
+def subject(content: DigestContent) -> str:
+    scope = f" ({', '.join(content.backends)})" if content.backends else ""
+    return f"[parity] {content.project}{scope} {content.week}: {summary(content)}"
+
+
+def week_dates(content: DigestContent) -> str:
+    monday, sunday = content.week.monday, content.week.sunday
+    return f"{monday.day} {monday:%b} to {sunday.day} {sunday:%b %Y}"
+
+
+def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> dict:
+    """What the templates read: the content and its display strings."""
+    width = max([len(s.backend) for s in content.scores] + [len("backend")])
+    return {
+        "c": content,
+        "summary": summary(content),
+        "dates": week_dates(content),
+        "scores": [
+            {
+                "row": row,
+                "score": percent(row.score),
+                "change": change(row),
+                "backend": row.backend.ljust(width),
+            }
+            for row in content.scores
+        ],
+        "unsubscribe_url": unsubscribe_url,
+    }
+
+
+def _tidy(text: str) -> str:
+    # Block tags on their own lines leave blank lines and trailing spaces behind; a text part
+    # reads best with single blank lines between sections.
+    text = "\n".join(line.rstrip() for line in text.splitlines())
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def digest_render(content: DigestContent, *, unsubscribe_url: str | None = None) -> RenderedDigest:
+    context = digest_context(content, unsubscribe_url=unsubscribe_url)
+    return RenderedDigest(
+        subject=subject(content),
+        text=_tidy(render_to_string("digest/email.txt", context)),
+        html=render_to_string("digest/email.html", context),
+    )
+
+
+def digest_message(
+    rendered: RenderedDigest, *, to: str, unsubscribe_url: str, message_id: str
+) -> EmailMultiAlternatives:
+    """The email of one delivery. ``List-Unsubscribe`` with ``List-Unsubscribe-Post`` lets
+    mail clients unsubscribe in one click (RFC 8058: a POST to the same link)."""
+    message = EmailMultiAlternatives(
+        subject=rendered.subject,
+        body=rendered.text,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[to],
+        headers={
+            "Message-ID": message_id,
+            "List-Unsubscribe": f"<{unsubscribe_url}>",
+            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            "Auto-Submitted": "auto-generated",
+        },
+    )
+    message.attach_alternative(rendered.html, "text/html")
+    return message

@@ -1,0 +1,37 @@
+"""Celery adapters of the weekly digest: the beat's fan-out, and one task per delivery."""
+
+from celery import shared_task
+from django.db import DatabaseError
+from django.utils import timezone
+
+from parity.celery import RETRY_ON_DATABASE_ERRORS
+from parity.digest import services
+from parity.digest.weeks import Week
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def digest_weekly(week: str | None = None) -> None:
+    """Beat: plan the digest of ``week`` (default: the last week that has ended) and queue a
+    send per delivery. A second run (a redelivery, a second beat) queues only what is not sent
+    yet, and those sends find their rows sent if the first ones got there first."""
+    target = Week.parse(week) if week else Week.last_complete(timezone.now())
+    # The plan's transaction has committed here, so every queued id exists for the worker.
+    for delivery_id in services.digest_week_plan(week=target):
+        digest_send.delay(delivery_id)
+
+
+# acks_late with the global reject_on_worker_lost: a worker that dies mid-send redelivers the
+# task, and the delivery row (still pending, its transaction rolled back) is sent again. SMTP
+# errors retry with backoff (a refused address too: the refusal may be temporary); after the
+# last retry the row stays failed, for the admin to see and `send_digest --week` to retry.
+@shared_task(
+    acks_late=True,
+    autoretry_for=(services.DigestSendFailed, DatabaseError),
+    retry_backoff=60,
+    retry_backoff_max=60 * 60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def digest_send(delivery_id: int) -> None:
+    """Adapter: send one delivery (no-op once it is sent or skipped)."""
+    services.digest_deliver(delivery_id=delivery_id)

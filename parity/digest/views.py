@@ -1,0 +1,51 @@
+"""The digest's two pages: a preview of a project's digest on the dashboard, and the
+unsubscribe link of the emails."""
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods
+
+from parity.digest.content import digest_content
+from parity.digest.render import digest_context, digest_render
+from parity.digest.services import subscription_unsubscribe
+from parity.digest.weeks import BadWeek, Week
+from parity.models import Project, Subscription
+
+
+@require_GET
+def preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """This week's digest so far (``?week=2026-W14`` for another, ``?backend=tpu`` to
+    narrow it as a subscription's filter does)."""
+    project = get_object_or_404(Project, slug=slug)
+    try:
+        week = Week.parse(request.GET["week"]) if "week" in request.GET else None
+    except BadWeek as exc:
+        return HttpResponseBadRequest(str(exc))
+    current = Week.of(timezone.now())
+    week = week or current
+    content = digest_content(project=project, week=week, backends=request.GET.getlist("backend"))
+    context = {
+        **digest_context(content, unsubscribe_url=None),
+        "project": project,
+        "rendered": digest_render(content),
+        "previous": week.previous,
+        "next": week.next if week < current else None,
+        "is_current": week == current,
+    }
+    return render(request, "digest/preview.html", context)
+
+
+# No CSRF token: mail clients' one-click unsubscribe (RFC 8058) POSTs here without one. The
+# secret token in the URL is the authorization, and all a POST can do is stop that one
+# subscription.
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    """GET asks to confirm (mail scanners fetch links: a GET must not unsubscribe); POST
+    unsubscribes."""
+    subscription = get_object_or_404(Subscription.objects.select_related("project"), token=token)
+    if request.method == "POST":
+        subscription_unsubscribe(subscription=subscription)
+    return render(request, "digest/unsubscribe.html", {"subscription": subscription})

@@ -1,0 +1,18 @@
+"""The parity engine: turns stored results into gaps, snapshots and roll-ups when runs complete.
+
+Writes only; pages and the API read the tables it fills through ``parity.selectors``.
+"""
+
+from parity.engine.completion import runs_complete_quiet
+from parity.engine.recompute import parity_recompute, project_recompute
+from parity.engine.triage import TriageRejected, TriageRequest, triage_create, triage_delete
+
+__all__ = [
+    "TriageRejected",
+    "TriageRequest",
+    "parity_recompute",
+    "project_recompute",
+    "runs_complete_quiet",
+    "triage_create",
+    "triage_delete",
+]

@@ -1,0 +1,66 @@
+"""Current runs: a backend's latest complete run on the project's default branch, and the
+combined outcome of each of its tests (``CurrentOutcome``), the base of every gap."""
+
+from django.db import connection
+from django.db.models import Q
+from psycopg2 import sql
+
+from parity.engine.fragments import OUTCOME_PARAMS, run_outcomes
+from parity.models import Backend, Project, Run
+
+
+def default_branch_runs(project: Project):
+    """Runs that may be current: on the default branch, or sent with no branch at all."""
+    return Run.objects.filter(project=project).filter(
+        Q(branch=project.default_branch) | Q(branch="")
+    )
+
+
+def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
+    """The backend's current run: its latest complete run, by when CI ran it."""
+    return (
+        default_branch_runs(project)
+        .filter(backend=backend, complete=True)
+        .order_by("-started_at", "-pk")
+        .first()
+    )
+
+
+def baseline_run_pick(*, run: Run) -> Run | None:
+    """The backend's current run as it was before ``run``: its latest complete default-branch
+    run that CI ran earlier. A verdict compares ``run`` with it."""
+    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
+    return (
+        default_branch_runs(run.project)
+        .filter(earlier, backend_id=run.backend_id, complete=True)
+        .exclude(pk=run.pk)
+        .order_by("-started_at", "-pk")
+        .first()
+    )
+
+
+# Upsert rather than replace: from one night to the next most tests keep their outcome, and
+# unchanged rows are not rewritten.
+_REFRESH_SQL = sql.SQL(
+    """
+    DROP TABLE IF EXISTS parity_run_outcomes;
+    CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
+    DELETE FROM parity_currentoutcome c
+    WHERE c.backend_id = %(backend)s
+      AND NOT EXISTS (SELECT 1 FROM parity_run_outcomes o WHERE o.test_id = c.test_id);
+    INSERT INTO parity_currentoutcome AS c (project_id, backend_id, test_id, outcome, reason_id)
+    SELECT %(project)s, %(backend)s, o.test_id, o.outcome, o.reason_id FROM parity_run_outcomes o
+    ON CONFLICT (backend_id, test_id) DO UPDATE
+    SET outcome = EXCLUDED.outcome, reason_id = EXCLUDED.reason_id
+    WHERE (c.outcome, c.reason_id) IS DISTINCT FROM (EXCLUDED.outcome, EXCLUDED.reason_id);
+    SELECT count(*) FROM parity_run_outcomes;
+    """
+).format(outcomes=run_outcomes("run"))
+
+
+def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
+    """Replace the backend's current outcomes with ``run``'s; returns its number of tests."""
+    params = {**OUTCOME_PARAMS, "project": run.project_id, "backend": backend.pk, "run": run.pk}
+    with connection.cursor() as cursor:
+        cursor.execute(_REFRESH_SQL, params)
+        return cursor.fetchone()[0]

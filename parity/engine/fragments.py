@@ -1,0 +1,65 @@
+"""SQL shared by the engine (writes) and the selectors that must agree with it (verdict, test
+history): how a run's results combine into one outcome per test, and which triage applies.
+
+Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format``; values are
+always bound as parameters. Outcome codes are those of ``parity.models.Outcome``.
+"""
+
+from psycopg2 import sql
+
+from parity.models import Outcome
+
+OUTCOME_PARAMS = {
+    "passed": Outcome.PASSED.value,
+    "skipped": Outcome.SKIPPED.value,
+    "failed": Outcome.FAILED.value,
+    "error": Outcome.ERROR.value,
+}
+
+# A test's outcome in a run combines its results there (shards, reruns across uploads):
+# error beats failed beats passed beats skipped. The reason comes from the winning result.
+OUTCOME_RANK = sql.SQL(
+    "CASE {o} WHEN %(error)s THEN 4 WHEN %(failed)s THEN 3 WHEN %(passed)s THEN 2 ELSE 1 END"
+)
+
+
+def run_outcomes(run_param: str) -> sql.Composed:
+    """(test_id, outcome, reason_id) of one run, one row per test; the run is bound as
+    ``%(<run_param>)s``."""
+    return sql.SQL(
+        "SELECT DISTINCT ON (test_id) test_id, outcome, reason_id FROM parity_result "
+        "WHERE run_id = {run} ORDER BY test_id, {rank} DESC, id DESC"
+    ).format(
+        run=sql.Placeholder(run_param),
+        rank=OUTCOME_RANK.format(o=sql.Identifier("outcome")),
+    )
+
+
+def gap_state(outcome: sql.Composable) -> sql.Composed:
+    """The gap state of a reference-passing test whose outcome on the backend is ``outcome``
+    (NULL: the test is not in the backend's run)."""
+    return sql.SQL(
+        "CASE {o} WHEN %(skipped)s THEN 'skipped' WHEN %(failed)s THEN 'failed' "
+        "WHEN %(error)s THEN 'error' ELSE 'missing' END"
+    ).format(o=outcome)
+
+
+def triage_pick(gap: str) -> sql.Composed:
+    """The one triage that applies to the gap-shaped row aliased ``gap`` (project_id,
+    backend_id, test_id, reason_id), for a LATERAL join. Intended wins over tracked, then the
+    most specific (a test over a reason, one backend over all), then the newest."""
+    return sql.SQL(
+        """SELECT t.id, t.kind FROM parity_triage t
+        WHERE t.project_id = {g}.project_id
+          AND (t.backend_id IS NULL OR t.backend_id = {g}.backend_id)
+          AND (t.test_id = {g}.test_id OR t.reason_id = {g}.reason_id)
+        ORDER BY t.kind = 'intended' DESC, t.test_id IS NOT NULL DESC,
+                 t.backend_id IS NOT NULL DESC, t.created_at DESC, t.id DESC
+        LIMIT 1"""
+    ).format(g=sql.Identifier(gap))
+
+
+def reason_has_issue(reason_id: sql.Composable) -> sql.Composed:
+    return sql.SQL(
+        "EXISTS (SELECT 1 FROM parity_reason_issues ri WHERE ri.reason_id = {r})"
+    ).format(r=reason_id)

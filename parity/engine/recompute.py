@@ -1,0 +1,122 @@
+"""The engine's entry point: when a run completes, bring the roll-ups up to date.
+
+If the run is now its backend's current run, that backend's outcomes are replaced by the run's;
+then gaps, triage, snapshots and file cells are recomputed for that backend, or for every
+backend when it is the reference (everyone is compared with it). A run that is not current (an
+older run completing late, another branch) changes nothing. A recompute is idempotent: running
+it again for the same run gives the same tables and writes no events.
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+
+from parity.engine.current import current_outcomes_refresh, current_run_pick
+from parity.engine.gaps import gaps_diff
+from parity.engine.rollups import file_cells_write, reason_daily_write
+from parity.engine.snapshots import coverage_dropped, snapshots_write
+from parity.engine.triage import triages_apply, triages_mark_stale
+from parity.models import Backend, BackendState, Project, Run
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    run_id: int
+    backend_ids: list[int]
+    gaps: dict[str, int]
+
+
+def parity_recompute(*, run: Run) -> Recomputed | None:
+    """Recompute after ``run`` completed; None when the run is not its backend's current run."""
+    started = time.monotonic()
+    with transaction.atomic():
+        # Serializes recomputes and triage writes of one project (several workers may finish
+        # runs of one project at once); other projects proceed in parallel.
+        project = Project.objects.select_for_update().get(pk=run.project_id)
+        backend = Backend.objects.get(pk=run.backend_id)
+        current = current_run_pick(project=project, backend=backend)
+        if current is None or current.pk != run.pk:
+            logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
+            return None
+        _state_move(backend=backend, run=current)
+        reason_daily_write(backend=backend, run=current)
+        if backend.pk == project.reference_backend_id:
+            targets = list(project.backends.values_list("pk", flat=True))
+        else:
+            targets = [backend.pk]
+        gaps = backends_refresh(project=project, backend_ids=targets, cause=current)
+    logger.info(
+        "parity recomputed for run %s (backends %s): gaps %s in %.2fs",
+        run.pk,
+        targets,
+        gaps,
+        time.monotonic() - started,
+    )
+    return Recomputed(run_id=run.pk, backend_ids=targets, gaps=gaps)
+
+
+def _state_move(*, backend: Backend, run: Run) -> BackendState:
+    """Make ``run`` the backend's current run and refresh its outcomes. When the run was
+    already current (a retried task), the previous run stays what it was."""
+    state, _ = BackendState.objects.select_for_update().get_or_create(
+        backend=backend, defaults={"project_id": backend.project_id}
+    )
+    if state.current_run_id != run.pk:
+        if state.current_run_id is not None:
+            state.previous_run_id = state.current_run_id
+            state.previous_test_count = state.test_count
+        state.current_run = run
+    state.test_count = current_outcomes_refresh(backend=backend, run=run)
+    state.coverage_drop = coverage_dropped(
+        previous=state.previous_test_count,
+        current=state.test_count,
+        percent=settings.PARITY_COVERAGE_DROP_PERCENT,
+    )
+    state.save()
+    return state
+
+
+def backends_refresh(*, project: Project, backend_ids: list[int], cause: Run) -> dict[str, int]:
+    """Gaps (with events caused by ``cause``), triage, snapshots and file cells of
+    ``backend_ids`` against the reference's current outcomes."""
+    reference_run_id = (
+        BackendState.objects.filter(backend_id=project.reference_backend_id)
+        .values_list("current_run_id", flat=True)
+        .first()
+    )
+    gaps = gaps_diff(
+        project=project, backend_ids=backend_ids, reference_run_id=reference_run_id, cause=cause
+    )
+    triages_apply(project_id=project.pk, backend_ids=backend_ids)
+    triages_mark_stale(project_id=project.pk)
+    snapshots_write(project=project, backend_ids=backend_ids, reference_run_id=reference_run_id)
+    file_cells_write(project_id=project.pk, backend_ids=backend_ids)
+    return gaps
+
+
+def project_recompute(*, project: Project) -> None:
+    """Rebuild a whole project from its current runs, e.g. after its reference backend or
+    default branch changed. Events of the rebuild carry the reference's current run."""
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        runs = {}
+        for backend in project.backends.all():
+            current = current_run_pick(project=project, backend=backend)
+            if current is not None:
+                _state_move(backend=backend, run=current)
+                runs[backend.pk] = current
+        if not runs:
+            return
+        cause = runs.get(project.reference_backend_id) or max(
+            runs.values(), key=lambda r: (r.started_at, r.pk)
+        )
+        backends_refresh(
+            project=project,
+            backend_ids=list(project.backends.values_list("pk", flat=True)),
+            cause=cause,
+        )

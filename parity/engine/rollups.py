@@ -1,0 +1,83 @@
+"""Roll-ups pages read instead of results: the file heatmap of current runs (``FileCell``) and
+the per-day count of each reason (``ReasonDaily``)."""
+
+import datetime
+
+from django.db import connection
+
+from parity.engine.fragments import OUTCOME_PARAMS
+from parity.models import Backend, Run
+
+# Outcome 0 marks a reference-passing test the backend's run lacks (an open "missing" gap).
+# Upserted, rewriting only the cells that changed: most files keep their counts from one night
+# to the next, and the table stays free of dead rows that would slow the heatmap's reads.
+_FILE_CELLS_SQL = """
+WITH cells AS (
+    SELECT x.backend_id, x.file,
+           count(*) FILTER (WHERE x.outcome = %(passed)s) AS passed,
+           count(*) FILTER (WHERE x.outcome = %(failed)s) AS failed,
+           count(*) FILTER (WHERE x.outcome = %(error)s) AS error,
+           count(*) FILTER (WHERE x.outcome = %(skipped)s) AS skipped,
+           count(*) FILTER (WHERE x.outcome = 0) AS missing
+    FROM (
+        SELECT c.backend_id, t.file, c.outcome
+        FROM parity_currentoutcome c JOIN parity_testcase t ON t.id = c.test_id
+        WHERE c.backend_id = ANY(%(backends)s)
+        UNION ALL
+        SELECT g.backend_id, t.file, 0
+        FROM parity_gap g JOIN parity_testcase t ON t.id = g.test_id
+        WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
+    ) x
+    GROUP BY x.backend_id, x.file
+), gone AS (
+    DELETE FROM parity_filecell f
+    WHERE f.backend_id = ANY(%(backends)s)
+      AND NOT EXISTS (SELECT 1 FROM cells c WHERE c.backend_id = f.backend_id AND c.file = f.file)
+)
+INSERT INTO parity_filecell AS f (project_id, backend_id, file, passed, failed, error, skipped,
+                                  missing)
+SELECT %(project)s, backend_id, file, passed, failed, error, skipped, missing FROM cells
+ON CONFLICT (backend_id, file) DO UPDATE
+SET passed = EXCLUDED.passed, failed = EXCLUDED.failed, error = EXCLUDED.error,
+    skipped = EXCLUDED.skipped, missing = EXCLUDED.missing
+WHERE (f.passed, f.failed, f.error, f.skipped, f.missing)
+      IS DISTINCT FROM (EXCLUDED.passed, EXCLUDED.failed, EXCLUDED.error, EXCLUDED.skipped,
+                        EXCLUDED.missing);
+"""
+
+
+def file_cells_write(*, project_id: int, backend_ids: list[int]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _FILE_CELLS_SQL, {**OUTCOME_PARAMS, "project": project_id, "backends": backend_ids}
+        )
+
+
+# The day's counts replace any earlier run of the same day. A reason the backend's previous
+# day had and this run lacks gets an explicit 0, so its trend line drops instead of stopping.
+_REASON_DAILY_SQL = """
+DELETE FROM parity_reasondaily WHERE backend_id = %(backend)s AND day = %(day)s;
+INSERT INTO parity_reasondaily (project_id, reason_id, backend_id, day, count)
+SELECT %(project)s, x.reason_id, %(backend)s, %(day)s, count(*) FILTER (WHERE x.now)
+FROM (
+    SELECT reason_id, true AS now FROM parity_currentoutcome
+    WHERE backend_id = %(backend)s AND reason_id IS NOT NULL
+    UNION ALL
+    SELECT reason_id, false FROM parity_reasondaily
+    WHERE backend_id = %(backend)s AND count > 0 AND day = (
+        SELECT max(day) FROM parity_reasondaily WHERE backend_id = %(backend)s AND day < %(day)s
+    )
+) x
+GROUP BY x.reason_id;
+"""
+
+
+def reason_daily_write(*, backend: Backend, run: Run) -> None:
+    """Count the reasons of the backend's current run (``run``) on the day it ran (UTC)."""
+    params = {
+        "project": run.project_id,
+        "backend": backend.pk,
+        "day": run.started_at.astimezone(datetime.UTC).date(),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_REASON_DAILY_SQL, params)

@@ -1,0 +1,92 @@
+"""Per backend and current run: score, gap counts by state and by triage, test count and
+coverage drop, upserted into ``Snapshot`` and pointed to by ``BackendState.snapshot``."""
+
+from django.db import connection
+from psycopg2 import sql
+
+from parity.engine.fragments import OUTCOME_PARAMS
+from parity.models import Project
+
+
+def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:
+    """True when the run has more than ``percent`` % fewer tests than the one before it."""
+    if not previous:
+        return False
+    return current < previous * (1 - percent / 100)
+
+
+# Counts come from the open gaps (already diffed and triaged) and the current outcomes.
+# Score: tests passing on both / tests passing on the reference (NULL with no reference).
+_SNAPSHOT_SQL = sql.SQL(
+    """
+    WITH ref AS (
+        SELECT test_id FROM parity_currentoutcome
+        WHERE backend_id = %(reference)s AND outcome = %(passed)s AND %(has_reference)s
+    ), reference_passing AS (
+        SELECT count(*) AS n FROM ref
+    ), passing AS (
+        SELECT c.backend_id, count(*) AS n
+        FROM parity_currentoutcome c JOIN ref ON ref.test_id = c.test_id
+        WHERE c.backend_id = ANY(%(backends)s) AND c.outcome = %(passed)s
+        GROUP BY c.backend_id
+    ), gaps AS (
+        SELECT backend_id,
+            count(*) FILTER (WHERE state = 'skipped') AS skipped,
+            count(*) FILTER (WHERE state = 'failed') AS failed,
+            count(*) FILTER (WHERE state = 'error') AS error,
+            count(*) FILTER (WHERE state = 'missing') AS missing,
+            count(*) FILTER (WHERE {scored} AND tracked) AS tracked,
+            count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
+            count(*) FILTER (WHERE {scored} AND intended) AS intended,
+            count(*) FILTER (WHERE state = 'reference_missing') AS reference_missing
+        FROM parity_gap
+        WHERE is_open AND backend_id = ANY(%(backends)s)
+        GROUP BY backend_id
+    ), written AS (
+        INSERT INTO parity_snapshot (
+            project_id, backend_id, run_id, reference_run_id, at, score, passing,
+            reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
+            reference_missing, test_count, coverage_drop
+        )
+        SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
+               CASE WHEN rp.n > 0 THEN coalesce(p.n, 0)::float / rp.n END,
+               coalesce(p.n, 0), rp.n,
+               coalesce(g.skipped, 0), coalesce(g.failed, 0), coalesce(g.error, 0),
+               coalesce(g.missing, 0), coalesce(g.tracked, 0), coalesce(g.untracked, 0),
+               coalesce(g.intended, 0), coalesce(g.reference_missing, 0),
+               s.test_count, s.coverage_drop
+        FROM parity_backendstate s
+        JOIN parity_run r ON r.id = s.current_run_id
+        CROSS JOIN reference_passing rp
+        LEFT JOIN passing p ON p.backend_id = s.backend_id
+        LEFT JOIN gaps g ON g.backend_id = s.backend_id
+        WHERE s.backend_id = ANY(%(backends)s)
+        ON CONFLICT (backend_id, run_id) DO UPDATE SET
+            reference_run_id = EXCLUDED.reference_run_id, at = EXCLUDED.at,
+            score = EXCLUDED.score, passing = EXCLUDED.passing,
+            reference_passing = EXCLUDED.reference_passing, skipped = EXCLUDED.skipped,
+            failed = EXCLUDED.failed, error = EXCLUDED.error, missing = EXCLUDED.missing,
+            tracked = EXCLUDED.tracked, untracked = EXCLUDED.untracked,
+            intended = EXCLUDED.intended, reference_missing = EXCLUDED.reference_missing,
+            test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop
+        RETURNING id, backend_id
+    )
+    UPDATE parity_backendstate s SET snapshot_id = w.id
+    FROM written w WHERE s.backend_id = w.backend_id;
+    """
+).format(scored=sql.SQL("state <> 'reference_missing'"))
+
+
+def snapshots_write(
+    *, project: Project, backend_ids: list[int], reference_run_id: int | None
+) -> None:
+    """Upsert the snapshot of each backend's current run (backends without one are skipped)."""
+    params = {
+        **OUTCOME_PARAMS,
+        "backends": backend_ids,
+        "reference": project.reference_backend_id,
+        "reference_run": reference_run_id,
+        "has_reference": reference_run_id is not None,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_SNAPSHOT_SQL, params)

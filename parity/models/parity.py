@@ -1,0 +1,274 @@
+"""Roll-up tables of the parity engine (``parity/engine/``): what pages and the API read.
+
+Everything here is derived from results and recomputed when a run completes, except ``Triage``,
+which maintainers write. Pages never aggregate raw results: they read these rows, whose number
+depends on the size of the current runs, not on the length of history (except the per-run
+``Snapshot``, per-day ``ReasonDaily`` and closed ``Gap``/``GapEvent`` rows, read by date).
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+
+class GapState(models.TextChoices):
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    ERROR = "error"
+    MISSING = "missing"  # passes on the reference, absent from the backend's run
+    # Runs on the backend but not on the reference at all: reported, outside the score.
+    REFERENCE_MISSING = "reference_missing"
+
+
+class TriageKind(models.TextChoices):
+    TRACKED = "tracked"  # an issue tracks it
+    INTENDED = "intended"  # backend-specific by design
+
+
+class BackendState(models.Model):
+    """Which run is a backend's current run (latest complete one on the default branch), the
+    one before it, and the snapshot pages read for it."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.OneToOneField("Backend", on_delete=models.CASCADE, related_name="state")
+    current_run = models.ForeignKey("Run", null=True, on_delete=models.SET_NULL, related_name="+")
+    previous_run = models.ForeignKey(
+        "Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    snapshot = models.ForeignKey(
+        "Snapshot", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    test_count = models.PositiveIntegerField(default=0)
+    previous_test_count = models.PositiveIntegerField(null=True, blank=True)
+    coverage_drop = models.BooleanField(default=False)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.backend} @ run {self.current_run_id}"
+
+
+class CurrentOutcome(models.Model):
+    """A test's combined outcome in its backend's current run: the base of every gap."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    test = models.ForeignKey("TestCase", on_delete=models.CASCADE, related_name="+")
+    # No run column: the run is BackendState.current_run, and without it a new current run
+    # rewrites only the rows whose outcome or reason changed.
+    outcome = models.PositiveSmallIntegerField()  # parity.models.Outcome
+    reason = models.ForeignKey(
+        "Reason", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "test"], name="currentoutcome_unique")
+        ]
+        indexes = [models.Index(fields=["project", "reason"], name="currentoutcome_reason")]
+
+    def __str__(self) -> str:
+        return f"backend {self.backend_id} test {self.test_id}: {self.outcome}"
+
+
+class Triage(models.Model):
+    """A maintainer's word on a gap (a test on a backend) or on a whole reason: an issue tracks
+    it, or it is intended. ``backend`` empty means every backend."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="triages")
+    backend = models.ForeignKey(
+        "Backend", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    test = models.ForeignKey(
+        "TestCase", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    reason = models.ForeignKey(
+        "Reason", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    kind = models.CharField(max_length=10, choices=TriageKind.choices)
+    issue = models.ForeignKey(
+        "TrackingIssue", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    # No open gap matches it any more: shown so it can be cleaned up. Kept by the engine.
+    stale = models.BooleanField(default=False, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(test__isnull=False, reason__isnull=True)
+                | Q(test__isnull=True, reason__isnull=False),
+                name="triage_test_xor_reason",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind=TriageKind.TRACKED) | Q(issue__isnull=False),
+                name="triage_tracked_has_issue",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        target = f"test {self.test_id}" if self.test_id else f"reason {self.reason_id}"
+        return f"{self.kind}: {target} on {self.backend or 'all backends'}"
+
+    def clean(self) -> None:
+        # The admin's form; the API goes through parity.engine.triage, which checks the same.
+        if (self.test_id is None) == (self.reason_id is None):
+            raise ValidationError("Triage either one test or one reason.")
+        if self.kind == TriageKind.TRACKED and self.issue_id is None:
+            raise ValidationError({"issue": "A tracked triage needs an issue."})
+        if self.kind == TriageKind.INTENDED and not self.note.strip():
+            raise ValidationError({"note": "Say why it is intended."})
+
+
+class Gap(models.Model):
+    """A test that passes on the reference's current run but not on a backend's (or runs only
+    on the backend: ``reference_missing``). Open while it lasts; closed rows are history."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    test = models.ForeignKey("TestCase", on_delete=models.CASCADE, related_name="+")
+    state = models.CharField(max_length=20, choices=GapState.choices)
+    reason = models.ForeignKey(
+        "Reason", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    is_open = models.BooleanField(default=True)
+    opened_run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    opened_at = models.DateTimeField()
+    closed_run = models.ForeignKey(
+        "Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    # Kept by the engine from triages and the reason's issues, so lists filter on columns.
+    triage = models.ForeignKey(
+        Triage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    tracked = models.BooleanField(default=False)
+    intended = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["backend", "test"], condition=Q(is_open=True), name="gap_one_open"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["project", "is_open", "backend", "state"], name="gap_open"),
+            models.Index(fields=["project", "opened_at"], name="gap_opened_at"),
+            models.Index(fields=["project", "closed_at"], name="gap_closed_at"),
+        ]
+
+    def __str__(self) -> str:
+        closed = "" if self.is_open else " (closed)"
+        return f"{self.backend_id}/{self.test_id} {self.state}{closed}"
+
+
+class GapEventKind(models.TextChoices):
+    OPENED = "opened"
+    CHANGED = "changed"
+    CLOSED = "closed"
+
+
+class GapEvent(models.Model):
+    """One change of a gap's state, with the run whose completion caused it."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    gap = models.ForeignKey(Gap, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=10, choices=GapEventKind.choices)
+    from_state = models.CharField(max_length=20, blank=True)
+    to_state = models.CharField(max_length=20, blank=True)
+    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField(help_text="When the causing run ran (its started_at).")
+
+    class Meta:
+        ordering = ["at", "pk"]
+        indexes = [models.Index(fields=["project", "kind", "at"], name="gapevent_kind_at")]
+
+    def __str__(self) -> str:
+        return f"gap {self.gap_id} {self.kind} by run {self.run_id}"
+
+
+class Snapshot(models.Model):
+    """A backend's parity numbers for one of its runs; the series feeds trend charts. The row of
+    a current run is refreshed when the reference moves on or a triage changes."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    reference_run = models.ForeignKey(
+        "Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(help_text="The run's started_at.")
+    score = models.FloatField(null=True, blank=True)
+    passing = models.PositiveIntegerField(default=0)
+    reference_passing = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.PositiveIntegerField(default=0)
+    missing = models.PositiveIntegerField(default=0)
+    tracked = models.PositiveIntegerField(default=0)
+    untracked = models.PositiveIntegerField(default=0)
+    intended = models.PositiveIntegerField(default=0)
+    reference_missing = models.PositiveIntegerField(default=0)
+    test_count = models.PositiveIntegerField(default=0)
+    coverage_drop = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["backend", "at"]
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "run"], name="snapshot_unique_run")
+        ]
+        indexes = [models.Index(fields=["project", "at"], name="snapshot_at")]
+
+    def __str__(self) -> str:
+        return f"backend {self.backend_id} run {self.run_id}: score {self.score}"
+
+
+class FileCell(models.Model):
+    """The heatmap: per backend and test file, outcome counts in the current run, and how many
+    of the file's reference-passing tests the backend's run lacks."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    file = models.CharField(max_length=500)
+    passed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    missing = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["backend", "file"], name="filecell_unique")]
+        indexes = [models.Index(fields=["project", "file"], name="filecell_file")]
+
+    def __str__(self) -> str:
+        return f"backend {self.backend_id} {self.file}"
+
+
+class ReasonDaily(models.Model):
+    """How many tests a reason covers in a backend's current run, per day: the reason trend."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    reason = models.ForeignKey("Reason", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    count = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["day"]
+        constraints = [
+            models.UniqueConstraint(fields=["reason", "backend", "day"], name="reasondaily_unique")
+        ]
+        indexes = [models.Index(fields=["backend", "day"], name="reasondaily_backend_day")]
+
+    def __str__(self) -> str:
+        return f"reason {self.reason_id} backend {self.backend_id} {self.day}: {self.count}"

@@ -1,0 +1,210 @@
+"""One test file: its tests x backends with each test's outcome in the backend's current run
+(``CurrentOutcome``), its reason and issues, and its open gap (``Gap``) with the triage."""
+
+from collections import Counter
+from dataclasses import dataclass
+
+from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, TestCase
+from parity.selectors.dashboard.issues import IssueLink, issue_links
+from parity.selectors.gaps import issue_urls
+
+# With a backend chosen, its worst outcomes first: what a maintainer came to see.
+_OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
+SUMMARY_ROWS = ("passed", "skipped", "failed", "error", "not run")
+
+
+@dataclass(frozen=True)
+class ReasonInfo:
+    id: int
+    text: str
+    issues: list[IssueLink]
+
+
+@dataclass(frozen=True)
+class GapInfo:
+    id: int
+    state: str
+    tracked: bool
+    intended: bool
+    triage: str | None  # "tracked", "intended" or None
+    note: str
+    issues: list[IssueLink]  # the reason's and the triage's
+
+
+@dataclass(frozen=True)
+class TestCell:
+    __test__ = False  # not a pytest test class
+
+    backend: str
+    outcome: str | None  # passed, skipped, failed, error; None: not in the current run
+    reason: ReasonInfo | None
+    gap: GapInfo | None
+
+    @property
+    def issues(self) -> list[IssueLink]:
+        return cell_issues(self)
+
+    @property
+    def symbol(self) -> str:
+        return SYMBOLS.get(self.outcome, "–")
+
+
+# Each outcome has a symbol as well as a colour, for readers who cannot tell the colours apart.
+SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "⊘"}
+
+
+def cell_issues(cell) -> list[IssueLink]:
+    """Where a test's outcome on a backend is tracked: its gap's issues (reason's and
+    triage's), else its reason's."""
+    if cell.gap is not None:
+        return cell.gap.issues
+    return cell.reason.issues if cell.reason is not None else []
+
+
+@dataclass(frozen=True)
+class TestRow:
+    __test__ = False
+
+    id: int
+    key: str
+    name: str  # Class::name, the part after the file
+    cells: list[TestCell]
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    reason: ReasonInfo
+    outcome: str
+    count: int
+
+
+@dataclass(frozen=True)
+class FileGrid:
+    file: str
+    backends: list[str]  # the reference first
+    reference: str | None
+    backend: str | None  # the backend the page opened on
+    rows: list[TestRow]
+    counts: list[tuple[str, list[int]]]  # per outcome (SUMMARY_ROWS), tests per backend
+    reasons: list[ReasonCount]  # why tests do not pass on ``backend`` (every backend if None)
+    absent: int  # tests passing on the reference that ``backend``'s run (or any) lacks
+
+
+def file_grid(*, project: Project, file: str, backend: str | None = None) -> FileGrid:
+    """Tests of ``file`` that some current run has or some open gap names. Six queries."""
+    names = _backend_names(project)
+    if backend not in names.values():
+        backend = None
+    tests = TestCase.objects.filter(project=project, file=file)
+    outcomes = {
+        (c.test_id, c.backend_id): c
+        for c in CurrentOutcome.objects.filter(project=project, test__in=tests)
+    }
+    gaps = {
+        (g.test_id, g.backend_id): g
+        for g in Gap.objects.filter(project=project, is_open=True, test__in=tests).select_related(
+            "triage__issue"
+        )
+    }
+    reason_ids = {c.reason_id for c in outcomes.values()} | {g.reason_id for g in gaps.values()}
+    reasons = _reasons(reason_ids - {None})
+    present = {test_id for test_id, _ in outcomes} | {test_id for test_id, _ in gaps}
+    rows = [
+        _row(test, names, outcomes, gaps, reasons)
+        for test in tests.filter(pk__in=present).order_by("key")
+    ]
+    if backend is not None:
+        column = list(names.values()).index(backend)
+        rows.sort(key=lambda r: (_OUTCOME_ORDER[r.cells[column].outcome], r.key))
+    return FileGrid(
+        file=file,
+        backends=list(names.values()),
+        reference=names.get(project.reference_backend_id),
+        backend=backend,
+        rows=rows,
+        counts=_counts(rows, list(names.values())),
+        reasons=_reason_counts(rows, backend),
+        absent=sum(
+            cell.gap is not None and cell.gap.state == "missing"
+            for row in rows
+            for cell in row.cells
+            if backend is None or cell.backend == backend
+        ),
+    )
+
+
+def _backend_names(project: Project) -> dict[int, str]:
+    backends = project.backends.values_list("pk", "name")
+    ordered = sorted(backends, key=lambda b: (b[0] != project.reference_backend_id, b[1]))
+    return dict(ordered)
+
+
+def _reasons(ids: set[int]) -> dict[int, ReasonInfo]:
+    if not ids:
+        return {}
+    return {
+        r.pk: ReasonInfo(
+            id=r.pk, text=r.text, issues=issue_links(issue_urls(reason=r, triage=None))
+        )
+        for r in Reason.objects.filter(pk__in=ids).prefetch_related("issues")
+    }
+
+
+def _row(test, names, outcomes, gaps, reasons) -> TestRow:
+    cells = []
+    for backend_id, name in names.items():
+        current = outcomes.get((test.pk, backend_id))
+        gap = gaps.get((test.pk, backend_id))
+        reason_id = current.reason_id if current else None
+        cells.append(
+            TestCell(
+                backend=name,
+                outcome=Outcome(current.outcome).label if current else None,
+                reason=reasons.get(reason_id),
+                gap=gap_info(gap, reasons) if gap else None,
+            )
+        )
+    name = test.key[len(test.file) + 2 :] if test.key.startswith(f"{test.file}::") else test.key
+    return TestRow(id=test.pk, key=test.key, name=name, cells=cells)
+
+
+def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
+    reason = reasons.get(gap.reason_id)
+    triage = gap.triage
+    links = list(reason.issues) if reason else []
+    if triage is not None and triage.issue is not None:
+        links += issue_links(issue_urls(reason=None, triage=triage))
+    return GapInfo(
+        id=gap.pk,
+        state=gap.state,
+        tracked=gap.tracked,
+        intended=gap.intended,
+        triage=triage.kind if triage else None,
+        note=triage.note if triage else "",
+        issues=list(dict.fromkeys(links)),
+    )
+
+
+def _counts(rows: list[TestRow], names: list[str]) -> list[tuple[str, list[int]]]:
+    counts = {name: Counter() for name in names}
+    for row in rows:
+        for cell in row.cells:
+            counts[cell.backend][cell.outcome or "not run"] += 1
+    return [(outcome, [counts[name][outcome] for name in names]) for outcome in SUMMARY_ROWS]
+
+
+def _reason_counts(rows: list[TestRow], backend: str | None) -> list[ReasonCount]:
+    """Reasons of the tests not passing on ``backend`` (or any backend), most tests first."""
+    counts: Counter = Counter()
+    infos = {}
+    for row in rows:
+        for cell in row.cells:
+            if cell.reason is None or (backend is not None and cell.backend != backend):
+                continue
+            counts[(cell.reason.id, cell.outcome)] += 1
+            infos[cell.reason.id] = cell.reason
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], infos[item[0][0]].text))
+    return [
+        ReasonCount(reason=infos[reason_id], outcome=outcome, count=n)
+        for (reason_id, outcome), n in ordered
+    ]

@@ -1,0 +1,121 @@
+"""The overview page: per project and backend, the current parity numbers (the backend's
+``Snapshot``), its last upload, and a score trend from the snapshots of a recent window."""
+
+import datetime
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, Max, OuterRef, Subquery
+
+from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
+
+
+@dataclass(frozen=True)
+class BackendCard:
+    name: str
+    is_reference: bool
+    current_run: Run | None
+    last_upload: Upload | None
+    score: float | None = None
+    untracked: int = 0
+    tracked: int = 0
+    intended: int = 0
+    coverage_drop: bool = False
+
+
+@dataclass(frozen=True)
+class ProjectCard:
+    project: Project
+    backends: list[BackendCard]  # the reference first
+
+    @property
+    def untracked(self) -> int:
+        return sum(b.untracked for b in self.backends)
+
+    @property
+    def has_uploads(self) -> bool:
+        return any(b.last_upload for b in self.backends)
+
+
+def project_cards() -> list[ProjectCard]:
+    """Every project, in three queries however many projects, backends and runs there are."""
+    projects = list(Project.objects.all())
+    # A LIMIT 1 lookup per backend: its newest upload, whatever its run's branch or state.
+    newest = Upload.objects.filter(run__backend=OuterRef("pk")).order_by("-created_at", "-pk")
+    backends = (
+        Backend.objects.filter(project__in=projects)
+        .select_related("state__current_run", "state__snapshot")
+        .annotate(last_upload_id=Subquery(newest.values("pk")[:1]))
+    )
+    by_project: dict[int, list[Backend]] = defaultdict(list)
+    for backend in backends:
+        by_project[backend.project_id].append(backend)
+    upload_ids = [b.last_upload_id for bs in by_project.values() for b in bs if b.last_upload_id]
+    uploads = Upload.objects.in_bulk(upload_ids) if upload_ids else {}
+    cards = []
+    for project in projects:
+        ordered = sorted(
+            by_project[project.pk], key=lambda b: (b.pk != project.reference_backend_id, b.name)
+        )
+        cards.append(
+            ProjectCard(
+                project=project,
+                backends=[_card(b, project, uploads.get(b.last_upload_id)) for b in ordered],
+            )
+        )
+    return cards
+
+
+def _card(backend: Backend, project: Project, upload: Upload | None) -> BackendCard:
+    state = getattr(backend, "state", None)
+    run = state.current_run if state else None
+    snapshot = state.snapshot if state else None
+    numbers = {}
+    # A snapshot of an older run is no current number (the engine repoints it on recompute).
+    if run is not None and snapshot is not None and snapshot.run_id == run.pk:
+        numbers = {
+            "score": snapshot.score,
+            "untracked": snapshot.untracked,
+            "tracked": snapshot.tracked,
+            "intended": snapshot.intended,
+            "coverage_drop": snapshot.coverage_drop,
+        }
+    return BackendCard(
+        name=backend.name,
+        is_reference=backend.pk == project.reference_backend_id,
+        current_run=run,
+        last_upload=upload,
+        **numbers,
+    )
+
+
+def score_trends(*, since: datetime.datetime) -> dict[str, dict[str, dict[str, list]]]:
+    """Per project slug and backend name, the score of each snapshot since ``since``:
+    ``{"at": [iso, …], "score": [float | None, …]}``, oldest first. One query, bounded by the
+    window (a snapshot per backend and current run)."""
+    rows = (
+        Snapshot.objects.filter(at__gte=since)
+        .order_by("project_id", "backend_id", "at", "pk")
+        .values_list("project__slug", "backend__name", "at", "score")
+    )
+    trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
+    for slug, backend, at, score in rows:
+        series = trends[slug].setdefault(backend, {"at": [], "score": []})
+        series["at"].append(at.isoformat())
+        series["score"].append(None if score is None else round(score, 4))
+    return dict(trends)
+
+
+def project_has_runs(*, project: Project) -> bool:
+    return Run.objects.filter(project=project).exists()
+
+
+def data_version(*, project: Project | None = None) -> str:
+    """Changes whenever the engine recomputes a backend (of ``project``, or any): an ETag base
+    for chart data, which only a recompute changes."""
+    states = BackendState.objects.all()
+    if project is not None:
+        states = states.filter(project=project)
+    latest = states.aggregate(latest=Max("computed_at"), n=Count("pk"))
+    stamp = latest["latest"].isoformat() if latest["latest"] else "none"
+    return f"{stamp}/{latest['n']}"

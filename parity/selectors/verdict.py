@@ -1,0 +1,189 @@
+"""The CI verdict of one run: which gaps it opens and closes against its backend's current run
+before it (the baseline), and whether CI should pass.
+
+Computed on request from the run's own results, the baseline run's and the reference's current
+outcomes (the same rules as the engine, from ``parity.engine.fragments``), so it works for a run
+that is not complete or not yet current (a pull request's run, or one whose recompute is still
+queued). Its cost depends on the size of the two runs, not on history.
+
+- A gap of the run: a test passing on the reference's current run that is skipped, failed or
+  errored in the run, or absent from it. Absent counts only once the run is complete: shards of
+  an incomplete run may still come. For the reference backend itself, the baseline plays the
+  reference: the run's gaps are tests that passed on the baseline and no longer pass.
+- Opened: a gap of the run that was no gap of the baseline. Closed: a gap of the baseline that
+  the run no longer has (a test absent from an incomplete run is not known to be fixed).
+- ``ok`` is false when the run opens an untracked gap or, complete, has more than
+  ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+from psycopg2 import sql
+
+from parity.engine.current import baseline_run_pick
+from parity.engine.fragments import (
+    OUTCOME_PARAMS,
+    gap_state,
+    reason_has_issue,
+    run_outcomes,
+    triage_pick,
+)
+from parity.engine.snapshots import coverage_dropped
+from parity.models import Reason, Run, TestCase, Triage, TriageKind
+from parity.selectors.gaps import issue_urls
+
+
+@dataclass(frozen=True)
+class VerdictGap:
+    test: str
+    backend: str
+    state: str
+    reason: str | None
+    issues: list[str]
+    triage: str | None
+    tracked: bool
+    intended: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    run: int
+    backend: str
+    complete: bool
+    baseline_run: int | None
+    ok: bool
+    opened: dict[str, int]  # tracked, untracked, intended
+    closed: int
+    coverage_drop: bool
+    test_count: int
+    baseline_test_count: int | None
+    gaps: list[VerdictGap]  # the gaps the run opened
+
+
+def _prefix(is_reference: bool) -> sql.Composed:
+    reference = (
+        sql.SQL("SELECT test_id, outcome FROM p")
+        if is_reference
+        else sql.SQL(
+            "SELECT test_id, outcome FROM parity_currentoutcome WHERE backend_id = %(reference)s"
+        )
+    )
+    return sql.SQL(
+        """
+        WITH x AS ({x}), p AS ({p}), ref AS ({reference}),
+        gx AS (
+            SELECT r.test_id, {state} AS state, x.reason_id
+            FROM ref r LEFT JOIN x ON x.test_id = r.test_id
+            WHERE r.outcome = %(passed)s
+              AND (x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s))
+        ), gp AS (
+            SELECT r.test_id FROM ref r LEFT JOIN p ON p.test_id = r.test_id
+            WHERE r.outcome = %(passed)s AND (p.outcome IS NULL OR p.outcome <> %(passed)s)
+              AND %(has_baseline)s
+        )
+        """
+    ).format(
+        x=run_outcomes("run"),
+        p=run_outcomes("baseline"),
+        reference=reference,
+        state=gap_state(sql.SQL("x.outcome")),
+    )
+
+
+_OPENED_SQL = sql.SQL(
+    """
+    SELECT o.test_id, o.state, o.reason_id, t.id, t.kind, {reason_issue}
+    FROM (
+        SELECT %(project)s::bigint AS project_id, %(backend)s::bigint AS backend_id, gx.*
+        FROM gx WHERE NOT EXISTS (SELECT 1 FROM gp WHERE gp.test_id = gx.test_id)
+    ) o
+    LEFT JOIN LATERAL ({pick}) t ON true
+    ORDER BY o.test_id
+    """
+).format(reason_issue=reason_has_issue(sql.SQL("o.reason_id")), pick=triage_pick("o"))
+
+_COUNTS_SQL = sql.SQL(
+    """
+    SELECT
+        (SELECT count(*) FROM gp
+         WHERE NOT EXISTS (SELECT 1 FROM gx WHERE gx.test_id = gp.test_id)
+           AND (%(complete)s OR EXISTS (SELECT 1 FROM x WHERE x.test_id = gp.test_id))),
+        (SELECT count(*) FROM x),
+        (SELECT count(*) FROM p)
+    """
+)
+
+
+def run_verdict(*, run: Run) -> Verdict:
+    project, backend = run.project, run.backend
+    baseline = baseline_run_pick(run=run)
+    is_reference = backend.pk == project.reference_backend_id
+    params = {
+        **OUTCOME_PARAMS,
+        "project": project.pk,
+        "backend": backend.pk,
+        "reference": project.reference_backend_id,
+        "run": run.pk,
+        "baseline": baseline.pk if baseline else None,
+        "has_baseline": baseline is not None,
+        "complete": run.complete,
+    }
+    prefix = _prefix(is_reference)
+    with connection.cursor() as cursor:
+        cursor.execute(prefix + _OPENED_SQL, params)
+        opened_rows = cursor.fetchall()
+        cursor.execute(prefix + _COUNTS_SQL, params)
+        closed, test_count, baseline_count = cursor.fetchone()
+    gaps = _verdict_gaps(opened_rows, backend=backend.name)
+    drop = run.complete and coverage_dropped(
+        previous=baseline_count if baseline else None,
+        current=test_count,
+        percent=settings.PARITY_COVERAGE_DROP_PERCENT,
+    )
+    opened = {
+        "tracked": sum(g.tracked for g in gaps),
+        "untracked": sum(not g.tracked and not g.intended for g in gaps),
+        "intended": sum(g.intended for g in gaps),
+    }
+    return Verdict(
+        run=run.pk,
+        backend=backend.name,
+        complete=run.complete,
+        baseline_run=baseline.pk if baseline else None,
+        ok=opened["untracked"] == 0 and not drop,
+        opened=opened,
+        closed=closed,
+        coverage_drop=drop,
+        test_count=test_count,
+        baseline_test_count=baseline_count if baseline else None,
+        gaps=gaps,
+    )
+
+
+def _verdict_gaps(rows: list[tuple], *, backend: str) -> list[VerdictGap]:
+    tests = TestCase.objects.in_bulk({row[0] for row in rows})
+    reasons = Reason.objects.prefetch_related("issues").in_bulk(
+        {row[2] for row in rows if row[2] is not None}
+    )
+    triages = Triage.objects.select_related("issue").in_bulk(
+        {row[3] for row in rows if row[3] is not None}
+    )
+    gaps = []
+    for test_id, state, reason_id, triage_id, kind, reason_issue in rows:
+        reason, triage = reasons.get(reason_id), triages.get(triage_id)
+        intended = kind == TriageKind.INTENDED
+        gaps.append(
+            VerdictGap(
+                test=tests[test_id].key,
+                backend=backend,
+                state=state,
+                reason=reason.text if reason else None,
+                issues=issue_urls(reason=reason, triage=triage),
+                triage=kind,
+                tracked=not intended and (kind == TriageKind.TRACKED or reason_issue),
+                intended=intended,
+            )
+        )
+    return sorted(gaps, key=lambda g: g.test)

@@ -1,0 +1,23 @@
+from celery import shared_task
+
+from parity import engine
+from parity.celery import RETRY_ON_DATABASE_ERRORS
+from parity.models import Run
+
+# Recomputes are idempotent (the same run gives the same tables, no duplicate events), so a
+# redelivery after a lost worker (acks_late) or a retry after a database error is harmless.
+RETRY = RETRY_ON_DATABASE_ERRORS
+
+
+@shared_task(**RETRY)
+def run_completed(run_id: int) -> None:
+    """Adapter: a run turned complete; recompute parity if it is now its backend's current."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is not None:  # deleted since: nothing to do
+        engine.parity_recompute(run=run)
+
+
+@shared_task(**RETRY)
+def runs_complete_quiet() -> None:
+    """Beat: complete the runs CI left open once their uploads have been quiet long enough."""
+    engine.runs_complete_quiet()

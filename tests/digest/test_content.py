@@ -1,0 +1,141 @@
+"""What a week's digest lists, read from the engine's tables after runs uploaded through the API."""
+
+import pytest
+
+from parity.digest.content import digest_content
+from parity.digest.reason_links import IssueLink
+from parity.digest.render import digest_render
+from parity.digest.services import digest_week_plan
+from parity.models import ReasonLinksRecord
+from tests.digest import scenario as s
+
+W16 = s.W13.next.next.next
+
+
+@pytest.fixture
+def three_weeks(xla, upload_run, api):
+    s.upload_week13(upload_run)
+    s.upload_week14(upload_run)
+    digest_week_plan(week=s.W14)  # records the links the W15 digest starts from
+    s.relink_reasons(api)
+    s.upload_week15(upload_run)
+    return xla
+
+
+def _new(content) -> list[tuple]:
+    return [
+        (b.backend, g.state, row.test.rsplit("_", 1)[1], row.tracking)
+        for b in content.new_gaps
+        for g in b.groups
+        for row in g.gaps
+    ]
+
+
+def test_a_week_is_read_the_same_after_later_weeks_changed_things(three_weeks):
+    """W14's t3 gap closed in W15: W14 still lists it as new (open at its end), not fixed."""
+    content = digest_content(project=three_weeks, week=s.W14)
+
+    assert _new(content) == [
+        ("neuron", "error", "7", "untracked"),
+        ("neuron", "missing", "6", "untracked"),
+        ("tpu", "failed", "3", "untracked"),
+        ("tpu", "skipped", "4", "untracked"),  # its reason lost its issue since
+    ]
+    assert content.fixed == []
+    assert [r.reason for r in content.new_reasons] == [s.WITH_ISSUE]
+    assert content.link_changes is None  # nothing recorded the links at W14's start
+
+
+def test_scores_and_changes(three_weeks):
+    scores = digest_content(project=three_weeks, week=s.W15).scores
+
+    assert [(r.backend, r.score, r.before, r.open_gaps, r.untracked) for r in scores] == [
+        ("gpu", None, None, 0, 0),
+        ("neuron", 6 / 7, 5 / 7, 1, 1),
+        ("tpu", 4 / 7, 4 / 7, 3, 2),
+    ]
+
+
+def test_a_backend_filter_narrows_every_list(three_weeks):
+    content = digest_content(project=three_weeks, week=s.W15, backends=["neuron"])
+
+    assert [r.backend for r in content.scores] == ["neuron"]
+    assert _new(content) == []
+    assert [(g.backend, g.test.rsplit("_", 1)[1]) for g in content.fixed] == [("neuron", "6")]
+    assert content.new_reasons == []  # bf16 is a TPU reason
+    assert content.link_changes == []  # both relinked reasons are TPU's
+    assert content.links.new_gaps.endswith("/p/pytorch-xla/gaps/?since=2026-04-06&backend=neuron")
+    assert content.links.fixed_gaps == content.links.new_gaps + "#fixed-gaps"
+
+
+def test_a_gap_opened_and_fixed_within_the_week_is_listed_as_fixed_only(xla, upload_run):
+    upload_run("cpu", s.CPU, day="2026-04-06")
+    upload_run("tpu", {**s.CPU, s.T[1]: ("failed", "boom")}, day="2026-04-06")
+    upload_run("tpu", s.CPU, day="2026-04-07")
+
+    content = digest_content(project=xla, week=s.W15)
+
+    assert _new(content) == []
+    assert [(g.backend, g.state, g.test) for g in content.fixed] == [("tpu", "failed", s.T[1])]
+
+
+def test_long_lists_are_cut_with_a_count_of_the_rest(xla, upload_run, settings):
+    settings.PARITY_DIGEST_MAX_GAPS = 2
+    upload_run("cpu", s.CPU, day="2026-04-06")
+    upload_run("tpu", {s.T[1]: "passed"}, day="2026-04-06")  # t2-t7 missing
+
+    content = digest_content(project=xla, week=s.W15)
+    (tpu,) = content.new_gaps
+    (missing,) = tpu.groups
+    assert (missing.state, missing.total, len(missing.gaps), missing.more) == ("missing", 6, 2, 4)
+    text = digest_render(content).text
+    assert "  ... and 4 more on the gaps page\n" in text
+    assert text.count("  - [untracked] ") == 2
+
+
+def test_a_quiet_week_says_so_in_one_line(three_weeks):
+    digest_week_plan(week=s.W15)
+    content = digest_content(project=three_weeks, week=W16)
+    rendered = digest_render(content)
+
+    assert content.quiet
+    assert rendered.subject == "[parity] pytorch-xla 2026-W16: quiet week"
+    assert rendered.text == (
+        "Parity digest of pytorch-xla, week 2026-W16 (13 Apr to 19 Apr 2026)\n"
+        "\n"
+        "Quiet week: no gaps opened or fixed, no new skip reasons, no issue link changes.\n"
+        "\n"
+        "Parity scores against cpu (the reference backend), change over the week:\n"
+        "  gpu      no run yet\n"
+        "  neuron    85.7%  no change   1 open gap, 1 untracked\n"
+        "  tpu       57.1%  no change   3 open gaps, 2 untracked\n"
+        "\n"
+        "Dashboard: https://parity.example.org/p/pytorch-xla/\n"
+    )
+    assert "<table" in rendered.html and "New gaps" not in rendered.html
+
+
+def test_issue_links_compare_the_records_at_the_week_start_and_end(three_weeks):
+    assert digest_content(project=three_weeks, week=s.W15).link_changes is not None
+    # Recorded once, at the start of the week after the digest's; never overwritten.
+    digest_week_plan(week=s.W15)
+    digest_week_plan(week=s.W15)
+    assert list(ReasonLinksRecord.objects.values_list("week", flat=True)) == [
+        s.W15.monday,
+        W16.monday,
+    ]
+    # A digest of an older week sent late records nothing: the links now are not its.
+    digest_week_plan(week=s.W13)
+    assert ReasonLinksRecord.objects.count() == 2
+    changes = digest_content(project=three_weeks, week=s.W15).link_changes
+    assert [(c.reason, c.gained, c.lost) for c in changes] == [
+        (s.WITH_ISSUE, [], [IssueLink("pytorch/xla#1234", s.ISSUE_URL)]),
+        (s.PLAIN, [IssueLink("pytorch/xla#777", s.TRIAGE_URL)], []),
+    ]
+
+
+def test_a_digest_reads_a_fixed_number_of_queries(three_weeks, django_assert_max_num_queries):
+    # Set-based reads (backends, two snapshot sets, new and fixed gaps with their reasons'
+    # issues, new reasons, link records and the links now): none per gap, reason or backend.
+    with django_assert_max_num_queries(15):
+        digest_content(project=three_weeks, week=s.W15)

@@ -1,0 +1,81 @@
+"""Fixtures for engine and API tests: runs uploaded as JUnit XML through the upload API, so
+every test exercises the whole path (view → ingest task → run completion → recompute)."""
+
+import datetime
+import hashlib
+
+import pytest
+
+from parity.models import Project
+from tests.junit_builder import Case, junit_xml
+
+# A run's results: canonical test ID (``file::Class::name``) -> "passed", or (status, message)
+# with status skipped, failed or error.
+Outcome = str | tuple[str, str]
+
+
+def run_xml(results: dict[str, Outcome]) -> bytes:
+    cases = []
+    for test_id, outcome in results.items():
+        file, cls, name = test_id.split("::")
+        status, message = ("passed", "") if outcome == "passed" else outcome
+        cases.append(Case(cls, name, status, message, file=file))
+    return junit_xml(*cases)
+
+
+@pytest.fixture
+def eager_errors_propagate():
+    """Eager Celery swallows task exceptions by default; a broken recompute must fail tests."""
+    from parity.celery import app
+
+    previous = app.conf.task_eager_propagates
+    app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_eager_propagates = previous
+
+
+@pytest.fixture
+def xla(project) -> Project:
+    """The test project with pytorch/xla's default branch."""
+    Project.objects.filter(pk=project.pk).update(default_branch="master")
+    project.refresh_from_db()
+    return project
+
+
+def commit_of(day: str, extra: str = "") -> str:
+    return hashlib.sha1(f"{day}{extra}".encode()).hexdigest()
+
+
+@pytest.fixture
+def upload_run(xla, ingest, eager_errors_propagate):
+    """Upload one run (or one shard of it); returns the run id."""
+
+    def _upload(
+        backend: str,
+        cases: dict[str, Outcome],
+        *,
+        day: str,
+        complete: bool = True,
+        branch: str = "master",
+        run: str | None = None,
+        name: str = "results.xml",
+    ) -> int:
+        response = ingest(
+            (name, run_xml(cases)),
+            backend=backend,
+            commit=commit_of(day, branch),
+            branch=branch,
+            run=run or f"{day}-{branch}-{backend}",
+            complete="true" if complete else "false",
+            timestamp=f"{day}T12:00:00Z",
+        )
+        assert response.status_code in (200, 202), response.content
+        return response.json()["run"]
+
+    return _upload
+
+
+def utc(day: str, hour: int = 12) -> str:
+    """The API's rendering of noon UTC on ``day``."""
+    moment = datetime.datetime.fromisoformat(day).replace(hour=hour, tzinfo=datetime.UTC)
+    return moment.isoformat().replace("+00:00", "Z")

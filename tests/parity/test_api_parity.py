@@ -1,0 +1,161 @@
+"""The read API's access rules, query counts, schema, and the triage endpoints' validation."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from parity.models import Gap, Triage
+from parity.projects import project_create, upload_token_create
+from parity.selectors import gaps_list, parity_overview
+
+A = "test/a.py::TestA::"
+T1, T2, T3 = (f"{A}test_{n}" for n in range(1, 4))
+URL = "/api/v1/projects/pytorch-xla"
+READS = ["parity/", "gaps/", "skip-reasons/", "tests/", "triage/"]
+
+
+@pytest.fixture
+def gaps(upload_run):
+    upload_run("cpu", {T1: "passed", T2: "passed", T3: "passed"}, day="2026-04-01")
+    upload_run("tpu", {T1: ("skipped", "later"), T2: ("failed", "boom")}, day="2026-04-01")
+    return {g.test.key: g for g in Gap.objects.select_related("test")}
+
+
+@pytest.mark.parametrize("path", READS)
+def test_reads_need_a_token_of_the_project_or_a_login(gaps, api, path):
+    assert api.get(f"{URL}/{path}").status_code == 200
+    assert APIClient().get(f"{URL}/{path}").status_code == 401
+
+    other = project_create(slug="jax", backends=["cpu"], reference="cpu")
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=other)}")
+    response = stranger.get(f"{URL}/{path}")
+    assert response.status_code == 403
+    assert "belongs to project 'jax'" in response.json()["detail"]
+
+    user = APIClient()
+    user.force_login(get_user_model().objects.create_user("maintainer", password="x" * 12))
+    assert user.get(f"{URL}/{path}").status_code == 200
+    assert user.get(f"/api/v1/projects/no-such/{path}").status_code == 404
+
+
+def test_parity_reads_two_queries_however_long_the_history(gaps, xla, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        parity_overview(project=xla, by_dir=True)
+
+
+def test_a_page_of_gaps_reads_three_queries(gaps, xla, django_assert_num_queries):
+    with django_assert_num_queries(3):  # count, page, the reasons' issues
+        page = list(gaps_list(project=xla)[:50])
+        [g.reason.issues.all() for g in page if g.reason]
+        assert gaps_list(project=xla).count() == 3
+
+
+def test_gap_pages_have_count_next_and_results(gaps, api):
+    body = api.get(f"{URL}/gaps/?limit=2").json()
+
+    assert body["count"] == 3 and len(body["results"]) == 2
+    assert body["next"].endswith("/gaps/?limit=2&offset=2")
+
+
+def test_bad_filters_are_named(gaps, api):
+    body = api.get(f"{URL}/gaps/?state=broken&since=yesterday").json()
+
+    assert set(body) == {"state", "since"}
+
+
+def test_schema_lists_the_parity_endpoints(client):
+    schema = client.get("/api/schema/").content.decode()
+
+    for path in [
+        "/api/v1/projects/{slug}/parity/",
+        "/api/v1/projects/{slug}/gaps/",
+        "/api/v1/projects/{slug}/skip-reasons/",
+        "/api/v1/projects/{slug}/skip-reasons/{id}/trend/",
+        "/api/v1/projects/{slug}/tests/",
+        "/api/v1/projects/{slug}/tests/{id}/",
+        "/api/v1/projects/{slug}/triage/",
+        "/api/v1/runs/{id}/verdict/",
+    ]:
+        assert path in schema, path
+
+
+def _tpu(api) -> dict:
+    return api.get(f"{URL}/parity/").json()["backends"][3]
+
+
+def test_triage_a_gap_then_remove_it(gaps, api):
+    assert (_tpu(api)["tracked"], _tpu(api)["untracked"]) == (0, 3)
+    body = {
+        "kind": "tracked",
+        "gap": gaps[T2].pk,
+        "issue_url": "https://github.com/pytorch/xla/issues/42",
+    }
+
+    created = api.post(f"{URL}/triage/", body, format="json")
+
+    assert created.status_code == 201, created.content
+    triage = created.json()
+    assert (triage["backend"], triage["test"], triage["kind"], triage["stale"]) == (
+        "tpu",
+        T2,
+        "tracked",
+        False,
+    )
+    assert triage["issue"] == "https://github.com/pytorch/xla/issues/42"
+    assert (_tpu(api)["tracked"], _tpu(api)["untracked"]) == (1, 2)
+    assert api.get(f"{URL}/gaps/?tracked=true").json()["results"][0]["issues"] == [
+        "https://github.com/pytorch/xla/issues/42"
+    ]
+
+    assert api.delete(f"{URL}/triage/{triage['id']}/").status_code == 204
+    assert (_tpu(api)["tracked"], _tpu(api)["untracked"]) == (0, 3)
+    assert not Triage.objects.exists()
+
+
+def test_a_logged_in_maintainer_is_recorded_on_the_triage(gaps):
+    user = get_user_model().objects.create_user("maintainer", password="x" * 12)
+    client = APIClient()
+    client.force_login(user)
+    body = {"kind": "intended", "test": gaps[T1].test_id, "backend": "tpu", "note": "by design"}
+
+    response = client.post(f"{URL}/triage/", body, format="json")
+
+    assert response.status_code == 201, response.content
+    assert response.json()["created_by"] == "maintainer"
+    assert (_tpu(client)["intended"], _tpu(client)["untracked"]) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"kind": "tracked", "test": "T1"}, "A tracked triage needs an 'issue_url'."),
+        ({"kind": "intended", "test": "T1"}, "An intended triage needs a short 'note' saying why."),
+        ({"kind": "intended", "note": "x"}, "Name exactly one of 'gap', 'test' or 'reason'."),
+        ({"kind": "intended", "note": "x", "test": "T1", "reason": 1}, "Name exactly one"),
+        ({"kind": "intended", "note": "x", "test": "T1", "backend": "ipu"}, "Unknown backend"),
+        ({"kind": "intended", "note": "x", "gap": 999999}, "No gap 999999"),
+        ({"kind": "intended", "note": "x", "reason": 999999}, "No reason 999999"),
+    ],
+)
+def test_triage_requests_are_checked(gaps, api, body, message):
+    if body.get("test") == "T1":
+        body["test"] = gaps[T1].test_id
+
+    response = api.post(f"{URL}/triage/", body, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith(message)
+    assert not Triage.objects.exists()
+
+
+def test_a_token_cannot_delete_another_projects_triage(gaps, api):
+    triage = api.post(
+        f"{URL}/triage/", {"kind": "intended", "gap": gaps[T1].pk, "note": "x"}, format="json"
+    ).json()
+    other = project_create(slug="jax", backends=["cpu"], reference="cpu")
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=other)}")
+
+    assert stranger.delete(f"/api/v1/projects/jax/triage/{triage['id']}/").status_code == 404
+    assert Triage.objects.count() == 1

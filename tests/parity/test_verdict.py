@@ -1,0 +1,113 @@
+"""The CI verdict: ok unless a run opens an untracked gap or drops coverage."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from parity.projects import project_create, upload_token_create
+
+A = "test/a.py::TestA::"
+T1, T2, T3 = (f"{A}test_{n}" for n in range(1, 4))
+BOTH_PASS = {T1: "passed", T2: "passed"}
+DAY1, DAY2 = "2026-04-01", "2026-04-02"
+
+
+@pytest.fixture
+def history(upload_run):
+    upload_run("cpu", BOTH_PASS, day=DAY1)
+    return upload_run("tpu", BOTH_PASS, day=DAY1)
+
+
+def verdict(api, run: int) -> dict:
+    response = api.get(f"/api/v1/runs/{run}/verdict/")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history, upload_run, api):
+    run = upload_run("tpu", {T1: "passed", T2: ("skipped", "not supported yet")}, day=DAY2)
+
+    body = verdict(api, run)
+    assert (body["run"], body["backend"], body["ok"]) == (run, "tpu", False)
+    assert body["opened"] == {"tracked": 0, "untracked": 1, "intended": 0}
+    assert body["closed"] == 0
+    assert body["gaps"] == [
+        {
+            "test": T2,
+            "backend": "tpu",
+            "state": "skipped",
+            "reason": "not supported yet",
+            "issues": [],
+            "triage": None,
+            "tracked": False,
+            "intended": False,
+        }
+    ]
+
+
+def test_the_same_skip_with_an_issue_url_in_its_reason_passes(history, upload_run, api):
+    reason = "not supported yet, see https://github.com/pytorch/xla/issues/99"
+    run = upload_run("tpu", {T1: "passed", T2: ("skipped", reason)}, day=DAY2)
+
+    body = verdict(api, run)
+    assert body["ok"] is True
+    assert body["opened"] == {"tracked": 1, "untracked": 0, "intended": 0}
+    assert body["gaps"][0]["issues"] == ["https://github.com/pytorch/xla/issues/99"]
+
+
+def test_a_skip_whose_reason_is_triaged_intended_passes(history, upload_run, api):
+    upload_run("gpu", {T1: "passed", T2: ("skipped", "by design")}, day=DAY1)
+    reason_id = api.get("/api/v1/projects/pytorch-xla/gaps/").json()["results"][0]["reason_id"]
+    triage = {"kind": "intended", "reason": reason_id, "note": "no such op on accelerators"}
+    assert api.post("/api/v1/projects/pytorch-xla/triage/", triage).status_code == 201
+
+    run = upload_run("tpu", {T1: "passed", T2: ("skipped", "by design")}, day=DAY2)
+
+    body = verdict(api, run)
+    assert (body["ok"], body["opened"]) == (True, {"tracked": 0, "untracked": 0, "intended": 1})
+    assert body["gaps"][0]["triage"] == "intended"
+
+
+def test_a_fix_is_counted_closed(upload_run, api):
+    upload_run("cpu", BOTH_PASS, day=DAY1)
+    upload_run("tpu", {T1: "passed", T2: ("failed", "boom")}, day=DAY1)
+
+    body = verdict(api, upload_run("tpu", BOTH_PASS, day=DAY2))
+    assert (body["ok"], body["closed"], body["gaps"]) == (True, 1, [])
+
+
+def test_a_coverage_drop_fails_even_without_new_gaps(upload_run, api, settings):
+    settings.PARITY_COVERAGE_DROP_PERCENT = 5
+    tpu_only = {f"{A}tpu_{n}": "passed" for n in range(20)}  # not on the reference: no gaps
+    upload_run("cpu", BOTH_PASS, day=DAY1)
+    upload_run("tpu", {**BOTH_PASS, **tpu_only}, day=DAY1)
+
+    body = verdict(api, upload_run("tpu", BOTH_PASS, day=DAY2))
+    assert (body["ok"], body["coverage_drop"], body["opened"]["untracked"]) == (False, True, 0)
+    assert (body["test_count"], body["baseline_test_count"]) == (2, 22)
+
+
+def test_the_reference_backends_verdict_reports_its_own_regressions(history, upload_run, api):
+    run = upload_run("cpu", {T1: "passed", T2: ("failed", "boom"), T3: "passed"}, day=DAY2)
+
+    body = verdict(api, run)
+    assert (body["ok"], [(g["test"], g["state"]) for g in body["gaps"]]) == (
+        False,
+        [(T2, "failed")],
+    )
+
+
+def test_a_first_run_opens_every_gap_it_has(upload_run, api):
+    upload_run("cpu", BOTH_PASS, day=DAY1)
+    body = verdict(api, upload_run("neuron", {T1: "passed"}, day=DAY1))
+
+    assert (body["ok"], body["baseline_run"], body["opened"]["untracked"]) == (False, None, 1)
+
+
+def test_verdict_needs_a_token_of_the_runs_project(history, api):
+    other = project_create(slug="jax", backends=["cpu"], reference="cpu")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=other)}")
+
+    assert client.get(f"/api/v1/runs/{history}/verdict/").status_code == 403
+    assert APIClient().get(f"/api/v1/runs/{history}/verdict/").status_code == 401
+    assert api.get("/api/v1/runs/999999/verdict/").status_code == 404
