@@ -1,8 +1,162 @@
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+"""Dashboard pages: parse the query string (``forms``), call one selector, render a template.
+Pages read the engine's roll-ups only (``parity.selectors.dashboard``); chart data comes from
+the JSON endpoints in ``charts``, triage goes through ``triage``."""
 
-from parity.selectors import projects_overview
+import datetime
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from parity.dashboard.forms import (
+    FileQuery,
+    GapsQuery,
+    HeatmapQuery,
+    ReasonsQuery,
+    RunsQuery,
+    TriageForm,
+    cleaned,
+    query_form,
+)
+from parity.models import Project, TestCase
+from parity.selectors import dashboard
+
+# ``tracked`` choice of the gaps page -> ``gaps_list`` filters.
+TRACKED_FILTERS = {
+    "": {},
+    "tracked": {"tracked": True},
+    "untracked": {"tracked": False},
+    "intended": {"intended": True},
+}
 
 
 def overview(request: HttpRequest) -> HttpResponse:
-    return render(request, "parity/overview.html", {"projects": projects_overview()})
+    context = {"cards": dashboard.project_cards(), **_upload_help(request)}
+    return render(request, "parity/overview.html", context)
+
+
+def project_heatmap(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    query = cleaned(HeatmapQuery(request.GET))
+    heatmap = dashboard.heatmap(
+        project=project,
+        folders=query["dir"],
+        folder=query["folder"] or "",
+        q=query["q"] or "",
+        sort=query["sort"],
+    )
+    return _render_project(
+        request,
+        project,
+        "parity/heatmap.html",
+        tab="heatmap",
+        heatmap=heatmap,
+        file_url=reverse("project-file", args=[slug]),  # reversed once, not once per cell
+    )
+
+
+def file_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    form = FileQuery(request.GET)
+    if not form.is_valid():
+        return redirect("project", slug=slug)
+    grid = dashboard.file_grid(
+        project=project, file=form.cleaned_data["path"], backend=form.cleaned_data["backend"]
+    )
+    if not grid.rows:
+        raise Http404(f"No test file '{grid.file}' in the current runs of {project.slug}.")
+    return _render_project(request, project, "parity/file.html", tab="heatmap", grid=grid)
+
+
+def test_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    test = get_object_or_404(TestCase, project=project, pk=pk)
+    page = dashboard.test_page(project=project, test=test)
+    return _render_project(request, project, "parity/test.html", tab="heatmap", page=page)
+
+
+def skip_reasons(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    form = query_form(ReasonsQuery, request.GET, project=project)
+    query = cleaned(form)
+    backends = [name for name, _ in form.fields["backend"].choices if name]
+    rows = dashboard.skip_reason_rows(
+        project=project, backends=backends, backend=query["backend"] or None
+    )
+    return _render_project(
+        request,
+        project,
+        "parity/skip_reasons.html",
+        tab="reasons",
+        form=form,
+        query=query,
+        backends=backends,
+        rows=rows,
+        chart_url=f"{reverse('project-reasons-data', args=[slug])}?{request.GET.urlencode()}",
+    )
+
+
+def gaps(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    form = query_form(GapsQuery, request.GET, project=project, today=timezone.now().date())
+    query = cleaned(form)
+    since = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
+    page = dashboard.gaps_page(
+        project=project,
+        since=since,
+        open_any_age=query["open"],
+        filters={
+            "backend": query["backend"] or None,
+            "state": query["state"] or None,
+            **TRACKED_FILTERS[query["tracked"] or ""],
+        },
+        page=query["page"],
+        fixed_page=query["fixed_page"],
+    )
+    return _render_project(
+        request,
+        project,
+        "parity/gaps.html",
+        tab="gaps",
+        form=form,
+        query=query,
+        since=since,
+        page=page,
+    )
+
+
+def runs(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    form = query_form(RunsQuery, request.GET, project=project)
+    query = cleaned(form)
+    page = dashboard.runs_page(
+        project=project, backend=query["backend"] or None, page=query["page"]
+    )
+    return _render_project(
+        request, project, "parity/runs.html", tab="runs", form=form, query=query, page=page
+    )
+
+
+def _render_project(
+    request: HttpRequest, project: Project, template: str, *, tab: str, **context
+) -> HttpResponse:
+    """Every project page: its tabs, the triage form for logged-in users, and the upload
+    instructions its empty states show."""
+    context = {
+        "project": project,
+        "tab": tab,
+        "has_runs": dashboard.project_has_runs(project=project),
+        "triage_form": TriageForm() if request.user.is_authenticated else None,
+        **_upload_help(request, project),
+        **context,
+    }
+    return render(request, template, context)
+
+
+def _upload_help(request: HttpRequest, project: Project | None = None) -> dict:
+    backends = list(project.backends.values_list("name", flat=True)) if project else []
+    return {
+        "upload_url": request.build_absolute_uri(reverse("upload-create")),
+        "example_backend": backends[0] if backends else "cpu",
+    }

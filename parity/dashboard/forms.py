@@ -1,0 +1,145 @@
+"""Query strings of the dashboard pages (every filter lives in the URL, so links are
+shareable) and the triage form. A bad value falls back to its default instead of an error
+page: a stale shared link still opens."""
+
+import datetime
+
+from django import forms
+from django.http import QueryDict
+
+from parity.models import GapState, Project, TriageKind
+
+
+def backend_choices(project: Project) -> list[tuple[str, str]]:
+    names = sorted(project.backends.values_list("name", flat=True))
+    return [("", "every backend"), *[(n, n) for n in names]]
+
+
+def query_form(form_class: type[forms.Form], query: QueryDict, **kwargs) -> forms.Form:
+    """A form bound to the query string, each missing field set to its initial value, so the
+    form shows what the page shows."""
+    unbound = form_class(**kwargs)
+    data = query.copy()
+    for name, field in unbound.fields.items():
+        initial = unbound.get_initial_for_field(field, name)
+        if name not in data and initial not in (None, ""):
+            data[name] = initial.isoformat() if isinstance(initial, datetime.date) else initial
+    return form_class(data, **kwargs)
+
+
+def cleaned(form: forms.Form) -> dict:
+    """Each field's valid value, or its initial value when it is missing or invalid."""
+    form.is_valid()
+    values = {}
+    for name, field in form.fields.items():
+        value = form.cleaned_data.get(name)
+        if value in (None, ""):
+            value = form.get_initial_for_field(field, name)
+        values[name] = value
+    return values
+
+
+class HeatmapQuery(forms.Form):
+    dir = forms.BooleanField(required=False, label="Folders")
+    folder = forms.CharField(required=False, max_length=500)
+    q = forms.CharField(required=False, max_length=200, label="Filter files")
+    sort = forms.CharField(required=False, max_length=60, initial="worst")
+
+
+class FileQuery(forms.Form):
+    path = forms.CharField(max_length=500)
+    backend = forms.CharField(required=False, max_length=50)
+
+
+class ProjectQuery(forms.Form):
+    """A form whose ``backend`` field offers the project's backends."""
+
+    backend = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].choices = backend_choices(project)
+
+
+class ReasonsQuery(ProjectQuery):
+    days = forms.TypedChoiceField(
+        choices=[(7, "7 days"), (28, "28 days"), (90, "90 days")],
+        coerce=int,
+        required=False,
+        initial=28,
+        empty_value=28,
+    )
+
+
+class GapsQuery(ProjectQuery):
+    TRACKED_CHOICES = [
+        ("", "tracked or not"),
+        ("untracked", "untracked"),
+        ("tracked", "tracked"),
+        ("intended", "intended"),
+    ]
+    since = forms.DateField(
+        required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Since"
+    )
+    open = forms.BooleanField(required=False, label="every open gap, however old")
+    state = forms.ChoiceField(required=False, choices=[("", "every state"), *GapState.choices])
+    tracked = forms.ChoiceField(required=False, choices=TRACKED_CHOICES)
+    page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+    fixed_page = forms.IntegerField(
+        required=False, min_value=1, initial=1, widget=forms.HiddenInput
+    )
+
+    def __init__(self, *args, today: datetime.date, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Default: the last week, so the page answers "what broke since last Monday".
+        self.fields["since"].initial = today - datetime.timedelta(days=7)
+
+
+class RunsQuery(ProjectQuery):
+    page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+
+
+class TriageForm(forms.Form):
+    """Triage one gap, its test on every backend, or its reason on one or every backend."""
+
+    SCOPES = [
+        ("gap", "this test on this backend"),
+        ("test", "this test on every backend"),
+        ("reason_backend", "this reason on this backend"),
+        ("reason", "this reason on every backend"),
+    ]
+    kind = forms.ChoiceField(choices=TriageKind.choices, widget=forms.RadioSelect)
+    scope = forms.ChoiceField(choices=SCOPES)
+    gap = forms.IntegerField(required=False)
+    test = forms.IntegerField(required=False)
+    reason = forms.IntegerField(required=False)
+    backend = forms.CharField(required=False, max_length=50)
+    issue_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    note = forms.CharField(required=False, max_length=2000)
+    next = forms.CharField(required=False, max_length=2000)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        scope = data.get("scope")
+        needs = {"gap": "gap", "test": "test", "reason_backend": "reason", "reason": "reason"}
+        if scope and data.get(needs[scope]) is None:
+            raise forms.ValidationError(f"Nothing to triage for '{scope}'.")
+        if scope == "reason_backend" and not data.get("backend"):
+            raise forms.ValidationError("Name the backend.")
+        return data
+
+    def request_fields(self) -> dict:
+        """Keyword arguments of ``parity.engine.TriageRequest``."""
+        data = self.cleaned_data
+        target = {
+            "gap": {"gap": data["gap"]},
+            "test": {"test": data["test"]},
+            "reason_backend": {"reason": data["reason"], "backend": data["backend"]},
+            "reason": {"reason": data["reason"]},
+        }[data["scope"]]
+        return {
+            "kind": data["kind"],
+            "issue_url": data["issue_url"],
+            "note": data["note"],
+            **target,
+        }

@@ -1,0 +1,46 @@
+// Skip reasons: the stacked area chart of skipped tests per reason and day, from the page's
+// JSON endpoint (same filters as the page). Filters apply as soon as a select changes.
+(function () {
+  "use strict";
+  var form = document.getElementById("reasons-filter");
+  if (form) {
+    form.querySelectorAll("select").forEach(function (select) {
+      select.addEventListener("change", function () { form.submit(); });
+    });
+  }
+  var el = document.getElementById("reason-chart");
+  if (!el) return;
+  // Colour-blind-safe qualitative palette (Okabe-Ito), then grey for "other".
+  var palette = ["#0072B2", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#CC79A7", "#F0E442",
+                 "#000000"];
+  fetch(el.getAttribute("data-url"), { headers: { Accept: "application/json" } })
+    .then(function (response) { return response.json(); })
+    .then(function (body) {
+      if (body.series.length === 0) {
+        el.textContent = "No skipped tests in this period.";
+        el.classList.add("muted");
+        return;
+      }
+      var traces = body.series.map(function (s, i) {
+        var other = s.reason === null;
+        return {
+          x: body.days,
+          y: s.counts,
+          name: s.name.length > 60 ? s.name.slice(0, 59) + "…" : s.name,
+          meta: [s.name],
+          type: "scatter",
+          mode: "lines",
+          stackgroup: "one",
+          line: { width: 0.5, color: other ? "#9aa3ad" : palette[i % palette.length] },
+          hovertemplate: "%{meta[0]}<br>%{x|%Y-%m-%d}: %{y} tests<extra></extra>",
+        };
+      });
+      Plotly.newPlot(el, traces, {
+        margin: { l: 48, r: 8, t: 8, b: 40 },
+        yaxis: { title: { text: "skipped tests" }, rangemode: "tozero" },
+        xaxis: { type: "date" },
+        legend: { orientation: "h", y: -0.15, font: { size: 11 }, traceorder: "normal" },
+        hovermode: "closest",
+      }, { displayModeBar: false, responsive: true });
+    });
+})();

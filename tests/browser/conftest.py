@@ -1,0 +1,136 @@
+"""Browser tests: Playwright drives Debian's Chromium (``/usr/bin/chromium``, headless) against a
+live server holding three days of the demo project, uploaded through the API by ``load_demo``.
+
+Loading takes seconds, so the data and the server live for the whole module, outside
+pytest-django's per-test transactions (its ``live_server`` flushes the database after every
+test); the module's teardown flushes it so later tests start empty. Every request the page makes
+to a host other than 127.0.0.1 or localhost is aborted and fails the test, as does any console
+error. Each test leaves a full-page screenshot in ``screenshots/<test>.png`` at the repo root.
+"""
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.core.management import call_command
+from django.db import connections
+from django.test import Client, override_settings
+from django.test.testcases import LiveServerThread
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots"
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+DEMO_DAYS = 3
+MAINTAINER = ("maintainer", "a-test-password-1")
+
+no_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason=f"{CHROMIUM} is absent: install Debian's chromium (apt-get install chromium); "
+    ".ci/run does",
+)
+
+
+@dataclass
+class Site:
+    url: str
+    maintainer_session: str  # a sessionid cookie of a logged-in maintainer
+
+
+@pytest.fixture(scope="module")
+def site(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Site]:
+    """A live server on 127.0.0.1 with the demo project loaded through the upload API."""
+    media = tmp_path_factory.mktemp("media")
+    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
+        call_command("load_demo", "--days", str(DEMO_DAYS), stdout=io.StringIO())
+        get_user_model().objects.create_superuser(MAINTAINER[0], password=MAINTAINER[1])
+        client = Client()
+        client.login(username=MAINTAINER[0], password=MAINTAINER[1])
+        server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
+        server.daemon = True
+        server.start()
+        server.is_ready.wait()
+        if server.error:
+            raise server.error
+        try:
+            yield Site(
+                url=f"http://127.0.0.1:{server.port}",
+                maintainer_session=client.cookies["sessionid"].value,
+            )
+        finally:
+            server.terminate()
+            call_command("flush", interactive=False, verbosity=0)
+
+
+@pytest.fixture(scope="module")
+def chromium(site):
+    # Set up after the site, so closed before it: Chromium's open keep-alive connections
+    # would otherwise hold the server's database connections past the module.
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the ORM calls the tests make
+    # in it (expected numbers, a login session) are plain synchronous calls.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+        # While Playwright's loop runs, Django keys its connections by that context: the
+        # tests' own connection is this one, and nothing else would ever close it.
+        connections.close_all()
+
+
+@dataclass
+class Watch:
+    """What a page did that a test must not let pass."""
+
+    outside: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def page(chromium, site, request):
+    """A fresh browser context on the site. Afterwards: a full-page screenshot, and failure if
+    a request left 127.0.0.1 or the console logged an error."""
+    context = chromium.new_context(base_url=site.url, viewport={"width": 1400, "height": 900})
+    watch = Watch()
+
+    def guard(route) -> None:
+        if urlsplit(route.request.url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            watch.outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    page = context.new_page()
+    page.on("console", lambda m: m.type == "error" and watch.console_errors.append(m.text))
+    page.on("pageerror", lambda e: watch.console_errors.append(str(e)))
+    page.watch = watch
+    yield page
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"{request.node.name}.png", full_page=True)
+    context.close()
+    assert watch.outside == [], f"requests left 127.0.0.1: {watch.outside}"
+    assert watch.console_errors == [], f"console errors: {watch.console_errors}"
+
+
+def log_in(page, site: Site) -> None:
+    """Give the browser a maintainer's session, as Django's admin login would (its login page
+    is not the dashboard's and is not under test here)."""
+    cookie = {"name": "sessionid", "value": site.maintainer_session, "url": site.url}
+    page.context.add_cookies([cookie])

@@ -1,0 +1,176 @@
+"""The dashboard in Chromium, with three days of demo data: the heatmap and its clicks, the
+skip-reason chart, filters kept in the URL, triage, and no request leaving 127.0.0.1."""
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import expect
+
+from parity.models import Project
+from parity.selectors import dashboard
+from tests.browser.conftest import log_in, no_chromium
+
+# Each test runs in a transaction of its own, rolled back after it; the module's data and every
+# write the browser makes through the live server are committed outside it (see conftest).
+pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
+SLUG = "pytorch-xla"
+
+
+def query(page) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def test_overview_shows_scores_sparklines_and_uploads(page):
+    (card,) = dashboard.project_cards()
+    page.goto("/")
+    rows = page.locator(".project-card tbody tr")
+    expect(rows).to_have_count(len(card.backends))
+    for row, backend in zip(rows.all(), card.backends, strict=True):
+        expect(row.locator("th")).to_contain_text(backend.name)
+        expect(row).to_contain_text("ago")  # the last upload's age
+    # One Plotly sparkline per backend but the reference.
+    expect(page.locator(".spark .main-svg").first).to_be_visible()
+    expect(page.locator(".spark:has(.main-svg)")).to_have_count(len(card.backends) - 1)
+
+
+def test_heatmap_rows_columns_and_labels_match_the_data(page):
+    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG))
+    page.goto(f"/p/{SLUG}/")
+    table = page.locator("#heatmap")
+    headers = table.locator("thead th.col a")
+    expect(headers).to_have_text([b.backend for b in heatmap.backends])
+    assert heatmap.backends[0].is_reference
+    expect(table.locator("tbody tr")).to_have_count(len(heatmap.rows))
+    # Every cell's label, row by row, in the page's order (worst parity first).
+    labels = table.locator("tbody tr").evaluate_all(
+        "rows => rows.map(r => [r.dataset.name, ...Array.from(r.querySelectorAll('td'),"
+        " td => td.innerText.trim())])"
+    )
+    assert labels == [[row.name, *[c.label for c in row.cells]] for row in heatmap.rows]
+    expect(page.locator(".legend")).to_contain_text("not in the run")
+
+
+def test_clicking_a_cell_opens_that_file_on_that_backend(page):
+    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG), sort="tpu")
+    worst = heatmap.rows[0]
+    page.goto(f"/p/{SLUG}/?sort=tpu")
+    page.locator('#heatmap tbody tr >> nth=0 >> td[data-backend="tpu"] a').click()
+    expect(page).to_have_url(re.compile(r"/file/\?"))
+    assert query(page) == {"path": [worst.name], "backend": ["tpu"]}
+    expect(page.locator("h1")).to_have_text(worst.name)
+    expect(page.locator('nav.seg a[aria-current="true"]')).to_have_text("tpu")
+    grid = dashboard.file_grid(project=Project.objects.get(slug=SLUG), file=worst.name)
+    expect(page.locator("#file-grid tbody tr")).to_have_count(len(grid.rows))
+    expect(page.locator("#file-grid tbody tr >> nth=0 >> td.chosen")).to_have_count(1)
+
+
+def test_worst_file_on_neuron_in_two_clicks(page):
+    """The issue's "done when": from the overview, two clicks to the worst file on neuron, and
+    there why its tests do not pass and which issue tracks each reason."""
+    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG), sort="neuron")
+    page.goto("/")
+    page.get_by_role("link", name="worst files on neuron").click()  # click 1
+    expect(page.locator('#heatmap th[aria-sort="ascending"]')).to_contain_text("neuron")
+    page.locator('#heatmap tbody tr >> nth=0 >> td[data-backend="neuron"] a').click()  # click 2
+    assert query(page) == {"path": [heatmap.rows[0].name], "backend": ["neuron"]}
+    reasons = page.locator("#reasons")
+    expect(reasons).to_contain_text("Why tests do not pass on neuron")
+    expect(reasons.locator("tbody tr").first).to_be_visible()
+    # Each listed reason says which issue tracks it, or that none does.
+    for row in reasons.locator("tbody tr[data-reason]").all():
+        assert row.locator("a.issue").count() or row.locator(".badge.untracked").count()
+
+
+def test_skip_reason_chart_renders_its_series(page):
+    page.goto(f"/p/{SLUG}/skip-reasons/")
+    chart = page.locator("#reason-chart")
+    expect(chart.locator(".main-svg").first).to_be_visible()
+    body = page.request.get(chart.get_attribute("data-url")).json()
+    assert body["series"], "the demo has skipped tests"
+    expect(chart.locator(".scatterlayer .trace")).to_have_count(len(body["series"]))
+    legend = chart.locator(".legend .traces .legendtext").all_text_contents()
+    assert [name[:59] for name in legend] == [s["name"][:59] for s in body["series"]]
+    assert len(page.evaluate("document.getElementById('reason-chart').data[0].x")) == 28
+    rows = page.locator("#reasons-table tbody tr")
+    statuses = rows.evaluate_all("rows => rows.map(r => r.dataset.status)")
+    order = {"untracked": 0, "tracked": 1, "intended": 2}
+    assert statuses == sorted(statuses, key=order.get)  # untracked first
+
+
+def test_skip_reason_backend_filter_changes_url_table_and_chart(page):
+    page.goto(f"/p/{SLUG}/skip-reasons/")
+    page.select_option("#reasons-filter select[name=backend]", "tpu")
+    page.wait_for_url(re.compile(r"backend=tpu"))
+    assert query(page)["backend"] == ["tpu"]
+    expect(page.locator("h1")).to_contain_text("on tpu")
+    expect(page.locator("#reason-chart .main-svg").first).to_be_visible()
+    tpu_column = 4  # cpu, gpu, neuron, tpu after the reason
+    counts = page.locator(f"#reasons-table tbody tr td:nth-child({tpu_column + 1})")
+    assert all(int(n) > 0 for n in counts.all_inner_texts())
+
+
+def test_heatmap_filter_changes_the_url_and_the_table(page):
+    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG), q="spmd")
+    page.goto(f"/p/{SLUG}/")
+    page.fill("#heatmap-q", "spmd")
+    page.wait_for_url(re.compile(r"q=spmd"))
+    visible = page.locator("#heatmap tbody tr:visible")
+    expect(visible).to_have_count(len(heatmap.rows))
+    assert all("spmd" in name for name in visible.evaluate_all("r => r.map(x => x.dataset.name)"))
+    expect(page.locator("#heatmap-count")).to_have_text(
+        f"{len(heatmap.rows)} of {heatmap.total_rows}"
+    )
+    page.reload()  # the link is shareable: the server applies ?q= too
+    expect(page.locator("#heatmap tbody tr")).to_have_count(len(heatmap.rows))
+    expect(page.locator("#heatmap-q")).to_have_value("spmd")
+    page.get_by_role("link", name="Folders").click()
+    assert query(page) == {"dir": ["1"]}
+    page.locator("#heatmap tbody tr th a").first.click()  # drill into the worst folder
+    assert "folder" in query(page)
+    expect(page.locator(".crumbs")).to_contain_text("all folders")
+
+
+def test_gaps_filters_change_the_url_and_the_table(page):
+    page.goto(f"/p/{SLUG}/gaps/?open=1")
+    page.select_option("#gaps-filter select[name=backend]", "neuron")
+    page.select_option("#gaps-filter select[name=tracked]", "untracked")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url(re.compile(r"backend=neuron"))
+    assert query(page)["backend"] == ["neuron"] and query(page)["tracked"] == ["untracked"]
+    rows = page.locator("#new-gaps tbody tr")
+    expect(rows.first).to_be_visible()
+    assert set(rows.evaluate_all("r => r.map(x => x.dataset.backend)")) == {"neuron"}
+    expect(page.locator("#new-gaps .badge.tracked")).to_have_count(0)
+
+
+def test_runs_and_test_detail_pages(page):
+    page.goto(f"/p/{SLUG}/runs/")
+    rows = page.locator("#runs-table tbody tr")
+    expect(rows).to_have_count(4 * 3)  # four backends, three days
+    expect(rows.first).to_contain_text("current")
+    page.goto(f"/p/{SLUG}/runs/?backend=neuron")
+    assert set(rows.evaluate_all("r => r.map(x => x.dataset.backend)")) == {"neuron"}
+    page.goto(f"/p/{SLUG}/?sort=tpu")
+    page.locator('#heatmap tbody tr >> nth=0 >> td[data-backend="tpu"] a').click()
+    page.locator("#file-grid tbody tr th a").first.click()
+    expect(page.locator("#test-lines tbody tr")).to_have_count(4)
+    expect(page.locator("#test-lines .timeline .tick").first).to_be_visible()
+
+
+def test_a_maintainer_triages_a_gap(page, site):
+    page.goto(f"/p/{SLUG}/gaps/?open=1&backend=gpu&tracked=untracked")
+    expect(page.locator("details.triage")).to_have_count(0)  # anonymous: no form
+    log_in(page, site)
+    page.reload()
+    first = page.locator("#new-gaps tbody tr").first
+    test = first.locator("td.test").inner_text()
+    first.locator("details.triage summary").click()
+    first.locator("input[name=issue_url]").fill("https://github.com/pytorch/xla/issues/31337")
+    first.get_by_role("button", name="Save").click()
+    expect(page.locator(".message.success")).to_contain_text("Triage saved")
+    assert query(page)["tracked"] == ["untracked"]  # back on the same filtered page
+    expect(page.locator("#new-gaps td.test", has_text=test)).to_have_count(0)
+    page.goto(f"/p/{SLUG}/gaps/?open=1&backend=gpu&tracked=tracked")
+    row = page.locator("#new-gaps tbody tr", has=page.locator("td.test", has_text=test))
+    expect(row.locator("a.issue")).to_have_text("pytorch/xla#31337")

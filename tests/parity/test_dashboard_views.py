@@ -1,0 +1,395 @@
+"""The dashboard's pages and JSON endpoints through Django's test client: what each page says
+for the scenario of ``dashboard_scenario``, their empty states, and who may triage."""
+
+import datetime
+import re
+from html import unescape
+
+import pytest
+from django.contrib.staticfiles import finders
+
+from parity.dashboard.staticfiles import PLOTLY_DIR
+from parity.models import Gap, Reason, Triage
+from tests.parity.dashboard_scenario import (
+    BACKENDS,
+    CUDA,
+    DAY1,
+    DAY2,
+    HEATMAP,
+    ISSUE_URL,
+    NEURON,
+    WITH_ISSUE,
+    A,
+    B,
+    C,
+    label,
+    tid,
+    upload_history,
+)
+
+P = "/p/pytorch-xla"
+
+
+@pytest.fixture
+def runs(upload_run) -> dict[str, int]:
+    return upload_history(upload_run)
+
+
+def text(response) -> str:
+    assert response.status_code == 200, response.status_code
+    return unescape(re.sub(r"\s+", " ", response.content.decode()))
+
+
+def rows(html: str, table_id: str) -> list[str]:
+    body = html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+    return re.findall(r"<tr\b.*?</tr>", body.split("<tbody>", 1)[1])
+
+
+def cells(row: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td\b.*?</td>", row)]
+
+
+# --- Empty states -----------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_overview_without_projects_says_how_to_create_one(client):
+    html = text(client.get("/"))
+    assert "No projects yet" in html
+    assert "python manage.py create_project pytorch-xla --backends" in html
+    assert "plotly" not in html  # no chart, no 4 MB script
+
+
+@pytest.mark.parametrize("page", ["/", f"{P}/", f"{P}/gaps/", f"{P}/skip-reasons/", f"{P}/runs/"])
+def test_a_project_without_uploads_shows_the_curl_line(client, project, page):
+    html = text(client.get(page))
+    assert "No uploads yet" in html
+    assert 'curl -fsS -H "Authorization: Token $PARITY_TOKEN"' in html
+    assert "-F project=pytorch-xla" in html
+    assert "http://testserver/api/v1/uploads/" in html
+    assert "python manage.py create_upload_token pytorch-xla" in html
+
+
+def test_a_project_with_only_incomplete_runs_says_so(client, upload_run):
+    upload_run("cpu", {tid(A, 1): "passed"}, day=DAY1, complete=False)
+    html = text(client.get(f"{P}/"))
+    assert "No complete run yet" in html
+    assert "No uploads yet" not in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "page", [f"{P}/", f"{P}/gaps/", f"{P}/runs/", f"{P}/skip-reasons/", f"{P}/tests/1/"]
+)
+def test_an_unknown_project_is_404(client, page):
+    assert client.get(page).status_code == 404
+
+
+# --- Overview ---------------------------------------------------------------------------------
+
+
+def test_overview_card_per_backend(client, runs):
+    html = text(client.get("/"))
+    backends = re.findall(r'<tr data-backend="(\w+)">(.*?)</tr>', html)
+    assert [name for name, _ in backends] == list(BACKENDS)
+    by_name = {name: row for name, row in backends}
+    assert "80 %" in by_name["gpu"] and "60 %" in by_name["neuron"] and "80 %" in by_name["tpu"]
+    # Untracked gaps link to the gaps page, filtered.
+    assert '?backend=neuron&tracked=untracked&open=1">4</a>' in by_name["neuron"]
+    assert '?backend=tpu&tracked=untracked&open=1">1</a>' in by_name["tpu"]
+    assert "7 untracked gaps" in html
+    # The last upload's age and status; a link to the backend's worst files.
+    assert "ago" in by_name["cpu"] and "Done" in by_name["cpu"]
+    assert f'href="{P}/?sort=neuron"' in by_name["neuron"]
+    assert "parity/vendor/plotly.min.js" in html
+
+
+def test_overview_data_is_the_score_trend_with_an_etag(client, runs):
+    response = client.get("/overview.json")
+    body = response.json()
+    scores = body["projects"]["pytorch-xla"]
+    assert scores["neuron"]["score"] == [0.6, 0.6]  # b1-b4 of 10 missing, then b1 skipped
+    assert scores["gpu"]["score"] == [0.9, 0.8]
+    assert [at[:10] for at in scores["gpu"]["at"]] == [DAY1, DAY2]
+    assert response["Cache-Control"] == "max-age=60"
+    again = client.get("/overview.json", HTTP_IF_NONE_MATCH=response["ETag"])
+    assert again.status_code == 304
+
+
+# --- Heatmap ----------------------------------------------------------------------------------
+
+
+def heat(html: str) -> dict[str, list[str]]:
+    return {
+        re.sub(r"<[^>]+>", "", row.split("</th>")[0]).strip(): cells(row)
+        for row in rows(html, "heatmap")
+    }
+
+
+def test_heatmap_rows_columns_and_labels(client, runs):
+    html = text(client.get(f"{P}/?sort=name"))
+    header = html.split('id="heatmap"')[1].split("</thead>")[0]
+    assert re.findall(r'title="Sort by worst parity on (\w+)"', header) == list(BACKENDS)
+    assert heat(html) == {f: [label(HEATMAP[f][b]) for b in BACKENDS] for f in (A, B, C)}
+    # The colour bin and the hover text of one cell; the link opens the file on that backend.
+    cell = r'<td class="cell s(\w+)( absent)?" data-backend="neuron">\s*<a href="([^"]+)"'
+    neuron_b = re.search(cell + r' title="([^"]+)"', html.split(f'data-name="{B}"')[1])
+    assert neuron_b.group(1) == "0"
+    assert neuron_b.group(3) == f"{P}/file/?path={B}&backend=neuron"
+    assert neuron_b.group(4) == f"neuron · {B}: 0 passed, 0 failed, 0 error, 1 skipped, 3 missing"
+
+
+def test_heatmap_sorts_by_worst_parity(client, runs):
+    # Worst on any backend but the reference: B (0/4 on neuron), A (2/4 on tpu), C (2/3).
+    assert list(heat(text(client.get(f"{P}/")))) == [B, A, C]
+    # By one backend: A (3/4) and C (2/3) on gpu are worse than B (4/4).
+    assert list(heat(text(client.get(f"{P}/?sort=gpu")))) == [C, A, B]
+    assert list(heat(text(client.get(f"{P}/?sort=bogus")))) == [B, A, C]
+
+
+def test_heatmap_filter_folders_and_drill_down(client, runs):
+    assert list(heat(text(client.get(f"{P}/?q=OPS/")))) == [B, A]
+    html = text(client.get(f"{P}/?q=nothing-like-this"))
+    assert "No file matches “nothing-like-this”" in html
+
+    folders = text(client.get(f"{P}/?dir=1&sort=name"))
+    assert heat(folders) == {
+        "test/": ["2/3", "2/3", "3/3", "2/3"],
+        "test/ops/": ["8/8", "7/8", "4/8", "6/8"],
+    }
+    assert 'href="?sort=name&folder=test%2Fops"' in folders  # drill into a folder
+    drilled = text(client.get(f"{P}/?folder=test/ops&sort=name"))
+    assert list(heat(drilled)) == [A, B]
+    assert "all folders" in drilled
+
+
+# --- File and test detail ---------------------------------------------------------------------
+
+
+def test_file_detail_on_a_backend(client, runs):
+    html = text(client.get(f"{P}/file/?path={A}&backend=tpu"))
+    grid = {
+        re.sub(r"<[^>]+>", "", r.split("</th>")[0]).strip(): cells(r)
+        for r in rows(html, "file-grid")
+    }
+    # The chosen backend's worst first: error, then skipped, then passed.
+    assert list(grid) == ["TestA::test_a4", "TestA::test_a2", "TestA::test_a1", "TestA::test_a3"]
+    cpu, gpu, neuron, tpu = grid["TestA::test_a2"]
+    assert cpu.startswith("✓ passed") and gpu.startswith("✗ failed")
+    assert "AssertionError: 1 != 2" in gpu and "untracked" in gpu
+    assert "⊘ skipped" in tpu and WITH_ISSUE in tpu and "pytorch/xla#4242" in tpu
+    assert "tracked" in tpu
+    assert f'href="{ISSUE_URL}"' in html
+    # Why tests do not pass on tpu: each reason, its tests and the issue tracking it.
+    reasons = html.split('id="reasons"')[1].split("</section>")[0]
+    assert "RuntimeError: device lost" in reasons and WITH_ISSUE in reasons
+    assert "no issue" in reasons
+
+
+def test_file_detail_says_not_run_for_missing_tests(client, runs):
+    html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
+    grid = {
+        re.sub(r"<[^>]+>", "", r.split("</th>")[0]).strip(): cells(r)
+        for r in rows(html, "file-grid")
+    }
+    assert list(grid)[0] == "TestB::test_b1"  # skipped before not run
+    assert grid["TestB::test_b1"][2].startswith("⊘ skipped") and NEURON in grid["TestB::test_b1"][2]
+    assert grid["TestB::test_b2"][2].startswith("– not run")
+    assert "gap: missing (passes on the reference)" in grid["TestB::test_b2"][2]
+    reasons = html.split('id="reasons"')[1].split("</section>")[0]
+    assert "Not in neuron's current run, though they pass on the reference" in reasons
+
+
+@pytest.mark.django_db
+def test_file_detail_of_an_unknown_file_is_404_and_without_path_goes_back(client, runs):
+    assert client.get(f"{P}/file/?path=test/nope.py").status_code == 404
+    response = client.get(f"{P}/file/")
+    assert (response.status_code, response["Location"]) == (302, f"{P}/")
+
+
+def test_test_detail_timeline_reason_and_triage_state(client, runs):
+    test = Gap.objects.get(backend__name="tpu", test__key=tid(A, 2)).test
+    html = text(client.get(f"{P}/tests/{test.pk}/"))
+    lines = {r.split('data-backend="')[1].split('"')[0]: r for r in rows(html, "test-lines")}
+    assert list(lines) == list(BACKENDS)
+    assert "✓✓" in cells(lines["cpu"])[2].replace(" ", "")  # two passing runs
+    assert "⊘⊘" in cells(lines["tpu"])[2].replace(" ", "")
+    assert WITH_ISSUE in lines["tpu"] and "pytorch/xla#4242" in lines["tpu"]
+    assert "skipped" in cells(lines["tpu"])[1] and "tracked" in cells(lines["tpu"])[1]
+    assert "failed" in cells(lines["gpu"])[1] and "untracked" in cells(lines["gpu"])[1]
+    assert f"{DAY1} 12:00" in lines["tpu"]  # each mark's run, in its hover text
+
+
+# --- Skip reasons -----------------------------------------------------------------------------
+
+
+def test_skip_reasons_table_untracked_first(client, runs):
+    html = text(client.get(f"{P}/skip-reasons/"))
+    table = [cells(r) for r in rows(html, "reasons-table")]
+    assert [(r[0], r[1:5], r[6]) for r in table] == [
+        (CUDA, ["1", "0", "0", "1"], "untracked"),
+        (NEURON, ["0", "0", "1", "0"], "untracked"),
+        (WITH_ISSUE, ["0", "0", "0", "1"], "tracked"),
+    ]
+    assert table[2][5] == "pytorch/xla#4242"
+    assert table[0][7] == DAY1 and table[0][8] == DAY2  # first and last seen
+    only_neuron = text(client.get(f"{P}/skip-reasons/?backend=neuron"))
+    assert [cells(r)[0] for r in rows(only_neuron, "reasons-table")] == [NEURON]
+    assert 'data-url="/p/pytorch-xla/skip-reasons.json?backend=neuron"' in only_neuron
+
+
+def test_skip_reasons_chart_data(client, runs):
+    body = client.get(f"{P}/skip-reasons.json?days=7").json()
+    assert len(body["days"]) == 7 and body["days"][-1] == str(
+        datetime.date.fromisoformat(DAY2) + datetime.timedelta(days=1)
+    )
+    series = {s["name"]: s["counts"][-4:] for s in body["series"]}  # 3 days ago … today
+    assert series == {
+        CUDA: [0, 2, 2, 2],  # cpu and tpu, carried to today by the current runs
+        WITH_ISSUE: [0, 1, 1, 1],
+        "not implemented yet": [0, 1, 0, 0],  # fixed on day 2
+        NEURON: [0, 0, 1, 1],
+    }
+    tpu = client.get(f"{P}/skip-reasons.json?days=7&backend=tpu").json()
+    assert {s["name"] for s in tpu["series"]} == {CUDA, WITH_ISSUE, "not implemented yet"}
+
+
+# --- Gaps and runs ----------------------------------------------------------------------------
+
+
+def gap_rows(html: str, section: str) -> list[tuple[str, str, str]]:
+    body = html.split(f'id="{section}"')[1].split("</section>")[0]
+    found = []
+    for row in re.findall(r"<tr data-backend.*?</tr>", body):
+        c = cells(row)
+        found.append((c[0], c[1].rsplit("::", 1)[1], c[2]))
+    return found
+
+
+def test_gaps_new_and_fixed_since_a_day_with_filters(client, runs):
+    html = text(client.get(f"{P}/gaps/"))  # default: the last 7 days
+    assert sorted(gap_rows(html, "new-gaps")) == sorted(
+        [
+            ("gpu", "test_a2", "failed"),
+            ("gpu", "test_c2", "failed"),
+            ("neuron", "test_b1", "skipped"),
+            ("neuron", "test_b2", "missing"),
+            ("neuron", "test_b3", "missing"),
+            ("neuron", "test_b4", "missing"),
+            ("tpu", "test_a2", "skipped"),
+            ("tpu", "test_a4", "error"),
+        ]
+    )
+    assert gap_rows(html, "fixed-gaps") == [("tpu", "test_a3", "skipped")]
+
+    since_day2 = text(client.get(f"{P}/gaps/?since={DAY2}"))
+    assert gap_rows(since_day2, "new-gaps") == [("gpu", "test_c2", "failed")]
+    assert f'value="{DAY2}"' in since_day2  # the form shows the filter the URL holds
+
+    untracked_neuron = text(client.get(f"{P}/gaps/?backend=neuron&tracked=untracked&state=missing"))
+    assert [g[1] for g in gap_rows(untracked_neuron, "new-gaps")] == [
+        "test_b2",
+        "test_b3",
+        "test_b4",
+    ]
+    tracked = text(client.get(f"{P}/gaps/?tracked=tracked"))
+    assert gap_rows(tracked, "new-gaps") == [("tpu", "test_a2", "skipped")]
+    assert "pytorch/xla#4242" in tracked
+    none = text(client.get(f"{P}/gaps/?since={DAY2}&backend=tpu"))
+    assert "No new gap on tpu since" in none and "See every open gap" in none
+
+
+def test_runs_page_lists_runs_uploads_and_errors_in_plain_words(client, runs, ingest):
+    response = ingest(
+        ("broken.xml", b"this is not XML"), backend="gpu", commit="f" * 40, run="broken-gpu",
+        branch="master", timestamp=f"{DAY2}T13:00:00Z",
+    )  # fmt: skip
+    assert response.status_code == 202
+    html = text(client.get(f"{P}/runs/"))
+    table = rows(html, "runs-table")
+    assert len(table) == 9
+    broken = cells(table[0])
+    assert broken[1] == "gpu" and "every upload failed; this run will not count" in broken[3]
+    assert "failed" in broken[4] and "broken.xml" in broken[4]
+    current = cells(next(r for r in table if f'data-run="{runs["neuron2"]}"' in r))
+    assert "current" in current[3] and "complete" in current[3]
+    assert current[5:10] == ["8", "7", "1", "0", "0"]  # tests, passed, skipped, failed, error
+    assert len(rows(text(client.get(f"{P}/runs/?backend=tpu")), "runs-table")) == 2
+
+
+# --- Triage -----------------------------------------------------------------------------------
+
+
+def test_triage_forms_are_for_logged_in_users_only(client, admin_client, runs):
+    assert "Triage</summary>" not in text(client.get(f"{P}/gaps/"))
+    assert "Log in</a> to triage gaps" in text(client.get(f"{P}/gaps/"))
+    assert "Triage</summary>" in text(admin_client.get(f"{P}/gaps/"))
+    assert "Triage</summary>" in text(admin_client.get(f"{P}/skip-reasons/"))
+
+
+def test_triage_needs_login(client, runs):
+    gap = Gap.objects.get(backend__name="gpu", test__key=tid(A, 2), is_open=True)
+    body = {"kind": "tracked", "scope": "gap", "gap": gap.pk, "issue_url": ISSUE_URL,
+            "next": f"{P}/gaps/?backend=gpu"}  # fmt: skip
+    response = client.post(f"{P}/triage/", body)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/?next=")
+    assert "gaps/%3Fbackend%3Dgpu" in response["Location"]
+    assert not Triage.objects.exists()
+    assert client.get(f"{P}/triage/").status_code == 405
+
+
+def test_triage_links_an_issue_and_the_numbers_move(admin_client, runs):
+    gap = Gap.objects.get(backend__name="gpu", test__key=tid(A, 2), is_open=True)
+    body = {"kind": "tracked", "scope": "gap", "gap": gap.pk, "test": gap.test_id,
+            "backend": "gpu", "issue_url": "https://github.com/pytorch/xla/issues/99",
+            "next": f"{P}/gaps/?backend=gpu"}  # fmt: skip
+    response = admin_client.post(f"{P}/triage/", body, follow=True)
+    assert response.redirect_chain == [(f"{P}/gaps/?backend=gpu", 302)]
+    html = text(response)
+    assert "Triage saved: linked to its issue" in html
+    assert "pytorch/xla#99" in html
+    gap.refresh_from_db()
+    assert gap.tracked and gap.triage.created_by.username == "admin"
+    assert '?backend=gpu&tracked=untracked&open=1">1</a>' in text(admin_client.get("/"))
+
+
+def test_triage_a_reason_as_intended(admin_client, runs):
+    cuda = Reason.objects.get(text=CUDA)
+    body = {"kind": "intended", "scope": "reason", "reason": cuda.pk, "note": "CUDA only"}
+    response = admin_client.post(f"{P}/triage/", body)
+    assert (response.status_code, response["Location"]) == (302, f"{P}/gaps/")
+    row = [cells(r) for r in rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")]
+    assert [(r[0].split(" Triage")[0].strip(), r[6]) for r in row][-1] == (CUDA, "intended")
+
+
+def test_triage_errors_are_shown_not_raised(admin_client, runs):
+    gap = Gap.objects.get(backend__name="gpu", test__key=tid(A, 2), is_open=True)
+    missing_url = {
+        "kind": "tracked",
+        "scope": "gap",
+        "gap": gap.pk,
+        "next": "https://evil.example/",
+    }
+    response = admin_client.post(f"{P}/triage/", missing_url, follow=True)
+    assert response.redirect_chain[-1][0] == f"{P}/gaps/"  # never off-site
+    assert "Triage not saved: A tracked triage needs an 'issue_url'." in text(response)
+    no_target = {"kind": "intended", "scope": "reason", "note": "x"}
+    html = text(admin_client.post(f"{P}/triage/", no_target, follow=True))
+    assert "Triage not saved: Nothing to triage for 'reason'." in html
+    assert not Triage.objects.exists()
+
+
+# --- Static files -----------------------------------------------------------------------------
+
+
+def test_plotly_is_served_from_the_installed_package():
+    found = finders.find("parity/vendor/plotly.min.js")
+    assert found == str(PLOTLY_DIR / "plotly.min.js")
+    listed = [
+        (storage.prefix, path)
+        for finder in finders.get_finders()
+        for path, storage in finder.list(None)
+        if path.endswith("plotly.min.js")
+    ]
+    assert listed == [("parity/vendor", "plotly.min.js")]
