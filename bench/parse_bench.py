@@ -54,27 +54,20 @@ def _case_xml(i: int) -> str:
 
 
 def run_stdlib_iterparse(path: Path) -> int:
-    count = 0
-    stack: list[ElementTree.Element] = []
-    for event, elem in ElementTree.iterparse(path, events=("start", "end")):
-        if event == "start":
-            stack.append(elem)
-            continue
-        stack.pop()
-        if elem.tag == "testcase":
-            count += 1
-            elem.clear()
-            if stack:
-                stack[-1].remove(elem)
-    return count
+    return _count_testcases(ElementTree.iterparse(path, events=("start", "end")))
 
 
 def run_defusedxml(path: Path) -> int:
     from defusedxml.ElementTree import iterparse
 
+    return _count_testcases(iterparse(path, events=("start", "end"), forbid_dtd=True))
+
+
+def _count_testcases(events) -> int:
+    """The loop a streaming parser must stay near: clear each finished testcase and drop it
+    from its parent so memory stays flat."""
     count = 0
-    stack = []
-    events = iterparse(path, events=("start", "end"), forbid_dtd=True)
+    stack: list[ElementTree.Element] = []
     for event, elem in events:
         if event == "start":
             stack.append(elem)
