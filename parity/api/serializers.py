@@ -160,6 +160,7 @@ class SkipReasonSerializer(serializers.Serializer):
 
 class SkipReasonListSerializer(serializers.Serializer):
     count = serializers.IntegerField()
+    untracked = serializers.IntegerField(help_text="Reasons with no issue and not intended.")
     results = SkipReasonSerializer(many=True)
 
 

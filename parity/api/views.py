@@ -60,7 +60,8 @@ class SkipReasonListView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_request(request, slug)
         reasons = selectors.skip_reasons_current(project=project)
-        body = {"count": len(reasons), "results": reasons}
+        untracked = sum(1 for r in reasons if not (r.tracked or r.intended))
+        body = {"count": len(reasons), "untracked": untracked, "results": reasons}
         return Response(s.SkipReasonListSerializer(body).data)
 
 

@@ -16,6 +16,9 @@ from parity.projects import project_create, upload_token_create
 
 FIXTURE = Path(__file__).resolve().parents[2] / "demo" / "fixture.json"
 DEMO_SLUG = "pytorch-xla"
+# The CPU and GPU runners start PyTorch's own test files as `python3 ../../test/test_x.py`
+# from pytorch/xla's checkout: name them by the repository they live in.
+DEMO_RULES = {"rewrites": [{"pattern": r"^\.\./\.\./test/", "replacement": "pytorch/test/"}]}
 
 
 class Command(BaseCommand):
@@ -40,6 +43,8 @@ class Command(BaseCommand):
                 issue_url_template="https://github.com/pytorch/xla/issues/{number}",
                 default_branch=BRANCH,
             )
+            project.normalization_rules = DEMO_RULES
+            project.save(update_fields=["normalization_rules"])
             self._upload_all(project, days=options["days"])
         else:
             self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")
