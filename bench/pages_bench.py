@@ -70,9 +70,18 @@ def bench(*, days: int, repeat: int, loads: int) -> dict:
     loaded = time.perf_counter() - began
     with connection.cursor() as cursor:
         counts = {}
-        for table in ("parity_run", "parity_result", "parity_snapshot", "parity_reasondaily"):
+        tables = (
+            "parity_run",
+            "parity_result",
+            "parity_snapshot",
+            "parity_reasondaily",
+            "parity_gap",
+        )
+        for table in tables:
             cursor.execute(f"SELECT count(*) FROM {table}")  # noqa: S608 (fixed names)
             counts[table.removeprefix("parity_")] = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM parity_gap WHERE is_open")
+        counts["open gap"] = cursor.fetchone()[0]
         cursor.execute("ANALYZE")
     pages = page_urls()
     from django.test import Client
@@ -83,14 +92,15 @@ def bench(*, days: int, repeat: int, loads: int) -> dict:
     return {"days": days, "load_s": loaded, **counts, "pages": timings, "browser": browser}
 
 
+FILE = "test/test_operations.py"  # ~200 tests on every backend, whatever the history length
+
+
 def page_urls() -> dict[str, str]:
-    """Every page, on the demo's worst file on neuron and a test of it."""
+    """Every page; the file and test pages on one file every history length has."""
     from parity.models import Project, TestCase
-    from parity.selectors import dashboard
 
     project = Project.objects.get(slug=SLUG)
-    worst = dashboard.heatmap(project=project, sort="neuron").rows[0].name
-    test = TestCase.objects.filter(project=project, file="test/test_operations.py").first()
+    test = TestCase.objects.filter(project=project, file=FILE).order_by("key").first()
     p = f"/p/{SLUG}"
     return {
         "overview": "/",
@@ -98,7 +108,7 @@ def page_urls() -> dict[str, str]:
         "heatmap": f"{p}/",
         "heatmap folders": f"{p}/?dir=1",
         "heatmap neuron q": f"{p}/?sort=neuron&q=spmd",
-        "file": f"{p}/file/?path={worst}&backend=neuron",
+        "file": f"{p}/file/?path={FILE}&backend=neuron",
         "test": f"{p}/tests/{test.pk}/",
         "skip reasons": f"{p}/skip-reasons/",
         "reasons.json": f"{p}/skip-reasons.json",
@@ -168,7 +178,7 @@ def print_table(results: list[dict]) -> None:
     for name in results[0]["pages"]:
         print(f"{name:<20}" + "".join(f"{r['pages'][name]:>12.1f}" for r in results))
     print()
-    for key in ("run", "result", "snapshot", "reasondaily"):
+    for key in ("run", "result", "snapshot", "reasondaily", "gap", "open gap"):
         print(f"{key + ' rows':<20}" + "".join(f"{r[key]:>12}" for r in results))
     print(f"{'demo load (s)':<20}" + "".join(f"{r['load_s']:>12.1f}" for r in results))
     if all(r["browser"] for r in results):

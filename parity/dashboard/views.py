@@ -72,7 +72,7 @@ def file_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def test_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = get_object_or_404(Project, slug=slug)
     test = get_object_or_404(TestCase, project=project, pk=pk)
-    page = dashboard.test_page(project=project, test=test)
+    page = dashboard.testcase_page(project=project, test=test)
     return _render_project(request, project, "parity/test.html", tab="heatmap", page=page)
 
 

@@ -21,7 +21,7 @@ from parity.selectors.dashboard.reasons import (
     skip_reason_rows,
 )
 from parity.selectors.dashboard.runs import RunsPage, runs_page
-from parity.selectors.dashboard.tests import TestPage, test_page
+from parity.selectors.dashboard.testcases import TestCasePage, testcase_page
 
 __all__ = [
     "HEATMAP_SORTS",
@@ -33,7 +33,7 @@ __all__ = [
     "ReasonChart",
     "ReasonRow",
     "RunsPage",
-    "TestPage",
+    "TestCasePage",
     "data_version",
     "file_grid",
     "gaps_page",
@@ -45,5 +45,5 @@ __all__ = [
     "score_trends",
     "skip_reason_chart",
     "skip_reason_rows",
-    "test_page",
+    "testcase_page",
 ]

@@ -53,7 +53,7 @@ class TestCell:
 SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "⊘"}
 
 
-def cell_issues(cell) -> list[IssueLink]:
+def cell_issues(cell: "TestCell") -> list[IssueLink]:
     """Where a test's outcome on a backend is tracked: its gap's issues (reason's and
     triage's), else its reason's."""
     if cell.gap is not None:
@@ -95,23 +95,25 @@ def file_grid(*, project: Project, file: str, backend: str | None = None) -> Fil
     names = _backend_names(project)
     if backend not in names.values():
         backend = None
-    tests = TestCase.objects.filter(project=project, file=file)
+    in_file = TestCase.objects.filter(project=project, file=file)
     outcomes = {
         (c.test_id, c.backend_id): c
-        for c in CurrentOutcome.objects.filter(project=project, test__in=tests)
+        for c in CurrentOutcome.objects.filter(project=project, test__in=in_file)
     }
     gaps = {
         (g.test_id, g.backend_id): g
-        for g in Gap.objects.filter(project=project, is_open=True, test__in=tests).select_related(
+        for g in Gap.objects.filter(project=project, is_open=True, test__in=in_file).select_related(
             "triage__issue"
         )
     }
     reason_ids = {c.reason_id for c in outcomes.values()} | {g.reason_id for g in gaps.values()}
     reasons = _reasons(reason_ids - {None})
+    # Tests no current run has and no gap names (renamed, deleted) are history: left out.
     present = {test_id for test_id, _ in outcomes} | {test_id for test_id, _ in gaps}
     rows = [
         _row(test, names, outcomes, gaps, reasons)
-        for test in tests.filter(pk__in=present).order_by("key")
+        for test in in_file.order_by("key")
+        if test.pk in present
     ]
     if backend is not None:
         column = list(names.values()).index(backend)
@@ -150,7 +152,13 @@ def _reasons(ids: set[int]) -> dict[int, ReasonInfo]:
     }
 
 
-def _row(test, names, outcomes, gaps, reasons) -> TestRow:
+def _row(
+    test: TestCase,
+    names: dict[int, str],
+    outcomes: dict[tuple[int, int], CurrentOutcome],
+    gaps: dict[tuple[int, int], Gap],
+    reasons: dict[int, ReasonInfo],
+) -> TestRow:
     cells = []
     for backend_id, name in names.items():
         current = outcomes.get((test.pk, backend_id))

@@ -5,6 +5,7 @@ import datetime
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 
 from parity.models import Gap, Project
 from parity.selectors.dashboard.issues import IssueLink, issue_links
@@ -46,7 +47,7 @@ def gaps_page(
     )
 
 
-def _page(gaps, number: int, per_page: int) -> Page:
+def _page(gaps: QuerySet[Gap], number: int, per_page: int) -> Page:
     page = Paginator(gaps, per_page).get_page(number)
     page.object_list = [
         GapRow(gap=gap, issues=issue_links(issue_urls(reason=gap.reason, triage=gap.triage)))

@@ -2,10 +2,12 @@
 ``CurrentOutcome``) and the stacked trend of skipped tests per reason (``ReasonDaily``)."""
 
 import datetime
+import operator
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import reduce
 
-from django.db.models import Max, Q
+from django.db.models import OuterRef, Q, Subquery
 
 from parity.models import Project, Reason, ReasonDaily
 from parity.models.reasons import ReasonKind
@@ -78,36 +80,37 @@ def skip_reason_chart(
 ) -> ReasonChart:
     """Skipped tests per reason and day over the last ``days`` days, summed over the backends
     (or one). A backend's count on a day is that of its latest ``ReasonDaily`` day on or before
-    it: the current run stays current until the next one. Four queries, bounded by the window."""
+    it: the current run stays current until the next one. Three queries, a fourth when a backend
+    ran before the window; their cost is bounded by the window, not by the history."""
     today = today or datetime.datetime.now(datetime.UTC).date()
     start = today - datetime.timedelta(days=days - 1)
-    backend_ids = list(
-        project.backends.filter(**({"name": backend} if backend else {})).values_list(
-            "pk", flat=True
-        )
+    backends = project.backends.filter(**({"name": backend} if backend else {}))
+    # Each backend's last day before the window, the counts the window starts from: a LIMIT 1
+    # on the (backend, day) index, so its cost does not depend on how many days came before.
+    before = ReasonDaily.objects.filter(backend=OuterRef("pk"), day__lt=start).order_by("-day")
+    anchors = dict(
+        backends.annotate(last=Subquery(before.values("day")[:1])).values_list("pk", "last")
     )
-    window = ReasonDaily.objects.filter(
-        backend_id__in=backend_ids, reason__kind=ReasonKind.SKIP
-    ).values_list("backend_id", "day", "reason_id", "count")
-    # Each backend's last day before the window: the counts the window starts from.
-    anchors = (
-        ReasonDaily.objects.filter(backend_id__in=backend_ids, day__lt=start)
-        .values("backend_id")
-        .annotate(last=Max("day"))
-        .values_list("backend_id", "last")
+    skips = ReasonDaily.objects.filter(reason__kind=ReasonKind.SKIP).values_list(
+        "backend_id", "day", "reason_id", "count"
     )
-    in_window = Q(day__gte=start, day__lte=today)
-    for backend_id, last in anchors:
-        in_window |= Q(backend_id=backend_id, day=last)
-    by_day = defaultdict(dict)  # (backend, day) -> {reason: count}
-    for backend_id, day, reason_id, count in window.filter(in_window):
+    rows = list(skips.filter(backend_id__in=anchors, day__gte=start, day__lte=today))
+    starts = [Q(backend_id=b, day=day) for b, day in anchors.items() if day is not None]
+    if starts:
+        rows += skips.filter(reduce(operator.or_, starts))
+    by_day: dict[tuple[int, datetime.date], dict[int, int]] = defaultdict(dict)
+    for backend_id, day, reason_id, count in rows:
         by_day[backend_id, day][reason_id] = count
     dates = [start + datetime.timedelta(days=n) for n in range(days)]
-    totals = _carried_totals(by_day, backend_ids, dates)
+    totals = _carried_totals(by_day, list(anchors), dates)
     return _top_series(totals, dates, top=top)
 
 
-def _carried_totals(by_day, backend_ids, dates) -> dict[int, list[int]]:
+def _carried_totals(
+    by_day: dict[tuple[int, datetime.date], dict[int, int]],
+    backend_ids: list[int],
+    dates: list[datetime.date],
+) -> dict[int, list[int]]:
     """Per reason, per date, the sum over backends of each backend's counts then current."""
     totals: dict[int, list[int]] = defaultdict(lambda: [0] * len(dates))
     for backend_id in backend_ids:
@@ -123,7 +126,9 @@ def _carried_totals(by_day, backend_ids, dates) -> dict[int, list[int]]:
     return totals
 
 
-def _top_series(totals: dict[int, list[int]], dates, *, top: int) -> ReasonChart:
+def _top_series(
+    totals: dict[int, list[int]], dates: list[datetime.date], *, top: int
+) -> ReasonChart:
     ranked = sorted(totals, key=lambda r: (-sum(totals[r]), r))
     ranked = [r for r in ranked if sum(totals[r])]
     shown, rest = ranked[:top], ranked[top:]

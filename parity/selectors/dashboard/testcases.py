@@ -35,14 +35,14 @@ class BackendLine:
 
 
 @dataclass(frozen=True)
-class TestPage:
+class TestCasePage:
     __test__ = False  # not a pytest test class
 
     test: TestCase
     lines: list[BackendLine]  # the reference first
 
 
-def test_page(*, project: Project, test: TestCase) -> TestPage:
+def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
     """The history reads the test's own results by index, at most ``HISTORY_RUNS`` runs per
     backend; everything else comes from the current outcomes and open gaps."""
     history = testcase_history(project=project, test=test)
@@ -79,4 +79,4 @@ def test_page(*, project: Project, test: TestCase) -> TestPage:
                 timeline=list(reversed(history.backends[backend.name].history)),
             )
         )
-    return TestPage(test=test, lines=lines)
+    return TestCasePage(test=test, lines=lines)
