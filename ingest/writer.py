@@ -55,17 +55,14 @@ class WriteSummary:
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
 
 
-def _copy_field(value: object) -> str:
-    if value is None:
-        return "\\N"
-    if isinstance(value, str):
-        return value.translate(_COPY_ESCAPES)
-    return str(value)
-
-
 def _copy_lines(rows: Iterable[ResultRow]) -> Iterator[str]:
+    """COPY text format: tab-separated, \\N for NULL, backslash escapes in text."""
     for seq, row in enumerate(rows):
-        yield f"{seq}\t" + "\t".join(map(_copy_field, row)) + "\n"
+        fields = [
+            "\\N" if v is None else v.translate(_COPY_ESCAPES) if isinstance(v, str) else str(v)
+            for v in row
+        ]
+        yield f"{seq}\t" + "\t".join(fields) + "\n"
 
 
 class LineReader(io.RawIOBase):
