@@ -1,10 +1,12 @@
+from pathlib import Path
+
 import pytest
 from rest_framework.test import APIClient
 
 from parity.models import Project
 from parity.projects import project_create, upload_token_create
 
-FIXTURES_DIR = __import__("pathlib").Path(__file__).parent / "fixtures"
+FIXTURES_DIR = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)

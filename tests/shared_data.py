@@ -19,5 +19,6 @@ needs_corpus = pytest.mark.skipif(
 )
 needs_pytorch_xla = pytest.mark.skipif(
     not (PYTORCH_XLA_DIR / "tests_inventory.tsv").is_file(),
-    reason=f"the PyTorch/XLA data is not at {PYTORCH_XLA_DIR} (set PARITY_SHARED_DIR to the shared folder)",
+    reason=f"the PyTorch/XLA data is not at {PYTORCH_XLA_DIR} "
+    "(set PARITY_SHARED_DIR to the shared folder)",
 )

@@ -1,0 +1,54 @@
+"""A deterministic CI history for the pytorch-xla demo, built from ``fixture.json``.
+
+``demo_uploads(fixture, end=date)`` yields, for each of ``days`` days and each backend, the
+1-3 files its CI run would upload: JUnit XML written with junitparser, or a zip of an xmlrunner
+``test-reports`` folder. Nothing here touches Django, the clock or the network, and the same
+arguments always give the same bytes (every choice comes from ``SEED``).
+
+How it mirrors the data (see the README of the shared ``data/pytorch-xla`` folder):
+
+- Each backend runs the active files of its runner (fixture ``backends``), once per file.
+  A file's tests are the inventory's, capped at ``MAX_TESTS_PER_FILE`` (the first in inventory
+  order). The cap only trims test_core_aten_ops.py (491 tests): a day is then ~1.36k (CPU),
+  ~1.0k (GPU), ~0.85k (TPU) and ~0.5k (Neuron) cases, ~104k over 28 days.
+- Name shapes follow the README's table: unittest files as xmlrunner writes them
+  (``classname="TestFoo" file="test/x.py"``), absl files as absltest does
+  (``classname="__main__.TestFoo"``, a skip is ``status="notrun" result="suppressed"`` with no
+  reason), the TPU ``python -m unittest`` file with its module (``test_mat_mul_precision.X``).
+  In a zip each file's XML sits in ``test-reports/python-unittest/test.dir.test_x/``, the
+  folder being the only file hint absl cases carry. Scripts with no per-test results
+  (``torch_xla.launch`` programs, examples) get one case named ``main`` for their exit status,
+  so every file a runner lists shows up; Neuron's runner names a file that does not exist,
+  which errors every night.
+- Skips come from the fixture's real rows, with their reason verbatim; on some days a
+  backend's converter words them like pytest (``test/x.py:12: Skipped: <reason>``).
+- Device-parameterized upstream tests (``TestViewOpsXLA.test_x_xla_float32``, file
+  ``../../test/test_view_ops.py`` as the runner invokes it) run on all four backends under the
+  same names, skipped (``skipped on XLA``) where that backend's DISABLED_TORCH_TESTS key lists
+  them. Really only CPU (until 2025-08) and GPU ran them; the demo also runs them on TPU and
+  Neuron (with the CPU key: Neuron has none) so one logical test can be followed everywhere.
+
+What changes over the days is listed by ``demo_events``: gaps that open and close, a few
+chronic failures, and one file dropped from Neuron's list midway. On top of that, a seeded
+coin makes one test of a backend fail for a single day about one day in three.
+
+Modules: ``cases`` (backends, seed, cases and outcomes), ``plan`` (what each backend runs),
+``events`` (what changes over the days), ``timing`` (durations), ``junit`` (the XML and zips)
+and ``uploads`` (``demo_uploads`` and ``DemoUpload``).
+"""
+
+from parity.demo.scenario.cases import BACKENDS, SEED, Case, Outcome
+from parity.demo.scenario.events import ScenarioEvent, demo_events
+from parity.demo.scenario.uploads import BRANCH, DemoUpload, demo_uploads
+
+__all__ = [
+    "BACKENDS",
+    "BRANCH",
+    "SEED",
+    "Case",
+    "DemoUpload",
+    "Outcome",
+    "ScenarioEvent",
+    "demo_events",
+    "demo_uploads",
+]
