@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install migrate serve lint fixture worker clean
+.PHONY: demo test install migrate serve lint fixture worker beat clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ serve: migrate
 
 worker: install
 	$(VENV)/bin/celery -A parity worker --loglevel=INFO
+
+beat: install
+	$(VENV)/bin/celery -A parity beat --loglevel=INFO --schedule=var/celerybeat-schedule
 
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
