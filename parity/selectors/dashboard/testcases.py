@@ -4,34 +4,18 @@ triage, and its outcomes over the backend's last runs (``testcase_history``)."""
 from dataclasses import dataclass
 
 from parity.models import CurrentOutcome, Gap, Outcome, Project, TestCase
-from parity.selectors.dashboard.files import (
-    SYMBOLS,
-    GapInfo,
-    ReasonInfo,
-    cell_issues,
-    gap_info,
-)
-from parity.selectors.dashboard.issues import IssueLink, issue_links
+from parity.selectors.dashboard.files import ReasonInfo, TestCell, gap_info
+from parity.selectors.dashboard.issues import issue_links
 from parity.selectors.gaps import issue_urls
 from parity.selectors.testcases import RunOutcome, testcase_history
 
 
 @dataclass(frozen=True)
-class BackendLine:
-    backend: str
+class BackendLine(TestCell):
+    """The test on one backend: its current cell, and how it went in the last runs."""
+
     is_reference: bool
-    outcome: str | None  # in the current run; None: not in it
-    reason: ReasonInfo | None
-    gap: GapInfo | None
     timeline: list[RunOutcome]  # the last runs, oldest first
-
-    @property
-    def issues(self) -> list[IssueLink]:
-        return cell_issues(self)
-
-    @property
-    def symbol(self) -> str:
-        return SYMBOLS.get(self.outcome, "–")
 
 
 @dataclass(frozen=True)
