@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from parity.models import Backend, Project, Run, Upload, UploadFile, UploadToken
@@ -105,13 +105,17 @@ def upload_create(
         existing = Upload.objects.filter(run=run, sha256=upload_digest).first()
         if existing is not None:
             return existing, False
-        upload = Upload.objects.create(
-            run=run,
-            sha256=upload_digest,
-            size=sum(f.size for f in files),
-            completes_run=request.complete,
-            file_hint=request.file_hint,
-        )
+        try:
+            with transaction.atomic():
+                upload = Upload.objects.create(
+                    run=run,
+                    sha256=upload_digest,
+                    size=sum(f.size for f in files),
+                    completes_run=request.complete,
+                    file_hint=request.file_hint,
+                )
+        except IntegrityError:  # the same content arrived concurrently and won the race
+            return Upload.objects.get(run=run, sha256=upload_digest), False
         for file, digest in zip(files, digests, strict=True):
             stored = UploadFile(upload=upload, name=file.name, sha256=digest, size=file.size)
             stored.raw.save(file.name, file, save=False)
