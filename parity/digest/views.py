@@ -33,6 +33,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
         "previous": week.previous,
         "next": week.next if week < current else None,
         "is_current": week == current,
+        "tab": "digest",
     }
     return render(request, "digest/preview.html", context)
 

@@ -21,6 +21,14 @@ def test_the_preview_shows_this_weeks_digest(project, client):
     assert "Plain-text part" in html and "Unsubscribe" not in html.split("<main>")[1]
 
 
+def test_every_project_page_links_the_digest_preview(project, client):
+    heatmap = client.get("/p/pytorch-xla/").content.decode()
+    preview = client.get("/p/pytorch-xla/digest/").content.decode()
+
+    assert 'href="/p/pytorch-xla/digest/">Weekly digest</a>' in heatmap
+    assert 'href="/p/pytorch-xla/digest/" aria-current="page">Weekly digest</a>' in preview
+
+
 def test_the_preview_of_another_week_and_backend(xla, upload_run, client):
     s.upload_week13(upload_run)
     s.upload_week14(upload_run)
