@@ -16,7 +16,13 @@ from django.utils import timezone
 
 from ingest.archives import ArchiveError, iter_xml_documents
 from ingest.junit import JUnitError, ParsedCase, iter_cases
-from ingest.normalize import Rules, TestIdentifier, canonical_reason, rules_from_dict
+from ingest.normalize import (
+    CanonicalReason,
+    Rules,
+    TestIdentifier,
+    canonical_reason,
+    rules_from_dict,
+)
 from ingest.services import run_complete, run_parity_refresh
 from ingest.writer import ResultRow, results_write
 from parity.models import Outcome, Project, Run, Upload, UploadFile, UploadStatus
@@ -130,10 +136,10 @@ def _reason(case: ParsedCase) -> tuple[str | None, str | None, str | None]:
     return kind, reason.text, reason.fingerprint
 
 
-# Messages repeat across thousands of cases; canonicalizing each once keeps ingest fast.
-_canonical_reason = lru_cache(maxsize=4096)(
-    lambda message, kind: canonical_reason(message, kind=kind)
-)
+@lru_cache(maxsize=4096)
+def _canonical_reason(message: str, kind: str) -> CanonicalReason | None:
+    # Messages repeat across thousands of cases; canonicalizing each once keeps ingest fast.
+    return canonical_reason(message, kind=kind)
 
 
 def _claim(upload_id: int) -> bool:

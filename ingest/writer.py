@@ -14,7 +14,7 @@ import psycopg2
 from django.db import connection
 from psycopg2 import sql
 
-from parity.models import Outcome, Result, Run, Upload
+from parity.models import Outcome, Run, Upload
 
 STAGING_COLUMNS = (
     "seq",
@@ -138,8 +138,10 @@ def outcome_counts(by_outcome: dict[int, int]) -> dict[str, int]:
 
 
 def results_delete_for_run(*, run: Run) -> int:
-    # A raw delete: Result has no dependents, and the ORM would fetch every row first.
-    return Result.objects.filter(run=run)._raw_delete(Result.objects.db)
+    # Plain SQL: Result has no dependents, and the ORM's delete would fetch every row first.
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM parity_result WHERE run_id = %s", [run.pk])
+        return cursor.rowcount
 
 
 # Temporary tables live per connection; DROP first because a surrounding transaction (tests,
