@@ -1,5 +1,6 @@
 """Writes that set up projects, backends and upload tokens (management commands, admin, tests)."""
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from parity.models import Backend, Project, UploadToken
@@ -25,18 +26,19 @@ def project_create(
         raise ProjectSetupError("Give at least one backend, e.g. --backends cpu,gpu,tpu,neuron.")
     if reference.lower() not in names:
         raise ProjectSetupError(f"The reference backend '{reference}' is not among {names}.")
-    if issue_url_template and "{number}" not in issue_url_template:
-        raise ProjectSetupError("The issue URL template needs a {number} placeholder.")
     if Project.objects.filter(slug=slug).exists():
         raise ProjectSetupError(f"Project '{slug}' already exists.")
-    project = Project.objects.create(
-        slug=slug,
-        name=name or slug,
-        issue_url_template=issue_url_template,
-        default_branch=default_branch.strip() or "main",
-    )
-    created = {n: Backend.objects.create(project=project, name=n) for n in names}
-    project.reference_backend = created[reference.lower()]
+    try:  # Project.clean checks the issue URL template and the rules
+        project = Project.objects.create(
+            slug=slug,
+            name=name or slug,
+            issue_url_template=issue_url_template,
+            default_branch=default_branch.strip() or "main",
+        )
+    except ValidationError as exc:
+        raise ProjectSetupError("; ".join(exc.messages)) from exc
+    created = Backend.objects.bulk_create(Backend(project=project, name=n) for n in names)
+    project.reference_backend = next(b for b in created if b.name == reference.lower())
     project.save(update_fields=["reference_backend"])
     return project
 

@@ -50,7 +50,7 @@ class Project(models.Model):
             raise ValidationError({"normalization_rules": str(exc)}) from exc
         if self.issue_url_template and "{number}" not in self.issue_url_template:
             raise ValidationError(
-                {"issue_url_template": "The template needs a {number} placeholder."}
+                {"issue_url_template": "The issue URL template needs a {number} placeholder."}
             )
 
 

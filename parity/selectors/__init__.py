@@ -2,7 +2,6 @@
 
 from parity.selectors.gaps import gap_is_stale, gaps_list, issue_urls
 from parity.selectors.parity import backend_files, parity_overview
-from parity.selectors.projects import projects_overview
 from parity.selectors.reasons import reason_trend, skip_reasons_current
 from parity.selectors.testcases import testcase_history, testcases_search
 from parity.selectors.triage import triages_list
@@ -14,7 +13,6 @@ __all__ = [
     "gaps_list",
     "issue_urls",
     "parity_overview",
-    "projects_overview",
     "reason_trend",
     "run_verdict",
     "skip_reasons_current",
