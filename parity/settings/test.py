@@ -13,3 +13,6 @@ STORAGES = {
 }
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# The end-to-end stack (tests/e2e) gives its web and worker processes one private queue, so
+# tasks of a concurrent test run never reach its worker.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")

@@ -1,0 +1,100 @@
+"""End-to-end tests: the live stack (gunicorn + a prefork Celery worker over Redis) against
+pytest-django's test database, driven over HTTP.
+
+The stack lives for the whole ``tests/e2e`` package. Tests are transactional
+(``django_db(transaction=True)``): the rows a test creates (project, token) are committed at once,
+so the stack's processes see them, and pytest-django empties the tables after each test. Before
+that, a test that leaves an upload queued or processing gets a fresh worker, so no task of it
+reaches the next test. The logs the stack wrote during a failing test are added to its report.
+
+Redis must be reachable (``PARITY_TEST_REDIS_URL``): without it the tests skip with the reason,
+except under CI (``CI`` set, as ``.ci/run`` does), where they fail.
+"""
+
+import os
+import uuid
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+import redis
+from django.db import connection
+
+from parity.models import Upload, UploadStatus
+from parity.projects import upload_token_create
+from tests.e2e.client import ApiClient
+from tests.e2e.stack import LiveStack
+
+REDIS_URL = os.environ.get("PARITY_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# The recovery task re-queues uploads untouched this long; short, so tests need not wait.
+STALE_SECONDS = 5
+
+
+def _redis_error() -> str | None:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as exc:
+        return f"no Redis broker at {REDIS_URL} ({exc})"
+    return None
+
+
+def _database_url() -> str:
+    """The test database (pytest-django renamed it by now) as a URL for the subprocesses."""
+    db = connection.settings_dict
+    user = quote(db["USER"] or "", safe="")
+    password = f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else ""
+    host = quote(db["HOST"] or "127.0.0.1", safe="")
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    return f"postgres://{user}{password}@{host}{port}/{db['NAME']}"
+
+
+@pytest.fixture(scope="package")
+def stack(django_db_setup, tmp_path_factory) -> Iterator[LiveStack]:
+    problem = _redis_error()
+    if problem and os.environ.get("CI"):
+        pytest.fail(f"{problem}: end-to-end tests cannot run", pytrace=False)
+    if problem:
+        pytest.skip(f"{problem}; set PARITY_TEST_REDIS_URL or start redis-server")
+    live = LiveStack(
+        directory=tmp_path_factory.mktemp("e2e-stack"),
+        database_url=_database_url(),
+        redis_url=REDIS_URL,
+        queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
+        extra_env={"PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS)},
+    )
+    try:
+        live.start()
+        yield live
+    finally:
+        live.close()
+
+
+@pytest.fixture
+def live(stack, project) -> Iterator[LiveStack]:
+    """The stack, for one transactional test with the ``project`` fixture's project."""
+    stack.mark_logs()
+    if not stack.worker.alive():  # an earlier test killed it
+        stack.start_worker()
+    yield stack
+    unfinished = Upload.objects.filter(status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING])
+    if unfinished.exists() or not stack.worker.alive():
+        # Its work must not run on into the table flush after this test (or the next test).
+        stack.worker.kill()
+        stack.queue_purge()
+        stack.start_worker()
+
+
+@pytest.fixture
+def http_api(live, project) -> ApiClient:
+    """An upload client over HTTP with a fresh token of the ``pytorch-xla`` project."""
+    return ApiClient(base_url=live.base_url, token=upload_token_create(project=project))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    live = item.funcargs.get("live") if hasattr(item, "funcargs") else None
+    if report.failed and isinstance(live, LiveStack):
+        for title, text in live.logs_since_mark():
+            report.sections.append((title, text))
+    return report

@@ -1,0 +1,235 @@
+"""The running system as production runs it: gunicorn serving ``parity.wsgi`` and a prefork Celery
+worker over Redis, both against the test database, started as subprocesses the tests can kill.
+
+Each process leads its own process group, so killing a group reaches a worker's pool children
+and nothing this module did not start. Every process logs to a file under ``directory``; tests
+print the part written during a failing test.
+"""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.error import HTTPError, URLError
+from urllib.request import urlopen
+
+import redis
+from celery import Celery
+
+WEB_APPLICATION_NAME = "parity-e2e-web"
+WORKER_APPLICATION_NAME = "parity-e2e-worker"
+START_SECONDS = 60
+# Access-log lines of the tests' status polling, left out of the logs shown for a failure.
+_POLL = re.compile(r'"GET /api/v1/uploads/\d+/ HTTP/1\.1" 200 ')
+STOP_SECONDS = 20
+
+
+class StackError(AssertionError):
+    """A process of the stack did not start, or died when it should not have."""
+
+
+def wait_for(check: Callable[[], bool], *, seconds: float, what: str) -> None:
+    """Poll ``check`` until it holds; fail naming ``what`` once ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise StackError(f"{what}: not within {seconds:.0f} s")
+        time.sleep(0.2)
+
+
+@dataclass
+class Process:
+    name: str
+    popen: subprocess.Popen
+    log: Path
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the whole process group (a worker's pool children too), then reap it."""
+        if self.alive():
+            os.killpg(self.popen.pid, sig)
+        try:
+            self.popen.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(timeout=STOP_SECONDS)
+        # Pool children of a SIGKILLed worker are orphans in the same group; reach them too.
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def group_pids(self) -> list[int]:
+        """PIDs of this process group still running (the worker and its pool children)."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # Fields after the parenthesized command: state, ppid, pgrp, ...
+            state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+            if int(pgrp) == self.popen.pid and state != "Z":
+                pids.append(int(entry.name))
+        return pids
+
+
+@dataclass
+class LiveStack:
+    directory: Path
+    database_url: str  # the test database, without options
+    redis_url: str
+    queue: str
+    extra_env: dict[str, str] = field(default_factory=dict)
+    web: Process | None = None
+    workers: list[Process] = field(default_factory=list)
+    base_url: str = ""
+    celery: Celery | None = None
+    _log_marks: dict[Path, int] = field(default_factory=dict)
+
+    @property
+    def media_root(self) -> Path:
+        return self.directory / "media"
+
+    @property
+    def worker(self) -> Process:
+        return self.workers[-1]
+
+    def env(self, application_name: str) -> dict[str, str]:
+        return {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "parity.settings.test",
+            "DATABASE_URL": f"{self.database_url}?application_name={application_name}",
+            "CELERY_BROKER_URL": self.redis_url,
+            "CELERY_TASK_DEFAULT_QUEUE": self.queue,
+            "PARITY_MEDIA_ROOT": str(self.media_root),
+            "PYTHONUNBUFFERED": "1",
+            **self.extra_env,
+        }
+
+    def start(self) -> None:
+        self.media_root.mkdir(parents=True, exist_ok=True)
+        self.celery = Celery("parity-e2e", broker=self.redis_url)
+        self.celery.conf.task_default_queue = self.queue
+        self.start_web()
+        self.start_worker()
+
+    def start_web(self) -> None:
+        # The test binds port 0 and hands gunicorn the listening socket: the OS picks the port
+        # and no other process can take it between choosing and binding.
+        listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+        port = listener.getsockname()[1]
+        command = [
+            *(sys.executable, "-m", "gunicorn", "parity.wsgi:application"),
+            *("--bind", f"fd://{listener.fileno()}"),
+            *("--workers", "2", "--worker-class", "gthread", "--threads", "4"),
+            *("--timeout", "120", "--graceful-timeout", "5"),
+            *("--access-logfile", "-", "--error-logfile", "-", "--log-level", "info"),
+        ]
+        try:
+            self.web = self._spawn("web", command, WEB_APPLICATION_NAME, fds=(listener.fileno(),))
+        finally:
+            listener.close()
+        self.base_url = f"http://127.0.0.1:{port}"
+        wait_for(self._web_answers, seconds=START_SECONDS, what=f"gunicorn on {self.base_url}")
+
+    def start_worker(self) -> Process:
+        number = len(self.workers) + 1
+        nodename = f"worker{number}-{self.queue}@e2e"
+        command = [
+            *(sys.executable, "-m", "celery", "-A", "parity", "worker"),
+            *("--pool=prefork", "--concurrency=2", "-Q", self.queue, "-n", nodename),
+            *("--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=INFO"),
+        ]
+        worker = self._spawn(f"worker{number}", command, WORKER_APPLICATION_NAME)
+        self.workers.append(worker)
+        wait_for(
+            lambda: self._worker_answers(worker, nodename),
+            seconds=START_SECONDS,
+            what=f"celery worker {nodename} answering ping",
+        )
+        return worker
+
+    def stop_worker(self) -> None:
+        """A warm shutdown (SIGTERM): the worker finishes what it runs, then exits."""
+        self.worker.kill(signal.SIGTERM)
+
+    def assert_worker_alive(self) -> None:
+        if not self.worker.alive():
+            raise StackError(f"{self.worker.name} exited with {self.worker.popen.returncode}")
+
+    def send_task(self, name: str) -> None:
+        self.celery.send_task(name, queue=self.queue)
+
+    def queue_purge(self) -> None:
+        """Drop every message waiting in this stack's queue (Redis keeps a queue as a list)."""
+        redis.Redis.from_url(self.redis_url).delete(self.queue)
+
+    def close(self) -> None:
+        for process in [*self.workers, self.web]:
+            if process is not None:
+                process.kill(signal.SIGTERM)
+        self.queue_purge()
+        if self.celery is not None:
+            self.celery.close()
+
+    def mark_logs(self) -> None:
+        self._log_marks = {p.log: p.log.stat().st_size for p in self._processes()}
+
+    def logs_since_mark(self, limit: int = 20_000) -> list[tuple[str, str]]:
+        sections = []
+        for process in self._processes():
+            with process.log.open("rb") as log:
+                log.seek(self._log_marks.get(process.log, 0))
+                lines = log.read().decode(errors="replace").splitlines(keepends=True)
+            text = "".join(line for line in lines if not _POLL.search(line))
+            if text:
+                sections.append((f"{process.name} log ({process.log})", text[-limit:]))
+        return sections
+
+    def _processes(self) -> list[Process]:
+        return [p for p in [self.web, *self.workers] if p is not None]
+
+    def _spawn(
+        self, name: str, command: list[str], application_name: str, fds: tuple[int, ...] = ()
+    ) -> Process:
+        log = self.directory / f"{name}.log"
+        with log.open("ab") as out:
+            popen = subprocess.Popen(
+                command,
+                env=self.env(application_name),
+                cwd=Path(__file__).resolve().parents[2],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                pass_fds=fds,
+                start_new_session=True,  # its own process group, killed as one
+            )
+        return Process(name=name, popen=popen, log=log)
+
+    def _web_answers(self) -> bool:
+        if not self.web.alive():
+            raise StackError(f"gunicorn exited:\n{self.web.log.read_text()[-5000:]}")
+        try:
+            with urlopen(f"{self.base_url}/admin/login/", timeout=2) as response:
+                return response.status == 200
+        except HTTPError as exc:
+            raise StackError(f"gunicorn answered {exc.code}:\n{self.web.log.read_text()}") from exc
+        except (URLError, OSError):
+            return False
+
+    def _worker_answers(self, worker: Process, nodename: str) -> bool:
+        if not worker.alive():
+            raise StackError(f"{worker.name} exited:\n{worker.log.read_text()[-5000:]}")
+        replies = self.celery.control.ping(destination=[nodename], timeout=1.0)
+        return any(nodename in reply for reply in replies)
