@@ -5,6 +5,10 @@ pipe is spooled, still compressed, because zipfile must seek). Every stream hand
 counts the decompressed bytes it delivers against one budget for the whole upload and raises
 ``TooLarge`` the moment the budget is crossed, so a gzip or zip bomb costs at most
 ``max_bytes`` of decompression and a chunk of memory, whatever it claims or contains.
+
+Symbolic links are skipped, in a tar as in a zip: read as a file, a link is its target's path,
+not XML, and the file it points to is in the archive anyway, or was never sent. An archive
+whose only .xml entries are links is refused with an error that says so.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import gzip
 import io
 import lzma
 import shutil
+import stat
 import tarfile
 import tempfile
 import zipfile
@@ -100,10 +105,15 @@ def _gzip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterato
 def _tar_documents(filename: str, unzipped: BinaryIO) -> Iterator[XmlDocument]:
     """Members of a tar stream; the budget sits below tarfile, so skipped members count too."""
     found = False
+    links: list[str] = []
     try:
         with tarfile.open(fileobj=unzipped, mode="r|") as tar:
             for member in tar:
-                if not (member.isreg() and _is_xml_member(member.name)):
+                if not _is_xml_member(member.name):
+                    continue
+                if member.issym():
+                    links.append(member.name)
+                if not member.isreg():
                     continue
                 member_stream = tar.extractfile(member)
                 assert member_stream is not None  # regular members always have one
@@ -112,7 +122,7 @@ def _tar_documents(filename: str, unzipped: BinaryIO) -> Iterator[XmlDocument]:
     except tarfile.TarError as exc:
         raise ArchiveError(f"{filename} is not a valid tar.gz archive ({exc})") from None
     if not found:
-        raise ArchiveError("the archive contains no .xml files")
+        raise _no_xml(links, how_to_store="tar --dereference")
 
 
 def _zip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterator[XmlDocument]:
@@ -128,9 +138,11 @@ def _zip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterator
     except (zipfile.BadZipFile, OSError) as exc:
         raise ArchiveError(f"{filename} is not a valid zip archive ({exc})") from None
     with archive:
-        members = [i for i in archive.infolist() if not i.is_dir() and _is_xml_member(i.filename)]
+        entries = [i for i in archive.infolist() if not i.is_dir() and _is_xml_member(i.filename)]
+        members = [info for info in entries if not _is_zip_symlink(info)]
         if not members:
-            raise ArchiveError("the archive contains no .xml files")
+            links = [info.filename for info in entries if _is_zip_symlink(info)]
+            raise _no_xml(links, how_to_store="zip without -y")
         # The declared sizes let an honest bomb fail before anything is inflated; the streams
         # still count real bytes, since headers can lie.
         budget.check_declared(sum(info.file_size for info in members))
@@ -141,6 +153,22 @@ def _zip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterator
                 # RuntimeError: encrypted; NotImplementedError: a compression method we lack.
                 raise ArchiveError(f"cannot read {info.filename} in {filename} ({exc})") from None
             yield _member(info.filename, _Capped(member_stream, budget, filename))
+
+
+def _is_zip_symlink(info: zipfile.ZipInfo) -> bool:
+    # zip -y stores a link as its target's path, marked only by the Unix file type in the high
+    # 16 bits of external_attr: zipfile reads it out like a file.
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _no_xml(links: list[str], *, how_to_store: str) -> ArchiveError:
+    if not links:
+        return ArchiveError("the archive contains no .xml files")
+    shown = ", ".join(links[:3]) + (f" and {len(links) - 3:,} more" if len(links) > 3 else "")
+    return ArchiveError(
+        f"the archive contains no .xml files, only symbolic links to them ({shown}), which are "
+        f"skipped: archive the files themselves ({how_to_store})"
+    )
 
 
 def _gzip_declared_size(stream: BinaryIO) -> int | None:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import shutil
+import stat
 import struct
+import subprocess
 import tarfile
 import time
 import tracemalloc
@@ -183,8 +187,61 @@ def test_other_kinds_are_refused_naming_the_accepted_ones(filename: str, data: b
     ],
 )
 def test_an_archive_without_xml_is_refused(filename: str, data: bytes) -> None:
-    with pytest.raises(ArchiveError, match="^the archive contains no .xml files$"):
+    with pytest.raises(ArchiveError, match="^the archive contains no .xml files"):
         documents(filename, data)
+
+
+def _zip_with_symlink(target: str, *, with_target: bool = True) -> bytes:
+    """A zip as ``zip -y`` writes one: the link's content is its target's path."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        if with_target:
+            archive.writestr(OPS, XMLRUNNER)
+        link = zipfile.ZipInfo("test-reports/latest.xml")
+        link.create_system = 3  # Unix
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(link, target)
+    return out.getvalue()
+
+
+def test_a_zip_symlink_is_skipped_like_a_tar_one() -> None:
+    """Read as a file, the link is the text of its target's path: not XML, not a failure."""
+    upload = _zip_with_symlink(OPS)
+
+    assert read_all("artifacts.zip", upload) == [(OPS, "test.test_ops", XMLRUNNER)]
+    assert [name for name, _, _ in read_all("a.tgz", make_tar_gz({OPS: XMLRUNNER}))] == [OPS]
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "advice"),
+    [
+        ("links.zip", _zip_with_symlink(OPS, with_target=False), "zip without -y"),
+        ("links.tgz", make_tar_gz({}), "tar --dereference"),
+    ],
+)
+def test_an_archive_of_only_symlinks_says_so(filename: str, data: bytes, advice: str) -> None:
+    with pytest.raises(ArchiveError) as raised:
+        documents(filename, data)
+
+    assert str(raised.value) == (
+        "the archive contains no .xml files, only symbolic links to them "
+        f"(test-reports/latest.xml), which are skipped: archive the files themselves ({advice})"
+    )
+
+
+@pytest.mark.skipif(shutil.which("zip") is None, reason="needs the zip command (apt install zip)")
+def test_zip_y_of_a_real_symlink_is_skipped(tmp_path: Path) -> None:
+    reports = tmp_path / "test-reports"
+    (reports / "python-unittest" / "test.test_ops").mkdir(parents=True)
+    (tmp_path / OPS).write_bytes(XMLRUNNER)
+    os.symlink(tmp_path / OPS, reports / "latest.xml")
+    subprocess.run(
+        ["zip", "-q", "-r", "-y", "artifacts.zip", "test-reports"], cwd=tmp_path, check=True
+    )
+    upload = (tmp_path / "artifacts.zip").read_bytes()
+    assert str(tmp_path / OPS).encode() in upload  # the link went in as a link
+
+    assert read_all("artifacts.zip", upload) == [(OPS, "test.test_ops", XMLRUNNER)]
 
 
 # --- corrupt uploads --------------------------------------------------------------------------
