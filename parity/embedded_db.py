@@ -25,4 +25,5 @@ def embedded_database(data_dir: Path) -> dict[str, Any]:
         "USER": "postgres",
         "HOST": str(data_dir),
         "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
     }

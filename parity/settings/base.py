@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from parity.embedded_db import embedded_database
 
@@ -57,6 +58,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "parity.ratelimit.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -84,7 +86,7 @@ TEMPLATES = [
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 DATABASES = {
     "default": (
-        dj_database_url.parse(DATABASE_URL, conn_max_age=60)
+        dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
         if DATABASE_URL
         else embedded_database(VAR_DIR / "pgdata")
     )
@@ -117,7 +119,39 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
-LOGIN_URL = "/admin/login/"
+# Members of a project need not be admin staff: they log in here, not at /admin/login/.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "overview"
+
+# Access (README, "Access"). A project is public (anyone reads it) or private (its members and
+# superusers); new projects get PARITY_DEFAULT_VISIBILITY. Only maintainers triage.
+PARITY_DEFAULT_VISIBILITY = env_str("PARITY_DEFAULT_VISIBILITY", "private")
+if PARITY_DEFAULT_VISIBILITY not in {"public", "private"}:
+    raise ImproperlyConfigured(
+        f"PARITY_DEFAULT_VISIBILITY={PARITY_DEFAULT_VISIBILITY!r}: use 'public' or 'private'."
+    )
+
+# Rate limits count in the cache, which gunicorn's workers must share in production: CACHE_URL
+# (redis://host:6379/1) selects Redis; unset, each process counts alone in local memory (fine
+# for one process on a laptop).
+CACHE_URL = env_str("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+# Rates are "<count>/<sec|min|hour|day>". Uploads per upload token; failed token
+# authentications per client IP (past the limit every token request from that IP answers 429
+# before its token is looked at); failed logins per client IP and username (past the limit
+# even the right password answers 429 until the window ends).
+PARITY_THROTTLE_UPLOAD = env_str("PARITY_THROTTLE_UPLOAD", "600/min")
+PARITY_THROTTLE_BAD_TOKEN = env_str("PARITY_THROTTLE_BAD_TOKEN", "30/min")
+PARITY_THROTTLE_LOGIN = env_str("PARITY_THROTTLE_LOGIN", "10/min")
+# Reverse proxies in front of the app: the client IP is the one this many hops back in
+# X-Forwarded-For. 0 (no proxy) reads REMOTE_ADDR only, so a client cannot choose its own IP.
+PARITY_NUM_PROXIES = env_int("PARITY_NUM_PROXIES", 0)
 
 # Email (the weekly digest).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
@@ -141,6 +175,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Counts only upload POSTs, per token (PARITY_THROTTLE_UPLOAD); failed token logins are
+    # limited in ingest.api.auth, before any view.
+    "DEFAULT_THROTTLE_CLASSES": ["ingest.api.throttles.UploadRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,

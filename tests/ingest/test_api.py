@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 from parity.models import Result, Run, Upload, UploadStatus
 from parity.projects import project_create, upload_token_create
 from tests.conftest import FIXTURES_DIR
+from tests.junit_builder import Case, junit_xml
 from tests.uploads import post_upload
 
 PYTEST_SMALL = FIXTURES_DIR / "junit" / "pytest_small.xml"
@@ -155,3 +156,24 @@ def test_failed_upload_status_reads_plainly(api, ingest):
     assert detail["error"].startswith("broken.xml: ")
     assert detail["counts"] == {}
     assert not Result.objects.exists()
+
+
+def test_a_file_spooled_to_disk_is_accepted_and_ingested(api, ingest, settings):
+    # Past FILE_UPLOAD_MAX_MEMORY_SIZE Django hands the view a temporary file on disk.
+    cases = [Case("test.test_ops.TestOps", f"test_case_{i:06d}_" + "x" * 60) for i in range(24_000)]
+    xml = junit_xml(*cases)
+    assert len(xml) > settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+
+    response = ingest(("big.xml", xml))
+
+    assert response.status_code == 202, response.content
+    detail = api.get(response.json()["url"]).json()
+    assert detail["status"] == "done", detail["error"]
+    assert detail["counts"]["total"] == len(cases)
+
+
+def test_an_empty_request_without_content_type_names_the_missing_fields(api, project):
+    response = api.generic("POST", "/api/v1/uploads/", data=b"", content_type="")
+
+    assert response.status_code == 400
+    assert set(response.json()) >= {"project", "backend", "commit", "file"}
