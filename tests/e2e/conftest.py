@@ -4,8 +4,8 @@ pytest-django's test database, driven over HTTP.
 The stack lives for the whole ``tests/e2e`` package. Tests are transactional
 (``django_db(transaction=True)``): the rows a test creates (project, token) are committed at once,
 so the stack's processes see them, and pytest-django empties the tables after each test. Before
-that, a test that leaves an upload queued or processing gets a fresh worker, so no task of it
-reaches the next test. The logs the stack wrote during a failing test are added to its report.
+that, the worker must fall idle (or it is replaced), so no task of one test reaches the next.
+The logs the stack wrote during a failing test are added to its report.
 
 Redis must be reachable (``PARITY_TEST_REDIS_URL``): without it the tests skip with the reason,
 except under CI (``CI`` set, as ``.ci/run`` does), where they fail.
@@ -20,7 +20,6 @@ import pytest
 import redis
 from django.db import connection
 
-from parity.models import Upload, UploadStatus
 from parity.projects import upload_token_create
 from tests.e2e.client import ApiClient
 from tests.e2e.stack import LiveStack
@@ -76,12 +75,8 @@ def live(stack, project) -> Iterator[LiveStack]:
     if not stack.worker.alive():  # an earlier test killed it
         stack.start_worker()
     yield stack
-    unfinished = Upload.objects.filter(status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING])
-    if unfinished.exists() or not stack.worker.alive():
-        # Its work must not run on into the table flush after this test (or the next test).
-        stack.worker.kill()
-        stack.queue_purge()
-        stack.start_worker()
+    # No task of this test may run on into the table flush after it, nor into the next test.
+    stack.settle()
 
 
 @pytest.fixture

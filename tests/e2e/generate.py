@@ -2,9 +2,9 @@
 
 pytest-style reports: dotted classnames (``test.test_ops.TestOps``) that normalize to
 ``test/test_ops.py::TestOps::name``, some skipped with a reason, some failed with a traceback,
-a few errors. Everything written is ASCII, so
-characters counted are bytes. Every case name is unique within a file (and across files given distinct
-``prefix``), so the expected stored counts are exactly the counts written.
+a few errors. Everything written is ASCII, so characters counted are bytes. Every case name is
+unique within a file (and across files given distinct ``prefix``), so the expected stored
+counts are exactly the counts written.
 """
 
 import base64

@@ -6,6 +6,7 @@ and nothing this module did not start. Every process logs to a file under ``dire
 print the part written during a failing test.
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -48,24 +49,30 @@ class Process:
     name: str
     popen: subprocess.Popen
     log: Path
+    nodename: str = ""  # a worker's Celery node name
 
     def alive(self) -> bool:
         return self.popen.poll() is None
 
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        """Signal the whole process group (a worker's pool children too), then reap it."""
+    def kill(self) -> None:
+        """SIGKILL the whole process group (a worker's pool children too), then reap it."""
         if self.alive():
-            os.killpg(self.popen.pid, sig)
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        self.stop()
+
+    def stop(self) -> None:
+        """SIGTERM to the main process (a warm shutdown: it winds its children down), then
+        SIGKILL to whatever of its group is left after ``STOP_SECONDS``."""
+        if self.alive():
+            self.popen.terminate()
         try:
             self.popen.wait(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
             os.killpg(self.popen.pid, signal.SIGKILL)
             self.popen.wait(timeout=STOP_SECONDS)
         # Pool children of a SIGKILLed worker are orphans in the same group; reach them too.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def group_pids(self) -> list[int]:
         """PIDs of this process group still running (the worker and its pool children)."""
@@ -152,6 +159,7 @@ class LiveStack:
             *("--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=INFO"),
         ]
         worker = self._spawn(f"worker{number}", command, WORKER_APPLICATION_NAME)
+        worker.nodename = nodename
         self.workers.append(worker)
         wait_for(
             lambda: self._worker_answers(worker, nodename),
@@ -162,7 +170,34 @@ class LiveStack:
 
     def stop_worker(self) -> None:
         """A warm shutdown (SIGTERM): the worker finishes what it runs, then exits."""
-        self.worker.kill(signal.SIGTERM)
+        self.worker.stop()
+
+    def restart_worker(self) -> None:
+        """A fresh worker on an empty queue: whatever the old one ran or held is dropped."""
+        self.worker.kill()
+        self.queue_purge()
+        self.start_worker()
+
+    def worker_idle(self) -> bool:
+        """Nothing waits in the queue and the worker runs, holds and schedules no task."""
+        if redis.Redis.from_url(self.redis_url).llen(self.queue):
+            return False
+        inspect = self.celery.control.inspect(destination=[self.worker.nodename], timeout=1.0)
+        for tasks in (inspect.active(), inspect.reserved(), inspect.scheduled()):
+            if tasks is None or any(tasks.values()):
+                return False
+        return True
+
+    def settle(self, *, seconds: float = 60) -> None:
+        """Wait until the worker is idle (seen twice in a row); restart it if it will not be.
+        Before pytest-django empties the tables: a task still writing would deadlock with it."""
+        deadline = time.monotonic() + seconds
+        idle_checks = 0
+        while idle_checks < 2 and time.monotonic() < deadline:
+            idle_checks = idle_checks + 1 if self.worker.alive() and self.worker_idle() else 0
+            time.sleep(0.2)
+        if idle_checks < 2:
+            self.restart_worker()
 
     def assert_worker_alive(self) -> None:
         if not self.worker.alive():
@@ -176,9 +211,8 @@ class LiveStack:
         redis.Redis.from_url(self.redis_url).delete(self.queue)
 
     def close(self) -> None:
-        for process in [*self.workers, self.web]:
-            if process is not None:
-                process.kill(signal.SIGTERM)
+        for process in self._processes():
+            process.stop()
         self.queue_purge()
         if self.celery is not None:
             self.celery.close()
@@ -189,13 +223,16 @@ class LiveStack:
     def logs_since_mark(self, limit: int = 20_000) -> list[tuple[str, str]]:
         sections = []
         for process in self._processes():
-            with process.log.open("rb") as log:
-                log.seek(self._log_marks.get(process.log, 0))
-                lines = log.read().decode(errors="replace").splitlines(keepends=True)
+            lines = self.log_since_mark(process).splitlines(keepends=True)
             text = "".join(line for line in lines if not _POLL.search(line))
             if text:
                 sections.append((f"{process.name} log ({process.log})", text[-limit:]))
         return sections
+
+    def log_since_mark(self, process: Process) -> str:
+        with process.log.open("rb") as log:
+            log.seek(self._log_marks.get(process.log, 0))
+            return log.read().decode(errors="replace")
 
     def _processes(self) -> list[Process]:
         return [p for p in [self.web, *self.workers] if p is not None]
