@@ -4,6 +4,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# manage.py, parity.wsgi and parity.celery default to the production settings (no default
+# secret, HTTPS only); the laptop targets below say so explicitly.
+LOCAL := DJANGO_SETTINGS_MODULE=parity.settings.local
 
 .PHONY: demo test install migrate serve lint fixture worker beat clean
 
@@ -16,25 +19,25 @@ $(VENV)/.installed: requirements.txt
 install: $(VENV)/.installed
 
 migrate: install
-	$(PY) manage.py migrate --noinput
+	$(LOCAL) $(PY) manage.py migrate --noinput
 
 ## Set up everything, load demo data through the upload API, serve on http://127.0.0.1:8000
 demo: migrate
-	$(PY) manage.py load_demo
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(LOCAL) $(PY) manage.py load_demo
+	$(LOCAL) $(PY) manage.py runserver $(HOST):$(PORT)
 
 ## The whole test suite against a real Postgres (DATABASE_URL, or the embedded one)
 test: install
 	$(PY) -m pytest
 
 serve: migrate
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(LOCAL) $(PY) manage.py runserver $(HOST):$(PORT)
 
 worker: install
-	$(VENV)/bin/celery -A parity worker --loglevel=INFO
+	$(LOCAL) $(VENV)/bin/celery -A parity worker --loglevel=INFO
 
 beat: install
-	$(VENV)/bin/celery -A parity beat --loglevel=INFO --schedule=var/celerybeat-schedule
+	$(LOCAL) $(VENV)/bin/celery -A parity beat --loglevel=INFO --schedule=var/celerybeat-schedule
 
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from parity.models import (
     Backend,
+    Membership,
     Project,
     Reason,
     Result,
@@ -19,11 +20,18 @@ class BackendInline(admin.TabularInline):
     extra = 0
 
 
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "reference_backend", "created_at"]
+    list_display = ["slug", "name", "visibility", "reference_backend", "created_at"]
+    list_filter = ["visibility"]
     search_fields = ["slug", "name"]
-    inlines = [BackendInline]
+    inlines = [BackendInline, MembershipInline]
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         # Only the project's own backends can be its reference.
@@ -38,6 +46,16 @@ class ProjectAdmin(admin.ModelAdmin):
 class BackendAdmin(admin.ModelAdmin):
     list_display = ["name", "project", "aliases"]
     list_filter = ["project"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    """Who reads a private project (viewer) and who triages (maintainer)."""
+
+    list_display = ["user", "project", "role", "created_at"]
+    list_filter = ["project", "role"]
+    search_fields = ["user__username", "user__email", "project__slug"]
+    autocomplete_fields = ["user"]
 
 
 @admin.register(UploadToken)

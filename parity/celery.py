@@ -3,7 +3,9 @@ import os
 from celery import Celery
 from django.db import DatabaseError
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "parity.settings.local")
+# Production unless told: a server started bare must not run in DEBUG with a known secret;
+# a laptop sets DJANGO_SETTINGS_MODULE=parity.settings.local (the Makefile does).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "parity.settings.production")
 
 app = Celery("parity")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -20,7 +20,9 @@ def project_create(
     issue_url_template: str = "",
     name: str = "",
     default_branch: str = "main",
+    visibility: str | None = None,
 ) -> Project:
+    """``visibility`` None: PARITY_DEFAULT_VISIBILITY."""
     names = [b.strip().lower() for b in backends if b.strip()]
     if not names:
         raise ProjectSetupError("Give at least one backend, e.g. --backends cpu,gpu,tpu,neuron.")
@@ -34,6 +36,7 @@ def project_create(
             name=name or slug,
             issue_url_template=issue_url_template,
             default_branch=default_branch.strip() or "main",
+            **({"visibility": visibility} if visibility else {}),
         )
     except ValidationError as exc:
         raise ProjectSetupError("; ".join(exc.messages)) from exc

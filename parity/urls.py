@@ -1,9 +1,13 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Project members log in here; they need not be admin staff (LOGIN_URL).
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("ingest.api.urls")),
     path("api/v1/", include("parity.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -14,6 +14,16 @@ def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
+@pytest.fixture(autouse=True)
+def _cache_reset():
+    """Rate-limit counters live in the (local-memory) cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def project(db) -> Project:
     return project_create(
@@ -21,6 +31,7 @@ def project(db) -> Project:
         backends=["cpu", "gpu", "tpu", "neuron"],
         reference="cpu",
         issue_url_template="https://github.com/pytorch/xla/issues/{number}",
+        visibility="public",  # like the demo; tests of private projects make their own
     )
 
 

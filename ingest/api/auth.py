@@ -1,11 +1,16 @@
-"""`Authorization: Token <key>`: a token belongs to one project and can upload only there."""
+"""`Authorization: Token <key>`: a token belongs to one project and can upload only there.
+Failed token authentications are limited per client IP (PARITY_THROTTLE_BAD_TOKEN): past the
+limit, every token request from that IP answers 429 before its token is looked at, so keys
+cannot be guessed at speed."""
 
+from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from parity.models import UploadToken
 from parity.models.projects import token_digest
+from parity.ratelimit import client_ip, rate_parse, window_hit, window_used, window_wait
 
 
 class TokenUser:
@@ -28,7 +33,13 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).split()
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
+        rate, ip = rate_parse(settings.PARITY_THROTTLE_BAD_TOKEN), client_ip(request)
+        if window_used(scope="bad-token", ident=ip, rate=rate) >= rate.count:
+            raise exceptions.Throttled(
+                wait=window_wait(rate), detail="Too many bad upload tokens from your address."
+            )
         if len(header) != 2:
+            window_hit(scope="bad-token", ident=ip, rate=rate)
             raise exceptions.AuthenticationFailed(
                 "Invalid token header: use 'Authorization: Token <key>'."
             )
@@ -39,6 +50,7 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
             .first()
         )
         if token is None:
+            window_hit(scope="bad-token", ident=ip, rate=rate)
             raise exceptions.AuthenticationFailed("Invalid or revoked upload token.")
         UploadToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
         return TokenUser(token), token

@@ -1,42 +1,156 @@
-"""Who may read and triage a project: an upload token of that project, or a logged-in user."""
+"""Who may read and triage a project. One rule (``project_access``) serves the API, the
+dashboard pages, their JSON endpoints, the digest preview and the overview listing:
 
-from django.shortcuts import get_object_or_404
+- an upload token reads and triages its own project only;
+- a superuser reads and triages everything;
+- anyone reads a public project; a member (viewer or maintainer) reads a private one;
+- only a maintainer (or a superuser) triages.
+
+A refused request (``access_refusal``) answers 401 when it carried no credentials (log in or
+send a token), 404 when the project is private or does not exist (a stranger cannot tell
+which), and 403 when the project is readable but the action is not (a viewer triaging, a token
+of another project on a public project).
+"""
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple
+
+from django.http import HttpRequest
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 
-from parity.models import Project, Run, UploadToken
+from parity.models import Membership, Project, Role, Run, UploadToken, Visibility
+
+
+class Access(NamedTuple):
+    read: bool
+    triage: bool
+
+
+NO_ACCESS = Access(read=False, triage=False)
+
+
+@dataclass
+class Principal:
+    """Who is asking: a logged-in Django user, an upload token, or neither (anonymous)."""
+
+    user: object | None = None
+    token: UploadToken | None = None
+
+    @cached_property
+    def roles(self) -> dict[int, str]:
+        """The user's role per project id: one query, whatever the number of projects."""
+        if self.user is None:
+            return {}
+        return dict(Membership.objects.filter(user=self.user).values_list("project_id", "role"))
+
+    @property
+    def anonymous(self) -> bool:
+        return self.user is None and self.token is None
+
+
+def principal_of(request: HttpRequest | Request) -> Principal:
+    """The request's principal, computed once per request (its roles are then loaded once)."""
+    cached = getattr(request, "_parity_principal", None)
+    if cached is not None:
+        return cached
+    token = getattr(request, "auth", None)  # only DRF requests authenticate tokens
+    user = getattr(request, "user", None)
+    principal = Principal(
+        user=user if getattr(user, "pk", None) is not None and user.is_authenticated else None,
+        token=token if isinstance(token, UploadToken) else None,
+    )
+    request._parity_principal = principal
+    return principal
+
+
+def project_access(*, principal: Principal, project: Project) -> Access:
+    """The rule: what ``principal`` may do on ``project``."""
+    if principal.token is not None:
+        own = principal.token.project_id == project.pk
+        return Access(read=own, triage=own)
+    if principal.user is not None and principal.user.is_superuser:
+        return Access(read=True, triage=True)
+    role = principal.roles.get(project.pk)
+    return Access(
+        read=project.visibility == Visibility.PUBLIC or role is not None,
+        triage=role == Role.MAINTAINER,
+    )
+
+
+def projects_readable(*, principal: Principal) -> list[Project]:
+    """The projects ``principal`` may read (the overview lists only these)."""
+    return [p for p in Project.objects.all() if project_access(principal=principal, project=p).read]
+
+
+class Refusal(NamedTuple):
+    status: int  # 401, 403 or 404
+    detail: str
+
+
+def access_refusal(
+    *, principal: Principal, project: Project | None, slug: str, triage: bool
+) -> Refusal | None:
+    """Why ``principal`` may not read (or triage) ``project`` (None: an unknown slug), or None
+    when it may."""
+    access = project_access(principal=principal, project=project) if project else NO_ACCESS
+    if access.triage if triage else access.read:
+        return None
+    if principal.anonymous:
+        return Refusal(401, "Log in, or send 'Authorization: Token <key>' (a project's token).")
+    if access.read:
+        return Refusal(403, f"Only maintainers of '{slug}' may triage it.")
+    if project is not None and project.visibility == Visibility.PUBLIC:  # a foreign token
+        owner = principal.token.project.slug
+        return Refusal(403, f"This token belongs to project '{owner}', not '{slug}'.")
+    return Refusal(404, f"No project '{slug}'.")  # private or absent: the same answer
+
+
+# --- The API's side ------------------------------------------------------------------------
+
+_API_ERRORS = {
+    401: exceptions.NotAuthenticated,
+    403: exceptions.PermissionDenied,
+    404: exceptions.NotFound,
+}
 
 
 class ProjectAccess(permissions.BasePermission):
-    """Authenticated by an upload token or a session. Which project a token may see is checked
-    when the view resolves the project (``project_for_request``)."""
-
-    message = "Send 'Authorization: Token <key>' (an upload token of the project) or log in."
+    """Lets every request reach the view: which project it names, and so whether it may read or
+    triage it, is known only when the view resolves the project (``project_for_request``)."""
 
     def has_permission(self, request, view) -> bool:
-        if isinstance(request.auth, UploadToken):
-            return True
-        return bool(request.user and request.user.is_authenticated)
+        return True
 
 
-def _check_token(request: Request, project_id: int, slug: str) -> None:
-    token = request.auth
-    if isinstance(token, UploadToken) and token.project_id != project_id:
-        raise exceptions.PermissionDenied(
-            f"This token belongs to project '{token.project.slug}', not '{slug}'."
-        )
+def _refusal(request: Request, project: Project | None, slug: str) -> Refusal | None:
+    return access_refusal(
+        principal=principal_of(request),
+        project=project,
+        slug=slug,
+        triage=request.method not in permissions.SAFE_METHODS,
+    )
 
 
 def project_for_request(request: Request, slug: str) -> Project:
-    project = get_object_or_404(Project, slug=slug)
-    _check_token(request, project.pk, slug)
+    """The project named by ``slug``, if the request may read it (a GET) or triage it (any
+    other method); otherwise 401, 403 or 404 (see the module's docstring)."""
+    project = Project.objects.filter(slug=slug).first()
+    refusal = _refusal(request, project, slug)
+    if refusal is not None:
+        raise _API_ERRORS[refusal.status](refusal.detail)
     return project
 
 
 def run_for_request(request: Request, pk: int) -> Run:
-    run = get_object_or_404(Run.objects.select_related("project", "backend"), pk=pk)
-    _check_token(request, run.project_id, run.project.slug)
-    return run
+    run = Run.objects.select_related("project", "backend").filter(pk=pk).first()
+    refusal = _refusal(request, run.project if run else None, run.project.slug if run else "")
+    if refusal is None:
+        return run
+    if refusal.status == 404:  # named by its id: the project's slug is not the stranger's to see
+        raise exceptions.NotFound(f"No run {pk}.")
+    raise _API_ERRORS[refusal.status](refusal.detail)
 
 
 def django_user(request: Request):

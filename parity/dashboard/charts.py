@@ -5,11 +5,12 @@ import datetime
 import hashlib
 
 from django.http import HttpRequest, JsonResponse
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_GET
 
+from parity.api.access import principal_of, projects_readable
+from parity.dashboard.access import project_json
 from parity.dashboard.forms import ReasonsQuery, cleaned
 from parity.models import Project
 from parity.selectors import dashboard
@@ -17,29 +18,38 @@ from parity.selectors import dashboard
 TREND_DAYS = 30
 
 
-def _etag(request: HttpRequest, slug: str | None = None) -> str:
-    project = Project.objects.filter(slug=slug).first() if slug else None
+def _etag(request: HttpRequest, project: Project | None = None) -> str:
     version = dashboard.data_version(project=project)
+    # Who asks is part of it: the overview lists only the projects the request may read.
+    scope = project.slug if project else ",".join(str(p.pk) for p in _readable(request))
     # The day is part of it: windows end today.
-    key = f"{slug}|{version}|{timezone.now().date()}|{request.GET.urlencode()}"
+    key = f"{scope}|{version}|{timezone.now().date()}|{request.GET.urlencode()}"
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+def _readable(request: HttpRequest) -> list[Project]:
+    return projects_readable(principal=principal_of(request))
+
+
+# private: what a response holds depends on who asks (private projects), so no shared cache
+# may keep it.
 @require_GET
-@cache_control(max_age=60)
+@cache_control(max_age=60, private=True)
 @condition(etag_func=_etag)
 def overview_data(request: HttpRequest) -> JsonResponse:
-    """Per project and backend, the parity score of each current run of the last 30 days."""
+    """Per project the request may read and backend, the parity score of each current run of
+    the last 30 days."""
     since = timezone.now() - datetime.timedelta(days=TREND_DAYS)
-    return JsonResponse({"days": TREND_DAYS, "projects": dashboard.score_trends(since=since)})
+    trends = dashboard.score_trends(since=since, projects=_readable(request))
+    return JsonResponse({"days": TREND_DAYS, "projects": trends})
 
 
 @require_GET
-@cache_control(max_age=60)
+@project_json
+@cache_control(max_age=60, private=True)
 @condition(etag_func=_etag)
-def skip_reasons_data(request: HttpRequest, slug: str) -> JsonResponse:
+def skip_reasons_data(request: HttpRequest, project: Project) -> JsonResponse:
     """Skipped tests per day for the top reasons and "other", as stacked-area series."""
-    project = get_object_or_404(Project, slug=slug)
     query = cleaned(ReasonsQuery(request.GET, project=project))
     chart = dashboard.skip_reason_chart(
         project=project, backend=query["backend"] or None, days=query["days"]

@@ -1,27 +1,30 @@
-"""Triage from the dashboard: a logged-in maintainer links an issue to a gap, a test or a
-reason, or marks it intended. The engine's ``triage_create`` does the work (and recounts at
-once); this view validates the form and sends the user back where they were."""
+"""Triage from the dashboard: a project's maintainer (or a superuser) links an issue to a gap,
+a test or a reason, or marks it intended. The engine's ``triage_create`` does the work (and
+recounts at once); this view validates the form and sends the user back where they were."""
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from parity import engine
+from parity.dashboard.access import project_refusal
 from parity.dashboard.forms import TriageForm
-from parity.models import Project
 
 
 @require_POST
 def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
+    project, refusal = project_refusal(request, slug, triage=True)
     back = _back_url(request, request.POST.get("next"), slug)
-    if not request.user.is_authenticated:
-        # Back to the page the form was on after logging in, not to this POST-only URL.
-        return redirect_to_login(back)
+    if refusal is not None:
+        if refusal.status == 401:
+            # Back to the page the form was on after logging in, not to this POST-only URL.
+            return redirect_to_login(back)
+        raise (PermissionDenied if refusal.status == 403 else Http404)(refusal.detail)
     form = TriageForm(request.POST)
     if not form.is_valid():
         errors = "; ".join(str(e) for errs in form.errors.values() for e in errs)

@@ -9,6 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
+from parity.api.access import principal_of, projects_readable
+from parity.dashboard.access import may_triage, project_page
 from parity.dashboard.forms import (
     FileQuery,
     GapsQuery,
@@ -32,12 +34,14 @@ TRACKED_FILTERS = {
 
 
 def overview(request: HttpRequest) -> HttpResponse:
-    context = {"cards": dashboard.project_cards(), **_upload_help(request)}
+    projects = projects_readable(principal=principal_of(request))
+    context = {"cards": dashboard.project_cards(projects=projects), **_upload_help(request)}
     return render(request, "parity/overview.html", context)
 
 
-def project_heatmap(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
+@project_page
+def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
+    slug = project.slug
     query = cleaned(HeatmapQuery(request.GET))
     heatmap = dashboard.heatmap(
         project=project,
@@ -56,11 +60,11 @@ def project_heatmap(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def file_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
+@project_page
+def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
     form = FileQuery(request.GET)
     if not form.is_valid():
-        return redirect("project", slug=slug)
+        return redirect("project", slug=project.slug)
     grid = dashboard.file_grid(
         project=project, file=form.cleaned_data["path"], backend=form.cleaned_data["backend"]
     )
@@ -69,15 +73,16 @@ def file_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return _render_project(request, project, "parity/file.html", tab="heatmap", grid=grid)
 
 
-def test_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
+@project_page
+def test_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     test = get_object_or_404(TestCase, project=project, pk=pk)
     page = dashboard.testcase_page(project=project, test=test)
     return _render_project(request, project, "parity/test.html", tab="heatmap", page=page)
 
 
-def skip_reasons(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
+@project_page
+def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
+    slug = project.slug
     form = query_form(ReasonsQuery, request.GET, project=project)
     query = cleaned(form)
     backends = [name for name, _ in form.fields["backend"].choices if name]
@@ -97,8 +102,8 @@ def skip_reasons(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def gaps(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
+@project_page
+def gaps(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(GapsQuery, request.GET, project=project, today=timezone.now().date())
     query = cleaned(form)
     since = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
@@ -126,8 +131,8 @@ def gaps(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def runs(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
+@project_page
+def runs(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(RunsQuery, request.GET, project=project)
     query = cleaned(form)
     page = dashboard.runs_page(
@@ -141,13 +146,13 @@ def runs(request: HttpRequest, slug: str) -> HttpResponse:
 def _render_project(
     request: HttpRequest, project: Project, template: str, *, tab: str, **context
 ) -> HttpResponse:
-    """Every project page: its tabs, the triage form for logged-in users, and the upload
-    instructions its empty states show."""
+    """Every project page: its tabs, the triage form for those who may triage (maintainers), and
+    the upload instructions its empty states show."""
     context = {
         "project": project,
         "tab": tab,
         "has_runs": dashboard.project_has_runs(project=project),
-        "triage_form": TriageForm() if request.user.is_authenticated else None,
+        "triage_form": TriageForm() if may_triage(request, project) else None,
         **_upload_help(request, project),
         **context,
     }

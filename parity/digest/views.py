@@ -7,6 +7,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
+from parity.dashboard.access import project_page
 from parity.digest.content import digest_content
 from parity.digest.render import digest_context, digest_render
 from parity.digest.services import subscription_unsubscribe
@@ -15,10 +16,10 @@ from parity.models import Project, Subscription
 
 
 @require_GET
-def preview(request: HttpRequest, slug: str) -> HttpResponse:
+@project_page
+def preview(request: HttpRequest, project: Project) -> HttpResponse:
     """This week's digest so far (``?week=2026-W14`` for another, ``?backend=tpu`` to
-    narrow it as a subscription's filter does)."""
-    project = get_object_or_404(Project, slug=slug)
+    narrow it as a subscription's filter does), for those who may read the project."""
     try:
         week = Week.parse(request.GET["week"]) if "week" in request.GET else None
     except BadWeek as exc:

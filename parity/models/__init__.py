@@ -17,7 +17,7 @@ from parity.models.parity import (
     Triage,
     TriageKind,
 )
-from parity.models.projects import Backend, Project, UploadToken
+from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
 from parity.models.reasons import Reason, TrackingIssue
 from parity.models.results import Outcome, Result, TestCase
 from parity.models.runs import Run, Upload, UploadFile, UploadStatus
@@ -39,10 +39,12 @@ __all__ = [
     "Snapshot",
     "Triage",
     "TriageKind",
+    "Membership",
     "Outcome",
     "Project",
     "Reason",
     "Result",
+    "Role",
     "Run",
     "TestCase",
     "TrackingIssue",
@@ -50,4 +52,5 @@ __all__ = [
     "UploadFile",
     "UploadStatus",
     "UploadToken",
+    "Visibility",
 ]

@@ -1,8 +1,19 @@
 import hashlib
 import secrets
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "public: anyone may read"
+    PRIVATE = "private", "private: members only"
+
+
+def default_visibility() -> str:
+    """New projects' visibility, from PARITY_DEFAULT_VISIBILITY (private unless told)."""
+    return settings.PARITY_DEFAULT_VISIBILITY
 
 
 class Project(models.Model):
@@ -27,6 +38,13 @@ class Project(models.Model):
         blank=True,
         help_text="Device tokens, class suffixes, path prefixes, module paths and rewrites; "
         "empty keys fall back to the defaults.",
+    )
+    visibility = models.CharField(
+        max_length=10,
+        choices=Visibility.choices,
+        default=default_visibility,
+        help_text="Public: anyone may read the pages and the API. Private: members only. "
+        "Either way only maintainers (and superusers) triage.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -92,3 +110,28 @@ class UploadToken(models.Model):
     @staticmethod
     def new_key() -> str:
         return secrets.token_urlsafe(32)
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "viewer: reads a private project"
+    MAINTAINER = "maintainer", "maintainer: reads and triages"
+
+
+class Membership(models.Model):
+    """A user's role in one project. Superusers need none: they read and triage everything."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="parity_memberships"
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project.slug} ({self.role})"

@@ -1,11 +1,39 @@
-"""Production (docker/compose.yml): no default secret, DEBUG off, secure cookies."""
+"""Production: the default of manage.py, parity.wsgi and parity.celery, so a server started
+without DJANGO_SETTINGS_MODULE is never in DEBUG with a known secret. No default secret, DEBUG
+off, HTTPS only (HSTS, redirects, secure cookies). `manage.py check --deploy` passes clean."""
 
 import os
 
-from parity.settings.base import *  # noqa: F403
+from django.core.exceptions import ImproperlyConfigured
+
+# Checked before base is imported: base starts the embedded Postgres when DATABASE_URL is unset.
+if not os.environ.get("SECRET_KEY"):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set, and parity.settings.production (the default settings of "
+        "manage.py, parity.wsgi and parity.celery) has no default secret. In production set "
+        "SECRET_KEY to a long random value, e.g. "
+        "SECRET_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(50))'). "
+        "On a laptop use the local settings: DJANGO_SETTINGS_MODULE=parity.settings.local "
+        "(make demo, make serve, make worker and make beat set it)."
+    )
+
+from parity.settings.base import *  # noqa: E402,F403
+from parity.settings.base import env_bool, env_int, env_list  # noqa: E402
 
 SECRET_KEY = os.environ["SECRET_KEY"]
 DEBUG = False
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
+# A TLS-terminating proxy in front says the original scheme in this header.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Plain-HTTP requests are redirected to HTTPS, except paths matching SECURE_REDIRECT_EXEMPT
+# (regexes without the leading slash, e.g. ^healthz$ for a load balancer's plain-HTTP probe).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", "")
+# Browsers remember to use HTTPS only. Preload (a commitment for the domain and every
+# subdomain, slow to undo) is off unless SECURE_HSTS_PRELOAD=true.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 60 * 60)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# security.W021 only says preload is off, which is the documented choice above.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]

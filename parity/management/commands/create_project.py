@@ -15,6 +15,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--default-branch", default="main", help="Branch whose runs parity compares."
         )
+        parser.add_argument(
+            "--visibility",
+            choices=["public", "private"],
+            help="public: anyone may read it; private: its members only "
+            "(default: PARITY_DEFAULT_VISIBILITY, private unless set).",
+        )
 
     def handle(self, *args, **options):
         try:
@@ -25,8 +31,11 @@ class Command(BaseCommand):
                 issue_url_template=options["issue_url_template"],
                 name=options["name"],
                 default_branch=options["default_branch"],
+                visibility=options["visibility"],
             )
         except ProjectSetupError as exc:
             raise CommandError(str(exc)) from exc
         backends = ", ".join(project.backends.values_list("name", flat=True))
-        self.stdout.write(f"Created project {project.slug} (backends: {backends}).")
+        self.stdout.write(
+            f"Created {project.visibility} project {project.slug} (backends: {backends})."
+        )

@@ -42,6 +42,7 @@ class Command(BaseCommand):
                 reference="cpu",
                 issue_url_template="https://github.com/pytorch/xla/issues/{number}",
                 default_branch=BRANCH,
+                visibility="public",  # `make demo` shows its pages without a login
             )
             project.normalization_rules = DEMO_RULES
             project.save(update_fields=["normalization_rules"])

@@ -37,9 +37,10 @@ class ProjectCard:
         return any(b.last_upload for b in self.backends)
 
 
-def project_cards() -> list[ProjectCard]:
-    """Every project, in three queries however many projects, backends and runs there are."""
-    projects = list(Project.objects.all())
+def project_cards(*, projects: list[Project] | None = None) -> list[ProjectCard]:
+    """Every project (or those given), in three queries however many projects, backends and
+    runs there are."""
+    projects = list(Project.objects.all()) if projects is None else projects
     # A LIMIT 1 lookup per backend: its newest upload, whatever its run's branch or state.
     newest = Upload.objects.filter(run__backend=OuterRef("pk")).order_by("-created_at", "-pk")
     backends = (
@@ -89,14 +90,17 @@ def _card(backend: Backend, project: Project, upload: Upload | None) -> BackendC
     )
 
 
-def score_trends(*, since: datetime.datetime) -> dict[str, dict[str, dict[str, list]]]:
-    """Per project slug and backend name, the score of each snapshot since ``since``:
-    ``{"at": [iso, …], "score": [float | None, …]}``, oldest first. One query, bounded by the
-    window (a snapshot per backend and current run)."""
-    rows = (
-        Snapshot.objects.filter(at__gte=since)
-        .order_by("project_id", "backend_id", "at", "pk")
-        .values_list("project__slug", "backend__name", "at", "score")
+def score_trends(
+    *, since: datetime.datetime, projects: list[Project] | None = None
+) -> dict[str, dict[str, dict[str, list]]]:
+    """Per project slug (of every project, or those given) and backend name, the score of each
+    snapshot since ``since``: ``{"at": [iso, …], "score": [float | None, …]}``, oldest first.
+    One query, bounded by the window (a snapshot per backend and current run)."""
+    snapshots = Snapshot.objects.filter(at__gte=since)
+    if projects is not None:
+        snapshots = snapshots.filter(project__in=projects)
+    rows = snapshots.order_by("project_id", "backend_id", "at", "pk").values_list(
+        "project__slug", "backend__name", "at", "score"
     )
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
     for slug, backend, at, score in rows:
