@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +21,9 @@ from ingest.junit import (
     JUnitError,
     MalformedXML,
     NotJUnit,
+    OverLimit,
     ParsedCase,
+    ParseLimits,
     iter_cases,
     parse_duration,
 )
@@ -36,6 +40,7 @@ from tests.shared_data import CORPUS_DIR, needs_corpus
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 JUNIT = FIXTURES / "junit"
 HOSTILE = FIXTURES / "hostile"
+MiB = 2**20
 
 
 def parse(path: Path) -> list[ParsedCase]:
@@ -383,14 +388,17 @@ def test_an_undefined_entity_is_malformed_not_resolved() -> None:
 
 
 class _OneByteReads(io.RawIOBase):
-    def __init__(self, data: bytes) -> None:
+    """A stream whose reads return ``size`` bytes at most, whatever was asked."""
+
+    def __init__(self, data: bytes, size: int = 1) -> None:
         self._data = io.BytesIO(data)
+        self._size = size
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
-        return self._data.read(1)
+        return self._data.read(self._size)
 
 
 class _GeneratedReport(io.RawIOBase):
@@ -447,6 +455,243 @@ def test_parsing_streams_in_flat_memory() -> None:
     assert peak < 4 * 2**20, f"peak {peak / 2**20:.1f} MiB while streaming"
 
 
+# --- limits: huge tokens, long messages, absurd names -----------------------------------------
+
+_BLOCK = b"0123456789abcdef" * 4096  # 64 KiB
+_HEAD = b'<?xml version="1.0"?>\n<testsuites>\n<testsuite name="s">\n'  # the big part: line 4
+_FOOT = b'\n<testcase classname="c" name="after"/>\n</testsuite>\n</testsuites>\n'
+
+
+def write_report(path: Path, *, before: bytes, size: int, after: bytes) -> Path:
+    """A report with ``size`` bytes of filler between ``before`` and ``after``, streamed to disk
+    (a gzip when ``path`` ends in .gz: one small member per block, as gzip allows)."""
+    pack = gzip.compress if path.suffix == ".gz" else bytes
+    block = pack(_BLOCK)
+    with path.open("wb") as out:
+        out.write(pack(_HEAD + before))
+        for _ in range(size // len(_BLOCK)):
+            out.write(block)
+        out.write(pack(_BLOCK[: size % len(_BLOCK)] + after + _FOOT))
+    return path
+
+
+class _Deadline(io.RawIOBase):
+    """Fails the test once it has been read for ``seconds``: a parser that spins for minutes on
+    one token (as expat did) fails in bounded time instead of hanging the suite."""
+
+    def __init__(self, raw: BinaryIO, seconds: float) -> None:
+        self._raw = raw
+        self._seconds = seconds
+        self._end = time.monotonic() + seconds
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if time.monotonic() > self._end:
+            pytest.fail(f"still parsing after {self._seconds:g} s")
+        return self._raw.read(size)
+
+
+def parse_big(path: Path) -> tuple[list[ParsedCase], int]:
+    """The cases of a big report and the peak memory (bytes) of parsing it with the default
+    limits; then the file goes, since 50 MB files need not outlive the test."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    tracemalloc.start()
+    try:
+        with opener(path, "rb") as raw:
+            cases = list(iter_cases(_Deadline(raw, 60)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        path.unlink()
+    return cases, peak
+
+
+def cut(text: str, size: int) -> str:
+    """What a message cut while parsing reads: as much of it as fits, and the marker."""
+    marker = f"… [truncated, {size:,} bytes in all]"
+    return text[: MAX_MESSAGE_CHARS - len(marker)] + marker
+
+
+def test_a_50_mb_message_attribute_is_cut_fast_in_flat_memory(tmp_path: Path) -> None:
+    """Expat rescans an unfinished token per chunk: this took minutes and 150 MiB before."""
+    report = write_report(
+        tmp_path / "big.xml",
+        before=b'<testcase classname="c" name="big"><failure type="E" message="',
+        size=50 * MiB,
+        after=b'" other="kept">trace</failure></testcase>',
+    )
+
+    (big, after), peak = parse_big(report)
+
+    assert big.outcome == "failed"
+    assert big.message == cut(_BLOCK.decode(), 50 * MiB)
+    assert after.name == "after"
+    assert peak < 8 * MiB, f"peak {peak / MiB:.1f} MiB"
+
+
+def test_a_200_mb_attribute_in_a_gzip_is_cut_fast(tmp_path: Path) -> None:
+    report = write_report(
+        tmp_path / "big.xml.gz",
+        before=b'<testcase classname="c" name="big" status="skipped" message=\'',
+        size=200 * MiB,
+        after=b"'/>",
+    )
+    assert report.stat().st_size < 2 * MiB
+
+    (big, after), peak = parse_big(report)
+
+    assert (big.outcome, big.message) == ("skipped", cut(_BLOCK.decode(), 200 * MiB))
+    assert after.name == "after"
+    assert peak < 8 * MiB, f"peak {peak / MiB:.1f} MiB"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "outcome", "message"),
+    [
+        # one 50 MB line: the first line of a failure's text is its message
+        (b"<failure>", b"\nsecond line</failure>", "failed", cut(_BLOCK.decode(), 50 * MiB + 12)),
+        (b"<skipped>", b"</skipped>", "skipped", cut(_BLOCK.decode(), 50 * MiB)),
+        (b"<failure>first line\n", b"</failure>", "failed", "first line"),
+        (b'<error message="m"/><system-out>', b"</system-out>", "error", "m"),
+    ],
+    ids=["failure-text", "skipped-text", "failure-trace", "system-out"],
+)
+def test_50_mb_of_text_is_streamed_and_a_message_keeps_its_start(
+    tmp_path: Path, before: bytes, after: bytes, outcome: str, message: str
+) -> None:
+    report = write_report(
+        tmp_path / "big.xml",
+        before=b'<testcase classname="c" name="big">' + before,
+        size=50 * MiB,
+        after=after + b"</testcase>",
+    )
+
+    (big, _), peak = parse_big(report)
+
+    assert (big.outcome, big.message) == (outcome, message)
+    assert peak < 8 * MiB, f"peak {peak / MiB:.1f} MiB"
+
+
+def test_real_long_names_are_kept_whole() -> None:
+    """pytest parametrizations make 600-character names; generated suites 100,000-character
+    classnames. Both are real data, and longer than a message may be."""
+    name = "test_op[" + "-".join(f"float32_{i}" for i in range(60)) + "]"
+    classname = ".".join(f"pkg{i:05}" for i in range(16_667))[:100_000]
+    xml = f'<testsuite><testcase classname="{classname}" name="{name}" file="f.py"/></testsuite>'
+
+    assert len(name) >= 600 and len(classname) == 100_000
+    # in short reads, the classname is an unfinished token past max_message_bytes
+    for stream in (io.BytesIO(xml.encode()), _OneByteReads(xml.encode(), 1000)):
+        (case,) = iter_cases(stream)
+        assert (case.classname, case.name) == (classname, name)
+
+
+def test_a_name_over_the_limit_is_refused_with_its_line() -> None:
+    xml = (
+        b"\n\n"
+        + _HEAD
+        + b"<testcase/>\n" * 6
+        + b'<testcase classname="c"\n  name="'
+        + b"x" * 2**20
+        + b'"/>\n</testsuite></testsuites>'
+    )
+
+    with pytest.raises(OverLimit) as raised:
+        parse_bytes(xml)
+
+    assert str(raised.value) == (
+        "testcase name at line 12 is 1,048,576 characters; the limit is 262,144"
+    )
+
+
+@pytest.mark.parametrize(
+    ("xml", "error"),
+    [
+        ('<testsuite name="{}"/>', "testsuite name at line 1 is 11 characters"),
+        ('<testsuite><testcase classname="{}"/></testsuite>', "testcase classname at line 1"),
+        ('<testsuite><testcase class="{}"/></testsuite>', "testcase class at line 1"),
+        ('<testsuite>\n<testcase file="{}"/></testsuite>', "testcase file at line 2"),
+        ('<testsuite><testcase name="{}"/></testsuite>', "testcase name at line 1"),
+    ],
+)
+def test_every_name_is_held_to_the_limit(xml: str, error: str) -> None:
+    limits = ParseLimits(max_name_chars=10)
+    data = xml.format("é" * 11).encode()
+
+    with pytest.raises(OverLimit, match=f"^{error}.* the limit is 10$"):
+        list(iter_cases(io.BytesIO(data), limits=limits))
+    list(iter_cases(io.BytesIO(xml.format("é" * 10).encode()), limits=limits))  # at the limit
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (b"<!--", b"-->"),
+        (b"<testcase", b'="x"/>'),  # a 50 MB tag name
+        (b'<testcase name="', b'"/>'),  # a name is never cut
+        (b"<?pi ", b"?>"),
+    ],
+    ids=["comment", "tag-name", "name", "processing-instruction"],
+)
+def test_a_token_over_the_cap_is_refused_fast(tmp_path: Path, before: bytes, after: bytes) -> None:
+    report = write_report(tmp_path / "big.xml", before=before, size=50 * MiB, after=after)
+
+    with pytest.raises(OverLimit) as raised:
+        parse_big(report)
+
+    assert str(raised.value) == (
+        "a single XML tag at line 4 is over 16 MiB (the limit for one tag or comment)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        # the cut ends on a whole character, never inside one
+        ("é" * 100, "é" * 10 + "… [truncated, 200 bytes in all]"),
+        ("€" * 100, "€" * 7 + "… [truncated, 300 bytes in all]"),
+        # ... or reference
+        ("x&amp;" * 10, "x&" * 4 + "… [truncated, 60 bytes in all]"),
+        ("&#x1F600;" * 5, "\U0001f600" * 3 + "… [truncated, 45 bytes in all]"),
+        ("abc", "abc"),
+    ],
+)
+def test_a_value_is_cut_on_a_character_boundary(value: str, message: str) -> None:
+    """One-byte reads put the cut exactly at max_message_bytes (20 here)."""
+    xml = f"<testsuite><testcase name='t'><skipped message='{value}' x='y'/></testcase></testsuite>"
+
+    (case,) = iter_cases(_OneByteReads(xml.encode()), limits=ParseLimits(max_message_bytes=20))
+
+    assert case.message == message
+
+
+def test_positions_after_a_cut_value_still_match_the_file() -> None:
+    """The line breaks in the dropped part of a value still count."""
+    limits = ParseLimits(max_message_bytes=8, max_name_chars=4)
+    head = b'<testsuite>\n<testcase name="a"><failure message="12345678\n\n\n"/></testcase>\n'
+    malformed = head + b"\n<x>\n</y></testsuite>"
+    long_name = head + b'<testcase name="12345"/></testsuite>'
+
+    with pytest.raises(MalformedXML) as uncut:
+        parse_bytes(malformed)
+    with pytest.raises(MalformedXML) as cut_short:
+        list(iter_cases(_OneByteReads(malformed), limits=limits))
+    assert (
+        str(cut_short.value)
+        == str(uncut.value)
+        == ("not well-formed XML at line 8, column 2: mismatched tag")
+    )
+    with pytest.raises(OverLimit, match="^testcase name at line 6 is 5 characters"):
+        list(iter_cases(_OneByteReads(long_name), limits=limits))
+
+
+def test_limits_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_token_bytes must be at least 1"):
+        ParseLimits(max_token_bytes=0)
+
+
 # --- round trip -------------------------------------------------------------------------------
 
 # XML 1.0 text without control characters; attribute values round-trip through escaping.
@@ -493,3 +738,36 @@ def test_round_trip_through_junitparser(suite_name: str, cases: list[dict]) -> N
         for case in cases
     ]
     assert parsed == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cases=st.lists(
+        st.tuples(_text, st.text(st.sampled_from("ab é€&<>\"'\n\t\U0001f600"), max_size=60)),
+        min_size=1,
+        max_size=4,
+    ),
+    max_message_bytes=st.integers(1, 40),
+)
+def test_cutting_messages_changes_nothing_else(
+    cases: list[tuple[str, str]], max_message_bytes: int
+) -> None:
+    suite = TestSuite("suite")
+    for name, message in cases:
+        written = TestCase(name, "pkg.Class", 0.5)
+        written.result = [Skipped(message)]
+        suite.add_testcase(written)
+    buffer = io.BytesIO()
+    report = JUnitXml()
+    report.add_testsuite(suite)
+    report.write(buffer)
+    data = buffer.getvalue()
+    limits = ParseLimits(max_message_bytes=max_message_bytes)
+
+    whole = parse_bytes(data)
+    cut_short = list(iter_cases(_OneByteReads(data), limits=limits))
+
+    assert [c[:5] for c in cut_short] == [c[:5] for c in whole]
+    for short, full in zip(cut_short, whole, strict=True):
+        kept, marker, _ = (short.message or "").partition("… [truncated, ")
+        assert full.message == short.message or (marker and (full.message or "").startswith(kept))

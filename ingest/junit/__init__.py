@@ -1,0 +1,33 @@
+"""Streaming JUnit/xUnit XML parser: bytes in, one ``ParsedCase`` per ``<testcase>`` out.
+
+Pure: imports nothing from Django. It drives expat (``pyexpat``) directly, with the defences
+defusedxml installs (any DTD, entity declaration or external reference aborts the parse before
+expat expands or fetches anything), instead of ``defusedxml.ElementTree.iterparse``: that one
+swaps in the pure-Python ``XMLParser`` and builds an Element per node, so its bare loop is
+already about twice as slow as the stdlib's (bench/parse_bench.py). Expat callbacks build
+nothing, so memory stays flat however many cases a file holds: only the case being read is
+kept, and ``ParseLimits`` bound what one message, name or tag may cost.
+
+``stream`` feeds the bytes to expat within the limits, ``reader`` turns expat's events into
+cases, ``cases`` holds the rules that decide a case's outcome and message.
+"""
+
+from ingest.junit.cases import MAX_MESSAGE_CHARS, Outcome, ParsedCase, clip_message, parse_duration
+from ingest.junit.errors import ForbiddenXML, JUnitError, MalformedXML, NotJUnit, OverLimit
+from ingest.junit.limits import ParseLimits
+from ingest.junit.stream import iter_cases
+
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "ForbiddenXML",
+    "JUnitError",
+    "MalformedXML",
+    "NotJUnit",
+    "Outcome",
+    "OverLimit",
+    "ParseLimits",
+    "ParsedCase",
+    "clip_message",
+    "iter_cases",
+    "parse_duration",
+]

@@ -1,0 +1,186 @@
+"""Expat handlers that turn start/end events into finished ``ParsedCase`` objects."""
+
+from __future__ import annotations
+
+import pyexpat
+from collections.abc import Callable
+
+from ingest.junit.cases import (
+    ParsedCase,
+    case_result,
+    clip_message,
+    first_line,
+    truncation_marker,
+)
+from ingest.junit.errors import ForbiddenXML, NotJUnit, OverLimit
+from ingest.junit.limits import ParseLimits
+
+_ROOTS = frozenset({"testsuites", "testsuite"})
+# Direct children of <testcase> that decide the outcome. rerunFailure, flakyFailure, rerun and
+# friends are deliberately absent: they record earlier attempts, not the final result.
+_OUTCOME_CHILDREN = frozenset({"error", "failure", "skipped"})
+_CASE_NAMES = ("name", "classname", "class", "file")
+_FORBIDDEN = (
+    "XML with a DTD or entity declarations is refused (possible XML bomb or external-entity attack)"
+)
+
+
+class CaseReader:
+    """Handlers for one parse. Open testsuites and testcases are remembered with their element
+    depth, so ends are matched by depth alone and nothing else about the document is kept.
+    This runs once per element of a file that may hold a million cases, hence the cached
+    innermost case and suite.
+
+    ``cut`` is filled by the feeder with the attributes of the tag expat is about to report
+    whose values it cut short (name: size in the file); ``line`` gives the current line of the
+    uploaded file.
+    """
+
+    def __init__(
+        self,
+        parser: pyexpat.XMLParserType,
+        *,
+        limits: ParseLimits,
+        cut: dict[str, int],
+        line: Callable[[], int],
+    ) -> None:
+        parser.buffer_text = True
+        parser.StartElementHandler = self._start_root
+        parser.EndElementHandler = self._end
+        # The defusedxml defences: refuse before expat expands or fetches anything.
+        parser.StartDoctypeDeclHandler = _forbid
+        parser.EntityDeclHandler = _forbid
+        parser.UnparsedEntityDeclHandler = _forbid
+        parser.ExternalEntityRefHandler = _forbid
+        self.parser = parser
+        self._max_name = limits.max_name_chars
+        self._max_text = limits.max_message_bytes
+        self._cut = cut
+        self._line = line
+        self._done: list[ParsedCase] = []
+        self._depth = 0
+        # Innermost open testsuite: its depth and name, and the ones around it.
+        self._suite_depth = 0
+        self._suite = ""
+        self._outer_suites: list[tuple[int, str]] = []
+        # Innermost open testcase (depth 0: none): attributes, suite, and messages[kind] set by
+        # its first child of that kind. Cases nested in cases (seen in the wild) wait outside.
+        self._case_depth = 0
+        self._case_attrs: dict[str, str] = {}
+        self._case_suite = ""
+        self._case_messages: dict[str, str | None] = {}
+        self._outer_cases: list[tuple[int, dict[str, str], str, dict[str, str | None]]] = []
+        # The outcome child whose text is being collected (depth 0: none), and its size so far
+        # in (UTF-8) bytes, counted on past what is kept.
+        self._text_depth = 0
+        self._text_kind = ""
+        self._text: list[str] = []
+        self._text_size = 0
+
+    def take(self) -> list[ParsedCase]:
+        done, self._done = self._done, []
+        return done
+
+    def _start_root(self, tag: str, attrs: dict[str, str]) -> None:
+        local = tag[tag.rfind(":") + 1 :]
+        if local not in _ROOTS:
+            raise NotJUnit(
+                f"the root element is <{local}>, not <testsuites> or <testsuite>: "
+                "this is not a JUnit XML report"
+            )
+        self.parser.StartElementHandler = self._start
+        self._start(tag, attrs)
+
+    def _start(self, tag: str, attrs: dict[str, str]) -> None:
+        if self._cut:
+            self._mark_cut(attrs)
+        depth = self._depth = self._depth + 1
+        # Namespace prefixes are dropped: expat runs without namespace processing, so a prefix
+        # is just part of the name ("ns2:testcase").
+        local = tag[tag.rfind(":") + 1 :]
+        if local == "testcase":
+            max_name = self._max_name
+            get = attrs.get
+            if (
+                len(get("name", "")) > max_name
+                or len(get("classname", "")) > max_name
+                or len(get("class", "")) > max_name
+                or len(get("file", "")) > max_name
+            ):
+                self._refuse_names(local, attrs, _CASE_NAMES)
+            if self._case_depth:
+                self._outer_cases.append(
+                    (self._case_depth, self._case_attrs, self._case_suite, self._case_messages)
+                )
+            self._case_depth, self._case_attrs = depth, attrs
+            self._case_suite, self._case_messages = self._suite, {}
+        elif local == "testsuite":
+            self._refuse_names(local, attrs, ("name",))
+            self._outer_suites.append((self._suite_depth, self._suite))
+            self._suite_depth, self._suite = depth, attrs.get("name", "")
+        elif depth == self._case_depth + 1 and local in _OUTCOME_CHILDREN:
+            self._start_outcome(depth, local, attrs)
+
+    def _mark_cut(self, attrs: dict[str, str]) -> None:
+        for name, size in self._cut.items():
+            if name in attrs:
+                attrs[name] += truncation_marker(size)
+        self._cut.clear()
+
+    def _refuse_names(self, element: str, attrs: dict[str, str], names: tuple[str, ...]) -> None:
+        for name in names:
+            length = len(attrs.get(name, ""))
+            if length > self._max_name:
+                raise OverLimit(
+                    f"{element} {name} at line {self._line():,} is {length:,} characters; "
+                    f"the limit is {self._max_name:,}"
+                )
+
+    def _start_outcome(self, depth: int, kind: str, attrs: dict[str, str]) -> None:
+        messages = self._case_messages
+        if kind in messages:
+            return  # the first child of a kind gives the message
+        message = clip_message(attrs.get("message"))
+        messages[kind] = message
+        if message is None and not self._text_depth:
+            self._text_depth, self._text_kind = depth, kind
+            self._text, self._text_size = [], 0
+            # Text is only wanted here; elsewhere (system-out, properties) expat need not call
+            # back at all.
+            self.parser.CharacterDataHandler = self._collect
+
+    def _collect(self, data: str) -> None:
+        size = self._text_size
+        if size < self._max_text:
+            self._text.append(data)
+        self._text_size = size + len(data.encode())
+
+    def _end(self, tag: str) -> None:
+        depth = self._depth
+        self._depth = depth - 1
+        if depth == self._case_depth:
+            self._done.append(case_result(self._case_attrs, self._case_suite, self._case_messages))
+            if self._outer_cases:
+                outer = self._outer_cases.pop()
+                self._case_depth, self._case_attrs, self._case_suite, self._case_messages = outer
+            else:
+                self._case_depth = 0
+        elif depth == self._text_depth:
+            self._end_outcome()
+        elif depth == self._suite_depth:
+            self._suite_depth, self._suite = self._outer_suites.pop()
+
+    def _end_outcome(self) -> None:
+        self.parser.CharacterDataHandler = None
+        text = "".join(self._text)
+        if self._text_size > self._max_text:
+            kept = text.encode()[: self._max_text].decode(errors="ignore")
+            text = kept + truncation_marker(self._text_size)
+        if self._text_kind != "skipped":
+            text = first_line(text)  # failure bodies are stack traces: the first line says it
+        self._case_messages[self._text_kind] = clip_message(text)
+        self._text_depth, self._text = 0, []
+
+
+def _forbid(*_args: object) -> None:
+    raise ForbiddenXML(_FORBIDDEN)
