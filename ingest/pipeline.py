@@ -12,10 +12,11 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from ingest.archives import ArchiveError, iter_xml_documents
-from ingest.junit import JUnitError, ParsedCase, iter_cases
+from ingest.junit import JUnitError, OverLimit, ParsedCase, iter_cases
 from ingest.normalize import (
     CanonicalReason,
     Rules,
@@ -24,8 +25,9 @@ from ingest.normalize import (
     rules_from_dict,
 )
 from ingest.services import run_complete, run_parity_refresh
-from ingest.writer import ResultRow, results_write
+from ingest.writer import ResultRow, reasons_seen_update, results_write
 from parity.models import Outcome, Project, Run, Upload, UploadFile, UploadStatus
+from parity.models.results import MAX_FILE_CHARS
 from parity.reasons import reason_issues_link
 
 logger = logging.getLogger(__name__)
@@ -43,13 +45,9 @@ def upload_ingest(*, upload_id: int) -> None:
     started = time.monotonic()
     try:
         with transaction.atomic():
-            upload = (
-                Upload.objects.select_for_update()
-                .select_related("run__project", "run__backend")
-                .get(pk=upload_id)
-            )
-            if upload.status != UploadStatus.PROCESSING:
-                return  # a concurrent delivery finished it first
+            upload = _lock(upload_id)
+            if upload is None:
+                return  # finished, or another delivery holds it and is still working
             summary = results_write(upload=upload, rows=upload_rows(upload))
             reason_issues_link(project=upload.run.project, reason_ids=summary.new_reason_ids)
             _finish(upload, UploadStatus.DONE, counts=summary.counts)
@@ -58,15 +56,30 @@ def upload_ingest(*, upload_id: int) -> None:
         _fail(upload_id, str(exc))
         logger.info("upload %s failed: %s", upload_id, exc)
         return
+    reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
     logger.info(
         "upload %s done: %s in %.2fs", upload_id, summary.counts, time.monotonic() - started
+    )
+
+
+def _lock(upload_id: int) -> Upload | None:
+    """The upload, row-locked for this transaction, if it is processing and no live worker
+    holds it. The lock is the claim: a redelivered or re-queued task for an upload that a slow
+    worker is still ingesting skips it, and a dead worker's lock dies with its connection.
+    Only the upload row is locked (``of``), and without its key (``no_key``), so shard uploads
+    that insert rows pointing at the same run and project never wait for it."""
+    return (
+        Upload.objects.select_for_update(skip_locked=True, no_key=True, of=("self",))
+        .select_related("run__project", "run__backend")
+        .filter(pk=upload_id, status=UploadStatus.PROCESSING)
+        .first()
     )
 
 
 def _update_run(upload: Upload) -> None:
     # Locking the run orders this commit with a concurrent "complete" call: whichever commits
     # second sees the other's work, so parity never misses this upload's results.
-    run = Run.objects.select_for_update().get(pk=upload.run_id)
+    run = Run.objects.select_for_update(no_key=True).get(pk=upload.run_id)
     if run.complete:
         run_parity_refresh(run=run)  # a shard that arrived after the run was completed
     elif upload.completes_run:
@@ -114,6 +127,11 @@ def case_row(case: ParsedCase, *, folder_hint: str | None, identify: TestIdentif
         file=case.file,
         folder_hint=folder_hint,
     )
+    if len(identity.file) > MAX_FILE_CHARS:
+        raise OverLimit(
+            f"test {case.name[:80]!r} names a file of {len(identity.file):,} characters "
+            f"({identity.file[:80]}…); the limit is {MAX_FILE_CHARS}"
+        )
     reason_kind, reason_text, reason_fp = _reason(case)
     return ResultRow(
         *identity,
@@ -143,12 +161,21 @@ def _canonical_reason(message: str, kind: str) -> CanonicalReason | None:
 
 
 def _claim(upload_id: int) -> bool:
-    """queued → processing, visible to the API at once. A redelivered task whose upload is still
-    processing (its worker died) may take it again; results are written in one transaction."""
-    claimed = Upload.objects.filter(
-        pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING]
-    ).update(status=UploadStatus.PROCESSING, started_at=timezone.now())
-    return claimed == 1
+    """queued → processing, visible to the API at once, and one more attempt counted. An upload
+    already processing may be taken again (its worker died, or recovery queued it); an upload
+    a live worker holds is skipped, here and in ``_lock``."""
+    with transaction.atomic():
+        upload = (
+            Upload.objects.select_for_update(skip_locked=True, no_key=True)
+            .filter(pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING])
+            .first()
+        )
+        if upload is None:
+            return False
+        Upload.objects.filter(pk=upload_id).update(
+            status=UploadStatus.PROCESSING, started_at=timezone.now(), attempts=F("attempts") + 1
+        )
+    return True
 
 
 def _finish(upload: Upload, status: str, *, counts: dict[str, int]) -> None:
@@ -157,8 +184,15 @@ def _finish(upload: Upload, status: str, *, counts: dict[str, int]) -> None:
     )
 
 
+def upload_fail(*, upload_id: int, message: str) -> None:
+    """End an upload that cannot be ingested, saying why; its results were never committed."""
+    _fail(upload_id, message)
+
+
 def _fail(upload_id: int, message: str) -> None:
-    Upload.objects.filter(pk=upload_id, status=UploadStatus.PROCESSING).update(
+    Upload.objects.filter(
+        pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING]
+    ).update(
         status=UploadStatus.FAILED,
         error=message,
         counts={},

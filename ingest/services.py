@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from parity.models import Backend, Project, Run, Upload, UploadFile, UploadToken
+from parity.models import Backend, Project, Run, Upload, UploadFile, UploadStatus, UploadToken
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +104,7 @@ def upload_create(
         )
         existing = Upload.objects.filter(run=run, sha256=upload_digest).first()
         if existing is not None:
+            _requeue_if_pending(existing)
             return existing, False
         try:
             with transaction.atomic():
@@ -123,6 +124,15 @@ def upload_create(
         transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
     logger.info("upload %s queued for run %s (%s bytes)", upload.pk, run.pk, upload.size)
     return upload, True
+
+
+def _requeue_if_pending(upload: Upload) -> None:
+    """A client resending content it got no answer for must not find a dead upload: queue a
+    pending one again. Harmless when a worker has it (the claim is a row lock)."""
+    from ingest.tasks import upload_ingest
+
+    if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
+        transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
 
 
 def run_complete(*, run: Run) -> Run:

@@ -1,11 +1,31 @@
-from celery import shared_task
+import logging
 
-from ingest import pipeline
+from celery import Task, shared_task
+
+from ingest import pipeline, recovery
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 
+logger = logging.getLogger(__name__)
 
-@shared_task(**RETRY_ON_DATABASE_ERRORS)
+
+class UploadIngestTask(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        # Retries are spent, or the error is not one to retry: the upload ends failed with the
+        # reason instead of staying "processing" for good.
+        upload_id = kwargs.get("upload_id", args[0] if args else None)
+        message = f"Ingest failed: {type(exc).__name__}: {exc}".strip()
+        pipeline.upload_fail(upload_id=upload_id, message=message[:2000])
+        logger.error("upload %s failed for good: %s", upload_id, message)
+
+
+@shared_task(base=UploadIngestTask, **RETRY_ON_DATABASE_ERRORS)
 def upload_ingest(upload_id: int) -> None:
     """Adapter: ids in, state in Postgres. Bad content fails the upload; only database errors
     retry (with backoff), and a retry finds the upload's results rolled back."""
     pipeline.upload_ingest(upload_id=upload_id)
+
+
+@shared_task(acks_late=True)
+def uploads_recover() -> None:
+    """Beat: queue again the uploads a lost worker or message left pending; fail the hopeless."""
+    recovery.uploads_recover(enqueue=upload_ingest.delay)

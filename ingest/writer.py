@@ -15,6 +15,7 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.models import Outcome, Run, Upload
+from parity.models.cleanup import results_delete
 
 STAGING_COLUMNS = (
     "seq",
@@ -50,6 +51,7 @@ class ResultRow(NamedTuple):
 class WriteSummary:
     counts: dict[str, int]
     new_reason_ids: list[int]
+    seen_reason_ids: list[int]
 
 
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\x00": ""})
@@ -99,7 +101,9 @@ class LineReader(io.RawIOBase):
 def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
     """Store one upload's results. Must run inside a transaction (the caller's)."""
     run: Run = upload.run
-    with connection.cursor() as django_cursor:
+    # Django's error wrapper: errors of the raw psycopg2 cursor become django.db errors, which
+    # the ingest task retries (a dropped connection must not read as bad content).
+    with connection.wrap_database_errors, connection.cursor() as django_cursor:
         cursor = django_cursor.cursor
         cursor.execute(_STAGING_DDL)
         _copy_rows(cursor, rows)
@@ -113,10 +117,26 @@ def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
         cursor.execute(_UPSERT_TESTS_SQL, params)
         cursor.execute(_INSERT_REASONS_SQL, params)
         new_reason_ids = [row[0] for row in cursor.fetchall()]
-        cursor.execute(_TOUCH_REASONS_SQL, params)
         cursor.execute(_INSERT_RESULTS_SQL, params)
-        by_outcome = dict(cursor.fetchall())
-    return WriteSummary(counts=outcome_counts(by_outcome), new_reason_ids=new_reason_ids)
+        by_outcome, seen_reason_ids = {}, set()
+        for outcome, count, reason_ids in cursor.fetchall():
+            by_outcome[outcome] = count
+            seen_reason_ids.update(reason_ids)
+    return WriteSummary(
+        counts=outcome_counts(by_outcome),
+        new_reason_ids=new_reason_ids,
+        seen_reason_ids=sorted(seen_reason_ids),
+    )
+
+
+def reasons_seen_update(*, reason_ids: list[int], seen) -> None:
+    """Widen the reasons' first/last seen to ``seen``. Run after the results commit, in id
+    order: concurrent shards share reasons, and holding their rows until each shard's commit
+    would serialize ingest (and, in arbitrary order, deadlock it)."""
+    if not reason_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_TOUCH_REASONS_SQL, {"ids": sorted(reason_ids), "seen": seen})
 
 
 def _copy_rows(cursor, rows: Iterable[ResultRow]) -> None:
@@ -138,10 +158,7 @@ def outcome_counts(by_outcome: dict[int, int]) -> dict[str, int]:
 
 
 def results_delete_for_run(*, run: Run) -> int:
-    # Plain SQL: Result has no dependents, and the ORM's delete would fetch every row first.
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM parity_result WHERE run_id = %s", [run.pk])
-        return cursor.rowcount
+    return results_delete(run_id=run.pk)
 
 
 # Temporary tables live per connection; DROP first because a surrounding transaction (tests,
@@ -165,10 +182,11 @@ _UPSERT_TESTS_SQL = """
 INSERT INTO parity_testcase (project_id, key, file, class_name, name, created_at)
 SELECT %(project)s, key, file, class_name, name, now() FROM ingest_final f
 WHERE NOT EXISTS (
-    SELECT 1 FROM parity_testcase t WHERE t.project_id = %(project)s AND t.key = f.key
+    SELECT 1 FROM parity_testcase t
+    WHERE t.project_id = %(project)s AND t.key_digest = md5(f.key)::uuid AND t.key = f.key
 )
 ORDER BY key
-ON CONFLICT (project_id, key) DO NOTHING;
+ON CONFLICT (project_id, key_digest) DO NOTHING;
 """
 
 _INSERT_REASONS_SQL = """
@@ -182,10 +200,15 @@ RETURNING id;
 """
 
 _TOUCH_REASONS_SQL = """
+WITH locked AS (
+    SELECT id FROM parity_reason
+    WHERE id = ANY(%(ids)s) AND (first_seen > %(seen)s OR last_seen < %(seen)s)
+    ORDER BY id
+    FOR NO KEY UPDATE
+)
 UPDATE parity_reason r
 SET first_seen = least(r.first_seen, %(seen)s), last_seen = greatest(r.last_seen, %(seen)s)
-FROM (SELECT DISTINCT reason_kind, reason_fp FROM ingest_final WHERE reason_fp IS NOT NULL) f
-WHERE r.project_id = %(project)s AND r.kind = f.reason_kind AND r.fingerprint = f.reason_fp;
+FROM locked WHERE r.id = locked.id;
 """
 
 _INSERT_RESULTS_SQL = """
@@ -193,11 +216,13 @@ WITH inserted AS (
     INSERT INTO parity_result (run_id, upload_id, test_id, outcome, duration, message, reason_id)
     SELECT %(run)s, %(upload)s, t.id, f.outcome, f.duration, coalesce(f.message, ''), r.id
     FROM ingest_final f
-    JOIN parity_testcase t ON t.project_id = %(project)s AND t.key = f.key
+    JOIN parity_testcase t
+      ON t.project_id = %(project)s AND t.key_digest = md5(f.key)::uuid AND t.key = f.key
     LEFT JOIN parity_reason r
            ON r.project_id = %(project)s AND r.kind = f.reason_kind
           AND r.fingerprint = f.reason_fp
-    RETURNING outcome
+    RETURNING outcome, reason_id
 )
-SELECT outcome, count(*) FROM inserted GROUP BY outcome;
+SELECT outcome, count(*), array_remove(array_agg(DISTINCT reason_id), NULL)
+FROM inserted GROUP BY outcome;
 """

@@ -1,3 +1,5 @@
+import logging
+
 from celery import shared_task
 
 from parity import engine
@@ -7,6 +9,8 @@ from parity.models import Run
 # Recomputes are idempotent (the same run gives the same tables, no duplicate events), so a
 # redelivery after a lost worker (acks_late) or a retry after a database error is harmless.
 RETRY = RETRY_ON_DATABASE_ERRORS
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(**RETRY)
@@ -21,3 +25,14 @@ def run_completed(run_id: int) -> None:
 def runs_complete_quiet() -> None:
     """Beat: complete the runs CI left open once their uploads have been quiet long enough."""
     engine.runs_complete_quiet()
+
+
+@shared_task(**RETRY)
+def rollups_verify() -> None:
+    """Beat: recompute every backend whose roll-ups miss its current run (a lost message, a
+    recompute that failed for good), so a wrong current run never stays wrong."""
+    for run in engine.stale_current_runs():
+        logger.warning(
+            "roll-ups of backend %s are stale: recomputing run %s", run.backend_id, run.pk
+        )
+        engine.parity_recompute(run=run)

@@ -4,6 +4,7 @@ Writes only; pages and the API read the tables it fills through ``parity.selecto
 """
 
 from parity.engine.completion import runs_complete_quiet
+from parity.engine.freshness import stale_current_runs
 from parity.engine.recompute import parity_recompute, project_recompute
 from parity.engine.triage import TriageRejected, TriageRequest, triage_create, triage_delete
 
@@ -13,6 +14,7 @@ __all__ = [
     "parity_recompute",
     "project_recompute",
     "runs_complete_quiet",
+    "stale_current_runs",
     "triage_create",
     "triage_delete",
 ]

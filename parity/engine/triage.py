@@ -47,7 +47,7 @@ class TriageRequest:
 def triage_create(*, project: Project, request: TriageRequest, user=None) -> Triage:
     with transaction.atomic():
         # One writer per project at a time: triage and recompute read and write the same rows.
-        Project.objects.select_for_update().filter(pk=project.pk).first()
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
         backend, test, reason = _target(project, request)
         issue = tracking_issue_for_url(project=project, url=request.issue_url)
         if request.kind == TriageKind.TRACKED and issue is None:
@@ -72,7 +72,7 @@ def triage_create(*, project: Project, request: TriageRequest, user=None) -> Tri
 
 def triage_delete(*, triage: Triage) -> None:
     with transaction.atomic():
-        project = Project.objects.select_for_update().get(pk=triage.project_id)
+        project = Project.objects.select_for_update(no_key=True).get(pk=triage.project_id)
         triage.delete()
         triages_refresh(project=project)
     logger.info("triage deleted in project %s", project.pk)

@@ -1,4 +1,10 @@
 from django.db import models
+from django.db.models.functions import MD5, Cast
+
+# Limits on what one test's identity may hold. Names and keys are unbounded text (a pytest
+# parametrization or a generated classname can run to thousands of characters) and are unique by
+# a digest, since a btree entry cannot exceed ~2.7 kB; a file path stays indexable as it is.
+MAX_FILE_CHARS = 500
 
 
 class TestCase(models.Model):
@@ -7,15 +13,21 @@ class TestCase(models.Model):
     __test__ = False  # not a pytest test class
 
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="tests")
-    key = models.CharField(max_length=1000, help_text="Canonical ID: file::Class::name")
-    file = models.CharField(max_length=500, blank=True)
-    class_name = models.CharField(max_length=500, blank=True)
-    name = models.CharField(max_length=500)
+    key = models.TextField(help_text="Canonical ID: file::Class::name")
+    key_digest = models.GeneratedField(
+        expression=Cast(MD5("key"), output_field=models.UUIDField()),
+        output_field=models.UUIDField(),
+        db_persist=True,
+        help_text="md5 of the key: the unique, indexable stand-in for a key of any length.",
+    )
+    file = models.CharField(max_length=MAX_FILE_CHARS, blank=True)
+    class_name = models.TextField(blank=True)
+    name = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project", "key"], name="testcase_unique_key")
+            models.UniqueConstraint(fields=["project", "key_digest"], name="testcase_unique_key")
         ]
         indexes = [models.Index(fields=["project", "file"])]
 

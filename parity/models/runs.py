@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from django.db import models
 from django.utils import timezone
 
@@ -54,6 +56,12 @@ class Upload(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Times a worker took it up; past PARITY_UPLOAD_MAX_ATTEMPTS it fails."
+    )
+    requeued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When recovery last queued it again."
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -66,15 +74,21 @@ class Upload(models.Model):
         return f"upload {self.pk} ({self.status})"
 
 
+MAX_STORED_NAME_CHARS = 100
+
+
 def upload_file_path(instance: "UploadFile", filename: str) -> str:
-    return f"uploads/{instance.sha256[:2]}/{instance.sha256}/{filename}"
+    # The digest makes the path unique; the client's name (kept whole in ``name``) is cut so
+    # the path fits the column and the file system's 255-byte name limit.
+    stem = Path(filename).name[-MAX_STORED_NAME_CHARS:]
+    return f"uploads/{instance.sha256[:2]}/{instance.sha256}/{stem}"
 
 
 class UploadFile(models.Model):
     """One raw file of an upload, kept so the upload can be re-ingested after a rule change."""
 
     upload = models.ForeignKey(Upload, on_delete=models.CASCADE, related_name="files")
-    name = models.CharField(max_length=300)
+    name = models.TextField()
     sha256 = models.CharField(max_length=64)
     size = models.BigIntegerField()
     raw = models.FileField(upload_to=upload_file_path, max_length=500)

@@ -199,10 +199,14 @@ CELERY_TASK_EAGER_PROPAGATES = False
 # the task is idempotent (forward-only upload states), so a redelivery is harmless.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-# Redis redelivers unacknowledged tasks after this; it must exceed the longest task.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 60 * 60}
-CELERY_TASK_TIME_LIMIT = 60 * 60
-CELERY_TASK_SOFT_TIME_LIMIT = 55 * 60
+# Redis redelivers an unacknowledged task after this. A redelivery of a task still running is
+# harmless (an upload's claim is a row lock: the copy finds it held and returns), so this only
+# bounds how long a dead worker's tasks wait; the recovery beat below usually acts first.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("PARITY_TASK_VISIBILITY_SECONDS", 30 * 60)
+}
+CELERY_TASK_TIME_LIMIT = 30 * 60
+CELERY_TASK_SOFT_TIME_LIMIT = 28 * 60
 # One prefetched task per process: ingest tasks are long, fair dispatch matters more.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
@@ -211,12 +215,26 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 # Beat (docker compose's `beat` service): complete the runs CI never marked complete.
+# Recovery: uploads left queued or processing (a lost worker or message) are queued again, and
+# backends whose roll-ups miss their current run are recomputed.
 CELERY_BEAT_SCHEDULE = {
     "parity-runs-complete-quiet": {
         "task": "parity.tasks.runs_complete_quiet",
         "schedule": 5 * 60.0,
     },
+    "ingest-uploads-recover": {
+        "task": "ingest.tasks.uploads_recover",
+        "schedule": env_int("PARITY_RECOVERY_INTERVAL_SECONDS", 60),
+    },
+    "parity-rollups-verify": {
+        "task": "parity.tasks.rollups_verify",
+        "schedule": 5 * 60.0,
+    },
 }
+# An upload pending this long with no worker holding it is queued again; one taken up this many
+# times (database retries included) without finishing ends failed, with the reason.
+PARITY_UPLOAD_STALE_SECONDS = env_int("PARITY_UPLOAD_STALE_SECONDS", 10 * 60)
+PARITY_UPLOAD_MAX_ATTEMPTS = env_int("PARITY_UPLOAD_MAX_ATTEMPTS", 8)
 
 # Parity. A run CI never marks complete is complete PARITY_RUN_QUIET_MINUTES after its last
 # upload finished; a backend whose current run has more than PARITY_COVERAGE_DROP_PERCENT %

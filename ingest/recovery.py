@@ -1,0 +1,84 @@
+"""Uploads nobody is ingesting any more: a worker died mid-ingest, a task message was lost, or a
+request died between committing its upload and queueing it. A beat task finds them, queues them
+again, and fails the ones that keep failing, saying why; nothing stays queued or processing for
+good.
+
+Queueing again is safe for an upload that a slow worker still holds: the worker's row lock is
+the claim (``pipeline._lock``), so the extra delivery finds it locked, or finished, and returns.
+"""
+
+import datetime
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models.functions import Greatest
+from django.utils import timezone
+
+from parity.models import Upload, UploadStatus
+
+logger = logging.getLogger(__name__)
+
+PENDING = [UploadStatus.QUEUED, UploadStatus.PROCESSING]
+
+
+@dataclass
+class Recovered:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
+def uploads_stale(*, now: datetime.datetime) -> list[int]:
+    """Pending uploads that nothing touched (created, taken up, queued again) for
+    ``PARITY_UPLOAD_STALE_SECONDS``, oldest first."""
+    before = now - datetime.timedelta(seconds=settings.PARITY_UPLOAD_STALE_SECONDS)
+    return list(
+        Upload.objects.filter(status__in=PENDING)
+        .alias(touched=Greatest("created_at", "started_at", "requeued_at"))
+        .filter(touched__lt=before)
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def uploads_recover(
+    *, enqueue: Callable[[int], object], now: datetime.datetime | None = None
+) -> Recovered:
+    """Queue each stale upload again through ``enqueue`` (once its row is committed), or fail it
+    past ``PARITY_UPLOAD_MAX_ATTEMPTS``. Uploads a live worker holds are left alone."""
+    now = now or timezone.now()
+    recovered = Recovered()
+    for upload_id in uploads_stale(now=now):
+        with transaction.atomic():
+            upload = (
+                Upload.objects.select_for_update(skip_locked=True, no_key=True)
+                .filter(pk=upload_id, status__in=PENDING)
+                .first()
+            )
+            if upload is None:
+                continue  # a worker holds it now, or it just finished
+            if upload.attempts >= settings.PARITY_UPLOAD_MAX_ATTEMPTS:
+                _give_up(upload, now=now)
+                recovered.failed.append(upload_id)
+            else:
+                Upload.objects.filter(pk=upload_id).update(requeued_at=now)
+                transaction.on_commit(lambda pk=upload_id: enqueue(pk))
+                recovered.requeued.append(upload_id)
+    if recovered.requeued or recovered.failed:
+        logger.warning(
+            "uploads recovered: queued again %s, failed %s", recovered.requeued, recovered.failed
+        )
+    return recovered
+
+
+def _give_up(upload: Upload, *, now: datetime.datetime) -> None:
+    message = (
+        f"Ingest did not finish after {upload.attempts} attempts: each time the worker was lost "
+        "or timed out. Nothing of this upload was stored; send it again, and if it fails the "
+        "same way, ask the operators to check the ingest workers' logs."
+    )
+    Upload.objects.filter(pk=upload.pk).update(
+        status=UploadStatus.FAILED, error=message, counts={}, finished_at=now
+    )

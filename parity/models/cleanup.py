@@ -1,0 +1,30 @@
+"""What the database cannot cascade: results (no FK constraints, for bulk-load speed) and the raw
+files on disk. Receivers, so every way of deleting (admin, a queryset, a project's cascade)
+cleans up the same."""
+
+from django.db import connection, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+
+from parity.models.results import Result
+from parity.models.runs import Run, UploadFile
+
+
+def results_delete(*, run_id: int) -> int:
+    # Plain SQL: the ORM would fetch every row first. result_run_test serves the lookup.
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {Result._meta.db_table} WHERE run_id = %s", [run_id])
+        return cursor.rowcount
+
+
+@receiver(post_delete, sender=Run, dispatch_uid="parity-run-results-delete")
+def run_results_delete(sender, instance: Run, **kwargs) -> None:
+    results_delete(run_id=instance.pk)
+
+
+@receiver(post_delete, sender=UploadFile, dispatch_uid="parity-upload-file-delete")
+def upload_file_raw_delete(sender, instance: UploadFile, **kwargs) -> None:
+    # Only once the deletion commits: a rolled-back delete must still find its file.
+    raw = instance.raw
+    if raw.name:
+        transaction.on_commit(lambda: raw.storage.delete(raw.name))
