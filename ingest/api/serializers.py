@@ -1,12 +1,21 @@
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from parity.models import Upload
 
 
+@extend_schema_field(OpenApiTypes.BINARY)
+class UploadedFileField(serializers.FileField):
+    """A file part of a multipart request. drf-spectacular documents a plain FileField as a URI
+    (its response form), which told clients to send a URL string where the API wants bytes."""
+
+
 class UploadCreateSerializer(serializers.Serializer):
     project = serializers.SlugField()
-    backend = serializers.CharField(max_length=50)
-    commit = serializers.CharField(max_length=64)
+    # min_length only documents what the blank check already enforces.
+    backend = serializers.CharField(min_length=1, max_length=50)
+    commit = serializers.CharField(min_length=1, max_length=64)
     branch = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
     run = serializers.CharField(
         max_length=200,
@@ -33,7 +42,7 @@ class UploadCreateSerializer(serializers.Serializer):
         help_text="Test file for XML that names none (unittest run as __main__).",
     )
     file = serializers.ListField(
-        child=serializers.FileField(allow_empty_file=True),
+        child=UploadedFileField(allow_empty_file=True),
         allow_empty=False,
         help_text="One or more .xml, .xml.gz, .zip or .tar.gz files.",
     )

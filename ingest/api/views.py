@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import parsers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from ingest import services
 from ingest.api.auth import HasUploadToken
 from ingest.api.serializers import RunSerializer, UploadCreateSerializer, UploadSerializer
+from parity.api.serializers import ID_PATH, error_responses
 from parity.models import Run, Upload
 
 
@@ -31,7 +32,13 @@ class UploadCreateView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": UploadCreateSerializer},
-        responses={202: UploadSerializer, 200: UploadSerializer},
+        responses={
+            202: OpenApiResponse(UploadSerializer, description="Stored and queued for ingest."),
+            200: OpenApiResponse(
+                UploadSerializer, description="This run already has this content: that upload."
+            ),
+            **error_responses(400, 401, 403, 413, 415, 429),
+        },
         summary="Upload JUnit XML of one backend's run (or one shard of it)",
     )
     def post(self, request: Request) -> Response:
@@ -67,7 +74,11 @@ class UploadCreateView(APIView):
 class UploadDetailView(APIView):
     permission_classes = [HasUploadToken]
 
-    @extend_schema(responses=UploadSerializer, summary="An upload's status, error and counts")
+    @extend_schema(
+        parameters=[ID_PATH],
+        responses={200: UploadSerializer, **error_responses(401, 403, 404, 429)},
+        summary="An upload's status, error and counts",
+    )
     def get(self, request: Request, pk: int) -> Response:
         upload = get_object_or_404(Upload, pk=pk, run__project_id=request.auth.project_id)
         return Response(UploadSerializer(upload, context={"request": request}).data)
@@ -76,7 +87,12 @@ class UploadDetailView(APIView):
 class RunCompleteView(APIView):
     permission_classes = [HasUploadToken]
 
-    @extend_schema(request=None, responses=RunSerializer, summary="Mark a run complete")
+    @extend_schema(
+        parameters=[ID_PATH],
+        request=None,
+        responses={200: RunSerializer, **error_responses(401, 403, 404, 429)},
+        summary="Mark a run complete",
+    )
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(
             Run.objects.select_related("project", "backend"),

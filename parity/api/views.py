@@ -25,8 +25,8 @@ class ParityView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.ParityQuery],
-        responses=s.ParitySerializer,
+        parameters=[s.SLUG_PATH, s.ParityQuery],
+        responses={200: s.ParitySerializer, **s.error_responses(400, 401, 403, 404, 429)},
         summary="Each backend's parity with the reference, and the file heatmap",
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -40,7 +40,11 @@ class GapListView(generics.ListAPIView):
     permission_classes = [ProjectAccess]
     serializer_class = s.GapSerializer
 
-    @extend_schema(parameters=[s.GapsQuery], summary="Open gaps, or the gaps fixed since a day")
+    @extend_schema(
+        parameters=[s.SLUG_PATH, s.GapsQuery],
+        responses={200: s.GapSerializer(many=True), **s.error_responses(400, 401, 403, 404, 429)},
+        summary="Open gaps, or the gaps fixed since a day",
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -54,7 +58,8 @@ class SkipReasonListView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        responses=s.SkipReasonListSerializer,
+        parameters=[s.SLUG_PATH],
+        responses={200: s.SkipReasonListSerializer, **s.error_responses(401, 403, 404, 429)},
         summary="Skip reasons of the current runs, with their counts per backend",
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -68,7 +73,11 @@ class SkipReasonListView(APIView):
 class SkipReasonTrendView(APIView):
     permission_classes = [ProjectAccess]
 
-    @extend_schema(responses=s.ReasonTrendSerializer, summary="A skip reason's daily counts")
+    @extend_schema(
+        parameters=[s.SLUG_PATH, s.ID_PATH],
+        responses={200: s.ReasonTrendSerializer, **s.error_responses(401, 403, 404, 429)},
+        summary="A skip reason's daily counts",
+    )
     def get(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
         reason = get_object_or_404(Reason, project=project, pk=pk, kind=ReasonKind.SKIP)
@@ -82,7 +91,14 @@ class TestListView(generics.ListAPIView):
     permission_classes = [ProjectAccess]
     serializer_class = s.TestCaseSerializer
 
-    @extend_schema(parameters=[s.TestsQuery], summary="Search tests by canonical ID")
+    @extend_schema(
+        parameters=[s.SLUG_PATH, s.TestsQuery],
+        responses={
+            200: s.TestCaseSerializer(many=True),
+            **s.error_responses(400, 401, 403, 404, 429),
+        },
+        summary="Search tests by canonical ID",
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -97,7 +113,9 @@ class TestDetailView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        responses=s.TestCaseHistorySerializer, summary="A test on every backend, run by run"
+        parameters=[s.SLUG_PATH, s.ID_PATH],
+        responses={200: s.TestCaseHistorySerializer, **s.error_responses(401, 403, 404, 429)},
+        summary="A test on every backend, run by run",
     )
     def get(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
@@ -110,7 +128,8 @@ class RunVerdictView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        responses=s.VerdictSerializer,
+        parameters=[s.ID_PATH],
+        responses={200: s.VerdictSerializer, **s.error_responses(401, 403, 404, 429)},
         summary="CI verdict: the gaps a run opens against its backend's previous current run",
     )
     def get(self, request: Request, pk: int) -> Response:
@@ -122,7 +141,14 @@ class TriageListView(generics.ListAPIView):
     permission_classes = [ProjectAccess]
     serializer_class = s.TriageSerializer
 
-    @extend_schema(summary="Triages, newest first, each with whether it is stale")
+    @extend_schema(
+        parameters=[s.SLUG_PATH],
+        responses={
+            200: s.TriageSerializer(many=True),
+            **s.error_responses(401, 403, 404, 429),
+        },
+        summary="Triages, newest first, each with whether it is stale",
+    )
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -131,8 +157,9 @@ class TriageListView(generics.ListAPIView):
         return selectors.triages_list(project=project)
 
     @extend_schema(
+        parameters=[s.SLUG_PATH],
         request=s.TriageCreateSerializer,
-        responses={201: s.TriageSerializer, 400: OpenApiResponse(description="Bad target")},
+        responses={201: s.TriageSerializer, **s.error_responses(400, 401, 403, 404, 415, 429)},
         summary="Triage a gap, a test or a whole reason: link an issue, or mark it intended",
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -153,7 +180,15 @@ class TriageListView(generics.ListAPIView):
 class TriageDetailView(APIView):
     permission_classes = [ProjectAccess]
 
-    @extend_schema(request=None, responses={204: None}, summary="Remove a triage")
+    @extend_schema(
+        parameters=[s.SLUG_PATH, s.ID_PATH],
+        request=None,
+        responses={
+            204: OpenApiResponse(description="Removed."),
+            **s.error_responses(401, 403, 404, 429),
+        },
+        summary="Remove a triage",
+    )
     def delete(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
         engine.triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
