@@ -3,7 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from parity.models import Result, Run, Upload, UploadStatus
+from parity.models import Result, Run, TestCase, Upload, UploadStatus
 from parity.projects import project_create, upload_token_create
 from tests.conftest import FIXTURES_DIR
 from tests.junit_builder import Case, junit_xml
@@ -177,3 +177,34 @@ def test_an_empty_request_without_content_type_names_the_missing_fields(api, pro
 
     assert response.status_code == 400
     assert set(response.json()) >= {"project", "backend", "commit", "file"}
+
+
+def test_long_names_are_stored_whole(api, ingest):
+    params = "-".join(f"param{i}={'v' * 20}" for i in range(24))
+    parametrized = f"test_conv[{params}]"
+    assert len(parametrized) > 600
+    long_class = "TestGenerated" + "X" * 100_000
+    xml = junit_xml(
+        Case("test.test_conv.TestConv", parametrized),
+        Case(long_class, "test_x", "skipped", "skip " * 1000),
+    )
+
+    response = ingest(("long.xml", xml))
+
+    detail = api.get(response.json()["url"]).json()
+    assert detail["status"] == "done", detail["error"]
+    assert detail["counts"]["total"] == 2
+    names = dict(TestCase.objects.values_list("name", "class_name"))
+    assert names == {parametrized: "TestConv", "test_x": long_class}
+    assert TestCase.objects.get(name="test_x").key == f"{long_class}::test_x"
+
+
+def test_a_test_file_path_over_the_limit_fails_the_upload_clearly(api, ingest):
+    xml = junit_xml(Case("TestA", "test_a", file="test/" + "d/" * 300 + "test_a.py"))
+
+    detail = api.get(ingest(("deep.xml", xml)).json()["url"]).json()
+
+    assert detail["status"] == "failed"
+    assert detail["error"].startswith("deep.xml: test 'test_a' names a file of 614 characters")
+    assert "the limit is 500" in detail["error"]
+    assert not Result.objects.exists()
