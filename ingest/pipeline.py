@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ingest.archives import ArchiveError, iter_xml_documents
-from ingest.junit import JUnitError, OverLimit, ParsedCase, iter_cases
+from ingest.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_cases
 from ingest.normalize import (
     CanonicalReason,
     Rules,
@@ -97,6 +97,7 @@ def upload_rows(upload: Upload) -> Iterator[ResultRow]:
 def _rows(
     files: list[UploadFile], *, identify: TestIdentifier, file_hint: str | None
 ) -> Iterator[ResultRow]:
+    limits = parse_limits()
     for stored in files:
         with stored.raw.open("rb") as raw:
             try:
@@ -106,12 +107,20 @@ def _rows(
                 for document in documents:
                     hint = document.folder_hint or file_hint
                     try:
-                        for case in iter_cases(document.stream):
+                        for case in iter_cases(document.stream, limits=limits):
                             yield case_row(case, folder_hint=hint, identify=identify)
                     except JUnitError as exc:
                         raise BadUpload(f"{document.name}: {exc}") from exc
             except ArchiveError as exc:
                 raise BadUpload(f"{stored.name}: {exc}") from exc
+
+
+def parse_limits() -> ParseLimits:
+    return ParseLimits(
+        max_message_bytes=settings.PARITY_MAX_MESSAGE_BYTES,
+        max_name_chars=settings.PARITY_MAX_NAME_CHARS,
+        max_token_bytes=settings.PARITY_MAX_TOKEN_BYTES,
+    )
 
 
 def project_rules(project: Project) -> Rules:

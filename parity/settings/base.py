@@ -166,6 +166,12 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBa
 # decompress to at most PARITY_MAX_XML_BYTES (gzip and zip bombs stop there).
 PARITY_MAX_UPLOAD_BYTES = env_int("PARITY_MAX_UPLOAD_BYTES", 100 * 1024 * 1024)
 PARITY_MAX_XML_BYTES = env_int("PARITY_MAX_XML_BYTES", 1024 * 1024 * 1024)
+# Inside the XML: a message keeps its first PARITY_MAX_MESSAGE_BYTES (then "… [truncated]"); a
+# test name, classname or file over PARITY_MAX_NAME_CHARS, or one tag over PARITY_MAX_TOKEN_BYTES,
+# fails the upload (a cut name would merge tests; a huge tag costs a worker minutes to scan).
+PARITY_MAX_MESSAGE_BYTES = env_int("PARITY_MAX_MESSAGE_BYTES", 64 * 1024)
+PARITY_MAX_NAME_CHARS = env_int("PARITY_MAX_NAME_CHARS", 256 * 1024)
+PARITY_MAX_TOKEN_BYTES = env_int("PARITY_MAX_TOKEN_BYTES", 16 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
