@@ -45,8 +45,10 @@ class UploadCreateView(APIView):
         rejected = _too_large(request)
         if rejected is not None:
             return rejected
-        data = request.data.copy()
-        data.setlist("file", request.FILES.getlist("file"))
+        # A plain dict, not request.data.copy(): copying deep-copies the files Django spooled to
+        # disk (over FILE_UPLOAD_MAX_MEMORY_SIZE), and a body-less request's data is a bare dict.
+        data = {key: request.data.get(key) for key in request.data if key != "file"}
+        data["file"] = request.FILES.getlist("file")
         serializer = UploadCreateSerializer(data=data)
         serializer.is_valid(raise_exception=True)
         fields = serializer.validated_data
