@@ -1,6 +1,7 @@
 """Rate limits (``parity.ratelimit``, ``ingest.api.auth``, ``ingest.api.throttles``): uploads per
 token, failed token authentications per IP, failed logins per IP and username. Counters live in
-the cache; the root conftest clears it around every test."""
+the cache; the root conftest clears it around every test. The limiter's clock stands still unless
+a test moves it (``clock``), so fixed windows never roll over mid-test."""
 
 import os
 import subprocess
@@ -23,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 XML = ("r.xml", junit_xml(Case("T", "test_a", "passed", "", file="test/a.py")))
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def clock(monkeypatch):
-    """The rate limiter's clock, moved by hand: a window passes without a minute's sleep."""
+    """The rate limiter's clock, moved by hand: a window passes without a minute's sleep, and
+    none passes mid-test by accident."""
 
     class Clock:
         now = 1_800_000_000.0  # a window's start for every period
