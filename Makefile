@@ -10,10 +10,10 @@ LOCAL := DJANGO_SETTINGS_MODULE=parity.settings.local
 
 .PHONY: demo test install migrate serve lint fixture worker beat clean
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
 install: $(VENV)/.installed
