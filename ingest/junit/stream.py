@@ -7,7 +7,7 @@ arrive and cost nothing of the kind. After each chunk, expat's CurrentByteIndex 
 unfinished token starts, so the bytes fed since then are that token: the feeder keeps them and,
 once they pass ``max_message_bytes``, looks at what the token is. An attribute value that is
 not a name is cut there (the rest is skipped unparsed, and the reader is told its size); any
-other token is fed in 1 MiB chunks and refused past ``max_token_bytes``.
+other token is fed in growing chunks (up to 1 MiB) and refused past ``max_token_bytes``.
 """
 
 from __future__ import annotations
@@ -71,7 +71,9 @@ class _Feeder:
         self._fed = 0
         self._token = bytearray()  # the bytes of expat's unfinished token
         self._lines_before = lines_before
-        self.lines_dropped = 0  # line breaks inside cut attribute values
+        # Line breaks inside cut attribute values, so that later lines are right (a column on
+        # the line of a cut counts only the part of the value that was kept).
+        self.lines_dropped = 0
         self.cut: dict[str, int] = {}
 
     def line(self) -> int:
@@ -110,36 +112,28 @@ class _Feeder:
                     f"a single XML tag at line {self.line():,} is over "
                     f"{_human(limits.max_token_bytes)} (the limit for one tag or comment)"
                 )
-            size = _BIG_CHUNK_BYTES
+            # As much again as the token has (up to what pyexpat feeds per call): few rescans,
+            # and what follows the token is read no further ahead than that.
+            size = min(len(self._token), _BIG_CHUNK_BYTES)
             value = _open_value(self._token)
             if value is not None and value[0] not in _NAMES:
                 attribute, quote, start = value
                 kept = len(self._token) - start
                 if kept < limits.max_message_bytes:
                     size = limits.max_message_bytes - kept
-                elif to_cut := self._bytes_to_cut_point(start, quote):
-                    size = to_cut
                 else:
-                    self._cut_value(attribute, quote, kept)
+                    self._cut_value(attribute, quote, start)
             chunk = self._read_fully(min(size, limits.max_token_bytes + 1 - len(self._token)))
             if not chunk:
                 return  # the end of the file: expat reports the unclosed token
             self._parse(chunk)
 
-    def _bytes_to_cut_point(self, start: int, quote: bytes) -> int:
-        """How many more bytes of the value at ``start`` to feed before it can be cut: the rest
-        of a UTF-8 character or of an entity reference. 0 when it can be cut now."""
-        ahead = self._peek(64)
-        token = self._token
-        if token.rfind(b"&", start) > token.rfind(b";", start):
-            semicolon, closing = ahead.find(b";"), ahead.find(quote)
-            if closing >= 0 and not 0 <= semicolon < closing:
-                return 0  # the reference is never finished: expat will say so
-            return semicolon + 1 if semicolon >= 0 else len(ahead)
-        return len(ahead) - len(ahead.lstrip(_UTF8_CONTINUATION))
-
-    def _cut_value(self, attribute: bytes, quote: bytes, kept: int) -> None:
-        """Skip the rest of an attribute value, feed its closing quote, and note its size."""
+    def _cut_value(self, attribute: bytes, quote: bytes, start: int) -> None:
+        """Cut the attribute value at ``start`` where it is: finish its last character or
+        reference, skip the rest unparsed, feed the closing quote, and note the value's size."""
+        if finish := self._bytes_to_cut_point(start, quote):
+            self._parse(self._read_fully(finish))
+        kept = len(self._token) - start
         dropped = 0
         while chunk := self._read_fully(_BIG_CHUNK_BYTES):
             closing = chunk.find(quote)
@@ -151,7 +145,19 @@ class _Feeder:
             if closing >= 0:
                 self._parse(quote)
                 break
-        self.cut[attribute.decode("utf-8", "replace")] = kept + dropped
+        if dropped:  # a value that ends right at the limit is whole
+            self.cut[attribute.decode("utf-8", "replace")] = kept + dropped
+
+    def _bytes_to_cut_point(self, start: int, quote: bytes) -> int:
+        """How many more bytes the value at ``start`` needs to end on a whole UTF-8 character
+        or entity reference. One too long to be real (a reference over 64 bytes) is cut as it
+        is, and expat calls it malformed."""
+        ahead = self._peek(64)
+        token = self._token
+        if token.rfind(b"&", start) > token.rfind(b";", start):
+            semicolon, closing = ahead.find(b";"), ahead.find(quote)
+            return semicolon + 1 if semicolon >= 0 and not 0 <= closing < semicolon else 0
+        return min(3, len(ahead) - len(ahead.lstrip(_UTF8_CONTINUATION)))
 
     def _read(self, size: int) -> bytes:
         if self._ahead:
