@@ -7,6 +7,7 @@ print the part written during a failing test.
 """
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -210,10 +211,22 @@ class LiveStack:
         """Drop every message waiting in this stack's queue (Redis keeps a queue as a list)."""
         redis.Redis.from_url(self.redis_url).delete(self.queue)
 
+    def queue_forget(self) -> None:
+        """Leave nothing of this queue in Redis: its bindings, and the unacknowledged messages
+        a killed worker left (kombu keeps them in one hash per database, with their queue)."""
+        client = redis.Redis.from_url(self.redis_url)
+        client.delete(self.queue, f"_kombu.binding.{self.queue}")
+        client.delete(f"_kombu.binding_permanent.{self.queue}")
+        for tag, value in client.hscan_iter("unacked"):
+            _message, _exchange, routing_key = json.loads(value)
+            if routing_key == self.queue:
+                client.hdel("unacked", tag)
+                client.zrem("unacked_index", tag)
+
     def close(self) -> None:
         for process in self._processes():
             process.stop()
-        self.queue_purge()
+        self.queue_forget()
         if self.celery is not None:
             self.celery.close()
 
