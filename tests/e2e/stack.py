@@ -27,9 +27,9 @@ from celery import Celery
 WEB_APPLICATION_NAME = "parity-e2e-web"
 WORKER_APPLICATION_NAME = "parity-e2e-worker"
 START_SECONDS = 60
+STOP_SECONDS = 20
 # Access-log lines of the tests' status polling, left out of the logs shown for a failure.
 _POLL = re.compile(r'"GET /api/v1/uploads/\d+/ HTTP/1\.1" 200 ')
-STOP_SECONDS = 20
 
 
 class StackError(AssertionError):
