@@ -6,7 +6,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-# Checked before base is imported: base starts the embedded Postgres when DATABASE_URL is unset.
+# Checked before base is imported, so the message is the first thing a bare start reports.
 if not os.environ.get("SECRET_KEY"):
     raise ImproperlyConfigured(
         "SECRET_KEY is not set, and parity.settings.production (the default settings of "
