@@ -9,6 +9,7 @@ error. Each test leaves a full-page screenshot in ``screenshots/<test>.png`` at 
 """
 
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,18 @@ class Watch:
 
     outside: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
+    template_markup: list[str] = field(default_factory=list)
+
+
+_SCRIPTS_AND_STYLES = re.compile(r"<(script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
+_TEMPLATE_MARKUP = re.compile(r".{0,40}(?:\{#|\{%|\{\{|#\}).{0,40}")
+
+
+def template_markup(url: str, html: str) -> list[str]:
+    """Django template syntax left in a page's HTML (outside scripts and styles): a comment
+    that spans lines, a tag that did not parse. Readers would see it as text."""
+    text = _SCRIPTS_AND_STYLES.sub("", html)
+    return [f"{url}: {match.group(0).strip()}" for match in _TEMPLATE_MARKUP.finditer(text)]
 
 
 @pytest.fixture
@@ -110,11 +123,15 @@ def page(chromium, site, request):
     watch = Watch()
 
     def guard(route) -> None:
-        if urlsplit(route.request.url).hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
+        if urlsplit(route.request.url).hostname not in LOCAL_HOSTS:
             watch.outside.append(route.request.url)
             route.abort()
+        elif route.request.resource_type == "document":
+            response = route.fetch()
+            watch.template_markup += template_markup(route.request.url, response.text())
+            route.fulfill(response=response)
+        else:
+            route.continue_()
 
     context.route("**/*", guard)
     page = context.new_page()
@@ -125,6 +142,7 @@ def page(chromium, site, request):
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{request.node.name}.png", full_page=True)
     context.close()
+    assert watch.template_markup == [], f"template source shown to readers: {watch.template_markup}"
     assert watch.outside == [], f"requests left 127.0.0.1: {watch.outside}"
     assert watch.console_errors == [], f"console errors: {watch.console_errors}"
 
