@@ -1,5 +1,7 @@
 """The upload API as CI uses it: auth, validation, dedup, status and run completion."""
 
+import re
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -208,3 +210,11 @@ def test_a_test_file_path_over_the_limit_fails_the_upload_clearly(api, ingest):
     assert detail["error"].startswith("deep.xml: test 'test_a' names a file of 614 characters")
     assert "the limit is 500" in detail["error"]
     assert not Result.objects.exists()
+
+
+def test_api_docs_load_swagger_ui_from_this_site(client):
+    html = client.get("/api/docs/").content.decode()
+
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert any(a.endswith("swagger-ui-bundle.js") for a in assets), assets
+    assert [a for a in assets if "://" in a or a.startswith("//")] == []
