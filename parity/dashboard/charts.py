@@ -9,17 +9,17 @@ from django.utils import timezone
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_GET
 
+from parity import selectors
 from parity.api.access import principal_of, projects_readable
 from parity.dashboard.access import project_json
 from parity.dashboard.forms import ReasonsQuery, cleaned
 from parity.models import Project
-from parity.selectors import dashboard
 
 TREND_DAYS = 30
 
 
 def _etag(request: HttpRequest, project: Project | None = None) -> str:
-    version = dashboard.data_version(project=project)
+    version = selectors.data_version(project=project)
     # Who asks is part of it: the overview lists only the projects the request may read.
     scope = project.slug if project else ",".join(str(p.pk) for p in _readable(request))
     # The day is part of it: windows end today.
@@ -40,7 +40,7 @@ def overview_data(request: HttpRequest) -> JsonResponse:
     """Per project the request may read and backend, the parity score of each current run of
     the last 30 days."""
     since = timezone.now() - datetime.timedelta(days=TREND_DAYS)
-    trends = dashboard.score_trends(since=since, projects=_readable(request))
+    trends = selectors.score_trends(since=since, projects=_readable(request))
     return JsonResponse({"days": TREND_DAYS, "projects": trends})
 
 
@@ -51,7 +51,7 @@ def overview_data(request: HttpRequest) -> JsonResponse:
 def skip_reasons_data(request: HttpRequest, project: Project) -> JsonResponse:
     """Skipped tests per day for the top reasons and "other", as stacked-area series."""
     query = cleaned(ReasonsQuery(request.GET, project=project))
-    chart = dashboard.skip_reason_chart(
+    chart = selectors.skip_reason_chart(
         project=project, backend=query["backend"] or None, days=query["days"]
     )
     return JsonResponse(

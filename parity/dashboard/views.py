@@ -1,6 +1,7 @@
 """Dashboard pages: parse the query string (``forms``), call one selector, render a template.
-Pages read the engine's roll-ups only (``parity.selectors.dashboard``); chart data comes from
-the JSON endpoints in ``charts``, triage goes through ``triage``."""
+Each page calls its one selector (``parity.selectors``), which reads the engine's roll-ups;
+how it looks is ``presenters``'. Chart data comes from the JSON endpoints in ``charts``, triage
+goes through ``triage``."""
 
 import datetime
 
@@ -9,7 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
+from parity import selectors
 from parity.api.access import principal_of, projects_readable
+from parity.dashboard import presenters
 from parity.dashboard.access import may_triage, project_page
 from parity.dashboard.forms import (
     FileQuery,
@@ -22,7 +25,6 @@ from parity.dashboard.forms import (
     query_form,
 )
 from parity.models import Project, TestCase
-from parity.selectors import dashboard
 
 # ``tracked`` choice of the gaps page -> ``gaps_list`` filters.
 TRACKED_FILTERS = {
@@ -35,7 +37,7 @@ TRACKED_FILTERS = {
 
 def overview(request: HttpRequest) -> HttpResponse:
     projects = projects_readable(principal=principal_of(request))
-    context = {"cards": dashboard.project_cards(projects=projects), **_upload_help(request)}
+    context = {"cards": selectors.project_cards(projects=projects), **_upload_help(request)}
     return render(request, "parity/overview.html", context)
 
 
@@ -43,7 +45,7 @@ def overview(request: HttpRequest) -> HttpResponse:
 def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
     slug = project.slug
     query = cleaned(HeatmapQuery(request.GET))
-    heatmap = dashboard.heatmap(
+    heatmap = selectors.heatmap(
         project=project,
         folders=query["dir"],
         folder=query["folder"] or "",
@@ -55,7 +57,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         project,
         "parity/heatmap.html",
         tab="heatmap",
-        heatmap=heatmap,
+        heatmap=presenters.heatmap_cells(heatmap),
         file_url=reverse("project-file", args=[slug]),  # reversed once, not once per cell
     )
 
@@ -65,7 +67,7 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
     form = FileQuery(request.GET)
     if not form.is_valid():
         return redirect("project", slug=project.slug)
-    grid = dashboard.file_grid(
+    grid = selectors.file_grid(
         project=project, file=form.cleaned_data["path"], backend=form.cleaned_data["backend"]
     )
     if not grid.rows:
@@ -76,7 +78,7 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
 @project_page
 def test_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     test = get_object_or_404(TestCase, project=project, pk=pk)
-    page = dashboard.testcase_page(project=project, test=test)
+    page = selectors.testcase_page(project=project, test=test)
     return _render_project(request, project, "parity/test.html", tab="heatmap", page=page)
 
 
@@ -86,7 +88,7 @@ def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(ReasonsQuery, request.GET, project=project)
     query = cleaned(form)
     backends = [name for name, _ in form.fields["backend"].choices if name]
-    rows = dashboard.skip_reason_rows(
+    rows = selectors.skip_reason_rows(
         project=project, backends=backends, backend=query["backend"] or None
     )
     return _render_project(
@@ -107,7 +109,7 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(GapsQuery, request.GET, project=project, today=timezone.now().date())
     query = cleaned(form)
     since = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
-    page = dashboard.gaps_page(
+    page = selectors.gaps_page(
         project=project,
         since=since,
         open_any_age=query["open"],
@@ -135,7 +137,7 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
 def runs(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(RunsQuery, request.GET, project=project)
     query = cleaned(form)
-    page = dashboard.runs_page(
+    page = selectors.runs_page(
         project=project, backend=query["backend"] or None, page=query["page"]
     )
     return _render_project(
@@ -151,7 +153,7 @@ def _render_project(
     context = {
         "project": project,
         "tab": tab,
-        "has_runs": dashboard.project_has_runs(project=project),
+        "has_runs": selectors.project_has_runs(project=project),
         "triage_form": TriageForm() if may_triage(request, project) else None,
         **_upload_help(request, project),
         **context,
@@ -160,8 +162,13 @@ def _render_project(
 
 
 def _upload_help(request: HttpRequest, project: Project | None = None) -> dict:
-    backends = list(project.backends.values_list("name", flat=True)) if project else []
+    def example_backend() -> str:
+        # Called by the template only when it shows the help (a project without runs): pages
+        # with data do not pay the query.
+        backend = project.backends.values_list("name", flat=True).first() if project else None
+        return backend or "cpu"
+
     return {
         "upload_url": request.build_absolute_uri(reverse("upload-create")),
-        "example_backend": backends[0] if backends else "cpu",
+        "example_backend": example_backend,
     }

@@ -1,22 +1,88 @@
-"""Reads for pages and the API, from the engine's roll-up tables. No writes here."""
+"""Reads for pages and the API, from the engine's roll-up tables. No writes here.
 
-from parity.selectors.gaps import gap_is_stale, gaps_list, issue_urls
+One selector per page or endpoint; what several of them read lives in ``fragments``. They
+answer with data (counts, states, issue URLs); colours, symbols and labels are the
+dashboard's (``parity.dashboard.presenters``).
+
+| page or endpoint                          | selector                                  |
+|-------------------------------------------|-------------------------------------------|
+| ``/`` (overview) and ``overview.json``    | ``project_cards``, ``score_trends``       |
+| ``p/<slug>/`` (heatmap)                   | ``heatmap``                               |
+| ``p/<slug>/file/``                        | ``file_grid``                             |
+| ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
+| ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
+| ``p/<slug>/gaps/``                        | ``gaps_page``                             |
+| ``p/<slug>/runs/``                        | ``runs_page``                             |
+| ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
+| ``…/gaps/``                               | ``gaps_list``                             |
+| ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
+| ``…/tests/``, ``…/tests/<id>/``           | ``testcases_search``, ``testcase_history`` |
+| ``…/triage/``                             | ``triages_list``                          |
+| ``api/v1/runs/<id>/verdict/``             | ``run_verdict``                           |
+
+Every project page also asks ``project_has_runs`` (its empty state), and chart data's ETag
+``data_version``."""
+
+from parity.selectors.files import FileGrid, file_grid
+from parity.selectors.fragments import issue_urls
+from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
+from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
+from parity.selectors.overview import (
+    ProjectCard,
+    data_version,
+    project_cards,
+    project_has_runs,
+    score_trends,
+)
 from parity.selectors.parity import backend_files, parity_overview
-from parity.selectors.reasons import reason_trend, skip_reasons_current
-from parity.selectors.testcases import testcase_history, testcases_search
+from parity.selectors.reasons import (
+    ReasonChart,
+    ReasonRow,
+    reason_trend,
+    skip_reason_chart,
+    skip_reason_rows,
+    skip_reasons_current,
+)
+from parity.selectors.runs import RunsPage, runs_page
+from parity.selectors.testcases import (
+    TestCasePage,
+    testcase_history,
+    testcase_page,
+    testcases_search,
+)
 from parity.selectors.triage import triages_list
 from parity.selectors.verdict import run_verdict
 
 __all__ = [
+    "HEATMAP_SORTS",
+    "FileGrid",
+    "GapsPage",
+    "Heatmap",
+    "ProjectCard",
+    "ReasonChart",
+    "ReasonRow",
+    "RunsPage",
+    "TestCasePage",
     "backend_files",
+    "data_version",
+    "file_grid",
     "gap_is_stale",
     "gaps_list",
+    "gaps_page",
+    "heatmap",
     "issue_urls",
     "parity_overview",
+    "project_cards",
+    "project_has_runs",
     "reason_trend",
     "run_verdict",
+    "runs_page",
+    "score_trends",
+    "skip_reason_chart",
+    "skip_reason_rows",
     "skip_reasons_current",
     "testcase_history",
+    "testcase_page",
     "testcases_search",
     "triages_list",
 ]

@@ -1,10 +1,14 @@
-"""Gap lists, read from the engine's ``Gap`` rows (open ones, or those closed since a date)."""
+"""Gaps, read from the engine's ``Gap`` rows: the gaps endpoint's list (open ones, or those
+closed since a date) and the gaps page (new since a day and still open, fixed since then, a
+page of each)."""
 
 import datetime
+from dataclasses import dataclass
 
+from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
-from parity.models import Gap, GapState, Project, Reason, Triage
+from parity.models import Gap, GapState, Project
 
 
 def gaps_list(
@@ -46,14 +50,42 @@ def gaps_list(
     )
 
 
-def issue_urls(*, reason: Reason | None, triage: Triage | None) -> list[str]:
-    """Where a gap is tracked: its reason's issues, then its triage's (url, else the key)."""
-    issues = list(reason.issues.all()) if reason is not None else []
-    if triage is not None and triage.issue is not None:
-        issues.append(triage.issue)
-    return list(dict.fromkeys(issue.url or issue.key for issue in issues))
-
-
 def gap_is_stale(gap: Gap) -> bool:
     """A fixed gap whose triage now matches no open gap: the triage can be removed."""
     return not gap.is_open and gap.triage is not None and gap.triage.stale
+
+
+@dataclass(frozen=True)
+class GapsPage:
+    new: Page  # of Gap, with backend, test, reason (and its issues) and triage (and its issue)
+    fixed: Page  # of Gap, the same
+
+
+def gaps_page(
+    *,
+    project: Project,
+    since: datetime.datetime,
+    filters: dict,
+    open_any_age: bool = False,
+    page: int = 1,
+    fixed_page: int = 1,
+    per_page: int = 50,
+) -> GapsPage:
+    """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
+    gaps fixed since ``since``. ``filters``: ``gaps_list``'s ``backend``, ``state``,
+    ``tracked``, ``intended``. Three queries a page: its count, its rows, their reasons'
+    issues."""
+    new = gaps_list(project=project, since=None if open_any_age else since, **filters)
+    fixed = gaps_list(project=project, closed_since=since, **filters)
+    return GapsPage(
+        new=_page(new.order_by("-opened_at", "backend__name", "test__key"), page, per_page),
+        fixed=_page(
+            fixed.order_by("-closed_at", "backend__name", "test__key"), fixed_page, per_page
+        ),
+    )
+
+
+def _page(gaps: QuerySet[Gap], number: int, per_page: int) -> Page:
+    page = Paginator(gaps, per_page).get_page(number)
+    page.object_list = list(page.object_list)  # read once, with its prefetches
+    return page

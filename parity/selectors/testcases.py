@@ -1,14 +1,19 @@
-"""Tests: search by canonical ID, and one test's outcome on every backend over its last runs."""
+"""Tests: search by canonical ID (the tests endpoint), and one test on every backend: its
+outcomes over the backend's last runs with its current outcome and open gap (the test
+endpoint's ``testcase_history``, and the test page's ``testcase_page`` with reasons, issues
+and triage too). Both read the test's own results by index, at most ``HISTORY_RUNS`` runs per
+backend, in one statement."""
 
 import datetime
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import QuerySet, prefetch_related_objects
 from psycopg2 import sql
 
 from parity.engine.fragments import OUTCOME_PARAMS, OUTCOME_RANK
-from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, TestCase
+from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
+from parity.selectors.fragments import TestCell, backend_names, gap_info, reason_infos
 
 HISTORY_RUNS = 30  # per backend, newest first
 
@@ -31,12 +36,64 @@ class RunOutcome:
     reason: str | None
 
 
+_HISTORY_SQL = sql.SQL(
+    """
+    WITH per_run AS (
+        SELECT DISTINCT ON (r.run_id) r.run_id, r.outcome, r.reason_id
+        FROM {result} r WHERE r.test_id = %(test)s
+        ORDER BY r.run_id, {rank} DESC, r.id DESC
+    ), ranked AS (
+        SELECT p.run_id, p.outcome, p.reason_id, run.backend_id, run.commit, run.branch,
+               run.started_at, run.complete,
+               row_number() OVER (
+                   PARTITION BY run.backend_id ORDER BY run.started_at DESC, run.id DESC
+               ) AS n
+        FROM per_run p JOIN {run} run ON run.id = p.run_id
+    )
+    SELECT k.backend_id, k.run_id, k.commit, k.branch, k.started_at, k.complete, k.outcome,
+           reason.text
+    FROM ranked k LEFT JOIN {reason} reason ON reason.id = k.reason_id
+    WHERE k.n <= %(limit)s
+    ORDER BY k.backend_id, k.started_at DESC, k.run_id DESC
+    """
+).format(
+    result=sql.Identifier(Result._meta.db_table),
+    run=sql.Identifier(Run._meta.db_table),
+    reason=sql.Identifier(Reason._meta.db_table),
+    rank=OUTCOME_RANK.format(o=sql.SQL("r.outcome")),
+)
+
+
+def _history(test: TestCase, backend_ids: list[int]) -> dict[int, list[RunOutcome]]:
+    """Per backend, the test's outcome in each of its last runs, newest first. One query."""
+    history: dict[int, list[RunOutcome]] = {pk: [] for pk in backend_ids}
+    with connection.cursor() as cursor:
+        cursor.execute(_HISTORY_SQL, {**OUTCOME_PARAMS, "test": test.pk, "limit": HISTORY_RUNS})
+        rows = cursor.fetchall()
+    for backend_id, run_id, commit, branch, started_at, complete, outcome, reason in rows:
+        history[backend_id].append(
+            RunOutcome(
+                run=run_id,
+                commit=commit,
+                branch=branch,
+                started_at=started_at,
+                complete=complete,
+                outcome=Outcome(outcome).label,
+                reason=reason,
+            )
+        )
+    return history
+
+
+# --- The test endpoint ------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class BackendHistory:
     outcome: str | None  # in the current run; None when the test is not in it
     reason: str | None
     gap: str | None  # the open gap's state, if any
-    history: list[RunOutcome]
+    history: list[RunOutcome]  # newest first
 
 
 @dataclass(frozen=True)
@@ -46,55 +103,17 @@ class TestCaseHistory:
     id: int
     test: str
     file: str
-    backends: dict[str, BackendHistory]
-
-
-_HISTORY_SQL = sql.SQL(
-    """
-    WITH per_run AS (
-        SELECT DISTINCT ON (r.run_id) r.run_id, r.outcome, r.reason_id
-        FROM parity_result r WHERE r.test_id = %(test)s
-        ORDER BY r.run_id, {rank} DESC, r.id DESC
-    ), ranked AS (
-        SELECT p.run_id, p.outcome, p.reason_id, run.backend_id, run.commit, run.branch,
-               run.started_at, run.complete,
-               row_number() OVER (
-                   PARTITION BY run.backend_id ORDER BY run.started_at DESC, run.id DESC
-               ) AS n
-        FROM per_run p JOIN parity_run run ON run.id = p.run_id
-    )
-    SELECT backend_id, run_id, commit, branch, started_at, complete, outcome, reason_id
-    FROM ranked WHERE n <= %(limit)s
-    ORDER BY backend_id, started_at DESC, run_id DESC
-    """
-).format(rank=OUTCOME_RANK.format(o=sql.SQL("r.outcome")))
+    backends: dict[str, BackendHistory]  # by name
 
 
 def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
-    names = dict(project.backends.values_list("pk", "name"))
-    with connection.cursor() as cursor:
-        params = {**OUTCOME_PARAMS, "test": test.pk, "limit": HISTORY_RUNS}
-        cursor.execute(_HISTORY_SQL, params)
-        rows = cursor.fetchall()
+    """Four queries: backends, history, current outcomes (with reasons), open gaps."""
+    names = backend_names(project)
+    history = _history(test, list(names))
     current = {
         c.backend_id: c for c in CurrentOutcome.objects.filter(test=test).select_related("reason")
     }
     gaps = dict(Gap.objects.filter(test=test, is_open=True).values_list("backend_id", "state"))
-    reasons = Reason.objects.in_bulk({row[7] for row in rows if row[7] is not None})
-    history: dict[int, list[RunOutcome]] = {pk: [] for pk in names}
-    for backend_id, run_id, commit, branch, started_at, complete, outcome, reason_id in rows:
-        reason = reasons.get(reason_id)
-        history[backend_id].append(
-            RunOutcome(
-                run=run_id,
-                commit=commit,
-                branch=branch,
-                started_at=started_at,
-                complete=complete,
-                outcome=Outcome(outcome).label,
-                reason=reason.text if reason else None,
-            )
-        )
     backends = {}
     for pk, name in sorted(names.items(), key=lambda item: item[1]):
         now = current.get(pk)
@@ -105,3 +124,59 @@ def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
             history=history[pk],
         )
     return TestCaseHistory(id=test.pk, test=test.key, file=test.file, backends=backends)
+
+
+# --- The test page ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BackendLine(TestCell):
+    """The test on one backend: its current cell, and how it went in the last runs."""
+
+    is_reference: bool
+    timeline: list[RunOutcome]  # the last runs, oldest first
+
+
+@dataclass(frozen=True)
+class TestCasePage:
+    __test__ = False  # not a pytest test class
+
+    test: TestCase
+    lines: list[BackendLine]  # the reference first
+
+
+def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
+    """Five queries, each table read once: backends, history, current outcomes (with
+    reasons), open gaps (with reasons and triages), and the reasons' issues."""
+    names = backend_names(project)
+    history = _history(test, list(names))
+    current = {
+        c.backend_id: c for c in CurrentOutcome.objects.filter(test=test).select_related("reason")
+    }
+    gaps = {
+        g.backend_id: g
+        for g in Gap.objects.filter(test=test, is_open=True).select_related(
+            "reason", "triage__issue"
+        )
+    }
+    found = {
+        r.pk: r
+        for r in [c.reason for c in current.values()] + [g.reason for g in gaps.values()]
+        if r
+    }
+    prefetch_related_objects(list(found.values()), "issues")
+    reasons = reason_infos(list(found.values()))
+    lines = []
+    for pk, name in names.items():
+        now, gap = current.get(pk), gaps.get(pk)
+        lines.append(
+            BackendLine(
+                backend=name,
+                is_reference=pk == project.reference_backend_id,
+                outcome=Outcome(now.outcome).label if now else None,
+                reason=reasons.get(now.reason_id) if now else None,
+                gap=gap_info(gap, reasons) if gap else None,
+                timeline=list(reversed(history[pk])),
+            )
+        )
+    return TestCasePage(test=test, lines=lines)

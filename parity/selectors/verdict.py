@@ -32,7 +32,7 @@ from parity.engine.fragments import (
 )
 from parity.engine.snapshots import coverage_dropped
 from parity.models import Reason, Run, TestCase, Triage, TriageKind
-from parity.selectors.gaps import issue_urls
+from parity.selectors.fragments import issue_urls
 
 
 @dataclass(frozen=True)

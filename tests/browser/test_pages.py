@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from parity.models import Project
-from parity.selectors import dashboard
+from parity import selectors as dashboard
 from tests.browser.conftest import log_in, no_chromium
 
 # Each test runs in a transaction of its own, rolled back after it; the module's data and every

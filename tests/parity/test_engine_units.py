@@ -3,7 +3,7 @@
 import pytest
 
 from parity.engine.snapshots import coverage_dropped
-from parity.selectors.parity import folder_of
+from parity.selectors.fragments import folder_of
 
 
 @pytest.mark.parametrize(

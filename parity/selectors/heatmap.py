@@ -1,20 +1,21 @@
-"""The parity heatmap: test files (or folders) x backends, from the engine's ``FileCell`` rows
-(via ``parity_overview``), filtered by name and sorted by parity."""
+"""The project page's heatmap: test files (or folders) x backends, from the engine's
+``FileCell`` rows, filtered by name and sorted by parity. Colours and labels are the
+dashboard's (``parity.dashboard.presenters``)."""
 
 from dataclasses import dataclass
 
 from parity.models import Project
-from parity.selectors.parity import BackendParity, folder_of, parity_overview
+from parity.selectors.fragments import BackendParity, backend_parities, file_counts, folder_of
 
 # "worst": the row's lowest share on any backend but the reference; a backend name: that
 # backend's share; "name": alphabetical.
 HEATMAP_SORTS = ("worst", "name")
-# Lower bounds of the colour bins, best first (site.css .s6 … .s0).
-SHADE_BOUNDS = (1.0, 0.95, 0.8, 0.6, 0.4, 0.2, 0.0)
 
 
 @dataclass(frozen=True)
-class HeatCell:
+class CellCounts:
+    """A file's (or folder's) tests on one backend, by outcome in its current run."""
+
     backend: str
     passed: int = 0
     failed: int = 0
@@ -31,39 +32,11 @@ class HeatCell:
         """Passing tests / the row's tests known on this backend; None when it has none."""
         return self.passed / self.total if self.total else None
 
-    @property
-    def shade(self) -> str:
-        """The colour bin, 6 (all pass) … 0 (under 20 %), or "none" (nothing run)."""
-        share = self.share
-        if share is None:
-            return "none"
-        for index, bound in enumerate(SHADE_BOUNDS):
-            if share >= bound:
-                return str(len(SHADE_BOUNDS) - 1 - index)
-        return "0"
-
-    @property
-    def absent(self) -> bool:
-        """None of the row's tests is in the backend's run, though the reference passes some."""
-        return self.missing > 0 and self.passed + self.failed + self.error + self.skipped == 0
-
-    @property
-    def counts_text(self) -> str:
-        """The hover text (built here: a template would take ten lookups per cell)."""
-        return (
-            f"{self.passed} passed, {self.failed} failed, {self.error} error, "
-            f"{self.skipped} skipped, {self.missing} missing"
-        )
-
-    @property
-    def label(self) -> str:
-        return f"{self.passed}/{self.total}" if self.total else "–"
-
 
 @dataclass(frozen=True)
 class HeatRow:
     name: str  # a test file, or a folder ("." for the root)
-    cells: list[HeatCell]  # in the order of Heatmap.backends
+    cells: list[CellCounts]  # in the order of Heatmap.backends
 
 
 @dataclass(frozen=True)
@@ -83,12 +56,13 @@ def heatmap(
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q``, sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name). Two queries."""
     by_dir = folders and not folder
-    overview = parity_overview(project=project, by_dir=by_dir)
-    names = [b.backend for b in overview.backends]
+    backends = backend_parities(project=project)
+    names = [b.backend for b in backends]
+    counts = file_counts(project=project, names=names, by_dir=by_dir)
     rows = [
-        HeatRow(name=row.file, cells=[HeatCell(backend=n, **row.cells[n]) for n in names])
-        for row in overview.files
-        if not folder or folder_of(row.file) == folder
+        HeatRow(name=name, cells=[CellCounts(backend=n, **cells[n]) for n in names])
+        for name, cells in counts.items()
+        if not folder or folder_of(name) == folder
     ]
     total = len(rows)
     needle = q.strip().lower()
@@ -96,9 +70,10 @@ def heatmap(
         rows = [row for row in rows if needle in row.name.lower()]
     if sort not in names and sort not in HEATMAP_SORTS:
         sort = "worst"
+    reference = next((b.backend for b in backends if b.is_reference), None)
     return Heatmap(
-        backends=overview.backends,
-        rows=_sorted(rows, sort=sort, names=names, reference=overview.reference),
+        backends=backends,
+        rows=_sorted(rows, sort=sort, names=names, reference=reference),
         total_rows=total,
         folders=by_dir,
         folder=folder,
@@ -119,7 +94,7 @@ def _sorted(
     return sorted(rows, key=lambda r: (min(_badness(r.cells[c]) for c in compared), r.name))
 
 
-def _badness(cell: HeatCell) -> tuple:
+def _badness(cell: CellCounts) -> tuple:
     """Sort key: lowest share first, then the most tests not passing; empty cells last."""
     share = cell.share
     return (share is None, share or 0.0, -(cell.total - cell.passed))

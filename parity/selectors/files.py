@@ -5,60 +5,17 @@ from collections import Counter
 from dataclasses import dataclass
 
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, TestCase
-from parity.selectors.dashboard.issues import IssueLink, issue_links
-from parity.selectors.gaps import issue_urls
+from parity.selectors.fragments import (
+    ReasonInfo,
+    TestCell,
+    backend_names,
+    gap_info,
+    reason_infos,
+)
 
 # With a backend chosen, its worst outcomes first: what a maintainer came to see.
 _OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
 SUMMARY_ROWS = ("passed", "skipped", "failed", "error", "not run")
-
-
-@dataclass(frozen=True)
-class ReasonInfo:
-    id: int
-    text: str
-    issues: list[IssueLink]
-
-
-@dataclass(frozen=True)
-class GapInfo:
-    id: int
-    state: str
-    tracked: bool
-    intended: bool
-    triage: str | None  # "tracked", "intended" or None
-    note: str
-    issues: list[IssueLink]  # the reason's and the triage's
-
-
-@dataclass(frozen=True)
-class TestCell:
-    __test__ = False  # not a pytest test class
-
-    backend: str
-    outcome: str | None  # passed, skipped, failed, error; None: not in the current run
-    reason: ReasonInfo | None
-    gap: GapInfo | None
-
-    @property
-    def issues(self) -> list[IssueLink]:
-        return cell_issues(self)
-
-    @property
-    def symbol(self) -> str:
-        return SYMBOLS.get(self.outcome, "–")
-
-
-# Each outcome has a symbol as well as a colour, for readers who cannot tell the colours apart.
-SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "⊘"}
-
-
-def cell_issues(cell: "TestCell") -> list[IssueLink]:
-    """Where a test's outcome on a backend is tracked: its gap's issues (reason's and
-    triage's), else its reason's."""
-    if cell.gap is not None:
-        return cell.gap.issues
-    return cell.reason.issues if cell.reason is not None else []
 
 
 @dataclass(frozen=True)
@@ -92,7 +49,7 @@ class FileGrid:
 
 def file_grid(*, project: Project, file: str, backend: str | None = None) -> FileGrid:
     """Tests of ``file`` that some current run has or some open gap names. Six queries."""
-    names = _backend_names(project)
+    names = backend_names(project)
     if backend not in names.values():
         backend = None
     in_file = TestCase.objects.filter(project=project, file=file)
@@ -135,21 +92,10 @@ def file_grid(*, project: Project, file: str, backend: str | None = None) -> Fil
     )
 
 
-def _backend_names(project: Project) -> dict[int, str]:
-    backends = project.backends.values_list("pk", "name")
-    ordered = sorted(backends, key=lambda b: (b[0] != project.reference_backend_id, b[1]))
-    return dict(ordered)
-
-
 def _reasons(ids: set[int]) -> dict[int, ReasonInfo]:
     if not ids:
         return {}
-    return {
-        r.pk: ReasonInfo(
-            id=r.pk, text=r.text, issues=issue_links(issue_urls(reason=r, triage=None))
-        )
-        for r in Reason.objects.filter(pk__in=ids).prefetch_related("issues")
-    }
+    return reason_infos(list(Reason.objects.filter(pk__in=ids).prefetch_related("issues")))
 
 
 def _row(
@@ -174,23 +120,6 @@ def _row(
         )
     name = test.key[len(test.file) + 2 :] if test.key.startswith(f"{test.file}::") else test.key
     return TestRow(id=test.pk, key=test.key, name=name, cells=cells)
-
-
-def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
-    reason = reasons.get(gap.reason_id)
-    triage = gap.triage
-    links = list(reason.issues) if reason else []
-    if triage is not None and triage.issue is not None:
-        links += issue_links(issue_urls(reason=None, triage=triage))
-    return GapInfo(
-        id=gap.pk,
-        state=gap.state,
-        tracked=gap.tracked,
-        intended=gap.intended,
-        triage=triage.kind if triage else None,
-        note=triage.note if triage else "",
-        issues=list(dict.fromkeys(links)),
-    )
 
 
 def _counts(rows: list[TestRow], names: list[str]) -> list[tuple[str, list[int]]]:

@@ -1,13 +1,12 @@
-"""The dashboard's selectors (``parity.selectors.dashboard``): a fixed number of queries each,
-whatever the history, and the pure parts (colour bins, issue labels, carried trend counts)."""
+"""The pages' selectors (``parity.selectors``): a fixed number of queries each, whatever the
+history, and their pure parts (carried trend counts)."""
 
 import datetime
 
 import pytest
 
+from parity import selectors
 from parity.models import Project, Reason, ReasonDaily
-from parity.selectors import dashboard
-from parity.selectors.dashboard.heatmap import HeatCell
 from tests.parity.dashboard_scenario import BACKENDS, CUDA, DAY1, DAY2, A, B, C, upload_history
 
 
@@ -17,42 +16,9 @@ def xla_runs(upload_run, xla) -> Project:
     return xla
 
 
-@pytest.mark.parametrize(
-    ("counts", "shade", "label"),
-    [
-        ({"passed": 4}, "6", "4/4"),
-        ({"passed": 19, "skipped": 1}, "5", "19/20"),
-        ({"passed": 4, "failed": 1}, "4", "4/5"),
-        ({"passed": 3, "missing": 2}, "3", "3/5"),
-        ({"passed": 2, "error": 3}, "2", "2/5"),
-        ({"passed": 1, "skipped": 3}, "1", "1/4"),
-        ({"missing": 5}, "0", "0/5"),
-        ({}, "none", "–"),
-    ],
-)
-def test_heat_cell_bins_and_labels(counts, shade, label):
-    cell = HeatCell(backend="tpu", **counts)
-    assert (cell.shade, cell.label) == (shade, label)
-    assert cell.absent == (counts == {"missing": 5})
-
-
-@pytest.mark.parametrize(
-    ("given", "label", "url"),
-    [
-        ("https://github.com/pytorch/xla/issues/4298", "pytorch/xla#4298", None),
-        ("https://github.com/pytorch/pytorch/pull/91199", "pytorch/pytorch#91199", None),
-        ("https://b.corp.example/issues/123", "b.corp.example/issues/123", None),
-        ("b/123456", "b/123456", ""),
-    ],
-)
-def test_issue_labels(given, label, url):
-    link = dashboard.issue_link(given)
-    assert (link.label, link.url) == (label, given if url is None else url)
-
-
 def test_project_cards_in_three_queries(xla_runs, django_assert_num_queries):
     with django_assert_num_queries(3):
-        (card,) = dashboard.project_cards()
+        (card,) = selectors.project_cards()
     assert [b.name for b in card.backends] == list(BACKENDS)
     assert [b.score for b in card.backends] == [1.0, 0.8, 0.6, 0.8]
     assert card.untracked == 7 and card.has_uploads
@@ -60,27 +26,27 @@ def test_project_cards_in_three_queries(xla_runs, django_assert_num_queries):
 
 def test_heatmap_in_two_queries(xla_runs, django_assert_num_queries):
     with django_assert_num_queries(2):
-        heatmap = dashboard.heatmap(project=xla_runs, sort="neuron")
+        heatmap = selectors.heatmap(project=xla_runs, sort="neuron")
     assert [row.name for row in heatmap.rows] == [B, A, C]
     assert [b.backend for b in heatmap.backends] == list(BACKENDS)
 
 
 def test_file_grid_in_six_queries(xla_runs, django_assert_num_queries):
     with django_assert_num_queries(6):
-        grid = dashboard.file_grid(project=xla_runs, file=A, backend="tpu")
+        grid = selectors.file_grid(project=xla_runs, file=A, backend="tpu")
     assert grid.counts[0] == ("passed", [4, 3, 4, 2])
     assert [(r.reason.text, r.outcome, r.count) for r in grid.reasons][0][2] == 1
 
 
 def test_skip_reason_chart_and_runs_page_query_counts(xla_runs, django_assert_num_queries):
     with django_assert_num_queries(3):  # no backend ran before the window
-        chart = dashboard.skip_reason_chart(project=xla_runs, days=28, top=2)
+        chart = selectors.skip_reason_chart(project=xla_runs, days=28, top=2)
     assert [s.name for s in chart.series] == [CUDA, chart.series[1].name, "other (2 reasons)"]
     with django_assert_num_queries(3):
-        page = dashboard.runs_page(project=xla_runs, per_page=5)
+        page = selectors.runs_page(project=xla_runs, per_page=5)
     assert len(page.rows) == 5 and page.has_next
     with django_assert_num_queries(1):
-        trends = dashboard.score_trends(since=datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC))
+        trends = selectors.score_trends(since=datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC))
     assert len(trends["pytorch-xla"]["cpu"]["score"]) == 2
 
 
@@ -104,12 +70,12 @@ def test_skip_reason_chart_carries_a_backends_counts_until_its_next_run(
             count=count,
         )
     with django_assert_num_queries(4):  # cpu's counts of day 5 start the window
-        chart = dashboard.skip_reason_chart(project=xla, days=4, today=day + datetime.timedelta(3))
+        chart = selectors.skip_reason_chart(project=xla, days=4, today=day + datetime.timedelta(3))
     assert chart.days[0] == day
     (series,) = chart.series
     # day 10: cpu 3 (from day 5); day 11: + tpu 2; day 12: cpu 0; day 13: tpu 2 carried.
     assert series.counts == [3, 5, 2, 2]
-    only_tpu = dashboard.skip_reason_chart(
+    only_tpu = selectors.skip_reason_chart(
         project=xla, backend="tpu", days=4, today=day + datetime.timedelta(3)
     )
     assert only_tpu.series[0].counts == [0, 2, 2, 2]
@@ -117,7 +83,7 @@ def test_skip_reason_chart_carries_a_backends_counts_until_its_next_run(
 
 def test_testcase_page_lines(xla_runs):
     test = xla_runs.tests.get(key=f"{C}::TestC::test_c3")
-    page = dashboard.testcase_page(project=xla_runs, test=test)
+    page = selectors.testcase_page(project=xla_runs, test=test)
     by_backend = {line.backend: line for line in page.lines}
     assert list(by_backend) == list(BACKENDS)
     assert by_backend["cpu"].outcome == "skipped" and by_backend["cpu"].reason.text == CUDA

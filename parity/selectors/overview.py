@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, OuterRef, Subquery
 
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
+from parity.selectors.fragments import reference_first
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,7 @@ def project_cards(*, projects: list[Project] | None = None) -> list[ProjectCard]
     uploads = Upload.objects.in_bulk(upload_ids) if upload_ids else {}
     cards = []
     for project in projects:
-        ordered = sorted(
-            by_project[project.pk], key=lambda b: (b.pk != project.reference_backend_id, b.name)
-        )
+        ordered = reference_first(project, by_project[project.pk])
         cards.append(
             ProjectCard(
                 project=project,

@@ -1,0 +1,100 @@
+"""How the dashboard shows what the selectors answer: issue labels, the heatmap's colour bins,
+hover texts and labels, outcome symbols. Display decisions only; no queries. Templates reach
+them through ``parity.templatetags.parity_display``."""
+
+import re
+from dataclasses import dataclass, replace
+
+from parity.models import Gap
+from parity.selectors import issue_urls
+from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
+
+# --- Issues ---------------------------------------------------------------------------------
+
+_GITHUB = re.compile(r"^https?://github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)")
+
+
+@dataclass(frozen=True)
+class IssueLink:
+    label: str
+    url: str  # empty for a bare key (``b/123456``) the project has no URL for
+
+
+def issue_link(url_or_key: str) -> IssueLink:
+    """From what the selectors give (``issue_urls``): an issue's URL, or its key.
+    ``pytorch/xla#4298`` for a GitHub URL, else the key or the URL."""
+    match = _GITHUB.match(url_or_key)
+    if match:
+        return IssueLink(label=f"{match[1]}#{match[2]}", url=url_or_key)
+    if url_or_key.startswith(("http://", "https://")):
+        short = url_or_key.split("://", 1)[1]
+        return IssueLink(label=short if len(short) <= 40 else short[:39] + "…", url=url_or_key)
+    return IssueLink(label=url_or_key, url="")
+
+
+def issue_links(urls: list[str]) -> list[IssueLink]:
+    return [issue_link(url) for url in urls]
+
+
+def gap_issue_links(gap: Gap) -> list[IssueLink]:
+    """A gap row's issues: its reason's, then its triage's (prefetched by ``gaps_page``)."""
+    return issue_links(issue_urls(reason=gap.reason, triage=gap.triage))
+
+
+# --- Outcomes -------------------------------------------------------------------------------
+
+# Each outcome has a symbol as well as a colour, for readers who cannot tell the colours apart.
+SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "⊘"}
+
+
+def outcome_symbol(outcome: str | None) -> str:
+    return SYMBOLS.get(outcome, "–")
+
+
+# --- The heatmap ----------------------------------------------------------------------------
+
+# Lower bounds of the colour bins, best first (site.css .s6 … .s0).
+SHADE_BOUNDS = (1.0, 0.95, 0.8, 0.6, 0.4, 0.2, 0.0)
+
+
+@dataclass(frozen=True)
+class HeatCell(CellCounts):
+    """A heatmap cell as drawn: its colour bin, label and hover text, computed here once per
+    cell (a template would take ten lookups per cell)."""
+
+    @property
+    def shade(self) -> str:
+        """The colour bin, 6 (all pass) … 0 (under 20 %), or "none" (nothing run)."""
+        share = self.share
+        if share is None:
+            return "none"
+        for index, bound in enumerate(SHADE_BOUNDS):
+            if share >= bound:
+                return str(len(SHADE_BOUNDS) - 1 - index)
+        return "0"
+
+    @property
+    def absent(self) -> bool:
+        """None of the row's tests is in the backend's run, though the reference passes some."""
+        return self.missing > 0 and self.passed + self.failed + self.error + self.skipped == 0
+
+    @property
+    def counts_text(self) -> str:
+        """The hover text."""
+        return (
+            f"{self.passed} passed, {self.failed} failed, {self.error} error, "
+            f"{self.skipped} skipped, {self.missing} missing"
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.passed}/{self.total}" if self.total else "–"
+
+
+def heatmap_cells(heatmap: Heatmap) -> Heatmap:
+    """The heatmap with each cell as drawn (``HeatCell``)."""
+    rows = [
+        HeatRow(name=row.name, cells=[HeatCell(**vars(cell)) for cell in row.cells])
+        for row in heatmap.rows
+    ]
+    return replace(heatmap, rows=rows)

@@ -1,0 +1,195 @@
+"""Reads that several selectors share, so that each page's or endpoint's selector runs them
+directly instead of calling another page's selector. None of these is a page's answer on its
+own; each is one query (or none) and says so."""
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from parity.models import Backend, FileCell, Gap, Project, Reason, Snapshot, Triage
+
+CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
+GAP_FIELDS = ("skipped", "failed", "error", "missing")
+
+
+def reference_first(project: Project, backends: list) -> list:
+    """Backends (or ``(pk, name)`` pairs) in page order: the reference first, every other
+    backend is read against it; then by name."""
+
+    def key(backend) -> tuple[bool, str]:
+        pk, name = backend if isinstance(backend, tuple) else (backend.pk, backend.name)
+        return (pk != project.reference_backend_id, name)
+
+    return sorted(backends, key=key)
+
+
+def backend_names(project: Project) -> dict[int, str]:
+    """Backend pk -> name, the reference first. One query."""
+    return dict(reference_first(project, list(project.backends.values_list("pk", "name"))))
+
+
+def issue_urls(*, reason: Reason | None, triage: Triage | None) -> list[str]:
+    """Where a gap is tracked: its reason's issues, then its triage's (url, else the key).
+    Reads ``reason.issues`` (prefetch it) and ``triage.issue`` (select it)."""
+    issues = list(reason.issues.all()) if reason is not None else []
+    if triage is not None and triage.issue is not None:
+        issues.append(triage.issue)
+    return list(dict.fromkeys(issue.url or issue.key for issue in issues))
+
+
+# --- Each backend's current numbers (``BackendState`` -> current run and ``Snapshot``) ------------
+
+
+@dataclass(frozen=True)
+class BackendParity:
+    backend: str
+    is_reference: bool
+    run: int | None = None
+    commit: str | None = None
+    complete: bool = False
+    started_at: datetime | None = None
+    score: float | None = None
+    passing: int = 0
+    reference_passing: int = 0
+    gaps: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GAP_FIELDS, 0))
+    tracked: int = 0
+    untracked: int = 0
+    intended: int = 0
+    reference_missing: int = 0
+    test_count: int = 0
+    coverage_drop: bool = False
+
+
+def backend_parities(*, project: Project) -> list[BackendParity]:
+    """Every backend's current run and its snapshot's numbers, the reference first. One
+    query, however long the history."""
+    backends = Backend.objects.filter(project=project).select_related(
+        "state__current_run", "state__snapshot"
+    )
+    reference = project.reference_backend_id
+    return [
+        _backend_parity(b, is_reference=b.pk == reference)
+        for b in reference_first(project, list(backends))
+    ]
+
+
+def _backend_parity(backend: Backend, *, is_reference: bool) -> BackendParity:
+    state = getattr(backend, "state", None)
+    run = state.current_run if state else None
+    if run is None:
+        return BackendParity(backend=backend.name, is_reference=is_reference)
+    snapshot: Snapshot | None = state.snapshot
+    numbers = {}
+    # A snapshot of an older run is no current number (the engine repoints it on recompute).
+    if snapshot is not None and snapshot.run_id == run.pk:
+        numbers = {
+            "score": None if snapshot.score is None else round(snapshot.score, 4),
+            "passing": snapshot.passing,
+            "reference_passing": snapshot.reference_passing,
+            "gaps": {name: getattr(snapshot, name) for name in GAP_FIELDS},
+            "tracked": snapshot.tracked,
+            "untracked": snapshot.untracked,
+            "intended": snapshot.intended,
+            "reference_missing": snapshot.reference_missing,
+        }
+    return BackendParity(
+        backend=backend.name,
+        is_reference=is_reference,
+        run=run.pk,
+        commit=run.commit,
+        complete=run.complete,
+        started_at=run.started_at,
+        test_count=state.test_count,
+        coverage_drop=state.coverage_drop,
+        **numbers,
+    )
+
+
+# --- The file heatmap's counts (``FileCell``) -----------------------------------------------------
+
+
+def folder_of(file: str) -> str:
+    return posixpath.dirname(file) or "."
+
+
+def file_counts(
+    *, project: Project, names: list[str], by_dir: bool = False
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Per test file (or folder), per backend name in ``names``, its counts of CELL_FIELDS in
+    the backend's current run; every backend has a cell. One query."""
+    cells = FileCell.objects.filter(project=project).values_list(
+        "backend__name", "file", *CELL_FIELDS
+    )
+    totals: dict[str, dict[str, dict[str, int]]] = defaultdict(
+        lambda: {name: dict.fromkeys(CELL_FIELDS, 0) for name in names}
+    )
+    for backend, file, *counts in cells:
+        cell = totals[folder_of(file) if by_dir else file][backend]
+        for name, count in zip(CELL_FIELDS, counts, strict=True):
+            cell[name] += count
+    return {key: totals[key] for key in sorted(totals)}
+
+
+# --- One test on one backend: its outcome, reason and open gap (file and test pages) --------------
+
+
+@dataclass(frozen=True)
+class ReasonInfo:
+    id: int
+    text: str
+    issues: list[str]  # urls, else keys
+
+
+@dataclass(frozen=True)
+class GapInfo:
+    id: int
+    state: str
+    tracked: bool
+    intended: bool
+    triage: str | None  # "tracked", "intended" or None
+    note: str
+    issues: list[str]  # the reason's and the triage's
+
+
+@dataclass(frozen=True)
+class TestCell:
+    __test__ = False  # not a pytest test class
+
+    backend: str
+    outcome: str | None  # passed, skipped, failed, error; None: not in the current run
+    reason: ReasonInfo | None
+    gap: GapInfo | None
+
+    @property
+    def issues(self) -> list[str]:
+        """Where the outcome is tracked: its gap's issues (reason's and triage's), else its
+        reason's."""
+        if self.gap is not None:
+            return self.gap.issues
+        return self.reason.issues if self.reason is not None else []
+
+
+def reason_infos(reasons: list[Reason]) -> dict[int, ReasonInfo]:
+    """Reads ``reason.issues`` (prefetch it)."""
+    return {
+        r.pk: ReasonInfo(id=r.pk, text=r.text, issues=issue_urls(reason=r, triage=None))
+        for r in reasons
+    }
+
+
+def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
+    """Reads ``gap.triage.issue`` (select it)."""
+    reason = reasons.get(gap.reason_id)
+    triage = gap.triage
+    issues = list(reason.issues) if reason else []
+    issues += issue_urls(reason=None, triage=triage)
+    return GapInfo(
+        id=gap.pk,
+        state=gap.state,
+        tracked=gap.tracked,
+        intended=gap.intended,
+        triage=triage.kind if triage else None,
+        note=triage.note if triage else "",
+        issues=list(dict.fromkeys(issues)),
+    )

@@ -1,0 +1,13 @@
+"""The dashboard's display filters (``{% load parity_display %}``), from
+``parity.dashboard.presenters``: ``{{ urls|issue_links }}``, ``{{ gap|gap_issue_links }}``,
+``{{ outcome|outcome_symbol }}``."""
+
+from django import template
+
+from parity.dashboard import presenters
+
+register = template.Library()
+
+register.filter("issue_links", presenters.issue_links)
+register.filter("gap_issue_links", presenters.gap_issue_links)
+register.filter("outcome_symbol", presenters.outcome_symbol)

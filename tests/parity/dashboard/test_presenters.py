@@ -1,0 +1,40 @@
+"""How the dashboard shows the selectors' answers (``parity.dashboard.presenters``): colour
+bins, labels and issue names."""
+
+import pytest
+
+from parity.dashboard import presenters
+from parity.dashboard.presenters import HeatCell
+
+
+@pytest.mark.parametrize(
+    ("counts", "shade", "label"),
+    [
+        ({"passed": 4}, "6", "4/4"),
+        ({"passed": 19, "skipped": 1}, "5", "19/20"),
+        ({"passed": 4, "failed": 1}, "4", "4/5"),
+        ({"passed": 3, "missing": 2}, "3", "3/5"),
+        ({"passed": 2, "error": 3}, "2", "2/5"),
+        ({"passed": 1, "skipped": 3}, "1", "1/4"),
+        ({"missing": 5}, "0", "0/5"),
+        ({}, "none", "–"),
+    ],
+)
+def test_heat_cell_bins_and_labels(counts, shade, label):
+    cell = HeatCell(backend="tpu", **counts)
+    assert (cell.shade, cell.label) == (shade, label)
+    assert cell.absent == (counts == {"missing": 5})
+
+
+@pytest.mark.parametrize(
+    ("given", "label", "url"),
+    [
+        ("https://github.com/pytorch/xla/issues/4298", "pytorch/xla#4298", None),
+        ("https://github.com/pytorch/pytorch/pull/91199", "pytorch/pytorch#91199", None),
+        ("https://b.corp.example/issues/123", "b.corp.example/issues/123", None),
+        ("b/123456", "b/123456", ""),
+    ],
+)
+def test_issue_labels(given, label, url):
+    link = presenters.issue_link(given)
+    assert (link.label, link.url) == (label, given if url is None else url)
