@@ -3,6 +3,7 @@ CI would (same view, same serializer, same ingest task)."""
 
 import datetime
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -31,6 +32,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # One log line per upload and recompute is noise, not progress: keep warnings only.
+        logging.disable(logging.INFO if options["verbosity"] < 2 else logging.NOTSET)
+        try:
+            self._load(options)
+        finally:
+            logging.disable(logging.NOTSET)
+
+    def _load(self, options) -> None:
         if options["reset"]:
             Project.objects.filter(slug=DEMO_SLUG).delete()
         project = Project.objects.filter(slug=DEMO_SLUG).first()
