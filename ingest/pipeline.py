@@ -16,6 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ingest.archives import ArchiveError, iter_xml_documents
+from ingest.issue_links import reason_issues_link
 from ingest.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_cases
 from ingest.normalize import (
     CanonicalReason,
@@ -24,11 +25,10 @@ from ingest.normalize import (
     canonical_reason,
     rules_from_dict,
 )
-from ingest.services import run_complete, run_parity_refresh
 from ingest.writer import ResultRow, reasons_seen_update, results_write
+from parity.lifecycle import run_complete, run_parity_refresh
 from parity.models import Outcome, Project, Run, Upload, UploadFile, UploadStatus
 from parity.models.results import MAX_FILE_CHARS
-from parity.reasons import reason_issues_link
 
 logger = logging.getLogger(__name__)
 

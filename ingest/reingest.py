@@ -7,11 +7,11 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from ingest.issue_links import reason_issues_link
 from ingest.pipeline import upload_rows
 from ingest.writer import results_delete_for_run, results_write
 from parity.engine import project_recompute
 from parity.models import Project, Result, Run, TestCase, Upload, UploadStatus
-from parity.reasons import reason_issues_link
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,7 @@
-"""Writes of the upload API: accept an upload, complete a run. Views call these and nothing else."""
+"""The upload service: accept an upload, store its raw files, queue its ingest.
+
+Completing a run is the run lifecycle's (``parity.lifecycle``), which the API calls directly.
+"""
 
 import hashlib
 import logging
@@ -9,6 +12,7 @@ from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from ingest.tasks import upload_ingest
 from parity.models import Backend, Project, Run, Upload, UploadFile, UploadStatus, UploadToken
 
 logger = logging.getLogger(__name__)
@@ -79,8 +83,6 @@ def upload_create(
 ) -> tuple[Upload, bool]:
     """Store the raw files and queue their ingestion; the same content sent again to the same
     run returns the existing upload (``created`` False) and stores nothing."""
-    from ingest.tasks import upload_ingest
-
     if not files:
         raise UploadRejected("Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz).")
     project = project_for_token(token=token, slug=request.project)
@@ -129,26 +131,5 @@ def upload_create(
 def _requeue_if_pending(upload: Upload) -> None:
     """A client resending content it got no answer for must not find a dead upload: queue a
     pending one again. Harmless when a worker has it (the claim is a row lock)."""
-    from ingest.tasks import upload_ingest
-
     if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
         transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
-
-
-def run_complete(*, run: Run) -> Run:
-    """Mark a run complete: no more shards will come."""
-    if not run.complete:
-        run.complete = True
-        run.completed_at = timezone.now()
-        run.save(update_fields=["complete", "completed_at"])
-        run_parity_refresh(run=run)
-        logger.info("run %s complete", run.pk)
-    return run
-
-
-def run_parity_refresh(*, run: Run) -> None:
-    """Recompute parity for a complete run once the current transaction commits, so the worker
-    sees the run's results and its complete flag. Idempotent: a late shard may call it again."""
-    from parity.tasks import run_completed
-
-    transaction.on_commit(lambda: run_completed.delay(run.pk))

@@ -1,8 +1,11 @@
+"""Celery adapters of ingest: ids in, state in Postgres, a service does the work."""
+
 import logging
 
 from celery import Task, shared_task
 
 from ingest import pipeline, recovery
+from parity import lifecycle
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -29,3 +32,10 @@ def upload_ingest(upload_id: int) -> None:
 def uploads_recover() -> None:
     """Beat: queue again the uploads a lost worker or message left pending; fail the hopeless."""
     recovery.uploads_recover(enqueue=upload_ingest.delay)
+
+
+# Idempotent (a complete run is left alone), so a redelivery or a retry is harmless.
+@shared_task(**RETRY_ON_DATABASE_ERRORS)
+def runs_complete_quiet() -> None:
+    """Beat: complete the runs CI left open once their uploads have been quiet long enough."""
+    lifecycle.runs_complete_quiet()

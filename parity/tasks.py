@@ -1,3 +1,9 @@
+"""Celery adapters of the parity engine: ids in, the engine does the work.
+
+Nothing here imports the run lifecycle (``parity.lifecycle`` queues ``run_completed``); the beat
+task that completes quiet runs is ``ingest.tasks.runs_complete_quiet``.
+"""
+
 import logging
 
 from celery import shared_task
@@ -19,12 +25,6 @@ def run_completed(run_id: int) -> None:
     run = Run.objects.filter(pk=run_id).first()
     if run is not None:  # deleted since: nothing to do
         engine.parity_recompute(run=run)
-
-
-@shared_task(**RETRY)
-def runs_complete_quiet() -> None:
-    """Beat: complete the runs CI left open once their uploads have been quiet long enough."""
-    engine.runs_complete_quiet()
 
 
 @shared_task(**RETRY)

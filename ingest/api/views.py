@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from ingest import services
 from ingest.api.auth import HasUploadToken
 from ingest.api.serializers import RunSerializer, UploadCreateSerializer, UploadSerializer
+from parity import lifecycle
 from parity.api.serializers import ID_PATH, error_responses
 from parity.models import Run, Upload
 
@@ -101,4 +102,4 @@ class RunCompleteView(APIView):
             pk=pk,
             project_id=request.auth.project_id,
         )
-        return Response(RunSerializer(services.run_complete(run=run)).data)
+        return Response(RunSerializer(lifecycle.run_complete(run=run)).data)

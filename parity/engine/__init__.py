@@ -3,7 +3,6 @@
 Writes only; pages and the API read the tables it fills through ``parity.selectors``.
 """
 
-from parity.engine.completion import runs_complete_quiet
 from parity.engine.freshness import stale_current_runs
 from parity.engine.recompute import parity_recompute, project_recompute
 from parity.engine.triage import TriageRejected, TriageRequest, triage_create, triage_delete
@@ -13,7 +12,6 @@ __all__ = [
     "TriageRequest",
     "parity_recompute",
     "project_recompute",
-    "runs_complete_quiet",
     "stale_current_runs",
     "triage_create",
     "triage_delete",

@@ -1,4 +1,8 @@
-"""Link canonical reasons to the tracking issues their text references."""
+"""Link canonical reasons to the tracking issues their text references.
+
+The service half of issue linking: ``ingest.normalize.issues`` finds the references (pure), this
+module stores them. Ingest and re-ingest call it for the reasons an upload created.
+"""
 
 from django.db import transaction
 
