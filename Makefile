@@ -39,8 +39,12 @@ worker: install
 beat: install
 	$(LOCAL) $(VENV)/bin/celery -A parity beat --loglevel=INFO --schedule=var/celerybeat-schedule
 
+## Lint, format, and the import walls: .importlinter's contracts and no import cycles
 lint: install
-	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache --no-logo
+	$(PY) tools/import_cycles.py
 
 ## Rebuild the demo fixture from ../shared/data/pytorch-xla
 fixture: install
