@@ -9,9 +9,6 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "parity.settings.production")
     from django.core.management import execute_from_command_line
 
-    from parity.embedded_db import embedded_database_ensure
-
-    embedded_database_ensure()
     execute_from_command_line(sys.argv)
 
 

@@ -58,11 +58,3 @@ def ingest(api, django_capture_on_commit_callbacks):
             return post_upload(api, *files, **fields)
 
     return _ingest
-
-
-def pytest_configure(config) -> None:
-    # Settings only describe the embedded Postgres (DATABASE_URL unset); the test session, like
-    # manage.py, starts it.
-    from parity.embedded_db import embedded_database_ensure
-
-    embedded_database_ensure()

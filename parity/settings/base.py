@@ -83,14 +83,13 @@ TEMPLATES = [
 ]
 
 # DATABASE_URL unset: an embedded Postgres (pgserver) under PARITY_VAR_DIR, so a fresh machine
-# needs no database server. Described here, started by the entry points (parity/embedded_db.py).
+# needs no database server. Described here; it starts at the first connection (parity/embedded_db).
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
-PARITY_EMBEDDED_PGDATA = None if DATABASE_URL else VAR_DIR / "pgdata"
 DATABASES = {
     "default": (
         dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
         if DATABASE_URL
-        else embedded_database(PARITY_EMBEDDED_PGDATA)
+        else embedded_database(VAR_DIR / "pgdata")
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,0 +1,41 @@
+"""An embedded Postgres for machines without a database server (DATABASE_URL unset).
+
+Settings only describe it (``embedded_database``). Its Django backend (``base.py``, this
+package is the ``ENGINE``) starts the server when the first connection is opened, so importing
+settings starts nothing, and every process that does use the database (manage.py, the web
+process, a worker, the tests) gets it running without knowing about it.
+"""
+
+from pathlib import Path
+from typing import Any
+
+EMBEDDED_DB_NAME = "parity"
+_started: set[Path] = set()
+
+
+def embedded_database(data_dir: Path) -> dict[str, Any]:
+    """Django's DATABASES entry for a pgserver instance in ``data_dir`` (its socket lives there)."""
+    return {
+        "ENGINE": "parity.embedded_db",
+        "NAME": EMBEDDED_DB_NAME,
+        "USER": "postgres",
+        "HOST": str(data_dir),
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+    }
+
+
+def embedded_database_start(data_dir: Path) -> None:
+    """Start (or reuse) the pgserver instance in ``data_dir`` and create the database, once per
+    process. The server outlives this process, so the web process, the worker and management
+    commands share it; pgserver reuses a running instance found in the folder."""
+    if data_dir in _started:
+        return
+    import pgserver
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(str(data_dir), cleanup_mode=None)
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DB_NAME}';")
+    if "1 row" not in exists:
+        server.psql(f"CREATE DATABASE {EMBEDDED_DB_NAME};")
+    _started.add(data_dir)
