@@ -3,10 +3,10 @@ combined outcome of each of its tests (``CurrentOutcome``), the base of every ga
 
 from django.db import connection
 from django.db.models import Q
-from psycopg2 import sql
 
 from parity.engine.fragments import OUTCOME_PARAMS, run_outcomes
-from parity.models import Backend, Project, Run
+from parity.models import Backend, CurrentOutcome, Project, Run
+from parity.models.sql import model_sql
 
 
 def default_branch_runs(project: Project):
@@ -41,21 +41,23 @@ def baseline_run_pick(*, run: Run) -> Run | None:
 
 # Upsert rather than replace: from one night to the next most tests keep their outcome, and
 # unchanged rows are not rewritten.
-_REFRESH_SQL = sql.SQL(
+_REFRESH_SQL = model_sql(
     """
     DROP TABLE IF EXISTS parity_run_outcomes;
     CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
-    DELETE FROM parity_currentoutcome c
+    DELETE FROM {current} c
     WHERE c.backend_id = %(backend)s
       AND NOT EXISTS (SELECT 1 FROM parity_run_outcomes o WHERE o.test_id = c.test_id);
-    INSERT INTO parity_currentoutcome AS c (project_id, backend_id, test_id, outcome, reason_id)
+    INSERT INTO {current} AS c (project_id, backend_id, test_id, outcome, reason_id)
     SELECT %(project)s, %(backend)s, o.test_id, o.outcome, o.reason_id FROM parity_run_outcomes o
     ON CONFLICT (backend_id, test_id) DO UPDATE
     SET outcome = EXCLUDED.outcome, reason_id = EXCLUDED.reason_id
     WHERE (c.outcome, c.reason_id) IS DISTINCT FROM (EXCLUDED.outcome, EXCLUDED.reason_id);
     SELECT count(*) FROM parity_run_outcomes;
-    """
-).format(outcomes=run_outcomes("run"))
+    """,
+    current=CurrentOutcome,
+    outcomes=run_outcomes("run"),
+)
 
 
 def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:

@@ -7,7 +7,8 @@ always bound as parameters. Outcome codes are those of ``parity.models.Outcome``
 
 from psycopg2 import sql
 
-from parity.models import Outcome
+from parity.models import Outcome, Reason, Result, Triage
+from parity.models.sql import model_sql
 
 OUTCOME_PARAMS = {
     "passed": Outcome.PASSED.value,
@@ -26,10 +27,10 @@ OUTCOME_RANK = sql.SQL(
 def run_outcomes(run_param: str) -> sql.Composed:
     """(test_id, outcome, reason_id) of one run, one row per test; the run is bound as
     ``%(<run_param>)s``."""
-    return sql.SQL(
-        "SELECT DISTINCT ON (test_id) test_id, outcome, reason_id FROM parity_result "
-        "WHERE run_id = {run} ORDER BY test_id, {rank} DESC, id DESC"
-    ).format(
+    return model_sql(
+        "SELECT DISTINCT ON (test_id) test_id, outcome, reason_id FROM {result} "
+        "WHERE run_id = {run} ORDER BY test_id, {rank} DESC, id DESC",
+        result=Result,
         run=sql.Placeholder(run_param),
         rank=OUTCOME_RANK.format(o=sql.Identifier("outcome")),
     )
@@ -48,18 +49,22 @@ def triage_pick(gap: str) -> sql.Composed:
     """The one triage that applies to the gap-shaped row aliased ``gap`` (project_id,
     backend_id, test_id, reason_id), for a LATERAL join. Intended wins over tracked, then the
     most specific (a test over a reason, one backend over all), then the newest."""
-    return sql.SQL(
-        """SELECT t.id, t.kind FROM parity_triage t
+    return model_sql(
+        """SELECT t.id, t.kind FROM {triage} t
         WHERE t.project_id = {g}.project_id
           AND (t.backend_id IS NULL OR t.backend_id = {g}.backend_id)
           AND (t.test_id = {g}.test_id OR t.reason_id = {g}.reason_id)
         ORDER BY t.kind = 'intended' DESC, t.test_id IS NOT NULL DESC,
                  t.backend_id IS NOT NULL DESC, t.created_at DESC, t.id DESC
-        LIMIT 1"""
-    ).format(g=sql.Identifier(gap))
+        LIMIT 1""",
+        triage=Triage,
+        g=sql.Identifier(gap),
+    )
 
 
 def reason_has_issue(reason_id: sql.Composable) -> sql.Composed:
-    return sql.SQL(
-        "EXISTS (SELECT 1 FROM parity_reason_issues ri WHERE ri.reason_id = {r})"
-    ).format(r=reason_id)
+    return model_sql(
+        "EXISTS (SELECT 1 FROM {reason_issues} ri WHERE ri.reason_id = {r})",
+        reason_issues=Reason.issues.through,
+        r=reason_id,
+    )

@@ -1,92 +1,15 @@
 """Diff each backend's current outcomes against the reference's into ``Gap`` rows, writing a
 ``GapEvent`` for every gap opened, changed or closed. Four set-based statements per call,
-whatever the number of tests or backends.
+whatever the number of tests or backends: the gaps each backend should have go to a temporary
+table (``parity_desired``), then the open gaps are closed, changed and opened to match it.
 """
 
 from django.db import connection
 from psycopg2 import sql
 
 from parity.engine.fragments import OUTCOME_PARAMS, gap_state
-from parity.models import Project, Run
-
-# Every gap each backend should have now. Without a reference current run there is nothing
-# to compare with, so no gap at all (not "everything runs only here").
-_DESIRED_SQL = sql.SQL(
-    """
-    DROP TABLE IF EXISTS parity_desired;
-    CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
-    WITH ref AS (
-        SELECT test_id, outcome FROM parity_currentoutcome WHERE backend_id = %(reference)s
-    ), target AS (
-        SELECT backend_id, test_id, outcome, reason_id FROM parity_currentoutcome
-        WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
-          AND %(has_reference)s
-    ), compared AS (
-        SELECT backend_id FROM parity_backendstate
-        WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
-          AND current_run_id IS NOT NULL AND %(has_reference)s
-    )
-    SELECT b.backend_id, r.test_id, {state} AS state, t.reason_id
-    FROM ref r
-    CROSS JOIN compared b
-    LEFT JOIN target t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
-    WHERE r.outcome = %(passed)s AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
-    UNION ALL
-    SELECT t.backend_id, t.test_id, 'reference_missing', t.reason_id
-    FROM target t
-    WHERE NOT EXISTS (SELECT 1 FROM ref r WHERE r.test_id = t.test_id);
-    CREATE UNIQUE INDEX ON parity_desired (backend_id, test_id);
-    ANALYZE parity_desired;
-    """
-).format(state=gap_state(sql.SQL("t.outcome")))
-
-_CLOSE_SQL = """
-WITH closed AS (
-    UPDATE parity_gap g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
-    WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s)
-      AND NOT EXISTS (
-          SELECT 1 FROM parity_desired d
-          WHERE d.backend_id = g.backend_id AND d.test_id = g.test_id
-      )
-    RETURNING g.id, g.backend_id, g.state
-)
-INSERT INTO parity_gapevent (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
-SELECT %(project)s, backend_id, id, 'closed', state, '', %(run)s, %(at)s FROM closed;
-"""
-
-# A reason change alone (same state, other wording) updates the row without an event.
-_CHANGE_SQL = """
-WITH changed AS (
-    UPDATE parity_gap g SET state = d.state, reason_id = d.reason_id
-    FROM parity_gap old
-    JOIN parity_desired d ON d.backend_id = old.backend_id AND d.test_id = old.test_id
-    WHERE old.id = g.id AND g.is_open AND g.project_id = %(project)s
-      AND g.backend_id = ANY(%(backends)s)
-      AND (old.state <> d.state OR old.reason_id IS DISTINCT FROM d.reason_id)
-    RETURNING g.id, g.backend_id, old.state AS from_state, g.state AS to_state
-)
-INSERT INTO parity_gapevent (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
-SELECT %(project)s, backend_id, id, 'changed', from_state, to_state, %(run)s, %(at)s
-FROM changed WHERE from_state <> to_state;
-"""
-
-_OPEN_SQL = """
-WITH opened AS (
-    INSERT INTO parity_gap (project_id, backend_id, test_id, state, reason_id, is_open,
-                            opened_run_id, opened_at, tracked, intended)
-    SELECT %(project)s, d.backend_id, d.test_id, d.state, d.reason_id, true, %(run)s, %(at)s,
-           false, false
-    FROM parity_desired d
-    WHERE NOT EXISTS (
-        SELECT 1 FROM parity_gap g
-        WHERE g.is_open AND g.backend_id = d.backend_id AND g.test_id = d.test_id
-    )
-    ORDER BY d.backend_id, d.test_id
-    RETURNING id, backend_id, state
-)
-INSERT INTO parity_gapevent (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
-SELECT %(project)s, backend_id, id, 'opened', '', state, %(run)s, %(at)s FROM opened;
-"""
+from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
+from parity.models.sql import model_sql
 
 
 def gaps_diff(
@@ -108,14 +31,130 @@ def gaps_diff(
         "run": cause.pk,
         "at": cause.started_at,
     }
-    counts = {}
     with connection.cursor() as cursor:
-        cursor.execute(_DESIRED_SQL, params)
-        for name, statement in (
-            ("closed", _CLOSE_SQL),
-            ("changed", _CHANGE_SQL),
-            ("opened", _OPEN_SQL),
-        ):
-            cursor.execute(statement, params)
-            counts[name] = cursor.rowcount
-    return counts
+        _desired_write(cursor, params)
+        return {
+            "closed": _gaps_close(cursor, params),
+            "changed": _gaps_change(cursor, params),
+            "opened": _gaps_open(cursor, params),
+        }
+
+
+# Every gap each backend should have now. Without a reference current run there is nothing
+# to compare with, so no gap at all (not "everything runs only here").
+_DESIRED_SQL = model_sql(
+    """
+    DROP TABLE IF EXISTS parity_desired;
+    CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
+    WITH ref AS (
+        SELECT test_id, outcome FROM {current} WHERE backend_id = %(reference)s
+    ), target AS (
+        SELECT backend_id, test_id, outcome, reason_id FROM {current}
+        WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
+          AND %(has_reference)s
+    ), compared AS (
+        SELECT backend_id FROM {state_table}
+        WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
+          AND current_run_id IS NOT NULL AND %(has_reference)s
+    )
+    SELECT b.backend_id, r.test_id, {state} AS state, t.reason_id
+    FROM ref r
+    CROSS JOIN compared b
+    LEFT JOIN target t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
+    WHERE r.outcome = %(passed)s AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
+    UNION ALL
+    SELECT t.backend_id, t.test_id, 'reference_missing', t.reason_id
+    FROM target t
+    WHERE NOT EXISTS (SELECT 1 FROM ref r WHERE r.test_id = t.test_id);
+    CREATE UNIQUE INDEX ON parity_desired (backend_id, test_id);
+    ANALYZE parity_desired;
+    """,
+    current=CurrentOutcome,
+    state_table=BackendState,
+    state=gap_state(sql.SQL("t.outcome")),
+)
+
+
+def _desired_write(cursor, params: dict) -> None:
+    cursor.execute(_DESIRED_SQL, params)
+
+
+_CLOSE_SQL = model_sql(
+    """
+    WITH closed AS (
+        UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
+        WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s)
+          AND NOT EXISTS (
+              SELECT 1 FROM parity_desired d
+              WHERE d.backend_id = g.backend_id AND d.test_id = g.test_id
+          )
+        RETURNING g.id, g.backend_id, g.state
+    )
+    INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
+    SELECT %(project)s, backend_id, id, 'closed', state, '', %(run)s, %(at)s FROM closed;
+    """,
+    gap=Gap,
+    event=GapEvent,
+)
+
+
+def _gaps_close(cursor, params: dict) -> int:
+    """Close the open gaps no longer desired; returns how many."""
+    cursor.execute(_CLOSE_SQL, params)
+    return cursor.rowcount
+
+
+# A reason change alone (same state, other wording) updates the row without an event.
+_CHANGE_SQL = model_sql(
+    """
+    WITH changed AS (
+        UPDATE {gap} g SET state = d.state, reason_id = d.reason_id
+        FROM {gap} old
+        JOIN parity_desired d ON d.backend_id = old.backend_id AND d.test_id = old.test_id
+        WHERE old.id = g.id AND g.is_open AND g.project_id = %(project)s
+          AND g.backend_id = ANY(%(backends)s)
+          AND (old.state <> d.state OR old.reason_id IS DISTINCT FROM d.reason_id)
+        RETURNING g.id, g.backend_id, old.state AS from_state, g.state AS to_state
+    )
+    INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
+    SELECT %(project)s, backend_id, id, 'changed', from_state, to_state, %(run)s, %(at)s
+    FROM changed WHERE from_state <> to_state;
+    """,
+    gap=Gap,
+    event=GapEvent,
+)
+
+
+def _gaps_change(cursor, params: dict) -> int:
+    """Move open gaps to their desired state and reason; returns how many changed state."""
+    cursor.execute(_CHANGE_SQL, params)
+    return cursor.rowcount
+
+
+_OPEN_SQL = model_sql(
+    """
+    WITH opened AS (
+        INSERT INTO {gap} (project_id, backend_id, test_id, state, reason_id, is_open,
+                           opened_run_id, opened_at, tracked, intended)
+        SELECT %(project)s, d.backend_id, d.test_id, d.state, d.reason_id, true, %(run)s,
+               %(at)s, false, false
+        FROM parity_desired d
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {gap} g
+            WHERE g.is_open AND g.backend_id = d.backend_id AND g.test_id = d.test_id
+        )
+        ORDER BY d.backend_id, d.test_id
+        RETURNING id, backend_id, state
+    )
+    INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
+    SELECT %(project)s, backend_id, id, 'opened', '', state, %(run)s, %(at)s FROM opened;
+    """,
+    gap=Gap,
+    event=GapEvent,
+)
+
+
+def _gaps_open(cursor, params: dict) -> int:
+    """Open a gap for every desired one not open yet; returns how many."""
+    cursor.execute(_OPEN_SQL, params)
+    return cursor.rowcount

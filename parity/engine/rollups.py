@@ -6,44 +6,52 @@ import datetime
 from django.db import connection
 
 from parity.engine.fragments import OUTCOME_PARAMS
-from parity.models import Backend, Run
+from parity.models import Backend, CurrentOutcome, FileCell, Gap, ReasonDaily, Run, TestCase
+from parity.models.sql import model_sql
 
 # Outcome 0 marks a reference-passing test the backend's run lacks (an open "missing" gap).
 # Upserted, rewriting only the cells that changed: most files keep their counts from one night
 # to the next, and the table stays free of dead rows that would slow the heatmap's reads.
-_FILE_CELLS_SQL = """
-WITH cells AS (
-    SELECT x.backend_id, x.file,
-           count(*) FILTER (WHERE x.outcome = %(passed)s) AS passed,
-           count(*) FILTER (WHERE x.outcome = %(failed)s) AS failed,
-           count(*) FILTER (WHERE x.outcome = %(error)s) AS error,
-           count(*) FILTER (WHERE x.outcome = %(skipped)s) AS skipped,
-           count(*) FILTER (WHERE x.outcome = 0) AS missing
-    FROM (
-        SELECT c.backend_id, t.file, c.outcome
-        FROM parity_currentoutcome c JOIN parity_testcase t ON t.id = c.test_id
-        WHERE c.backend_id = ANY(%(backends)s)
-        UNION ALL
-        SELECT g.backend_id, t.file, 0
-        FROM parity_gap g JOIN parity_testcase t ON t.id = g.test_id
-        WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
-    ) x
-    GROUP BY x.backend_id, x.file
-), gone AS (
-    DELETE FROM parity_filecell f
-    WHERE f.backend_id = ANY(%(backends)s)
-      AND NOT EXISTS (SELECT 1 FROM cells c WHERE c.backend_id = f.backend_id AND c.file = f.file)
+_FILE_CELLS_SQL = model_sql(
+    """
+    WITH cells AS (
+        SELECT x.backend_id, x.file,
+               count(*) FILTER (WHERE x.outcome = %(passed)s) AS passed,
+               count(*) FILTER (WHERE x.outcome = %(failed)s) AS failed,
+               count(*) FILTER (WHERE x.outcome = %(error)s) AS error,
+               count(*) FILTER (WHERE x.outcome = %(skipped)s) AS skipped,
+               count(*) FILTER (WHERE x.outcome = 0) AS missing
+        FROM (
+            SELECT c.backend_id, t.file, c.outcome
+            FROM {current} c JOIN {test} t ON t.id = c.test_id
+            WHERE c.backend_id = ANY(%(backends)s)
+            UNION ALL
+            SELECT g.backend_id, t.file, 0
+            FROM {gap} g JOIN {test} t ON t.id = g.test_id
+            WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
+        ) x
+        GROUP BY x.backend_id, x.file
+    ), gone AS (
+        DELETE FROM {cell} f
+        WHERE f.backend_id = ANY(%(backends)s)
+          AND NOT EXISTS (
+              SELECT 1 FROM cells c WHERE c.backend_id = f.backend_id AND c.file = f.file
+          )
+    )
+    INSERT INTO {cell} AS f (project_id, backend_id, file, passed, failed, error, skipped, missing)
+    SELECT %(project)s, backend_id, file, passed, failed, error, skipped, missing FROM cells
+    ON CONFLICT (backend_id, file) DO UPDATE
+    SET passed = EXCLUDED.passed, failed = EXCLUDED.failed, error = EXCLUDED.error,
+        skipped = EXCLUDED.skipped, missing = EXCLUDED.missing
+    WHERE (f.passed, f.failed, f.error, f.skipped, f.missing)
+          IS DISTINCT FROM (EXCLUDED.passed, EXCLUDED.failed, EXCLUDED.error, EXCLUDED.skipped,
+                            EXCLUDED.missing);
+    """,
+    current=CurrentOutcome,
+    test=TestCase,
+    gap=Gap,
+    cell=FileCell,
 )
-INSERT INTO parity_filecell AS f (project_id, backend_id, file, passed, failed, error, skipped,
-                                  missing)
-SELECT %(project)s, backend_id, file, passed, failed, error, skipped, missing FROM cells
-ON CONFLICT (backend_id, file) DO UPDATE
-SET passed = EXCLUDED.passed, failed = EXCLUDED.failed, error = EXCLUDED.error,
-    skipped = EXCLUDED.skipped, missing = EXCLUDED.missing
-WHERE (f.passed, f.failed, f.error, f.skipped, f.missing)
-      IS DISTINCT FROM (EXCLUDED.passed, EXCLUDED.failed, EXCLUDED.error, EXCLUDED.skipped,
-                        EXCLUDED.missing);
-"""
 
 
 def file_cells_write(*, project_id: int, backend_ids: list[int]) -> None:
@@ -55,21 +63,25 @@ def file_cells_write(*, project_id: int, backend_ids: list[int]) -> None:
 
 # The day's counts replace any earlier run of the same day. A reason the backend's previous
 # day had and this run lacks gets an explicit 0, so its trend line drops instead of stopping.
-_REASON_DAILY_SQL = """
-DELETE FROM parity_reasondaily WHERE backend_id = %(backend)s AND day = %(day)s;
-INSERT INTO parity_reasondaily (project_id, reason_id, backend_id, day, count)
-SELECT %(project)s, x.reason_id, %(backend)s, %(day)s, count(*) FILTER (WHERE x.now)
-FROM (
-    SELECT reason_id, true AS now FROM parity_currentoutcome
-    WHERE backend_id = %(backend)s AND reason_id IS NOT NULL
-    UNION ALL
-    SELECT reason_id, false FROM parity_reasondaily
-    WHERE backend_id = %(backend)s AND count > 0 AND day = (
-        SELECT max(day) FROM parity_reasondaily WHERE backend_id = %(backend)s AND day < %(day)s
-    )
-) x
-GROUP BY x.reason_id;
-"""
+_REASON_DAILY_SQL = model_sql(
+    """
+    DELETE FROM {daily} WHERE backend_id = %(backend)s AND day = %(day)s;
+    INSERT INTO {daily} (project_id, reason_id, backend_id, day, count)
+    SELECT %(project)s, x.reason_id, %(backend)s, %(day)s, count(*) FILTER (WHERE x.now)
+    FROM (
+        SELECT reason_id, true AS now FROM {current}
+        WHERE backend_id = %(backend)s AND reason_id IS NOT NULL
+        UNION ALL
+        SELECT reason_id, false FROM {daily}
+        WHERE backend_id = %(backend)s AND count > 0 AND day = (
+            SELECT max(day) FROM {daily} WHERE backend_id = %(backend)s AND day < %(day)s
+        )
+    ) x
+    GROUP BY x.reason_id;
+    """,
+    current=CurrentOutcome,
+    daily=ReasonDaily,
+)
 
 
 def reason_daily_write(*, backend: Backend, run: Run) -> None:

@@ -5,7 +5,8 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.engine.fragments import OUTCOME_PARAMS
-from parity.models import Project
+from parity.models import BackendState, CurrentOutcome, Gap, Project, Run, Snapshot
+from parity.models.sql import model_sql
 
 
 def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:
@@ -17,16 +18,16 @@ def coverage_dropped(*, previous: int | None, current: int, percent: float) -> b
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
 # Score: tests passing on both / tests passing on the reference (NULL with no reference).
-_SNAPSHOT_SQL = sql.SQL(
+_SNAPSHOT_SQL = model_sql(
     """
     WITH ref AS (
-        SELECT test_id FROM parity_currentoutcome
+        SELECT test_id FROM {current}
         WHERE backend_id = %(reference)s AND outcome = %(passed)s AND %(has_reference)s
     ), reference_passing AS (
         SELECT count(*) AS n FROM ref
     ), passing AS (
         SELECT c.backend_id, count(*) AS n
-        FROM parity_currentoutcome c JOIN ref ON ref.test_id = c.test_id
+        FROM {current} c JOIN ref ON ref.test_id = c.test_id
         WHERE c.backend_id = ANY(%(backends)s) AND c.outcome = %(passed)s
         GROUP BY c.backend_id
     ), gaps AS (
@@ -39,11 +40,11 @@ _SNAPSHOT_SQL = sql.SQL(
             count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
             count(*) FILTER (WHERE {scored} AND intended) AS intended,
             count(*) FILTER (WHERE state = 'reference_missing') AS reference_missing
-        FROM parity_gap
+        FROM {gap}
         WHERE is_open AND backend_id = ANY(%(backends)s)
         GROUP BY backend_id
     ), written AS (
-        INSERT INTO parity_snapshot (
+        INSERT INTO {snapshot} (
             project_id, backend_id, run_id, reference_run_id, at, score, passing,
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
             reference_missing, test_count, coverage_drop
@@ -55,8 +56,8 @@ _SNAPSHOT_SQL = sql.SQL(
                coalesce(g.missing, 0), coalesce(g.tracked, 0), coalesce(g.untracked, 0),
                coalesce(g.intended, 0), coalesce(g.reference_missing, 0),
                s.test_count, s.coverage_drop
-        FROM parity_backendstate s
-        JOIN parity_run r ON r.id = s.current_run_id
+        FROM {state} s
+        JOIN {run} r ON r.id = s.current_run_id
         CROSS JOIN reference_passing rp
         LEFT JOIN passing p ON p.backend_id = s.backend_id
         LEFT JOIN gaps g ON g.backend_id = s.backend_id
@@ -71,10 +72,16 @@ _SNAPSHOT_SQL = sql.SQL(
             test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop
         RETURNING id, backend_id
     )
-    UPDATE parity_backendstate s SET snapshot_id = w.id
+    UPDATE {state} s SET snapshot_id = w.id
     FROM written w WHERE s.backend_id = w.backend_id;
-    """
-).format(scored=sql.SQL("state <> 'reference_missing'"))
+    """,
+    current=CurrentOutcome,
+    gap=Gap,
+    snapshot=Snapshot,
+    state=BackendState,
+    run=Run,
+    scored=sql.SQL("state <> 'reference_missing'"),
+)
 
 
 def snapshots_write(
