@@ -56,7 +56,12 @@ def testcases_delete_orphans(*, project: Project) -> int:
 
 def project_reingest(*, project: Project, since: datetime | None = None) -> ReingestSummary:
     summary = ReingestSummary()
-    runs = Run.objects.filter(project=project).select_related("project").order_by("started_at")
+    # Runs past retention have no raw files left to read again; their roll-ups stay as they are.
+    runs = (
+        Run.objects.filter(project=project, results_expired_at__isnull=True)
+        .select_related("project")
+        .order_by("started_at")
+    )
     if since is not None:
         runs = runs.filter(started_at__gte=since)
     for run in runs:

@@ -8,7 +8,7 @@ import logging
 
 from celery import shared_task
 
-from parity import engine
+from parity import engine, retention
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 from parity.models import Run
 
@@ -36,3 +36,9 @@ def rollups_verify() -> None:
             "roll-ups of backend %s are stale: recomputing run %s", run.backend_id, run.pk
         )
         engine.parity_recompute(run=run)
+
+
+@shared_task(**RETRY)
+def results_expire() -> None:
+    """Beat: delete raw results and files past PARITY_RESULTS_KEEP_DAYS, a bounded batch per run."""
+    retention.results_expire()

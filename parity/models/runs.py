@@ -19,6 +19,11 @@ class Run(models.Model):
         default=timezone.now, help_text="When CI ran it (the first upload's timestamp)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    results_expired_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When retention deleted its results and raw files; roll-ups keep its numbers.",
+    )
 
     class Meta:
         ordering = ["-started_at"]

@@ -243,7 +243,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "parity.tasks.rollups_verify",
         "schedule": 5 * 60.0,
     },
+    "parity-results-expire": {
+        "task": "parity.tasks.results_expire",
+        "schedule": 60 * 60.0,
+    },
 }
+# Raw results and uploaded files of runs older than this are deleted (parity/retention.py);
+# runs, roll-ups, and each backend's current and previous run are kept whatever their age.
+PARITY_RESULTS_KEEP_DAYS = env_int("PARITY_RESULTS_KEEP_DAYS", 180)
 # An upload pending this long with no worker holding it is queued again; one taken up this many
 # times (database retries included) without finishing ends failed, with the reason.
 PARITY_UPLOAD_STALE_SECONDS = env_int("PARITY_UPLOAD_STALE_SECONDS", 10 * 60)
