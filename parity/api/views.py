@@ -8,7 +8,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from parity import engine, selectors
+from parity import selectors
+from parity import triage as triage_services
 from parity.api import serializers as s
 from parity.api.access import ProjectAccess, django_user, project_for_request, run_for_request
 from parity.models import Reason, TestCase, Triage
@@ -167,12 +168,12 @@ class TriageListView(generics.ListAPIView):
         body = s.TriageCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            triage = engine.triage_create(
+            triage = triage_services.triage_create(
                 project=project,
-                request=engine.TriageRequest(**body.validated_data),
+                request=triage_services.TriageRequest(**body.validated_data),
                 user=django_user(request),
             )
-        except engine.TriageRejected as exc:
+        except triage_services.TriageRejected as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(s.TriageSerializer(triage).data, status=status.HTTP_201_CREATED)
 
@@ -191,5 +192,5 @@ class TriageDetailView(APIView):
     )
     def delete(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
-        engine.triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
+        triage_services.triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -129,7 +129,7 @@ class TriageForm(forms.Form):
         return data
 
     def request_fields(self) -> dict:
-        """Keyword arguments of ``parity.engine.TriageRequest``."""
+        """Keyword arguments of ``parity.triage.TriageRequest``."""
         data = self.cleaned_data
         target = {
             "gap": {"gap": data["gap"]},

@@ -1,6 +1,7 @@
 """Triage from the dashboard: a project's maintainer (or a superuser) links an issue to a gap,
-a test or a reason, or marks it intended. The engine's ``triage_create`` does the work (and
-recounts at once); this view validates the form and sends the user back where they were."""
+a test or a reason, or marks it intended. The service ``parity.triage.triage_create`` does the
+work (and recounts at once); this view validates the form and sends the user back where they
+were."""
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -11,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from parity import engine
+from parity import triage as triage_services
 from parity.dashboard.access import project_refusal
 from parity.dashboard.forms import TriageForm
 
@@ -31,12 +32,12 @@ def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"Triage not saved: {errors}")
         return redirect(back)
     try:
-        triage = engine.triage_create(
+        triage = triage_services.triage_create(
             project=project,
-            request=engine.TriageRequest(**form.request_fields()),
+            request=triage_services.TriageRequest(**form.request_fields()),
             user=request.user,
         )
-    except engine.TriageRejected as exc:
+    except triage_services.TriageRejected as exc:
         messages.error(request, f"Triage not saved: {exc}")
     else:
         what = "linked to its issue" if triage.kind == "tracked" else "marked intended"

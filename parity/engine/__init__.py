@@ -5,14 +5,9 @@ Writes only; pages and the API read the tables it fills through ``parity.selecto
 
 from parity.engine.freshness import stale_current_runs
 from parity.engine.recompute import parity_recompute, project_recompute
-from parity.engine.triage import TriageRejected, TriageRequest, triage_create, triage_delete
 
 __all__ = [
-    "TriageRejected",
-    "TriageRequest",
     "parity_recompute",
     "project_recompute",
     "stale_current_runs",
-    "triage_create",
-    "triage_delete",
 ]
