@@ -7,7 +7,6 @@ depends on the size of the current runs, not on the length of history (except th
 """
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -73,7 +72,8 @@ class CurrentOutcome(models.Model):
 
 class Triage(models.Model):
     """A maintainer's word on a gap (a test on a backend) or on a whole reason: an issue tracks
-    it, or it is intended. ``backend`` empty means every backend."""
+    it, or it is intended. ``backend`` empty means every backend. Written only through
+    ``parity.triage``, which checks its rules (no ``clean`` here: they span fields and rows)."""
 
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="triages")
     backend = models.ForeignKey(
@@ -118,15 +118,6 @@ class Triage(models.Model):
     def __str__(self) -> str:
         target = f"test {self.test_id}" if self.test_id else f"reason {self.reason_id}"
         return f"{self.kind}: {target} on {self.backend or 'all backends'}"
-
-    def clean(self) -> None:
-        # The admin's form; the API goes through parity.engine.triage, which checks the same.
-        if (self.test_id is None) == (self.reason_id is None):
-            raise ValidationError("Triage either one test or one reason.")
-        if self.kind == TriageKind.TRACKED and self.issue_id is None:
-            raise ValidationError({"issue": "A tracked triage needs an issue."})
-        if self.kind == TriageKind.INTENDED and not self.note.strip():
-            raise ValidationError({"note": "Say why it is intended."})
 
 
 class Gap(models.Model):

@@ -1,38 +1,57 @@
-"""Admin for the parity engine's tables: triage is editable (through the triage services, so
-gaps and snapshots follow at once); gaps and snapshots are read-only views of derived data.
+"""The engine's tables: triage is editable, through the triage services (parity.triage), so it
+takes the project lock, obeys the same rules as the API and gaps and snapshots follow at once;
+gaps and snapshots are read-only views of derived data."""
 
-Registered from ``ParityConfig.ready`` (kept apart from ``parity/admin.py``)."""
-
+from django import forms
 from django.contrib import admin
 
-from parity.engine.triage import triages_refresh
+from parity import triage as triage_services
 from parity.models import Gap, Snapshot, Triage
+
+
+class TriageForm(forms.ModelForm):
+    class Meta:
+        model = Triage
+        fields = ["project", "backend", "test", "reason", "kind", "issue", "note"]
+
+    def clean(self):
+        cleaned = super().clean()
+        # On a change the project is read-only, so it is the instance's, not in the form's data.
+        project = cleaned.get("project") or getattr(self.instance, "project", None)
+        if project is None or self.errors:
+            return cleaned  # a field error already; the rules need every field
+        fields = {f: cleaned.get(f) for f in ("backend", "test", "reason", "issue")}
+        try:
+            triage_services.triage_check(
+                project=project, kind=cleaned.get("kind"), note=cleaned.get("note", ""), **fields
+            )
+        except triage_services.TriageRejected as exc:
+            self.add_error(exc.field, str(exc))
+        return cleaned
 
 
 @admin.register(Triage)
 class TriageAdmin(admin.ModelAdmin):
+    form = TriageForm
     list_display = ["id", "kind", "project", "backend", "test", "reason", "issue", "stale"]
     list_filter = ["project", "kind", "stale"]
     raw_id_fields = ["test", "reason", "issue"]
     readonly_fields = ["stale", "created_by", "created_at"]
     list_select_related = ["project", "backend", "test", "reason", "issue"]
 
+    def get_readonly_fields(self, request, obj=None):
+        # A triage stays in its project: its test, reason and gaps are that project's.
+        return [*self.readonly_fields, "project"] if obj is not None else self.readonly_fields
+
     def save_model(self, request, obj, form, change):
-        if obj.created_by_id is None and request.user.is_authenticated:
-            obj.created_by = request.user
-        super().save_model(request, obj, form, change)
-        triages_refresh(project=obj.project)
+        user = request.user if request.user.is_authenticated else None
+        triage_services.triage_save(triage=obj, user=user)
 
     def delete_model(self, request, obj):
-        project = obj.project
-        super().delete_model(request, obj)
-        triages_refresh(project=project)
+        triage_services.triage_delete(triage=obj)
 
     def delete_queryset(self, request, queryset):
-        projects = {t.project for t in queryset.select_related("project")}
-        super().delete_queryset(request, queryset)
-        for project in projects:
-            triages_refresh(project=project)
+        triage_services.triages_delete(triages=queryset)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -1,7 +1,5 @@
-"""Admin of the weekly digest: subscriptions are edited here; deliveries are a read-only log
-(delete one to let its week be sent again).
-
-Imported from the bottom of ``parity/admin.py``."""
+"""The weekly digest: subscriptions are edited here; deliveries are a read-only log (delete one
+to let its week be sent again). The unsubscribe action goes through the digest's service."""
 
 from django import forms
 from django.contrib import admin, messages

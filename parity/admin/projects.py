@@ -1,0 +1,55 @@
+"""Projects, their backends, members and upload tokens."""
+
+from django.contrib import admin
+
+from parity.models import Backend, Membership, Project, UploadToken
+
+
+class BackendInline(admin.TabularInline):
+    model = Backend
+    extra = 0
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "visibility", "reference_backend", "created_at"]
+    list_filter = ["visibility"]
+    search_fields = ["slug", "name"]
+    inlines = [BackendInline, MembershipInline]
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        # Only the project's own backends can be its reference.
+        if db_field.name == "reference_backend" and request.resolver_match.kwargs.get("object_id"):
+            kwargs["queryset"] = Backend.objects.filter(
+                project_id=request.resolver_match.kwargs["object_id"]
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(Backend)
+class BackendAdmin(admin.ModelAdmin):
+    list_display = ["name", "project", "aliases"]
+    list_filter = ["project"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    """Who reads a private project (viewer) and who triages (maintainer)."""
+
+    list_display = ["user", "project", "role", "created_at"]
+    list_filter = ["project", "role"]
+    search_fields = ["user__username", "user__email", "project__slug"]
+    autocomplete_fields = ["user"]
+
+
+@admin.register(UploadToken)
+class UploadTokenAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "project", "label", "revoked", "created_at", "last_used_at"]
+    list_filter = ["project", "revoked"]
+    readonly_fields = ["prefix", "created_at", "last_used_at"]
