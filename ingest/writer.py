@@ -14,8 +14,9 @@ import psycopg2
 from django.db import connection
 from psycopg2 import sql
 
-from parity.models import Outcome, Run, Upload
+from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
+from parity.models.sql import model_sql
 
 STAGING_COLUMNS = (
     "seq",
@@ -101,55 +102,22 @@ class LineReader(io.RawIOBase):
 def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
     """Store one upload's results. Must run inside a transaction (the caller's)."""
     run: Run = upload.run
+    params = {"project": run.project_id, "run": run.pk, "upload": upload.pk, "seen": run.started_at}
     # Django's error wrapper: errors of the raw psycopg2 cursor become django.db errors, which
     # the ingest task retries (a dropped connection must not read as bad content).
     with connection.wrap_database_errors, connection.cursor() as django_cursor:
         cursor = django_cursor.cursor
-        cursor.execute(_STAGING_DDL)
+        _staging_create(cursor)
         _copy_rows(cursor, rows)
-        cursor.execute(_DEDUPE_SQL)
-        params = {
-            "project": run.project_id,
-            "run": run.pk,
-            "upload": upload.pk,
-            "seen": run.started_at,
-        }
-        cursor.execute(_UPSERT_TESTS_SQL, params)
-        cursor.execute(_INSERT_REASONS_SQL, params)
-        new_reason_ids = [row[0] for row in cursor.fetchall()]
-        cursor.execute(_INSERT_RESULTS_SQL, params)
-        by_outcome, seen_reason_ids = {}, set()
-        for outcome, count, reason_ids in cursor.fetchall():
-            by_outcome[outcome] = count
-            seen_reason_ids.update(reason_ids)
+        _staging_dedupe(cursor)
+        _tests_upsert(cursor, params)
+        new_reason_ids = _reasons_insert(cursor, params)
+        by_outcome, seen_reason_ids = _results_insert(cursor, params)
     return WriteSummary(
         counts=outcome_counts(by_outcome),
         new_reason_ids=new_reason_ids,
         seen_reason_ids=sorted(seen_reason_ids),
     )
-
-
-def reasons_seen_update(*, reason_ids: list[int], seen) -> None:
-    """Widen the reasons' first/last seen to ``seen``. Run after the results commit, in id
-    order: concurrent shards share reasons, and holding their rows until each shard's commit
-    would serialize ingest (and, in arbitrary order, deadlock it)."""
-    if not reason_ids:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(_TOUCH_REASONS_SQL, {"ids": sorted(reason_ids), "seen": seen})
-
-
-def _copy_rows(cursor, rows: Iterable[ResultRow]) -> None:
-    reader = LineReader(_copy_lines(rows))
-    statement = sql.SQL("COPY ingest_staging ({}) FROM STDIN").format(
-        sql.SQL(", ").join(map(sql.Identifier, STAGING_COLUMNS))
-    )
-    try:
-        cursor.copy_expert(statement, reader, size=1 << 20)
-    except psycopg2.Error:
-        if reader.error is not None:
-            raise reader.error from None
-        raise
 
 
 def outcome_counts(by_outcome: dict[int, int]) -> dict[str, int]:
@@ -171,58 +139,131 @@ CREATE TEMP TABLE ingest_staging (
 ) ON COMMIT DROP;
 """
 
+
+def _staging_create(cursor) -> None:
+    cursor.execute(_STAGING_DDL)
+
+
+_COPY_SQL = sql.SQL("COPY ingest_staging ({}) FROM STDIN").format(
+    sql.SQL(", ").join(map(sql.Identifier, STAGING_COLUMNS))
+)
+
+
+def _copy_rows(cursor, rows: Iterable[ResultRow]) -> None:
+    reader = LineReader(_copy_lines(rows))
+    try:
+        cursor.copy_expert(_COPY_SQL, reader, size=1 << 20)
+    except psycopg2.Error:
+        if reader.error is not None:
+            raise reader.error from None
+        raise
+
+
+# Reruns of a test inside one upload: the last occurrence wins.
 _DEDUPE_SQL = """
 CREATE TEMP TABLE ingest_final ON COMMIT DROP AS
 SELECT DISTINCT ON (key) * FROM ingest_staging ORDER BY key, seq DESC;
 """
 
+
+def _staging_dedupe(cursor) -> None:
+    cursor.execute(_DEDUPE_SQL)
+
+
 # Known tests are filtered by an anti-join first: most of a suite exists already, and a plain
 # ON CONFLICT pays a speculative insertion for each of them (about 5x slower measured).
-_UPSERT_TESTS_SQL = """
-INSERT INTO parity_testcase (project_id, key, file, class_name, name, created_at)
-SELECT %(project)s, key, file, class_name, name, now() FROM ingest_final f
-WHERE NOT EXISTS (
-    SELECT 1 FROM parity_testcase t
-    WHERE t.project_id = %(project)s AND t.key_digest = md5(f.key)::uuid AND t.key = f.key
+_UPSERT_TESTS_SQL = model_sql(
+    """
+    INSERT INTO {test} (project_id, key, file, class_name, name, created_at)
+    SELECT %(project)s, key, file, class_name, name, now() FROM ingest_final f
+    WHERE NOT EXISTS (
+        SELECT 1 FROM {test} t
+        WHERE t.project_id = %(project)s AND t.key_digest = md5(f.key)::uuid AND t.key = f.key
+    )
+    ORDER BY key
+    ON CONFLICT (project_id, key_digest) DO NOTHING;
+    """,
+    test=TestCase,
 )
-ORDER BY key
-ON CONFLICT (project_id, key_digest) DO NOTHING;
-"""
 
-_INSERT_REASONS_SQL = """
-INSERT INTO parity_reason (project_id, kind, text, fingerprint, first_seen, last_seen)
-SELECT DISTINCT ON (reason_kind, reason_fp) %(project)s, reason_kind, reason_text, reason_fp,
-       %(seen)s, %(seen)s
-FROM ingest_final WHERE reason_fp IS NOT NULL
-ORDER BY reason_kind, reason_fp
-ON CONFLICT (project_id, kind, fingerprint) DO NOTHING
-RETURNING id;
-"""
 
-_TOUCH_REASONS_SQL = """
-WITH locked AS (
-    SELECT id FROM parity_reason
-    WHERE id = ANY(%(ids)s) AND (first_seen > %(seen)s OR last_seen < %(seen)s)
-    ORDER BY id
-    FOR NO KEY UPDATE
+def _tests_upsert(cursor, params: dict) -> None:
+    cursor.execute(_UPSERT_TESTS_SQL, params)
+
+
+_INSERT_REASONS_SQL = model_sql(
+    """
+    INSERT INTO {reason} (project_id, kind, text, fingerprint, first_seen, last_seen)
+    SELECT DISTINCT ON (reason_kind, reason_fp) %(project)s, reason_kind, reason_text, reason_fp,
+           %(seen)s, %(seen)s
+    FROM ingest_final WHERE reason_fp IS NOT NULL
+    ORDER BY reason_kind, reason_fp
+    ON CONFLICT (project_id, kind, fingerprint) DO NOTHING
+    RETURNING id;
+    """,
+    reason=Reason,
 )
-UPDATE parity_reason r
-SET first_seen = least(r.first_seen, %(seen)s), last_seen = greatest(r.last_seen, %(seen)s)
-FROM locked WHERE r.id = locked.id;
-"""
 
-_INSERT_RESULTS_SQL = """
-WITH inserted AS (
-    INSERT INTO parity_result (run_id, upload_id, test_id, outcome, duration, message, reason_id)
-    SELECT %(run)s, %(upload)s, t.id, f.outcome, f.duration, coalesce(f.message, ''), r.id
-    FROM ingest_final f
-    JOIN parity_testcase t
-      ON t.project_id = %(project)s AND t.key_digest = md5(f.key)::uuid AND t.key = f.key
-    LEFT JOIN parity_reason r
-           ON r.project_id = %(project)s AND r.kind = f.reason_kind
-          AND r.fingerprint = f.reason_fp
-    RETURNING outcome, reason_id
+
+def _reasons_insert(cursor, params: dict) -> list[int]:
+    """Insert the reasons the project has not seen; returns their ids."""
+    cursor.execute(_INSERT_REASONS_SQL, params)
+    return [row[0] for row in cursor.fetchall()]
+
+
+_INSERT_RESULTS_SQL = model_sql(
+    """
+    WITH inserted AS (
+        INSERT INTO {result} (run_id, upload_id, test_id, outcome, duration, message, reason_id)
+        SELECT %(run)s, %(upload)s, t.id, f.outcome, f.duration, coalesce(f.message, ''), r.id
+        FROM ingest_final f
+        JOIN {test} t
+          ON t.project_id = %(project)s AND t.key_digest = md5(f.key)::uuid AND t.key = f.key
+        LEFT JOIN {reason} r
+               ON r.project_id = %(project)s AND r.kind = f.reason_kind
+              AND r.fingerprint = f.reason_fp
+        RETURNING outcome, reason_id
+    )
+    SELECT outcome, count(*), array_remove(array_agg(DISTINCT reason_id), NULL)
+    FROM inserted GROUP BY outcome;
+    """,
+    result=Result,
+    test=TestCase,
+    reason=Reason,
 )
-SELECT outcome, count(*), array_remove(array_agg(DISTINCT reason_id), NULL)
-FROM inserted GROUP BY outcome;
-"""
+
+
+def _results_insert(cursor, params: dict) -> tuple[dict[int, int], set[int]]:
+    """Insert the results; returns their count by outcome and the reasons they name."""
+    cursor.execute(_INSERT_RESULTS_SQL, params)
+    by_outcome, seen_reason_ids = {}, set()
+    for outcome, count, reason_ids in cursor.fetchall():
+        by_outcome[outcome] = count
+        seen_reason_ids.update(reason_ids)
+    return by_outcome, seen_reason_ids
+
+
+_TOUCH_REASONS_SQL = model_sql(
+    """
+    WITH locked AS (
+        SELECT id FROM {reason}
+        WHERE id = ANY(%(ids)s) AND (first_seen > %(seen)s OR last_seen < %(seen)s)
+        ORDER BY id
+        FOR NO KEY UPDATE
+    )
+    UPDATE {reason} r
+    SET first_seen = least(r.first_seen, %(seen)s), last_seen = greatest(r.last_seen, %(seen)s)
+    FROM locked WHERE r.id = locked.id;
+    """,
+    reason=Reason,
+)
+
+
+def reasons_seen_update(*, reason_ids: list[int], seen) -> None:
+    """Widen the reasons' first/last seen to ``seen``. Run after the results commit, in id
+    order: concurrent shards share reasons, and holding their rows until each shard's commit
+    would serialize ingest (and, in arbitrary order, deadlock it)."""
+    if not reason_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_TOUCH_REASONS_SQL, {"ids": sorted(reason_ids), "seen": seen})
