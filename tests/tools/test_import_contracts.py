@@ -1,0 +1,124 @@
+"""The import walls of .importlinter hold: each contract breaks when a copy of the code crosses it.
+
+Each test copies ``ingest/`` and ``parity/`` (their Python files) to a temporary folder, adds one
+forbidden import to one module, and runs ``lint-imports`` with the project's .importlinter on
+the copy: the contract must break and name that import. The real tree's verdict is
+``make lint``'s.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+CROSSINGS = [
+    # contract, module that crosses, the import added, what the report must say
+    (
+        "pure-parsers",
+        "ingest/normalize/issues.py",
+        "from django.utils import timezone",
+        "ingest.normalize.issues -> django.utils",
+    ),
+    (
+        "pure-parsers",
+        "ingest/junit/cases.py",
+        "from parity.models import Run",
+        "ingest.junit.cases -> parity.models",
+    ),
+    (
+        "pure-parsers",
+        "ingest/archives.py",
+        "import rest_framework",
+        "ingest.archives -> rest_framework",
+    ),
+    (
+        "edges-call-services",
+        "parity/api/views.py",
+        "from ingest.writer import results_write",
+        "parity.api.views -> ingest.writer",
+    ),
+    (
+        "edges-call-services",
+        "parity/dashboard/views.py",
+        "from parity.engine.recompute import parity_recompute",
+        "parity.dashboard.views -> parity.engine.recompute",
+    ),
+    (
+        "edges-call-services",
+        "ingest/api/views.py",
+        "from ingest import pipeline",
+        "ingest.api.views -> ingest.pipeline",
+    ),
+    (
+        "engine-no-http",
+        "parity/engine/gaps.py",
+        "from django.http import HttpResponse",
+        "parity.engine.gaps -> django.http",
+    ),
+    (
+        "engine-no-http",
+        "parity/engine/rollups.py",
+        "from parity.api import access",
+        "parity.engine.rollups -> parity.api.access",
+    ),
+    (
+        "ingest-not-pages",
+        "ingest/recovery.py",
+        "from parity.digest.weeks import Week",
+        "ingest.recovery -> parity.digest.weeks",
+    ),
+]
+
+
+def _python_files_only(folder: str, names: list[str]) -> list[str]:
+    return [
+        name
+        for name in names
+        if name == "__pycache__"
+        or not (name.endswith(".py") or os.path.isdir(os.path.join(folder, name)))
+    ]
+
+
+@pytest.fixture
+def code_copy(tmp_path) -> Path:
+    for package in ("ingest", "parity"):
+        shutil.copytree(REPO_DIR / package, tmp_path / package, ignore=_python_files_only)
+    return tmp_path
+
+
+def _lint_imports(root: Path, contract: str) -> subprocess.CompletedProcess:
+    # lint-imports puts its working directory first on sys.path: it reads the copy.
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", "--contract", contract],
+        cwd=root,
+        env={"PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("contract", "module", "statement", "reported"),
+    CROSSINGS,
+    ids=[f"{c[0]}:{c[1]}" for c in CROSSINGS],
+)
+def test_crossing_a_wall_breaks_its_contract(code_copy, contract, module, statement, reported):
+    shutil.copy(REPO_DIR / ".importlinter", code_copy / ".importlinter")
+    before = _lint_imports(code_copy, contract)
+    assert reported not in before.stdout, before.stdout
+
+    with (code_copy / module).open("a") as source:
+        source.write(f"\n{statement}  # crossing the wall\n")
+    after = _lint_imports(code_copy, contract)
+
+    assert after.returncode == 1, after.stdout + after.stderr
+    assert "BROKEN" in after.stdout
+    assert reported in after.stdout
