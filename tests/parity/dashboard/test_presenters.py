@@ -5,6 +5,7 @@ import pytest
 
 from parity.dashboard import presenters
 from parity.dashboard.presenters import HeatCell
+from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 
 
 @pytest.mark.parametrize(
@@ -38,3 +39,19 @@ def test_heat_cell_bins_and_labels(counts, shade, label):
 def test_issue_labels(given, label, url):
     link = presenters.issue_link(given)
     assert (link.label, link.url) == (label, given if url is None else url)
+
+
+def test_outcome_symbols_for_readers_who_cannot_tell_colours_apart():
+    symbols = [presenters.outcome_symbol(o) for o in ("passed", "failed", "error", "skipped", None)]
+    assert symbols == ["✓", "✗", "!", "⊘", "–"]
+
+
+def test_heatmap_cells_keep_the_counts_and_add_how_they_look():
+    row = HeatRow(name="test/a.py", cells=[CellCounts(backend="tpu", passed=3, missing=1)])
+    heatmap = Heatmap(
+        backends=[], rows=[row], total_rows=1, folders=False, folder="", q="", sort="worst"
+    )
+    (cell,) = presenters.heatmap_cells(heatmap).rows[0].cells
+    assert (cell.backend, cell.passed, cell.missing, cell.share) == ("tpu", 3, 1, 0.75)
+    assert (cell.shade, cell.label, cell.absent) == ("3", "3/4", False)
+    assert cell.counts_text == "3 passed, 0 failed, 0 error, 0 skipped, 1 missing"

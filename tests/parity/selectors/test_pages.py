@@ -7,7 +7,19 @@ import pytest
 
 from parity import selectors
 from parity.models import Project, Reason, ReasonDaily
-from tests.parity.dashboard_scenario import BACKENDS, CUDA, DAY1, DAY2, A, B, C, upload_history
+from tests.parity.dashboard_scenario import (
+    BACKENDS,
+    CUDA,
+    DAY1,
+    DAY2,
+    ISSUE_URL,
+    WITH_ISSUE,
+    A,
+    B,
+    C,
+    tid,
+    upload_history,
+)
 
 
 @pytest.fixture
@@ -89,3 +101,20 @@ def test_testcase_page_lines(xla_runs):
     assert by_backend["cpu"].outcome == "skipped" and by_backend["cpu"].reason.text == CUDA
     assert [r.started_at.date().isoformat() for r in by_backend["tpu"].timeline] == [DAY1, DAY2]
     assert by_backend["neuron"].gap is None  # not passing on the reference: no gap
+
+
+def test_the_test_page_reads_each_table_once(xla_runs, django_assert_num_queries):
+    """Backends, the history (results and runs, with reason texts), current outcomes (with
+    reasons), open gaps (with reasons and triages), the reasons' issues: 5 (10 before the
+    page stopped re-reading what the endpoint's selector had read)."""
+    test = xla_runs.tests.get(key=tid(A, 2))
+    with django_assert_num_queries(5):
+        page = selectors.testcase_page(project=xla_runs, test=test)
+    tpu = next(line for line in page.lines if line.backend == "tpu")
+    assert tpu.reason.text == WITH_ISSUE and tpu.issues == [ISSUE_URL]
+    assert tpu.gap.tracked and [r.reason for r in tpu.timeline] == [WITH_ISSUE, WITH_ISSUE]
+    with django_assert_num_queries(4):
+        history = selectors.testcase_history(project=xla_runs, test=test)
+    assert list(history.backends) == sorted(BACKENDS)
+    assert history.backends["tpu"].gap == "skipped"
+    assert [r.outcome for r in history.backends["gpu"].history] == ["failed", "failed"]

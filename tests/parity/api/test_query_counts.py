@@ -1,0 +1,95 @@
+"""Every read endpoint of the parity API answers in a fixed number of queries, whatever the
+length of the history (the same counts with a third, older day of runs); triage writes stay
+within a bound that does not grow with the project. Each count is the whole request's:
+authentication (the token, its last use), the project, the endpoint's one selector."""
+
+import datetime
+
+import pytest
+from rest_framework.test import APIClient
+
+from parity.models import Gap, Reason, Run, Triage
+from tests.parity.dashboard_scenario import (
+    BACKENDS,
+    CUDA,
+    TODAY,
+    A,
+    runs_by_day,
+    tid,
+    upload_history,
+)
+from tests.query_counts import mismatches, query_counts
+
+URL = "/api/v1/projects/pytorch-xla"
+
+# With an upload token: its lookup and the update of its last use come first.
+READS = {
+    "parity": (f"{URL}/parity/", 5),  # token, last use, project; backends, file cells
+    "parity by folder": (f"{URL}/parity/?dir=true", 5),
+    "gaps": (f"{URL}/gaps/", 6),  # token, last use, project; count, page, reasons' issues
+    "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 6),
+    "skip reasons": (f"{URL}/skip-reasons/", 8),  # token, last use, project; 5
+    "reason trend": (f"{URL}/skip-reasons/{{reason}}/trend/", 6),  # + the reason; 2
+    "tests": (f"{URL}/tests/?q=test_a", 5),  # token, last use, project; count, page
+    "test": (f"{URL}/tests/{{test}}/", 8),  # token, last use, project, test; 4
+    "triages": (f"{URL}/triage/", 4),  # token, last use, project; page (no count: unpaginated)
+    "verdict": ("/api/v1/runs/{run}/verdict/", 6),  # token, last use, run; baseline, 2 statements
+}
+ANONYMOUS = -2  # no token to look up and mark used
+
+
+@pytest.fixture
+def scenario(upload_run) -> dict[str, str]:
+    upload_history(upload_run)
+    ids = {
+        "test": Gap.objects.get(backend__name="tpu", test__key=tid(A, 2)).test_id,
+        "reason": Reason.objects.get(text=CUDA).pk,
+        "run": Run.objects.filter(backend__name="tpu").latest("started_at").pk,
+    }
+    return {name: url.format(**ids) for name, (url, _) in READS.items()}
+
+
+def requests(client: APIClient, urls: dict[str, str]) -> dict:
+    return {name: (lambda url=url: client.get(url)) for name, url in urls.items()}
+
+
+def test_each_read_endpoint_answers_in_a_fixed_number_of_queries(scenario, api, upload_run):
+    expected = {name: count for name, (_, count) in READS.items()}
+    for day in ("as scenario", "with an older day"):
+        if day == "with an older day":  # more runs, results and snapshots; no new current run
+            older = str(TODAY - datetime.timedelta(days=3))
+            for backend in BACKENDS:
+                upload_run(backend, next(iter(runs_by_day().values()))[backend], day=older)
+        counts, statements = query_counts(requests(api, scenario))
+        assert counts == expected, f"{day}:\n" + mismatches(counts, expected, statements)
+
+        anonymous = {name: count + ANONYMOUS for name, count in expected.items()}
+        counts, statements = query_counts(requests(APIClient(), scenario))
+        assert counts == anonymous, f"{day}, anonymous:\n" + mismatches(
+            counts, anonymous, statements
+        )
+
+
+def test_the_schema_reads_nothing(db, client, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        assert client.get("/api/schema/").status_code == 200
+
+
+# Triage writes recount the backend's numbers at once (the engine's work, not a per-gap loop):
+# set-based statements, not a loop over gaps, so a fixed bound holds.
+TRIAGE_WRITE_QUERIES = 30
+
+
+def test_triage_writes_stay_within_a_bound(scenario, api, django_assert_max_num_queries):
+    gap = Gap.objects.get(backend__name="gpu", test__key=tid(A, 2), is_open=True)
+    body = {
+        "kind": "tracked",
+        "gap": gap.pk,
+        "issue_url": "https://github.com/pytorch/xla/issues/9",
+    }
+    with django_assert_max_num_queries(TRIAGE_WRITE_QUERIES):
+        created = api.post(f"{URL}/triage/", body, format="json")
+    assert created.status_code == 201, created.content
+    with django_assert_max_num_queries(TRIAGE_WRITE_QUERIES):
+        deleted = api.delete(f"{URL}/triage/{created.json()['id']}/")
+    assert deleted.status_code == 204 and not Triage.objects.exists()

@@ -1,0 +1,76 @@
+"""Every dashboard page and JSON endpoint reads a fixed number of queries, whatever the length
+of the history: the counts below hold for the two days of ``dashboard_scenario`` and still hold
+once a third, older day of runs is uploaded. Each count is the whole request's: access
+(project, principal), the page's one selector, the project's empty-state check."""
+
+import datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from parity.models import Gap, Membership, Role
+from tests.parity.dashboard_scenario import BACKENDS, TODAY, A, runs_by_day, tid, upload_history
+from tests.query_counts import mismatches, query_counts
+
+P = "/p/pytorch-xla"
+
+# Anonymous visitor of a public project.
+PAGES = {
+    "overview": ("/", 3),  # readable projects, backends with their newest upload, uploads
+    "overview.json": (
+        "/overview.json",
+        4,
+    ),  # ETag: readable projects, data version; projects, trend
+    "heatmap": (f"{P}/", 4),  # project; backends + snapshots, file cells; has runs
+    "heatmap by folder": (f"{P}/?dir=1", 4),
+    "file": (f"{P}/file/?path={A}&backend=tpu", 8),  # project; 6 for the grid; has runs
+    "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
+    "skip reasons": (f"{P}/skip-reasons/", 9),  # project, backend choices; 5 rows; has runs
+    "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
+    "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
+    "runs": (f"{P}/runs/", 7),  # project, backend choices; runs, uploads, current; has runs
+}
+# A logged-in maintainer: the session, the user and their memberships come on top.
+LOGGED_IN = {"overview": 3, "overview.json": 3}
+LOGGED_IN_PROJECT_PAGE = 3
+
+
+@pytest.fixture
+def scenario(upload_run) -> dict[str, str]:
+    upload_history(upload_run)
+    test = Gap.objects.get(backend__name="tpu", test__key=tid(A, 2)).test_id
+    return {name: url.format(test=test) for name, (url, _) in PAGES.items()}
+
+
+@pytest.fixture
+def maintainer(xla) -> Client:
+    user = get_user_model().objects.create_user("maintainer", password="x" * 12)
+    Membership.objects.create(user=user, project=xla, role=Role.MAINTAINER)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def requests(client: Client, urls: dict[str, str]) -> dict:
+    return {name: (lambda url=url: client.get(url)) for name, url in urls.items()}
+
+
+def test_each_page_reads_a_fixed_number_of_queries(scenario, maintainer, upload_run):
+    expected = {name: count for name, (_, count) in PAGES.items()}
+    for day in ("as scenario", "with an older day"):
+        if day == "with an older day":  # more runs, results and snapshots; no new current run
+            older = str(TODAY - datetime.timedelta(days=3))
+            for backend in BACKENDS:
+                upload_run(backend, next(iter(runs_by_day().values()))[backend], day=older)
+        counts, statements = query_counts(requests(Client(), scenario))
+        assert counts == expected, f"{day}:\n" + mismatches(counts, expected, statements)
+
+        logged_in = {
+            name: count + LOGGED_IN.get(name, LOGGED_IN_PROJECT_PAGE)
+            for name, count in expected.items()
+        }
+        counts, statements = query_counts(requests(maintainer, scenario))
+        assert counts == logged_in, f"{day}, logged in:\n" + mismatches(
+            counts, logged_in, statements
+        )
