@@ -13,6 +13,7 @@ from psycopg2 import sql
 
 from parity.engine.fragments import OUTCOME_PARAMS, OUTCOME_RANK
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
+from parity.models.sql import model_sql
 from parity.selectors.fragments import TestCell, backend_names, gap_info, reason_infos
 
 HISTORY_RUNS = 30  # per backend, newest first
@@ -36,7 +37,7 @@ class RunOutcome:
     reason: str | None
 
 
-_HISTORY_SQL = sql.SQL(
+_HISTORY_SQL = model_sql(
     """
     WITH per_run AS (
         SELECT DISTINCT ON (r.run_id) r.run_id, r.outcome, r.reason_id
@@ -55,11 +56,10 @@ _HISTORY_SQL = sql.SQL(
     FROM ranked k LEFT JOIN {reason} reason ON reason.id = k.reason_id
     WHERE k.n <= %(limit)s
     ORDER BY k.backend_id, k.started_at DESC, k.run_id DESC
-    """
-).format(
-    result=sql.Identifier(Result._meta.db_table),
-    run=sql.Identifier(Run._meta.db_table),
-    reason=sql.Identifier(Reason._meta.db_table),
+    """,
+    result=Result,
+    run=Run,
+    reason=Reason,
     rank=OUTCOME_RANK.format(o=sql.SQL("r.outcome")),
 )
 

@@ -31,7 +31,8 @@ from parity.engine.fragments import (
     triage_pick,
 )
 from parity.engine.snapshots import coverage_dropped
-from parity.models import Reason, Run, TestCase, Triage, TriageKind
+from parity.models import CurrentOutcome, Reason, Run, TestCase, Triage, TriageKind
+from parity.models.sql import model_sql
 from parity.selectors.fragments import issue_urls
 
 
@@ -66,8 +67,9 @@ def _prefix(is_reference: bool) -> sql.Composed:
     reference = (
         sql.SQL("SELECT test_id, outcome FROM p")
         if is_reference
-        else sql.SQL(
-            "SELECT test_id, outcome FROM parity_currentoutcome WHERE backend_id = %(reference)s"
+        else model_sql(
+            "SELECT test_id, outcome FROM {current} WHERE backend_id = %(reference)s",
+            current=CurrentOutcome,
         )
     )
     return sql.SQL(
