@@ -68,6 +68,12 @@ CROSSINGS = [
         "parity.engine.rollups -> parity.api.access",
     ),
     (
+        "parity-uses-ingest-pure-parts",
+        "parity/engine/gaps.py",
+        "from ingest.services import upload_create",
+        "parity.engine.gaps -> ingest.services",
+    ),
+    (
         "ingest-not-pages",
         "ingest/recovery.py",
         "from parity.digest.weeks import Week",
