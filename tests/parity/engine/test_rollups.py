@@ -1,0 +1,71 @@
+"""The roll-up steps alone: the heatmap's file cells and the per-day reason counts, from
+current outcomes and open gaps made with the ORM."""
+
+from parity.engine.rollups import file_cells_write, reason_daily_write
+from parity.models import FileCell, Gap, Outcome, ReasonDaily
+from tests.parity.engine.rows import backend_of, current_set, gap_open, run_make
+
+P, S, F, E = Outcome.PASSED, Outcome.SKIPPED, Outcome.FAILED, Outcome.ERROR
+
+
+def cells(project) -> dict[str, tuple[int, ...]]:
+    tpu = backend_of(project, "tpu")
+    file_cells_write(project_id=project.pk, backend_ids=[tpu.pk])
+    rows = FileCell.objects.filter(backend=tpu).values_list(
+        "file", "passed", "failed", "error", "skipped", "missing"
+    )
+    return {file: tuple(counts) for file, *counts in rows}
+
+
+def test_file_cells_count_outcomes_and_missing_tests_per_file(project):
+    run = run_make(project, "tpu")
+    outcomes = {"a.py::A::t1": P, "a.py::A::t2": F, "a.py::A::t3": (S, "x"), "b.py::B::t1": E}
+    current_set(project, "tpu", outcomes, run=run)
+    gap_open(project, "tpu", "b.py::B::t2", "missing", run=run)
+    gap_open(project, "tpu", "c.py::C::t1", "missing", run=run)
+    gap_open(project, "tpu", "a.py::A::t2", "failed", run=run)  # counted by its outcome only
+
+    assert cells(project) == {
+        "a.py": (1, 1, 0, 1, 0),
+        "b.py": (0, 0, 1, 0, 1),
+        "c.py": (0, 0, 0, 0, 1),
+    }
+
+    current_set(project, "tpu", {"a.py::A::t1": P}, run=run)
+    Gap.objects.all().delete()
+    assert cells(project) == {"a.py": (1, 0, 0, 0, 0)}  # files without tests lose their cell
+
+
+def daily(project) -> dict[tuple[str, str], int]:
+    rows = ReasonDaily.objects.filter(backend__name="tpu").values_list(
+        "day", "reason__text", "count"
+    )
+    return {(str(day), text): count for day, text, count in rows}
+
+
+def test_reason_daily_counts_per_day_and_drops_to_zero(project):
+    tpu = backend_of(project, "tpu")
+    day1 = run_make(project, "tpu", day="2026-04-01")
+    current_set(
+        project,
+        "tpu",
+        {"a.py::A::t1": (S, "later"), "a.py::A::t2": (S, "later"), "a.py::A::t3": (S, "gone")},
+        run=day1,
+    )
+    reason_daily_write(backend=tpu, run=day1)
+
+    day2 = run_make(project, "tpu", day="2026-04-02")
+    current_set(project, "tpu", {"a.py::A::t1": (S, "later"), "a.py::A::t2": P}, run=day2)
+    reason_daily_write(backend=tpu, run=day2)
+    rerun = run_make(project, "tpu", day="2026-04-02", key="rerun")  # same day: replaces
+    current_set(
+        project, "tpu", {"a.py::A::t1": (S, "later"), "a.py::A::t2": (S, "later")}, run=rerun
+    )
+    reason_daily_write(backend=tpu, run=rerun)
+
+    assert daily(project) == {
+        ("2026-04-01", "later"): 2,
+        ("2026-04-01", "gone"): 1,
+        ("2026-04-02", "later"): 2,
+        ("2026-04-02", "gone"): 0,  # an explicit zero: its trend line drops
+    }
