@@ -7,8 +7,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from parity.models import Project
 from parity import selectors as dashboard
+from parity.dashboard import presenters
+from parity.models import Project
 from tests.browser.conftest import log_in, no_chromium
 
 # Each test runs in a transaction of its own, rolled back after it; the module's data and every
@@ -35,7 +36,7 @@ def test_overview_shows_scores_sparklines_and_uploads(page):
 
 
 def test_heatmap_rows_columns_and_labels_match_the_data(page):
-    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG))
+    heatmap = presenters.heatmap_cells(dashboard.heatmap(project=Project.objects.get(slug=SLUG)))
     page.goto(f"/p/{SLUG}/")
     table = page.locator("#heatmap")
     headers = table.locator("thead th.col a")
