@@ -1,7 +1,7 @@
 """The run lifecycle on its own: completing a run, refreshing parity, the quiet sweep.
 
 Runs and uploads are rows made here, not uploads through the API, so each step is seen alone;
-``test_engine_current.py`` covers the same steps end to end through the upload API.
+``engine/test_current_runs.py`` covers the same steps end to end through the upload API.
 """
 
 import datetime

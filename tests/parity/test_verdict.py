@@ -109,6 +109,6 @@ def test_verdict_needs_a_token_of_the_runs_project(history, api):
     client.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=other)}")
 
     assert client.get(f"/api/v1/runs/{history}/verdict/").status_code == 403
-    # A run of a public project: anyone reads it (private ones: tests/parity/test_access.py).
+    # A run of a public project: anyone reads it (private ones: tests/parity/api/test_access.py).
     assert APIClient().get(f"/api/v1/runs/{history}/verdict/").status_code == 200
     assert api.get("/api/v1/runs/999999/verdict/").status_code == 404

@@ -2,7 +2,6 @@
 
 import csv
 import string
-from pathlib import Path
 
 import pytest
 import yaml
@@ -11,9 +10,10 @@ from hypothesis import strategies as st
 
 from ingest.normalize import CanonicalReason, canonical_reason
 from ingest.normalize.reasons import failure_line, reason_fingerprint
+from tests.conftest import FIXTURES_DIR
 from tests.shared_data import PYTORCH_XLA_DIR, needs_pytorch_xla
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "normalize"
+FIXTURES = FIXTURES_DIR / "normalize"
 CASES = yaml.safe_load((FIXTURES / "reason_cases.yaml").read_text(encoding="utf-8"))
 
 

@@ -4,7 +4,6 @@ import csv
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,9 +12,10 @@ from hypothesis import strategies as st
 
 from ingest.normalize import DEFAULT_RULES, Rewrite, Rules, TestIdentity, test_identity
 from ingest.normalize.ids import clean_path, make_key, split_key
+from tests.conftest import FIXTURES_DIR
 from tests.shared_data import CORPUS_DIR, PYTORCH_XLA_DIR, needs_corpus, needs_pytorch_xla
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "normalize"
+FIXTURES = FIXTURES_DIR / "normalize"
 CASES = yaml.safe_load((FIXTURES / "identity_cases.yaml").read_text())
 NO_DEVICES = Rules(
     device_tokens=(), class_suffixes={}, path_prefixes=(), module_paths={}, rewrites=()

@@ -23,7 +23,7 @@ def gaps(upload_run):
 
 @pytest.mark.parametrize("path", READS)
 def test_reads_need_a_token_of_the_project_or_a_login(gaps, api, path):
-    # A public project (the fixture's): anyone reads; tests/parity/test_access.py has the rest.
+    # A public project (the fixture's): anyone reads; tests/parity/api/test_access.py has the rest.
     assert api.get(f"{URL}/{path}").status_code == 200
     assert APIClient().get(f"{URL}/{path}").status_code == 200
 

@@ -1,7 +1,6 @@
 """ingest.normalize.rules: defaults, round trips and user-facing errors for project rules."""
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,8 +14,9 @@ from ingest.normalize import (
     test_identity,
     validate_rules,
 )
+from tests.conftest import FIXTURES_DIR
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "normalize"
+FIXTURES = FIXTURES_DIR / "normalize"
 
 
 def example() -> dict:
