@@ -24,6 +24,27 @@ def _cache_reset():
     cache.clear()
 
 
+def _eager_task_errors(*, propagate: bool):
+    from parity.celery import app
+
+    previous = app.conf.task_eager_propagates
+    app.conf.task_eager_propagates = propagate
+    yield
+    app.conf.task_eager_propagates = previous
+
+
+@pytest.fixture
+def eager_errors_propagate():
+    """Eager Celery swallows task exceptions by default; a crashing task must fail the test."""
+    yield from _eager_task_errors(propagate=True)
+
+
+@pytest.fixture
+def eager_errors_swallowed():
+    """As a worker does: one failed task does not stop the loop that queued it."""
+    yield from _eager_task_errors(propagate=False)
+
+
 @pytest.fixture
 def project(db) -> Project:
     return project_create(

@@ -212,17 +212,6 @@ def call(project, token, django_capture_on_commit_callbacks):
 
 
 @pytest.fixture
-def eager_errors_propagate():
-    """Eager Celery swallows task exceptions by default; an ingest that crashes must fail."""
-    from parity.celery import app as celery_app
-
-    previous = celery_app.conf.task_eager_propagates
-    celery_app.conf.task_eager_propagates = True
-    yield
-    celery_app.conf.task_eager_propagates = previous
-
-
-@pytest.fixture
 def known_ids(ingest, call, eager_errors_propagate) -> dict[str, list[int]]:
     """Two complete runs with a skip, a failure and a triage, so that generated ids can name
     real objects and the 200 answers of the detail endpoints get checked too."""

@@ -11,10 +11,8 @@ from html.parser import HTMLParser
 import pytest
 from aiosmtpd.controller import Controller
 
-from parity.celery import app
-
 # The engine tests' fixtures: runs uploaded through the API, as CI sends them, and recomputed.
-from tests.parity.conftest import eager_errors_propagate, upload_run, xla  # noqa: F401
+from tests.parity.conftest import upload_run, xla  # noqa: F401
 
 
 @dataclass
@@ -85,15 +83,6 @@ def _digest_settings(settings):
     settings.DEFAULT_FROM_EMAIL = "parity@example.org"
     settings.PARITY_DIGEST_SKIP_QUIET = False
     settings.PARITY_DIGEST_MAX_GAPS = 50
-
-
-@pytest.fixture
-def eager_errors_swallowed():
-    """As a worker does: one failed send task does not stop the loop that queued it."""
-    previous = app.conf.task_eager_propagates
-    app.conf.task_eager_propagates = False
-    yield
-    app.conf.task_eager_propagates = previous
 
 
 class _Visible(HTMLParser):

@@ -24,17 +24,6 @@ def run_xml(results: dict[str, Outcome]) -> bytes:
 
 
 @pytest.fixture
-def eager_errors_propagate():
-    """Eager Celery swallows task exceptions by default; a broken recompute must fail tests."""
-    from parity.celery import app
-
-    previous = app.conf.task_eager_propagates
-    app.conf.task_eager_propagates = True
-    yield
-    app.conf.task_eager_propagates = previous
-
-
-@pytest.fixture
 def xla(project) -> Project:
     """The test project with pytorch/xla's default branch."""
     Project.objects.filter(pk=project.pk).update(default_branch="master")
