@@ -2,18 +2,10 @@
 combined outcome of each of its tests (``CurrentOutcome``), the base of every gap."""
 
 from django.db import connection
-from django.db.models import Q
 
-from parity.engine.fragments import OUTCOME_PARAMS, run_outcomes
+from parity.definitions import OUTCOME_PARAMS, default_branch_runs, run_outcomes
 from parity.models import Backend, CurrentOutcome, Project, Run
 from parity.models.sql import model_sql
-
-
-def default_branch_runs(project: Project):
-    """Runs that may be current: on the default branch, or sent with no branch at all."""
-    return Run.objects.filter(project=project).filter(
-        Q(branch=project.default_branch) | Q(branch="")
-    )
 
 
 def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
@@ -21,19 +13,6 @@ def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
     return (
         default_branch_runs(project)
         .filter(backend=backend, complete=True)
-        .order_by("-started_at", "-pk")
-        .first()
-    )
-
-
-def baseline_run_pick(*, run: Run) -> Run | None:
-    """The backend's current run as it was before ``run``: its latest complete default-branch
-    run that CI ran earlier. A verdict compares ``run`` with it."""
-    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
-    return (
-        default_branch_runs(run.project)
-        .filter(earlier, backend_id=run.backend_id, complete=True)
-        .exclude(pk=run.pk)
         .order_by("-started_at", "-pk")
         .first()
     )

@@ -7,7 +7,7 @@ table (``parity_desired``), then the open gaps are closed, changed and opened to
 from django.db import connection
 from psycopg2 import sql
 
-from parity.engine.fragments import OUTCOME_PARAMS, gap_state
+from parity.definitions import OUTCOME_PARAMS, gap_state
 from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
 from parity.models.sql import model_sql
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
+from parity.definitions import coverage_dropped
 from parity.engine.current import current_outcomes_refresh, current_run_pick
 from parity.engine.gaps import gaps_diff
 from parity.engine.rollups import file_cells_write, reason_daily_write
-from parity.engine.snapshots import coverage_dropped, snapshots_write
+from parity.engine.snapshots import snapshots_write
 from parity.engine.triage import triages_apply, triages_mark_stale
 from parity.models import Backend, BackendState, Project, Run
 

@@ -5,7 +5,7 @@ import datetime
 
 from django.db import connection
 
-from parity.engine.fragments import OUTCOME_PARAMS
+from parity.definitions import OUTCOME_PARAMS
 from parity.models import Backend, CurrentOutcome, FileCell, Gap, ReasonDaily, Run, TestCase
 from parity.models.sql import model_sql
 

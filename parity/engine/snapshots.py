@@ -4,17 +4,9 @@ coverage drop, upserted into ``Snapshot`` and pointed to by ``BackendState.snaps
 from django.db import connection
 from psycopg2 import sql
 
-from parity.engine.fragments import OUTCOME_PARAMS
+from parity.definitions import OUTCOME_PARAMS
 from parity.models import BackendState, CurrentOutcome, Gap, Project, Run, Snapshot
 from parity.models.sql import model_sql
-
-
-def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:
-    """True when the run has more than ``percent`` % fewer tests than the one before it."""
-    if not previous:
-        return False
-    return current < previous * (1 - percent / 100)
-
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
 # Score: tests passing on both / tests passing on the reference (NULL with no reference).

@@ -8,7 +8,7 @@ shows at once rather than at the next run.
 from django.db import connection
 from psycopg2 import sql
 
-from parity.engine.fragments import reason_has_issue, triage_pick
+from parity.definitions import reason_has_issue, triage_pick
 from parity.engine.snapshots import snapshots_write
 from parity.models import BackendState, Gap, Project, Triage
 from parity.models.sql import model_sql

@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import QuerySet, prefetch_related_objects
 from psycopg2 import sql
 
-from parity.engine.fragments import OUTCOME_PARAMS, OUTCOME_RANK
+from parity.definitions import OUTCOME_PARAMS, OUTCOME_RANK
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
 from parity.selectors.fragments import TestCell, backend_names, gap_info, reason_infos

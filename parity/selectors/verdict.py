@@ -2,7 +2,7 @@
 before it (the baseline), and whether CI should pass.
 
 Computed on request from the run's own results, the baseline run's and the reference's current
-outcomes (the same rules as the engine, from ``parity.engine.fragments``), so it works for a run
+outcomes (the same rules as the engine, from ``parity.definitions``), so it works for a run
 that is not complete or not yet current (a pull request's run, or one whose recompute is still
 queued). Its cost depends on the size of the two runs, not on history.
 
@@ -20,17 +20,18 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import Q
 from psycopg2 import sql
 
-from parity.engine.current import baseline_run_pick
-from parity.engine.fragments import (
+from parity.definitions import (
     OUTCOME_PARAMS,
+    coverage_dropped,
+    default_branch_runs,
     gap_state,
     reason_has_issue,
     run_outcomes,
     triage_pick,
 )
-from parity.engine.snapshots import coverage_dropped
 from parity.models import CurrentOutcome, Reason, Run, TestCase, Triage, TriageKind
 from parity.models.sql import model_sql
 from parity.selectors.fragments import issue_urls
@@ -116,6 +117,19 @@ _COUNTS_SQL = sql.SQL(
         (SELECT count(*) FROM p)
     """
 )
+
+
+def baseline_run_pick(*, run: Run) -> Run | None:
+    """The backend's current run as it was before ``run``: its latest complete default-branch
+    run that CI ran earlier."""
+    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
+    return (
+        default_branch_runs(run.project)
+        .filter(earlier, backend_id=run.backend_id, complete=True)
+        .exclude(pk=run.pk)
+        .order_by("-started_at", "-pk")
+        .first()
+    )
 
 
 def run_verdict(*, run: Run) -> Verdict:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from parity.engine.snapshots import coverage_dropped
+from parity.definitions import coverage_dropped
 from parity.selectors.fragments import folder_of
 
 

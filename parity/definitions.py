@@ -1,13 +1,16 @@
-"""SQL shared by the engine (writes) and the selectors that must agree with it (verdict, test
-history): how a run's results combine into one outcome per test, and which triage applies.
+"""What the engine (which writes by them) and the selectors (which must agree with it: the
+verdict, a test's history) both mean by a run that may be current, a test's outcome in a run,
+a gap's state, the triage that applies and a coverage drop. Neither side owns them, so neither
+imports the other for them.
 
 Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format``; values are
 always bound as parameters. Outcome codes are those of ``parity.models.Outcome``.
 """
 
+from django.db.models import Q, QuerySet
 from psycopg2 import sql
 
-from parity.models import Outcome, Reason, Result, Triage
+from parity.models import Outcome, Project, Reason, Result, Run, Triage
 from parity.models.sql import model_sql
 
 OUTCOME_PARAMS = {
@@ -68,3 +71,17 @@ def reason_has_issue(reason_id: sql.Composable) -> sql.Composed:
         reason_issues=Reason.issues.through,
         r=reason_id,
     )
+
+
+def default_branch_runs(project: Project) -> QuerySet[Run]:
+    """Runs that may be current: on the default branch, or sent with no branch at all."""
+    return Run.objects.filter(project=project).filter(
+        Q(branch=project.default_branch) | Q(branch="")
+    )
+
+
+def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:
+    """True when the run has more than ``percent`` % fewer tests than the one before it."""
+    if not previous:
+        return False
+    return current < previous * (1 - percent / 100)
