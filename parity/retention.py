@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from parity.models import BackendState, Result, Run, UploadFile
+from parity.models.sql import model_sql
 
 logger = logging.getLogger(__name__)
 
@@ -65,19 +66,21 @@ def results_expire(
     return expired
 
 
+_DELETE_BATCH_SQL = model_sql(
+    """
+    DELETE FROM {result} WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM {result} WHERE run_id = %(run)s LIMIT %(limit)s
+    ));
+    """,
+    result=Result,
+)
+
+
 def _results_delete(*, run_id: int, batch_size: int) -> int:
-    statement = _DELETE_BATCH_SQL.format(result=Result._meta.db_table)
     deleted = 0
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(statement, {"run": run_id, "limit": batch_size})
+            cursor.execute(_DELETE_BATCH_SQL, {"run": run_id, "limit": batch_size})
             deleted += cursor.rowcount
         if cursor.rowcount < batch_size:
             return deleted
-
-
-_DELETE_BATCH_SQL = """
-DELETE FROM {result} WHERE ctid = ANY(ARRAY(
-    SELECT ctid FROM {result} WHERE run_id = %(run)s LIMIT %(limit)s
-));
-"""

@@ -8,12 +8,15 @@ from django.dispatch import receiver
 
 from parity.models.results import Result
 from parity.models.runs import Run, UploadFile
+from parity.models.sql import model_sql
+
+# Plain SQL: the ORM would fetch every row first. result_run_test serves the lookup.
+_RESULTS_DELETE_SQL = model_sql("DELETE FROM {result} WHERE run_id = %s", result=Result)
 
 
 def results_delete(*, run_id: int) -> int:
-    # Plain SQL: the ORM would fetch every row first. result_run_test serves the lookup.
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {Result._meta.db_table} WHERE run_id = %s", [run_id])
+        cursor.execute(_RESULTS_DELETE_SQL, [run_id])
         return cursor.rowcount
 
 
