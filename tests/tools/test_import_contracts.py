@@ -79,6 +79,18 @@ CROSSINGS = [
         "from parity.digest.weeks import Week",
         "ingest.recovery -> parity.digest.weeks",
     ),
+    (
+        "selectors-read",
+        "parity/selectors/verdict.py",
+        "from parity.engine.current import current_run_pick",
+        "parity.selectors.verdict -> parity.engine.current",
+    ),
+    (
+        "selectors-read",
+        "parity/selectors/heatmap.py",
+        "from parity.dashboard import presenters",
+        "parity.selectors.heatmap -> parity.dashboard.presenters",
+    ),
 ]
 
 
