@@ -226,6 +226,21 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
+# One queue per kind of work, so operators scale ingest workers on their own
+# (`celery -A parity worker -Q ingest`); a worker started without -Q consumes all three.
+PARITY_QUEUE_INGEST = env_str("PARITY_QUEUE_INGEST", "ingest")
+PARITY_QUEUE_PARITY = env_str("PARITY_QUEUE_PARITY", "parity")
+PARITY_QUEUE_DIGEST = env_str("PARITY_QUEUE_DIGEST", "digest")
+CELERY_TASK_QUEUES = {
+    name: {"routing_key": name}
+    for name in (PARITY_QUEUE_INGEST, PARITY_QUEUE_PARITY, PARITY_QUEUE_DIGEST)
+}
+CELERY_TASK_DEFAULT_QUEUE = PARITY_QUEUE_PARITY
+CELERY_TASK_ROUTES = {
+    "ingest.tasks.*": {"queue": PARITY_QUEUE_INGEST},
+    "parity.digest.tasks.*": {"queue": PARITY_QUEUE_DIGEST},
+    "parity.tasks.*": {"queue": PARITY_QUEUE_PARITY},
+}
 CELERY_TIMEZONE = "UTC"
 # Beat (docker compose's `beat` service): complete the runs CI never marked complete.
 # Recovery: uploads left queued or processing (a lost worker or message) are queued again, and

@@ -14,5 +14,7 @@ STORAGES = {
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
 # The end-to-end stack (tests/e2e) gives its web and worker processes one private queue, so
-# tasks of a concurrent test run never reach its worker.
+# tasks of a concurrent test run never reach its worker: every task goes there, unrouted.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_TASK_QUEUES = None
+CELERY_TASK_ROUTES = None

@@ -1,5 +1,9 @@
 """The Celery app's configuration: every beat entry names a task the worker has."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 from django.conf import settings
 
@@ -13,3 +17,33 @@ def test_every_beat_entry_names_a_registered_task(entry):
     app.loader.import_default_modules()  # what a worker imports at start: tasks, CELERY_IMPORTS
 
     assert settings.CELERY_BEAT_SCHEDULE[entry]["task"] in app.tasks
+
+
+ROUTES_PROBE = """
+import django; django.setup()
+from parity.celery import app
+app.loader.import_default_modules()
+print(sorted(app.amqp.queues))
+for name in sorted(n for n in app.tasks if n.startswith(("ingest.", "parity."))):
+    print(name, app.amqp.router.route({}, name)["queue"].name)
+"""
+
+
+def test_each_kind_of_work_has_its_queue_and_a_plain_worker_takes_all():
+    # The deployed settings (the test settings send everything to one queue).
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "parity.settings.local",
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres",
+    }
+    lines = subprocess.run(
+        [sys.executable, "-c", ROUTES_PROBE], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+
+    assert lines[0] == "['digest', 'ingest', 'parity']"  # what `celery worker` without -Q consumes
+    routes = dict(line.split() for line in lines[1:])
+    assert routes["ingest.tasks.upload_ingest"] == "ingest"
+    assert routes["ingest.tasks.uploads_recover"] == "ingest"
+    assert routes["parity.tasks.run_completed"] == "parity"
+    assert routes["parity.digest.tasks.digest_weekly"] == "digest"
+    assert set(routes.values()) == {"ingest", "parity", "digest"}
