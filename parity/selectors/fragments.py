@@ -13,20 +13,16 @@ CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
 GAP_FIELDS = ("skipped", "failed", "error", "missing")
 
 
-def reference_first(project: Project, backends: list) -> list:
-    """Backends (or ``(pk, name)`` pairs) in page order: the reference first, every other
-    backend is read against it; then by name."""
-
-    def key(backend) -> tuple[bool, str]:
-        pk, name = backend if isinstance(backend, tuple) else (backend.pk, backend.name)
-        return (pk != project.reference_backend_id, name)
-
-    return sorted(backends, key=key)
+def reference_first(project: Project, backends: list[Backend]) -> list[Backend]:
+    """Backends in page order: the reference first (every other backend is read against it),
+    then by name."""
+    return sorted(backends, key=lambda b: (b.pk != project.reference_backend_id, b.name))
 
 
 def backend_names(project: Project) -> dict[int, str]:
-    """Backend pk -> name, the reference first. One query."""
-    return dict(reference_first(project, list(project.backends.values_list("pk", "name"))))
+    """Backend pk -> name in page order (``reference_first``). One query."""
+    pairs = project.backends.values_list("pk", "name")
+    return dict(sorted(pairs, key=lambda p: (p[0] != project.reference_backend_id, p[1])))
 
 
 def issue_urls(*, reason: Reason | None, triage: Triage | None) -> list[str]:

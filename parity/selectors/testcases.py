@@ -159,13 +159,11 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
             "reason", "triage__issue"
         )
     }
-    found = {
-        r.pk: r
-        for r in [c.reason for c in current.values()] + [g.reason for g in gaps.values()]
-        if r
-    }
-    prefetch_related_objects(list(found.values()), "issues")
-    reasons = reason_infos(list(found.values()))
+    # Each reason once, whether an outcome or a gap names it; all their issues in one query.
+    named = [c.reason for c in current.values()] + [g.reason for g in gaps.values()]
+    found = list({r.pk: r for r in named if r is not None}.values())
+    prefetch_related_objects(found, "issues")
+    reasons = reason_infos(found)
     lines = []
     for pk, name in names.items():
         now, gap = current.get(pk), gaps.get(pk)
