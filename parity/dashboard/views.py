@@ -1,7 +1,7 @@
-"""Dashboard pages: parse the query string (``forms``), call one selector, render a template.
-Each page calls its one selector (``parity.selectors``), which reads the engine's roll-ups;
-how it looks is ``presenters``'. Chart data comes from the JSON endpoints in ``charts``, triage
-goes through ``triage``."""
+"""Dashboard pages: parse the query string (``forms``), call the page's one selector
+(``parity.selectors``, which reads the engine's roll-ups), render a template. How an answer
+looks (colours, symbols, labels) is decided in ``presenters``. Chart data comes from the JSON
+endpoints in ``charts``, triage goes through ``triage``."""
 
 import datetime
 
