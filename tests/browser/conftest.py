@@ -127,7 +127,7 @@ def page(chromium, site, request):
             watch.outside.append(route.request.url)
             route.abort()
         elif route.request.resource_type == "document":
-            response = route.fetch()
+            response = route.fetch(max_redirects=0)  # the browser follows redirects itself
             watch.template_markup += template_markup(route.request.url, response.text())
             route.fulfill(response=response)
         else:
