@@ -6,6 +6,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 
+def gets(client, urls: dict[str, str]) -> dict[str, Callable]:
+    """One GET per named URL, with ``client`` (Django's or DRF's test client), for query_counts."""
+    return {name: (lambda url=url: client.get(url)) for name, url in urls.items()}
+
+
 def query_counts(requests: dict[str, Callable]) -> tuple[dict[str, int], dict[str, list[str]]]:
     """Run each request (a no-argument callable returning a response); per name, its number of
     queries, and the SQL of each for the failure message. A request that does not succeed

@@ -18,7 +18,7 @@ from tests.parity.dashboard_scenario import (
     tid,
     upload_history,
 )
-from tests.query_counts import mismatches, query_counts
+from tests.query_counts import gets, mismatches, query_counts
 
 URL = "/api/v1/projects/pytorch-xla"
 
@@ -49,10 +49,6 @@ def scenario(upload_run) -> dict[str, str]:
     return {name: url.format(**ids) for name, (url, _) in READS.items()}
 
 
-def requests(client: APIClient, urls: dict[str, str]) -> dict:
-    return {name: (lambda url=url: client.get(url)) for name, url in urls.items()}
-
-
 def test_each_read_endpoint_answers_in_a_fixed_number_of_queries(scenario, api, upload_run):
     expected = {name: count for name, (_, count) in READS.items()}
     for day in ("as scenario", "with an older day"):
@@ -60,11 +56,11 @@ def test_each_read_endpoint_answers_in_a_fixed_number_of_queries(scenario, api, 
             older = str(TODAY - datetime.timedelta(days=3))
             for backend in BACKENDS:
                 upload_run(backend, next(iter(runs_by_day().values()))[backend], day=older)
-        counts, statements = query_counts(requests(api, scenario))
+        counts, statements = query_counts(gets(api, scenario))
         assert counts == expected, f"{day}:\n" + mismatches(counts, expected, statements)
 
         anonymous = {name: count + ANONYMOUS for name, count in expected.items()}
-        counts, statements = query_counts(requests(APIClient(), scenario))
+        counts, statements = query_counts(gets(APIClient(), scenario))
         assert counts == anonymous, f"{day}, anonymous:\n" + mismatches(
             counts, anonymous, statements
         )

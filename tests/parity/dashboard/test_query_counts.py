@@ -11,7 +11,7 @@ from django.test import Client
 
 from parity.models import Gap, Membership, Role
 from tests.parity.dashboard_scenario import BACKENDS, TODAY, A, runs_by_day, tid, upload_history
-from tests.query_counts import mismatches, query_counts
+from tests.query_counts import gets, mismatches, query_counts
 
 P = "/p/pytorch-xla"
 
@@ -52,10 +52,6 @@ def maintainer(xla) -> Client:
     return client
 
 
-def requests(client: Client, urls: dict[str, str]) -> dict:
-    return {name: (lambda url=url: client.get(url)) for name, url in urls.items()}
-
-
 def test_each_page_reads_a_fixed_number_of_queries(scenario, maintainer, upload_run):
     expected = {name: count for name, (_, count) in PAGES.items()}
     for day in ("as scenario", "with an older day"):
@@ -63,14 +59,14 @@ def test_each_page_reads_a_fixed_number_of_queries(scenario, maintainer, upload_
             older = str(TODAY - datetime.timedelta(days=3))
             for backend in BACKENDS:
                 upload_run(backend, next(iter(runs_by_day().values()))[backend], day=older)
-        counts, statements = query_counts(requests(Client(), scenario))
+        counts, statements = query_counts(gets(Client(), scenario))
         assert counts == expected, f"{day}:\n" + mismatches(counts, expected, statements)
 
         logged_in = {
             name: count + LOGGED_IN.get(name, LOGGED_IN_PROJECT_PAGE)
             for name, count in expected.items()
         }
-        counts, statements = query_counts(requests(maintainer, scenario))
+        counts, statements = query_counts(gets(maintainer, scenario))
         assert counts == logged_in, f"{day}, logged in:\n" + mismatches(
             counts, logged_in, statements
         )
