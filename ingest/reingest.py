@@ -30,7 +30,7 @@ def run_reingest(*, run: Run) -> tuple[int, int]:
     Returns (uploads, results)."""
     with transaction.atomic():
         uploads = list(
-            Upload.objects.select_for_update()
+            Upload.objects.select_for_update(no_key=True, of=("self",))
             .filter(run=run, status=UploadStatus.DONE)
             .select_related("run__project")
             .order_by("pk")

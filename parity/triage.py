@@ -26,6 +26,7 @@ from parity.models import (
     Triage,
     TriageKind,
 )
+from parity.models.projects import project_lock
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def triage_check(
 def triage_create(*, project: Project, request: TriageRequest, user=None) -> Triage:
     """Create the triage ``request`` describes (the API and the dashboard)."""
     with transaction.atomic():
-        project = _project_lock(project_id=project.pk)
+        project = project_lock(project_id=project.pk)
         backend, test, reason = _target(project, request)
         triage = Triage(
             project=project,
@@ -99,7 +100,7 @@ def triage_save(*, triage: Triage, user=None) -> Triage:
     """Create or change ``triage`` as given, rows and all (the admin's form). ``user`` becomes
     its author when it has none."""
     with transaction.atomic():
-        project = _project_lock(project_id=triage.project_id)
+        project = project_lock(project_id=triage.project_id)
         if triage.created_by_id is None and user is not None:
             triage.created_by = user
         _triage_write(triage=triage, project=project)
@@ -118,7 +119,7 @@ def triages_delete(*, triages: Iterable[Triage]) -> None:
         by_project.setdefault(triage.project_id, []).append(triage)
     for project_id, group in sorted(by_project.items()):
         with transaction.atomic():
-            project = _project_lock(project_id=project_id)
+            project = project_lock(project_id=project_id)
             for triage in group:
                 triage.delete()
             triages_refresh(project=project)
@@ -140,11 +141,6 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
         issue.url = url
         issue.save(update_fields=["url"])
     return issue
-
-
-def _project_lock(*, project_id: int) -> Project:
-    # One writer per project at a time: triage and recompute read and write the same rows.
-    return Project.objects.select_for_update(no_key=True).get(pk=project_id)
 
 
 def _triage_write(*, triage: Triage, project: Project) -> None:

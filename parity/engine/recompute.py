@@ -21,6 +21,7 @@ from parity.engine.rollups import file_cells_write, reason_daily_write
 from parity.engine.snapshots import snapshots_write
 from parity.engine.triage import triages_apply, triages_mark_stale
 from parity.models import Backend, BackendState, Project, Run
+from parity.models.projects import project_lock
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
     with transaction.atomic():
         # Serializes recomputes and triage writes of one project (several workers may finish
         # runs of one project at once); other projects proceed in parallel.
-        project = Project.objects.select_for_update(no_key=True).get(pk=run.project_id)
+        project = project_lock(project_id=run.project_id)
         backend = Backend.objects.get(pk=run.backend_id)
         current = current_run_pick(project=project, backend=backend)
         if current is None or current.pk != run.pk:
@@ -104,7 +105,7 @@ def project_recompute(*, project: Project) -> None:
     """Rebuild a whole project from its current runs, e.g. after its reference backend or
     default branch changed. Events of the rebuild carry the reference's current run."""
     with transaction.atomic():
-        project = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
+        project = project_lock(project_id=project.pk)
         runs = {}
         for backend in project.backends.all():
             current = current_run_pick(project=project, backend=backend)

@@ -135,3 +135,10 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.project.slug} ({self.role})"
+
+
+def project_lock(*, project_id: int) -> Project:
+    """Lock a project's row for this transaction: one writer of its roll-ups and triage at a
+    time (recomputes, triage). FOR NO KEY UPDATE, so rows that only point at the project (runs
+    and uploads of concurrent CI jobs, which take FOR KEY SHARE) never wait for it."""
+    return Project.objects.select_for_update(no_key=True).get(pk=project_id)
