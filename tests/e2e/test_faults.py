@@ -1,6 +1,6 @@
 """Faults are inputs: a worker SIGKILLed mid-ingest, its database connection terminated
 mid-ingest, a queued upload whose message the broker lost. Each ends ``done`` with exact counts
-and no result stored twice.
+and no result stored twice. And the web's connections dropped: no request answers 500.
 
 Recovery is the beat task ``ingest.tasks.uploads_recover``: it re-queues uploads queued or
 processing for longer than ``PARITY_UPLOAD_STALE_SECONDS`` (5 s in the stack's environment). The
@@ -19,7 +19,7 @@ from tests.e2e.expect import (
     upload_status_reached,
 )
 from tests.e2e.generate import junit_write
-from tests.e2e.stack import WORKER_APPLICATION_NAME
+from tests.e2e.stack import WEB_APPLICATION_NAME, WORKER_APPLICATION_NAME
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -56,12 +56,12 @@ def test_worker_sigkilled_mid_ingest_is_recovered(http_api, live, tmp_path):
     assert duplicated_tests(run_id=body["run"]) == 0
 
 
-def _terminate_worker_connections() -> int:
+def _terminate_connections(application_name: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
             "WHERE application_name = %s AND datname = current_database()",
-            [WORKER_APPLICATION_NAME],
+            [application_name],
         )
         return cursor.fetchone()[0]
 
@@ -73,7 +73,7 @@ def test_database_connection_terminated_mid_ingest_is_retried(http_api, live, tm
     upload_id = reply.body["id"]
     upload_status_reached(http_api, upload_id, "processing", seconds=60)
 
-    assert _terminate_worker_connections() >= 1
+    assert _terminate_connections(WORKER_APPLICATION_NAME) >= 1
 
     body = upload_settled(http_api, upload_id, seconds=180, live=live)
     assert body["status"] == "done", body
@@ -106,3 +106,16 @@ def test_upload_whose_message_was_lost_is_requeued(http_api, live, tmp_path):
     assert body["status"] == "done", body
     assert body["counts"] == report.expected_counts()
     assert Result.objects.filter(upload_id=first.body["id"]).count() == report.total
+
+
+def test_dropped_web_connections_cost_no_request(http_api, live, tmp_path):
+    # gunicorn's threads keep their connections open between requests (CONN_MAX_AGE); a database
+    # restart or failover drops them all, and each thread's next request must not answer 500.
+    reply = http_api.post_upload(junit_write(tmp_path / "small.xml", cases=10).path)
+    assert reply.status == 202, str(reply)
+    upload_id = reply.body["id"]
+    assert {http_api.upload(upload_id).status for _ in range(16)} == {200}
+
+    assert _terminate_connections(WEB_APPLICATION_NAME) >= 1
+
+    assert [http_api.upload(upload_id).status for _ in range(16)] == [200] * 16
