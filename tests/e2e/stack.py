@@ -127,7 +127,8 @@ class LiveStack:
 
     def start(self) -> None:
         self.media_root.mkdir(parents=True, exist_ok=True)
-        self.celery = Celery("parity-e2e", broker=self.redis_url)
+        # Not the current app: shared tasks (upload_ingest.delay) of later tests would send here.
+        self.celery = Celery("parity-e2e", broker=self.redis_url, set_as_current=False)
         self.celery.conf.task_default_queue = self.queue
         self.start_web()
         self.start_worker()
