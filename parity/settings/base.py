@@ -206,7 +206,7 @@ SPECTACULAR_SETTINGS = {
 CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL", "")
 # Eager tasks never reach a broker; naming the in-memory one keeps kombu from warning about a
 # missing host on every start.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or "memory://"
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or "memory://localhost//"
 CELERY_TASK_EAGER_PROPAGATES = False
 # A task is acknowledged only after it finished, so a worker killed mid-upload redelivers it;
 # the task is idempotent (forward-only upload states), so a redelivery is harmless.
