@@ -88,6 +88,10 @@ class HeatCell(CellCounts):
 
     @property
     def label(self) -> str:
+        # A file the backend never ran has no "passed / tests" of its own: say so, with how
+        # many of the reference's tests it misses, so no cell can be read as 0 of N run.
+        if self.absent:
+            return f"missing · {self.missing}"
         return f"{self.passed}/{self.total}" if self.total else "–"
 
 

@@ -17,7 +17,7 @@ from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
         ({"passed": 3, "missing": 2}, "3", "3/5"),
         ({"passed": 2, "error": 3}, "2", "2/5"),
         ({"passed": 1, "skipped": 3}, "1", "1/4"),
-        ({"missing": 5}, "0", "0/5"),
+        ({"missing": 5}, "0", "missing · 5"),
         ({}, "none", "–"),
     ],
 )
