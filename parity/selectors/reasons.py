@@ -187,7 +187,9 @@ def skip_reason_chart(
     by_day: dict[tuple[int, datetime.date], dict[int, int]] = defaultdict(dict)
     for backend_id, day, reason_id, count in rows:
         by_day[backend_id, day][reason_id] = count
-    dates = [start + datetime.timedelta(days=n) for n in range(days)]
+    # History that begins inside the window starts the chart: no ramp up from days with no data.
+    start = max(start, min((day for _, day in by_day), default=start))
+    dates = [start + datetime.timedelta(days=n) for n in range((today - start).days + 1)]
     totals = _carried_totals(by_day, list(anchors), dates)
     return _top_series(totals, dates, top=top)
 

@@ -38,7 +38,8 @@
       Plotly.newPlot(el, traces, {
         margin: { l: 48, r: 8, t: 8, b: 40 },
         yaxis: { title: { text: "skipped tests" }, rangemode: "tozero" },
-        xaxis: { type: "date" },
+        // Daily data: ticks on whole days, never hours (a few days' history would show 06:00).
+        xaxis: { type: "date", tickformat: "%b %-d", dtick: 86400000 * Math.max(1, Math.ceil(body.days.length / 10)) },
         legend: { orientation: "h", y: -0.15, font: { size: 11 }, traceorder: "normal" },
         hovermode: "closest",
       }, { displayModeBar: false, responsive: true });

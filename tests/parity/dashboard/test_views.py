@@ -241,15 +241,15 @@ def test_skip_reasons_table_untracked_first(client, runs):
 
 def test_skip_reasons_chart_data(client, runs):
     body = client.get(f"{P}/skip-reasons.json?days=7").json()
-    assert len(body["days"]) == 7 and body["days"][-1] == str(
-        datetime.date.fromisoformat(DAY2) + datetime.timedelta(days=1)
-    )
-    series = {s["name"]: s["counts"][-4:] for s in body["series"]}  # 3 days ago … today
+    # The history starts on day 1, inside the 7-day window: so does the chart.
+    today = datetime.date.fromisoformat(DAY2) + datetime.timedelta(days=1)
+    assert body["days"] == [DAY1, DAY2, str(today)]
+    series = {s["name"]: s["counts"] for s in body["series"]}  # day 1, day 2, today
     assert series == {
-        CUDA: [0, 2, 2, 2],  # cpu and tpu, carried to today by the current runs
-        WITH_ISSUE: [0, 1, 1, 1],
-        "not implemented yet": [0, 1, 0, 0],  # fixed on day 2
-        NEURON: [0, 0, 1, 1],
+        CUDA: [2, 2, 2],  # cpu and tpu, carried to today by the current runs
+        WITH_ISSUE: [1, 1, 1],
+        "not implemented yet": [1, 0, 0],  # fixed on day 2
+        NEURON: [0, 1, 1],
     }
     tpu = client.get(f"{P}/skip-reasons.json?days=7&backend=tpu").json()
     assert {s["name"] for s in tpu["series"]} == {CUDA, WITH_ISSUE, "not implemented yet"}

@@ -90,7 +90,24 @@ def test_skip_reason_chart_carries_a_backends_counts_until_its_next_run(
     only_tpu = selectors.skip_reason_chart(
         project=xla, backend="tpu", days=4, today=day + datetime.timedelta(3)
     )
-    assert only_tpu.series[0].counts == [0, 2, 2, 2]
+    # tpu's history starts on day 11: so does its chart (no ramp from a day with no data).
+    assert only_tpu.days[0] == day + datetime.timedelta(1)
+    assert only_tpu.series[0].counts == [2, 2, 2]
+
+
+def test_a_one_day_projects_skip_chart_starts_on_that_day(xla):
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    reason = Reason.objects.create(
+        project=xla, text="r", fingerprint="r", first_seen=now, last_seen=now
+    )
+    day = datetime.date(2026, 1, 10)
+    tpu = xla.backends.get(name="tpu")
+    ReasonDaily.objects.create(project=xla, reason=reason, backend=tpu, day=day, count=7)
+
+    chart = selectors.skip_reason_chart(project=xla, days=28, today=day)
+
+    assert chart.days == [day]
+    assert [s.counts for s in chart.series] == [[7]]
 
 
 def test_testcase_page_lines(xla_runs):
