@@ -3,20 +3,16 @@ length of the history (the same counts with a third, older day of runs); triage 
 within a bound that does not grow with the project. Each count is the whole request's:
 authentication (the token, its last use), the project, the endpoint's one selector."""
 
-import datetime
-
 import pytest
 from rest_framework.test import APIClient
 
 from parity.models import Gap, Reason, Run, Triage
 from tests.parity.dashboard_scenario import (
-    BACKENDS,
     CUDA,
-    TODAY,
     A,
-    runs_by_day,
     tid,
     upload_history,
+    upload_older_day,
 )
 from tests.query_counts import gets, mismatches, query_counts
 
@@ -53,9 +49,7 @@ def test_each_read_endpoint_answers_in_a_fixed_number_of_queries(scenario, api, 
     expected = {name: count for name, (_, count) in READS.items()}
     for day in ("as scenario", "with an older day"):
         if day == "with an older day":  # more runs, results and snapshots; no new current run
-            older = str(TODAY - datetime.timedelta(days=3))
-            for backend in BACKENDS:
-                upload_run(backend, next(iter(runs_by_day().values()))[backend], day=older)
+            upload_older_day(upload_run)
         counts, statements = query_counts(gets(api, scenario))
         assert counts == expected, f"{day}:\n" + mismatches(counts, expected, statements)
 

@@ -3,14 +3,12 @@ of the history: the counts below hold for the two days of ``dashboard_scenario``
 once a third, older day of runs is uploaded. Each count is the whole request's: access
 (project, principal), the page's one selector, the project's empty-state check."""
 
-import datetime
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
 from parity.models import Gap, Membership, Role
-from tests.parity.dashboard_scenario import BACKENDS, TODAY, A, runs_by_day, tid, upload_history
+from tests.parity.dashboard_scenario import A, tid, upload_history, upload_older_day
 from tests.query_counts import gets, mismatches, query_counts
 
 P = "/p/pytorch-xla"
@@ -56,9 +54,7 @@ def test_each_page_reads_a_fixed_number_of_queries(scenario, maintainer, upload_
     expected = {name: count for name, (_, count) in PAGES.items()}
     for day in ("as scenario", "with an older day"):
         if day == "with an older day":  # more runs, results and snapshots; no new current run
-            older = str(TODAY - datetime.timedelta(days=3))
-            for backend in BACKENDS:
-                upload_run(backend, next(iter(runs_by_day().values()))[backend], day=older)
+            upload_older_day(upload_run)
         counts, statements = query_counts(gets(Client(), scenario))
         assert counts == expected, f"{day}:\n" + mismatches(counts, expected, statements)
 
