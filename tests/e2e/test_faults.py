@@ -28,6 +28,18 @@ RECOVER_TASK = "ingest.tasks.uploads_recover"
 FAULT_CASES = 150_000
 
 
+def settled_by_recovery(http_api, live, upload_id: int, *, seconds: float) -> dict:
+    """Wait for the upload to end, sending the recovery task through the broker as beat would."""
+    return upload_settled(
+        http_api,
+        upload_id,
+        seconds=seconds,
+        live=live,
+        poke=lambda: live.send_task(RECOVER_TASK),
+        poke_every=STALE_SECONDS / 2,
+    )
+
+
 def test_worker_sigkilled_mid_ingest_is_recovered(http_api, live, tmp_path):
     report = junit_write(tmp_path / "big.xml", cases=FAULT_CASES)
     reply = http_api.post_upload(report.path)
@@ -42,14 +54,7 @@ def test_worker_sigkilled_mid_ingest_is_recovered(http_api, live, tmp_path):
     assert live.worker.group_pids() == []
     assert http_api.upload(upload_id).body["status"] == "processing"
     live.start_worker()
-    body = upload_settled(
-        http_api,
-        upload_id,
-        seconds=180,
-        live=live,
-        poke=lambda: live.send_task(RECOVER_TASK),
-        poke_every=STALE_SECONDS / 2,
-    )
+    body = settled_by_recovery(http_api, live, upload_id, seconds=180)
     assert body["status"] == "done", body
     assert body["counts"] == report.expected_counts()
     assert stored_counts(upload_id=upload_id) == report.expected_counts()
@@ -95,14 +100,7 @@ def test_upload_whose_message_was_lost_is_requeued(http_api, live, tmp_path):
 
     assert again.status in (200, 202), str(again)
     assert again.body["id"] == first.body["id"]
-    body = upload_settled(
-        http_api,
-        first.body["id"],
-        seconds=60,
-        live=live,
-        poke=lambda: live.send_task(RECOVER_TASK),
-        poke_every=STALE_SECONDS / 2,
-    )
+    body = settled_by_recovery(http_api, live, first.body["id"], seconds=60)
     assert body["status"] == "done", body
     assert body["counts"] == report.expected_counts()
     assert Result.objects.filter(upload_id=first.body["id"]).count() == report.total
