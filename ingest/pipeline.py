@@ -53,7 +53,7 @@ def upload_ingest(*, upload_id: int) -> None:
             _finish(upload, UploadStatus.DONE, counts=summary.counts)
             _update_run(upload)
     except BadUpload as exc:
-        _fail(upload_id, str(exc))
+        upload_fail(upload_id=upload_id, message=str(exc))
         logger.info("upload %s failed: %s", upload_id, exc)
         return
     reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
@@ -195,10 +195,6 @@ def _finish(upload: Upload, status: str, *, counts: dict[str, int]) -> None:
 
 def upload_fail(*, upload_id: int, message: str) -> None:
     """End an upload that cannot be ingested, saying why; its results were never committed."""
-    _fail(upload_id, message)
-
-
-def _fail(upload_id: int, message: str) -> None:
     Upload.objects.filter(
         pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING]
     ).update(

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from ingest.pipeline import upload_fail
 from parity.models import Upload, UploadStatus
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def uploads_recover(
             if upload is None:
                 continue  # a worker holds it now, or it just finished
             if upload.attempts >= settings.PARITY_UPLOAD_MAX_ATTEMPTS:
-                _give_up(upload, now=now)
+                _give_up(upload)
                 recovered.failed.append(upload_id)
             else:
                 Upload.objects.filter(pk=upload_id).update(requeued_at=now)
@@ -73,12 +74,10 @@ def uploads_recover(
     return recovered
 
 
-def _give_up(upload: Upload, *, now: datetime.datetime) -> None:
+def _give_up(upload: Upload) -> None:
     message = (
         f"Ingest did not finish after {upload.attempts} attempts: each time the worker was lost "
         "or timed out. Nothing of this upload was stored; send it again, and if it fails the "
         "same way, ask the operators to check the ingest workers' logs."
     )
-    Upload.objects.filter(pk=upload.pk).update(
-        status=UploadStatus.FAILED, error=message, counts={}, finished_at=now
-    )
+    upload_fail(upload_id=upload.pk, message=message)
