@@ -74,6 +74,9 @@ class Process:
         # Pool children of a SIGKILLed worker are orphans in the same group; reach them too.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
+        # A signal is delivered asynchronously: a child in the middle of a write to disk or
+        # the database dies a moment later, when that call returns.
+        wait_for(lambda: not self.group_pids(), seconds=STOP_SECONDS, what=f"{self.name} to exit")
 
     def group_pids(self) -> list[int]:
         """PIDs of this process group still running (the worker and its pool children)."""
