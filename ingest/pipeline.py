@@ -20,14 +20,12 @@ from ingest.issue_links import reason_issues_link
 from ingest.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_cases
 from ingest.normalize import (
     CanonicalReason,
-    Rules,
     TestIdentifier,
     canonical_reason,
-    rules_from_dict,
 )
 from ingest.writer import ResultRow, reasons_seen_update, results_write
 from parity.lifecycle import run_complete, run_parity_refresh
-from parity.models import Outcome, Project, Run, Upload, UploadFile, UploadStatus
+from parity.models import Outcome, Run, Upload, UploadFile, UploadStatus
 from parity.models.results import MAX_FILE_CHARS
 
 logger = logging.getLogger(__name__)
@@ -90,7 +88,7 @@ def upload_rows(upload: Upload) -> Iterator[ResultRow]:
     # Read everything the rows need from the database now: the rows are consumed while COPY
     # holds the connection, and a query then would break the COPY protocol.
     files = list(upload.files.all())
-    identify = TestIdentifier(project_rules(upload.run.project))
+    identify = TestIdentifier(upload.run.project.normalization())
     return _rows(files, identify=identify, file_hint=upload.file_hint or None)
 
 
@@ -121,10 +119,6 @@ def parse_limits() -> ParseLimits:
         max_name_chars=settings.PARITY_MAX_NAME_CHARS,
         max_token_bytes=settings.PARITY_MAX_TOKEN_BYTES,
     )
-
-
-def project_rules(project: Project) -> Rules:
-    return rules_from_dict(project.normalization_rules or {})
 
 
 def case_row(case: ParsedCase, *, folder_hint: str | None, identify: TestIdentifier) -> ResultRow:

@@ -57,13 +57,13 @@ def project_for_token(*, token: UploadToken, slug: str) -> Project:
 
 
 def backend_resolve(*, project: Project, name: str) -> Backend:
-    wanted = name.strip().lower()
-    backends = list(project.backends.all())
-    for backend in backends:
-        if wanted == backend.name.lower() or wanted in (a.lower() for a in backend.aliases):
-            return backend
-    known = ", ".join(sorted(b.name for b in backends)) or "none yet"
-    raise UploadRejected(f"Unknown backend '{name}' for project '{project.slug}'. Known: {known}.")
+    backend = project.backend_named(name)
+    if backend is None:
+        raise UploadRejected(
+            f"Unknown backend '{name}' for project '{project.slug}'. "
+            f"Known: {project.backend_names()}."
+        )
+    return backend
 
 
 def default_run_key(*, commit: str, branch: str, backend: str) -> str:

@@ -10,7 +10,7 @@ always bound as parameters. Outcome codes are those of ``parity.models.Outcome``
 from django.db.models import Q, QuerySet
 from psycopg2 import sql
 
-from parity.models import Outcome, Project, Reason, Result, Run, Triage
+from parity.models import Outcome, Project, Reason, Result, Run, TestCase, Triage
 from parity.models.sql import model_sql
 
 OUTCOME_PARAMS = {
@@ -48,20 +48,46 @@ def gap_state(outcome: sql.Composable) -> sql.Composed:
     ).format(o=outcome)
 
 
+def triage_covers(triage: str, gap: str) -> sql.Composed:
+    """Whether the triage aliased ``triage`` names the gap-shaped row aliased ``gap``
+    (project_id, backend_id, test_id, reason_id): its backends, and its test, reason or
+    pattern. Expiry is not considered here."""
+    return model_sql(
+        """{t}.project_id = {g}.project_id
+        AND (NOT EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = {t}.id)
+             OR EXISTS (SELECT 1 FROM {backends} tb
+                        WHERE tb.triage_id = {t}.id AND tb.backend_id = {g}.backend_id))
+        AND ({t}.test_id = {g}.test_id OR {t}.reason_id = {g}.reason_id
+             OR ({t}.match_regex <> '' AND EXISTS (
+                 SELECT 1 FROM {testcase} tc
+                 WHERE tc.id = {g}.test_id AND tc.key ~ {t}.match_regex)))""",
+        backends=Triage.backends.through,
+        testcase=TestCase,
+        t=sql.Identifier(triage),
+        g=sql.Identifier(gap),
+    )
+
+
+# An exemption applies through the day it expires on (in UTC, the database session's zone).
+TRIAGE_UNEXPIRED = sql.SQL("(t.expires_on IS NULL OR t.expires_on >= CURRENT_DATE)")
+
+
 def triage_pick(gap: str) -> sql.Composed:
-    """The one triage that applies to the gap-shaped row aliased ``gap`` (project_id,
-    backend_id, test_id, reason_id), for a LATERAL join. Intended wins over tracked, then the
-    most specific (a test over a reason, one backend over all), then the newest."""
+    """The one unexpired triage that applies to the gap-shaped row aliased ``gap``, for a
+    LATERAL join. Intended wins over tracked and quarantine, then the most specific (a test,
+    then a pattern, then a reason; named backends over all), then the newest."""
     return model_sql(
         """SELECT t.id, t.kind FROM {triage} t
-        WHERE t.project_id = {g}.project_id
-          AND (t.backend_id IS NULL OR t.backend_id = {g}.backend_id)
-          AND (t.test_id = {g}.test_id OR t.reason_id = {g}.reason_id)
+        WHERE {covers} AND {unexpired}
         ORDER BY t.kind = 'intended' DESC, t.test_id IS NOT NULL DESC,
-                 t.backend_id IS NOT NULL DESC, t.created_at DESC, t.id DESC
+                 t.match_regex <> '' DESC,
+                 EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id) DESC,
+                 t.created_at DESC, t.id DESC
         LIMIT 1""",
         triage=Triage,
-        g=sql.Identifier(gap),
+        backends=Triage.backends.through,
+        covers=triage_covers("t", gap),
+        unexpired=TRIAGE_UNEXPIRED,
     )
 
 

@@ -8,7 +8,7 @@ import logging
 
 from celery import shared_task
 
-from parity import engine, retention
+from parity import engine, retention, triage
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 from parity.models import Run
 
@@ -42,3 +42,9 @@ def rollups_verify() -> None:
 def results_expire() -> None:
     """Beat: delete raw results and files past PARITY_RESULTS_KEEP_DAYS, a bounded batch per run."""
     retention.results_expire()
+
+
+@shared_task(**RETRY)
+def triages_expire() -> None:
+    """Beat: re-apply triages where one passed its expiry day, so its gaps count untracked."""
+    triage.triages_expire()

@@ -1,21 +1,25 @@
-"""Triage services: a maintainer links an issue to a gap, a test or a whole reason, or marks it
-intended.
+"""Triage services: a maintainer links an issue to a gap, a test, a whole reason or a pattern of
+tests, marks it intended, or quarantines flaky tests; the same rows are the exemptions CI applies
+(``parity.selectors.manifest``).
 
-The API, the dashboard and the admin all write triages through these functions, so every write
-takes the project lock (triage and the engine's recompute read and write the same rows), checks
-the rules once (``triage_check``), and re-applies triages to the open gaps and recounts the
-current snapshots in the same transaction: the dashboard's tracked/untracked/intended numbers
-move at once, not at the next run.
+The API, the dashboard, the admin and ``import_exemptions`` all write triages through these
+functions, so every write takes the project lock (triage and the engine's recompute read and
+write the same rows), checks the rules once (``triage_check``), and re-applies triages to the
+open gaps and recounts the current snapshots in the same transaction: the dashboard's
+tracked/untracked/intended numbers move at once, not at the next run.
 """
 
+import datetime
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils import timezone
 
 from ingest.normalize import extract_issue_refs
 from parity.engine.triage import triages_refresh
+from parity.globs import PatternError, pattern_check, pattern_regex
 from parity.models import (
     Backend,
     Gap,
@@ -26,6 +30,7 @@ from parity.models import (
     Triage,
     TriageKind,
 )
+from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.projects import project_lock
 
 logger = logging.getLogger(__name__)
@@ -33,7 +38,7 @@ logger = logging.getLogger(__name__)
 
 class TriageRejected(ValueError):
     """The request names something the project lacks, or the triage breaks a rule. ``field``
-    names the triage's field at fault, when one is (the admin shows the message beside it)."""
+    names the triage's field at fault, when one is (forms show the message beside it)."""
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
@@ -42,68 +47,114 @@ class TriageRejected(ValueError):
 
 @dataclass(frozen=True)
 class TriageRequest:
-    """A triage as the API and the dashboard's form name it: by ids and names."""
+    """A triage as the API, the dashboard's forms and imports name it: by ids and names."""
 
     kind: str
-    backend: str | None = None  # a backend name; None: every backend
+    backends: Sequence[str] = ()  # backend names; none: every backend
+    backend: str | None = None  # one backend's name, the same as ``backends=[backend]``
     test: int | None = None  # a TestCase id
     reason: int | None = None  # a Reason id
     gap: int | None = None  # a Gap id: its test on its backend
+    match: str = ""  # a pattern over test IDs (parity.globs)
     issue_url: str = ""
     note: str = ""
+    expires_on: datetime.date | None = None
+
+
+@dataclass(frozen=True)
+class TriageTarget:
+    """What a triage covers, its rows looked up: checked by ``triage_check``."""
+
+    backends: Sequence[Backend] = ()
+    test: TestCase | None = None
+    reason: Reason | None = None
+    match: str = ""
 
 
 def triage_check(
     *,
     project: Project,
     kind: str,
-    backend: Backend | None,
-    test: TestCase | None,
-    reason: Reason | None,
+    target: TriageTarget,
     issue: TrackingIssue | None,
     note: str,
+    expires_on: datetime.date | None = None,
+    expires_was: datetime.date | None = None,
 ) -> None:
-    """The rules of a triage, whichever way it arrives; raises ``TriageRejected``."""
-    if (test is None) == (reason is None):
-        raise TriageRejected("Triage either one test or one reason.")
-    rows = {"backend": backend, "test": test, "reason": reason, "issue": issue}
-    for field, row in rows.items():
+    """The rules of a triage, whichever way it arrives; raises ``TriageRejected``.
+    ``expires_was`` is the stored expiry of a triage being changed: keeping it is allowed."""
+    targets = sum((target.test is not None, target.reason is not None, bool(target.match)))
+    if targets != 1:
+        raise TriageRejected("Triage exactly one of: a test, a reason, or a 'match' pattern.")
+    if target.match:
+        try:
+            pattern_check(target.match)
+        except PatternError as exc:
+            raise TriageRejected(str(exc), field="match") from None
+    rows = [("test", target.test), ("reason", target.reason), ("issue", issue)]
+    rows += [("backends", backend) for backend in target.backends]
+    for field, row in rows:
         if row is not None and row.project_id != project.pk:
             raise TriageRejected(f"The {field} is not in project '{project.slug}'.", field=field)
-    if kind == TriageKind.TRACKED and issue is None:
-        raise TriageRejected("A tracked triage needs an 'issue_url'.", field="issue")
+    if kind in KINDS_WITH_ISSUE and issue is None:
+        raise TriageRejected(f"A {kind} triage needs an 'issue_url'.", field="issue")
     if kind == TriageKind.INTENDED and not note.strip():
         raise TriageRejected("An intended triage needs a short 'note' saying why.", field="note")
+    if kind == TriageKind.QUARANTINE and target.reason is not None:
+        raise TriageRejected(
+            "Quarantine names tests (a test or a pattern), not a skip reason.", field="kind"
+        )
+    today = timezone.now().date()
+    if expires_on is not None and expires_on < today and expires_on != expires_was:
+        raise TriageRejected(f"'expires_on' {expires_on} has already passed.", field="expires_on")
 
 
 def triage_create(*, project: Project, request: TriageRequest, user=None) -> Triage:
-    """Create the triage ``request`` describes (the API and the dashboard)."""
+    """Create the triage ``request`` describes (the API, the dashboard, imports)."""
     with transaction.atomic():
         project = project_lock(project_id=project.pk)
-        backend, test, reason = _target(project, request)
-        triage = Triage(
-            project=project,
-            backend=backend,
-            test=test,
-            reason=reason,
-            kind=request.kind,
-            issue=tracking_issue_get_or_create(project=project, url=request.issue_url),
-            note=request.note,
-            created_by=user,
-        )
-        _triage_write(triage=triage, project=project)
+        triage = _triage_create_locked(project=project, request=request, user=user)
     logger.info("triage %s created in project %s (%s)", triage.pk, project.pk, triage.kind)
     return triage
 
 
-def triage_save(*, triage: Triage, user=None) -> Triage:
-    """Create or change ``triage`` as given, rows and all (the admin's form). ``user`` becomes
-    its author when it has none."""
+def triages_create(
+    *, project: Project, requests: Iterable[TriageRequest], user=None
+) -> list[Triage]:
+    """Create many triages in one transaction, all or none (``import_exemptions``); a
+    rejected one raises ``TriageRejected`` naming its position."""
+    with transaction.atomic():
+        project = project_lock(project_id=project.pk)
+        triages = []
+        for position, request in enumerate(requests, 1):
+            try:
+                triages.append(
+                    _triage_create_locked(
+                        project=project, request=request, user=user, refresh=False
+                    )
+                )
+            except TriageRejected as exc:
+                raise TriageRejected(f"Entry {position}: {exc}", field=exc.field) from None
+        triages_refresh(project=project)
+    logger.info("%s triage(s) created in project %s", len(triages), project.pk)
+    return triages
+
+
+def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Triage:
+    """Create or change ``triage`` as given, rows and all, on ``backends`` (the admin's form).
+    ``user`` becomes its author when it has none."""
     with transaction.atomic():
         project = project_lock(project_id=triage.project_id)
         if triage.created_by_id is None and user is not None:
             triage.created_by = user
-        _triage_write(triage=triage, project=project)
+        expires_was = (
+            Triage.objects.filter(pk=triage.pk).values_list("expires_on", flat=True).first()
+            if triage.pk
+            else None
+        )
+        _triage_write(
+            triage=triage, project=project, backends=list(backends), expires_was=expires_was
+        )
     logger.info("triage %s saved in project %s (%s)", triage.pk, project.pk, triage.kind)
     return triage
 
@@ -126,6 +177,25 @@ def triages_delete(*, triages: Iterable[Triage]) -> None:
         logger.info("%s triage(s) deleted in project %s", len(group), project_id)
 
 
+def triages_expire() -> list[int]:
+    """Re-apply triages in projects where one passed its expiry day since the engine last
+    applied them, so the gaps it covered count untracked again (a beat task). Returns the
+    projects refreshed."""
+    today = timezone.now().date()
+    project_ids = sorted(
+        set(
+            Triage.objects.filter(expires_on__lt=today, expired=False).values_list(
+                "project_id", flat=True
+            )
+        )
+    )
+    for project_id in project_ids:
+        with transaction.atomic():
+            triages_refresh(project=project_lock(project_id=project_id))
+        logger.info("expired triages re-applied in project %s", project_id)
+    return project_ids
+
+
 def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue | None:
     """The project's issue for ``url``, created if new, keyed like issues found in reasons
     (``pytorch/xla#4298``) so a triage and a reason naming one issue share it."""
@@ -143,44 +213,83 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
     return issue
 
 
-def _triage_write(*, triage: Triage, project: Project) -> None:
+def _triage_create_locked(
+    *, project: Project, request: TriageRequest, user, refresh: bool = True
+) -> Triage:
+    target = _target(project, request)
+    triage = Triage(
+        project=project,
+        test=target.test,
+        reason=target.reason,
+        match=target.match.strip(),
+        kind=request.kind,
+        issue=tracking_issue_get_or_create(project=project, url=request.issue_url),
+        note=request.note,
+        expires_on=request.expires_on,
+        created_by=user,
+    )
+    _triage_write(triage=triage, project=project, backends=target.backends, refresh=refresh)
+    return triage
+
+
+def _triage_write(
+    *,
+    triage: Triage,
+    project: Project,
+    backends: Sequence[Backend],
+    expires_was: datetime.date | None = None,
+    refresh: bool = True,
+) -> None:
+    target = TriageTarget(
+        backends=backends, test=triage.test, reason=triage.reason, match=triage.match.strip()
+    )
     triage_check(
         project=project,
         kind=triage.kind,
-        backend=triage.backend,
-        test=triage.test,
-        reason=triage.reason,
+        target=target,
         issue=triage.issue,
         note=triage.note,
+        expires_on=triage.expires_on,
+        expires_was=expires_was,
     )
     triage.note = triage.note.strip()
+    triage.match = target.match
+    triage.match_regex = pattern_regex(target.match) if target.match else ""
     triage.save()
-    triages_refresh(project=project)
-    triage.refresh_from_db(fields=["stale"])
+    triage.backends.set(backends)
+    if refresh:
+        triages_refresh(project=project)
+        triage.refresh_from_db(fields=["stale", "expired"])
 
 
-def _target(
-    project: Project, request: TriageRequest
-) -> tuple[Backend | None, TestCase | None, Reason | None]:
+def _target(project: Project, request: TriageRequest) -> TriageTarget:
     """The rows ``request`` names, looked up in ``project``."""
-    if sum(x is not None for x in (request.gap, request.test, request.reason)) != 1:
-        raise TriageRejected("Name exactly one of 'gap', 'test' or 'reason'.")
+    named = (request.gap, request.test, request.reason, request.match or None)
+    if sum(x is not None for x in named) != 1:
+        raise TriageRejected("Name exactly one of 'gap', 'test', 'reason' or 'match'.")
     if request.gap is not None:
         gap = Gap.objects.filter(project=project, pk=request.gap).select_related("backend").first()
         if gap is None:
             raise TriageRejected(f"No gap {request.gap} in project '{project.slug}'.")
-        return gap.backend, gap.test, None
-    backend = None
-    if request.backend:
-        backend = project.backends.filter(name=request.backend).first()
-        if backend is None:
-            raise TriageRejected(f"Unknown backend '{request.backend}'.")
+        return TriageTarget(backends=[gap.backend], test=gap.test)
+    backends = _backends(project, [*request.backends, *filter(None, [request.backend])])
     if request.test is not None:
         test = TestCase.objects.filter(project=project, pk=request.test).first()
         if test is None:
             raise TriageRejected(f"No test {request.test} in project '{project.slug}'.")
-        return backend, test, None
-    reason = Reason.objects.filter(project=project, pk=request.reason).first()
-    if reason is None:
-        raise TriageRejected(f"No reason {request.reason} in project '{project.slug}'.")
-    return backend, None, reason
+        return TriageTarget(backends=backends, test=test)
+    if request.reason is not None:
+        reason = Reason.objects.filter(project=project, pk=request.reason).first()
+        if reason is None:
+            raise TriageRejected(f"No reason {request.reason} in project '{project.slug}'.")
+        return TriageTarget(backends=backends, reason=reason)
+    return TriageTarget(backends=backends, match=request.match)
+
+
+def _backends(project: Project, names: Sequence[str]) -> list[Backend]:
+    found = {b.name: b for b in project.backends.filter(name__in=names)}
+    unknown = sorted(set(names) - set(found))
+    if unknown:
+        known = ", ".join(sorted(project.backends.values_list("name", flat=True)))
+        raise TriageRejected(f"Unknown backend '{unknown[0]}' (known: {known}).", field="backends")
+    return [found[name] for name in sorted(found)]

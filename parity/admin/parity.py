@@ -12,7 +12,17 @@ from parity.models import Gap, Snapshot, Triage
 class TriageForm(forms.ModelForm):
     class Meta:
         model = Triage
-        fields = ["project", "backend", "test", "reason", "kind", "issue", "note"]
+        fields = [
+            "project",
+            "backends",
+            "test",
+            "reason",
+            "match",
+            "kind",
+            "issue",
+            "note",
+            "expires_on",
+        ]
 
     def clean(self):
         cleaned = super().clean()
@@ -20,10 +30,21 @@ class TriageForm(forms.ModelForm):
         project = cleaned.get("project") or getattr(self.instance, "project", None)
         if project is None or self.errors:
             return cleaned  # a field error already; the rules need every field
-        fields = {f: cleaned.get(f) for f in ("backend", "test", "reason", "issue")}
+        target = triage_services.TriageTarget(
+            backends=list(cleaned.get("backends") or []),
+            test=cleaned.get("test"),
+            reason=cleaned.get("reason"),
+            match=cleaned.get("match", "").strip(),
+        )
         try:
             triage_services.triage_check(
-                project=project, kind=cleaned.get("kind"), note=cleaned.get("note", ""), **fields
+                project=project,
+                kind=cleaned.get("kind"),
+                target=target,
+                issue=cleaned.get("issue"),
+                note=cleaned.get("note", ""),
+                expires_on=cleaned.get("expires_on"),
+                expires_was=self.initial.get("expires_on"),
             )
         except triage_services.TriageRejected as exc:
             self.add_error(exc.field, str(exc))
@@ -33,19 +54,36 @@ class TriageForm(forms.ModelForm):
 @admin.register(Triage)
 class TriageAdmin(admin.ModelAdmin):
     form = TriageForm
-    list_display = ["id", "kind", "project", "backend", "test", "reason", "issue", "stale"]
-    list_filter = ["project", "kind", "stale"]
+    list_display = [
+        "id",
+        "kind",
+        "project",
+        "test",
+        "reason",
+        "match",
+        "issue",
+        "expires_on",
+        "stale",
+        "expired",
+    ]
+    list_filter = ["project", "kind", "stale", "expired"]
     raw_id_fields = ["test", "reason", "issue"]
-    readonly_fields = ["stale", "created_by", "created_at"]
-    list_select_related = ["project", "backend", "test", "reason", "issue"]
+    filter_horizontal = ["backends"]
+    readonly_fields = ["stale", "expired", "created_by", "created_at"]
+    list_select_related = ["project", "test", "reason", "issue"]
 
     def get_readonly_fields(self, request, obj=None):
         # A triage stays in its project: its test, reason and gaps are that project's.
         return [*self.readonly_fields, "project"] if obj is not None else self.readonly_fields
 
     def save_model(self, request, obj, form, change):
+        pass  # saved with its backends in save_related: the service needs both at once
+
+    def save_related(self, request, form, formsets, change):
         user = request.user if request.user.is_authenticated else None
-        triage_services.triage_save(triage=obj, user=user)
+        triage_services.triage_save(
+            triage=form.instance, backends=form.cleaned_data["backends"], user=user
+        )
 
     def delete_model(self, request, obj):
         triage_services.triage_delete(triage=obj)

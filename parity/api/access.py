@@ -124,20 +124,23 @@ class ProjectAccess(permissions.BasePermission):
         return True
 
 
-def _refusal(request: Request, project: Project | None, slug: str) -> Refusal | None:
+def _refusal(
+    request: Request, project: Project | None, slug: str, *, reading: bool = False
+) -> Refusal | None:
     return access_refusal(
         principal=principal_of(request),
         project=project,
         slug=slug,
-        triage=request.method not in permissions.SAFE_METHODS,
+        triage=not reading and request.method not in permissions.SAFE_METHODS,
     )
 
 
-def project_for_request(request: Request, slug: str) -> Project:
-    """The project named by ``slug``, if the request may read it (a GET) or triage it (any
-    other method); otherwise 401, 403 or 404 (see the module's docstring)."""
+def project_for_request(request: Request, slug: str, *, reading: bool = False) -> Project:
+    """The project named by ``slug``, if the request may read it (a GET, or ``reading``: a
+    POST that only asks) or triage it (any other method); otherwise 401, 403 or 404 (see the
+    module's docstring)."""
     project = Project.objects.filter(slug=slug).first()
-    refusal = _refusal(request, project, slug)
+    refusal = _refusal(request, project, slug, reading=reading)
     if refusal is not None:
         raise _API_ERRORS[refusal.status](refusal.detail)
     return project

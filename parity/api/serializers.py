@@ -14,6 +14,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers
 
+from parity.globs import MAX_PATTERN_CHARS
 from parity.models import GapState, TriageKind
 from parity.selectors import gap_is_stale, issue_urls
 
@@ -270,11 +271,31 @@ class TriageCreateSerializer(serializers.Serializer):
     gap = serializers.IntegerField(required=False, default=None, help_text="A gap's id.")
     test = serializers.IntegerField(required=False, default=None, help_text="A test's id.")
     reason = serializers.IntegerField(required=False, default=None, help_text="A reason's id.")
+    match = serializers.CharField(
+        required=False,
+        default="",
+        max_length=MAX_PATTERN_CHARS,
+        help_text="A pattern over test IDs: a file (test/test_ops.py), a glob over files "
+        "(test/spmd/**) or over tests (test/test_ops.py::TestOps::test_*_complex64).",
+    )
     backend = serializers.CharField(
         required=False,
         default=None,
         allow_null=True,
-        help_text="With test or reason: one backend's name; empty: every backend.",
+        help_text="With test, reason or match: one backend's name; empty: every backend.",
+    )
+    backends = serializers.ListField(
+        child=serializers.CharField(max_length=50),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="With test, reason or match: backend names; empty: every backend.",
+    )
+    expires_on = serializers.DateField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="After this day it no longer applies.",
     )
     issue_url = serializers.URLField(
         max_length=500,
@@ -291,21 +312,105 @@ class TriageCreateSerializer(serializers.Serializer):
 class TriageSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     kind = serializers.CharField()
-    backend = serializers.CharField(source="backend.name", allow_null=True)
+    backends = serializers.SerializerMethodField(help_text="Backend names; empty: every backend.")
     test = serializers.CharField(source="test.key", allow_null=True)
     test_id = serializers.IntegerField(allow_null=True)
     reason = serializers.CharField(source="reason.text", allow_null=True)
     reason_id = serializers.IntegerField(allow_null=True)
+    match = serializers.CharField()
     issue = serializers.SerializerMethodField()
     note = serializers.CharField()
+    expires_on = serializers.DateField(allow_null=True)
     stale = serializers.BooleanField(help_text="No open gap matches it any more.")
+    expired = serializers.BooleanField(help_text="Past its expiry day: it no longer applies.")
     created_by = serializers.CharField(source="created_by.get_username", allow_null=True)
     created_at = serializers.DateTimeField()
+
+    def get_backends(self, triage) -> list[str]:
+        return sorted(backend.name for backend in triage.backends.all())
 
     def get_issue(self, triage) -> str | None:
         if triage.issue is None:
             return None
         return triage.issue.url or triage.issue.key
+
+
+# --- Manifest: what CI runs on a backend ---------------------------------------------------------
+
+MAX_RESOLVE_TESTS = 200_000
+
+
+class ManifestQuery(serializers.Serializer):
+    backend = serializers.CharField(max_length=50, help_text="A backend's name (or alias).")
+    format = serializers.ChoiceField(
+        choices=["json", "files"],
+        required=False,
+        help_text="files: the files to run as text/plain, one path a line.",
+    )
+
+
+class ExemptionSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The triage's id.")
+    match = serializers.CharField(help_text="A test ID, a file, or a glob (parity.globs).")
+    kind = serializers.ChoiceField(choices=TriageKind.choices)
+    reason = serializers.CharField()
+    issue = serializers.CharField(allow_null=True)
+    expires = serializers.DateField(allow_null=True)
+    message = serializers.CharField(help_text="The skip message: '<reason> (<issue URL>)'.")
+    file_level = serializers.BooleanField(help_text="It names whole files.")
+
+
+class ManifestSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    backend = serializers.CharField()
+    reference = serializers.CharField()
+    exemptions = ExemptionSerializer(many=True)
+    files = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The reference's current test files minus file-level exemptions (not "
+        "quarantine).",
+    )
+    durations = serializers.DictField(
+        child=serializers.FloatField(), help_text="Seconds per file in recent complete runs."
+    )
+
+
+class RunnerTestsField(serializers.ListField):
+    """Runner test IDs: strings or {classname, name, file} objects, checked one by one by the
+    resolver (a DRF field per item would cost seconds for a large suite)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(max_length=MAX_RESOLVE_TESTS, allow_empty=True, **kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        return data
+
+
+class ResolveRequestSerializer(serializers.Serializer):
+    backend = serializers.CharField(max_length=50)
+    tests = RunnerTestsField(
+        help_text="Test IDs as the runner names them: pytest node IDs "
+        "('test/test_ops.py::TestOpsXLA::test_x_xla_float32'), unittest IDs "
+        "('test.test_ops.TestOpsXLA.test_x_xla_float32') or objects "
+        '{"classname", "name", "file"}.'
+    )
+
+
+class ResolvedSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position in the request's tests.")
+    test = serializers.JSONField(help_text="The item as sent.")
+    key = serializers.CharField(help_text="Its canonical ID.")
+    kind = serializers.ChoiceField(choices=TriageKind.choices)
+    message = serializers.CharField()
+    triage = serializers.IntegerField()
+
+
+class ResolveSerializer(serializers.Serializer):
+    backend = serializers.CharField()
+    count = serializers.IntegerField()
+    exempted = ResolvedSerializer(many=True)
 
 
 # --- Errors ---------------------------------------------------------------------------------

@@ -17,5 +17,11 @@ urlpatterns = [
     path(f"{project}tests/<int:pk>/", views.TestDetailView.as_view(), name="test-detail"),
     path(f"{project}triage/", views.TriageListView.as_view(), name="triage-list"),
     path(f"{project}triage/<int:pk>/", views.TriageDetailView.as_view(), name="triage-detail"),
+    path(f"{project}manifest/", views.ManifestView.as_view(), name="manifest"),
+    path(
+        f"{project}manifest/resolve/",
+        views.ManifestResolveView.as_view(),
+        name="manifest-resolve",
+    ),
     path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),
 ]

@@ -1,18 +1,23 @@
 """The parity read API and triage endpoints: validate the query, call one selector or service,
 return its serialization. Reads come from the engine's roll-up tables."""
 
+from django.http import HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
+from django.utils.http import parse_etags
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ingest.normalize.runner_ids import RunnerIdError
 from parity import selectors
 from parity import triage as triage_services
 from parity.api import serializers as s
 from parity.api.access import ProjectAccess, django_user, project_for_request, run_for_request
-from parity.models import Reason, TestCase, Triage
+from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
 
 
@@ -194,3 +199,71 @@ class TriageDetailView(APIView):
         project = project_for_request(request, slug)
         triage_services.triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FilesRenderer(BaseRenderer):
+    """``?format=files``: a manifest's files as text/plain, one path a line (for shell loops)."""
+
+    media_type = "text/plain"
+    format = "files"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        if "files" not in data:  # an error: its message, as text
+            return "".join(f"{value}\n" for value in data.values()).encode()
+        return "".join(f"{path}\n" for path in data["files"]).encode()
+
+
+class ManifestView(APIView):
+    permission_classes = [ProjectAccess]
+    renderer_classes = [JSONRenderer, FilesRenderer]
+
+    @extend_schema(
+        parameters=[s.SLUG_PATH, s.ManifestQuery],
+        responses={
+            200: s.ManifestSerializer,
+            304: OpenApiResponse(description="Unchanged since the ETag sent in If-None-Match."),
+            **s.error_responses(400, 401, 403, 404, 429),
+        },
+        summary="What CI runs on a backend: its exemptions and the test files to run",
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        project = project_for_request(request, slug)
+        backend = _backend(project, _query(s.ManifestQuery, request).validated_data["backend"])
+        manifest = selectors.manifest_build(project=project, backend=backend)
+        etag = f'"{manifest.etag}-{request.accepted_renderer.format}"'
+        if etag in parse_etags(request.headers.get("If-None-Match", "")):
+            return HttpResponseNotModified(headers={"ETag": etag})
+        return Response(s.ManifestSerializer(manifest.as_dict()).data, headers={"ETag": etag})
+
+
+class ManifestResolveView(APIView):
+    permission_classes = [ProjectAccess]
+
+    @extend_schema(
+        parameters=[s.SLUG_PATH],
+        request=s.ResolveRequestSerializer,
+        responses={200: s.ResolveSerializer, **s.error_responses(400, 401, 403, 404, 415, 429)},
+        summary="Which of a runner's tests a backend's exemptions name, with the skip message",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_for_request(request, slug, reading=True)
+        body = s.ResolveRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        backend = _backend(project, body.validated_data["backend"])
+        tests = body.validated_data["tests"]
+        try:
+            exempted = selectors.manifest_resolve(project=project, backend=backend, tests=tests)
+        except RunnerIdError as exc:
+            raise ValidationError({"tests": [str(exc)]}) from None
+        answer = {"backend": backend.name, "count": len(exempted), "exempted": exempted}
+        return Response(s.ResolveSerializer(answer).data)
+
+
+def _backend(project: Project, name: str) -> Backend:
+    backend = project.backend_named(name)
+    if backend is None:
+        raise ValidationError(
+            {"backend": [f"Unknown backend '{name}'. Known: {project.backend_names()}."]}
+        )
+    return backend

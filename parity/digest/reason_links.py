@@ -36,7 +36,7 @@ def reason_links_now(*, project_id: int) -> Links:
     through = Reason.issues.through.objects.filter(reason__project_id=project_id)
     rows = list(through.values_list("reason_id", "trackingissue__key", "trackingissue__url"))
     triages = Triage.objects.filter(
-        project_id=project_id, kind=TriageKind.TRACKED, reason__isnull=False, backend__isnull=True
+        project_id=project_id, kind=TriageKind.TRACKED, reason__isnull=False, backends__isnull=True
     )
     rows += triages.values_list("reason_id", "issue__key", "issue__url")
     for reason_id, key, url in rows:

@@ -17,7 +17,7 @@ from django.db import transaction
 from parity.definitions import coverage_dropped
 from parity.engine.current import current_outcomes_refresh, current_run_pick
 from parity.engine.gaps import gaps_diff
-from parity.engine.rollups import file_cells_write, reason_daily_write
+from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
 from parity.engine.snapshots import snapshots_write
 from parity.engine.triage import triages_apply, triages_mark_stale
 from parity.models import Backend, BackendState, Project, Run
@@ -52,6 +52,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
         else:
             targets = [backend.pk]
         gaps = backends_refresh(project=project, backend_ids=targets, cause=current)
+        file_durations_write(backend_ids=[backend.pk])
     logger.info(
         "parity recomputed for run %s (backends %s): gaps %s in %.2fs",
         run.pk,
@@ -117,8 +118,6 @@ def project_recompute(*, project: Project) -> None:
         cause = runs.get(project.reference_backend_id) or max(
             runs.values(), key=lambda r: (r.started_at, r.pk)
         )
-        backends_refresh(
-            project=project,
-            backend_ids=list(project.backends.values_list("pk", flat=True)),
-            cause=cause,
-        )
+        backend_ids = list(project.backends.values_list("pk", flat=True))
+        backends_refresh(project=project, backend_ids=backend_ids, cause=cause)
+        file_durations_write(backend_ids=backend_ids)

@@ -1,12 +1,23 @@
-"""Roll-ups pages read instead of results: the file heatmap of current runs (``FileCell``) and
-the per-day count of each reason (``ReasonDaily``)."""
+"""Roll-ups pages read instead of results: the file heatmap of current runs (``FileCell``, with
+each file's recent duration for CI's shards) and the per-day count of each reason
+(``ReasonDaily``)."""
 
 import datetime
 
 from django.db import connection
 
 from parity.definitions import OUTCOME_PARAMS
-from parity.models import Backend, CurrentOutcome, FileCell, Gap, ReasonDaily, Run, TestCase
+from parity.models import (
+    Backend,
+    CurrentOutcome,
+    FileCell,
+    Gap,
+    Project,
+    ReasonDaily,
+    Result,
+    Run,
+    TestCase,
+)
 from parity.models.sql import model_sql
 
 # Outcome 0 marks a reference-passing test the backend's run lacks (an open "missing" gap).
@@ -59,6 +70,48 @@ def file_cells_write(*, project_id: int, backend_ids: list[int]) -> None:
         cursor.execute(
             _FILE_CELLS_SQL, {**OUTCOME_PARAMS, "project": project_id, "backends": backend_ids}
         )
+
+
+# Each file's seconds in each of the backend's last few complete default-branch runs whose
+# results are kept, averaged: one slow night does not reshuffle every shard. Read by run, through
+# the results' (run, test) index; bounded by the runs' size, not by history.
+RECENT_RUNS_FOR_DURATIONS = 3
+_FILE_DURATIONS_SQL = model_sql(
+    """
+    WITH recent AS (
+        SELECT r.id FROM {run} r JOIN {project} p ON p.id = r.project_id
+        WHERE r.backend_id = %(backend)s AND r.complete AND r.results_expired_at IS NULL
+          AND (r.branch = p.default_branch OR r.branch = '')
+        ORDER BY r.started_at DESC, r.id DESC
+        LIMIT %(runs)s
+    ), per_run AS (
+        SELECT x.run_id, t.file, sum(x.duration) AS seconds
+        FROM {result} x JOIN {test} t ON t.id = x.test_id
+        WHERE x.run_id IN (SELECT id FROM recent) AND x.duration IS NOT NULL
+        GROUP BY x.run_id, t.file
+    ), durations AS (
+        SELECT file, avg(seconds) AS seconds FROM per_run GROUP BY file
+    )
+    UPDATE {cell} f SET duration = d.seconds
+    FROM {cell} c LEFT JOIN durations d ON d.file = c.file
+    WHERE c.id = f.id AND f.backend_id = %(backend)s
+      AND f.duration IS DISTINCT FROM d.seconds
+    """,
+    run=Run,
+    project=Project,
+    result=Result,
+    test=TestCase,
+    cell=FileCell,
+)
+
+
+def file_durations_write(*, backend_ids: list[int]) -> None:
+    """Set each file cell's ``duration`` from the backend's recent complete runs."""
+    with connection.cursor() as cursor:
+        for backend_id in backend_ids:
+            cursor.execute(
+                _FILE_DURATIONS_SQL, {"backend": backend_id, "runs": RECENT_RUNS_FOR_DURATIONS}
+            )
 
 
 # The day's counts replace any earlier run of the same day. A reason the backend's previous

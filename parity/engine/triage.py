@@ -8,7 +8,7 @@ shows at once rather than at the next run.
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import reason_has_issue, triage_pick
+from parity.definitions import TRIAGE_UNEXPIRED, reason_has_issue, triage_covers, triage_pick
 from parity.engine.snapshots import snapshots_write
 from parity.models import BackendState, Gap, Project, Triage
 from parity.models.sql import model_sql
@@ -28,8 +28,8 @@ def triages_refresh(*, project: Project) -> None:
     snapshots_write(project=project, backend_ids=backend_ids, reference_run_id=reference_run_id)
 
 
-# Tracked: an issue links the gap (its triage) or its reason. Intended: its triage says so;
-# an intended gap is never counted tracked or untracked.
+# Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended: its
+# triage says so; an intended gap is never counted tracked or untracked.
 _APPLY_SQL = model_sql(
     """
     UPDATE {gap} g
@@ -38,7 +38,8 @@ _APPLY_SQL = model_sql(
         SELECT o.id, t.id AS triage_id,
                coalesce(t.kind = 'intended', false) AS intended,
                t.kind IS DISTINCT FROM 'intended'
-                   AND (coalesce(t.kind = 'tracked', false) OR {reason_issue}) AS tracked
+                   AND (coalesce(t.kind IN ('tracked', 'quarantine'), false) OR {reason_issue})
+                   AS tracked
         FROM {gap} o
         LEFT JOIN LATERAL ({pick}) t ON true
         WHERE o.is_open AND o.project_id = %(project)s AND o.backend_id = ANY(%(backends)s)
@@ -61,24 +62,24 @@ def triages_apply(*, project_id: int, backend_ids: list[int]) -> None:
 
 _STALE_SQL = model_sql(
     """
-    UPDATE {triage} t SET stale = s.stale
+    UPDATE {triage} u SET stale = s.stale, expired = s.expired
     FROM (
-        SELECT t2.id, NOT EXISTS (
-            SELECT 1 FROM {gap} g
-            WHERE g.is_open AND g.project_id = t2.project_id
-              AND (t2.backend_id IS NULL OR g.backend_id = t2.backend_id)
-              AND (g.test_id = t2.test_id OR g.reason_id = t2.reason_id)
+        SELECT t.id, NOT {unexpired} AS expired, NOT EXISTS (
+            SELECT 1 FROM {gap} g WHERE g.is_open AND {covers}
         ) AS stale
-        FROM {triage} t2 WHERE t2.project_id = %(project)s
+        FROM {triage} t WHERE t.project_id = %(project)s
     ) s
-    WHERE t.id = s.id AND t.stale <> s.stale
+    WHERE u.id = s.id AND (u.stale, u.expired) IS DISTINCT FROM (s.stale, s.expired)
     """,
     triage=Triage,
     gap=Gap,
+    covers=triage_covers("t", "g"),
+    unexpired=TRIAGE_UNEXPIRED,
 )
 
 
 def triages_mark_stale(*, project_id: int) -> None:
-    """A triage no open gap matches any more (the test passes now) is stale: clean it up."""
+    """A triage no open gap matches any more (the test passes now) is stale: clean it up. One
+    past its expiry day is marked expired (the gaps it covered count untracked again)."""
     with connection.cursor() as cursor:
         cursor.execute(_STALE_SQL, {"project": project_id})

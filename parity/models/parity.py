@@ -23,6 +23,12 @@ class GapState(models.TextChoices):
 class TriageKind(models.TextChoices):
     TRACKED = "tracked"  # an issue tracks it
     INTENDED = "intended"  # backend-specific by design
+    # Flaky: CI still runs it, and reports its failure as a skip citing the issue.
+    QUARANTINE = "quarantine"
+
+
+# Kinds that must cite an issue.
+KINDS_WITH_ISSUE = (TriageKind.TRACKED, TriageKind.QUARANTINE)
 
 
 class BackendState(models.Model):
@@ -71,13 +77,17 @@ class CurrentOutcome(models.Model):
 
 
 class Triage(models.Model):
-    """A maintainer's word on a gap (a test on a backend) or on a whole reason: an issue tracks
-    it, or it is intended. ``backend`` empty means every backend. Written only through
+    """A maintainer's word on gaps, and the project's list of exemptions CI applies: an issue
+    tracks them, they are intended, or the tests are quarantined (flaky).
+
+    It targets one test, one reason, or a ``match`` pattern over canonical test IDs (a file, a
+    glob over files, or ``file::glob over Class::name``; ``parity.globs``), on the ``backends``
+    named (none: every backend), until ``expires_on`` if set. Written only through
     ``parity.triage``, which checks its rules (no ``clean`` here: they span fields and rows)."""
 
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="triages")
-    backend = models.ForeignKey(
-        "Backend", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    backends = models.ManyToManyField(
+        "Backend", blank=True, related_name="+", help_text="None: every backend."
     )
     test = models.ForeignKey(
         "TestCase", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
@@ -85,13 +95,25 @@ class Triage(models.Model):
     reason = models.ForeignKey(
         "Reason", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
+    match = models.TextField(
+        blank=True,
+        help_text="A test file (test/test_ops.py), a glob over files (test/spmd/**) or over "
+        "test IDs (test/test_ops.py::TestOps::test_*_complex64).",
+    )
+    # ``match`` as an anchored regular expression over test keys, for Postgres and Python alike.
+    match_regex = models.TextField(blank=True, editable=False)
     kind = models.CharField(max_length=10, choices=TriageKind.choices)
     issue = models.ForeignKey(
         "TrackingIssue", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     note = models.TextField(blank=True)
+    expires_on = models.DateField(
+        null=True, blank=True, help_text="After this day it no longer applies."
+    )
     # No open gap matches it any more: shown so it can be cleaned up. Kept by the engine.
     stale = models.BooleanField(default=False, editable=False)
+    # Past ``expires_on``, as the engine last applied it (a beat task re-applies at expiry).
+    expired = models.BooleanField(default=False, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -105,19 +127,25 @@ class Triage(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(test__isnull=False, reason__isnull=True)
-                | Q(test__isnull=True, reason__isnull=False),
-                name="triage_test_xor_reason",
+                condition=Q(test__isnull=False, reason__isnull=True, match="")
+                | Q(test__isnull=True, reason__isnull=False, match="")
+                | (Q(test__isnull=True, reason__isnull=True) & ~Q(match="")),
+                name="triage_one_target",
             ),
             models.CheckConstraint(
-                condition=~Q(kind=TriageKind.TRACKED) | Q(issue__isnull=False),
-                name="triage_tracked_has_issue",
+                condition=~Q(kind__in=KINDS_WITH_ISSUE) | Q(issue__isnull=False),
+                name="triage_issue_when_required",
             ),
         ]
 
     def __str__(self) -> str:
-        target = f"test {self.test_id}" if self.test_id else f"reason {self.reason_id}"
-        return f"{self.kind}: {target} on {self.backend or 'all backends'}"
+        if self.test_id:
+            target = f"test {self.test_id}"
+        elif self.reason_id:
+            target = f"reason {self.reason_id}"
+        else:
+            target = self.match
+        return f"{self.kind}: {target}"
 
 
 class Gap(models.Model):
@@ -236,6 +264,9 @@ class FileCell(models.Model):
     error = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
     missing = models.PositiveIntegerField(default=0)
+    # Seconds the file's tests take on the backend: the mean over its recent complete runs (a
+    # CI client balances shards by it). None: no recorded durations.
+    duration = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["backend", "file"], name="filecell_unique")]

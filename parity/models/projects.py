@@ -71,6 +71,25 @@ class Project(models.Model):
                 {"issue_url_template": "The issue URL template needs a {number} placeholder."}
             )
 
+    def normalization(self):
+        """The project's normalization rules (``ingest.normalize.Rules``), as ingest and CI's
+        resolve apply them."""
+        from ingest.normalize import rules_from_dict
+
+        return rules_from_dict(self.normalization_rules or {})
+
+    def backend_named(self, name: str) -> "Backend | None":
+        """The backend CI calls ``name``: by its name or one of its aliases, in any case."""
+        wanted = name.strip().lower()
+        for backend in self.backends.all():
+            if wanted == backend.name.lower() or wanted in (a.lower() for a in backend.aliases):
+                return backend
+        return None
+
+    def backend_names(self) -> str:
+        """The backends' names, for messages: "cpu, gpu, tpu" (or "none yet")."""
+        return ", ".join(sorted(b.name for b in self.backends.all())) or "none yet"
+
 
 class Backend(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="backends")

@@ -18,6 +18,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
 | ``…/tests/``, ``…/tests/<id>/``           | ``testcases_search``, ``testcase_history`` |
 | ``…/triage/``                             | ``triages_list``                          |
+| ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
 | ``api/v1/runs/<id>/verdict/``             | ``run_verdict``                           |
 
 Every project page also asks ``project_has_runs`` (its empty state), and chart data's ETag
@@ -27,6 +28,7 @@ from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import issue_urls
 from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
+from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
 from parity.selectors.overview import (
     ProjectCard,
     data_version,
@@ -55,6 +57,7 @@ from parity.selectors.verdict import run_verdict
 
 __all__ = [
     "HEATMAP_SORTS",
+    "Manifest",
     "FileGrid",
     "GapsPage",
     "Heatmap",
@@ -70,6 +73,8 @@ __all__ = [
     "gaps_list",
     "gaps_page",
     "heatmap",
+    "manifest_build",
+    "manifest_resolve",
     "issue_urls",
     "parity_overview",
     "project_cards",

@@ -7,6 +7,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db.models import Q
+from django.utils import timezone
+
 from parity.models import Backend, FileCell, Gap, Project, Reason, Snapshot, Triage
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
@@ -23,6 +26,11 @@ def backend_names(project: Project) -> dict[int, str]:
     """Backend pk -> name in page order (``reference_first``). One query."""
     pairs = project.backends.values_list("pk", "name")
     return dict(sorted(pairs, key=lambda p: (p[0] != project.reference_backend_id, p[1])))
+
+
+def triages_unexpired() -> Q:
+    """Triages that still apply: no expiry day, or not past it (as the engine's pick)."""
+    return Q(expires_on__isnull=True) | Q(expires_on__gte=timezone.now().date())
 
 
 def issue_urls(*, reason: Reason | None, triage: Triage | None) -> list[str]:

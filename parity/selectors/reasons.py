@@ -13,7 +13,7 @@ from django.db.models import Count, OuterRef, Q, Subquery
 
 from parity.models import CurrentOutcome, Outcome, Project, Reason, ReasonDaily, Triage
 from parity.models.reasons import ReasonKind
-from parity.selectors.fragments import issue_urls
+from parity.selectors.fragments import issue_urls, triages_unexpired
 
 OTHER = "other"
 
@@ -99,9 +99,11 @@ def _skip_reasons(project: Project) -> list[SkipReason]:
 def _reason_triages(project: Project, reason_ids: list[int]) -> dict[int, list[Triage]]:
     """Triages of whole reasons on every backend (a one-backend triage is shown on gaps)."""
     triages = defaultdict(list)
-    query = Triage.objects.filter(
-        project=project, reason_id__in=reason_ids, backend__isnull=True
-    ).select_related("issue")
+    query = (
+        Triage.objects.filter(project=project, reason_id__in=reason_ids, backends__isnull=True)
+        .filter(triages_unexpired())
+        .select_related("issue")
+    )
     for triage in query:
         triages[triage.reason_id].append(triage)
     return triages

@@ -9,6 +9,8 @@ def triages_list(*, project: Project, stale: bool | None = None) -> QuerySet[Tri
     triages = Triage.objects.filter(project=project)
     if stale is not None:
         triages = triages.filter(stale=stale)
-    return triages.select_related("backend", "test", "reason", "issue", "created_by").order_by(
-        "-created_at", "-pk"
+    return (
+        triages.select_related("test", "reason", "issue", "created_by")
+        .prefetch_related("backends")
+        .order_by("-created_at", "-pk")
     )

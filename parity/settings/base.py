@@ -262,6 +262,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "parity.tasks.results_expire",
         "schedule": 60 * 60.0,
     },
+    "parity-triages-expire": {
+        "task": "parity.tasks.triages_expire",
+        "schedule": 15 * 60.0,
+    },
 }
 # Raw results and uploaded files of runs older than this are deleted (parity/retention.py);
 # runs, roll-ups, and each backend's current and previous run are kept whatever their age.

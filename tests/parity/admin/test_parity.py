@@ -56,7 +56,7 @@ def test_the_admin_refuses_a_backend_of_another_project(admin_client, gap, xla):
     other = project_create(slug="jax", backends=["cpu", "tpu"], reference="cpu")
     form = {
         "project": xla.pk,
-        "backend": other.backends.get(name="tpu").pk,
+        "backends": [other.backends.get(name="tpu").pk],
         "test": gap.test_id,
         "kind": "intended",
         "note": "by design",
@@ -65,7 +65,7 @@ def test_the_admin_refuses_a_backend_of_another_project(admin_client, gap, xla):
     response = admin_client.post("/admin/parity/triage/add/", form)
 
     assert response.status_code == 200
-    assert "backend" in response.context["adminform"].form.errors
+    assert "backends" in response.context["adminform"].form.errors
     assert not Triage.objects.exists()
 
 

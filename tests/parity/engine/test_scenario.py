@@ -350,11 +350,11 @@ def test_triage_list_flags_the_stale_one(runs, api):
     body = api.get(f"{URL}/triage/").json()
     assert body["count"] == 2
     assert [
-        (t["kind"], t["backend"], t["test"], t["reason"], t["issue"], t["stale"])
+        (t["kind"], t["backends"], t["test"], t["reason"], t["issue"], t["stale"])
         for t in body["results"]
     ] == [
-        ("tracked", "neuron", T[8], None, TRIAGE_URL, True),
-        ("intended", None, None, BF16, None, False),
+        ("tracked", ["neuron"], T[8], None, TRIAGE_URL, True),
+        ("intended", [], None, BF16, None, False),
     ]
 
 

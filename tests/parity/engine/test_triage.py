@@ -1,7 +1,12 @@
 """The engine's triage steps alone, on gaps and triages made with the ORM: which triage each
 open gap gets (and so tracked/intended), and which triages no open gap matches."""
 
+import datetime
+
+from django.utils import timezone
+
 from parity.engine.triage import triages_apply, triages_mark_stale
+from parity.globs import pattern_regex
 from parity.models import Gap, TrackingIssue, Triage
 from tests.parity.engine.rows import backend_of, gap_open, reason_of, run_make
 
@@ -18,6 +23,13 @@ def issue(project, n: int = 1) -> TrackingIssue:
     return TrackingIssue.objects.create(project=project, kind="github", key=f"pytorch/xla#{n}")
 
 
+def triage(project, *, backends=(), **fields) -> Triage:
+    """A triage made with the ORM, on ``backends`` (backend rows; none: every backend)."""
+    made = Triage.objects.create(project=project, **fields)
+    made.backends.set(backends)
+    return made
+
+
 def test_each_gap_gets_the_most_specific_triage_intended_first(project):
     run = run_make(project, "tpu")
     later = reason_of(project, "later")
@@ -31,16 +43,10 @@ def test_each_gap_gets_the_most_specific_triage_intended_first(project):
         project=project, reason=later, kind="tracked", issue=issue(project)
     )
     on_t2 = Triage.objects.create(project=project, test=t2, kind="intended", note="by design")
-    on_t3 = Triage.objects.create(
-        project=project, backend=tpu, test=t3, kind="tracked", issue=issue(project, 2)
-    )
+    on_t3 = triage(project, backends=[tpu], test=t3, kind="tracked", issue=issue(project, 2))
     # Intended wins over a more specific tracked triage.
-    Triage.objects.create(
-        project=project, backend=tpu, test=t4, kind="tracked", issue=issue(project, 3)
-    )
-    on_t4 = Triage.objects.create(
-        project=project, reason=odd, backend=tpu, kind="intended", note="x"
-    )
+    triage(project, backends=[tpu], test=t4, kind="tracked", issue=issue(project, 3))
+    on_t4 = triage(project, backends=[tpu], reason=odd, kind="intended", note="x")
 
     assert apply(project) == {
         "t1": (on_reason.pk, True, False),
@@ -68,12 +74,8 @@ def test_a_triage_no_open_gap_matches_is_stale_until_one_does(project):
     matched = Triage.objects.create(project=project, test=gap.test, kind="intended", note="x")
     Gap.objects.filter(pk=other.pk).update(is_open=False)
     stale = Triage.objects.create(project=project, test=other.test, kind="intended", note="x")
-    gpu_only = Triage.objects.create(
-        project=project,
-        backend=backend_of(project, "gpu"),
-        test=gap.test,
-        kind="intended",
-        note="x",
+    gpu_only = triage(
+        project, backends=[backend_of(project, "gpu")], test=gap.test, kind="intended", note="x"
     )
 
     triages_mark_stale(project_id=project.pk)
@@ -86,3 +88,86 @@ def test_a_triage_no_open_gap_matches_is_stale_until_one_does(project):
     Gap.objects.filter(pk=other.pk).update(is_open=True)
     triages_mark_stale(project_id=project.pk)
     assert Triage.objects.get(pk=stale.pk).stale is False
+
+
+def pattern(project, match: str, **fields) -> Triage:
+    return triage(project, match=match, match_regex=pattern_regex(match), **fields)
+
+
+def test_a_pattern_tracks_the_tests_it_names_and_nothing_of_another_file(project):
+    run = run_make(project, "tpu")
+    for key in (
+        "test/test_ops.py::TestOps::test_add_complex64",
+        "test/test_ops.py::TestOps::test_add_float32",
+        "test/test_ops.py.orig::TestOps::test_add_complex64",  # another file, same test part
+        "test/spmd/test_a.py::TestA::test_x",
+        "test/spmd/deep/test_b.py::TestB::test_y",
+        "test/spmd_extra/test_c.py::TestC::test_z",
+    ):
+        gap_open(project, "tpu", key, "skipped", run=run)
+    complex64 = pattern(
+        project,
+        "test/test_ops.py::TestOps::test_*_complex64",
+        kind="tracked",
+        issue=issue(project),
+    )
+    spmd = pattern(project, "test/spmd/**", kind="intended", note="no mesh on this backend")
+
+    triages_apply(project_id=project.pk, backend_ids=[b.pk for b in project.backends.all()])
+
+    picked = dict(Gap.objects.values_list("test__key", "triage_id"))
+    assert picked == {
+        "test/test_ops.py::TestOps::test_add_complex64": complex64.pk,
+        "test/test_ops.py::TestOps::test_add_float32": None,
+        "test/test_ops.py.orig::TestOps::test_add_complex64": None,
+        "test/spmd/test_a.py::TestA::test_x": spmd.pk,
+        "test/spmd/deep/test_b.py::TestB::test_y": spmd.pk,
+        "test/spmd_extra/test_c.py::TestC::test_z": None,
+    }
+
+
+def test_a_triage_applies_on_the_backends_it_names_only(project):
+    tpu_run, gpu_run = run_make(project, "tpu"), run_make(project, "gpu")
+    gap_open(project, "tpu", f"{A}t1", "skipped", run=tpu_run)
+    gap_open(project, "gpu", f"{A}t1", "skipped", run=gpu_run)
+    gap_open(project, "neuron", f"{A}t1", "skipped", run=run_make(project, "neuron"))
+    on_two = pattern(
+        project,
+        "test/a.py",
+        backends=[backend_of(project, "tpu"), backend_of(project, "neuron")],
+        kind="intended",
+        note="x",
+    )
+
+    triages_apply(project_id=project.pk, backend_ids=[b.pk for b in project.backends.all()])
+
+    picked = dict(Gap.objects.values_list("backend__name", "triage_id"))
+    assert picked == {"tpu": on_two.pk, "gpu": None, "neuron": on_two.pk}
+
+
+def test_past_its_expiry_day_a_triage_no_longer_applies(project):
+    run = run_make(project, "tpu")
+    gap_open(project, "tpu", f"{A}t1", "skipped", run=run)
+    gap_open(project, "tpu", f"{A}t2", "skipped", run=run)
+    today = timezone.now().date()
+    t1, t2 = (Gap.objects.get(test__name=n).test for n in ("t1", "t2"))
+    lasts = triage(project, test=t1, kind="tracked", issue=issue(project), expires_on=today)
+    triage(
+        project,
+        test=t2,
+        kind="tracked",
+        issue=issue(project, 2),
+        expires_on=today - datetime.timedelta(days=1),
+    )
+
+    assert apply(project) == {"t1": (lasts.pk, True, False), "t2": (None, False, False)}
+    triages_mark_stale(project_id=project.pk)
+    assert dict(Triage.objects.values_list("test__name", "expired")) == {"t1": False, "t2": True}
+
+
+def test_a_quarantined_gap_is_tracked(project):
+    run = run_make(project, "tpu")
+    gap = gap_open(project, "tpu", f"{A}t1", "failed", run=run)
+    flaky = triage(project, test=gap.test, kind="quarantine", issue=issue(project))
+
+    assert apply(project) == {"t1": (flaky.pk, True, False)}

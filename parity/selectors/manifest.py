@@ -1,0 +1,177 @@
+"""What CI runs on a backend: the backend's exemptions (triages naming tests or patterns, not
+expired) and the test files it must run, which are every test file of the reference backend's
+current run minus those a file-level exemption removes. So a new test file runs everywhere
+by default, and nobody keeps a per-backend copy of the list.
+
+``manifest_resolve`` answers which of a runner's collected tests are exempted, naming them as
+the runner does: they are canonicalized with the project's own rules, by the code ingest uses.
+"""
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from django.db.models import Q
+
+from ingest.normalize.runner_ids import runner_identity
+from parity.globs import file_matches, is_file_level, key_matches
+from parity.models import Backend, FileCell, Project, Triage, TriageKind
+from parity.selectors.fragments import issue_urls, triages_unexpired
+
+# Kinds that take tests out of a run; quarantined tests still run.
+SKIPPING_KINDS = (TriageKind.TRACKED, TriageKind.INTENDED)
+DEFAULT_REASONS = {
+    TriageKind.TRACKED: "Exempted: a known issue",
+    TriageKind.QUARANTINE: "Quarantined: flaky",
+}
+
+
+@dataclass(frozen=True)
+class Exemption:
+    id: int
+    match: str
+    kind: str
+    reason: str
+    issue: str | None
+    expires: str | None
+    message: str  # the skip message CI uses: "<reason> (<issue URL>)"
+    file_level: bool
+    regex: str  # internal: what ``match`` matches, over canonical keys
+
+
+@dataclass(frozen=True)
+class Manifest:
+    project: str
+    backend: str
+    reference: str
+    exemptions: list[Exemption]
+    files: list[str]
+    durations: dict[str, float]
+
+    def as_dict(self) -> dict:
+        body = asdict(self)
+        for exemption in body["exemptions"]:
+            del exemption["regex"]
+        return body
+
+    @property
+    def etag(self) -> str:
+        encoded = json.dumps(self.as_dict(), sort_keys=True).encode()
+        return hashlib.sha256(encoded).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    index: int
+    test: object
+    key: str
+    kind: str
+    message: str
+    triage: int
+
+
+def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]:
+    """The backend's unexpired triages that name tests (a test or a pattern), most specific
+    first: a test, then a pattern, then intended before the rest, then the newest."""
+    triages = (
+        Triage.objects.filter(project=project)
+        .filter(triages_unexpired())
+        .exclude(test__isnull=True, match="")
+        .filter(Q(backends__isnull=True) | Q(backends=backend))
+        .select_related("test", "issue")
+        .prefetch_related("backends")
+        .distinct()
+        .order_by("-created_at", "-pk")
+    )
+    return [_exemption(triage) for triage in sorted(triages, key=_specificity)]
+
+
+def manifest_build(*, project: Project, backend: Backend) -> Manifest:
+    exemptions = backend_exemptions(project=project, backend=backend)
+    removing = [e.regex for e in exemptions if e.file_level and e.kind in SKIPPING_KINDS]
+    reference_files = (
+        FileCell.objects.filter(backend_id=project.reference_backend_id)
+        .exclude(file="")
+        .values_list("file", flat=True)
+    )
+    files = sorted(
+        f for f in reference_files if not any(file_matches(regex, f) for regex in removing)
+    )
+    durations = dict(
+        FileCell.objects.filter(backend=backend, file__in=files, duration__isnull=False)
+        .order_by("file")
+        .values_list("file", "duration")
+    )
+    return Manifest(
+        project=project.slug,
+        backend=backend.name,
+        reference=project.reference_backend.name,
+        exemptions=exemptions,
+        files=files,
+        durations={f: round(seconds, 3) for f, seconds in durations.items()},
+    )
+
+
+def manifest_resolve(
+    *, project: Project, backend: Backend, tests: Sequence[object]
+) -> list[Resolved]:
+    """The items of ``tests`` (runner IDs; see ``ingest.normalize.runner_ids``) that an
+    exemption of ``backend`` names, each with the most specific exemption. Raises
+    ``RunnerIdError`` naming the first item that names no test."""
+    exemptions = backend_exemptions(project=project, backend=backend)
+    if not exemptions:
+        return []
+    rules = project.normalization()
+    resolved = []
+    for index, item in enumerate(tests):
+        key = runner_identity(item, rules).key
+        exemption = next((e for e in exemptions if key_matches(e.regex, key)), None)
+        if exemption is not None:
+            resolved.append(
+                Resolved(
+                    index=index,
+                    test=item,
+                    key=key,
+                    kind=exemption.kind,
+                    message=exemption.message,
+                    triage=exemption.id,
+                )
+            )
+    return resolved
+
+
+def _exemption(triage: Triage) -> Exemption:
+    if triage.test is not None:
+        match, regex = triage.test.key, _exact(triage.test.key)
+    else:
+        match, regex = triage.match, triage.match_regex
+    issues = issue_urls(reason=None, triage=triage)
+    issue = issues[0] if issues else None
+    reason = triage.note or DEFAULT_REASONS.get(triage.kind, triage.kind)
+    return Exemption(
+        id=triage.pk,
+        match=match,
+        kind=triage.kind,
+        reason=reason,
+        issue=issue,
+        expires=triage.expires_on.isoformat() if triage.expires_on else None,
+        message=f"{reason} ({issue})" if issue else reason,
+        file_level=triage.test is None and is_file_level(triage.match),
+        regex=regex,
+    )
+
+
+def _exact(key: str) -> str:
+    return "^" + re.escape(key) + "$"
+
+
+def _specificity(triage: Triage) -> tuple[bool, bool, bool]:
+    # The engine's order (parity.definitions.triage_pick): intended first, then a test over a
+    # pattern, named backends over all; the sort is stable, so ties stay newest first.
+    return (
+        triage.kind != TriageKind.INTENDED,
+        triage.test_id is None,
+        not triage.backends.all(),
+    )
