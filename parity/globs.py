@@ -7,7 +7,8 @@ A pattern names test files, or tests within files:
   test of the files it matches ("file-level"). ``*`` and ``?`` stay within one folder, ``**``
   crosses folders.
 * ``test/test_ops.py::TestOps::test_*_complex64``: a file glob, then a glob over the rest of
-  the ID, where ``*`` and ``?`` match anything.
+  the ID, where ``*`` and ``?`` match anything. ``**::TestOps::test_x`` names a class's test in
+  whichever file defines it (PyTorch's disabled lists name classes, not files).
 
 Wildcards of the file part never match ``:``, so a pattern never reaches past the ``::`` that
 ends a test's file into another file's tests. Everything but ``*`` and ``?`` is literal,
@@ -53,9 +54,9 @@ def pattern_check(pattern: str) -> str:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise PatternError(f"A pattern has at most {MAX_PATTERN_CHARS} characters.")
     file_part, sep, test_part = pattern.partition(SEP)
-    if not file_part.strip("*?/"):
+    if not sep and not file_part.strip("*?/"):
         raise PatternError(
-            f"'{pattern}' names no file: start with a path, such as test/ or test/test_ops.py."
+            f"'{pattern}' names every file: give a path, such as test/spmd/** or test/test_ops.py."
         )
     if sep and not test_part:
         raise PatternError(f"'{pattern}' ends with '::': name the tests after it, or drop it.")

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from ingest.normalize import extract_issue_refs
 from parity.engine.triage import triages_refresh
+from parity.exemption_files import ExemptionEntry
 from parity.globs import PatternError, pattern_check, pattern_regex
 from parity.models import (
     Backend,
@@ -140,6 +141,40 @@ def triages_create(
     return triages
 
 
+@dataclass(frozen=True)
+class Imported:
+    created: list[Triage]
+    duplicates: int  # entries the project already had, left alone
+
+
+def exemptions_import(
+    *, project: Project, entries: Iterable[ExemptionEntry], user=None
+) -> Imported:
+    """Create the exemptions ``entries`` list (``import_exemptions``, the demo), all or none.
+    An entry the project already has (same pattern, kind, backends, issue and reason) is left
+    alone, so importing a list again changes nothing."""
+    patterns = Triage.objects.filter(project=project).exclude(match="")
+    have = {_signature(t) for t in patterns.select_related("issue").prefetch_related("backends")}
+    requests, duplicates = [], 0
+    for entry in entries:
+        request = TriageRequest(
+            kind=entry.kind,
+            backends=entry.backends,
+            match=entry.match,
+            issue_url=entry.issue,
+            note=entry.reason,
+            expires_on=entry.expires,
+        )
+        if _request_signature(project, request) in have:
+            duplicates += 1
+        else:
+            requests.append(request)
+    return Imported(
+        created=triages_create(project=project, requests=requests, user=user),
+        duplicates=duplicates,
+    )
+
+
 def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Triage:
     """Create or change ``triage`` as given, rows and all, on ``backends`` (the admin's form).
     ``user`` becomes its author when it has none."""
@@ -196,14 +231,24 @@ def triages_expire() -> list[int]:
     return project_ids
 
 
+def tracking_issue_find(*, project: Project, url: str) -> TrackingIssue | None:
+    """The project's issue for ``url``, if it has one."""
+    _, key = _issue_identity(project, url.strip())
+    return TrackingIssue.objects.filter(project=project, key=key).first()
+
+
+def _issue_identity(project: Project, url: str) -> tuple[str, str]:
+    refs = extract_issue_refs(url, issue_url_template=project.issue_url_template)
+    return (refs[0].kind, refs[0].key) if refs else ("url", url[:200])
+
+
 def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue | None:
     """The project's issue for ``url``, created if new, keyed like issues found in reasons
     (``pytorch/xla#4298``) so a triage and a reason naming one issue share it."""
     url = url.strip()
     if not url:
         return None
-    refs = extract_issue_refs(url, issue_url_template=project.issue_url_template)
-    kind, key = (refs[0].kind, refs[0].key) if refs else ("url", url[:200])
+    kind, key = _issue_identity(project, url)
     issue, created = TrackingIssue.objects.get_or_create(
         project=project, key=key, defaults={"kind": kind, "url": url}
     )
@@ -211,6 +256,21 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
         issue.url = url
         issue.save(update_fields=["url"])
     return issue
+
+
+def _signature(triage: Triage) -> tuple:
+    issue = (triage.issue.url or triage.issue.key) if triage.issue else ""
+    backends = tuple(sorted(b.name for b in triage.backends.all()))
+    return (triage.match, triage.kind, backends, issue, triage.note)
+
+
+def _request_signature(project: Project, request: TriageRequest) -> tuple:
+    issue = ""
+    if request.issue_url.strip():
+        found = tracking_issue_find(project=project, url=request.issue_url)
+        issue = (found.url or found.key) if found else request.issue_url.strip()
+    backends = tuple(sorted(b.lower() for b in request.backends))
+    return (request.match.strip(), request.kind, backends, issue, request.note.strip())
 
 
 def _triage_create_locked(

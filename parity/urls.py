@@ -3,6 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from parity.ci_files import ci_file
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Project members log in here; they need not be admin staff (LOGIN_URL).
@@ -10,6 +12,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("ingest.api.urls")),
     path("api/v1/", include("parity.api.urls")),
+    path("ci/<str:name>", ci_file, name="ci-file"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("", include("parity.digest.urls")),

@@ -39,6 +39,7 @@ and ``uploads`` (``demo_uploads`` and ``DemoUpload``).
 
 from parity.demo.scenario.cases import BACKENDS, SEED, Case, Outcome
 from parity.demo.scenario.events import ScenarioEvent, demo_events
+from parity.demo.scenario.plan import upstream_disabled
 from parity.demo.scenario.uploads import BRANCH, DemoUpload, demo_uploads
 
 __all__ = [
@@ -51,4 +52,5 @@ __all__ = [
     "ScenarioEvent",
     "demo_events",
     "demo_uploads",
+    "upstream_disabled",
 ]

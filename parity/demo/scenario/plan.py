@@ -51,6 +51,16 @@ def plan_build(fixture: dict[str, Any], backend: str) -> Plan:
     return plan
 
 
+def upstream_disabled(fixture: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
+    """The upstream tests' DISABLED_TORCH_TESTS as PyTorch/XLA keeps them, by backend:
+    ``{backend: {TestClassXLA: {test_name: reason}}}`` (``parity.exemption_files`` reads it)."""
+    disabled: dict[str, dict[str, dict[str, str]]] = {}
+    for test in fixture["upstream"]["tests"]:
+        for backend, reason in test["disabled"].items():
+            disabled.setdefault(backend, {}).setdefault(test["class"], {})[test["test"]] = reason
+    return disabled
+
+
 def _script_case(file: str, dialect: str, shard: str) -> Case:
     stem = file.rsplit("/", 1)[-1].removesuffix(".py")
     return Case(file, stem, SCRIPT_CASE, dialect, shard)

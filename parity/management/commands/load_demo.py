@@ -11,9 +11,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand
 from rest_framework.test import APIClient
 
-from parity.demo.scenario import BRANCH, demo_uploads
+from parity.demo.scenario import BRANCH, demo_uploads, upstream_disabled
+from parity.exemption_files import disabled_dict_entries, exemptions_parse
 from parity.models import Project
 from parity.projects import project_create, upload_token_create
+from parity.triage import exemptions_import
 
 FIXTURE = Path(__file__).resolve().parents[2] / "demo" / "fixture.json"
 DEMO_SLUG = "pytorch-xla"
@@ -55,17 +57,26 @@ class Command(BaseCommand):
             )
             project.normalization_rules = DEMO_RULES
             project.save(update_fields=["normalization_rules"])
-            self._upload_all(project, days=options["days"])
+            fixture = json.loads(FIXTURE.read_text())
+            self._exempt(project, fixture)
+            self._upload_all(project, fixture, days=options["days"])
         else:
             self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")
         key = upload_token_create(project=project, label="demo")
         self.stdout.write(self.style.SUCCESS(f"Upload token for {DEMO_SLUG}: {key}"))
         self.stdout.write("Dashboard: http://127.0.0.1:8000/  Admin: http://127.0.0.1:8000/admin/")
 
-    def _upload_all(self, project: Project, *, days: int) -> None:
+    def _exempt(self, project: Project, fixture: dict) -> None:
+        """The exemptions the real lists hold: the runner scripts' commented-out lines and
+        PyTorch/XLA's DISABLED_TORCH_TESTS, imported as a project would import them."""
+        entries = exemptions_parse(fixture["exemptions"])
+        entries += disabled_dict_entries(upstream_disabled(fixture), project=project).entries
+        imported = exemptions_import(project=project, entries=entries)
+        self.stdout.write(f"Imported {len(imported.created)} exemptions.")
+
+    def _upload_all(self, project: Project, fixture: dict, *, days: int) -> None:
         client = APIClient(HTTP_HOST="127.0.0.1")
         client.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=project)}")
-        fixture = json.loads(FIXTURE.read_text())
         end = datetime.datetime.now(datetime.UTC).date()
         started, count = time.monotonic(), 0
         for upload in demo_uploads(fixture, days=days, end=end):
