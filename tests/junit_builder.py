@@ -12,6 +12,7 @@ class Case:
     outcome: str = "passed"  # passed | skipped | failed | error
     message: str = ""
     file: str | None = None
+    seconds: float = 0.01
 
 
 _RESULT_TAGS = {"skipped": "skipped", "failed": "failure", "error": "error"}
@@ -22,7 +23,7 @@ def junit_xml(*cases: Case, suite: str = "suite") -> bytes:
     test_suite = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)))
     for case in cases:
         element = ET.SubElement(
-            test_suite, "testcase", name=case.name, classname=case.classname, time="0.01"
+            test_suite, "testcase", name=case.name, classname=case.classname, time=str(case.seconds)
         )
         if case.file:
             element.set("file", case.file)

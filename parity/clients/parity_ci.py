@@ -1,0 +1,1049 @@
+#!/usr/bin/env python3
+"""parity's CI client: upload JUnit XML, gate on the verdict, and list the test files to run.
+
+One file, Python 3.8 or newer, standard library only: fetch it from the server it talks to
+(``curl -fsSO "$PARITY_URL/ci/parity_ci.py"``) and run it.
+
+    python parity_ci.py upload test-reports --backend tpu --complete --wait --gate
+    python parity_ci.py files --backend tpu --shard 2/4      # this runner's test files
+    python parity_ci.py manifest --backend tpu -o parity-manifest.json
+
+Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
+``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. On
+GitHub Actions, GitLab CI and Buildkite, the commit, branch, run and CI URL come from the CI's
+own variables when their flags are absent; elsewhere from ``git``.
+
+Exit codes: 0 done (and the verdict is ok, with --gate); 1 the verdict is not ok (--gate);
+2 bad usage or settings; 3 the token was refused (401) or belongs to another project (403);
+4 the server refused the request (an unknown project or backend, a bad value); 5 the server
+could not be reached (connection errors, timeouts and 5xx answers, after retries); 6 the
+upload failed to ingest or did not finish in time.
+
+Also a library for the runner integrations (``parity_pytest``, ``parity_unittest``)::
+
+    import parity_ci
+    client = parity_ci.Client.from_env()
+    manifest = client.manifest("tpu")            # {"files": [...], "exemptions": [...], ...}
+    exempted = client.resolve("tpu", node_ids)   # [{"index", "key", "kind", "message", ...}]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import heapq
+import http.client
+import json
+import os
+import random
+import shutil
+import ssl
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Mapping, Sequence
+
+__version__ = "1"
+
+EXIT_OK = 0
+EXIT_GATE = 1
+EXIT_USAGE = 2
+EXIT_AUTH = 3
+EXIT_REJECTED = 4
+EXIT_UNREACHABLE = 5
+EXIT_UPLOAD_FAILED = 6
+
+RETRIES = 5  # after the first attempt: 1 + 2 + 4 + 8 + 16 s of backoff, about half a minute
+BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 30.0
+REQUEST_TIMEOUT_SECONDS = 120.0
+WAIT_TIMEOUT_SECONDS = 1800.0
+# The server decompresses at most PARITY_MAX_XML_BYTES (1 GB by default) per upload; more XML
+# than this goes out as several uploads to the same run.
+PART_XML_BYTES = 512 * 2**20
+RESOLVE_BATCH = 100_000  # the server takes at most 200,000 tests per request
+SUMMARY_MAX_GAPS = 200
+ARCHIVE_SUFFIXES = (".xml.gz", ".gz", ".zip", ".tar.gz", ".tgz")
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+# --- Errors ---------------------------------------------------------------------------------
+
+
+class ParityError(Exception):
+    """Anything the client reports in one line and exits with ``exit_code`` for."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(ParityError):
+    """A missing setting, a bad flag or a path that holds no XML."""
+
+    exit_code = EXIT_USAGE
+
+
+class AuthError(ParityError):
+    """The server refused the token (401) or it belongs to another project (403)."""
+
+    exit_code = EXIT_AUTH
+
+
+class RequestRejected(ParityError):
+    """The server refused the request as it stands (400, 404, 413...): an unknown project or
+    backend, a bad value. Sending it again will not help."""
+
+    exit_code = EXIT_REJECTED
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ServerUnreachable(ParityError):
+    """No answer, or only 5xx answers, after every retry."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
+class UploadFailed(ParityError):
+    """The server took the upload but could not ingest it, or did not finish in time."""
+
+    exit_code = EXIT_UPLOAD_FAILED
+
+
+# --- HTTP -----------------------------------------------------------------------------------
+
+
+class Response:
+    def __init__(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self) -> Any:
+        return json.loads(self.body.decode("utf-8"))
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    # Following a redirect would turn an upload's POST into a GET; say where to point instead.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+def _log(message: str) -> None:
+    print(f"parity: {message}", file=sys.stderr, flush=True)
+
+
+class Client:
+    """The parity server, as one project's CI sees it. Every method raises a ``ParityError``
+    subclass with a one-line message on failure. Requests are retried on connection errors,
+    timeouts and 429/5xx answers with exponential backoff; that is safe for uploads because the
+    server answers a resent identical upload with the first one."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        project: str | None = None,
+        *,
+        retries: int = RETRIES,
+        backoff: float = BACKOFF_SECONDS,
+        timeout: float = REQUEST_TIMEOUT_SECONDS,
+        log: Callable[[str], None] = _log,
+    ) -> None:
+        if not url:
+            raise ConfigError(
+                "set PARITY_URL (or --url) to the parity server, e.g. https://parity.example.org"
+            )
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"PARITY_URL must start with http:// or https:// (got {url!r})")
+        self.url = url.rstrip("/")
+        self.token = token or None
+        self.project = project or None
+        self.retries = retries
+        self.backoff = backoff
+        self.timeout = timeout
+        self.log = log
+        self.last_etag: str | None = None  # of the last manifest answered
+        self._opener = urllib.request.build_opener(_NoRedirects())
+
+    @classmethod
+    def from_env(
+        cls,
+        url: str | None = None,
+        token: str | None = None,
+        project: str | None = None,
+        env: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client from the arguments given, else ``PARITY_URL``, ``PARITY_TOKEN`` and
+        ``PARITY_PROJECT``."""
+        env = os.environ if env is None else env
+        return cls(
+            url or env.get("PARITY_URL", ""),
+            token or env.get("PARITY_TOKEN") or None,
+            project or env.get("PARITY_PROJECT") or None,
+            **options,
+        )
+
+    # --- the API ---
+
+    def manifest(self, backend: str, *, etag: str | None = None) -> dict | None:
+        """The backend's manifest: ``files`` to run, ``exemptions``, ``durations``... With
+        ``etag`` (a previous answer's ``ETag``), None when it has not changed. The answer's
+        ETag is kept in ``self.last_etag``."""
+        headers = {"If-None-Match": etag} if etag else {}
+        response = self.request(
+            "GET", self._project_path("manifest/"), query={"backend": backend}, headers=headers
+        )
+        self.last_etag = response.headers.get("ETag")
+        if response.status == 304:
+            return None
+        return response.json()
+
+    def resolve(self, backend: str, tests: Sequence[object]) -> list[dict]:
+        """The items of ``tests`` (pytest node IDs, unittest IDs, or ``{"classname", "name",
+        "file"}`` objects) that an exemption of ``backend`` names, each as ``{"index", "test",
+        "key", "kind", "message", "triage"}``; ``index`` is the item's position in ``tests``."""
+        exempted: list[dict] = []
+        for start in range(0, len(tests), RESOLVE_BATCH):
+            batch = list(tests[start : start + RESOLVE_BATCH])
+            body = json.dumps({"backend": backend, "tests": batch}).encode("utf-8")
+            answer = self.request(
+                "POST",
+                self._project_path("manifest/resolve/"),
+                body=body,
+                headers={"Content-Type": "application/json"},
+            ).json()
+            for item in answer["exempted"]:
+                item["index"] += start
+                exempted.append(item)
+        return exempted
+
+    def upload(self, paths: Sequence[str], request: UploadRequest) -> list[dict]:
+        """Send the XML under ``paths`` (folders are searched for ``*.xml``; ``.xml.gz``,
+        ``.zip`` and ``.tar.gz`` files go as they are) and return the server's answer for each
+        upload: ``{"id", "status", "run", "url", ...}``. XML is sent as a gzipped tar that keeps
+        each file's folder (the server reads a test file from a folder like ``test.test_ops``
+        when the XML names ``__main__``); more than ``PART_XML_BYTES`` of XML goes as several
+        uploads to the same run, the last one carrying ``complete``."""
+        if not self.project:
+            raise ConfigError("set PARITY_PROJECT (or --project) to the project's slug")
+        if not self.token:
+            raise ConfigError("set PARITY_TOKEN (or --token) to an upload token of the project")
+        parts = upload_parts(collect_reports(paths))
+        answers = []
+        for number, part in enumerate(parts, start=1):
+            last = number == len(parts)
+            fields = request.fields(project=self.project, complete=request.complete and last)
+            # Built once, spooled to disk past 16 MB, and sent again as is on a retry.
+            with tempfile.SpooledTemporaryFile(max_size=16 * 2**20) as body:
+                content_type = multipart_write(body, fields, part)
+                size = body.tell()
+                self.log(f"uploading {part.describe(size)} as {request.backend} to {self.url}")
+                response = self.request(
+                    "POST",
+                    "/api/v1/uploads/",
+                    body=body,
+                    headers={"Content-Type": content_type, "Content-Length": str(size)},
+                )
+            answer = response.json()
+            known = "" if response.status == 202 else " (the server had it already)"
+            self.log(f"upload {answer['id']} {answer['status']}{known}: run {answer['run']}")
+            answers.append(answer)
+        return answers
+
+    def upload_status(self, upload_id: int) -> dict:
+        return self.request("GET", f"/api/v1/uploads/{upload_id}/").json()
+
+    def upload_wait(
+        self, upload_id: int, *, timeout: float = WAIT_TIMEOUT_SECONDS, interval: float = 1.0
+    ) -> dict:
+        """Poll the upload until it is done; raise ``UploadFailed`` if it failed or is still
+        pending after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            upload = self.upload_status(upload_id)
+            if upload["status"] == "done":
+                return upload
+            if upload["status"] == "failed":
+                raise UploadFailed(f"upload {upload_id} failed: {upload.get('error') or '?'}")
+            if time.monotonic() > deadline:
+                raise UploadFailed(
+                    f"upload {upload_id} is still {upload['status']} after {timeout:.0f} s "
+                    f"({self.url}/api/v1/uploads/{upload_id}/)"
+                )
+            time.sleep(interval)
+            interval = min(interval * 1.5, 5.0)
+
+    def run_complete(self, run_id: int) -> dict:
+        return self.request("POST", f"/api/v1/runs/{run_id}/complete/").json()
+
+    def verdict(self, run_id: int) -> dict:
+        return self.request("GET", f"/api/v1/runs/{run_id}/verdict/").json()
+
+    def parity(self) -> dict:
+        return self.request("GET", self._project_path("parity/")).json()
+
+    def dashboard_url(self, page: str = "", **query: str) -> str:
+        """A page of the project on the dashboard: ``gaps/``, ``runs/``, ``file/``..."""
+        slug = urllib.parse.quote(self.project or "", safe="")
+        encoded = urllib.parse.urlencode({k: v for k, v in query.items() if v})
+        return f"{self.url}/p/{slug}/{page}" + (f"?{encoded}" if encoded else "")
+
+    # --- plumbing ---
+
+    def _project_path(self, rest: str) -> str:
+        if not self.project:
+            raise ConfigError("set PARITY_PROJECT (or --project) to the project's slug")
+        return f"/api/v1/projects/{urllib.parse.quote(self.project, safe='')}/{rest}"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        body: bytes | IO[bytes] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Response:
+        """Send a request, retrying what may pass, and return a 2xx or 304 answer; raise the
+        matching ``ParityError`` for anything else."""
+        url = self.url + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
+        sent = {"Accept": "application/json", "User-Agent": f"parity-ci/{__version__}"}
+        if self.token:
+            sent["Authorization"] = f"Token {self.token}"
+        sent.update(headers or {})
+        attempts = self.retries + 1
+        for attempt in range(1, attempts + 1):
+            if hasattr(body, "seek"):
+                body.seek(0)  # type: ignore[union-attr]
+            try:
+                response = self._send(method, url, body, sent)
+            except (OSError, http.client.HTTPException) as exc:
+                problem, response = _connection_problem(exc), None
+                if isinstance(_reason(exc), ssl.SSLCertVerificationError) or attempt == attempts:
+                    raise ServerUnreachable(
+                        f"cannot reach {self.url} ({problem}) after {attempt} attempt(s); "
+                        "check PARITY_URL and the network"
+                    ) from None
+            else:
+                if response.status < 300 or response.status == 304:
+                    return response
+                if response.status not in RETRY_STATUSES or attempt == attempts:
+                    raise _refusal(response, method=method, url=url, attempts=attempt)
+                problem = f"HTTP {response.status}"
+            delay = self._delay(attempt, response)
+            self.log(
+                f"{method} {path}: {problem} (attempt {attempt} of {attempts}); "
+                f"retrying in {delay:.1f} s"
+            )
+            time.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _send(
+        self, method: str, url: str, body: bytes | IO[bytes] | None, headers: Mapping[str, str]
+    ) -> Response:
+        request = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
+        try:
+            with self._opener.open(request, timeout=self.timeout) as answer:
+                return Response(answer.status, answer.headers, answer.read())
+        except urllib.error.HTTPError as exc:
+            return Response(exc.code, exc.headers, exc.read())
+
+    def _delay(self, attempt: int, response: Response | None) -> float:
+        retry_after = response.headers.get("Retry-After") if response is not None else None
+        if retry_after and retry_after.isdigit():
+            return min(float(retry_after), MAX_BACKOFF_SECONDS)
+        delay = min(self.backoff * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS)
+        # Jitter, so the shards of one CI run that failed together do not retry together.
+        return delay * random.uniform(1.0, 1.25)
+
+
+def _reason(exc: BaseException) -> object:
+    return getattr(exc, "reason", None)
+
+
+def _connection_problem(exc: BaseException) -> str:
+    reason = _reason(exc)
+    cause = reason if isinstance(reason, BaseException) else exc
+    return getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+
+
+def _detail(response: Response) -> str:
+    """The server's message: DRF's ``detail``, or its field errors, or the start of the body."""
+    try:
+        body = response.json()
+    except ValueError:
+        text = response.body.decode("utf-8", "replace").strip()
+        return text[:300] if text and not text.lstrip().startswith("<") else ""
+    if isinstance(body, dict) and "detail" in body:
+        return str(body["detail"])
+    if isinstance(body, dict):
+        return "; ".join(
+            f"{field}: {' '.join(map(str, errors)) if isinstance(errors, list) else errors}"
+            for field, errors in body.items()
+        )
+    return str(body)[:300]
+
+
+def _refusal(response: Response, *, method: str, url: str, attempts: int) -> ParityError:
+    status = response.status
+    detail = _detail(response)
+    said = f" ({detail})" if detail else ""
+    if status == 401:
+        return AuthError(
+            f"the server refused the token (HTTP 401{said}): set PARITY_TOKEN to an upload "
+            "token of the project (python manage.py create_upload_token <project>)"
+        )
+    if status == 403:
+        return AuthError(f"the token may not do this (HTTP 403{said})")
+    if 300 <= status < 400:
+        where = response.headers.get("Location", "?")
+        return ConfigError(
+            f"the server redirects {url} to {where}: set PARITY_URL to the address it redirects to"
+        )
+    if status >= 500 or status == 429:
+        return ServerUnreachable(
+            f"{method} {url} answered HTTP {status}{said} after {attempts} attempt(s)"
+        )
+    if status == 404 and not detail:
+        detail = f"nothing at {url}: check PARITY_URL and PARITY_PROJECT"
+    return RequestRejected(f"{detail or f'{method} {url}'} (HTTP {status})", status)
+
+
+# --- What to upload -------------------------------------------------------------------------
+
+
+class UploadRequest:
+    """The form fields of an upload, besides the files."""
+
+    def __init__(
+        self,
+        *,
+        backend: str,
+        commit: str,
+        branch: str = "",
+        run: str = "",
+        ci_url: str = "",
+        complete: bool = False,
+        file_hint: str = "",
+    ) -> None:
+        self.backend = backend
+        self.commit = commit
+        self.branch = branch
+        self.run = run
+        self.ci_url = ci_url
+        self.complete = complete
+        self.file_hint = file_hint
+
+    def fields(self, *, project: str, complete: bool) -> dict[str, str]:
+        fields = {
+            "project": project,
+            "backend": self.backend,
+            "commit": self.commit,
+            "branch": self.branch,
+            "run": self.run,
+            "ci_url": self.ci_url,
+            "file_hint": self.file_hint,
+            "complete": "true" if complete else "false",
+        }
+        return {name: value for name, value in fields.items() if value}
+
+
+class Reports:
+    """The XML files to send, each with its name inside the archive, and archives to send as
+    they are."""
+
+    def __init__(self, xml: list[tuple[Path, str]], archives: list[Path]) -> None:
+        self.xml = xml
+        self.archives = archives
+
+
+class UploadPart:
+    """What one upload request carries: XML to tar and gzip, or one archive as it is."""
+
+    def __init__(self, xml: list[tuple[Path, str]], archive: Path | None = None) -> None:
+        self.xml = xml
+        self.archive = archive
+
+    def describe(self, size: int) -> str:
+        if self.archive is not None:
+            return f"{self.archive} ({_human_bytes(size)})"
+        xml_bytes = sum(path.stat().st_size for path, _ in self.xml)
+        return (
+            f"{len(self.xml)} XML file(s), {_human_bytes(xml_bytes)} ({_human_bytes(size)} gzipped)"
+        )
+
+
+def _is_xml(name: str) -> bool:
+    return name.lower().endswith(".xml") and not name.startswith("._")
+
+
+def collect_reports(paths: Sequence[str]) -> Reports:
+    """The ``*.xml`` files under each folder, each named ``<folder>/<path inside it>`` so the
+    folder names reach the server; an XML file given by itself is named ``<its folder>/<name>``
+    for the same reason. Each file once, in a stable order."""
+    if not paths:
+        raise ConfigError("name at least one XML file or folder to upload")
+    xml: list[tuple[Path, str]] = []
+    archives: list[Path] = []
+    seen: set[Path] = set()
+
+    def add(path: Path, name: str) -> None:
+        real = path.resolve()
+        if real not in seen:
+            seen.add(real)
+            xml.append((path, name))
+
+    for raw in paths:
+        path = Path(raw)
+        top = path.resolve().name
+        if path.is_dir():
+            found = sorted(_xml_under(path))
+            if not found:
+                raise ConfigError(f"no .xml files under {raw}")
+            for relative in found:
+                add(path / relative, f"{top}/{relative}")
+        elif path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES):
+            archives.append(path)
+        elif path.is_file() and _is_xml(path.name):
+            add(path, f"{path.resolve().parent.name}/{path.name}")
+        elif path.exists():
+            raise ConfigError(f"{raw} is not an .xml, .xml.gz, .zip or .tar.gz file")
+        else:
+            raise ConfigError(f"no such file or folder: {raw}")
+    return Reports(xml, archives)
+
+
+def _xml_under(folder: Path) -> Iterable[str]:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__MACOSX"]
+        relative = Path(root).relative_to(folder)
+        for name in files:
+            if _is_xml(name):
+                yield (relative / name).as_posix()
+
+
+def upload_parts(reports: Reports, *, part_bytes: int = PART_XML_BYTES) -> list[UploadPart]:
+    parts: list[UploadPart] = []
+    current: list[tuple[Path, str]] = []
+    size = 0
+    for path, name in reports.xml:
+        file_size = path.stat().st_size
+        if current and size + file_size > part_bytes:
+            parts.append(UploadPart(current))
+            current, size = [], 0
+        current.append((path, name))
+        size += file_size
+    if current:
+        parts.append(UploadPart(current))
+    parts.extend(UploadPart([], archive) for archive in reports.archives)
+    return parts
+
+
+def write_tar_gz(members: Sequence[tuple[Path, str]], out: IO[bytes]) -> None:
+    """A gzipped tar of the files, byte for byte the same for the same files: no times, owners
+    or temporary names inside, so a resent upload is recognized by its checksum."""
+    zipped = gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=6, mtime=0)
+    with zipped, tarfile.open(fileobj=zipped, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for path, name in members:
+            info = tarfile.TarInfo(name)
+            info.size = path.stat().st_size
+            info.mode = 0o644
+            with path.open("rb") as source:
+                tar.addfile(info, source)
+
+
+def multipart_write(out: IO[bytes], fields: Mapping[str, str], part: UploadPart) -> str:
+    """Write the request body to ``out``; return its content type."""
+    boundary = f"parity-ci-{uuid.uuid4().hex}"
+    for name, value in fields.items():
+        out.write(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
+            + value.encode("utf-8")
+            + b"\r\n"
+        )
+    filename = part.archive.name if part.archive is not None else "test-reports.tar.gz"
+    quoted = filename.replace("\\", "_").replace('"', "_")
+    out.write(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{quoted}"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n".encode()
+    )
+    if part.archive is not None:
+        with part.archive.open("rb") as source:
+            shutil.copyfileobj(source, out)
+    else:
+        write_tar_gz(part.xml, out)
+    out.write(f"\r\n--{boundary}--\r\n".encode())
+    return f"multipart/form-data; boundary={boundary}"
+
+
+# --- Where this run comes from --------------------------------------------------------------
+
+
+def ci_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``commit``, ``branch``, ``run`` and ``ci_url`` from GitHub Actions', GitLab CI's or
+    Buildkite's variables (whichever is set), empty strings where unknown."""
+    if env.get("GITHUB_ACTIONS") == "true":
+        server = env.get("GITHUB_SERVER_URL", "https://github.com")
+        run_id = env.get("GITHUB_RUN_ID", "")
+        repository = env.get("GITHUB_REPOSITORY", "")
+        return {
+            "commit": _github_head_sha(env) or env.get("GITHUB_SHA", ""),
+            # A pull request's source branch; GITHUB_REF_NAME would be "<number>/merge".
+            "branch": env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME", ""),
+            "run": run_id,
+            "ci_url": f"{server}/{repository}/actions/runs/{run_id}"
+            if run_id and repository
+            else "",
+        }
+    if env.get("GITLAB_CI") == "true":
+        return {
+            "commit": env.get("CI_COMMIT_SHA", ""),
+            "branch": env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME")
+            or env.get("CI_COMMIT_BRANCH")
+            or env.get("CI_COMMIT_REF_NAME", ""),
+            "run": env.get("CI_PIPELINE_ID", ""),
+            "ci_url": env.get("CI_PIPELINE_URL", ""),
+        }
+    if env.get("BUILDKITE") == "true":
+        commit = env.get("BUILDKITE_COMMIT", "")
+        return {
+            "commit": "" if commit == "HEAD" else commit,
+            "branch": env.get("BUILDKITE_BRANCH", ""),
+            "run": env.get("BUILDKITE_BUILD_ID", ""),
+            "ci_url": env.get("BUILDKITE_BUILD_URL", ""),
+        }
+    return {"commit": "", "branch": "", "run": "", "ci_url": ""}
+
+
+def _github_head_sha(env: Mapping[str, str]) -> str:
+    """On a pull request, GITHUB_SHA is a merge commit nobody pushed; the event names the
+    commit of the branch."""
+    if not env.get("GITHUB_EVENT_NAME", "").startswith("pull_request"):
+        return ""
+    try:
+        with open(env.get("GITHUB_EVENT_PATH", ""), encoding="utf-8") as event:
+            return str(json.load(event)["pull_request"]["head"]["sha"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def _git(*args: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def upload_request(args: argparse.Namespace, env: Mapping[str, str]) -> UploadRequest:
+    """Flags first, then the CI's variables, then ``git``; the run key is the CI's run id and
+    the backend, so every shard of one CI run lands in one parity run."""
+    ci = ci_environment(env)
+    commit = args.commit or ci["commit"] or _git("rev-parse", "HEAD")
+    if not commit:
+        raise ConfigError("no commit: pass --commit (not in a CI or a git checkout)")
+    branch = args.branch or ci["branch"]
+    if not branch and not args.commit:
+        head = _git("rev-parse", "--abbrev-ref", "HEAD")
+        branch = "" if head == "HEAD" else head
+    run = args.run or (f"{ci['run']}-{args.backend}" if ci["run"] else "")
+    return UploadRequest(
+        backend=args.backend,
+        commit=commit,
+        branch=branch,
+        run=run,
+        ci_url=args.ci_url or ci["ci_url"],
+        complete=args.complete,
+        file_hint=args.file_hint or "",
+    )
+
+
+# --- Shards ---------------------------------------------------------------------------------
+
+
+def split_into_shards(
+    files: Sequence[str], durations: Mapping[str, float], count: int
+) -> list[list[str]]:
+    """``files`` in ``count`` shards of about equal time: longest first onto the lightest shard
+    (ties: the lower shard number). A file with no known duration counts as the median of the
+    known ones (1 s when none is known). The same input always gives the same shards; each is
+    sorted by path."""
+    if count < 1:
+        raise ConfigError(f"the number of shards must be at least 1 (got {count})")
+    known = [float(durations[f]) for f in files if durations.get(f) is not None]
+    default = statistics.median(known) if known else 1.0
+    weight = {f: float(durations[f]) if durations.get(f) is not None else default for f in files}
+    shards: list[list[str]] = [[] for _ in range(count)]
+    lightest = [(0.0, index) for index in range(count)]  # (seconds, shard), a heap
+    for file in sorted(set(files), key=lambda f: (-weight[f], f)):
+        seconds, index = heapq.heappop(lightest)
+        shards[index].append(file)
+        heapq.heappush(lightest, (seconds + weight[file], index))
+    return [sorted(shard) for shard in shards]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` → ``(2, 4)``: the second of four shards (numbered from 1)."""
+    try:
+        number, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"--shard takes I/N, e.g. 2/4 (got {text!r})") from None
+    if not 1 <= number <= count:
+        raise ConfigError(f"--shard {text}: I must be between 1 and N")
+    return number, count
+
+
+def load_manifest(path: str | os.PathLike) -> dict:
+    """A manifest saved by ``parity_ci.py manifest -o FILE``."""
+    try:
+        with open(path, encoding="utf-8") as saved:
+            manifest = json.load(saved)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the manifest {path}: {exc}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
+        raise ConfigError(f"{path} is not a parity manifest (no 'files' list)")
+    return manifest
+
+
+# --- The verdict, as a table and as Markdown -------------------------------------------------
+
+
+def gap_tracking(gap: Mapping[str, Any]) -> str:
+    if gap.get("intended"):
+        return "intended"
+    return "tracked" if gap.get("tracked") else "untracked"
+
+
+def _gaps_in_order(verdict: Mapping[str, Any]) -> list[dict]:
+    order = {"untracked": 0, "tracked": 1, "intended": 2}
+    return sorted(verdict.get("gaps", []), key=lambda g: (order[gap_tracking(g)], g["test"]))
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def verdict_headline(verdict: Mapping[str, Any]) -> str:
+    opened = verdict["opened"]
+    state = "ok" if verdict["ok"] else "NOT OK"
+    why = []
+    if opened["untracked"]:
+        why.append("opens untracked gaps")
+    if verdict.get("coverage_drop"):
+        why.append("drops coverage")
+    reason = f" ({' and '.join(why)})" if why else ""
+    return (
+        f"verdict for {verdict['backend']} run {verdict['run']}: {state}{reason}; opened "
+        f"{opened['untracked']} untracked, {opened['tracked']} tracked, {opened['intended']} "
+        f"intended gap(s), closed {verdict['closed']}"
+    )
+
+
+def verdict_table(verdict: Mapping[str, Any]) -> str:
+    """The gaps the run opened, one a line, untracked first: state, tracking, test, reason,
+    issues."""
+    gaps = _gaps_in_order(verdict)
+    if not gaps:
+        return "no new gaps"
+    rows = [("STATE", "TRACKING", "TEST", "REASON", "ISSUES")] + [
+        (
+            gap["state"],
+            gap_tracking(gap),
+            gap["test"],
+            _clip(gap.get("reason") or "-", 60),
+            " ".join(gap.get("issues") or []) or "-",
+        )
+        for gap in gaps
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
+        for row in rows
+    )
+
+
+def _md(text: str) -> str:
+    """Text for a Markdown table cell."""
+    escaped = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    for char in "*_<>[]`":
+        escaped = escaped.replace(char, "\\" + char)
+    return escaped
+
+
+def _md_link(text: str, url: str) -> str:
+    return f"[{_md(text)}]({url.replace(' ', '%20').replace(')', '%29')})"
+
+
+def verdict_markdown(
+    verdict: Mapping[str, Any],
+    *,
+    client: Client,
+    parity: Mapping[str, Any] | None = None,
+    commit: str = "",
+) -> str:
+    """The verdict for a pull-request comment or a job summary: the outcome, the current
+    parity scores, the gaps the run opened with their reasons and issues, links to the
+    dashboard."""
+    backend = verdict["backend"]
+    opened = verdict["opened"]
+    mark = "✅ ok" if verdict["ok"] else "❌ not ok"
+    lines = [f"### parity: {_md(backend)} run {verdict['run']}: {mark}", ""]
+    facts = [
+        f"Opened **{opened['untracked']} untracked**, {opened['tracked']} tracked and "
+        f"{opened['intended']} intended gap(s); closed {verdict['closed']}.",
+        f"{verdict.get('test_count', 0):,} tests"
+        + (
+            f" (baseline run {verdict['baseline_run']}: {verdict['baseline_test_count']:,})"
+            if verdict.get("baseline_run")
+            else " (no baseline run yet)"
+        )
+        + ("; **coverage dropped**." if verdict.get("coverage_drop") else "."),
+    ]
+    if commit:
+        facts.insert(0, f"Commit `{commit[:12]}`.")
+    if not verdict.get("complete"):
+        facts.append("The run is not complete: tests it lacks are not counted missing yet.")
+    lines += [" ".join(facts), ""]
+    if parity:
+        lines += _scores_markdown(parity, client=client) + [""]
+    gaps = _gaps_in_order(verdict)
+    if gaps:
+        lines += ["| state | tracking | test | reason | issues |", "|---|---|---|---|---|"]
+        for gap in gaps[:SUMMARY_MAX_GAPS]:
+            test = gap["test"]
+            file_url = client.dashboard_url("file/", path=test.split("::")[0], backend=backend)
+            issues = " ".join(_md_link(_issue_label(u), u) for u in gap.get("issues") or [])
+            lines.append(
+                f"| {gap['state']} | {gap_tracking(gap)} | {_md_link(test, file_url)} | "
+                f"{_md(gap.get('reason') or '')} | {issues} |"
+            )
+        if len(gaps) > SUMMARY_MAX_GAPS:
+            lines.append(f"\n… and {len(gaps) - SUMMARY_MAX_GAPS:,} more.")
+        lines.append("")
+    links = [
+        _md_link("dashboard", client.dashboard_url()),
+        _md_link(
+            f"untracked gaps of {backend}",
+            client.dashboard_url("gaps/", backend=backend, tracked="untracked", open="1"),
+        ),
+        _md_link(f"runs of {backend}", client.dashboard_url("runs/", backend=backend)),
+    ]
+    lines.append(" · ".join(links))
+    return "\n".join(lines) + "\n"
+
+
+def _scores_markdown(parity: Mapping[str, Any], *, client: Client) -> list[str]:
+    lines = [
+        "| backend | parity score | current run | untracked | tracked | intended |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in parity.get("backends", []):
+        name = row["backend"] + (" (reference)" if row.get("is_reference") else "")
+        score = "-" if row.get("score") is None else f"{row['score']:.1%}"
+        lines.append(
+            f"| {_md(name)} | {score} | {row.get('run') or '-'} | {row.get('untracked', 0)} | "
+            f"{row.get('tracked', 0)} | {row.get('intended', 0)} |"
+        )
+    return lines
+
+
+def _issue_label(url: str) -> str:
+    tail = url.rstrip("/").rsplit("/", 1)[-1]
+    return f"#{tail}" if tail.isdigit() else url
+
+
+# --- Commands -------------------------------------------------------------------------------
+
+
+def client_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Client:
+    return Client.from_env(
+        args.url, args.token, args.project, env=env, retries=max(args.retries, 0)
+    )
+
+
+def backend_required(args: argparse.Namespace) -> str:
+    if not args.backend:
+        raise ConfigError("pass --backend (or set PARITY_BACKEND): the backend's name, e.g. tpu")
+    return args.backend
+
+
+def command_upload(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    backend_required(args)
+    client = client_from_args(args, env)
+    request = upload_request(args, env)
+    answers = client.upload(args.paths, request)
+    if not (args.wait or args.gate or args.summary):
+        for answer in answers:
+            print(answer["url"])
+        return EXIT_OK
+    for answer in answers:
+        upload = client.upload_wait(answer["id"], timeout=args.timeout)
+        counts = upload.get("counts") or {}
+        client.log(
+            f"upload {upload['id']} done: {counts.get('total', 0):,} tests "
+            f"({counts.get('passed', 0):,} passed, {counts.get('skipped', 0):,} skipped, "
+            f"{counts.get('failed', 0):,} failed, {counts.get('error', 0):,} errors)"
+        )
+    verdict = client.verdict(answers[-1]["run"])
+    print(verdict_headline(verdict))
+    print(verdict_table(verdict))
+    print(f"dashboard: {client.dashboard_url('gaps/', backend=request.backend)}")
+    _summaries_write(args, client, verdict, env, commit=request.commit)
+    if args.gate and not verdict["ok"]:
+        return EXIT_GATE
+    return EXIT_OK
+
+
+def _summaries_write(
+    args: argparse.Namespace,
+    client: Client,
+    verdict: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    commit: str,
+) -> None:
+    step_summary = env.get("GITHUB_STEP_SUMMARY")
+    if not (args.summary or step_summary):
+        return
+    try:
+        parity = client.parity()
+    except ParityError as exc:  # the scores are extra: the verdict is still worth writing
+        client.log(f"no scores in the summary: {exc}")
+        parity = None
+    markdown = verdict_markdown(verdict, client=client, parity=parity, commit=commit)
+    if args.summary:
+        Path(args.summary).write_text(markdown, encoding="utf-8")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as summary:  # GitHub appends steps
+            summary.write(markdown)
+
+
+def command_manifest(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    client = client_from_args(args, env)
+    manifest = client.manifest(backend_required(args))
+    text = json.dumps(manifest, indent=2) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        client.log(
+            f"saved the manifest of {args.backend} to {args.output}: "
+            f"{len(manifest['files'])} files, {len(manifest['exemptions'])} exemptions"
+        )
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def command_files(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    if args.manifest:
+        manifest = load_manifest(args.manifest)
+    else:
+        manifest = client_from_args(args, env).manifest(backend_required(args))
+    files = manifest["files"]
+    if args.shard:
+        number, count = parse_shard(args.shard)
+        files = split_into_shards(files, manifest.get("durations") or {}, count)[number - 1]
+    if not files:
+        _log("no test files to run here (is there a current run of the reference?)")
+    sys.stdout.write("".join(f"{path}\n" for path in files))
+    return EXIT_OK
+
+
+def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
+    settings = argparse.ArgumentParser(add_help=False)
+    group = settings.add_argument_group("server")
+    group.add_argument("--url", help="the parity server (default: $PARITY_URL)")
+    group.add_argument("--token", help="an upload token of the project (default: $PARITY_TOKEN)")
+    group.add_argument("--project", help="the project's slug (default: $PARITY_PROJECT)")
+    group.add_argument(
+        "--retries", type=int, default=RETRIES, help=f"retries per request (default {RETRIES})"
+    )
+    backend = argparse.ArgumentParser(add_help=False)
+    backend.add_argument(
+        "--backend",
+        default=env.get("PARITY_BACKEND") or None,
+        help="the backend's name, e.g. tpu (default: $PARITY_BACKEND)",
+    )
+
+    parser = argparse.ArgumentParser(
+        prog="parity_ci.py", description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
+    parser.add_argument("--version", action="version", version=f"parity_ci {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    upload = commands.add_parser(
+        "upload", parents=[settings, backend], help="upload JUnit XML; wait for the verdict"
+    )
+    upload.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    upload.add_argument("--commit", help="default: the CI's commit, or git rev-parse HEAD")
+    upload.add_argument("--branch", help="default: the CI's branch, or git's")
+    upload.add_argument(
+        "--run", help="groups shard uploads into one run (default: <CI run id>-<backend>)"
+    )
+    upload.add_argument("--ci-url", help="a link to the CI run (default: from the CI)")
+    upload.add_argument(
+        "--complete", action="store_true", help="the run's last upload: complete the run"
+    )
+    upload.add_argument("--file-hint", help="the test file of XML that names none (__main__)")
+    upload.add_argument("--wait", action="store_true", help="wait for ingest, print the verdict")
+    upload.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not ok")
+    upload.add_argument("--summary", metavar="FILE", help="write the verdict as Markdown")
+    upload.add_argument(
+        "--timeout",
+        type=float,
+        default=WAIT_TIMEOUT_SECONDS,
+        help=f"seconds to wait for ingest (default {WAIT_TIMEOUT_SECONDS:.0f})",
+    )
+    upload.set_defaults(run_command=command_upload)
+
+    manifest = commands.add_parser(
+        "manifest", parents=[settings, backend], help="save the backend's manifest (JSON)"
+    )
+    manifest.add_argument("-o", "--output", metavar="FILE", help="default: standard output")
+    manifest.set_defaults(run_command=command_manifest)
+
+    files = commands.add_parser(
+        "files", parents=[settings, backend], help="the test files to run, one a line"
+    )
+    files.add_argument("--shard", metavar="I/N", help="only shard I of N, balanced by duration")
+    files.add_argument("--manifest", metavar="FILE", help="read a saved manifest, not the server")
+    files.set_defaults(run_command=command_files)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    env = os.environ if env is None else env
+    args = _parser(env).parse_args(argv)
+    try:
+        return args.run_command(args, env)
+    except ParityError as exc:
+        _log(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _human_bytes(size: float) -> str:
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1000
+    return f"{size:,.1f} GB"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,388 @@
+"""The CI client's own logic, without a server: shards balanced by duration, where a CI run's
+commit and branch come from, the archive it sends, the verdict as a table and as Markdown, and
+that it runs on Python 3.8."""
+
+import ast
+import gzip
+import io
+import json
+import os
+import random
+import socket
+import tarfile
+from pathlib import Path
+
+import parity_ci
+import pytest
+
+from tests.conftest import FIXTURES_DIR
+from tests.parity.clients.conftest import CLIENTS_DIR, clean_environment, client_run, python38
+
+DEMO_FIXTURE = Path(parity_ci.__file__).resolve().parents[1] / "demo" / "fixture.json"
+
+
+# --- Shards ---------------------------------------------------------------------------------
+
+
+def realistic_durations(seed: int) -> tuple[list[str], dict[str, float]]:
+    """PyTorch/XLA's real test files (from the demo fixture) with durations drawn as CI sees
+    them: log-normal, a median of 30 s and a long tail (a few files take ten times that), and
+    one file in ten with no history yet."""
+    files = sorted(json.loads(DEMO_FIXTURE.read_text())["files"])
+    rng = random.Random(seed)
+    durations = {f: round(rng.lognormvariate(3.4, 1.0), 3) for f in files if rng.random() > 0.1}
+    return files, durations
+
+
+def loads(shards: list[list[str]], weight: dict[str, float]) -> list[float]:
+    return [sum(weight[f] for f in shard) for shard in shards]
+
+
+@pytest.mark.parametrize("count", [2, 4, 8])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_shards_are_balanced_within_a_fifth_of_the_ideal(seed, count):
+    files, durations = realistic_durations(seed)
+    median = sorted(durations.values())[len(durations) // 2]
+    weight = {f: durations.get(f, median) for f in files}
+
+    shards = parity_ci.split_into_shards(files, durations, count)
+
+    assert sorted(f for shard in shards for f in shard) == files  # each file exactly once
+    ideal = sum(weight.values()) / count
+    assert max(weight.values()) < ideal  # a mix where balance is possible at all
+    assert max(loads(shards, weight)) <= 1.2 * ideal, (loads(shards, weight), ideal)
+
+
+def test_shards_are_the_same_whatever_the_order_of_the_input():
+    files, durations = realistic_durations(seed=7)
+    shuffled = files[:]
+    random.Random(0).shuffle(shuffled)
+    reordered = dict(sorted(durations.items(), reverse=True))
+
+    first = parity_ci.split_into_shards(files, durations, 4)
+
+    assert parity_ci.split_into_shards(shuffled, reordered, 4) == first
+    assert all(shard == sorted(shard) for shard in first)
+
+
+def test_files_without_history_count_as_the_median_of_the_known_ones():
+    durations = {"a.py": 10.0, "b.py": 30.0}
+
+    shards = parity_ci.split_into_shards(["a.py", "b.py", "c.py", "d.py"], durations, 2)
+
+    # b (30) and a (10) against c and d at 20 each; at 1 s each they would join a.
+    assert shards == [["a.py", "b.py"], ["c.py", "d.py"]]
+
+
+def test_with_no_history_at_all_files_are_dealt_evenly_by_name():
+    shards = parity_ci.split_into_shards([f"t{n}.py" for n in range(7)], {}, 3)
+
+    assert shards == [["t0.py", "t3.py", "t6.py"], ["t1.py", "t4.py"], ["t2.py", "t5.py"]]
+
+
+def test_a_file_longer_than_a_fair_share_gets_a_shard_to_itself():
+    durations = {"huge.py": 100.0, **{f"small{n}.py": 5.0 for n in range(10)}}
+
+    shards = parity_ci.split_into_shards(sorted(durations), durations, 3)
+
+    assert ["huge.py"] in shards
+    assert sorted(len(shard) for shard in shards) == [1, 5, 5]
+
+
+def test_more_shards_than_files_leaves_some_empty():
+    assert parity_ci.split_into_shards(["a.py"], {}, 3) == [["a.py"], [], []]
+
+
+@pytest.mark.parametrize("text", ["0/4", "5/4", "2", "a/b", "1/0"])
+def test_a_bad_shard_is_refused_with_the_form_it_takes(text):
+    with pytest.raises(parity_ci.ConfigError, match="--shard"):
+        parity_ci.parse_shard(text)
+
+
+# --- Where a run comes from -----------------------------------------------------------------
+
+
+def test_github_actions_push():
+    env = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_SHA": "a" * 40,
+        "GITHUB_REF_NAME": "master",
+        "GITHUB_RUN_ID": "123",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "pytorch/xla",
+        "GITHUB_EVENT_NAME": "push",
+    }
+
+    assert parity_ci.ci_environment(env) == {
+        "commit": "a" * 40,
+        "branch": "master",
+        "run": "123",
+        "ci_url": "https://github.com/pytorch/xla/actions/runs/123",
+    }
+
+
+def test_github_actions_pull_request_names_the_branch_and_its_commit(tmp_path):
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"sha": "b" * 40}}}))
+    env = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_SHA": "m" * 40,  # the merge commit GitHub made
+        "GITHUB_REF_NAME": "9001/merge",
+        "GITHUB_HEAD_REF": "fix-sort",
+        "GITHUB_RUN_ID": "124",
+        "GITHUB_REPOSITORY": "pytorch/xla",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+    }
+
+    found = parity_ci.ci_environment(env)
+
+    assert (found["commit"], found["branch"]) == ("b" * 40, "fix-sort")
+
+
+def test_gitlab_ci_merge_request():
+    env = {
+        "GITLAB_CI": "true",
+        "CI_COMMIT_SHA": "c" * 40,
+        "CI_COMMIT_REF_NAME": "fix-sort",
+        "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "fix-sort",
+        "CI_PIPELINE_ID": "77",
+        "CI_PIPELINE_URL": "https://gitlab.example.org/xla/-/pipelines/77",
+    }
+
+    assert parity_ci.ci_environment(env) == {
+        "commit": "c" * 40,
+        "branch": "fix-sort",
+        "run": "77",
+        "ci_url": "https://gitlab.example.org/xla/-/pipelines/77",
+    }
+
+
+def test_buildkite():
+    env = {
+        "BUILDKITE": "true",
+        "BUILDKITE_COMMIT": "d" * 40,
+        "BUILDKITE_BRANCH": "main",
+        "BUILDKITE_BUILD_ID": "0190-uuid",
+        "BUILDKITE_BUILD_URL": "https://buildkite.com/org/xla/builds/5",
+    }
+
+    assert parity_ci.ci_environment(env) == {
+        "commit": "d" * 40,
+        "branch": "main",
+        "run": "0190-uuid",
+        "ci_url": "https://buildkite.com/org/xla/builds/5",
+    }
+
+
+def test_outside_ci_nothing_is_guessed_from_the_environment():
+    assert set(parity_ci.ci_environment({"CI": "true"}).values()) == {""}
+
+
+# --- What is sent ---------------------------------------------------------------------------
+
+
+def reports_folder(root: Path) -> Path:
+    """A test-reports folder as xmlrunner writes it: one folder per test module."""
+    folder = root / "test-reports"
+    for module in ("test.test_ops", "test.test_nn"):
+        (folder / "python-unittest" / module).mkdir(parents=True)
+        (folder / "python-unittest" / module / "TEST-x.xml").write_bytes(
+            (FIXTURES_DIR / "junit" / "pytest_small.xml").read_bytes()
+        )
+    (folder / "python-unittest" / "test.test_nn" / "notes.txt").write_text("not a report")
+    return folder
+
+
+def test_a_folder_is_sent_with_its_folder_names(tmp_path):
+    folder = reports_folder(tmp_path)
+
+    reports = parity_ci.collect_reports([str(folder)])
+
+    assert [name for _, name in reports.xml] == [
+        "test-reports/python-unittest/test.test_nn/TEST-x.xml",
+        "test-reports/python-unittest/test.test_ops/TEST-x.xml",
+    ]
+
+
+def test_a_file_given_alone_keeps_its_folder_name_and_is_sent_once(tmp_path):
+    folder = reports_folder(tmp_path)
+    report = folder / "python-unittest" / "test.test_ops" / "TEST-x.xml"
+
+    reports = parity_ci.collect_reports([str(report), str(folder)])
+
+    names = [name for _, name in reports.xml]
+    assert names[0] == "test.test_ops/TEST-x.xml"
+    assert len(names) == 2
+
+
+def test_the_archive_is_the_same_bytes_for_the_same_files(tmp_path):
+    members = parity_ci.collect_reports([str(reports_folder(tmp_path))]).xml
+    first = io.BytesIO()
+    parity_ci.write_tar_gz(members, first)
+    for path, _ in members:  # a later CI step touches the files: nothing inside changes
+        os.utime(path, (1, 1))
+    second = io.BytesIO()
+    parity_ci.write_tar_gz(members, second)
+
+    assert first.getvalue() == second.getvalue()
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(first.getvalue()))) as tar:
+        assert [m.name for m in tar.getmembers()] == [name for _, name in members]
+        assert {m.mtime for m in tar.getmembers()} == {0}
+
+
+def test_uploads_larger_than_a_part_are_split(tmp_path):
+    folder = reports_folder(tmp_path)
+    reports = parity_ci.collect_reports([str(folder)])
+    size = max(path.stat().st_size for path, _ in reports.xml)
+
+    assert len(parity_ci.upload_parts(reports, part_bytes=size)) == 2
+    assert len(parity_ci.upload_parts(reports, part_bytes=2 * size)) == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda root: root / "absent", "no such file or folder"),
+        (lambda root: root, "no .xml files under"),
+        (lambda root: _write(root / "log.txt", "text"), "is not an .xml"),
+    ],
+)
+def test_nothing_to_upload_says_why(tmp_path, make, message):
+    with pytest.raises(parity_ci.ConfigError, match=message):
+        parity_ci.collect_reports([str(make(tmp_path))])
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+# --- The verdict ----------------------------------------------------------------------------
+
+VERDICT = {
+    "run": 41,
+    "backend": "tpu",
+    "ok": False,
+    "opened": {"tracked": 1, "untracked": 1, "intended": 0},
+    "closed": 2,
+    "complete": True,
+    "baseline_run": 40,
+    "coverage_drop": False,
+    "test_count": 1200,
+    "baseline_test_count": 1190,
+    "gaps": [
+        {
+            "test": "test/test_ops.py::TestOps::test_sort",
+            "backend": "tpu",
+            "state": "skipped",
+            "reason": "sort is not lowered",
+            "issues": ["https://github.com/pytorch/xla/issues/4298"],
+            "triage": None,
+            "tracked": True,
+            "intended": False,
+        },
+        {
+            "test": "test/test_ops.py::TestOps::test_div[a|b]",
+            "backend": "tpu",
+            "state": "failed",
+            "reason": None,
+            "issues": [],
+            "triage": None,
+            "tracked": False,
+            "intended": False,
+        },
+    ],
+}
+
+
+def test_the_table_lists_untracked_gaps_first():
+    lines = parity_ci.verdict_table(VERDICT).splitlines()
+
+    assert lines[0].split() == ["STATE", "TRACKING", "TEST", "REASON", "ISSUES"]
+    assert lines[1].split()[:3] == [
+        "failed",
+        "untracked",
+        "test/test_ops.py::TestOps::test_div[a|b]",
+    ]
+    assert lines[2].split()[-1] == "https://github.com/pytorch/xla/issues/4298"
+    assert "NOT OK (opens untracked gaps)" in parity_ci.verdict_headline(VERDICT)
+
+
+def test_markdown_links_the_dashboard_and_keeps_table_cells_whole():
+    client = parity_ci.Client("https://parity.example.org", project="pytorch-xla")
+    parity = {"backends": [{"backend": "cpu", "is_reference": True, "score": 1.0, "run": 39}]}
+
+    markdown = parity_ci.verdict_markdown(VERDICT, client=client, parity=parity, commit="f" * 40)
+
+    assert "### parity: tpu run 41: ❌ not ok" in markdown
+    assert "| cpu (reference) | 100.0% | 39 |" in markdown
+    rows = [line for line in markdown.splitlines() if line.startswith(("| failed", "| skipped"))]
+    assert rows[0].startswith(
+        "| failed | untracked | [test/test\\_ops.py::TestOps::test\\_div\\[a\\|b\\]]"
+    )
+    assert all(row.replace("\\|", "").count("|") == 6 for row in rows)  # five cells each
+    assert (
+        "https://parity.example.org/p/pytorch-xla/file/?path=test%2Ftest_ops.py&backend=tpu"
+        in markdown
+    )
+    assert "[#4298](https://github.com/pytorch/xla/issues/4298)" in markdown
+    assert (
+        "https://parity.example.org/p/pytorch-xla/gaps/?backend=tpu&tracked=untracked&open=1"
+        in markdown
+    )
+
+
+# --- Settings and the server's absence -------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_server_is_named_in_one_line_with_its_own_exit_code():
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there any more
+    env = clean_environment(PARITY_URL=url, PARITY_PROJECT="pytorch-xla")
+
+    done = client_run("files", "--backend", "tpu", "--retries", "1", env=env)
+
+    assert done.returncode == parity_ci.EXIT_UNREACHABLE, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"parity: cannot reach {url} (")
+    assert "after 2 attempt(s)" in last
+    assert "retrying in" in done.stderr  # it did retry once
+
+
+def test_missing_settings_are_named():
+    done = client_run("files", "--backend", "tpu", env=clean_environment())
+
+    assert done.returncode == parity_ci.EXIT_USAGE
+    assert done.stderr.strip() == (
+        "parity: set PARITY_URL (or --url) to the parity server, e.g. https://parity.example.org"
+    )
+
+
+# --- Python 3.8 -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(CLIENTS_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_client_files_parse_as_python_3_8(path):
+    ast.parse(path.read_text(encoding="utf-8"), filename=str(path), feature_version=(3, 8))
+
+
+def test_the_client_runs_on_python_3_8(tmp_path):
+    python = python38()
+    if python is None:
+        pytest.skip("no Python 3.8 here (python3.8, ~/.pyenv/versions/3.8*, PARITY_TEST_PYTHON38)")
+    files, durations = realistic_durations(seed=5)
+    saved = tmp_path / "manifest.json"
+    saved.write_text(json.dumps({"files": files, "durations": durations, "exemptions": []}))
+
+    done = client_run(
+        "files", "--manifest", str(saved), "--shard", "2/3", env=clean_environment(), python=python
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == parity_ci.split_into_shards(files, durations, 3)[1]
