@@ -18,7 +18,7 @@ from parity.models.parity import (
     TriageKind,
 )
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
-from parity.models.reasons import Reason, TrackingIssue
+from parity.models.reasons import IssueState, Reason, TrackingIssue
 from parity.models.results import Outcome, Result, TestCase
 from parity.models.runs import Run, Upload, UploadFile, UploadStatus
 
@@ -48,6 +48,7 @@ __all__ = [
     "Run",
     "TestCase",
     "TrackingIssue",
+    "IssueState",
     "Upload",
     "UploadFile",
     "UploadStatus",

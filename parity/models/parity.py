@@ -172,6 +172,8 @@ class Gap(models.Model):
     )
     tracked = models.BooleanField(default=False)
     intended = models.BooleanField(default=False)
+    # Tracked, but every issue it cites is closed: the debt the dashboard exists to show.
+    tracked_closed = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -237,6 +239,7 @@ class Snapshot(models.Model):
     tracked = models.PositiveIntegerField(default=0)
     untracked = models.PositiveIntegerField(default=0)
     intended = models.PositiveIntegerField(default=0)
+    tracked_closed = models.PositiveIntegerField(default=0, db_default=0)
     reference_missing = models.PositiveIntegerField(default=0)
     test_count = models.PositiveIntegerField(default=0)
     coverage_drop = models.BooleanField(default=False)

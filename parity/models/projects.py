@@ -39,6 +39,13 @@ class Project(models.Model):
         help_text="Device tokens, class suffixes, path prefixes, module paths and rewrites; "
         "empty keys fall back to the defaults.",
     )
+    closed_issues_untracked = models.BooleanField(
+        default=False,
+        help_text="The CI verdict counts a gap whose every cited issue is closed as untracked.",
+    )
+    new_issue_labels = models.JSONField(
+        default=list, blank=True, help_text='Labels of issues filed from parity, e.g. ["xla:tpu"].'
+    )
     visibility = models.CharField(
         max_length=10,
         choices=Visibility.choices,
@@ -96,6 +103,12 @@ class Backend(models.Model):
     name = models.SlugField(max_length=50)
     aliases = models.JSONField(
         default=list, blank=True, help_text='Other names CI may send, e.g. ["cuda", "GPU"].'
+    )
+    reproduce_command = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="How to run one test on this backend: {file}, {class}, {name}, {nodeid}, e.g. "
+        "PJRT_DEVICE=TPU python {file} {class}.{name}",
     )
 
     class Meta:

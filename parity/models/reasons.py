@@ -1,13 +1,34 @@
 from django.db import models
 
 
+class IssueState(models.TextChoices):
+    UNKNOWN = "unknown"  # never synced: no adapter or token for its tracker, or not yet
+    OPEN = "open"
+    CLOSED = "closed"
+
+
 class TrackingIssue(models.Model):
-    """An issue or PR that tracks why tests are skipped or failing (GitHub, Buganizer, JIRA…)."""
+    """An issue or PR that tracks why tests are skipped or failing (GitHub, Buganizer, JIRA…).
+    Its state, title and labels are the tracker's, as the last sync read them."""
 
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="issues")
     kind = models.CharField(max_length=20)
     key = models.CharField(max_length=200, help_text='e.g. "pytorch/xla#4298", "b/123456".')
     url = models.URLField(max_length=500, blank=True)
+    state = models.CharField(
+        max_length=10,
+        choices=IssueState.choices,
+        default=IssueState.UNKNOWN,
+        db_default=IssueState.UNKNOWN,
+    )
+    title = models.TextField(blank=True, db_default="")
+    labels = models.JSONField(default=list, blank=True, db_default=[])
+    assignee = models.CharField(max_length=200, blank=True, db_default="")
+    closed_at = models.DateTimeField(null=True, blank=True)
+    # The tracker's ETag of the last answer, for a conditional request (a 304 costs no quota).
+    etag = models.CharField(max_length=200, blank=True, db_default="")
+    synced_at = models.DateTimeField(null=True, blank=True)
+    sync_error = models.TextField(blank=True, db_default="")
 
     class Meta:
         ordering = ["key"]

@@ -70,6 +70,8 @@ class Result(models.Model):
     )
     outcome = models.PositiveSmallIntegerField(choices=Outcome.choices)
     duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
+    # Rerun in the upload with differing outcomes (failed, then passed): a flaky signal.
+    flaky = models.BooleanField(default=False, db_default=False)
     message = models.TextField(blank=True, help_text="Raw skip or failure message, truncated.")
     reason = models.ForeignKey(
         "Reason",
