@@ -1,0 +1,222 @@
+"""parity's pytest plugin: apply a backend's exemptions to the collected tests.
+
+One file, Python 3.8 or newer, standard library and pytest only; it talks to the server through
+``parity_ci.py``, which must sit beside it. Fetch both from the server and put their folder on
+``sys.path``::
+
+    curl -fsSO "$PARITY_URL/ci/parity_ci.py" -fsSO "$PARITY_URL/ci/parity_pytest.py"
+    PYTHONPATH=. pytest -p parity_pytest --parity-backend tpu --junitxml=test-reports/tpu.xml
+
+At collection the plugin sends every collected node ID to the server's resolve API once (the
+server names them with the project's own rules, so ``TestOpsXLA::test_add_xla_float32`` matches
+an exemption written for ``TestOps::test_add_float32``), then:
+
+- a ``tracked`` or ``intended`` test is skipped with the exemption's message,
+  ``<reason> (<issue URL>)``;
+- a ``quarantine`` test runs; if it fails, pytest reports it skipped with that message, so
+  the run does not fail and the JUnit shows ``<skipped message="… (<issue URL>)">``, which
+  parity ingests as a tracked skip.
+
+Settings: ``--parity-backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN``,
+``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the plugin does nothing. When the
+server cannot be reached the session stops with the reason, unless ``--parity-optional`` is
+given: then it warns and runs every test.
+
+Offline: ``--parity-manifest FILE`` reads a manifest saved by ``parity_ci.py manifest -o FILE``
+instead of asking the server. Its ``match`` patterns are then applied to the node IDs exactly
+as pytest names them, without the server's normalization: an exemption written for
+``TestOps::test_add_float32`` does not reach the device-suffixed
+``TestOpsXLA::test_add_xla_float32``. Resolve online for such suites.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Sequence
+
+import parity_ci
+import pytest
+
+SKIPPING_KINDS = ("tracked", "intended")
+QUARANTINE = "quarantine"
+SEP = "::"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("parity", "parity exemptions (parity_pytest)")
+    group.addoption(
+        "--parity-backend",
+        metavar="NAME",
+        default=os.environ.get("PARITY_BACKEND") or None,
+        help="apply this backend's exemptions (default: $PARITY_BACKEND; none: do nothing)",
+    )
+    group.addoption(
+        "--parity-manifest",
+        metavar="FILE",
+        help="read exemptions from a manifest saved by 'parity_ci.py manifest -o FILE' "
+        "(patterns are matched against node IDs as they are, not normalized)",
+    )
+    group.addoption(
+        "--parity-optional",
+        action="store_true",
+        help="when the parity server cannot be reached, warn and run every test",
+    )
+    group.addoption(
+        "--parity-retries",
+        metavar="N",
+        type=int,
+        default=parity_ci.RETRIES,
+        help=f"retries of the resolve request (default {parity_ci.RETRIES})",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    backend = config.getoption("parity_backend")
+    manifest = config.getoption("parity_manifest")
+    if not backend and not manifest:
+        return
+    try:
+        if manifest:
+            exemptions = ManifestExemptions(parity_ci.load_manifest(manifest), backend=backend)
+        else:
+            exemptions = ServerExemptions(backend, retries=config.getoption("parity_retries"))
+    except parity_ci.ParityError as exc:
+        raise pytest.UsageError(f"parity: {exc}") from None
+    plugin = ExemptionsPlugin(exemptions, optional=config.getoption("parity_optional"))
+    config.pluginmanager.register(plugin, "parity-exemptions")
+
+
+class ServerExemptions:
+    """Exemptions named by the server's resolve API."""
+
+    def __init__(self, backend: str, *, retries: int) -> None:
+        self.backend = backend
+        self.client = parity_ci.Client.from_env(retries=max(retries, 0))
+
+    def describe(self) -> str:
+        return f"{self.backend} on {self.client.url}"
+
+    def find(self, node_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        exempted = self.client.resolve(self.backend, node_ids)
+        return {node_ids[e["index"]]: (e["kind"], e["message"]) for e in exempted}
+
+
+class ManifestExemptions:
+    """Exemptions of a saved manifest, their patterns matched against node IDs as they are.
+    The manifest lists them most specific first, so the first that matches applies."""
+
+    def __init__(self, manifest: dict, *, backend: str | None) -> None:
+        if backend and manifest.get("backend") not in (None, backend):
+            raise pytest.UsageError(
+                f"parity: the manifest is of backend '{manifest['backend']}', "
+                f"not '{backend}' (--parity-backend)"
+            )
+        self.backend = backend or manifest.get("backend") or "?"
+        self.patterns = [
+            (pattern_regex(e["match"]), e["kind"], e["message"])
+            for e in manifest.get("exemptions", [])
+        ]
+
+    def describe(self) -> str:
+        return f"{self.backend} from a saved manifest"
+
+    def find(self, node_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        for node_id in node_ids:
+            for regex, kind, message in self.patterns:
+                if regex.match(node_id):
+                    found[node_id] = (kind, message)
+                    break
+        return found
+
+
+class ExemptionsPlugin:
+    def __init__(self, exemptions: ServerExemptions | ManifestExemptions, *, optional: bool):
+        self.exemptions = exemptions
+        self.optional = optional
+        self.quarantined: dict[str, str] = {}  # node ID -> message
+        self.counts: dict[str, int] = {}
+        self.quarantine_failures: list[str] = []
+        self.unavailable = ""
+        self.resolved = False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        found = self._find([item.nodeid for item in items])
+        self.resolved = True
+        for item in items:
+            kind, message = found.get(item.nodeid, ("", ""))
+            if kind in SKIPPING_KINDS:
+                item.add_marker(pytest.mark.skip(reason=message))
+            elif kind == QUARANTINE:
+                self.quarantined[item.nodeid] = message
+            if kind:
+                self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def _find(self, node_ids: list[str]) -> dict[str, tuple[str, str]]:
+        if not node_ids:
+            return {}
+        try:
+            return self.exemptions.find(node_ids)
+        except parity_ci.ServerUnreachable as exc:
+            if not self.optional:
+                raise pytest.UsageError(
+                    f"parity: {exc}. Pass --parity-optional to run every test when the server "
+                    "cannot be reached."
+                ) from None
+            self.unavailable = str(exc)
+            return {}
+        except parity_ci.ParityError as exc:
+            raise pytest.UsageError(f"parity: {exc}") from None
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        message = self.quarantined.get(item.nodeid)
+        if message is None or not report.failed:
+            return
+        # Reported as pytest reports a skip marker: (file, line, reason) that the terminal
+        # and --junitxml read. The failure itself is listed in the terminal summary.
+        path, line = item.reportinfo()[:2]
+        report.outcome = "skipped"
+        report.longrepr = (str(path), (line or 0) + 1, message)
+        self.quarantine_failures.append(f"{item.nodeid} ({call.when})")
+
+    def pytest_report_header(self) -> str:
+        return f"parity: exemptions of {self.exemptions.describe()}"
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        write = terminalreporter.write_line
+        if self.unavailable:
+            write(f"parity: WARNING: no exemptions applied: {self.unavailable}", yellow=True)
+            return
+        if not self.resolved:  # the session stopped before collection ended
+            return
+        counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.counts.items()))
+        write(f"parity: exempted tests of {self.exemptions.backend}: {counts or 'none'}")
+        for failure in self.quarantine_failures:
+            write(f"parity: quarantined test failed, reported as skipped: {failure}")
+
+
+def pattern_regex(pattern: str) -> re.Pattern:
+    """The regular expression a manifest's ``match`` pattern stands for, over node IDs (the
+    server's rules, ``parity/globs.py``): a file glob (``*`` and ``?`` within one folder,
+    ``**`` across folders, none across ``::``), then optionally ``::`` and a glob over the rest
+    of the ID (``*`` anything, ``?`` one character). A pattern without ``::`` names whole
+    files. Everything else is literal, brackets included."""
+    pattern = pattern.strip()
+    file_part, sep, test_part = pattern.partition(SEP)
+    regex = _translate(file_part, {"**": "[^:]*", "*": "[^/:]*", "?": "[^/:]"}) + SEP
+    if sep:
+        regex += _translate(test_part, {"**": ".*", "*": ".*", "?": "."}) + r"\Z"
+    return re.compile(regex, re.DOTALL)
+
+
+def _translate(glob: str, wildcards: dict[str, str]) -> str:
+    return "".join(
+        wildcards.get(piece) or re.escape(piece)
+        for piece in re.split(r"(\*\*|\*|\?)", glob)
+        if piece
+    )

@@ -1,0 +1,204 @@
+"""The pytest plugin (``parity/clients/parity_pytest.py``) run by pytest itself (``pytester``,
+in a subprocess, as CI runs it) on a small device suite (``fixtures/pytest_suite``): on TPU its
+complex64 ops raise, its all-reduce misses a deadline and its sharding tests need a mesh.
+
+The exemptions come from a saved manifest (offline) or from the live stack's resolve API; the
+JUnit the plugin's run writes is read by ingest's own parser, and uploaded to the live stack.
+"""
+
+import shutil
+import socket
+
+import pytest
+
+from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR
+from tests.parity.clients.reports import (
+    ISSUE_COMPLEX,
+    ISSUE_FLAKY,
+    exempt,
+    junit_outcomes,
+    upload_complete_run,
+    verdict,
+)
+
+pytest_plugins = ["pytester"]
+
+OPS = "test/test_ops.py::TestOps::"
+ADD_COMPLEX = f"{OPS}test_add_complex64"
+MUL_COMPLEX = f"{OPS}test_mul_complex64"
+ALL_REDUCE = "test/test_collectives.py::test_all_reduce_deadline"
+SHARDING = ("test/test_sharding.py::test_mesh_shape", "test/test_sharding.py::test_shard_rows")
+PASSING = (f"{OPS}test_add_float32", "test/test_collectives.py::test_all_gather")
+COMPLEX_MESSAGE = f"XLA has no complex64 ({ISSUE_COMPLEX})"
+FLAKY_MESSAGE = f"all_reduce misses its deadline now and then ({ISSUE_FLAKY})"
+MESH_MESSAGE = "A single-host TPU has no 2x4 mesh"
+
+
+@pytest.fixture
+def run_suite(pytester, monkeypatch):
+    """Run the suite on a device in a pytest subprocess with the plugin loaded (``-p``)."""
+    shutil.copytree(FIXTURES_DIR / "pytest_suite", pytester.path, dirs_exist_ok=True)
+    shutil.copy(FIXTURES_DIR / "manifest_tpu.json", pytester.path)  # as saved by parity_ci.py
+    monkeypatch.setenv("PYTHONPATH", str(CLIENTS_DIR))
+    for name in ("PARITY_URL", "PARITY_TOKEN", "PARITY_PROJECT", "PARITY_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+
+    def run(*args: str, device: str = "tpu", **env: str):
+        monkeypatch.setenv("SUITE_DEVICE", device)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        # Not pytest-django: the suite is no Django project.
+        return pytester.runpytest_subprocess(
+            *("-p", "no:django", "-p", "no:cacheprovider", "-p", "parity_pytest", "-rs"), *args
+        )
+
+    return run
+
+
+def test_without_a_backend_the_plugin_does_nothing(run_suite):
+    result = run_suite()
+
+    result.assert_outcomes(passed=2, failed=5)
+    assert "parity" not in result.stdout.str()
+
+
+def test_a_saved_manifest_skips_exempted_tests_and_reports_quarantined_failures_skipped(
+    run_suite, pytester
+):
+    result = run_suite("--parity-manifest=manifest_tpu.json", "--junitxml=tpu.xml")
+
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=2, skipped=5)
+    result.stdout.fnmatch_lines(
+        [
+            "parity: exempted tests of tpu: 2 intended, 1 quarantine, 2 tracked",
+            f"parity: quarantined test failed, reported as skipped: {ALL_REDUCE} (call)",
+            f"SKIPPED [[]1[]] test/test_collectives.py:*: {FLAKY_MESSAGE}",
+            f"SKIPPED [[]2[]] test/test_ops.py*: {COMPLEX_MESSAGE}",
+            f"SKIPPED [[]2[]] test/test_sharding.py*: {MESH_MESSAGE}",
+        ],
+        consecutive=False,
+    )
+    assert junit_outcomes(pytester.path / "tpu.xml") == {
+        ADD_COMPLEX: ("skipped", COMPLEX_MESSAGE),
+        MUL_COMPLEX: ("skipped", COMPLEX_MESSAGE),
+        ALL_REDUCE: ("skipped", FLAKY_MESSAGE),
+        **dict.fromkeys(SHARDING, ("skipped", MESH_MESSAGE)),
+        **dict.fromkeys(PASSING, ("passed", None)),
+    }
+
+
+def test_a_quarantined_test_that_passes_is_reported_passed(run_suite):
+    result = run_suite("--parity-manifest=manifest_tpu.json", device="cpu")
+
+    # On CPU nothing fails: the quarantined all-reduce passes; exempted tests are still skipped.
+    result.assert_outcomes(passed=3, skipped=4)
+    assert "quarantined test failed" not in result.stdout.str()
+
+
+def test_a_manifest_of_another_backend_is_refused(run_suite):
+    result = run_suite("--parity-manifest=manifest_tpu.json", "--parity-backend", "neuron")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*parity: the manifest is of backend 'tpu', not 'neuron' (--parity-backend)*"]
+    )
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        return server.getsockname()[1]
+
+
+def test_an_unreachable_server_stops_the_session_with_the_reason(run_suite, closed_port):
+    url = f"http://127.0.0.1:{closed_port}"
+    settings = {"PARITY_URL": url, "PARITY_TOKEN": "t", "PARITY_PROJECT": "pytorch-xla"}
+
+    result = run_suite("--parity-backend", "tpu", "--parity-retries", "0", **settings)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*parity: cannot reach {url} (*)*Pass --parity-optional to run every test*"]
+    )
+    result.assert_outcomes()  # no test ran
+
+
+def test_with_parity_optional_an_unreachable_server_runs_every_test(run_suite, closed_port):
+    url = f"http://127.0.0.1:{closed_port}"
+    settings = {"PARITY_URL": url, "PARITY_TOKEN": "t", "PARITY_PROJECT": "pytorch-xla"}
+
+    result = run_suite(
+        "--parity-backend", "tpu", "--parity-retries", "0", "--parity-optional", **settings
+    )
+
+    result.assert_outcomes(passed=2, failed=5)
+    result.stdout.fnmatch_lines([f"parity: WARNING: no exemptions applied: cannot reach {url}*"])
+
+
+def test_a_setting_missing_is_named(run_suite):
+    result = run_suite("--parity-backend", "tpu")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*parity: set PARITY_URL*"])
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_exemptions_from_the_server_make_the_upload_tracked_and_the_verdict_ok(
+    run_suite, pytester, live, http_api
+):
+    exempt(
+        http_api,
+        match=f"{OPS}test_*_complex64",
+        backends=["tpu"],
+        kind="tracked",
+        note="XLA has no complex64",
+        issue_url=ISSUE_COMPLEX,
+    )
+    exempt(
+        http_api,
+        match=ALL_REDUCE,
+        backends=["tpu"],
+        kind="quarantine",
+        note="all_reduce misses its deadline now and then",
+        issue_url=ISSUE_FLAKY,
+    )
+    exempt(
+        http_api,
+        match="test/test_sharding.py",
+        backends=["tpu"],
+        kind="intended",
+        note=MESH_MESSAGE,
+    )
+    server = {"PARITY_URL": live.base_url, "PARITY_TOKEN": http_api.token}
+
+    reference = run_suite("--junitxml=cpu.xml", device="cpu")
+    tpu = run_suite(
+        "--parity-backend", "tpu", "--junitxml=tpu.xml", PARITY_PROJECT="pytorch-xla", **server
+    )
+
+    reference.assert_outcomes(passed=7)
+    assert tpu.ret == 0, tpu.stdout.str()
+    tpu.assert_outcomes(passed=2, skipped=5)
+    upload_complete_run(http_api, live, pytester.path / "cpu.xml", backend="cpu", day="2026-05-01")
+    run = upload_complete_run(
+        http_api, live, pytester.path / "tpu.xml", backend="tpu", day="2026-05-01"
+    )
+    answer = verdict(http_api, run)
+    assert (answer["ok"], answer["opened"]) == (
+        True,
+        {"tracked": 3, "untracked": 0, "intended": 2},
+    )
+    gaps = {gap["test"]: gap for gap in answer["gaps"]}
+    assert {
+        test: (gap["state"], gap["tracked"], gap["intended"], gap["issues"])
+        for test, gap in gaps.items()
+    } == {
+        ADD_COMPLEX: ("skipped", True, False, [ISSUE_COMPLEX]),
+        MUL_COMPLEX: ("skipped", True, False, [ISSUE_COMPLEX]),
+        ALL_REDUCE: ("skipped", True, False, [ISSUE_FLAKY]),
+        **dict.fromkeys(SHARDING, ("skipped", False, True, [])),
+    }
+    assert gaps[ALL_REDUCE]["reason"] == FLAKY_MESSAGE
