@@ -58,3 +58,10 @@ def project_json(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
 
 def may_triage(request: HttpRequest, project: Project) -> bool:
     return project_access(principal=principal_of(request), project=project).triage
+
+
+def triage_refusal(request: HttpRequest, project: Project) -> Refusal | None:
+    """Why the request may not triage ``project``, which it may read (None: it may)."""
+    return access_refusal(
+        principal=principal_of(request), project=project, slug=project.slug, triage=True
+    )

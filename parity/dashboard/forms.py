@@ -1,12 +1,13 @@
 """Query strings of the dashboard pages (every filter lives in the URL, so links are
-shareable) and the triage form. A bad value falls back to its default instead of an error
-page: a stale shared link still opens."""
+shareable) and the triage forms. A bad value in a query string falls back to its default
+instead of an error page: a stale shared link still opens."""
 
 import datetime
 
 from django import forms
 from django.http import QueryDict
 
+from parity.globs import MAX_PATTERN_CHARS
 from parity.models import GapState, Project, TriageKind
 
 
@@ -99,20 +100,107 @@ class RunsQuery(ProjectQuery):
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
 
 
+class ExemptionsQuery(ProjectQuery):
+    kind = forms.ChoiceField(required=False, choices=[("", "every kind"), *TriageKind.choices])
+    expired = forms.ChoiceField(
+        required=False,
+        choices=[("", "in force or expired"), ("no", "in force"), ("yes", "expired")],
+    )
+    stale = forms.ChoiceField(
+        required=False, choices=[("", "stale or not"), ("no", "covers open gaps"), ("yes", "stale")]
+    )
+    files = forms.ChoiceField(required=False)  # whose test files the page lists
+    page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, project=project, **kwargs)
+        self.fields["files"].choices = self.fields["backend"].choices[1:]
+
+    def list_filters(self, query: dict) -> dict:
+        """Keyword arguments of ``parity.selectors.exemptions_list`` from ``cleaned`` values."""
+        flags = {"yes": True, "no": False}
+        return {
+            "backend": query["backend"] or None,
+            "kind": query["kind"] or None,
+            "expired": flags.get(query["expired"]),
+            "stale": flags.get(query["stale"]),
+        }
+
+
+class ExemptionForm(forms.Form):
+    """A new exemption on the exemptions page: a pattern over test IDs, on the backends ticked
+    (none: every backend). ``parity.triage`` checks the rules; ``reject`` shows its refusal
+    beside the field at fault."""
+
+    match = forms.CharField(
+        max_length=MAX_PATTERN_CHARS,
+        label="Tests",
+        help_text="A test file (test/test_ops.py), a glob over files (test/spmd/**) or over "
+        "test IDs (test/test_ops.py::TestOps::test_*_complex64).",
+        widget=forms.TextInput(attrs={"placeholder": "test/test_ops.py", "autocomplete": "off"}),
+    )
+    backends = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every backend.",
+    )
+    kind = forms.ChoiceField(
+        choices=TriageKind.choices, widget=forms.RadioSelect, initial=TriageKind.TRACKED
+    )
+    issue_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        label="Issue URL",
+        help_text="Required for tracked and quarantine.",
+        widget=forms.URLInput(attrs={"placeholder": "https://github.com/…/issues/123"}),
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        help_text="Why; required for intended.",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. TPUs have no complex64"}),
+    )
+    expires_on = forms.DateField(
+        required=False,
+        label="Expires on",
+        help_text="Optional: after this day it no longer applies.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+
+    # ``TriageRejected.field`` -> the form's field.
+    FIELD_OF = {"issue": "issue_url", "match": "match", "note": "note", "kind": "kind",
+                "backends": "backends", "expires_on": "expires_on"}  # fmt: skip
+
+    def __init__(self, *args, backends: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["backends"].choices = [(name, name) for name in backends]
+
+    def request_fields(self) -> dict:
+        """Keyword arguments of ``parity.triage.TriageRequest``."""
+        return dict(self.cleaned_data)
+
+    def reject(self, message: str, field: str | None) -> None:
+        self.add_error(self.FIELD_OF.get(field or ""), message)
+
+
 class TriageForm(forms.Form):
-    """Triage one gap, its test on every backend, or its reason on one or every backend."""
+    """Triage one gap, its test on every backend, its reason on one or every backend, or its
+    test file on one or every backend (a file-level exemption: CI leaves the file out)."""
 
     SCOPES = [
         ("gap", "this test on this backend"),
         ("test", "this test on every backend"),
         ("reason_backend", "this reason on this backend"),
         ("reason", "this reason on every backend"),
+        ("file", "this file on the backend named, or on every backend"),
     ]
     kind = forms.ChoiceField(choices=TriageKind.choices, widget=forms.RadioSelect)
     scope = forms.ChoiceField(choices=SCOPES)
     gap = forms.IntegerField(required=False)
     test = forms.IntegerField(required=False)
     reason = forms.IntegerField(required=False)
+    file = forms.CharField(required=False, max_length=500)
     backend = forms.CharField(required=False, max_length=50)
     issue_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
     note = forms.CharField(required=False, max_length=2000)
@@ -121,8 +209,9 @@ class TriageForm(forms.Form):
     def clean(self) -> dict:
         data = super().clean()
         scope = data.get("scope")
-        needs = {"gap": "gap", "test": "test", "reason_backend": "reason", "reason": "reason"}
-        if scope and data.get(needs[scope]) is None:
+        needs = {"gap": "gap", "test": "test", "reason_backend": "reason", "reason": "reason",
+                 "file": "file"}  # fmt: skip
+        if scope and data.get(needs[scope]) in (None, ""):
             raise forms.ValidationError(f"Nothing to triage for '{scope}'.")
         if scope == "reason_backend" and not data.get("backend"):
             raise forms.ValidationError("Name the backend.")
@@ -136,6 +225,7 @@ class TriageForm(forms.Form):
             "test": {"test": data["test"]},
             "reason_backend": {"reason": data["reason"], "backend": data["backend"]},
             "reason": {"reason": data["reason"]},
+            "file": {"match": data["file"], "backend": data["backend"] or None},
         }[data["scope"]]
         return {
             "kind": data["kind"],

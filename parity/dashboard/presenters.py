@@ -5,7 +5,9 @@ them through ``parity.templatetags.parity_display``."""
 import re
 from dataclasses import dataclass, replace
 
-from parity.models import Gap
+from ingest.normalize import display_id
+from parity.globs import is_file_level
+from parity.models import Gap, Triage
 from parity.selectors import issue_urls
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 
@@ -39,6 +41,41 @@ def issue_links(urls: list[str]) -> list[IssueLink]:
 def gap_issue_links(gap: Gap) -> list[IssueLink]:
     """A gap row's issues: its reason's, then its triage's (prefetched by ``gaps_page``)."""
     return issue_links(issue_urls(reason=gap.reason, triage=gap.triage))
+
+
+# --- Exemptions (triages) -------------------------------------------------------------------
+
+
+def triage_target(triage: Triage) -> str:
+    """What a triage names, in words: a test's ID, a reason's text, or its pattern. Reads
+    ``triage.test`` and ``triage.reason`` (select them)."""
+    if triage.test is not None:
+        return triage.test.key
+    if triage.reason is not None:
+        return f"skip reason “{triage.reason.text[:80]}”"
+    return triage.match
+
+
+def triage_issue_links(triage: Triage) -> list[IssueLink]:
+    """A triage's own issue (select ``triage.issue``)."""
+    return issue_links(issue_urls(reason=None, triage=triage))
+
+
+def pattern_scope(match: str) -> str:
+    """What a pattern covers: whole files (CI leaves them out of its run) or some tests."""
+    return "every test of the matching files" if is_file_level(match) else "matching tests"
+
+
+# --- Test IDs -------------------------------------------------------------------------------
+
+
+def test_id(test) -> str:
+    """A test's real ID, to read and to paste into its runner; the key's escaping stays
+    internal. Takes a ``TestCase`` or anything with its ``file``, ``class_name`` and ``name``."""
+    return display_id(test.file, test.class_name, test.name)
+
+
+test_id.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
 # --- Outcomes -------------------------------------------------------------------------------

@@ -1,31 +1,38 @@
 """Triage from the dashboard: a project's maintainer (or a superuser) links an issue to a gap,
-a test or a reason, or marks it intended. The service ``parity.triage.triage_create`` does the
-work (and recounts at once); this view validates the form and sends the user back where they
-were."""
+a test, a reason or a test file, marks it intended, or quarantines it; and on the exemptions
+page, writes an exemption for any pattern of tests, or removes one. The services of
+``parity.triage`` do the work (and recount at once); these views validate the form and send
+the user back where they were."""
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from parity import triage as triage_services
+from parity.api.access import Refusal
+from parity.dashboard import presenters
 from parity.dashboard.access import project_refusal
-from parity.dashboard.forms import TriageForm
+from parity.dashboard.forms import ExemptionForm, TriageForm
+from parity.models import Project, Triage, TriageKind
+
+SAVED = {
+    TriageKind.TRACKED: "linked to its issue",
+    TriageKind.INTENDED: "marked intended",
+    TriageKind.QUARANTINE: "quarantined (CI still runs it; its failures do not count)",
+}
 
 
 @require_POST
 def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
+    back = _back_url(request, request.POST.get("next"), reverse("project-gaps", args=[slug]))
     project, refusal = project_refusal(request, slug, triage=True)
-    back = _back_url(request, request.POST.get("next"), slug)
     if refusal is not None:
-        if refusal.status == 401:
-            # Back to the page the form was on after logging in, not to this POST-only URL.
-            return redirect_to_login(back)
-        raise (PermissionDenied if refusal.status == 403 else Http404)(refusal.detail)
+        return refused(refusal, back)
     form = TriageForm(request.POST)
     if not form.is_valid():
         errors = "; ".join(str(e) for errs in form.errors.values() for e in errs)
@@ -40,14 +47,56 @@ def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
     except triage_services.TriageRejected as exc:
         messages.error(request, f"Triage not saved: {exc}")
     else:
-        what = "linked to its issue" if triage.kind == "tracked" else "marked intended"
-        messages.success(request, f"Triage saved: {what}. The numbers are updated.")
+        messages.success(request, f"Triage saved: {SAVED[triage.kind]}. The numbers are updated.")
     return redirect(back)
 
 
-def _back_url(request: HttpRequest, url: str | None, slug: str) -> str:
+def exemption_save(request: HttpRequest, project: Project, form: ExemptionForm) -> bool:
+    """Create the exemption ``form`` (bound to a POST) describes; False, with the errors on the
+    form, when it is invalid or the rules refuse it. The caller checked the user may triage."""
+    if not form.is_valid():
+        return False
+    try:
+        triage = triage_services.triage_create(
+            project=project,
+            request=triage_services.TriageRequest(**form.request_fields()),
+            user=request.user,
+        )
+    except triage_services.TriageRejected as exc:
+        form.reject(str(exc), exc.field)
+        return False
+    messages.success(
+        request, f"Exemption saved: {triage.match} {SAVED[triage.kind]}. The numbers are updated."
+    )
+    return True
+
+
+@require_POST
+def exemption_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    back = _back_url(request, request.POST.get("next"), reverse("project-exemptions", args=[slug]))
+    project, refusal = project_refusal(request, slug, triage=True)
+    if refusal is not None:
+        return refused(refusal, back)
+    triage = get_object_or_404(
+        Triage.objects.select_related("test", "reason"), project=project, pk=pk
+    )
+    what = presenters.triage_target(triage)
+    triage_services.triages_delete(triages=[triage])
+    messages.success(request, f"Exemption removed: {what}. The numbers are updated.")
+    return redirect(back)
+
+
+def refused(refusal: Refusal, back: str) -> HttpResponse:
+    """A triage the request may not make: log in (then back to the page the form was on, not to
+    a POST-only URL), or 403, or 404 for a project it may not read."""
+    if refusal.status == 401:
+        return redirect_to_login(back)
+    raise (PermissionDenied if refusal.status == 403 else Http404)(refusal.detail)
+
+
+def _back_url(request: HttpRequest, url: str | None, default: str) -> str:
     if url and url_has_allowed_host_and_scheme(
         url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         return url
-    return reverse("project-gaps", args=[slug])
+    return default

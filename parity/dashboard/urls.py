@@ -16,4 +16,10 @@ urlpatterns = [
     path(f"{project}gaps/", views.gaps, name="project-gaps"),
     path(f"{project}runs/", views.runs, name="project-runs"),
     path(f"{project}triage/", triage.triage_create, name="project-triage"),
+    path(f"{project}exemptions/", views.exemptions, name="project-exemptions"),
+    path(
+        f"{project}exemptions/<int:pk>/delete/",
+        triage.exemption_delete,
+        name="project-exemption-delete",
+    ),
 ]

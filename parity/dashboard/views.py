@@ -9,12 +9,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_http_methods
 
 from parity import selectors
 from parity.api.access import principal_of, projects_readable
-from parity.dashboard import presenters
-from parity.dashboard.access import may_triage, project_page
+from parity.dashboard import presenters, triage
+from parity.dashboard.access import may_triage, project_page, triage_refusal
 from parity.dashboard.forms import (
+    ExemptionForm,
+    ExemptionsQuery,
     FileQuery,
     GapsQuery,
     HeatmapQuery,
@@ -143,6 +146,50 @@ def runs(request: HttpRequest, project: Project) -> HttpResponse:
     return _render_project(
         request, project, "parity/runs.html", tab="runs", form=form, query=query, page=page
     )
+
+
+@require_http_methods(["GET", "POST"])
+@project_page
+def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
+    """Every exemption (triage) of the project, filtered; a backend's test files; and, for
+    maintainers, a form for a new exemption (POSTed here, so its errors show beside its
+    fields) and a remove button per row."""
+    form = query_form(ExemptionsQuery, request.GET, project=project)
+    query = cleaned(form)
+    backends = [name for name, _ in form.fields["files"].choices]
+    new = None
+    refusal = triage_refusal(request, project)
+    if refusal is None:
+        new = ExemptionForm(request.POST if request.method == "POST" else None, backends=backends)
+        if request.method == "POST" and triage.exemption_save(request, project, new):
+            return redirect(request.get_full_path())
+    elif request.method == "POST":
+        return triage.refused(refusal, request.get_full_path())
+    files = query["files"] or query["backend"] or _first_compared(project, backends)
+    page = selectors.exemptions_page(
+        project=project,
+        filters=form.list_filters(query),
+        files_backend=files,
+        page=query["page"],
+    )
+    return _render_project(
+        request,
+        project,
+        "parity/exemptions.html",
+        tab="exemptions",
+        form=form,
+        query=query,
+        backends=backends,
+        page=page,
+        exemption_form=new,
+        today=timezone.now().date(),
+    )
+
+
+def _first_compared(project: Project, backends: list[str]) -> str | None:
+    """The first backend compared with the reference (the reference runs every file)."""
+    reference = project.reference_backend.name if project.reference_backend_id else None
+    return next((name for name in backends if name != reference), reference)
 
 
 def _render_project(

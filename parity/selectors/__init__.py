@@ -13,6 +13,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
+| ``p/<slug>/exemptions/``                  | ``exemptions_page``                       |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
 | ``…/gaps/``                               | ``gaps_list``                             |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
@@ -24,6 +25,12 @@ dashboard's (``parity.dashboard.presenters``).
 Every project page also asks ``project_has_runs`` (its empty state), and chart data's ETag
 ``data_version``."""
 
+from parity.selectors.exemptions import (
+    BackendFiles,
+    ExemptionsPage,
+    exemptions_list,
+    exemptions_page,
+)
 from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import issue_urls
 from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
@@ -57,6 +64,8 @@ from parity.selectors.verdict import run_verdict
 
 __all__ = [
     "HEATMAP_SORTS",
+    "BackendFiles",
+    "ExemptionsPage",
     "Manifest",
     "FileGrid",
     "GapsPage",
@@ -68,6 +77,8 @@ __all__ = [
     "TestCasePage",
     "backend_files",
     "data_version",
+    "exemptions_list",
+    "exemptions_page",
     "file_grid",
     "gap_is_stale",
     "gaps_list",

@@ -1,6 +1,7 @@
 """The dashboard's display filters (``{% load parity_display %}``), from
 ``parity.dashboard.presenters``: ``{{ urls|issue_links }}``, ``{{ gap|gap_issue_links }}``,
-``{{ outcome|outcome_symbol }}``."""
+``{{ outcome|outcome_symbol }}``, ``{{ test|test_id }}``, ``{{ triage|triage_issue_links }}``,
+``{{ match|pattern_scope }}``."""
 
 from django import template
 
@@ -11,3 +12,6 @@ register = template.Library()
 register.filter("issue_links", presenters.issue_links)
 register.filter("gap_issue_links", presenters.gap_issue_links)
 register.filter("outcome_symbol", presenters.outcome_symbol)
+register.filter("test_id", presenters.test_id)
+register.filter("triage_issue_links", presenters.triage_issue_links)
+register.filter("pattern_scope", presenters.pattern_scope)

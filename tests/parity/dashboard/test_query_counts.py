@@ -4,10 +4,10 @@ once a third, older day of runs is uploaded. Each count is the whole request's: 
 (project, principal), the page's one selector, the project's empty-state check."""
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from parity.models import Gap, Membership, Role
+from parity.models import Gap
+from parity.triage import TriageRequest, triages_create
 from tests.parity.dashboard_scenario import A, tid, upload_history, upload_older_day
 from tests.query_counts import gets, mismatches, query_counts
 
@@ -41,15 +41,6 @@ def scenario(upload_run) -> dict[str, str]:
     return {name: url.format(test=test) for name, (url, _) in PAGES.items()}
 
 
-@pytest.fixture
-def maintainer(xla) -> Client:
-    user = get_user_model().objects.create_user("maintainer", password="x" * 12)
-    Membership.objects.create(user=user, project=xla, role=Role.MAINTAINER)
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def test_each_page_reads_a_fixed_number_of_queries(scenario, maintainer, upload_run):
     expected = {name: count for name, (_, count) in PAGES.items()}
     for day in ("as scenario", "with an older day"):
@@ -64,5 +55,34 @@ def test_each_page_reads_a_fixed_number_of_queries(scenario, maintainer, upload_
         }
         counts, statements = query_counts(gets(maintainer, scenario))
         assert counts == logged_in, f"{day}, logged in:\n" + mismatches(
+            counts, logged_in, statements
+        )
+
+
+EXEMPTIONS = {
+    "exemptions": f"{P}/exemptions/",
+    "filtered": f"{P}/exemptions/?backend=neuron&kind=tracked&expired=no&files=neuron&page=1",
+}
+
+
+def test_the_exemptions_page_reads_a_fixed_number_of_queries(scenario, exemptions, maintainer, xla):
+    # Project, backend choices (twice: query_form builds the form unbound, then bound);
+    # triages: count, rows, their backends; one backend's files: the backend, its manifest
+    # (exemptions and their backends, the reference's files, durations, the reference), the
+    # reference's files again (to name those the exemptions left out); has runs.
+    expected = {"exemptions": 14, "filtered": 14}
+    for size in ("six exemptions", "two pages of them"):
+        if size == "two pages of them":
+            more = [
+                TriageRequest(kind="tracked", match=f"test/gone_{n}.py", backends=["neuron"],
+                              issue_url=f"https://github.com/pytorch/xla/issues/{n}")
+                for n in range(60)
+            ]  # fmt: skip
+            triages_create(project=xla, requests=more)
+        counts, statements = query_counts(gets(Client(), EXEMPTIONS))
+        assert counts == expected, f"{size}:\n" + mismatches(counts, expected, statements)
+        logged_in = {name: count + LOGGED_IN_PROJECT_PAGE for name, count in expected.items()}
+        counts, statements = query_counts(gets(maintainer, EXEMPTIONS))
+        assert counts == logged_in, f"{size}, logged in:\n" + mismatches(
             counts, logged_in, statements
         )

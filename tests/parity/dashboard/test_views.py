@@ -10,6 +10,8 @@ from django.contrib.staticfiles import finders
 
 from parity.dashboard.staticfiles import PLOTLY_DIR
 from parity.models import Gap, Reason, Triage
+from parity.triage import TriageRequest, triages_create
+from tests.parity.dashboard.conftest import ISSUES
 from tests.parity.dashboard_scenario import (
     BACKENDS,
     CUDA,
@@ -322,9 +324,9 @@ def test_runs_page_lists_runs_uploads_and_errors_in_plain_words(client, runs, in
 
 
 def test_triage_forms_are_for_logged_in_users_only(client, admin_client, runs):
-    assert "Triage</summary>" not in text(client.get(f"{P}/gaps/"))
+    assert "Exempt…</summary>" not in text(client.get(f"{P}/gaps/"))
     assert "Log in</a> to triage gaps" in text(client.get(f"{P}/gaps/"))
-    assert "Triage</summary>" in text(admin_client.get(f"{P}/gaps/"))
+    assert "Exempt…</summary>" in text(admin_client.get(f"{P}/gaps/"))
     assert "Triage</summary>" in text(admin_client.get(f"{P}/skip-reasons/"))
 
 
@@ -394,3 +396,111 @@ def test_plotly_is_served_from_the_installed_package():
         if path.endswith("plotly.min.js")
     ]
     assert listed == [("parity/vendor", "plotly.min.js")]
+
+
+# --- Exemptions -------------------------------------------------------------------------------
+
+
+def exemption_rows(html: str) -> dict[int, list[str]]:
+    """Per triage id, its cells' text, each element's text apart (a block reads as a word)."""
+    return {
+        int(re.search(r'data-triage="(\d+)"', row)[1]): [
+            " ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td\b.*?</td>", row)
+        ]
+        for row in rows(html, "exemptions-table")
+    }
+
+
+def test_exemptions_page_lists_every_target_with_why_who_and_when(client, runs, exemptions):
+    html = text(client.get(f"{P}/exemptions/"))
+    listed = exemption_rows(html)
+    made = {name: t.pk for name, t in exemptions.items()}
+    # Newest first.
+    assert list(listed) == [made[n] for n in reversed(list(made))]
+    today = str(exemptions["test"].created_at.date())
+    assert listed[made["test"]] == [
+        "tracked", tid(A, 4) + " one test", "tpu", "pytorch/xla#501", "never",
+        f"maintainer {today}",
+    ]  # fmt: skip
+    reason = listed[made["reason"]]
+    assert reason[:4] == ["intended stale", f"“{CUDA}” every test skipped for this reason",
+                          "every backend", "CUDA only"]  # fmt: skip
+    assert listed[made["file"]][1:4] == [
+        f"{B} every test of the matching files", "neuron", "pytorch/xla#502",
+    ]  # fmt: skip
+    glob = listed[made["glob"]]
+    assert glob[:3] == ["quarantine", "test/ops/*.py::TestA::test_a2 matching tests", "gpu"]
+    assert glob[4] == str(exemptions["glob"].expires_on)
+    assert listed[made["stale"]][0] == "intended stale"
+    expired = listed[made["expired"]]
+    assert expired[2] == "gpu, tpu"
+    assert expired[4] == f"{exemptions['expired'].expires_on} expired"
+    assert f'href="{ISSUES}501"' in html
+    assert f'href="{P}/tests/{exemptions["test"].test_id}/"' in html
+    # A reader sees no form and no remove button, and is told how to get them.
+    assert "New exemption" not in html and "Remove</button>" not in html
+    assert "to add or remove exemptions" in html
+    assert f'<a href="{P}/exemptions/" aria-current="page">Exemptions</a>' in html
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("backend=neuron", ["stale", "file", "reason"]),  # naming neuron, or every backend
+        ("backend=gpu", ["expired", "stale", "glob", "reason"]),
+        ("kind=intended", ["stale", "reason"]),
+        ("kind=quarantine", ["glob"]),
+        ("expired=yes", ["expired"]),
+        ("expired=no", ["stale", "glob", "file", "reason", "test"]),
+        ("stale=yes", ["stale", "reason"]),
+        ("stale=no&kind=tracked", ["expired", "file", "test"]),
+        ("kind=bogus&stale=maybe", ["expired", "stale", "glob", "file", "reason", "test"]),
+    ],
+)
+def test_exemptions_page_filters(client, runs, exemptions, query, expected):
+    html = text(client.get(f"{P}/exemptions/?{query}"))
+    names = {t.pk: name for name, t in exemptions.items()}
+    assert [names[pk] for pk in exemption_rows(html)] == expected
+
+
+def test_exemptions_page_says_when_no_exemption_matches(client, runs, exemptions):
+    html = text(client.get(f"{P}/exemptions/?backend=cpu&kind=quarantine"))
+    assert "No exemption applies on cpu of kind quarantine." in html
+
+
+def test_exemptions_page_is_paginated(client, xla, runs):
+    requests = [
+        TriageRequest(kind="intended", match=f"test/gone_{n:02}.py", note=f"n{n}")
+        for n in range(53)
+    ]
+    triages_create(project=xla, requests=requests)
+    first = text(client.get(f"{P}/exemptions/"))
+    assert len(exemption_rows(first)) == 50
+    assert "page 1 of 2" in first and 'href="?page=2"' in first
+    second = text(client.get(f"{P}/exemptions/?page=2"))
+    assert [c[1] for c in exemption_rows(second).values()] == [
+        f"test/gone_{n:02}.py every test of the matching files" for n in (2, 1, 0)
+    ]
+
+
+def backend_files(html: str) -> tuple[str, list[str], str]:
+    section = html.split('id="backend-files"')[1].split("</section>")[0]
+    files = re.findall(r"<li><a [^>]*>([^<]+)</a>", section.split('id="files-list"')[1])
+    heading = re.sub(r"<[^>]+>", "", section.split("<h2>")[1].split("</h2>")[0]).strip()
+    return heading, files, section
+
+
+def test_exemptions_page_lists_the_files_ci_runs_on_a_backend(client, runs, exemptions):
+    # Neuron: the reference's three files but B, which a file-level exemption leaves out.
+    heading, files, section = backend_files(text(client.get(f"{P}/exemptions/?files=neuron")))
+    assert (heading, files) == ("Test files CI runs on neuron 2", [A, C])
+    assert "current run, 3 files," in section
+    removed = section.split('id="removed-files"')[1].split("</ul>")[0]
+    assert f'data-triage="{exemptions["file"].pk}"' in removed
+    assert f"<code>{B}</code>" in removed and "1 file" in removed
+    assert "manifest/?backend=neuron&format=files" in section
+    # The expired exemption of test_c.py no longer leaves it out on gpu.
+    assert backend_files(text(client.get(f"{P}/exemptions/?files=gpu")))[1] == [A, B, C]
+    # By default: the backend filtered on, else the first backend compared with the reference.
+    assert backend_files(text(client.get(f"{P}/exemptions/?backend=tpu")))[0].endswith("tpu 3")
+    assert backend_files(text(client.get(f"{P}/exemptions/")))[0].endswith("gpu 3")

@@ -1,0 +1,118 @@
+"""The exemptions page: a project's triages (every target: a test, a reason, a pattern), filtered
+and a page at a time, and for one backend the test files CI runs there and the file-level
+exemptions that took files out of its run."""
+
+from dataclasses import dataclass
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Exists, OuterRef, QuerySet
+
+from parity.globs import file_matches
+from parity.models import Backend, FileCell, Project, Triage
+from parity.selectors.fragments import triages_unexpired
+from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
+
+
+@dataclass(frozen=True)
+class FileExemption:
+    exemption: Exemption
+    files: list[str]  # the reference's test files it removed from the backend's run
+
+
+@dataclass(frozen=True)
+class BackendFiles:
+    """What ``GET …/manifest/?backend=`` gives CI: the test files the backend must run."""
+
+    backend: str
+    reference: str
+    files: list[str]
+    durations: dict[str, float]  # seconds per file, for the files with history
+    reference_files: int  # test files in the reference's current run
+    removed: list[FileExemption]  # file-level exemptions, each with the files it removed
+
+    @property
+    def rows(self) -> list[tuple[str, float | None]]:
+        """Each file with its duration (None: no history)."""
+        return [(file, self.durations.get(file)) for file in self.files]
+
+
+@dataclass(frozen=True)
+class ExemptionsPage:
+    triages: Page  # of Triage, with test, reason, issue, created_by and backends
+    files: BackendFiles | None  # None: no backend chosen, or the project has no reference
+
+
+def exemptions_list(
+    *,
+    project: Project,
+    backend: str | None = None,
+    kind: str | None = None,
+    expired: bool | None = None,
+    stale: bool | None = None,
+) -> QuerySet[Triage]:
+    """Triages, newest first. ``backend``: those that apply there (naming it, or naming no
+    backend: every backend). ``expired``: past their expiry day, today (not as the engine last
+    applied them: this page says what CI gets now)."""
+    triages = Triage.objects.filter(project=project)
+    if backend:
+        named = Triage.backends.through.objects.filter(triage=OuterRef("pk"))
+        triages = triages.filter(~Exists(named) | Exists(named.filter(backend__name=backend)))
+    if kind:
+        triages = triages.filter(kind=kind)
+    if expired is not None:
+        unexpired = triages_unexpired()
+        triages = triages.filter(~unexpired if expired else unexpired)
+    if stale is not None:
+        triages = triages.filter(stale=stale)
+    return (
+        triages.select_related("test", "reason", "issue", "created_by")
+        .prefetch_related("backends")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def exemptions_page(
+    *,
+    project: Project,
+    filters: dict,
+    files_backend: str | None,
+    page: int = 1,
+    per_page: int = 50,
+) -> ExemptionsPage:
+    """A page of ``exemptions_list(**filters)`` (its count, its rows, their backends: three
+    queries) and the files of ``files_backend`` (seven more)."""
+    paginator = Paginator(exemptions_list(project=project, **filters), per_page)
+    triages = paginator.get_page(page)
+    triages.object_list = list(triages.object_list)  # read once, with its prefetches
+    return ExemptionsPage(
+        triages=triages, files=_backend_files(project=project, name=files_backend)
+    )
+
+
+def _backend_files(*, project: Project, name: str | None) -> BackendFiles | None:
+    backend = Backend.objects.filter(project=project, name=name).first() if name else None
+    if backend is None or project.reference_backend_id is None:
+        return None
+    # The manifest is the one definition of what a backend runs: this page shows what CI gets.
+    manifest = manifest_build(project=project, backend=backend)
+    reference_files = set(
+        FileCell.objects.filter(backend_id=project.reference_backend_id)
+        .exclude(file="")
+        .values_list("file", flat=True)
+    )
+    removed = sorted(reference_files - set(manifest.files))
+    return BackendFiles(
+        backend=manifest.backend,
+        reference=manifest.reference,
+        files=manifest.files,
+        durations=manifest.durations,
+        reference_files=len(reference_files),
+        removed=[
+            FileExemption(
+                exemption=exemption,
+                files=[f for f in removed if file_matches(exemption.regex, f)],
+            )
+            for exemption in manifest.exemptions
+            if exemption.file_level and exemption.kind in SKIPPING_KINDS
+        ],
+    )
