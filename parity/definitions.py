@@ -10,7 +10,17 @@ always bound as parameters. Outcome codes are those of ``parity.models.Outcome``
 from django.db.models import Q, QuerySet
 from psycopg2 import sql
 
-from parity.models import Outcome, Project, Reason, Result, Run, TestCase, Triage
+from parity.models import (
+    IssueState,
+    Outcome,
+    Project,
+    Reason,
+    Result,
+    Run,
+    TestCase,
+    TrackingIssue,
+    Triage,
+)
 from parity.models.sql import model_sql
 
 OUTCOME_PARAMS = {
@@ -96,6 +106,26 @@ def reason_has_issue(reason_id: sql.Composable) -> sql.Composed:
         "EXISTS (SELECT 1 FROM {reason_issues} ri WHERE ri.reason_id = {r})",
         reason_issues=Reason.issues.through,
         r=reason_id,
+    )
+
+
+def cited_issues_closed(reason_id: sql.Composable, triage_id: sql.Composable) -> sql.Composed:
+    """Whether no issue a gap cites is still open (or not known to be closed): its reason's
+    issues, and its triage's when the triage is tracked or quarantine. True for a gap citing
+    none, so callers require ``tracked`` (which means it cites one) beside it."""
+    return model_sql(
+        """NOT EXISTS (
+            SELECT 1 FROM {reason_issues} ri JOIN {issue} i ON i.id = ri.trackingissue_id
+            WHERE ri.reason_id = {r} AND i.state <> {closed})
+        AND NOT EXISTS (
+            SELECT 1 FROM {triage} ct JOIN {issue} i ON i.id = ct.issue_id
+            WHERE ct.id = {t} AND ct.kind IN ('tracked', 'quarantine') AND i.state <> {closed})""",
+        reason_issues=Reason.issues.through,
+        issue=TrackingIssue,
+        triage=Triage,
+        r=reason_id,
+        t=triage_id,
+        closed=sql.Literal(IssueState.CLOSED.value),
     )
 
 

@@ -1,5 +1,6 @@
-"""Per backend and current run: score, gap counts by state and by triage, test count and
-coverage drop, upserted into ``Snapshot`` and pointed to by ``BackendState.snapshot``."""
+"""Per backend and current run: score, gap counts by state and by triage (``tracked_closed``: of
+the tracked, those whose every cited issue is closed), test count and coverage drop, upserted
+into ``Snapshot`` and pointed to by ``BackendState.snapshot``."""
 
 from django.db import connection
 from psycopg2 import sql
@@ -31,6 +32,7 @@ _SNAPSHOT_SQL = model_sql(
             count(*) FILTER (WHERE {scored} AND tracked) AS tracked,
             count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
             count(*) FILTER (WHERE {scored} AND intended) AS intended,
+            count(*) FILTER (WHERE {scored} AND tracked_closed) AS tracked_closed,
             count(*) FILTER (WHERE state = 'reference_missing') AS reference_missing
         FROM {gap}
         WHERE is_open AND backend_id = ANY(%(backends)s)
@@ -39,14 +41,15 @@ _SNAPSHOT_SQL = model_sql(
         INSERT INTO {snapshot} (
             project_id, backend_id, run_id, reference_run_id, at, score, passing,
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
-            reference_missing, test_count, coverage_drop
+            tracked_closed, reference_missing, test_count, coverage_drop
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
                CASE WHEN rp.n > 0 THEN coalesce(p.n, 0)::float / rp.n END,
                coalesce(p.n, 0), rp.n,
                coalesce(g.skipped, 0), coalesce(g.failed, 0), coalesce(g.error, 0),
                coalesce(g.missing, 0), coalesce(g.tracked, 0), coalesce(g.untracked, 0),
-               coalesce(g.intended, 0), coalesce(g.reference_missing, 0),
+               coalesce(g.intended, 0), coalesce(g.tracked_closed, 0),
+               coalesce(g.reference_missing, 0),
                s.test_count, s.coverage_drop
         FROM {state} s
         JOIN {run} r ON r.id = s.current_run_id
@@ -60,7 +63,8 @@ _SNAPSHOT_SQL = model_sql(
             reference_passing = EXCLUDED.reference_passing, skipped = EXCLUDED.skipped,
             failed = EXCLUDED.failed, error = EXCLUDED.error, missing = EXCLUDED.missing,
             tracked = EXCLUDED.tracked, untracked = EXCLUDED.untracked,
-            intended = EXCLUDED.intended, reference_missing = EXCLUDED.reference_missing,
+            intended = EXCLUDED.intended, tracked_closed = EXCLUDED.tracked_closed,
+            reference_missing = EXCLUDED.reference_missing,
             test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop
         RETURNING id, backend_id
     )

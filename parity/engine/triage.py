@@ -8,7 +8,13 @@ shows at once rather than at the next run.
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import TRIAGE_UNEXPIRED, reason_has_issue, triage_covers, triage_pick
+from parity.definitions import (
+    TRIAGE_UNEXPIRED,
+    cited_issues_closed,
+    reason_has_issue,
+    triage_covers,
+    triage_pick,
+)
 from parity.engine.snapshots import snapshots_write
 from parity.models import BackendState, Gap, Project, Triage
 from parity.models.sql import model_sql
@@ -29,33 +35,38 @@ def triages_refresh(*, project: Project) -> None:
 
 
 # Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended: its
-# triage says so; an intended gap is never counted tracked or untracked.
+# triage says so; an intended gap is never counted tracked or untracked. Tracked but closed: every
+# issue it cites is closed at the tracker (``parity.issue_sync`` keeps the states).
 _APPLY_SQL = model_sql(
     """
     UPDATE {gap} g
-    SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked
+    SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
+        tracked_closed = p.tracked AND p.all_closed
     FROM (
         SELECT o.id, t.id AS triage_id,
                coalesce(t.kind = 'intended', false) AS intended,
                t.kind IS DISTINCT FROM 'intended'
                    AND (coalesce(t.kind IN ('tracked', 'quarantine'), false) OR {reason_issue})
-                   AS tracked
+                   AS tracked,
+               {all_closed} AS all_closed
         FROM {gap} o
         LEFT JOIN LATERAL ({pick}) t ON true
         WHERE o.is_open AND o.project_id = %(project)s AND o.backend_id = ANY(%(backends)s)
     ) p
     WHERE g.id = p.id
-      AND (g.triage_id, g.intended, g.tracked) IS DISTINCT FROM (p.triage_id, p.intended, p.tracked)
+      AND (g.triage_id, g.intended, g.tracked, g.tracked_closed)
+          IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked AND p.all_closed)
     """,
     gap=Gap,
     pick=triage_pick("o"),
     reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
+    all_closed=cited_issues_closed(sql.SQL("o.reason_id"), sql.SQL("t.id")),
 )
 
 
 def triages_apply(*, project_id: int, backend_ids: list[int]) -> None:
     """Point each open gap of ``backend_ids`` at the triage that applies to it, and set its
-    tracked and intended flags from that triage and its reason's issues."""
+    tracked, intended and tracked_closed flags from that triage and its reason's issues."""
     with connection.cursor() as cursor:
         cursor.execute(_APPLY_SQL, {"project": project_id, "backends": backend_ids})
 

@@ -76,3 +76,17 @@ def test_a_second_write_updates_the_same_row_and_no_reference_means_no_score(pro
         0,
         None,
     )
+
+
+def test_a_snapshot_counts_tracked_gaps_citing_only_closed_issues_apart(project):
+    cpu_run, tpu_run = run_make(project, "cpu"), run_make(project, "tpu")
+    current_set(project, "cpu", {f"{A}t{n}": P for n in range(1, 4)}, run=cpu_run)
+    current_set(project, "tpu", {}, run=tpu_run)
+    for name in ("t1", "t2", "t3"):
+        gap_open(project, "tpu", f"{A}{name}", "missing", run=tpu_run)
+    Gap.objects.filter(test__name__in=["t1", "t2"]).update(tracked=True)
+    Gap.objects.filter(test__name="t1").update(tracked_closed=True)
+
+    snapshot = write(project, cpu_run)
+
+    assert (snapshot.tracked, snapshot.tracked_closed, snapshot.untracked) == (2, 1, 1)

@@ -171,3 +171,63 @@ def test_a_quarantined_gap_is_tracked(project):
     flaky = triage(project, test=gap.test, kind="quarantine", issue=issue(project))
 
     assert apply(project) == {"t1": (flaky.pk, True, False)}
+
+
+def closed_flags(project) -> dict[str, tuple[bool, bool]]:
+    """Per open gap: (tracked, tracked_closed), after applying triages."""
+    triages_apply(project_id=project.pk, backend_ids=[b.pk for b in project.backends.all()])
+    gaps = Gap.objects.filter(is_open=True).order_by("test__name")
+    return {g.test.name: (g.tracked, g.tracked_closed) for g in gaps}
+
+
+def issue_in(project, n: int, state: str) -> TrackingIssue:
+    return TrackingIssue.objects.create(
+        project=project, kind="github", key=f"pytorch/xla#{n}", state=state
+    )
+
+
+def test_a_gap_is_tracked_closed_only_when_every_issue_it_cites_is_closed(project):
+    run = run_make(project, "tpu")
+    closed, also_closed = issue_in(project, 1, "closed"), issue_in(project, 2, "closed")
+    still_open, never_synced = issue_in(project, 3, "open"), issue_in(project, 4, "unknown")
+    by_closed = reason_of(project, "see #1 and #2")
+    by_closed.issues.add(closed, also_closed)
+    by_mixed = reason_of(project, "see #1 and #3")
+    by_mixed.issues.add(closed, still_open)
+    by_unknown = reason_of(project, "see #4")
+    by_unknown.issues.add(never_synced)
+    for name, reason in (("t1", by_closed), ("t2", by_mixed), ("t3", by_unknown), ("t4", None)):
+        gap_open(project, "tpu", f"{A}{name}", "skipped", run=run, reason=reason)
+    t5 = gap_open(project, "tpu", f"{A}t5", "failed", run=run)
+    triage(project, test=t5.test, kind="quarantine", issue=closed)
+    # The reason's issues are closed, but a triage citing an open issue tracks it now.
+    t6 = gap_open(project, "tpu", f"{A}t6", "skipped", run=run, reason=by_closed)
+    triage(project, test=t6.test, kind="tracked", issue=still_open)
+    # Intended is never tracked, so never tracked_closed either.
+    t7 = gap_open(project, "tpu", f"{A}t7", "skipped", run=run, reason=by_closed)
+    triage(project, test=t7.test, kind="intended", note="by design")
+
+    assert closed_flags(project) == {
+        "t1": (True, True),
+        "t2": (True, False),
+        "t3": (True, False),  # not known to be closed
+        "t4": (False, False),
+        "t5": (True, True),
+        "t6": (True, False),
+        "t7": (False, False),
+    }
+
+
+def test_tracked_closed_follows_the_issue_state_both_ways(project):
+    run = run_make(project, "tpu")
+    tracked_by = issue_in(project, 1, "open")
+    reason = reason_of(project, "see #1")
+    reason.issues.add(tracked_by)
+    gap_open(project, "tpu", f"{A}t1", "skipped", run=run, reason=reason)
+    assert closed_flags(project) == {"t1": (True, False)}
+
+    TrackingIssue.objects.filter(pk=tracked_by.pk).update(state="closed")
+    assert closed_flags(project) == {"t1": (True, True)}
+
+    TrackingIssue.objects.filter(pk=tracked_by.pk).update(state="open")  # reopened
+    assert closed_flags(project) == {"t1": (True, False)}
