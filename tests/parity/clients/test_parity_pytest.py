@@ -9,8 +9,10 @@ JUnit the plugin's run writes is read by ingest's own parser, and uploaded to th
 import shutil
 import socket
 
+import parity_pytest
 import pytest
 
+from parity.globs import key_matches, pattern_regex
 from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR
 from tests.parity.clients.reports import (
     ISSUE_COMPLEX,
@@ -202,3 +204,24 @@ def test_exemptions_from_the_server_make_the_upload_tracked_and_the_verdict_ok(
         **dict.fromkeys(SHARDING, ("skipped", False, True, [])),
     }
     assert gaps[ALL_REDUCE]["reason"] == FLAKY_MESSAGE
+
+
+@pytest.mark.parametrize(
+    ("pattern", "node_id", "named"),
+    [
+        ("test/test_ops.py", "test/test_ops.py::TestOps::test_add", True),
+        ("test/test_ops.py", "test/test_ops_extra.py::TestOps::test_add", False),
+        ("test/*.py", "test/spmd/test_mesh.py::test_shape", False),
+        ("test/**", "test/spmd/test_mesh.py::test_shape", True),
+        ("test/test_?ps.py", "test/test_ops.py::test_x", True),
+        (f"{OPS}test_*_complex64", ADD_COMPLEX, True),
+        (f"{OPS}test_*_complex64", f"{ADD_COMPLEX}_strided", False),
+        ("test/test_*::test_x", "test/test_ops.py::TestOps::test_x", False),
+        ("test/test_o*::*::test_x", "test/test_ops.py::TestOps::test_x", True),
+        ("test/test_ops.py::test_x[float32]", "test/test_ops.py::test_x[float32]", True),
+        ("test/test_ops.py::test_x[float32]", "test/test_ops.py::test_x[f]", False),
+    ],
+)
+def test_offline_patterns_name_the_node_ids_the_server_s_patterns_name(pattern, node_id, named):
+    assert bool(parity_pytest.pattern_regex(pattern).match(node_id)) is named
+    assert key_matches(pattern_regex(pattern), node_id) is named

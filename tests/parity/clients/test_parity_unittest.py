@@ -1,0 +1,207 @@
+"""The unittest runner (``parity/clients/parity_unittest.py``) run as CI runs it, ``python -m
+parity_unittest SCRIPTS``, on a script-style suite (``fixtures/unittest_suite``) whose
+device-generic classes are instantiated per device (``TestViewOpsXLA.test_view_xla_complex64``),
+whose collectives are flaky on XLA and whose mesh class fails in ``setUpClass`` there.
+
+The JUnit it writes is read by ingest's own parser and normalizer; with the live stack, the
+exemptions are written for the canonical tests and the server's resolve maps the runner's
+names to them.
+"""
+
+import io
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import parity_unittest
+import pytest
+
+from ingest.junit import iter_cases
+from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR, clean_environment, python38
+from tests.parity.clients.reports import (
+    ISSUE_COMPLEX,
+    ISSUE_FLAKY,
+    exempt,
+    junit_outcomes,
+    upload_complete_run,
+    verdict,
+)
+
+SCRIPTS = ("test/test_view_ops.py", "test/test_collectives.py")
+VIEW = "test/test_view_ops.py::TestViewOps::"
+COLLECTIVES = "test/test_collectives.py::TestCollectives::"
+MESH = "test/test_collectives.py::TestMesh::"
+VIEW_COMPLEX = f"{VIEW}test_view_complex64"
+ALL_REDUCE = f"{COLLECTIVES}test_all_reduce_deadline"
+PASSING = (
+    f"{VIEW}test_view_float32",
+    f"{VIEW}test_reshape_float32",
+    f"{COLLECTIVES}test_all_gather",
+)
+COMPLEX_MESSAGE = f"complex64 views have no XLA lowering ({ISSUE_COMPLEX})"
+FLAKY_MESSAGE = f"all_reduce misses its deadline now and then ({ISSUE_FLAKY})"
+MESH_MESSAGE = "A single-host TPU has no 2x4 mesh"
+RUN_SECONDS = 120
+
+
+@pytest.fixture
+def suite(tmp_path) -> Path:
+    folder = tmp_path / "suite"
+    shutil.copytree(FIXTURES_DIR / "unittest_suite", folder)
+    return folder
+
+
+def run_scripts(
+    suite: Path, *args: str, device: str = "xla", python: str = sys.executable, **settings: str
+) -> subprocess.CompletedProcess:
+    env = clean_environment(PYTHONPATH=str(CLIENTS_DIR), SUITE_DEVICE=device, **settings)
+    return subprocess.run(
+        [python, "-m", "parity_unittest", *args],
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+
+
+def test_without_a_backend_the_scripts_run_as_they_are(suite):
+    done = run_scripts(suite, *SCRIPTS, "--junit-xml", "reports/xla.xml")
+
+    assert done.returncode == 1, done.stderr
+    assert "FAILED (failures=2, errors=2)" in done.stderr
+    # Canonical IDs: the device suffix of class and name is gone, the file comes from file=.
+    assert junit_outcomes(suite / "reports/xla.xml") == {
+        VIEW_COMPLEX: (
+            "error",
+            "NotImplementedError: aten::view_as_real has no XLA lowering for complex64",
+        ),
+        ALL_REDUCE: ("failed", "AssertionError: 'xla' == 'xla' : rank 0: all_reduce missed 5 s"),
+        f"{MESH}setUpClass": ("error", "RuntimeError: a 2x4 mesh needs 8 devices, this host has 4"),
+        **dict.fromkeys(PASSING, ("passed", None)),
+    }
+    with (suite / "reports/xla.xml").open("rb") as report:
+        first = next(iter_cases(report))
+    assert (first.classname, first.name, first.file) == (
+        "test.test_view_ops.TestViewOpsXLA",
+        "test_reshape_xla_float32",
+        "test/test_view_ops.py",
+    )
+
+
+def test_python_3_8_runs_it_alike(suite):
+    python = python38()
+    if python is None:
+        pytest.skip("no Python 3.8 here (PARITY_TEST_PYTHON38, python3.8 or pyenv's 3.8)")
+
+    old = run_scripts(suite, *SCRIPTS, "--junit-xml", "py38.xml", python=python)
+    new = run_scripts(suite, *SCRIPTS, "--junit-xml", "py311.xml")
+
+    assert old.returncode == new.returncode == 1, old.stderr
+    assert junit_outcomes(suite / "py38.xml") == junit_outcomes(suite / "py311.xml")
+
+
+def test_a_script_that_cannot_be_imported_fails_the_run_and_the_others_run(suite):
+    done = run_scripts(
+        suite, "test/test_needs_torch_xla.py", *SCRIPTS, "--junit-xml", "x.xml", device="cpu"
+    )
+
+    assert done.returncode == 1
+    assert "parity: cannot import test/test_needs_torch_xla.py:" in done.stderr
+    assert "No module named 'torch_xla_that_is_not_installed'" in done.stderr
+    outcomes = junit_outcomes(suite / "x.xml")
+    assert len(outcomes) == 6
+    assert {outcome for outcome, _ in outcomes.values()} == {"passed"}
+
+
+@pytest.fixture
+def closed_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        return server.getsockname()[1]
+
+
+def test_an_unreachable_server_stops_the_run_unless_optional(suite, closed_port):
+    url = f"http://127.0.0.1:{closed_port}"
+    settings = {"PARITY_URL": url, "PARITY_TOKEN": "t", "PARITY_PROJECT": "pytorch-xla"}
+    args = (*SCRIPTS, "--backend", "tpu", "--retries", "0")
+
+    stopped = run_scripts(suite, *args, **settings)
+    optional = run_scripts(suite, *args, "--optional", **settings)
+
+    assert stopped.returncode == 5
+    assert f"parity: cannot reach {url} (" in stopped.stderr
+    assert "Ran " not in stopped.stderr
+    assert optional.returncode == 1  # every test ran, the failures count
+    assert f"parity: WARNING: no exemptions applied: cannot reach {url}" in optional.stderr
+    assert "Ran 5 tests" in optional.stderr
+
+
+def test_messages_with_control_characters_still_make_xml_ingest_reads():
+    name = parity_unittest.CaseName("test/test_x.py", "test.test_x", "TestX", "test_colour")
+    case = parity_unittest.CaseResult(
+        name, outcome="failure", message="\x1b[31mred\x1b[0m", details="a\x00b", error_type="E"
+    )
+
+    report = parity_unittest.junit_xml([case], seconds=1.0)
+
+    cases = list(iter_cases(io.BytesIO(report)))
+    assert [(c.outcome, c.message) for c in cases] == [("failed", "\\x1b[31mred\\x1b[0m")]
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_exemptions_of_canonical_tests_reach_device_suffixed_tests(suite, live, http_api):
+    exempt(
+        http_api,
+        match=VIEW_COMPLEX,
+        backends=["tpu"],
+        kind="tracked",
+        note="complex64 views have no XLA lowering",
+        issue_url=ISSUE_COMPLEX,
+    )
+    exempt(
+        http_api,
+        match=ALL_REDUCE,
+        backends=["tpu"],
+        kind="quarantine",
+        note="all_reduce misses its deadline now and then",
+        issue_url=ISSUE_FLAKY,
+    )
+    exempt(http_api, match=f"{MESH}*", backends=["tpu"], kind="intended", note=MESH_MESSAGE)
+    server = {
+        "PARITY_URL": live.base_url,
+        "PARITY_TOKEN": http_api.token,
+        "PARITY_PROJECT": "pytorch-xla",
+    }
+
+    reference = run_scripts(suite, *SCRIPTS, "--junit-xml", "cpu.xml", device="cpu")
+    tpu = run_scripts(suite, *SCRIPTS, "--backend", "tpu", "--junit-xml", "tpu.xml", **server)
+
+    assert reference.returncode == 0, reference.stderr
+    assert tpu.returncode == 0, tpu.stderr
+    assert "parity: exempted tests of tpu" in tpu.stderr
+    assert "1 intended, 1 quarantine, 1 tracked" in tpu.stderr
+    # The mesh class is skipped whole: its setUpClass, which fails on this host, never ran.
+    assert "setUpClass" not in tpu.stderr
+    tpu_outcomes = {
+        VIEW_COMPLEX: ("skipped", COMPLEX_MESSAGE),
+        ALL_REDUCE: ("skipped", FLAKY_MESSAGE),
+        f"{MESH}test_mesh_shape": ("skipped", MESH_MESSAGE),
+        **dict.fromkeys(PASSING, ("passed", None)),
+    }
+    assert junit_outcomes(suite / "tpu.xml") == tpu_outcomes
+    upload_complete_run(http_api, live, suite / "cpu.xml", backend="cpu", day="2026-05-01")
+    run = upload_complete_run(http_api, live, suite / "tpu.xml", backend="tpu", day="2026-05-01")
+    answer = verdict(http_api, run)
+    assert (answer["ok"], answer["opened"]) == (
+        True,
+        {"tracked": 2, "untracked": 0, "intended": 1},
+    )
+    assert {gap["test"]: (gap["state"], gap["issues"]) for gap in answer["gaps"]} == {
+        VIEW_COMPLEX: ("skipped", [ISSUE_COMPLEX]),
+        ALL_REDUCE: ("skipped", [ISSUE_FLAKY]),
+        f"{MESH}test_mesh_shape": ("skipped", []),
+    }
