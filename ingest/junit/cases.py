@@ -23,6 +23,30 @@ _SKIP_RESULTS = frozenset({"skipped", "suppressed"})
 _SKIP_STATUSES = frozenset({"notrun", "skipped", "disabled", "ignored"})
 
 
+# An expected failure is a skip in the arithmetic (the test does not pass) but not a skip to a
+# reader: pytest writes <skipped type="pytest.xfail" message="<reason>"/> (message="" when the
+# xfail gives none), unittest-xml-reporting <skipped type="XFAIL" message="expected failure:
+# …"/>. Its message says so in words, the one channel a result has for it: "expected failure"
+# alone when no reason was given, else "expected failure: <reason>".
+EXPECTED_FAILURE = "expected failure"
+_XFAIL_TYPES = frozenset({"pytest.xfail", "xfail"})  # compared stripped and lowercased
+
+
+def is_xfail_type(skip_type: str | None) -> bool:
+    """Whether a <skipped> element's ``type`` marks an expected failure."""
+    return skip_type is not None and skip_type.strip().lower() in _XFAIL_TYPES
+
+
+def expected_failure_message(message: str | None) -> str:
+    """An expected failure's message: its reason after ``expected failure: `` (xmlrunner's
+    already reads so), or ``expected failure`` when it gives none."""
+    if message is None:
+        return EXPECTED_FAILURE
+    if message.lower().startswith(EXPECTED_FAILURE):
+        return message
+    return clip_message(f"{EXPECTED_FAILURE}: {message}") or EXPECTED_FAILURE
+
+
 class ParsedCase(NamedTuple):
     """One <testcase> as read from the file, before any normalisation.
 
@@ -108,6 +132,8 @@ def _outcome(attrs: dict[str, str], messages: dict[str, str | None]) -> tuple[Ou
             return "error", messages["error"]
         if "failure" in messages:
             return "failed", messages["failure"]
+        if "xfail" in messages:
+            return "skipped", expected_failure_message(messages["xfail"])
         return "skipped", messages["skipped"]
     result = attrs.get("result")
     status = attrs.get("status")

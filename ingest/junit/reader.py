@@ -10,6 +10,7 @@ from ingest.junit.cases import (
     case_result,
     clip_message,
     first_line,
+    is_xfail_type,
     truncation_marker,
 )
 from ingest.junit.errors import ForbiddenXML, NotJUnit, OverLimit
@@ -137,6 +138,8 @@ class CaseReader:
                 )
 
     def _start_outcome(self, depth: int, kind: str, attrs: dict[str, str]) -> None:
+        if kind == "skipped" and is_xfail_type(attrs.get("type")):
+            kind = "xfail"  # an expected failure: told apart from a skip (cases.py)
         messages = self._case_messages
         if kind in messages:
             return  # the first child of a kind gives the message
@@ -176,7 +179,7 @@ class CaseReader:
         if self._text_size > self._max_text:
             kept = text.encode()[: self._max_text].decode(errors="ignore")
             text = kept + truncation_marker(self._text_size)
-        if self._text_kind != "skipped":
+        if self._text_kind not in ("skipped", "xfail"):
             text = first_line(text)  # failure bodies are stack traces: the first line says it
         self._case_messages[self._text_kind] = clip_message(text)
         self._text_depth, self._text = 0, []

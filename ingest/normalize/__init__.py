@@ -3,9 +3,14 @@
 Nothing here imports Django; ``ingest.pipeline`` calls these per parsed <testcase>.
 """
 
-from ingest.normalize.ids import TestIdentifier, TestIdentity, test_identity
+from ingest.normalize.ids import TestIdentifier, TestIdentity, display_id, test_identity
 from ingest.normalize.issues import IssueRef, extract_issue_refs
-from ingest.normalize.reasons import CanonicalReason, canonical_reason
+from ingest.normalize.reasons import (
+    CanonicalReason,
+    canonical_reason,
+    expected_failure_reason,
+    is_expected_failure,
+)
 from ingest.normalize.rules import (
     DEFAULT_RULES,
     Rewrite,
@@ -26,7 +31,10 @@ __all__ = [
     "TestIdentifier",
     "TestIdentity",
     "canonical_reason",
+    "display_id",
+    "expected_failure_reason",
     "extract_issue_refs",
+    "is_expected_failure",
     "rules_from_dict",
     "rules_to_dict",
     "test_identity",

@@ -217,6 +217,13 @@ def make_key(file: str, class_name: str, name: str) -> str:
     return SEP.join(parts)
 
 
+def display_id(file: str, class_name: str, name: str) -> str:
+    """The test's ID as people read it and paste it into a runner (``pytest 'f.py::T::t'``):
+    the parts joined by ``::``, unescaped. Only the key escapes, so that it never merges two
+    tests; a reader needs the test's real names."""
+    return SEP.join(part for part in (file, class_name, name) if part)
+
+
 def split_key(key: str, *, has_file: bool, has_class: bool) -> tuple[str, str, str]:
     """Inverse of make_key for a key of known shape; a missing separator empties that part."""
     file = class_name = ""

@@ -20,6 +20,9 @@ Decisions:
   A step that would leave nothing (a message that is only ``Skipped:``) is not applied.
 * The fingerprint is the SHA-1 of the text (UTF-8): same text, same fingerprint, forever, and
   independent of ``kind``.
+* An expected failure (xfail) is a skip whose text starts ``expected failure`` (the parser's
+  wording, ``ingest.junit.cases``): it counts as a skip, and ``is_expected_failure`` tells a
+  reader it apart. ``expected failure`` alone is one whose xfail gave no reason.
 """
 
 import hashlib
@@ -27,6 +30,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from ingest.junit.cases import EXPECTED_FAILURE
 
 ReasonKind = Literal["skip", "failure"]
 
@@ -48,6 +53,18 @@ def canonical_reason(message: str, *, kind: ReasonKind = "skip") -> CanonicalRea
             break
         text = cleaned
     return CanonicalReason(text=text, fingerprint=reason_fingerprint(text)) if text else None
+
+
+def is_expected_failure(text: str) -> bool:
+    """Whether a canonical skip reason is an expected failure's (pytest's xfail, unittest's
+    expectedFailure) rather than a skip's."""
+    return text == EXPECTED_FAILURE or text.startswith(EXPECTED_FAILURE + ":")
+
+
+def expected_failure_reason(text: str) -> str:
+    """What an expected failure's reason says after ``expected failure:``; "" when its xfail
+    gave none."""
+    return text[len(EXPECTED_FAILURE) :].removeprefix(":").strip()
 
 
 def reason_fingerprint(text: str) -> str:

@@ -112,7 +112,9 @@ def test_pytest_dialect() -> None:
     assert cases["test_skip_with_message"].message == "Not supported on TPU"
     # no message attribute: the stripped element text is the skip reason
     assert cases["test_skip_text_only"].message == "test/test_ops.py:30: needs 2 devices"
+    # an expected failure counts as a skip, and says it is one in words
     assert cases["test_xfail"].outcome == "skipped"
+    assert cases["test_xfail"].message == "expected failure: flaky on XLA:CPU, see issue 4298"
     assert cases["test_div"].message == "AssertionError: Tensor-likes are not close!"
     # no message attribute: the first non-empty line of the text
     assert cases["test_failure_text_only"].message == "E   assert 1 == 2"
@@ -126,6 +128,26 @@ def test_pytest_dialect() -> None:
     assert cases["test_flaky_rerun"].duration is None
     assert cases["test_rerun_then_failed"].outcome == "failed"
     assert cases["test_rerun_then_failed"].message == "AssertionError: final attempt"
+
+
+def test_expected_failures_are_told_apart_from_skips() -> None:
+    """pytest's xfail (with and without a reason) and xmlrunner's expectedFailure, as the
+    shared corpus has them: still skipped outcomes, with messages that say "expected failure"
+    even when the XML gives none; a plain skip's message is left alone."""
+    cases = by_name(parse(JUNIT / "expected_failures.xml"))
+
+    assert {name: (c.outcome, c.message) for name, c in cases.items()} == {
+        "test_xfail_no_reason": ("skipped", "expected failure"),
+        "test_xfail_reason": ("skipped", "expected failure: XLA lowers it wrong"),
+        "test_xfail_text_only": ("skipped", "expected failure"),
+        "test_expected_failure": (
+            "skipped",
+            "expected failure: (<class 'AssertionError'>, AssertionError('expected failure'), "
+            "<traceback object at 0x100c125c0>)",
+        ),
+        "test_skip_no_reason": ("skipped", None),
+        "test_xfail_then_failed": ("failed", "AssertionError: strict"),
+    }
 
 
 def test_xmlrunner_keeps_main_classname_verbatim() -> None:

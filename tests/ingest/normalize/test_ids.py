@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ingest.normalize import DEFAULT_RULES, Rewrite, Rules, TestIdentity, test_identity
-from ingest.normalize.ids import clean_path, make_key, split_key
+from ingest.normalize.ids import clean_path, display_id, make_key, split_key
 from tests.conftest import FIXTURES_DIR
 from tests.shared_data import CORPUS_DIR, PYTORCH_XLA_DIR, needs_corpus, needs_pytorch_xla
 
@@ -222,6 +222,18 @@ def test_split_key_inverts_make_key(file: str, class_name: str, name: str) -> No
         class_name,
         name,
     )
+
+
+def test_display_id_is_the_real_id_the_key_escapes():
+    """A Rust test named ``a::b:`` in class ``m:`` keeps its colons for readers; the key
+    escapes them so it never merges two tests."""
+    identity = test_identity(
+        classname="m:", name="a::b:", file="src/lib.rs", folder_hint=None, rules=NO_DEVICES
+    )
+
+    assert identity.key == "src/lib.rs::m:\\::a::b:"
+    assert display_id(identity.file, identity.class_name, identity.name) == "src/lib.rs::m:::a::b:"
+    assert display_id("test/x.py", "", "test_a[C:\\tmp]") == "test/x.py::test_a[C:\\tmp]"
 
 
 # --- paths ----------------------------------------------------------------------------------

@@ -8,7 +8,12 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ingest.normalize import CanonicalReason, canonical_reason
+from ingest.normalize import (
+    CanonicalReason,
+    canonical_reason,
+    expected_failure_reason,
+    is_expected_failure,
+)
 from ingest.normalize.reasons import failure_line, reason_fingerprint
 from tests.conftest import FIXTURES_DIR
 from tests.shared_data import PYTORCH_XLA_DIR, needs_pytorch_xla
@@ -143,3 +148,31 @@ def test_real_skip_reasons_keep_their_wording_and_stay_distinct() -> None:
         assert canonical.text == reason  # people's reasons carry no noise
         fingerprints.add(canonical.fingerprint)
     assert len(fingerprints) == len(reasons) > 70
+
+
+# --- expected failures ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "xfail", "says"),
+    [
+        ("expected failure", True, ""),
+        ("expected failure: XLA lowers it wrong", True, "XLA lowers it wrong"),
+        (  # xmlrunner's, with the traceback object's address scrubbed
+            "expected failure: (<class 'AssertionError'>, AssertionError('x'), "
+            "<traceback object at 0x100c125c0>)",
+            True,
+            "(<class 'AssertionError'>, AssertionError('x'), <traceback object at 0x<hex>>)",
+        ),
+        ("expected failures are fine here", False, None),
+        ("Skipped: not on TPU", False, None),
+    ],
+)
+def test_expected_failures_keep_their_wording_and_are_told_apart(
+    message: str, xfail: bool, says: str | None
+) -> None:
+    text = text_of(message)
+
+    assert is_expected_failure(text) is xfail
+    if xfail:
+        assert expected_failure_reason(text) == says
