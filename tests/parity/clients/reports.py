@@ -1,7 +1,9 @@
-"""What the runner integrations' tests read back: the JUnit a runner wrote, as parity's ingest
-reads it, and the run it makes once uploaded to the live stack."""
+"""What the runner integrations' tests share: the exemptions they make on the live stack, the
+JUnit a runner wrote as parity's ingest reads it, the run it makes once uploaded, and a server
+that cannot be reached."""
 
 import json
+import socket
 import time
 from pathlib import Path
 
@@ -14,6 +16,13 @@ from tests.e2e.stack import LiveStack
 
 ISSUE_COMPLEX = "https://github.com/pytorch/xla/issues/9017"
 ISSUE_FLAKY = "https://github.com/pytorch/xla/issues/8873"
+COMPLEX_NOTE = "XLA has no complex64"
+FLAKY_NOTE = "all_reduce misses its deadline now and then"
+MESH_NOTE = "A single-host TPU has no 2x4 mesh"
+# The skip messages the server hands the runners: "<reason> (<issue URL>)".
+COMPLEX_MESSAGE = f"{COMPLEX_NOTE} ({ISSUE_COMPLEX})"
+FLAKY_MESSAGE = f"{FLAKY_NOTE} ({ISSUE_FLAKY})"
+MESH_MESSAGE = MESH_NOTE
 RECOMPUTE_SECONDS = 60
 
 
@@ -28,16 +37,22 @@ def junit_outcomes(report: Path) -> dict[str, tuple[str, str | None]]:
         }
 
 
-def exempt(api: ApiClient, **triage: object) -> dict:
-    """An exemption made through the triage API, as a maintainer makes one."""
-    reply = api.request(
-        "POST",
-        "/api/v1/projects/pytorch-xla/triage/",
-        body=json.dumps(triage).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    assert reply.status == 201, str(reply)
-    return reply.body
+def tpu_exemptions(api: ApiClient, *, complex64: str, flaky: str, mesh: str) -> None:
+    """The suites' exemptions on TPU, made through the triage API as a maintainer makes them:
+    the ``complex64`` pattern tracked, ``flaky`` quarantined, ``mesh`` intended."""
+    exemptions = [
+        {"match": complex64, "kind": "tracked", "note": COMPLEX_NOTE, "issue_url": ISSUE_COMPLEX},
+        {"match": flaky, "kind": "quarantine", "note": FLAKY_NOTE, "issue_url": ISSUE_FLAKY},
+        {"match": mesh, "kind": "intended", "note": MESH_NOTE},
+    ]
+    for exemption in exemptions:
+        reply = api.request(
+            "POST",
+            "/api/v1/projects/pytorch-xla/triage/",
+            body=json.dumps({**exemption, "backends": ["tpu"]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert reply.status == 201, str(reply)
 
 
 def upload_complete_run(
@@ -70,3 +85,14 @@ def verdict(api: ApiClient, run_id: int) -> dict:
     reply = api.request("GET", f"/api/v1/runs/{run_id}/verdict/")
     assert reply.status == 200, str(reply)
     return reply.body
+
+
+def unreachable_settings() -> dict[str, str]:
+    """Client settings naming a local port nothing listens on (bound, then released)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+    return {
+        "PARITY_URL": f"http://127.0.0.1:{port}",
+        "PARITY_TOKEN": "t",
+        "PARITY_PROJECT": "pytorch-xla",
+    }

@@ -7,7 +7,6 @@ JUnit the plugin's run writes is read by ingest's own parser, and uploaded to th
 """
 
 import shutil
-import socket
 
 import parity_pytest
 import pytest
@@ -15,10 +14,14 @@ import pytest
 from parity.globs import key_matches, pattern_regex
 from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR
 from tests.parity.clients.reports import (
+    COMPLEX_MESSAGE,
+    FLAKY_MESSAGE,
     ISSUE_COMPLEX,
     ISSUE_FLAKY,
-    exempt,
+    MESH_MESSAGE,
     junit_outcomes,
+    tpu_exemptions,
+    unreachable_settings,
     upload_complete_run,
     verdict,
 )
@@ -31,9 +34,6 @@ MUL_COMPLEX = f"{OPS}test_mul_complex64"
 ALL_REDUCE = "test/test_collectives.py::test_all_reduce_deadline"
 SHARDING = ("test/test_sharding.py::test_mesh_shape", "test/test_sharding.py::test_shard_rows")
 PASSING = (f"{OPS}test_add_float32", "test/test_collectives.py::test_all_gather")
-COMPLEX_MESSAGE = f"XLA has no complex64 ({ISSUE_COMPLEX})"
-FLAKY_MESSAGE = f"all_reduce misses its deadline now and then ({ISSUE_FLAKY})"
-MESH_MESSAGE = "A single-host TPU has no 2x4 mesh"
 
 
 @pytest.fixture
@@ -107,16 +107,9 @@ def test_a_manifest_of_another_backend_is_refused(run_suite):
     )
 
 
-@pytest.fixture
-def closed_port() -> int:
-    """A local port nothing listens on (bound, then released)."""
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        return server.getsockname()[1]
-
-
-def test_an_unreachable_server_stops_the_session_with_the_reason(run_suite, closed_port):
-    url = f"http://127.0.0.1:{closed_port}"
-    settings = {"PARITY_URL": url, "PARITY_TOKEN": "t", "PARITY_PROJECT": "pytorch-xla"}
+def test_an_unreachable_server_stops_the_session_with_the_reason(run_suite):
+    settings = unreachable_settings()
+    url = settings["PARITY_URL"]
 
     result = run_suite("--parity-backend", "tpu", "--parity-retries", "0", **settings)
 
@@ -127,9 +120,9 @@ def test_an_unreachable_server_stops_the_session_with_the_reason(run_suite, clos
     result.assert_outcomes()  # no test ran
 
 
-def test_with_parity_optional_an_unreachable_server_runs_every_test(run_suite, closed_port):
-    url = f"http://127.0.0.1:{closed_port}"
-    settings = {"PARITY_URL": url, "PARITY_TOKEN": "t", "PARITY_PROJECT": "pytorch-xla"}
+def test_with_parity_optional_an_unreachable_server_runs_every_test(run_suite):
+    settings = unreachable_settings()
+    url = settings["PARITY_URL"]
 
     result = run_suite(
         "--parity-backend", "tpu", "--parity-retries", "0", "--parity-optional", **settings
@@ -151,28 +144,11 @@ def test_a_setting_missing_is_named(run_suite):
 def test_exemptions_from_the_server_make_the_upload_tracked_and_the_verdict_ok(
     run_suite, pytester, live, http_api
 ):
-    exempt(
+    tpu_exemptions(
         http_api,
-        match=f"{OPS}test_*_complex64",
-        backends=["tpu"],
-        kind="tracked",
-        note="XLA has no complex64",
-        issue_url=ISSUE_COMPLEX,
-    )
-    exempt(
-        http_api,
-        match=ALL_REDUCE,
-        backends=["tpu"],
-        kind="quarantine",
-        note="all_reduce misses its deadline now and then",
-        issue_url=ISSUE_FLAKY,
-    )
-    exempt(
-        http_api,
-        match="test/test_sharding.py",
-        backends=["tpu"],
-        kind="intended",
-        note=MESH_MESSAGE,
+        complex64=f"{OPS}test_*_complex64",
+        flaky=ALL_REDUCE,
+        mesh="test/test_sharding.py",
     )
     server = {"PARITY_URL": live.base_url, "PARITY_TOKEN": http_api.token}
 

@@ -10,7 +10,6 @@ names to them.
 
 import io
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,10 +20,14 @@ import pytest
 from ingest.junit import iter_cases
 from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR, clean_environment, python38
 from tests.parity.clients.reports import (
+    COMPLEX_MESSAGE,
+    FLAKY_MESSAGE,
     ISSUE_COMPLEX,
     ISSUE_FLAKY,
-    exempt,
+    MESH_MESSAGE,
     junit_outcomes,
+    tpu_exemptions,
+    unreachable_settings,
     upload_complete_run,
     verdict,
 )
@@ -40,9 +43,6 @@ PASSING = (
     f"{VIEW}test_reshape_float32",
     f"{COLLECTIVES}test_all_gather",
 )
-COMPLEX_MESSAGE = f"complex64 views have no XLA lowering ({ISSUE_COMPLEX})"
-FLAKY_MESSAGE = f"all_reduce misses its deadline now and then ({ISSUE_FLAKY})"
-MESH_MESSAGE = "A single-host TPU has no 2x4 mesh"
 RUN_SECONDS = 120
 
 
@@ -117,15 +117,9 @@ def test_a_script_that_cannot_be_imported_fails_the_run_and_the_others_run(suite
     assert {outcome for outcome, _ in outcomes.values()} == {"passed"}
 
 
-@pytest.fixture
-def closed_port() -> int:
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        return server.getsockname()[1]
-
-
-def test_an_unreachable_server_stops_the_run_unless_optional(suite, closed_port):
-    url = f"http://127.0.0.1:{closed_port}"
-    settings = {"PARITY_URL": url, "PARITY_TOKEN": "t", "PARITY_PROJECT": "pytorch-xla"}
+def test_an_unreachable_server_stops_the_run_unless_optional(suite):
+    settings = unreachable_settings()
+    url = settings["PARITY_URL"]
     args = (*SCRIPTS, "--backend", "tpu", "--retries", "0")
 
     stopped = run_scripts(suite, *args, **settings)
@@ -154,23 +148,7 @@ def test_messages_with_control_characters_still_make_xml_ingest_reads():
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
 def test_exemptions_of_canonical_tests_reach_device_suffixed_tests(suite, live, http_api):
-    exempt(
-        http_api,
-        match=VIEW_COMPLEX,
-        backends=["tpu"],
-        kind="tracked",
-        note="complex64 views have no XLA lowering",
-        issue_url=ISSUE_COMPLEX,
-    )
-    exempt(
-        http_api,
-        match=ALL_REDUCE,
-        backends=["tpu"],
-        kind="quarantine",
-        note="all_reduce misses its deadline now and then",
-        issue_url=ISSUE_FLAKY,
-    )
-    exempt(http_api, match=f"{MESH}*", backends=["tpu"], kind="intended", note=MESH_MESSAGE)
+    tpu_exemptions(http_api, complex64=VIEW_COMPLEX, flaky=ALL_REDUCE, mesh=f"{MESH}*")
     server = {
         "PARITY_URL": live.base_url,
         "PARITY_TOKEN": http_api.token,
