@@ -246,7 +246,8 @@ class ParityResult(unittest.TextTestResult):
 
     def addExpectedFailure(self, test, err):
         super().addExpectedFailure(test, err)
-        self._outcome(test, "skipped", message="expected failure", err=err)
+        # As unittest-xml-reporting writes one, which ingest reads as an expected failure.
+        self._outcome(test, "skipped", err=err, prefix="expected failure: ", error_type="XFAIL")
 
     def addUnexpectedSuccess(self, test):
         super().addUnexpectedSuccess(test)
@@ -280,7 +281,9 @@ class ParityResult(unittest.TextTestResult):
             self.addSkip(test, message)
         return True
 
-    def _outcome(self, test, outcome: str, *, message: str = "", err=None) -> None:
+    def _outcome(
+        self, test, outcome: str, *, message="", err=None, prefix="", error_type=""
+    ) -> None:
         case = self._case(test)
         if _RANK[outcome] <= _RANK[case.outcome]:
             return  # the worst outcome stays, the first of equals
@@ -288,8 +291,8 @@ class ParityResult(unittest.TextTestResult):
         case.message = message
         if err is not None:
             exception = traceback.format_exception_only(err[0], err[1])[-1].strip()
-            case.message = message or exception
-            case.error_type = err[0].__name__
+            case.message = prefix + (message or exception)
+            case.error_type = error_type or err[0].__name__
             # How TestResult itself renders a failure (the traceback without unittest's frames).
             case.details = self._exc_info_to_string(err, test)
 

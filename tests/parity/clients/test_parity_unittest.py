@@ -92,6 +92,24 @@ def test_without_a_backend_the_scripts_run_as_they_are(suite):
     )
 
 
+def test_every_way_a_test_ends_reaches_ingest_as_it_means(suite):
+    done = run_scripts(suite, "test/test_outcomes.py", "--junit-xml", "outcomes.xml")
+
+    assert done.returncode == 1
+    outcomes = "test/test_outcomes.py::TestOutcomes::"
+    assert junit_outcomes(suite / "outcomes.xml") == {
+        f"{outcomes}test_passes": ("passed", None),
+        f"{outcomes}test_skipped": ("skipped", "needs a GPU"),
+        f"{outcomes}test_known_bug": ("skipped", "expected failure: AssertionError: 1 != 2"),
+        f"{outcomes}test_fixed_bug": ("failed", "unexpected success"),
+        f"{outcomes}test_second_subtest_fails": ("failed", "AssertionError: 2 != 1"),
+        "test/test_outcomes.py::TestTearDownError::test_passes_then_teardown_errors": (
+            "error",
+            "OSError: could not remove the scratch folder",
+        ),
+    }
+
+
 def test_python_3_8_runs_it_alike(suite):
     python = python38()
     if python is None:
