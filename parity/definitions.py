@@ -17,7 +17,6 @@ from parity.models import (
     Reason,
     Result,
     Run,
-    TestCase,
     TrackingIssue,
     Triage,
 )
@@ -58,47 +57,67 @@ def gap_state(outcome: sql.Composable) -> sql.Composed:
     ).format(o=outcome)
 
 
-def triage_covers(triage: str, gap: str) -> sql.Composed:
-    """Whether the triage aliased ``triage`` names the gap-shaped row aliased ``gap``
-    (project_id, backend_id, test_id, reason_id): its backends, and its test, reason or
-    pattern. Expiry is not considered here."""
-    return model_sql(
-        """{t}.project_id = {g}.project_id
-        AND (NOT EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = {t}.id)
-             OR EXISTS (SELECT 1 FROM {backends} tb
-                        WHERE tb.triage_id = {t}.id AND tb.backend_id = {g}.backend_id))
-        AND ({t}.test_id = {g}.test_id OR {t}.reason_id = {g}.reason_id
-             OR ({t}.match_regex <> '' AND EXISTS (
-                 SELECT 1 FROM {testcase} tc
-                 WHERE tc.id = {g}.test_id AND tc.key ~ {t}.match_regex)))""",
-        backends=Triage.backends.through,
-        testcase=TestCase,
-        t=sql.Identifier(triage),
-        g=sql.Identifier(gap),
-    )
-
-
 # An exemption applies through the day it expires on (in UTC, the database session's zone).
 TRIAGE_UNEXPIRED = sql.SQL("(t.expires_on IS NULL OR t.expires_on >= CURRENT_DATE)")
 
 
-def triage_pick(gap: str) -> sql.Composed:
-    """The one unexpired triage that applies to the gap-shaped row aliased ``gap``, for a
-    LATERAL join. Intended wins over tracked and quarantine, then the most specific (a test,
-    then a pattern, then a reason; named backends over all), then the newest."""
+def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.Composed:
+    """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
+    (columns ``row_id``, backend_id, test_id, reason_id and test_key, the test's canonical ID;
+    one project, bound as ``%(project)s``): by its test, its reason or its pattern, on its
+    backends; with ``unexpired``, only triages not past their expiry day. Columns: ``row_id``,
+    triage_id, kind, names_test, names_pattern, has_backends, created_at.
+
+    Patterns are matched one triage at a time over all rows: Postgres keeps only a few compiled
+    regular expressions, and a row-at-a-time loop over many patterns would recompile them."""
     return model_sql(
-        """SELECT t.id, t.kind FROM {triage} t
-        WHERE {covers} AND {unexpired}
-        ORDER BY t.kind = 'intended' DESC, t.test_id IS NOT NULL DESC,
-                 t.match_regex <> '' DESC,
-                 EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id) DESC,
-                 t.created_at DESC, t.id DESC
-        LIMIT 1""",
-        triage=Triage,
+        """
+        SELECT x.row_id AS {row_id}, t.id AS triage_id, t.kind, t.test_id IS NOT NULL AS names_test,
+               t.match_regex <> '' AS names_pattern,
+               EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id) AS has_backends,
+               t.created_at
+        FROM (
+            SELECT r.{row_id} AS row_id, r.backend_id, t.id AS triage_id
+            FROM {rows} r JOIN {triage} t ON t.test_id = r.test_id
+            UNION ALL
+            SELECT r.{row_id}, r.backend_id, t.id
+            FROM {rows} r JOIN {triage} t ON t.reason_id = r.reason_id
+            UNION ALL
+            SELECT hit.row_id, hit.backend_id, t.id
+            FROM {triage} t CROSS JOIN LATERAL (
+                SELECT r.{row_id} AS row_id, r.backend_id FROM {rows} r
+                WHERE strpos(r.test_key, t.match_literal) > 0 AND r.test_key ~ t.match_regex
+                OFFSET 0  -- a fence: keeps the triage the outer loop, one regex at a time
+            ) hit
+            WHERE t.project_id = %(project)s AND t.match_regex <> ''
+        ) x
+        JOIN {triage} t ON t.id = x.triage_id
+        WHERE t.project_id = %(project)s AND {unexpired}
+          AND (NOT EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id)
+               OR EXISTS (SELECT 1 FROM {backends} tb
+                          WHERE tb.triage_id = t.id AND tb.backend_id = x.backend_id))
+        """,
         backends=Triage.backends.through,
-        covers=triage_covers("t", gap),
-        unexpired=TRIAGE_UNEXPIRED,
+        triage=Triage,
+        unexpired=TRIAGE_UNEXPIRED if unexpired else sql.SQL("true"),
+        rows=sql.Identifier(rows),
+        row_id=sql.Identifier(row_id),
     )
+
+
+def triage_picks(rows: str, row_id: str) -> sql.Composed:
+    """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
+    ``triage_candidates``): intended wins over tracked and quarantine, then the most specific
+    (a test, then a pattern, then a reason; named backends over all), then the newest.
+    Columns: ``row_id``, triage_id, kind."""
+    return sql.SQL(
+        """
+        SELECT DISTINCT ON (c.{row_id}) c.{row_id}, c.triage_id, c.kind
+        FROM ({candidates}) c
+        ORDER BY c.{row_id}, c.kind = 'intended' DESC, c.names_test DESC, c.names_pattern DESC,
+                 c.has_backends DESC, c.created_at DESC, c.triage_id DESC
+        """
+    ).format(row_id=sql.Identifier(row_id), candidates=triage_candidates(rows, row_id))
 
 
 def reason_has_issue(reason_id: sql.Composable) -> sql.Composed:

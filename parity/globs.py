@@ -63,6 +63,14 @@ def pattern_check(pattern: str) -> str:
     return pattern
 
 
+def pattern_literal(pattern: str) -> str:
+    """The longest run of ``pattern`` with no wildcard: every key it matches contains it, so a
+    cheap substring test can skip most keys before the regular expression runs."""
+    pattern = pattern_check(pattern)
+    spelled = pattern + SEP if is_file_level(pattern) else pattern
+    return max(_WILDCARD.split(spelled), key=len)
+
+
 def file_matches(regex: str, path: str) -> bool:
     """Whether a file-level pattern's ``regex`` matches every test of the file ``path``."""
     return re.match(regex, path + SEP) is not None

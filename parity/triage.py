@@ -20,7 +20,7 @@ from django.utils import timezone
 from ingest.normalize import extract_issue_refs
 from parity.engine.triage import triages_refresh
 from parity.exemption_files import ExemptionEntry
-from parity.globs import PatternError, pattern_check, pattern_regex
+from parity.globs import PatternError, pattern_check, pattern_literal, pattern_regex
 from parity.models import (
     Backend,
     Gap,
@@ -315,6 +315,7 @@ def _triage_write(
     triage.note = triage.note.strip()
     triage.match = target.match
     triage.match_regex = pattern_regex(target.match) if target.match else ""
+    triage.match_literal = pattern_literal(target.match) if target.match else ""
     triage.save()
     triage.backends.set(backends)
     if refresh:

@@ -12,11 +12,11 @@ from parity.definitions import (
     TRIAGE_UNEXPIRED,
     cited_issues_closed,
     reason_has_issue,
-    triage_covers,
-    triage_pick,
+    triage_candidates,
+    triage_picks,
 )
 from parity.engine.snapshots import snapshots_write
-from parity.models import BackendState, Gap, Project, Triage
+from parity.models import BackendState, Gap, Project, TestCase, Triage
 from parity.models.sql import model_sql
 
 
@@ -39,28 +39,32 @@ def triages_refresh(*, project: Project) -> None:
 # issue it cites is closed at the tracker (``parity.issue_sync`` keeps the states).
 _APPLY_SQL = model_sql(
     """
+    WITH o AS (
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
+        WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s)
+    ), picked AS MATERIALIZED ({picks})
     UPDATE {gap} g
     SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
         tracked_closed = p.tracked AND p.all_closed
     FROM (
-        SELECT o.id, t.id AS triage_id,
+        SELECT o.id, t.triage_id,
                coalesce(t.kind = 'intended', false) AS intended,
                t.kind IS DISTINCT FROM 'intended'
                    AND (coalesce(t.kind IN ('tracked', 'quarantine'), false) OR {reason_issue})
                    AS tracked,
                {all_closed} AS all_closed
-        FROM {gap} o
-        LEFT JOIN LATERAL ({pick}) t ON true
-        WHERE o.is_open AND o.project_id = %(project)s AND o.backend_id = ANY(%(backends)s)
+        FROM o LEFT JOIN picked t ON t.id = o.id
     ) p
     WHERE g.id = p.id
       AND (g.triage_id, g.intended, g.tracked, g.tracked_closed)
           IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked AND p.all_closed)
     """,
     gap=Gap,
-    pick=triage_pick("o"),
+    testcase=TestCase,
+    picks=triage_picks("o", "id"),
     reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
-    all_closed=cited_issues_closed(sql.SQL("o.reason_id"), sql.SQL("t.id")),
+    all_closed=cited_issues_closed(sql.SQL("o.reason_id"), sql.SQL("t.triage_id")),
 )
 
 
@@ -73,18 +77,25 @@ def triages_apply(*, project_id: int, backend_ids: list[int]) -> None:
 
 _STALE_SQL = model_sql(
     """
+    WITH o AS (
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
+        WHERE g.is_open AND g.project_id = %(project)s
+    ), covering AS MATERIALIZED (
+        SELECT DISTINCT c.triage_id FROM ({candidates}) c
+    )
     UPDATE {triage} u SET stale = s.stale, expired = s.expired
     FROM (
-        SELECT t.id, NOT {unexpired} AS expired, NOT EXISTS (
-            SELECT 1 FROM {gap} g WHERE g.is_open AND {covers}
-        ) AS stale
+        SELECT t.id, NOT {unexpired} AS expired,
+               NOT EXISTS (SELECT 1 FROM covering c WHERE c.triage_id = t.id) AS stale
         FROM {triage} t WHERE t.project_id = %(project)s
     ) s
     WHERE u.id = s.id AND (u.stale, u.expired) IS DISTINCT FROM (s.stale, s.expired)
     """,
     triage=Triage,
     gap=Gap,
-    covers=triage_covers("t", "g"),
+    testcase=TestCase,
+    candidates=triage_candidates("o", "id", unexpired=False),
     unexpired=TRIAGE_UNEXPIRED,
 )
 

@@ -81,6 +81,11 @@ class Migration(migrations.Migration):
             name="match_regex",
             field=models.TextField(blank=True, editable=False),
         ),
+        migrations.AddField(
+            model_name="triage",
+            name="match_literal",
+            field=models.TextField(blank=True, editable=False),
+        ),
         migrations.AlterField(
             model_name="triage",
             name="kind",

@@ -100,8 +100,10 @@ class Triage(models.Model):
         help_text="A test file (test/test_ops.py), a glob over files (test/spmd/**) or over "
         "test IDs (test/test_ops.py::TestOps::test_*_complex64).",
     )
-    # ``match`` as an anchored regular expression over test keys, for Postgres and Python alike.
+    # ``match`` as an anchored regular expression over test keys, for Postgres and Python alike,
+    # and a substring every key it matches holds (a cheap test before the expression's).
     match_regex = models.TextField(blank=True, editable=False)
+    match_literal = models.TextField(blank=True, editable=False)
     kind = models.CharField(max_length=10, choices=TriageKind.choices)
     issue = models.ForeignKey(
         "TrackingIssue", null=True, blank=True, on_delete=models.PROTECT, related_name="+"

@@ -168,7 +168,7 @@ def _exact(key: str) -> str:
 
 
 def _specificity(triage: Triage) -> tuple[bool, bool, bool]:
-    # The engine's order (parity.definitions.triage_pick): intended first, then a test over a
+    # The engine's order (parity.definitions.triage_picks): intended first, then a test over a
     # pattern, named backends over all; the sort is stable, so ties stay newest first.
     return (
         triage.kind != TriageKind.INTENDED,

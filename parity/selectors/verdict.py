@@ -30,7 +30,7 @@ from parity.definitions import (
     gap_state,
     reason_has_issue,
     run_outcomes,
-    triage_pick,
+    triage_picks,
 )
 from parity.models import CurrentOutcome, Reason, Run, TestCase, Triage, TriageKind
 from parity.models.sql import model_sql
@@ -95,17 +95,22 @@ def _prefix(is_reference: bool) -> sql.Composed:
     )
 
 
-_OPENED_SQL = sql.SQL(
+# Continues the prefix's WITH: the gaps the run opens, with the triage each gets.
+_OPENED_SQL = model_sql(
     """
-    SELECT o.test_id, o.state, o.reason_id, t.id, t.kind, {reason_issue}
-    FROM (
-        SELECT %(project)s::bigint AS project_id, %(backend)s::bigint AS backend_id, gx.*
-        FROM gx WHERE NOT EXISTS (SELECT 1 FROM gp WHERE gp.test_id = gx.test_id)
-    ) o
-    LEFT JOIN LATERAL ({pick}) t ON true
+    , o AS (
+        SELECT %(backend)s::bigint AS backend_id, gx.*, tc.key AS test_key
+        FROM gx JOIN {testcase} tc ON tc.id = gx.test_id
+        WHERE NOT EXISTS (SELECT 1 FROM gp WHERE gp.test_id = gx.test_id)
+    ), picked AS MATERIALIZED ({picks})
+    SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}
+    FROM o LEFT JOIN picked t ON t.test_id = o.test_id
     ORDER BY o.test_id
-    """
-).format(reason_issue=reason_has_issue(sql.SQL("o.reason_id")), pick=triage_pick("o"))
+    """,
+    testcase=TestCase,
+    reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
+    picks=triage_picks("o", "test_id"),
+)
 
 _COUNTS_SQL = sql.SQL(
     """
