@@ -246,9 +246,9 @@ class Client:
             fields = request.fields(project=self.project, complete=request.complete and last)
             # Built once, spooled to disk past 16 MB, and sent again as is on a retry.
             with tempfile.SpooledTemporaryFile(max_size=16 * 2**20) as body:
-                content_type = multipart_write(body, fields, part)
+                content_type, file_size = multipart_write(body, fields, part)
                 size = body.tell()
-                self.log(f"uploading {part.describe(size)} as {request.backend} to {self.url}")
+                self.log(f"uploading {part.describe(file_size)} as {request.backend} to {self.url}")
                 response = self.request(
                     "POST",
                     "/api/v1/uploads/",
@@ -398,7 +398,7 @@ def _detail(response: Response) -> str:
 def _refusal(response: Response, *, method: str, url: str, attempts: int) -> ParityError:
     status = response.status
     detail = _detail(response)
-    said = f" ({detail})" if detail else ""
+    said = f": {detail}" if detail else ""
     if status == 401:
         return AuthError(
             f"the server refused the token (HTTP 401{said}): set PARITY_TOKEN to an upload "
@@ -478,10 +478,8 @@ class UploadPart:
     def describe(self, size: int) -> str:
         if self.archive is not None:
             return f"{self.archive} ({_human_bytes(size)})"
-        xml_bytes = sum(path.stat().st_size for path, _ in self.xml)
-        return (
-            f"{len(self.xml)} XML file(s), {_human_bytes(xml_bytes)} ({_human_bytes(size)} gzipped)"
-        )
+        xml_bytes = _human_bytes(sum(path.stat().st_size for path, _ in self.xml))
+        return f"{len(self.xml)} XML file(s), {xml_bytes} ({_human_bytes(size)} as tar.gz)"
 
 
 def _is_xml(name: str) -> bool:
@@ -563,8 +561,8 @@ def write_tar_gz(members: Sequence[tuple[Path, str]], out: IO[bytes]) -> None:
                 tar.addfile(info, source)
 
 
-def multipart_write(out: IO[bytes], fields: Mapping[str, str], part: UploadPart) -> str:
-    """Write the request body to ``out``; return its content type."""
+def multipart_write(out: IO[bytes], fields: Mapping[str, str], part: UploadPart) -> tuple[str, int]:
+    """Write the request body to ``out``; return its content type and the file's size."""
     boundary = f"parity-ci-{uuid.uuid4().hex}"
     for name, value in fields.items():
         out.write(
@@ -578,13 +576,15 @@ def multipart_write(out: IO[bytes], fields: Mapping[str, str], part: UploadPart)
         f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{quoted}"\r\n'
         "Content-Type: application/octet-stream\r\n\r\n".encode()
     )
+    start = out.tell()
     if part.archive is not None:
         with part.archive.open("rb") as source:
             shutil.copyfileobj(source, out)
     else:
         write_tar_gz(part.xml, out)
+    file_size = out.tell() - start
     out.write(f"\r\n--{boundary}--\r\n".encode())
-    return f"multipart/form-data; boundary={boundary}"
+    return f"multipart/form-data; boundary={boundary}", file_size
 
 
 # --- Where this run comes from --------------------------------------------------------------

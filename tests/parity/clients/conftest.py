@@ -92,9 +92,9 @@ def client_env(live, project) -> dict[str, str]:
 
 
 @pytest.fixture
-def parity_ci(client_env) -> Callable[..., subprocess.CompletedProcess]:
-    """Run the client against the live server: ``parity_ci("upload", dir, "--backend", "cpu")``;
-    ``env=`` adds or overrides variables."""
+def parity_ci_run(client_env) -> Callable[..., subprocess.CompletedProcess]:
+    """Run the client against the live server: ``parity_ci_run("upload", folder, "--backend",
+    "cpu")``; ``env=`` adds or overrides variables, ``python=`` picks the interpreter."""
 
     def run(*args: str, env: Mapping[str, str] | None = None, **options):
         return client_run(*args, env={**client_env, **(env or {})}, **options)

@@ -39,6 +39,8 @@ class FlakyProxy:
 
     def __exit__(self, *exc_info) -> None:
         self._closed.set()
+        with contextlib.suppress(OSError):  # wakes the accept() that close() alone would not
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
         for thread in self._threads:
             thread.join(timeout=TIMEOUT_SECONDS)
