@@ -4,7 +4,14 @@ within the files it names."""
 import pytest
 from django.db import connection
 
-from parity.globs import PatternError, file_matches, is_file_level, key_matches, pattern_regex
+from parity.globs import (
+    PatternError,
+    file_matches,
+    is_file_level,
+    key_matches,
+    pattern_literal,
+    pattern_regex,
+)
 
 KEYS = [
     "test/test_ops.py::TestOps::test_add_complex64",
@@ -68,3 +75,11 @@ def test_file_level_patterns_match_files():
 def test_patterns_that_name_no_tests_are_refused(pattern, says):
     with pytest.raises(PatternError, match=says):
         pattern_regex(pattern)
+
+
+@pytest.mark.parametrize("pattern", CASES)
+def test_every_key_a_pattern_matches_holds_its_literal(pattern):
+    literal = pattern_literal(pattern)
+
+    assert literal
+    assert all(literal in key for key in KEYS if key_matches(pattern_regex(pattern), key))
