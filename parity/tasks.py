@@ -8,7 +8,7 @@ import logging
 
 from celery import shared_task
 
-from parity import engine, retention, triage
+from parity import engine, issue_sync, retention, triage
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 from parity.models import Run
 
@@ -48,3 +48,10 @@ def results_expire() -> None:
 def triages_expire() -> None:
     """Beat: re-apply triages where one passed its expiry day, so its gaps count untracked."""
     triage.triages_expire()
+
+
+@shared_task(**RETRY)
+def issues_sync() -> None:
+    """Beat: read this tick's share of the cited issues from their trackers (state, title,
+    labels) and re-apply triages where one opened or closed."""
+    issue_sync.issues_sync()

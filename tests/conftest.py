@@ -79,3 +79,22 @@ def ingest(api, django_capture_on_commit_callbacks):
             return post_upload(api, *files, **fields)
 
     return _ingest
+
+
+@pytest.fixture
+def fake_tracker(settings):
+    """A local fake GitHub (github.com) and GitLab (gitlab.example.com) with read tokens set
+    (``tests/fake_tracker.py``); the settings point the adapters at it."""
+    from tests.fake_tracker import FakeTracker
+
+    with FakeTracker() as fake:
+        settings.PARITY_TRACKER_API_URLS = {
+            "github.com": fake.github_api,
+            "gitlab.example.com": fake.gitlab_api,
+        }
+        settings.PARITY_TRACKER_TOKENS = {
+            "github.com": fake.token,
+            "gitlab.example.com": fake.token,
+        }
+        settings.PARITY_TRACKER_WRITE_TOKENS = {}
+        yield fake

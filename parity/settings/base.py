@@ -29,6 +29,12 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_map(name: str, default: str = "") -> dict[str, str]:
+    """``host=value,host2=value2`` as a dict (hosts lower-cased)."""
+    pairs = (item.partition("=") for item in env_list(name, default))
+    return {key.strip().lower(): value.strip() for key, sep, value in pairs if sep and key.strip()}
+
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("PARITY_VAR_DIR", str(BASE_DIR / "var")))
 
@@ -266,6 +272,29 @@ CELERY_BEAT_SCHEDULE = {
         "task": "parity.tasks.triages_expire",
         "schedule": 15 * 60.0,
     },
+}
+
+# Tracker sync (parity/issue_sync.py, parity/trackers/): the state, title and labels of every
+# issue an open gap or an exemption cites. Per host (github.com, gitlab.example.com): a read
+# token, a token that may file issues, and the API URL (defaults: api.github.com, and
+# https://<host>/api/v4 or /api/v3 for GitLab or GitHub Enterprise). A host without a token is
+# left alone. Each issue is read about once per PARITY_TRACKER_SYNC_SECONDS, the work spread over
+# beat ticks of PARITY_TRACKER_SYNC_TICK_SECONDS; a host whose quota falls to
+# PARITY_TRACKER_RATE_RESERVE requests is left until its reset.
+PARITY_TRACKER_TOKENS = env_map("PARITY_TRACKER_TOKENS")
+PARITY_TRACKER_WRITE_TOKENS = env_map("PARITY_TRACKER_WRITE_TOKENS")
+PARITY_TRACKER_API_URLS = {
+    host: url.rstrip("/") for host, url in env_map("PARITY_TRACKER_API_URLS").items()
+}
+PARITY_TRACKER_SYNC_SECONDS = env_int("PARITY_TRACKER_SYNC_SECONDS", 60 * 60)
+PARITY_TRACKER_SYNC_TICK_SECONDS = env_int("PARITY_TRACKER_SYNC_TICK_SECONDS", 60)
+PARITY_TRACKER_TIMEOUT_SECONDS = float(env_str("PARITY_TRACKER_TIMEOUT_SECONDS", "10"))
+PARITY_TRACKER_RATE_RESERVE = env_int("PARITY_TRACKER_RATE_RESERVE", 100)
+CELERY_BEAT_SCHEDULE["parity-issues-sync"] = {
+    "task": "parity.tasks.issues_sync",
+    "schedule": float(PARITY_TRACKER_SYNC_TICK_SECONDS),
+    # A tick that waited in the queue past the next one is dropped, not run twice over.
+    "options": {"expires": PARITY_TRACKER_SYNC_TICK_SECONDS},
 }
 # Raw results and uploaded files of runs older than this are deleted (parity/retention.py);
 # runs, roll-ups, and each backend's current and previous run are kept whatever their age.
