@@ -96,11 +96,14 @@ class Command(BaseCommand):
             "branch": upload.branch,
             "run": upload.run_key,
             "complete": "true" if upload.complete else "false",
-            "timestamp": _noon_utc(upload.day).isoformat(),
+            "timestamp": _ran_at(upload.day).isoformat(),
             "file": [SimpleUploadedFile(upload.filename, upload.content)],
         }
         return client.post("/api/v1/uploads/", data, format="multipart")
 
 
-def _noon_utc(day: datetime.date) -> datetime.datetime:
-    return datetime.datetime.combine(day, datetime.time(12), tzinfo=datetime.UTC)
+def _ran_at(day: datetime.date) -> datetime.datetime:
+    """Noon UTC of ``day``, the nightly runs' time; today's, before noon, an hour ago (a run
+    stamped in the future would read "0 minutes ago" all morning)."""
+    noon = datetime.datetime.combine(day, datetime.time(12), tzinfo=datetime.UTC)
+    return min(noon, datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1))
