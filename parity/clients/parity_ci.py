@@ -841,6 +841,7 @@ def verdict_markdown(
             client.dashboard_url("gaps/", backend=backend, tracked="untracked", open="1"),
         ),
         _md_link(f"runs of {backend}", client.dashboard_url("runs/", backend=backend)),
+        _md_link(f"exemptions of {backend}", client.dashboard_url("exemptions/", backend=backend)),
     ]
     lines.append(" · ".join(links))
     return "\n".join(lines) + "\n"

@@ -8,12 +8,16 @@ import io
 import json
 import os
 import random
+import re
+import shlex
 import socket
+import subprocess
 import tarfile
 from pathlib import Path
 
 import parity_ci
 import pytest
+import yaml
 
 from tests.conftest import FIXTURES_DIR
 from tests.parity.clients.conftest import CLIENTS_DIR, clean_environment, client_run, python38
@@ -331,6 +335,7 @@ def test_markdown_links_the_dashboard_and_keeps_table_cells_whole():
         "https://parity.example.org/p/pytorch-xla/gaps/?backend=tpu&tracked=untracked&open=1"
         in markdown
     )
+    assert "https://parity.example.org/p/pytorch-xla/exemptions/?backend=tpu" in markdown
 
 
 # --- Settings and the server's absence -------------------------------------------------------
@@ -386,3 +391,52 @@ def test_the_client_runs_on_python_3_8(tmp_path):
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == parity_ci.split_into_shards(files, durations, 3)[1]
+
+
+# --- The README's workflows -----------------------------------------------------------------
+
+README = CLIENTS_DIR.parents[1] / "README.md"
+
+
+def readme_blocks(language: str) -> list[str]:
+    """The README's fenced code blocks in ``language``, GitHub's ``${{ … }}`` expressions
+    replaced by sample values (a shard number, or a backend's name)."""
+    blocks = re.findall(rf"```{language}\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    return [
+        re.sub(r"\$\{\{[^}]*\}\}", "tpu", re.sub(r"\$\{\{ *matrix\.shard *\}\}", "1", block))
+        for block in blocks
+    ]
+
+
+def readme_client_commands() -> list[list[str]]:
+    """Every ``parity_ci.py <command> …`` of the README's shell and workflow steps, as argv."""
+    commands = []
+    for block in readme_blocks("sh") + readme_blocks("yaml"):
+        for line in block.replace("\\\n", " ").splitlines():
+            found = re.search(r"parity_ci\.py +((?:upload|files|manifest)\b[^|;>]*)", line)
+            if found:
+                commands.append(shlex.split(found.group(1)))
+    return commands
+
+
+def test_the_readme_workflows_are_valid_yaml_and_bash():
+    documents = [yaml.safe_load(block) for block in readme_blocks("yaml")]
+    workflows = [doc for doc in documents if isinstance(doc, dict) and "jobs" in doc]
+
+    assert len(workflows) >= 2  # pytest's, and a script-style suite's
+    for workflow in workflows:
+        steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+        assert all(("uses" in step) != ("run" in step) for step in steps), steps
+        for script in (step["run"] for step in steps if "run" in step):
+            done = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True)
+            assert done.returncode == 0, f"{script}\n{done.stderr}"
+
+
+def test_the_readme_calls_the_client_only_with_arguments_it_takes():
+    commands = readme_client_commands()
+    parser = parity_ci._parser({})
+
+    for argv in commands:
+        parser.parse_args(argv)  # exits (and fails the test) on a flag the client lacks
+    used = {(argv[0], flag) for argv in commands for flag in argv if flag.startswith("--")}
+    assert {("files", "--shard"), ("upload", "--wait"), ("upload", "--gate")} <= used
