@@ -50,7 +50,7 @@ def triage_target(triage: Triage) -> str:
     """What a triage names, in words: a test's ID, a reason's text, or its pattern. Reads
     ``triage.test`` and ``triage.reason`` (select them)."""
     if triage.test is not None:
-        return triage.test.key
+        return test_id(triage.test)
     if triage.reason is not None:
         return f"skip reason “{triage.reason.text[:80]}”"
     return triage.match
@@ -64,6 +64,17 @@ def triage_issue_links(triage: Triage) -> list[IssueLink]:
 def pattern_scope(match: str) -> str:
     """What a pattern covers: whole files (CI leaves them out of its run) or some tests."""
     return "every test of the matching files" if is_file_level(match) else "matching tests"
+
+
+def duration(seconds: float) -> str:
+    """A file's run time, as precise as a reader needs: "0.3 s", "42 s", "3 min"."""
+    if seconds < 0.1:
+        return "< 0.1 s"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min"
 
 
 # --- Test IDs -------------------------------------------------------------------------------

@@ -35,6 +35,16 @@ class BackendFiles:
         """Each file with its duration (None: no history)."""
         return [(file, self.durations.get(file)) for file in self.files]
 
+    @property
+    def removing(self) -> list[FileExemption]:
+        """The file-level exemptions that leave some file of the reference's run out."""
+        return [r for r in self.removed if r.files]
+
+    @property
+    def idle(self) -> list[FileExemption]:
+        """Those that name no file of the reference's current run (renamed or gone files)."""
+        return [r for r in self.removed if not r.files]
+
 
 @dataclass(frozen=True)
 class ExemptionsPage:

@@ -55,3 +55,16 @@ def test_heatmap_cells_keep_the_counts_and_add_how_they_look():
     assert (cell.backend, cell.passed, cell.missing, cell.share) == ("tpu", 3, 1, 0.75)
     assert (cell.shade, cell.label, cell.absent) == ("3", "3/4", False)
     assert cell.counts_text == "3 passed, 0 failed, 0 error, 0 skipped, 1 missing"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0.04, "< 0.1 s"), (0.34, "0.3 s"), (9.94, "9.9 s"), (42.4, "42 s"),
+                          (119.4, "119 s"), (169.0, "3 min"), (3600.0, "60 min")],
+)  # fmt: skip
+def test_durations_read_as_precisely_as_needed(seconds, text):
+    assert presenters.duration(seconds) == text
+
+
+def test_pattern_scope_says_whether_whole_files_are_left_out():
+    assert presenters.pattern_scope("test/spmd/**") == "every test of the matching files"
+    assert presenters.pattern_scope("test/a.py::T::test_*") == "matching tests"

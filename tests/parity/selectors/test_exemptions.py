@@ -24,7 +24,7 @@ def exempt(project: Project, *requests: TriageRequest) -> list[int]:
 def test_files_left_out_each_with_the_exemptions_that_left_it_out(
     xla_runs, django_assert_num_queries
 ):
-    ops, b_file, c_quarantined, c_for_gpu = exempt(
+    ops, b_file, c_quarantined, _ = exempt(
         xla_runs,
         TriageRequest(kind="intended", match="test/ops/**", backends=["neuron"], note="n"),
         TriageRequest(kind="tracked", match=B, issue_url=ISSUE),  # every backend
@@ -43,6 +43,7 @@ def test_files_left_out_each_with_the_exemptions_that_left_it_out(
     assert (files.backend, files.reference, files.files) == ("neuron", "cpu", [C])
     assert files.reference_files == 3
     assert [(r.exemption.id, r.files) for r in files.removed] == [(ops, [A, B]), (b_file, [B])]
+    assert files.removing == files.removed and files.idle == []
     assert files.rows == [(C, files.durations[C])] and files.durations[C] > 0
 
 
@@ -55,3 +56,15 @@ def test_no_files_without_a_backend_or_a_reference(xla, django_assert_num_querie
     Project.objects.filter(pk=xla.pk).update(reference_backend=None)
     xla.refresh_from_db()
     assert selectors.exemptions_page(project=xla, filters={}, files_backend="tpu").files is None
+
+
+def test_an_exemption_that_names_no_file_of_the_reference_is_idle(xla_runs):
+    c_for_gpu, gone = exempt(
+        xla_runs,
+        TriageRequest(kind="tracked", match=C, backends=["gpu"], issue_url=ISSUE),
+        TriageRequest(kind="intended", match="test/renamed.py", backends=["gpu"], note="n"),
+    )
+    files = selectors.exemptions_page(project=xla_runs, filters={}, files_backend="gpu").files
+    assert files.files == [A, B]
+    assert [(r.exemption.id, r.files) for r in files.removing] == [(c_for_gpu, [C])]
+    assert [r.exemption.id for r in files.idle] == [gone]
