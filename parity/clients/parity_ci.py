@@ -722,13 +722,17 @@ def load_manifest(path: str | os.PathLike) -> dict:
 
 
 def gap_tracking(gap: Mapping[str, Any]) -> str:
+    """untracked, tracked, tracked-closed (every issue it cites is closed: fixed, or forgotten?)
+    or intended."""
     if gap.get("intended"):
         return "intended"
-    return "tracked" if gap.get("tracked") else "untracked"
+    if gap.get("tracked"):
+        return "tracked-closed" if gap.get("tracked_closed") else "tracked"
+    return "untracked"
 
 
 def _gaps_in_order(verdict: Mapping[str, Any]) -> list[dict]:
-    order = {"untracked": 0, "tracked": 1, "intended": 2}
+    order = {"untracked": 0, "tracked-closed": 1, "tracked": 2, "intended": 3}
     return sorted(verdict.get("gaps", []), key=lambda g: (order[gap_tracking(g)], g["test"]))
 
 
@@ -746,10 +750,14 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
     if verdict.get("coverage_drop"):
         why.append("drops coverage")
     reason = f" ({' and '.join(why)})" if why else ""
+    closed_issues = opened.get("tracked_closed")
+    tracked = f"{opened['tracked']} tracked" + (
+        f" ({closed_issues} by closed issues)" if closed_issues else ""
+    )
     return (
         f"verdict for {verdict['backend']} run {verdict['run']}: {state}{reason}; opened "
-        f"{opened['untracked']} untracked, {opened['tracked']} tracked, {opened['intended']} "
-        f"intended gap(s), closed {verdict['closed']}"
+        f"{opened['untracked']} untracked, {tracked}, {opened['intended']} intended gap(s), "
+        f"closed {verdict['closed']}"
     )
 
 

@@ -313,6 +313,17 @@ def test_the_table_lists_untracked_gaps_first():
     assert "NOT OK (opens untracked gaps)" in parity_ci.verdict_headline(VERDICT)
 
 
+def test_a_gap_tracked_only_by_closed_issues_says_so():
+    gap = {**VERDICT["gaps"][0], "tracked_closed": True}
+    verdict = {**VERDICT, "opened": {**VERDICT["opened"], "tracked_closed": 1}, "gaps": [gap]}
+
+    assert parity_ci.verdict_table(verdict).splitlines()[1].split()[:2] == [
+        "skipped",
+        "tracked-closed",
+    ]
+    assert "1 tracked (1 by closed issues)" in parity_ci.verdict_headline(verdict)
+
+
 def test_markdown_links_the_dashboard_and_keeps_table_cells_whole():
     client = parity_ci.Client("https://parity.example.org", project="pytorch-xla")
     parity = {"backends": [{"backend": "cpu", "is_reference": True, "score": 1.0, "run": 39}]}

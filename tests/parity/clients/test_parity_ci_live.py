@@ -15,6 +15,7 @@ import parity_ci
 import pytest
 
 from parity.models import BackendState, Run, TestCase, Upload
+from tests.conftest import FIXTURES_DIR
 from tests.ingest.corpus import corpus_files
 from tests.junit_builder import Case, junit_xml
 from tests.parity.clients.conftest import client_run, python38
@@ -52,6 +53,24 @@ def current_run_wait(live, *, backend: str, run_id: int) -> None:
         live.assert_worker_alive()
         assert time.monotonic() < deadline, f"run {run_id} not current after the recompute"
         time.sleep(0.2)
+
+
+def reference_current(parity_ci_run, live, folder: Path, results: dict[str, str]) -> None:
+    """The reference backend (cpu) uploads ``results`` as a complete run, and the worker makes
+    it the current run every other backend is compared with."""
+    write_reports(folder, results)
+    done = parity_ci_run(
+        "upload",
+        str(folder),
+        "--backend",
+        "cpu",
+        "--commit",
+        commit_of("cpu"),
+        "--complete",
+        "--wait",
+    )
+    assert_ok(done)
+    current_run_wait(live, backend="cpu", run_id=Run.objects.get(backend__name="cpu").pk)
 
 
 def assert_ok(done) -> None:
@@ -149,22 +168,7 @@ B = "test/test_x.py::TestX::test_b"
 
 
 def test_gate_passes_an_ok_verdict_and_fails_an_untracked_gap(parity_ci_run, live, tmp_path):
-    reference = write_reports(tmp_path / "cpu", {A: "passed", B: "passed"})
-    assert_ok(
-        parity_ci_run(
-            "upload",
-            str(reference),
-            "--backend",
-            "cpu",
-            "--commit",
-            commit_of("cpu"),
-            "--branch",
-            "main",
-            "--complete",
-            "--wait",
-        )
-    )
-    current_run_wait(live, backend="cpu", run_id=Run.objects.get(backend__name="cpu").pk)
+    reference_current(parity_ci_run, live, tmp_path / "cpu", {A: "passed", B: "passed"})
 
     passing = write_reports(tmp_path / "tpu-ok", {A: "passed", B: "passed"})
     ok_summary = tmp_path / "ok.md"
@@ -231,20 +235,7 @@ def test_files_are_the_reference_files_minus_exemptions_in_balanced_shards(
     tests = {
         f"test/test_{x}.py::Test{x.upper()}::test_{n}": x for x in FILE_SECONDS for n in (1, 2)
     }
-    reference = write_reports(tmp_path / "cpu", dict.fromkeys(tests, "passed"))
-    assert_ok(
-        parity_ci_run(
-            "upload",
-            str(reference),
-            "--backend",
-            "cpu",
-            "--commit",
-            commit_of("cpu"),
-            "--complete",
-            "--wait",
-        )
-    )
-    current_run_wait(live, backend="cpu", run_id=Run.objects.get(backend__name="cpu").pk)
+    reference_current(parity_ci_run, live, tmp_path / "cpu", dict.fromkeys(tests, "passed"))
     folder = tmp_path / "tpu"
     folder.mkdir()
     for x, seconds in FILE_SECONDS.items():  # each test takes half of its file's time
@@ -351,6 +342,24 @@ def test_an_unknown_backend_is_refused_naming_the_known_ones(parity_ci_run, tmp_
         line = done.stderr.splitlines()[-1]
         assert "Unknown backend 'fpga'" in line and "cpu, gpu, neuron, tpu" in line
         assert line.endswith("(HTTP 400)")
+
+
+def test_an_upload_that_fails_to_ingest_says_why(parity_ci_run, tmp_path):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "TEST-cut.xml").write_bytes(
+        (FIXTURES_DIR / "junit" / "bad_truncated.xml").read_bytes()
+    )
+
+    done = parity_ci_run(
+        "upload", str(folder), "--backend", "cpu", "--commit", commit_of("g"), "--wait"
+    )
+
+    assert done.returncode == parity_ci.EXIT_UPLOAD_FAILED
+    upload = Upload.objects.get()
+    assert upload.status == "failed"
+    assert done.stderr.splitlines()[-1] == f"parity: upload {upload.pk} failed: {upload.error}"
+    assert "reports/TEST-cut.xml" in upload.error  # the server names the file inside the archive
 
 
 # --- Python 3.8 -----------------------------------------------------------------------------
