@@ -39,11 +39,7 @@ def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"Triage not saved: {errors}")
         return redirect(back)
     try:
-        triage = triage_services.triage_create(
-            project=project,
-            request=triage_services.TriageRequest(**form.request_fields()),
-            user=request.user,
-        )
+        triage = _create(request, project, form)
     except triage_services.TriageRejected as exc:
         messages.error(request, f"Triage not saved: {exc}")
     else:
@@ -57,11 +53,7 @@ def exemption_save(request: HttpRequest, project: Project, form: ExemptionForm) 
     if not form.is_valid():
         return False
     try:
-        triage = triage_services.triage_create(
-            project=project,
-            request=triage_services.TriageRequest(**form.request_fields()),
-            user=request.user,
-        )
+        triage = _create(request, project, form)
     except triage_services.TriageRejected as exc:
         form.reject(str(exc), exc.field)
         return False
@@ -92,6 +84,16 @@ def refused(refusal: Refusal, back: str) -> HttpResponse:
     if refusal.status == 401:
         return redirect_to_login(back)
     raise (PermissionDenied if refusal.status == 403 else Http404)(refusal.detail)
+
+
+def _create(request: HttpRequest, project: Project, form: TriageForm | ExemptionForm) -> Triage:
+    """The triage a valid ``form`` describes, made by the request's user; raises
+    ``TriageRejected`` when the rules refuse it."""
+    return triage_services.triage_create(
+        project=project,
+        request=triage_services.TriageRequest(**form.request_fields()),
+        user=request.user,
+    )
 
 
 def _back_url(request: HttpRequest, url: str | None, default: str) -> str:

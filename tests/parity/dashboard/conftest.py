@@ -1,7 +1,9 @@
-"""Clients of the dashboard's tests: members of the scenario's project by role, and a set of
-exemptions of every kind and target over ``dashboard_scenario``'s gaps."""
+"""What the dashboard's tests share: the scenario's runs, a page's text, clients of members of
+its project by role, and a set of exemptions of every kind and target over its gaps."""
 
 import datetime
+import re
+from html import unescape
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -10,9 +12,21 @@ from django.utils import timezone
 
 from parity.models import Membership, Reason, Role, TestCase, Triage
 from parity.triage import TriageRequest, triage_create
-from tests.parity.dashboard_scenario import CUDA, A, B, tid
+from tests.parity.dashboard_scenario import CUDA, A, B, tid, upload_history
 
 ISSUES = "https://github.com/pytorch/xla/issues/"
+
+
+@pytest.fixture
+def runs(upload_run) -> dict[str, int]:
+    """``dashboard_scenario``'s two days, uploaded; run ids by ``<backend><day>``."""
+    return upload_history(upload_run)
+
+
+def text(response) -> str:
+    """A page's HTML with its whitespace collapsed and its entities read, to search in."""
+    assert response.status_code == 200, response.status_code
+    return unescape(re.sub(r"\s+", " ", response.content.decode()))
 
 
 def member(project, role: str) -> Client:

@@ -3,26 +3,15 @@
 the file scopes of the gap rows' and heatmap rows' small form, and who may do any of it."""
 
 import re
-from html import unescape
 
 import pytest
 
 from parity.models import Gap, Triage
-from tests.parity.dashboard.conftest import ISSUES
-from tests.parity.dashboard_scenario import A, B, tid, upload_history
+from tests.parity.dashboard.conftest import ISSUES, text
+from tests.parity.dashboard_scenario import A, B, tid
 
 P = "/p/pytorch-xla"
 PAGE = f"{P}/exemptions/"
-
-
-@pytest.fixture
-def runs(upload_run) -> dict[str, int]:
-    return upload_history(upload_run)
-
-
-def text(response) -> str:
-    assert response.status_code == 200, response.status_code
-    return unescape(re.sub(r"\s+", " ", response.content.decode()))
 
 
 def field_group(html: str, name: str) -> str:
