@@ -77,26 +77,57 @@ def test_identity(
 
 
 class TestIdentifier:
-    """``test_identity`` for one upload, remembering each (classname, file, hint) it resolved:
-    a report repeats them for every case of a class, and resolving is most of the work."""
+    """``test_identity`` for one upload. A report repeats each (classname, file, folder hint)
+    for every case of a class, so what depends on it alone is worked out once: the file and
+    class, the key up to the name, and whether the class could carry a device suffix at all.
+    Per case only the name is added, and the device rule runs only for classes it can apply to
+    (``TestOpsXLA``, not ``TestOps``)."""
 
     __test__ = False
     MAX_REMEMBERED = 10_000  # a report with a distinct classname per case must not grow memory
 
     def __init__(self, rules: Rules = DEFAULT_RULES) -> None:
         self.rules = rules
-        self._locations: dict[tuple[str, str | None, str | None], tuple[str, str]] = {}
+        self._places: dict[tuple[str, str | None, str | None], _Place] = {}
 
     def __call__(
         self, *, classname: str, name: str, file: str | None, folder_hint: str | None
     ) -> TestIdentity:
         where = (classname or "", file, folder_hint)
-        location = self._locations.get(where)
-        if location is None:
-            if len(self._locations) >= self.MAX_REMEMBERED:
-                self._locations.clear()
-            location = self._locations[where] = test_location(*where, self.rules)
-        return _identity(*location, name or "", self.rules)
+        place = self._places.get(where)
+        if place is None:
+            if len(self._places) >= self.MAX_REMEMBERED:
+                self._places.clear()
+            place = self._places[where] = _Place(*test_location(*where, self.rules), self.rules)
+        return place.identity(name or "")
+
+
+class _Place:
+    """One (file, class) of an upload, and the key of its tests up to their name."""
+
+    __slots__ = ("path", "class_name", "rules", "prefix", "plain")
+
+    def __init__(self, path: str, class_name: str, rules: Rules) -> None:
+        self.path, self.class_name, self.rules = path, class_name, rules
+        self.prefix = make_key(path, class_name, "") if class_name else ""
+        # Neither a device suffix to strip nor a rewrite to apply: the key is prefix + name.
+        self.plain = bool(class_name) and not rules.rewrites and not _may_strip(class_name, rules)
+
+    def identity(self, name: str) -> TestIdentity:
+        if self.plain:
+            return TestIdentity(self.prefix + name, self.path, self.class_name, name)
+        return _identity(self.path, self.class_name, name, self.rules)
+
+
+def _may_strip(class_name: str, rules: Rules) -> bool:
+    """Whether ``strip_device`` could change a name of this class (see its conditions)."""
+    if rules.compiled.device_name is None:
+        return False
+    for suffix, _ in rules.compiled.suffixes:
+        generic = class_name[: -len(suffix)]
+        if class_name.endswith(suffix) and generic and not generic.endswith("."):
+            return True
+    return False
 
 
 def test_location(

@@ -1,8 +1,8 @@
 """Tests: search by canonical ID (the tests endpoint), and one test on every backend: its
 outcomes over the backend's last runs with its current outcome and open gap (the test
 endpoint's ``testcase_history``, and the test page's ``testcase_page`` with reasons, issues
-and triage too). Both read the test's own results by index, at most ``HISTORY_RUNS`` runs per
-backend, in one statement."""
+and triage too). Both read the test's results in each backend's last runs by the results'
+(run, test) index, at most ``HISTORY_RUNS`` runs per backend, in one statement."""
 
 import datetime
 from dataclasses import dataclass
@@ -37,25 +37,29 @@ class RunOutcome:
     reason: str | None
 
 
+# Per backend, its runs newest first, each probed for the test through the results' (run, test)
+# index until HISTORY_RUNS of them had it: a test in most runs costs about HISTORY_RUNS probes a
+# backend however long the history is. Runs whose results retention deleted are not probed.
 _HISTORY_SQL = model_sql(
     """
-    WITH per_run AS (
-        SELECT DISTINCT ON (r.run_id) r.run_id, r.outcome, r.reason_id
-        FROM {result} r WHERE r.test_id = %(test)s
-        ORDER BY r.run_id, {rank} DESC, r.id DESC
-    ), ranked AS (
-        SELECT p.run_id, p.outcome, p.reason_id, run.backend_id, run.commit, run.branch,
-               run.started_at, run.complete,
-               row_number() OVER (
-                   PARTITION BY run.backend_id ORDER BY run.started_at DESC, run.id DESC
-               ) AS n
-        FROM per_run p JOIN {run} run ON run.id = p.run_id
-    )
-    SELECT k.backend_id, k.run_id, k.commit, k.branch, k.started_at, k.complete, k.outcome,
-           reason.text
-    FROM ranked k LEFT JOIN {reason} reason ON reason.id = k.reason_id
-    WHERE k.n <= %(limit)s
-    ORDER BY k.backend_id, k.started_at DESC, k.run_id DESC
+    SELECT b.id, h.run_id, h.commit, h.branch, h.started_at, h.complete, h.outcome, reason.text
+    FROM unnest(%(backends)s::bigint[]) AS b(id)
+    CROSS JOIN LATERAL (
+        SELECT run.id AS run_id, run.commit, run.branch, run.started_at, run.complete,
+               o.outcome, o.reason_id
+        FROM {run} run
+        CROSS JOIN LATERAL (
+            SELECT r.outcome, r.reason_id FROM {result} r
+            WHERE r.run_id = run.id AND r.test_id = %(test)s
+            ORDER BY {rank} DESC, r.id DESC
+            LIMIT 1
+        ) o
+        WHERE run.backend_id = b.id AND run.results_expired_at IS NULL
+        ORDER BY run.started_at DESC, run.id DESC
+        LIMIT %(limit)s
+    ) h
+    LEFT JOIN {reason} reason ON reason.id = h.reason_id
+    ORDER BY b.id, h.started_at DESC, h.run_id DESC
     """,
     result=Result,
     run=Run,
@@ -68,7 +72,10 @@ def _history(test: TestCase, backend_ids: list[int]) -> dict[int, list[RunOutcom
     """Per backend, the test's outcome in each of its last runs, newest first. One query."""
     history: dict[int, list[RunOutcome]] = {pk: [] for pk in backend_ids}
     with connection.cursor() as cursor:
-        cursor.execute(_HISTORY_SQL, {**OUTCOME_PARAMS, "test": test.pk, "limit": HISTORY_RUNS})
+        cursor.execute(
+            _HISTORY_SQL,
+            {**OUTCOME_PARAMS, "test": test.pk, "backends": backend_ids, "limit": HISTORY_RUNS},
+        )
         rows = cursor.fetchall()
     for backend_id, run_id, commit, branch, started_at, complete, outcome, reason in rows:
         history[backend_id].append(

@@ -1,0 +1,103 @@
+"""What one upload's writer knows of its project: test ids by key digest, reason ids by kind and
+fingerprint, and ids reserved for the tests and reasons it will add.
+
+Tests are looked up a whole file at a time while a large upload streams (its later cases of that
+file then resolve without a query), or by digest for what a small upload holds. A key is held
+as the MD5 digest of its text, 16 bytes, which is also what the database holds unique per
+project (``TestCase.key_digest``): a million known tests take about 120 MB, where their keys
+would take twice that. Ids for new rows are taken from the tables' own sequences, so a result
+can name its test before the test row is written.
+"""
+
+import io
+import struct
+
+from django.db import models
+from psycopg2 import sql
+
+from parity.models import Reason, TestCase
+from parity.models.sql import model_sql
+
+# Binary COPY: a million (digest, id) pairs arrive as 34 MB of fixed-size records that
+# struct unpacks in C, where a fetchall() of them would build a million tuples and buffers.
+_TESTS_OF_FILES = model_sql(
+    "COPY (SELECT key_digest, id FROM {test} "
+    "WHERE project_id = {project} AND file = ANY({files})) TO STDOUT (FORMAT binary)",
+    test=TestCase,
+    project=sql.Placeholder("project"),
+    files=sql.Placeholder("files"),
+)
+_TESTS_BY_DIGEST = model_sql(
+    "COPY (SELECT key_digest, id FROM {test} "
+    "WHERE project_id = {project} AND key_digest = ANY({digests}::uuid[])) "
+    "TO STDOUT (FORMAT binary)",
+    test=TestCase,
+    project=sql.Placeholder("project"),
+    digests=sql.Placeholder("digests"),
+)
+# COPY's binary format: a 19-byte header, then per row a field count, and per field its length
+# and bytes (a uuid is 16, a bigint 8), then a -1 trailer.
+_COPY_HEADER_BYTES = 19
+_DIGEST_ID = struct.Struct(">hi16siq")
+_REASONS = model_sql(
+    "SELECT r.kind, r.fingerprint, r.id FROM {reason} r "
+    "JOIN unnest(%(kinds)s::text[], %(fps)s::text[]) AS wanted(kind, fp) "
+    "ON r.kind = wanted.kind AND r.fingerprint = wanted.fp "
+    "WHERE r.project_id = %(project)s",
+    reason=Reason,
+)
+# One statement whatever the count: the bounds when the values came out contiguous (no other
+# session drew from the sequence meanwhile), else every value.
+_RESERVE = sql.SQL(
+    "SELECT max(v) - min(v) + 1 = count(*), min(v), max(v), "
+    "CASE WHEN max(v) - min(v) + 1 = count(*) THEN NULL ELSE array_agg(v ORDER BY v) END "
+    "FROM (SELECT nextval({sequence}::regclass) AS v FROM generate_series(1, %(count)s)) s"
+)
+
+
+class KnownIds:
+    """Lookups and reservations run between COPY statements, never during one."""
+
+    def __init__(self, cursor, *, project_id: int) -> None:
+        self.cursor = cursor
+        self.project_id = project_id
+        self.tests: dict[bytes, int] = {}  # the writer negates an id once it wrote the test
+        self.files: set[str] = set()  # files whose every known test is in ``tests``
+        self.reasons: dict[tuple[str, str], int] = {}
+        self._sequences: dict[type[models.Model], str] = {}
+
+    def files_load(self, files: set[str]) -> None:
+        self._tests_add(_TESTS_OF_FILES, {"files": list(files)})
+        self.files |= files
+
+    def digests_load(self, digests: set[bytes]) -> None:
+        self._tests_add(_TESTS_BY_DIGEST, {"digests": [digest.hex() for digest in digests]})
+
+    def _tests_add(self, statement: sql.Composed, params: dict) -> None:
+        out = io.BytesIO()
+        query = self.cursor.mogrify(statement, {"project": self.project_id, **params})
+        self.cursor.copy_expert(query, out)
+        rows = out.getbuffer()[_COPY_HEADER_BYTES:-2]
+        tests = self.tests
+        for _, _, digest, _, test_id in _DIGEST_ID.iter_unpack(rows):
+            tests.setdefault(digest, test_id)  # an entry already there may be negated
+        rows.release()
+
+    def reasons_load(self, wanted: set[tuple[str, str]]) -> None:
+        kinds, fps = zip(*wanted, strict=True) if wanted else ((), ())
+        params = {"project": self.project_id, "kinds": list(kinds), "fps": list(fps)}
+        self.cursor.execute(_REASONS, params)
+        for kind, fingerprint, reason_id in self.cursor.fetchall():
+            self.reasons[kind, fingerprint] = reason_id
+
+    def reserve(self, model: type[models.Model], count: int) -> range | list[int]:
+        """``count`` new ids of ``model``'s table, in increasing order."""
+        if count <= 0:
+            return range(0)
+        sequence = self._sequences.get(model)
+        if sequence is None:
+            self.cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [model._meta.db_table])
+            sequence = self._sequences[model] = self.cursor.fetchone()[0]
+        self.cursor.execute(_RESERVE.format(sequence=sql.Literal(sequence)), {"count": count})
+        contiguous, low, high, values = self.cursor.fetchone()
+        return range(low, high + 1) if contiguous else values

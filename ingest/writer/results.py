@@ -1,0 +1,402 @@
+"""Writing one upload's results: resolved in Python, COPied straight into the results table.
+
+Each row's test and reason id comes from what the writer knows of the project
+(``known.KnownIds``); a new test or reason gets an id reserved from its table's sequence and is
+written after the results. A case whose ids need a query (its file not looked up yet, a reason
+not seen yet, no reserved id left) is held back; when enough are held, or the rows end, the
+COPY ends, one round of queries resolves them all, and the next COPY starts with them. Python
+parses while Postgres stores, and memory stays bounded by what is held back plus one id per
+known test of the files looked up.
+
+Reruns of a test inside one upload: the last occurrence wins. Result ids grow in the order rows
+are written, and a held-back case holds back every later case of its test, so the superseded
+rows are the ones with the smaller ids; they are deleted after the COPY, only when a key
+repeated.
+
+New tests and reasons are inserted after the results, each kind in one statement sorted by its
+unique key, so concurrent uploads adding the same ones wait for each other instead of
+deadlocking; one that lost such a race points its results at the winner's row.
+"""
+
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from hashlib import md5
+from itertools import chain
+from typing import IO, NamedTuple
+
+from django.db import connection
+
+from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
+from ingest.writer.known import KnownIds
+from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
+from parity.models.cleanup import results_delete
+from parity.models.sql import model_sql
+
+# Cases held back at most before their ids are looked up: a round of queries per this many
+# cases at worst, and this many rows in memory.
+HOLD_LIMIT = 20_000
+_LINES_PER_CHUNK = 2_000
+_SPOOL_MEMORY_BYTES = 8 << 20
+
+
+class ResultRow(NamedTuple):
+    """One result of an upload, as the normalizer made it."""
+
+    key: str
+    file: str
+    class_name: str
+    name: str
+    outcome: int
+    duration: float | None
+    message: str
+    reason_kind: str | None = None
+    reason_text: str | None = None
+    reason_fp: str | None = None
+
+
+@dataclass(frozen=True)
+class WriteSummary:
+    counts: dict[str, int]
+    new_reason_ids: list[int]
+    seen_reason_ids: list[int]
+
+
+def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
+    """Store one upload's results. Must run inside a transaction (the caller's)."""
+    run = upload.run
+    # Django's error wrapper: errors of the raw psycopg2 cursor become django.db errors, which
+    # the ingest task retries (a dropped connection must not read as bad content).
+    with (
+        connection.wrap_database_errors,
+        connection.cursor() as django_cursor,
+        tempfile.SpooledTemporaryFile(max_size=_SPOOL_MEMORY_BYTES) as spool,
+    ):
+        writer = UploadWriter(
+            django_cursor.cursor,
+            spool=spool,
+            project_id=run.project_id,
+            run_id=run.pk,
+            upload_id=upload.pk,
+            seen=run.started_at,
+        )
+        writer.write(iter(rows))
+        return writer.finish()
+
+
+def results_delete_for_run(*, run: Run) -> int:
+    return results_delete(run_id=run.pk)
+
+
+def outcome_counts(by_outcome: dict[int, int]) -> dict[str, int]:
+    counts = {label: by_outcome.get(value, 0) for value, label in Outcome.choices}
+    return {"total": sum(counts.values()), **counts}
+
+
+_COPY_RESULTS = model_sql(
+    "COPY {result} (run_id, upload_id, test_id, outcome, duration, message, reason_id) FROM STDIN",
+    result=Result,
+)
+
+
+class UploadWriter:
+    def __init__(
+        self, cursor, *, spool: IO[bytes], project_id: int, run_id: int, upload_id: int, seen
+    ) -> None:
+        self.cursor = cursor
+        self.params = {"project": project_id, "run": run_id, "upload": upload_id, "seen": seen}
+        self.known = KnownIds(cursor, project_id=project_id)
+        self.line_start = f"{run_id}\t{upload_id}\t"
+        self.held: list[ResultRow] = []
+        self.held_keys: set[bytes] = set()
+        self.rows_done = False
+        self.free_test_ids: Iterator[int] = iter(())
+        self.tests_reserved = 0
+        self.new_tests = _Spool(spool)
+        self.new_reasons: list[tuple[int, str, str, str]] = []  # id, kind, text, fingerprint
+        self.by_outcome = [0] * (max(Outcome.values) + 1)
+        self.seen_reason_ids: set[int] = set()
+        self.repeated: set[int] = set()  # tests written more than once
+
+    # --- streaming ----------------------------------------------------------------------------
+
+    def write(self, rows: Iterator[ResultRow]) -> None:
+        first: list[ResultRow] = []
+        while True:
+            copy_from_chunks(self.cursor, _COPY_RESULTS, self._chunks(first, rows))
+            if not self.held:
+                return
+            first = self._resolve_held()
+
+    def _chunks(self, first: list[ResultRow], rows: Iterator[ResultRow]) -> Iterator[bytes]:
+        """COPY data for ``first`` then ``rows``, until the rows end or too many are held."""
+        lines: list[str] = []
+        for row in chain(first, rows) if first else rows:
+            line = self._line(row)
+            if line is None:
+                if len(self.held) >= HOLD_LIMIT:
+                    break
+                continue
+            lines.append(line)
+            if len(lines) >= _LINES_PER_CHUNK:
+                yield "".join(lines).encode()
+                lines.clear()
+        else:
+            self.rows_done = True
+        if lines:
+            yield "".join(lines).encode()
+
+    def _line(self, row: ResultRow) -> str | None:
+        """The COPY line of ``row``, or None when it is held back."""
+        digest = md5(row.key.encode()).digest()
+        if self.held_keys and digest in self.held_keys:
+            return self._hold(digest, row)
+        reason_id = NULL
+        if row.reason_fp is not None:
+            found = self.known.reasons.get((row.reason_kind, row.reason_fp))
+            if found is None:
+                return self._hold(digest, row)
+            self.seen_reason_ids.add(found)
+            reason_id = found
+        tests = self.known.tests
+        test_id = tests.get(digest)
+        if test_id is None:
+            if row.file not in self.known.files:
+                return self._hold(digest, row)
+            test_id = next(self.free_test_ids, None)
+            if test_id is None:
+                return self._hold(digest, row)
+            self.new_tests.add(test_id, digest, row)
+            tests[digest] = -test_id
+        elif test_id > 0:
+            tests[digest] = -test_id
+        else:
+            test_id = -test_id
+            self.repeated.add(test_id)
+        self.by_outcome[row.outcome] += 1
+        duration = NULL if row.duration is None else row.duration
+        message = copy_text(row.message) if row.message else ""
+        return f"{self.line_start}{test_id}\t{row.outcome}\t{duration}\t{message}\t{reason_id}\n"
+
+    def _hold(self, digest: bytes, row: ResultRow) -> None:
+        self.held.append(row)
+        self.held_keys.add(digest)
+
+    def _resolve_held(self) -> list[ResultRow]:
+        """Look up or reserve every id the held rows need; they are written next."""
+        held, self.held, self.held_keys = self.held, [], set()
+        known = self.known
+        digests = {md5(row.key.encode()).digest(): row for row in held}
+        if self.rows_done:
+            # The last round: only these rows are left to write, so look up just their tests.
+            wanted = {digest for digest in digests if digest not in known.tests}
+            if wanted:
+                known.digests_load(wanted)
+        else:
+            # A large upload: its later cases of these files resolve from memory.
+            files = {row.file for row in held} - known.files
+            if files:
+                known.files_load(files)
+        new = [digest for digest in digests if digest not in known.tests]
+        self._reserve_tests(len(new))
+        for digest in new:
+            test_id = next(self.free_test_ids)
+            self.new_tests.add(test_id, digest, digests[digest])
+            known.tests[digest] = test_id
+        self._resolve_reasons(held)
+        return held
+
+    def _reserve_tests(self, needed: int) -> None:
+        """Ids for ``needed`` new tests, and while the rows go on and tests keep being new, as
+        many again as reserved so far: a first ingest of a large suite takes a few rounds."""
+        if not needed:
+            return
+        extra = 0 if self.rows_done else max(self.tests_reserved, HOLD_LIMIT)
+        ids = self.known.reserve(TestCase, needed + extra)
+        self.tests_reserved += len(ids)
+        self.free_test_ids = chain(iter(ids), self.free_test_ids)
+
+    def _resolve_reasons(self, held: list[ResultRow]) -> None:
+        reasons = self.known.reasons
+        wanted = {
+            (row.reason_kind, row.reason_fp): row.reason_text
+            for row in held
+            if row.reason_fp is not None and (row.reason_kind, row.reason_fp) not in reasons
+        }
+        if not wanted:
+            return
+        self.known.reasons_load(set(wanted))
+        new = [key for key in wanted if key not in reasons]
+        for reason_id, (kind, fingerprint) in zip(
+            self.known.reserve(Reason, len(new)), new, strict=True
+        ):
+            reasons[kind, fingerprint] = reason_id
+            self.new_reasons.append((reason_id, kind, wanted[kind, fingerprint], fingerprint))
+
+    # --- after the COPY -----------------------------------------------------------------------
+
+    def finish(self) -> WriteSummary:
+        if self.repeated:
+            self._reruns_collapse()
+        if self.new_tests.count:
+            self._tests_insert()
+        new_reason_ids = self._reasons_insert() if self.new_reasons else []
+        by_outcome = dict(enumerate(self.by_outcome))
+        return WriteSummary(
+            counts=outcome_counts(by_outcome),
+            new_reason_ids=new_reason_ids,
+            seen_reason_ids=sorted(self.seen_reason_ids),
+        )
+
+    def _reruns_collapse(self) -> None:
+        """Keep each repeated test's last result, flagged flaky when the runs disagreed; delete the
+        earlier ones, which no longer count nor name reasons."""
+        self.cursor.execute(_RERUNS_COLLAPSE, {**self.params, "tests": sorted(self.repeated)})
+        dropped_reasons = set()
+        for outcome, reason_id in self.cursor.fetchall():
+            self.by_outcome[outcome] -= 1
+            if reason_id is not None:
+                dropped_reasons.add(reason_id)
+        if dropped_reasons:
+            self.cursor.execute(_REASONS_STILL_NAMED, {**self.params, "ids": list(dropped_reasons)})
+            still = {row[0] for row in self.cursor.fetchall()}
+            self.seen_reason_ids -= dropped_reasons - still
+
+    def _tests_insert(self) -> None:
+        self.cursor.execute(_NEW_TESTS_DDL)
+        self.new_tests.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
+        self.cursor.execute(_TESTS_INSERT, self.params)
+        if self.cursor.rowcount < self.new_tests.count:
+            # Another upload added some of the same tests first: use its rows.
+            self.cursor.execute(_RESULTS_TO_EXISTING_TESTS, self.params)
+
+    def _reasons_insert(self) -> list[int]:
+        ids, kinds, texts, fps = (list(column) for column in zip(*self.new_reasons, strict=True))
+        columns = {"ids": ids, "kinds": kinds, "texts": texts, "fps": fps}
+        self.cursor.execute(_REASONS_INSERT, {**self.params, **columns})
+        inserted = [row[0] for row in self.cursor.fetchall()]
+        if len(inserted) < len(ids):
+            # Another upload added some of the same reasons first: use its rows.
+            self.cursor.execute(_RESULTS_TO_EXISTING_REASONS, {**self.params, **columns})
+            for lost, winner in self.cursor.fetchall():
+                if lost in self.seen_reason_ids:
+                    self.seen_reason_ids.discard(lost)
+                    self.seen_reason_ids.add(winner)
+        return inserted
+
+
+class _Spool:
+    """New test rows, in COPY text, on disk past a few MB: a first ingest of a million tests
+    must not hold them all in memory until the results are written."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+        self.lines: list[str] = []
+        self.count = 0
+
+    def add(self, test_id: int, digest: bytes, row: ResultRow) -> None:
+        self.lines.append(
+            f"{test_id}\t{digest.hex()}\t{copy_text(row.key)}\t{copy_text(row.file)}\t"
+            f"{copy_text(row.class_name)}\t{copy_text(row.name)}\n"
+        )
+        self.count += 1
+        if len(self.lines) >= _LINES_PER_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        self.file.write("".join(self.lines).encode())
+        self.lines.clear()
+
+    def copy_to(self, cursor, statement: str) -> None:
+        self._flush()
+        self.file.seek(0)
+        cursor.copy_expert(statement, self.file, size=1 << 18)
+
+
+# A test's last result stays, flagged flaky when its runs in the upload disagreed (failed, then
+# passed); the earlier ones go, and say what they counted.
+_RERUNS_COLLAPSE = model_sql(
+    """
+    WITH ranked AS (
+        SELECT id, row_number() OVER (PARTITION BY test_id ORDER BY id DESC) AS newer,
+               min(outcome) OVER (PARTITION BY test_id)
+                   <> max(outcome) OVER (PARTITION BY test_id) AS flaky
+        FROM {result}
+        WHERE run_id = %(run)s AND test_id = ANY(%(tests)s) AND upload_id = %(upload)s
+    ), flagged AS (
+        UPDATE {result} r SET flaky = true FROM ranked
+        WHERE r.id = ranked.id AND ranked.newer = 1 AND ranked.flaky
+    )
+    DELETE FROM {result} r USING ranked
+    WHERE r.id = ranked.id AND ranked.newer > 1
+    RETURNING r.outcome, r.reason_id
+    """,
+    result=Result,
+)
+
+_REASONS_STILL_NAMED = model_sql(
+    "SELECT DISTINCT reason_id FROM {result} "
+    "WHERE run_id = %(run)s AND upload_id = %(upload)s AND reason_id = ANY(%(ids)s)",
+    result=Result,
+)
+
+# Temporary tables live per connection; DROP first because a surrounding transaction (tests,
+# re-ingest of a whole run) can write several uploads before ON COMMIT DROP fires.
+_NEW_TESTS_DDL = """
+DROP TABLE IF EXISTS ingest_new_tests;
+CREATE TEMP TABLE ingest_new_tests (
+    id bigint, digest uuid, key text, file text, class_name text, name text
+) ON COMMIT DROP;
+"""
+
+_TESTS_INSERT = model_sql(
+    """
+    INSERT INTO {test} (id, project_id, key, file, class_name, name, created_at)
+    SELECT id, %(project)s, key, file, class_name, name, now() FROM ingest_new_tests
+    ORDER BY digest
+    ON CONFLICT (project_id, key_digest) DO NOTHING
+    """,
+    test=TestCase,
+)
+
+_RESULTS_TO_EXISTING_TESTS = model_sql(
+    """
+    UPDATE {result} r SET test_id = t.id
+    FROM ingest_new_tests n
+    JOIN {test} t ON t.project_id = %(project)s AND t.key_digest = n.digest
+    WHERE r.run_id = %(run)s AND r.test_id = n.id AND r.upload_id = %(upload)s AND t.id <> n.id
+    """,
+    result=Result,
+    test=TestCase,
+)
+
+_REASONS_INSERT = model_sql(
+    """
+    INSERT INTO {reason} (id, project_id, kind, text, fingerprint, first_seen, last_seen)
+    SELECT id, %(project)s, kind, text, fp, %(seen)s, %(seen)s
+    FROM unnest(%(ids)s::bigint[], %(kinds)s::text[], %(texts)s::text[], %(fps)s::text[])
+         AS new(id, kind, text, fp)
+    ORDER BY kind, fp
+    ON CONFLICT (project_id, kind, fingerprint) DO NOTHING
+    RETURNING id
+    """,
+    reason=Reason,
+)
+
+_RESULTS_TO_EXISTING_REASONS = model_sql(
+    """
+    WITH lost AS (
+        SELECT new.id AS lost, winner.id AS winner
+        FROM unnest(%(ids)s::bigint[], %(kinds)s::text[], %(fps)s::text[]) AS new(id, kind, fp)
+        JOIN {reason} winner
+          ON winner.project_id = %(project)s AND winner.kind = new.kind
+         AND winner.fingerprint = new.fp AND winner.id <> new.id
+    ), moved AS (
+        UPDATE {result} r SET reason_id = lost.winner FROM lost
+        WHERE r.run_id = %(run)s AND r.upload_id = %(upload)s AND r.reason_id = lost.lost
+    )
+    SELECT lost, winner FROM lost
+    """,
+    result=Result,
+    reason=Reason,
+)
