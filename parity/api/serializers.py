@@ -158,22 +158,45 @@ class GapSerializer(serializers.Serializer):
 # --- Skip reasons ----------------------------------------------------------------------------
 
 
+_GAPS_CAUSED = (
+    "Open gaps against the reference it causes on each backend: tests skipped for it there "
+    "that pass on the reference."
+)
+
+
 class SkipReasonSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     reason = serializers.CharField()
+    xfail = serializers.BooleanField(
+        help_text="An expected failure's reason (pytest xfail, unittest expectedFailure); it "
+        "counts as a skip."
+    )
     backends = serializers.DictField(
         child=serializers.IntegerField(), help_text="Tests skipped for it in each current run."
     )
+    gaps = serializers.DictField(child=serializers.IntegerField(), help_text=_GAPS_CAUSED)
     issues = serializers.ListField(child=serializers.CharField())
     tracked = serializers.BooleanField()
     intended = serializers.BooleanField()
+    common = serializers.BooleanField(help_text="It causes no gap on any backend.")
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
 
 
+class NoReasonSerializer(serializers.Serializer):
+    backends = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Tests skipped with no reason (an empty message) in each current run.",
+    )
+    gaps = serializers.DictField(child=serializers.IntegerField(), help_text=_GAPS_CAUSED)
+
+
 class SkipReasonListSerializer(serializers.Serializer):
     count = serializers.IntegerField()
-    untracked = serializers.IntegerField(help_text="Reasons with no issue and not intended.")
+    untracked = serializers.IntegerField(
+        help_text="Reasons that cause gaps, with no issue, not intended."
+    )
+    no_reason = NoReasonSerializer(help_text="Skips whose message gave no reason.")
     results = SkipReasonSerializer(many=True)
 
 

@@ -70,9 +70,13 @@ class SkipReasonListView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_request(request, slug)
-        reasons = selectors.skip_reasons_current(project=project)
-        untracked = sum(1 for r in reasons if not (r.tracked or r.intended))
-        body = {"count": len(reasons), "untracked": untracked, "results": reasons}
+        found = selectors.skip_reasons_current(project=project)
+        body = {
+            "count": len(found.reasons),
+            "untracked": sum(r.untracked for r in found.reasons),
+            "no_reason": found.no_reason,
+            "results": found.reasons,
+        }
         return Response(s.SkipReasonListSerializer(body).data)
 
 

@@ -62,6 +62,24 @@ class ProjectQuery(forms.Form):
         self.fields["backend"].choices = backend_choices(project)
 
 
+class PairQuery(forms.Form):
+    """Two different backends of the project: ``a`` (the row) against ``b`` (the column)."""
+
+    a = forms.ChoiceField()
+    b = forms.ChoiceField()
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        names = [(n, n) for n in sorted(project.backends.values_list("name", flat=True))]
+        self.fields["a"].choices = self.fields["b"].choices = names
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("a") and data.get("a") == data.get("b"):
+            raise forms.ValidationError("Choose two different backends.")
+        return data
+
+
 class ReasonsQuery(ProjectQuery):
     days = forms.TypedChoiceField(
         choices=[(7, "7 days"), (28, "28 days"), (90, "90 days")],

@@ -5,7 +5,7 @@ them through ``parity.templatetags.parity_display``."""
 import re
 from dataclasses import dataclass, replace
 
-from ingest.normalize import display_id
+from ingest.normalize import display_id, is_expected_failure
 from parity.globs import is_file_level
 from parity.models import Gap, Triage
 from parity.selectors import issue_urls
@@ -92,17 +92,50 @@ test_id.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 # --- Outcomes -------------------------------------------------------------------------------
 
 # Each outcome has a symbol as well as a colour, for readers who cannot tell the colours apart.
-SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "⊘"}
+SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "⊘", "xfail": "⊗"}
 
 
 def outcome_symbol(outcome: str | None) -> str:
     return SYMBOLS.get(outcome, "–")
 
 
+def shown_outcome(outcome: str | None, reason=None) -> str | None:
+    """An outcome (or a gap's state) as readers see it: an expected failure's skip reads
+    "xfail" (it counts as a skip everywhere else). ``reason``: its reason (anything with a
+    ``text``), its text, or None."""
+    text = getattr(reason, "text", reason)
+    if outcome == "skipped" and text and is_expected_failure(text):
+        return "xfail"
+    return outcome
+
+
 # --- The heatmap ----------------------------------------------------------------------------
 
 # Lower bounds of the colour bins, best first (site.css .s6 … .s0).
 SHADE_BOUNDS = (1.0, 0.95, 0.8, 0.6, 0.4, 0.2, 0.0)
+
+
+def shade(share: float | None) -> str:
+    """The colour bin of a share: 6 (all) … 0 (under 20 %), or "none" (no share)."""
+    if share is None:
+        return "none"
+    for index, bound in enumerate(SHADE_BOUNDS):
+        if share >= bound:
+            return str(len(SHADE_BOUNDS) - 1 - index)
+    return "0"
+
+
+def percent(share: float | None) -> str:
+    """``0.2571`` -> ``26 %``; "–" for no share. Rounded down near the ends, so a share that is
+    not whole never reads 100 % and one that is not zero never reads 0 %."""
+    if share is None:
+        return "–"
+    whole = round(share * 100)
+    if whole == 100 and share < 1:
+        whole = 99
+    elif whole == 0 and share > 0:
+        return "< 1 %"
+    return f"{whole} %"
 
 
 @dataclass(frozen=True)
@@ -113,13 +146,7 @@ class HeatCell(CellCounts):
     @property
     def shade(self) -> str:
         """The colour bin, 6 (all pass) … 0 (under 20 %), or "none" (nothing run)."""
-        share = self.share
-        if share is None:
-            return "none"
-        for index, bound in enumerate(SHADE_BOUNDS):
-            if share >= bound:
-                return str(len(SHADE_BOUNDS) - 1 - index)
-        return "0"
+        return shade(self.share)
 
     @property
     def absent(self) -> bool:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.dashboard import charts, triage, views
+from parity.dashboard import charts, downloads, triage, views
 
 # Names are prefixed: the API's URL names share the root namespace.
 project = "p/<slug:slug>/"
@@ -15,6 +15,11 @@ urlpatterns = [
     path(f"{project}skip-reasons.json", charts.skip_reasons_data, name="project-reasons-data"),
     path(f"{project}gaps/", views.gaps, name="project-gaps"),
     path(f"{project}runs/", views.runs, name="project-runs"),
+    path(f"{project}matrix/", views.matrix, name="project-matrix"),
+    path(f"{project}matrix.csv", downloads.matrix_csv, name="project-matrix-csv"),
+    path(f"{project}matrix/pair/", views.matrix_pair, name="project-pair"),
+    path(f"{project}matrix/pair/files.csv", downloads.pair_files_csv, name="project-pair-files"),
+    path(f"{project}matrix/pair/tests.csv", downloads.pair_tests_csv, name="project-pair-tests"),
     path(f"{project}triage/", triage.triage_create, name="project-triage"),
     path(f"{project}exemptions/", views.exemptions, name="project-exemptions"),
     path(

@@ -21,6 +21,7 @@ from parity.dashboard.forms import (
     FileQuery,
     GapsQuery,
     HeatmapQuery,
+    PairQuery,
     ReasonsQuery,
     RunsQuery,
     TriageForm,
@@ -28,6 +29,9 @@ from parity.dashboard.forms import (
     query_form,
 )
 from parity.models import Project, TestCase
+
+# Tests listed per direction on a pair's page; the CSV download lists them all.
+PAIR_TESTS_SHOWN = 200
 
 # ``tracked`` choice of the gaps page -> ``gaps_list`` filters.
 TRACKED_FILTERS = {
@@ -145,6 +149,34 @@ def runs(request: HttpRequest, project: Project) -> HttpResponse:
     )
     return _render_project(
         request, project, "parity/runs.html", tab="runs", form=form, query=query, page=page
+    )
+
+
+@project_page
+def matrix(request: HttpRequest, project: Project) -> HttpResponse:
+    """Every pair of backends: how far their test files and tests overlap, and how many tests
+    pass on one and not the other; each cell opens the pair's lists."""
+    return _render_project(
+        request,
+        project,
+        "parity/matrix.html",
+        tab="matrix",
+        matrix=selectors.backend_matrix(project=project),
+    )
+
+
+@project_page
+def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
+    """One pair: the files on one backend and not the other, and the tests passing on one
+    and not the other (the first ``PAIR_TESTS_SHOWN`` of each; the CSV has them all)."""
+    form = PairQuery(request.GET, project=project)
+    if not form.is_valid():
+        return redirect("project-matrix", slug=project.slug)
+    pair = selectors.backend_pair(
+        project=project, a=form.cleaned_data["a"], b=form.cleaned_data["b"], limit=PAIR_TESTS_SHOWN
+    )
+    return _render_project(
+        request, project, "parity/matrix_pair.html", tab="matrix", pair=pair, shown=PAIR_TESTS_SHOWN
     )
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db.models import Min, Q
 
+from ingest.normalize import display_id
 from parity.digest.links import DashboardLinks, dashboard_links, testcase_url
 from parity.digest.reason_links import IssueLink, LinkChange, link_changes
 from parity.digest.weeks import Week
@@ -199,7 +200,7 @@ def _row(gap: Gap, slug: str) -> GapRow:
     tracking = "intended" if gap.intended else "tracked" if gap.tracked else "untracked"
     return GapRow(
         test_id=gap.test_id,
-        test=gap.test.key,
+        test=display_id(gap.test.file, gap.test.class_name, gap.test.name),  # as readers paste it
         backend=gap.backend.name,
         state=gap.state,
         tracking=tracking,

@@ -13,6 +13,8 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
+| ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
+| ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``                       |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
 | ``…/gaps/``                               | ``gaps_list``                             |
@@ -36,6 +38,7 @@ from parity.selectors.fragments import issue_urls
 from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
+from parity.selectors.matrix import Matrix, PairLists, backend_matrix, backend_pair
 from parity.selectors.overview import (
     ProjectCard,
     data_version,
@@ -86,6 +89,13 @@ __all__ = [
     "heatmap",
     "manifest_build",
     "manifest_resolve",
+    "Matrix",
+    "PairLists",
+    "backend_matrix",
+    "backend_pair",
+    "IssueInfo",
+    "all_closed",
+    "issue_infos",
     "issue_urls",
     "parity_overview",
     "project_cards",

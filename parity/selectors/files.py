@@ -4,6 +4,7 @@
 from collections import Counter
 from dataclasses import dataclass
 
+from ingest.normalize import display_id
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, TestCase
 from parity.selectors.fragments import (
     ReasonInfo,
@@ -15,7 +16,7 @@ from parity.selectors.fragments import (
 
 # With a backend chosen, its worst outcomes first: what a maintainer came to see.
 _OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
-SUMMARY_ROWS = ("passed", "skipped", "failed", "error", "not run")
+SUMMARY_ROWS = ("passed", "skipped", "xfail", "failed", "error", "not run")
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,13 @@ class TestRow:
 
     id: int
     key: str
-    name: str  # Class::name, the part after the file
+    name: str  # Class::name, the part of its real ID after the file (unescaped)
     cells: list[TestCell]
 
 
 @dataclass(frozen=True)
 class ReasonCount:
-    reason: ReasonInfo
+    reason: ReasonInfo | None  # None: the message gave no reason
     outcome: str
     count: int
 
@@ -42,7 +43,9 @@ class FileGrid:
     reference: str | None
     backend: str | None  # the backend the page opened on
     rows: list[TestRow]
-    counts: list[tuple[str, list[int]]]  # per outcome (SUMMARY_ROWS), tests per backend
+    # Per outcome (SUMMARY_ROWS; xfail, an expected failure's skip, only when there is one),
+    # tests per backend.
+    counts: list[tuple[str, list[int]]]
     reasons: list[ReasonCount]  # why tests do not pass on ``backend`` (every backend if None)
     absent: int  # tests passing on the reference that ``backend``'s run (or any) lacks
 
@@ -118,30 +121,48 @@ def _row(
                 gap=gap_info(gap, reasons) if gap else None,
             )
         )
-    name = test.key[len(test.file) + 2 :] if test.key.startswith(f"{test.file}::") else test.key
-    return TestRow(id=test.pk, key=test.key, name=name, cells=cells)
+    return TestRow(
+        id=test.pk, key=test.key, name=display_id("", test.class_name, test.name), cells=cells
+    )
 
 
 def _counts(rows: list[TestRow], names: list[str]) -> list[tuple[str, list[int]]]:
     counts = {name: Counter() for name in names}
     for row in rows:
         for cell in row.cells:
-            counts[cell.backend][cell.outcome or "not run"] += 1
-    return [(outcome, [counts[name][outcome] for name in names]) for outcome in SUMMARY_ROWS]
+            outcome = "xfail" if cell.xfail else cell.outcome or "not run"
+            counts[cell.backend][outcome] += 1
+    return [
+        (outcome, [counts[name][outcome] for name in names])
+        for outcome in SUMMARY_ROWS
+        if outcome != "xfail" or any(counts[name]["xfail"] for name in names)
+    ]
 
 
 def _reason_counts(rows: list[TestRow], backend: str | None) -> list[ReasonCount]:
-    """Reasons of the tests not passing on ``backend`` (or any backend), most tests first."""
+    """Reasons of the tests not passing on ``backend`` (or any backend): those that gave no
+    reason first (the first to fix), then the most tests first. Tests not in the run are the
+    page's ``absent``."""
     counts: Counter = Counter()
-    infos = {}
+    infos: dict[int | None, ReasonInfo | None] = {None: None}
     for row in rows:
         for cell in row.cells:
-            if cell.reason is None or (backend is not None and cell.backend != backend):
+            if cell.outcome in (None, "passed") or (
+                backend is not None and cell.backend != backend
+            ):
                 continue
-            counts[(cell.reason.id, cell.outcome)] += 1
-            infos[cell.reason.id] = cell.reason
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], infos[item[0][0]].text))
+            reason_id = cell.reason.id if cell.reason else None
+            counts[(reason_id, cell.outcome)] += 1
+            infos[reason_id] = cell.reason
+    ordered = sorted(
+        counts.items(),
+        key=lambda item: (item[0][0] is not None, -item[1], _text(infos[item[0][0]])),
+    )
     return [
         ReasonCount(reason=infos[reason_id], outcome=outcome, count=n)
         for (reason_id, outcome), n in ordered
     ]
+
+
+def _text(reason: ReasonInfo | None) -> str:
+    return reason.text if reason else ""

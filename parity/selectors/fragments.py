@@ -10,6 +10,7 @@ from datetime import datetime
 from django.db.models import Q
 from django.utils import timezone
 
+from ingest.normalize import is_expected_failure
 from parity.models import Backend, FileCell, Gap, Project, Reason, Snapshot, Triage
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
@@ -164,6 +165,15 @@ class TestCell:
     outcome: str | None  # passed, skipped, failed, error; None: not in the current run
     reason: ReasonInfo | None
     gap: GapInfo | None
+
+    @property
+    def xfail(self) -> bool:
+        """An expected failure: a skip whose reason says so (it counts as a skip)."""
+        return (
+            self.outcome == "skipped"
+            and self.reason is not None
+            and is_expected_failure(self.reason.text)
+        )
 
     @property
     def issues(self) -> list[str]:

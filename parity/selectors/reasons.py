@@ -1,7 +1,11 @@
-"""Skip reasons: how many tests each covers on each backend's current run (the skip reasons
-endpoint and the reasons page's table, both from ``CurrentOutcome``), a reason's trend by day
-(the trend endpoint) and the stacked trend of skipped tests per reason (the page's chart, both
-from ``ReasonDaily``)."""
+"""Skip reasons: how many tests each covers on each backend's current run and how many gaps it
+causes there against the reference (the skip reasons endpoint and the reasons page's table, from
+``CurrentOutcome`` and open ``Gap`` rows), a reason's trend by day (the trend endpoint) and the
+stacked trend of skipped tests per reason (the page's chart, both from ``ReasonDaily``).
+
+Skips whose message says nothing have no reason row of their own (``reason`` is NULL): they are
+counted apart, as "no reason given", the first thing to triage. Expected failures (xfail) are
+skip reasons whose text says so (``ingest.normalize.is_expected_failure``)."""
 
 import datetime
 import operator
@@ -11,7 +15,17 @@ from functools import reduce
 
 from django.db.models import Count, OuterRef, Q, Subquery
 
-from parity.models import CurrentOutcome, Outcome, Project, Reason, ReasonDaily, Triage
+from ingest.normalize import expected_failure_reason, is_expected_failure
+from parity.models import (
+    CurrentOutcome,
+    Gap,
+    GapState,
+    Outcome,
+    Project,
+    Reason,
+    ReasonDaily,
+    Triage,
+)
 from parity.models.reasons import ReasonKind
 from parity.selectors.fragments import issue_urls, triages_unexpired
 
@@ -22,78 +36,173 @@ OTHER = "other"
 class SkipReason:
     id: int
     reason: str
-    backends: dict[str, int]  # every backend of the project
+    backends: dict[str, int]  # every backend of the project: tests it skips there
+    gaps: dict[str, int]  # every backend: its open gaps against the reference with this reason
     issues: list[str]  # urls, else keys
     tracked: bool
     intended: bool
     first_seen: datetime.datetime
     last_seen: datetime.datetime
 
+    @property
+    def xfail(self) -> bool:
+        """An expected failure's reason, not a skip's (it still counts as a skip)."""
+        return is_expected_failure(self.reason)
 
-def skip_reasons_current(*, project: Project) -> list[SkipReason]:
-    """Skip reasons of the current runs, most tests first; every backend has a count. Five
-    queries."""
-    reasons = _skip_reasons(project)
-    return sorted(reasons, key=lambda r: (-sum(r.backends.values()), r.reason))
+    @property
+    def common(self) -> bool:
+        """It causes no gap: it skips nothing the reference passes (say, on every backend)."""
+        return not any(self.gaps.values())
+
+    @property
+    def untracked(self) -> bool:
+        """It causes gaps, and no issue tracks it and no triage calls it intended."""
+        return not (self.tracked or self.intended or self.common)
+
+
+@dataclass(frozen=True)
+class NoReason:
+    """Skips whose message gave no reason."""
+
+    backends: dict[str, int]  # every backend: tests skipped with no reason there
+    gaps: dict[str, int]  # every backend: open gaps they cause
+
+
+@dataclass(frozen=True)
+class SkipReasons:
+    reasons: list[SkipReason]
+    no_reason: NoReason
+
+
+def skip_reasons_current(*, project: Project) -> SkipReasons:
+    """Skip reasons of the current runs, the most gaps first, then the most tests; every
+    backend has a count; and the skips with no reason. Six queries."""
+    found = _skip_reasons(project)
+    ordered = sorted(
+        found.reasons,
+        key=lambda r: (-sum(r.gaps.values()), -sum(r.backends.values()), r.reason),
+    )
+    return SkipReasons(reasons=ordered, no_reason=found.no_reason)
 
 
 @dataclass(frozen=True)
 class ReasonRow:
-    id: int
-    text: str
-    counts: list[int]  # per backend, in the page's backend order
-    total: int
+    id: int | None  # None: the skips that gave no reason
+    text: str  # "" for the skips that gave no reason
+    counts: list[int]  # tests, per backend in the page's backend order
+    gaps: list[int]  # open gaps it causes, per backend in the page's order
+    total: int  # tests (on ``backend`` when the page chose one)
+    gap_total: int  # gaps (on ``backend`` when the page chose one)
     issues: list[str]  # urls, else keys
     tracked: bool
     intended: bool
-    first_seen: datetime.datetime
-    last_seen: datetime.datetime
+    first_seen: datetime.datetime | None
+    last_seen: datetime.datetime | None
+
+    @property
+    def per_backend(self) -> list[tuple[int, int]]:
+        """(tests, gaps) per backend, in the page's order."""
+        return list(zip(self.counts, self.gaps, strict=True))
+
+    @property
+    def xfail(self) -> bool:
+        return self.id is not None and is_expected_failure(self.text)
+
+    @property
+    def given(self) -> str:
+        """What the reason says: for an expected failure, its words after "expected failure";
+        "" when the skip or xfail gave none."""
+        return expected_failure_reason(self.text) if self.xfail else self.text
+
+    @property
+    def status(self) -> str:
+        """intended, tracked, common (causes no gap) or untracked."""
+        if self.intended:
+            return "intended"
+        if self.tracked:
+            return "tracked"
+        return "untracked" if self.gap_total else "common"
 
 
 def skip_reason_rows(
     *, project: Project, backends: list[str], backend: str | None = None
 ) -> list[ReasonRow]:
-    """Reasons with their tests per backend (only ``backend``'s when given), untracked first,
-    then tracked, then intended; most tests first within each. Five queries."""
-    rows = []
-    for reason in _skip_reasons(project):
-        counts = [reason.backends.get(name, 0) for name in backends]
-        total = reason.backends.get(backend, 0) if backend else sum(counts)
-        if total == 0:
-            continue
-        rows.append(
-            ReasonRow(
-                id=reason.id,
-                text=reason.reason,
-                counts=counts,
-                total=total,
-                issues=reason.issues,
-                tracked=reason.tracked,
-                intended=reason.intended,
-                first_seen=reason.first_seen,
-                last_seen=reason.last_seen,
-            )
-        )
-    return sorted(rows, key=lambda r: (r.intended, r.tracked, -r.total, r.text))
-
-
-def _skip_reasons(project: Project) -> list[SkipReason]:
-    """Each skip reason of the current runs with its tests per backend, its issues and whether
-    a triage of the whole reason tracks it or marks it intended."""
-    names = dict(project.backends.values_list("pk", "name"))
-    counts: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(names.values(), 0))
-    rows = (
-        CurrentOutcome.objects.filter(
-            project=project, outcome=Outcome.SKIPPED, reason__kind=ReasonKind.SKIP
-        )
-        .values_list("reason_id", "backend_id")
-        .annotate(n=Count("*"))
+    """Reasons with their tests and gaps per backend (only those on ``backend`` when given):
+    skips that gave no reason first (they are the first to triage), then the reasons causing
+    the most gaps, untracked before tracked before intended among equals, then the most tests.
+    Six queries."""
+    found = _skip_reasons(project)
+    empty = found.no_reason
+    rows = [
+        _row(None, "", empty.backends, empty.gaps, backends, backend),
+        *(_row(r.id, r.reason, r.backends, r.gaps, backends, backend, r) for r in found.reasons),
+    ]
+    rows = [row for row in rows if row.total]
+    return sorted(
+        rows,
+        key=lambda r: (bool(r.given), -r.gap_total, r.intended, r.tracked, -r.total, r.text),
     )
-    for reason_id, backend_id, n in rows:
+
+
+def _row(
+    pk: int | None,
+    text: str,
+    tests: dict[str, int],
+    gaps: dict[str, int],
+    backends: list[str],
+    backend: str | None,
+    reason: SkipReason | None = None,
+) -> ReasonRow:
+    counts = [tests.get(name, 0) for name in backends]
+    gap_counts = [gaps.get(name, 0) for name in backends]
+    return ReasonRow(
+        id=pk,
+        text=text,
+        counts=counts,
+        gaps=gap_counts,
+        total=tests.get(backend, 0) if backend else sum(counts),
+        gap_total=gaps.get(backend, 0) if backend else sum(gap_counts),
+        issues=reason.issues if reason else [],
+        tracked=reason.tracked if reason else False,
+        intended=reason.intended if reason else False,
+        first_seen=reason.first_seen if reason else None,
+        last_seen=reason.last_seen if reason else None,
+    )
+
+
+def _skip_reasons(project: Project) -> SkipReasons:
+    """Each skip reason of the current runs (and the skips with none) with its tests and gaps
+    per backend, its issues and whether a triage of the whole reason tracks it or marks it
+    intended."""
+    names = dict(project.backends.values_list("pk", "name"))
+    tests = _per_reason_and_backend(
+        names,
+        CurrentOutcome.objects.filter(project=project, outcome=Outcome.SKIPPED).filter(
+            Q(reason__kind=ReasonKind.SKIP) | Q(reason__isnull=True)
+        ),
+    )
+    # A skip's gap is a skipped gap with the backend's reason; the reference has none.
+    gaps = _per_reason_and_backend(
+        names, Gap.objects.filter(project=project, is_open=True, state=GapState.SKIPPED)
+    )
+    no_reason = NoReason(backends=tests.pop(None), gaps=gaps.pop(None))
+    reasons = Reason.objects.filter(pk__in=tests).prefetch_related("issues")
+    triages = _reason_triages(project, list(tests))
+    return SkipReasons(
+        reasons=[_skip_reason(r, tests[r.pk], gaps[r.pk], triages.get(r.pk, [])) for r in reasons],
+        no_reason=no_reason,
+    )
+
+
+def _per_reason_and_backend(names: dict[int, str], rows) -> dict[int | None, dict[str, int]]:
+    """Rows counted per reason (None: none) and backend name; every backend has a count."""
+    counts: dict[int | None, dict[str, int]] = defaultdict(lambda: dict.fromkeys(names.values(), 0))
+    for reason_id, backend_id, n in rows.values_list("reason_id", "backend_id").annotate(
+        n=Count("*")
+    ):
         counts[reason_id][names[backend_id]] = n
-    reasons = Reason.objects.filter(pk__in=counts).prefetch_related("issues")
-    triages = _reason_triages(project, list(counts))
-    return [_skip_reason(r, counts[r.pk], triages.get(r.pk, [])) for r in reasons]
+    counts[None]  # the no-reason counts exist, zero or not
+    return counts
 
 
 def _reason_triages(project: Project, reason_ids: list[int]) -> dict[int, list[Triage]]:
@@ -109,7 +218,9 @@ def _reason_triages(project: Project, reason_ids: list[int]) -> dict[int, list[T
     return triages
 
 
-def _skip_reason(reason: Reason, counts: dict[str, int], triages: list[Triage]) -> SkipReason:
+def _skip_reason(
+    reason: Reason, counts: dict[str, int], gaps: dict[str, int], triages: list[Triage]
+) -> SkipReason:
     issues = issue_urls(reason=reason, triage=None)
     for triage in triages:
         issues += [url for url in issue_urls(reason=None, triage=triage) if url not in issues]
@@ -118,6 +229,7 @@ def _skip_reason(reason: Reason, counts: dict[str, int], triages: list[Triage]) 
         id=reason.pk,
         reason=reason.text,
         backends=counts,
+        gaps=gaps,
         issues=issues,
         tracked=bool(issues) and not intended,
         intended=intended,

@@ -24,7 +24,7 @@ READS = {
     "parity by folder": (f"{URL}/parity/?dir=true", 5),
     "gaps": (f"{URL}/gaps/", 6),  # token, last use, project; count, page, reasons' issues
     "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 6),
-    "skip reasons": (f"{URL}/skip-reasons/", 8),  # token, last use, project; 5
+    "skip reasons": (f"{URL}/skip-reasons/", 9),  # token, last use, project; 6
     "reason trend": (f"{URL}/skip-reasons/{{reason}}/trend/", 6),  # + the reason; 2
     "tests": (f"{URL}/tests/?q=test_a", 5),  # token, last use, project; count, page
     "test": (f"{URL}/tests/{{test}}/", 8),  # token, last use, project, test; 4

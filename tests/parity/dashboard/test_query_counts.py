@@ -24,10 +24,14 @@ PAGES = {
     "heatmap by folder": (f"{P}/?dir=1", 4),
     "file": (f"{P}/file/?path={A}&backend=tpu", 8),  # project; 6 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
-    "skip reasons": (f"{P}/skip-reasons/", 9),  # project, backend choices; 5 rows; has runs
+    "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
     "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
     "runs": (f"{P}/runs/", 7),  # project, backend choices; runs, uploads, current; has runs
+    "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
+    "matrix.csv": (f"{P}/matrix.csv", 4),  # project; backends, files, tests
+    "pair": (f"{P}/matrix/pair/?a=cpu&b=tpu", 6),  # project, backend choices; 3; has runs
+    "pair tests.csv": (f"{P}/matrix/pair/tests.csv?a=cpu&b=tpu", 5),  # project, choices; 3
 }
 # A logged-in maintainer: the session, the user and their memberships come on top.
 LOGGED_IN = {"overview": 3, "overview.json": 3}

@@ -9,8 +9,9 @@ import pytest
 from django.contrib.staticfiles import finders
 
 from parity.dashboard.staticfiles import PLOTLY_DIR
-from parity.models import Gap, Reason, Triage
+from parity.models import Gap, Reason, TestCase, Triage
 from parity.triage import TriageRequest, triages_create
+from tests.conftest import FIXTURES_DIR
 from tests.parity.dashboard.conftest import ISSUES
 from tests.parity.dashboard_scenario import (
     BACKENDS,
@@ -226,16 +227,18 @@ def test_test_detail_timeline_reason_and_triage_state(client, runs):
 # --- Skip reasons -----------------------------------------------------------------------------
 
 
-def test_skip_reasons_table_untracked_first(client, runs):
+def test_skip_reasons_table_the_most_gaps_first_and_common_reasons_last(client, runs):
     html = text(client.get(f"{P}/skip-reasons/"))
     table = [cells(r) for r in rows(html, "reasons-table")]
-    assert [(r[0], r[1:5], r[6]) for r in table] == [
-        (CUDA, ["1", "0", "0", "1"], "untracked"),
-        (NEURON, ["0", "0", "1", "0"], "untracked"),
-        (WITH_ISSUE, ["0", "0", "0", "1"], "tracked"),
+    # Per backend: tests skipped, then the gaps it causes there ("1 gap": the reference passes).
+    assert [(r[0], r[1:5], r[5], r[7]) for r in table] == [
+        (NEURON, ["0", "0", "1 1 gap", "0"], "1", "untracked"),
+        (WITH_ISSUE, ["0", "0", "0", "1 1 gap"], "1", "tracked"),
+        # The reference skips the same test: no gap anywhere, so nothing to track.
+        (CUDA, ["1", "0", "0", "1"], "0", "common"),
     ]
-    assert table[2][5] == "pytorch/xla#4242"
-    assert table[0][7] == DAY1 and table[0][8] == DAY2  # first and last seen
+    assert table[1][6] == "pytorch/xla#4242"
+    assert table[2][8] == DAY1 and table[2][9] == DAY2  # first and last seen
     only_neuron = text(client.get(f"{P}/skip-reasons/?backend=neuron"))
     assert [cells(r)[0] for r in rows(only_neuron, "reasons-table")] == [NEURON]
     assert 'data-url="/p/pytorch-xla/skip-reasons.json?backend=neuron"' in only_neuron
@@ -363,7 +366,7 @@ def test_triage_a_reason_as_intended(admin_client, runs):
     response = admin_client.post(f"{P}/triage/", body)
     assert (response.status_code, response["Location"]) == (302, f"{P}/gaps/")
     row = [cells(r) for r in rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")]
-    assert [(r[0].split(" Triage")[0].strip(), r[6]) for r in row][-1] == (CUDA, "intended")
+    assert [(r[0].split(" Triage")[0].strip(), r[7]) for r in row][-1] == (CUDA, "intended")
 
 
 def test_triage_errors_are_shown_not_raised(admin_client, runs):
@@ -505,3 +508,142 @@ def test_exemptions_page_lists_the_files_ci_runs_on_a_backend(client, runs, exem
     # By default: the backend filtered on, else the first backend compared with the reference.
     assert backend_files(text(client.get(f"{P}/exemptions/?backend=tpu")))[0].endswith("tpu 3")
     assert backend_files(text(client.get(f"{P}/exemptions/")))[0].endswith("gpu 3")
+
+
+# --- Skips with no reason, expected failures, real test IDs -----------------------------------
+
+REASONS = FIXTURES_DIR / "dashboard"
+
+
+@pytest.fixture
+def quiet_skips(xla, ingest, eager_errors_propagate) -> None:
+    """test/test_d.py on cpu (the reference) and tpu: see the fixtures' comments."""
+    for backend in ("cpu", "tpu"):
+        response = ingest(
+            REASONS / f"reasons_{backend}.xml",
+            backend=backend,
+            branch="master",
+            complete="true",
+            timestamp=f"{DAY2}T12:00:00Z",
+        )
+        assert response.status_code == 202, response.content
+
+
+def test_skips_with_no_reason_come_first_and_xfails_are_told_apart(client, quiet_skips):
+    table = [cells(r) for r in rows(text(client.get(f"{P}/skip-reasons/")), "reasons-table")]
+
+    # Reason; cpu, gpu, neuron, tpu (tests, gaps); gaps; status.
+    assert [(r[0], r[1:5], r[5], r[7]) for r in table] == [
+        ("no reason given (the skip message is empty)", ["0", "0", "0", "2 2 gaps"], "2",
+         "untracked"),
+        ("xfail no reason given (the xfail message is empty)", ["0", "0", "0", "1 1 gap"], "1",
+         "untracked"),
+        ("xfail XLA lowers it wrong", ["0", "0", "0", "1 1 gap"], "1", "untracked"),
+        ("xfail rounds differently everywhere", ["1", "0", "0", "1"], "0", "common"),
+    ]  # fmt: skip
+
+
+def test_a_file_page_counts_every_skip_and_names_xfails(client, quiet_skips):
+    html = text(client.get(f"{P}/file/?path=test/test_d.py&backend=tpu"))
+
+    summary = {
+        re.findall(r"<th[^>]*>(.*?)</th>", r)[0]: cells(r) for r in rows(html, "file-summary")
+    }
+    assert summary["skipped"] == ["0", "0", "0", "2"]
+    assert summary["xfail"] == ["1", "0", "0", "3"]
+    reasons = [cells(r) for r in rows(html, "file-reasons")]
+    # Every skip on tpu is in a row: 2 + 1 + 1 + 1 = its 5 tests.
+    assert [(r[0], r[1], r[2]) for r in reasons] == [
+        ("no reason given (the message is empty)", "skipped", "2"),
+        ("expected failure", "xfail", "1"),
+        ("expected failure: XLA lowers it wrong", "xfail", "1"),
+        ("expected failure: rounds differently everywhere", "xfail", "1"),
+    ]
+    grid = {re.sub(r"<[^>]+>", "", r.split("</th>")[0]).strip(): cells(r) for r in
+            rows(html, "file-grid")}  # fmt: skip
+    assert grid["test_xfail_why"][3].startswith("⊗ xfail")
+    assert (
+        grid["test_quiet"][3].startswith("⊘ skipped") and "no reason given" in grid["test_quiet"][3]
+    )
+    assert "test_colons[a::b:]" in grid  # the real name, not the key's escaped one
+
+
+def test_pages_show_a_tests_real_id_not_its_escaped_key(client, quiet_skips):
+    test = TestCase.objects.get(name="test_colons[a::b:]")
+    assert test.key == "test/test_d.py::test_colons[a:\\:b:]"  # escaped inside only
+
+    page = text(client.get(f"{P}/tests/{test.pk}/"))
+    assert '<h1 class="path">test/test_d.py::test_colons[a::b:]</h1>' in page
+    gaps = text(client.get(f"{P}/gaps/?open=1"))
+    assert "test/test_d.py::test_colons[a::b:]<" in gaps
+    assert test.key not in page and test.key not in gaps
+    states = dict(re.findall(r"(test_xfail_\w+)</a></td> <td><span [^>]*>(\w+)<", gaps))
+    assert states == {"test_xfail_quiet": "xfail", "test_xfail_why": "xfail"}
+
+
+# --- Backend overlap ----------------------------------------------------------------------------
+
+
+def test_matrix_compares_every_pair_and_opens_the_pair(client, runs):
+    html = text(client.get(f"{P}/matrix/"))
+    assert 'aria-current="page">Backend overlap</a>' in html
+    tests = {
+        r.split('data-backend="')[1].split('"')[0]: cells(r) for r in rows(html, "test-matrix")
+    }
+    # Row cpu, columns cpu (its totals), gpu, neuron, tpu. Neuron's run lacks test_b2-b4 and
+    # skips test_b1: 8 of cpu's 11 tests are in both runs, 4 pass on cpu and not on neuron.
+    assert tests["cpu"] == [
+        "11 tests, 10 pass",
+        "100 % 2 pass on cpu, not on gpu",
+        "73 % 4 pass on cpu, not on neuron",
+        "100 % 2 pass on cpu, not on tpu",
+    ]
+    assert tests["neuron"][0] == "73 % 1 pass on neuron, not on cpu"  # test_c3: cpu skips it
+    files = {
+        r.split('data-backend="')[1].split('"')[0]: cells(r) for r in rows(html, "file-matrix")
+    }
+    assert files["cpu"] == ["3 files", *["100 % 0 only on cpu"] * 3]
+    assert f'href="{P}/matrix/pair/?a=cpu&b=neuron#passes-only-a"' in html
+    assert f'href="{P}/matrix.csv"' in html
+
+
+def test_a_pair_lists_what_one_backend_has_and_the_other_lacks(client, runs):
+    html = text(client.get(f"{P}/matrix/pair/?a=cpu&b=neuron"))
+    section = html.split('id="passes-only-a"')[1].split("</section>")[0]
+    listed = [cells(r) for r in re.findall(r"<tr>.*?</tr>", section.split("<tbody>")[1])]
+    assert listed == [
+        [tid(B, 1), "⊘ skipped"],
+        [tid(B, 2), "– not run"],
+        [tid(B, 3), "– not run"],
+        [tid(B, 4), "– not run"],
+    ]
+    assert "None: every test file cpu runs, neuron runs too." in html
+    assert f'href="{P}/matrix/pair/tests.csv?a=cpu&b=neuron"' in html
+
+
+@pytest.mark.parametrize("query", ["a=cpu&b=cpu", "a=cpu&b=nope", "a=cpu", ""])
+def test_a_pair_of_one_backend_or_an_unknown_one_goes_back_to_the_matrix(client, runs, query):
+    response = client.get(f"{P}/matrix/pair/?{query}")
+    assert (response.status_code, response["Location"]) == (302, f"{P}/matrix/")
+
+
+def test_matrix_and_pair_lists_download_as_csv(client, runs):
+    matrix = client.get(f"{P}/matrix.csv")
+    assert matrix["Content-Type"] == "text/csv; charset=utf-8"
+    assert 'filename="pytorch-xla-backend-matrix.csv"' in matrix["Content-Disposition"]
+    lines = matrix.content.decode().splitlines()
+    assert lines[0].startswith("backend_a,backend_b,files_a,files_b,files_both,")
+    assert len(lines) == 1 + 4 * 3  # every ordered pair
+    assert "cpu,neuron,3,3,3,0,1.000,11,8,8,3,0.727,4" in lines
+
+    tests = client.get(f"{P}/matrix/pair/tests.csv?a=neuron&b=cpu").content.decode().splitlines()
+    assert tests == [
+        "test,file,passes_on,not_on,outcome_there",
+        f"{tid(C, 3)},{C},neuron,cpu,skipped",
+        f"{tid(B, 1)},{B},cpu,neuron,skipped",
+        f"{tid(B, 2)},{B},cpu,neuron,not run",
+        f"{tid(B, 3)},{B},cpu,neuron,not run",
+        f"{tid(B, 4)},{B},cpu,neuron,not run",
+    ]
+    files = client.get(f"{P}/matrix/pair/files.csv?a=cpu&b=neuron").content.decode()
+    assert files.splitlines() == ["file,runs_on,not_on"]

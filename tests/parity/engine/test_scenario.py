@@ -97,6 +97,7 @@ def _backend(run: int, commit: str, score, passing, gaps=(0, 0, 0, 0), **counts)
         "tracked": 0,
         "untracked": 0,
         "intended": 0,
+        "tracked_closed": 0,
         "reference_missing": 0,
         "coverage_drop": False,
         **counts,
@@ -300,20 +301,25 @@ def test_every_gap_change_is_an_event_with_its_run(runs):
 def test_skip_reasons_and_trend(runs, api):
     body = api.get(f"{URL}/skip-reasons/").json()
     rows = [
-        (r["reason"], r["backends"], r["issues"], r["tracked"], r["intended"])
+        (r["reason"], r["backends"], r["gaps"], r["issues"], r["tracked"], r["intended"])
         for r in body["results"]
     ]
     tpu_only = {"cpu": 0, "gpu": 0, "neuron": 0, "tpu": 1}
+    none = dict.fromkeys(tpu_only, 0)
+    # The most gaps caused first; CUDA skips the same test on the reference: no gap, common.
     assert rows == [
-        (CUDA, {"cpu": 1, "gpu": 0, "neuron": 0, "tpu": 1}, [], False, False),
-        (WITH_ISSUE, tpu_only, [ISSUE_URL], True, False),
-        (BF16, tpu_only, [], False, True),
-        (PLAIN, tpu_only, [], False, False),
+        (WITH_ISSUE, tpu_only, tpu_only, [ISSUE_URL], True, False),
+        (BF16, tpu_only, tpu_only, [], False, True),
+        (PLAIN, tpu_only, tpu_only, [], False, False),
+        (CUDA, {"cpu": 1, "gpu": 0, "neuron": 0, "tpu": 1}, none, [], False, False),
     ]
-    assert (body["count"], body["untracked"]) == (4, 2)  # CUDA and PLAIN
+    assert [r["common"] for r in body["results"]] == [False, False, False, True]
+    assert not any(r["xfail"] for r in body["results"])
+    assert (body["count"], body["untracked"]) == (4, 1)  # PLAIN: CUDA causes no gap
+    assert body["no_reason"] == {"backends": none, "gaps": none}
     assert all(r["first_seen"] and r["last_seen"] for r in body["results"])
 
-    cuda = body["results"][0]["id"]
+    cuda = body["results"][3]["id"]
     trend = api.get(f"{URL}/skip-reasons/{cuda}/trend/").json()
     both = {"cpu": 1, "gpu": 0, "neuron": 0, "tpu": 1}
     assert trend == {
@@ -365,12 +371,12 @@ def test_verdicts_of_the_day_two_runs(runs, api):
 
     assert verdict("neuron2") == {
         "ok": False,
-        "opened": {"tracked": 0, "untracked": 2, "intended": 0},
+        "opened": {"tracked": 0, "untracked": 2, "intended": 0, "tracked_closed": 0},
         "closed": 1,
         "coverage_drop": True,
         "baseline_run": runs["neuron1"],
     }
-    none_opened = {"tracked": 0, "untracked": 0, "intended": 0}
+    none_opened = {"tracked": 0, "untracked": 0, "intended": 0, "tracked_closed": 0}
     assert verdict("tpu2") == {  # t4 failed then errors: still one gap, none opened
         "ok": True,
         "opened": none_opened,

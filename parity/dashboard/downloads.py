@@ -1,0 +1,126 @@
+"""CSV downloads of the backend matrix (``parity.selectors.matrix``): every pair's numbers, and
+for one pair the files on one backend and not the other and the tests passing on one and not
+the other, whole (the pages show the first ones). A spreadsheet opens them as they are."""
+
+import csv
+from collections.abc import Iterable
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_GET
+
+from parity import selectors
+from parity.dashboard.access import project_page
+from parity.dashboard.forms import PairQuery
+from parity.models import Project
+
+MATRIX_COLUMNS = (
+    "backend_a",
+    "backend_b",
+    "files_a",
+    "files_b",
+    "files_both",
+    "files_only_a",
+    "files_jaccard",
+    "tests_a",
+    "tests_b",
+    "tests_both",
+    "tests_only_a",
+    "tests_jaccard",
+    "passes_on_a_not_b",
+)
+# A cell a spreadsheet would run as a formula is written as text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@require_GET
+@project_page
+@cache_control(private=True)
+def matrix_csv(request: HttpRequest, project: Project) -> HttpResponse:
+    """Every ordered pair of backends, one row each."""
+    matrix = selectors.backend_matrix(project=project)
+    rows = [
+        (
+            cell.a,
+            cell.b,
+            cell.files.a,
+            cell.files.b,
+            cell.files.both,
+            cell.files.only_a,
+            _ratio(cell.files.jaccard),
+            cell.tests.a,
+            cell.tests.b,
+            cell.tests.both,
+            cell.tests.only_a,
+            _ratio(cell.tests.jaccard),
+            cell.passes_a_not_b,
+        )
+        for row in matrix.rows
+        for cell in row
+        if cell is not None
+    ]
+    return _csv(f"{project.slug}-backend-matrix.csv", MATRIX_COLUMNS, rows)
+
+
+@require_GET
+@project_page
+@cache_control(private=True)
+def pair_files_csv(request: HttpRequest, project: Project) -> HttpResponse:
+    """The test files in one backend's current run and not in the other's, both ways."""
+    pair = _pair(request, project)
+    if pair is None:
+        return redirect("project-matrix", slug=project.slug)
+    rows = [(file, pair.a, pair.b) for file in pair.files_only_a]
+    rows += [(file, pair.b, pair.a) for file in pair.files_only_b]
+    name = f"{project.slug}-files-{pair.a}-vs-{pair.b}.csv"
+    return _csv(name, ("file", "runs_on", "not_on"), rows)
+
+
+@require_GET
+@project_page
+@cache_control(private=True)
+def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
+    """The tests passing on one backend and not on the other, both ways, with the outcome
+    there ("not run": not in its current run)."""
+    pair = _pair(request, project)
+    if pair is None:
+        return redirect("project-matrix", slug=project.slug)
+    rows = [
+        (t.test, t.file, on, other, t.there or "not run")
+        for tests, on, other in (
+            (pair.passes_only_a, pair.a, pair.b),
+            (pair.passes_only_b, pair.b, pair.a),
+        )
+        for t in tests
+    ]
+    name = f"{project.slug}-passing-{pair.a}-vs-{pair.b}.csv"
+    return _csv(name, ("test", "file", "passes_on", "not_on", "outcome_there"), rows)
+
+
+def _pair(request: HttpRequest, project: Project) -> selectors.PairLists | None:
+    form = PairQuery(request.GET, project=project)
+    if not form.is_valid():
+        return None
+    return selectors.backend_pair(
+        project=project, a=form.cleaned_data["a"], b=form.cleaned_data["b"]
+    )
+
+
+def _ratio(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def _csv(filename: str, header: Iterable[str], rows: Iterable[Iterable]) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    writer.writerows([_safe(value) for value in row] for row in rows)
+    return response
+
+
+def _safe(value):
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

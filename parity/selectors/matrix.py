@@ -1,0 +1,254 @@
+"""The backend x backend matrix: for every pair of backends, not only against the reference,
+how far their test files and their tests overlap (Jaccard: shared / either) and how many tests
+pass on one and not on the other; and, for one pair, the lists behind those numbers. All read
+from the roll-ups of the current runs: ``FileCell`` (a file is on a backend when its current run
+has a result in it) and ``CurrentOutcome`` (a test is on a backend when its current run has it).
+
+The matrix reads each backend's sets once, grouped in Postgres by which backends have a test and
+which pass it (at most 3^n groups for n backends), so its cost does not grow with the number of
+pairs; a pair's lists read only the two backends' rows."""
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import permutations
+
+from django.db import connection
+
+from ingest.normalize import display_id
+from parity.models import CurrentOutcome, FileCell, Outcome, Project, TestCase
+from parity.models.sql import model_sql
+from parity.selectors.fragments import backend_names
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Two sets, as seen from ``a``: its size, ``b``'s, and what they share."""
+
+    a: int
+    b: int
+    both: int
+
+    @property
+    def only_a(self) -> int:
+        return self.a - self.both
+
+    @property
+    def only_b(self) -> int:
+        return self.b - self.both
+
+    @property
+    def jaccard(self) -> float | None:
+        """Shared / in either; None when neither has any."""
+        either = self.a + self.b - self.both
+        return self.both / either if either else None
+
+    @property
+    def a_also_on_b(self) -> float | None:
+        """The share of ``a``'s that ``b`` has too."""
+        return self.both / self.a if self.a else None
+
+
+@dataclass(frozen=True)
+class PairCell:
+    """Backend ``a`` (the row) against backend ``b`` (the column)."""
+
+    a: str
+    b: str
+    files: Overlap
+    tests: Overlap
+    passes_a_not_b: int  # tests passing on a that do not pass on b (or b lacks)
+
+
+@dataclass(frozen=True)
+class BackendTotals:
+    backend: str
+    files: int
+    tests: int
+    passing: int
+
+
+@dataclass(frozen=True)
+class Matrix:
+    backends: list[str]  # the reference first
+    reference: str | None
+    totals: list[BackendTotals]  # in ``backends`` order
+    rows: list[list[PairCell | None]]  # rows[i][j]: backends[i] against backends[j]; None: i == j
+
+    @property
+    def lines(self) -> list[tuple[BackendTotals, list[PairCell | None]]]:
+        """Each row with its backend's totals (a template cannot zip)."""
+        return list(zip(self.totals, self.rows, strict=True))
+
+    def pair(self, a: str, b: str) -> PairCell | None:
+        return self.rows[self.backends.index(a)][self.backends.index(b)]
+
+
+_TEST_GROUPS = model_sql(
+    """
+    SELECT present, passing, count(*) FROM (
+        SELECT array_agg(backend_id ORDER BY backend_id) AS present,
+               array_agg(backend_id ORDER BY backend_id) FILTER (WHERE outcome = %(passed)s)
+                   AS passing
+        FROM {current} WHERE project_id = %(project)s
+        GROUP BY test_id
+    ) per_test
+    GROUP BY present, passing
+    """,
+    current=CurrentOutcome,
+)
+_PRESENT = ("passed", "failed", "error", "skipped")  # FileCell counts of tests in the run
+
+
+def backend_matrix(*, project: Project) -> Matrix:
+    """Every ordered pair of the project's backends. Three queries: backends, files, tests."""
+    names = backend_names(project)
+    file_groups = _file_groups(project)
+    tests: Counter = Counter()  # (backends having the test, backends passing it) -> tests
+    with connection.cursor() as cursor:
+        cursor.execute(_TEST_GROUPS, {"project": project.pk, "passed": Outcome.PASSED})
+        for present, passing, n in cursor.fetchall():
+            tests[frozenset(present), frozenset(passing or ())] += n
+    ids = list(names)
+    totals = [
+        BackendTotals(
+            backend=names[pk],
+            files=sum(n for present, n in file_groups.items() if pk in present),
+            tests=sum(n for (present, _), n in tests.items() if pk in present),
+            passing=sum(n for (_, passing), n in tests.items() if pk in passing),
+        )
+        for pk in ids
+    ]
+    cells = {(a, b): _cell(names, a, b, file_groups, tests) for a, b in permutations(ids, 2)}
+    return Matrix(
+        backends=list(names.values()),
+        reference=names.get(project.reference_backend_id),
+        totals=totals,
+        rows=[[cells.get((a, b)) for b in ids] for a in ids],
+    )
+
+
+def _file_groups(project: Project) -> Counter:
+    """How many files each set of backends has, exactly. One query."""
+    present = FileCell.objects.filter(project=project).exclude(
+        passed=0, failed=0, error=0, skipped=0
+    )
+    by_file: dict[str, set[int]] = {}
+    for file, backend_id in present.values_list("file", "backend_id"):
+        by_file.setdefault(file, set()).add(backend_id)
+    return Counter(frozenset(backends) for backends in by_file.values())
+
+
+def _cell(names: dict[int, str], a: int, b: int, files: Counter, tests: Counter) -> PairCell:
+    return PairCell(
+        a=names[a],
+        b=names[b],
+        files=_overlap(a, b, ((present, n) for present, n in files.items())),
+        tests=_overlap(a, b, ((present, n) for (present, _), n in tests.items())),
+        passes_a_not_b=sum(
+            n for (_, passing), n in tests.items() if a in passing and b not in passing
+        ),
+    )
+
+
+def _overlap(a: int, b: int, groups) -> Overlap:
+    size_a = size_b = both = 0
+    for present, n in groups:
+        size_a += n if a in present else 0
+        size_b += n if b in present else 0
+        both += n if a in present and b in present else 0
+    return Overlap(a=size_a, b=size_b, both=both)
+
+
+# --- One pair: the lists behind its numbers ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TestGap:
+    """A test that passes on one backend of the pair and not on the other."""
+
+    __test__ = False  # not a pytest test class
+
+    id: int
+    test: str  # its real ID (unescaped)
+    file: str
+    there: str | None  # its outcome on the other backend; None: not in its current run
+
+
+@dataclass(frozen=True)
+class PairLists:
+    a: str
+    b: str
+    files_only_a: list[str]  # test files in a's current run and not in b's, by name
+    files_only_b: list[str]
+    passes_only_a: list[TestGap]  # tests passing on a, not on b, by ID (the first ``limit``)
+    passes_only_b: list[TestGap]
+    passes_only_a_count: int  # all of them
+    passes_only_b_count: int
+
+
+def backend_pair(*, project: Project, a: str, b: str, limit: int | None = None) -> PairLists:
+    """Files on one backend of the pair and not the other, and tests passing on one and not the
+    other (at most ``limit`` of each, all when None). Three queries: backends, files, tests."""
+    ids = {name: pk for pk, name in backend_names(project).items()}
+    pk_a, pk_b = ids[a], ids[b]
+    files: dict[int, set[str]] = {pk_a: set(), pk_b: set()}
+    present = (
+        FileCell.objects.filter(project=project, backend_id__in=[pk_a, pk_b])
+        .exclude(passed=0, failed=0, error=0, skipped=0)
+        .values_list("backend_id", "file")
+    )
+    for backend_id, file in present:
+        files[backend_id].add(file)
+    passing, counts = _passing_on_one(project, pk_a, pk_b, limit)
+    return PairLists(
+        a=a,
+        b=b,
+        files_only_a=sorted(files[pk_a] - files[pk_b]),
+        files_only_b=sorted(files[pk_b] - files[pk_a]),
+        passes_only_a=passing[pk_a],
+        passes_only_b=passing[pk_b],
+        passes_only_a_count=counts[pk_a],
+        passes_only_b_count=counts[pk_b],
+    )
+
+
+_PASSING_ON_ONE = model_sql(
+    """
+    SELECT one.backend_id, t.id, t.file, t.class_name, t.name, other.outcome
+    FROM {current} one
+    JOIN {test} t ON t.id = one.test_id
+    LEFT JOIN {current} other
+           ON other.test_id = one.test_id
+          AND other.backend_id = CASE one.backend_id WHEN %(a)s THEN %(b)s ELSE %(a)s END
+    WHERE one.project_id = %(project)s AND one.backend_id IN (%(a)s, %(b)s)
+      AND one.outcome = %(passed)s AND other.outcome IS DISTINCT FROM %(passed)s
+    ORDER BY one.backend_id, t.key
+    """,
+    current=CurrentOutcome,
+    test=TestCase,
+)
+
+
+def _passing_on_one(
+    project: Project, a: int, b: int, limit: int | None
+) -> tuple[dict[int, list[TestGap]], Counter]:
+    """Per backend of the pair, its first ``limit`` tests passing there and not on the other,
+    and how many there are in all."""
+    found: dict[int, list[TestGap]] = {a: [], b: []}
+    counts: Counter = Counter({a: 0, b: 0})
+    params = {"project": project.pk, "a": a, "b": b, "passed": Outcome.PASSED}
+    with connection.cursor() as cursor:
+        cursor.execute(_PASSING_ON_ONE, params)
+        for backend_id, pk, file, class_name, name, there in cursor:
+            counts[backend_id] += 1
+            if limit is not None and len(found[backend_id]) >= limit:
+                continue
+            found[backend_id].append(
+                TestGap(
+                    id=pk,
+                    test=display_id(file, class_name, name),
+                    file=file,
+                    there=Outcome(there).label if there is not None else None,
+                )
+            )
+    return found, counts
