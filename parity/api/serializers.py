@@ -16,7 +16,7 @@ from rest_framework import serializers
 
 from parity.globs import MAX_PATTERN_CHARS
 from parity.models import GapState, TriageKind
-from parity.selectors import gap_is_stale, issue_urls
+from parity.selectors import gap_is_stale, issue_infos, issue_urls
 
 # --- Path and query parameters ------------------------------------------------------------------
 # The URL converters' own limits: anything else never reaches a view (Django answers its HTML 404).
@@ -53,6 +53,12 @@ class GapsQuery(serializers.Serializer):
         help_text="true: tracked by an issue; false: untracked (intended gaps never are).",
     )
     intended = serializers.BooleanField(required=False, allow_null=True, default=None)
+    tracked_closed = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: tracked, but every issue it cites is closed at its tracker.",
+    )
     since = serializers.DateField(
         required=False, default=None, help_text="Gaps opened on or after this day (UTC)."
     )
@@ -101,6 +107,9 @@ class BackendParitySerializer(serializers.Serializer):
     tracked = serializers.IntegerField()
     untracked = serializers.IntegerField()
     intended = serializers.IntegerField()
+    tracked_closed = serializers.IntegerField(
+        help_text="Of the tracked gaps, those whose every cited issue is closed at its tracker."
+    )
     reference_missing = serializers.IntegerField(
         help_text="Tests run here but not on the reference (outside the score)."
     )
@@ -131,6 +140,15 @@ class ParitySerializer(serializers.Serializer):
 # --- Gaps -----------------------------------------------------------------------------------
 
 
+class IssueSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text='e.g. "pytorch/xla#9017".')
+    url = serializers.CharField(help_text="Empty when the project has no URL for it.")
+    title = serializers.CharField(help_text="As the tracker last said; empty until read.")
+    state = serializers.ChoiceField(
+        choices=["unknown", "open", "closed"], help_text="unknown: not read from its tracker."
+    )
+
+
 class GapSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     test = serializers.CharField(source="test.key")
@@ -140,9 +158,13 @@ class GapSerializer(serializers.Serializer):
     reason = serializers.CharField(source="reason.text", allow_null=True)
     reason_id = serializers.IntegerField(allow_null=True)
     issues = serializers.SerializerMethodField()
+    issue_details = serializers.SerializerMethodField()
     triage = serializers.CharField(source="triage.kind", allow_null=True)
     tracked = serializers.BooleanField()
     intended = serializers.BooleanField()
+    tracked_closed = serializers.BooleanField(
+        help_text="Tracked, but every issue it cites is closed at its tracker."
+    )
     stale = serializers.SerializerMethodField()
     first_seen = serializers.DateTimeField(source="opened_at")
     closed_at = serializers.DateTimeField(allow_null=True)
@@ -150,6 +172,10 @@ class GapSerializer(serializers.Serializer):
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_issues(self, gap) -> list[str]:
         return issue_urls(reason=gap.reason, triage=gap.triage)
+
+    @extend_schema_field(IssueSerializer(many=True))
+    def get_issue_details(self, gap) -> list[dict]:
+        return IssueSerializer(issue_infos(reason=gap.reason, triage=gap.triage), many=True).data
 
     def get_stale(self, gap) -> bool:
         return gap_is_stale(gap)
@@ -255,6 +281,9 @@ class OpenedCountsSerializer(serializers.Serializer):
     tracked = serializers.IntegerField()
     untracked = serializers.IntegerField()
     intended = serializers.IntegerField()
+    tracked_closed = serializers.IntegerField(
+        help_text="Gaps citing only closed issues (counted untracked when the project says so)."
+    )
 
 
 class VerdictGapSerializer(serializers.Serializer):
@@ -266,6 +295,10 @@ class VerdictGapSerializer(serializers.Serializer):
     triage = serializers.CharField(allow_null=True)
     tracked = serializers.BooleanField()
     intended = serializers.BooleanField()
+    tracked_closed = serializers.BooleanField(
+        help_text="Every issue it cites is closed; with the project's closed_issues_untracked "
+        "it counts untracked (tracked is false)."
+    )
 
 
 class VerdictSerializer(serializers.Serializer):
@@ -342,6 +375,15 @@ class TriageSerializer(serializers.Serializer):
     reason_id = serializers.IntegerField(allow_null=True)
     match = serializers.CharField()
     issue = serializers.SerializerMethodField()
+    issue_title = serializers.CharField(
+        source="issue.title", allow_null=True, help_text="As its tracker last said."
+    )
+    issue_state = serializers.CharField(
+        source="issue.state",
+        allow_null=True,
+        help_text="open, closed, or unknown (not read from its tracker); closed: its issue no "
+        "longer tracks anything.",
+    )
     note = serializers.CharField()
     expires_on = serializers.DateField(allow_null=True)
     stale = serializers.BooleanField(help_text="No open gap matches it any more.")

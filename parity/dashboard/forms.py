@@ -95,6 +95,7 @@ class GapsQuery(ProjectQuery):
         ("", "tracked or not"),
         ("untracked", "untracked"),
         ("tracked", "tracked"),
+        ("closed", "tracked by closed issues only"),
         ("intended", "intended"),
     ]
     since = forms.DateField(
@@ -127,6 +128,9 @@ class ExemptionsQuery(ProjectQuery):
     stale = forms.ChoiceField(
         required=False, choices=[("", "stale or not"), ("no", "covers open gaps"), ("yes", "stale")]
     )
+    issue = forms.ChoiceField(
+        required=False, choices=[("", "any issue"), ("closed", "its issue closed")]
+    )
     files = forms.ChoiceField(required=False)  # whose test files the page lists
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
 
@@ -142,6 +146,7 @@ class ExemptionsQuery(ProjectQuery):
             "kind": query["kind"] or None,
             "expired": flags.get(query["expired"]),
             "stale": flags.get(query["stale"]),
+            "issue_closed": True if query["issue"] == "closed" else None,
         }
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from ingest.normalize import display_id, is_expected_failure
 from parity.globs import is_file_level
 from parity.models import Gap, Triage
-from parity.selectors import issue_urls
+from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 
 # --- Issues ---------------------------------------------------------------------------------
@@ -16,31 +16,51 @@ from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 _GITHUB = re.compile(r"^https?://github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)")
 
 
+TITLE_CHARS = 60  # of an issue's title in its label; the whole title is its hover text
+
+
 @dataclass(frozen=True)
 class IssueLink:
-    label: str
+    label: str  # "pytorch/xla#9017 XLA does not support complex64 (open)"
     url: str  # empty for a bare key (``b/123456``) the project has no URL for
+    state: str = "unknown"  # open, closed or unknown (not read from its tracker): a CSS class
+    title: str = ""  # the whole title
 
 
-def issue_link(url_or_key: str) -> IssueLink:
-    """From what the selectors give (``issue_urls``): an issue's URL, or its key.
-    ``pytorch/xla#4298`` for a GitHub URL, else the key or the URL."""
+def _short(url_or_key: str) -> str:
+    """``pytorch/xla#4298`` for a GitHub URL, else the key, or the URL without its scheme."""
     match = _GITHUB.match(url_or_key)
     if match:
-        return IssueLink(label=f"{match[1]}#{match[2]}", url=url_or_key)
+        return f"{match[1]}#{match[2]}"
     if url_or_key.startswith(("http://", "https://")):
         short = url_or_key.split("://", 1)[1]
-        return IssueLink(label=short if len(short) <= 40 else short[:39] + "…", url=url_or_key)
-    return IssueLink(label=url_or_key, url="")
+        return short if len(short) <= 40 else short[:39] + "…"
+    return url_or_key
 
 
-def issue_links(urls: list[str]) -> list[IssueLink]:
-    return [issue_link(url) for url in urls]
+def issue_link(issue: IssueInfo | str) -> IssueLink:
+    """An issue as a link: its number, its title as the tracker last said, and its state, so
+    ``#9017`` reads "#9017 XLA does not support complex64 (open)". A bare URL or key (what
+    ``issue_urls`` gives) has neither title nor state."""
+    if isinstance(issue, str):
+        return IssueLink(label=_short(issue), url=issue if "://" in issue else "")
+    short = _short(issue.key if "://" not in issue.key else issue.url or issue.key)
+    parts = [short]
+    if issue.title:
+        title = issue.title
+        parts.append(title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…")
+    if issue.state != "unknown":
+        parts.append(f"({issue.state})")
+    return IssueLink(label=" ".join(parts), url=issue.url, state=issue.state, title=issue.title)
+
+
+def issue_links(issues: list[IssueInfo | str]) -> list[IssueLink]:
+    return [issue_link(issue) for issue in issues]
 
 
 def gap_issue_links(gap: Gap) -> list[IssueLink]:
     """A gap row's issues: its reason's, then its triage's (prefetched by ``gaps_page``)."""
-    return issue_links(issue_urls(reason=gap.reason, triage=gap.triage))
+    return issue_links(issue_infos(reason=gap.reason, triage=gap.triage))
 
 
 # --- Exemptions (triages) -------------------------------------------------------------------
@@ -58,7 +78,7 @@ def triage_target(triage: Triage) -> str:
 
 def triage_issue_links(triage: Triage) -> list[IssueLink]:
     """A triage's own issue (select ``triage.issue``)."""
-    return issue_links(issue_urls(reason=None, triage=triage))
+    return issue_links(issue_infos(reason=None, triage=triage))
 
 
 def pattern_scope(match: str) -> str:

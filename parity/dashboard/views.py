@@ -39,6 +39,7 @@ TRACKED_FILTERS = {
     "tracked": {"tracked": True},
     "untracked": {"tracked": False},
     "intended": {"intended": True},
+    "closed": {"tracked_closed": True},
 }
 
 

@@ -12,6 +12,10 @@ gaps here are that page's "since Monday" lists.
 - New skip reasons: canonical skip reasons that covered tests in a current run for the first
   time this week (``ReasonDaily``: so a reason seen only on a feature branch is not news).
 - Issue link changes: ``parity.digest.reason_links``.
+- Tracked by closed issues: open gaps whose every cited issue is closed (``Gap.tracked_closed``,
+  kept by the engine from the tracker sync), by backend and issue, with the earliest closing:
+  "5 tpu skips cite issues closed since 2 Mar 2026". Issue states keep no history, so a past
+  week reads them as they are now, minus issues closed after that week ended.
 """
 
 import datetime
@@ -23,11 +27,11 @@ from django.db.models import Min, Q
 
 from ingest.normalize import display_id
 from parity.digest.links import DashboardLinks, dashboard_links, testcase_url
-from parity.digest.reason_links import IssueLink, LinkChange, link_changes
+from parity.digest.reason_links import LinkChange, link_changes
 from parity.digest.weeks import Week
 from parity.models import Backend, Gap, GapState, Project, Reason, ReasonDaily, Snapshot
 from parity.models.reasons import ReasonKind
-from parity.selectors import issue_urls
+from parity.selectors import IssueInfo, issue_infos
 
 STATE_ORDER = [GapState.FAILED, GapState.ERROR, GapState.MISSING, GapState.SKIPPED]
 TRACKING_ORDER = ["untracked", "tracked", "intended"]
@@ -56,7 +60,7 @@ class GapRow:
     state: str
     tracking: str  # untracked | tracked | intended
     reason: str | None
-    issues: list[str]
+    issues: list[IssueInfo]
     url: str
 
 
@@ -87,7 +91,30 @@ class NewReason:
     id: int
     reason: str
     backends: list[str]
-    issues: list[IssueLink]
+    issues: list[IssueInfo]
+
+
+@dataclass(frozen=True)
+class ClosedIssueGaps:
+    issue: IssueInfo
+    gaps: int  # open gaps of the backend citing it (and only closed issues)
+
+
+@dataclass(frozen=True)
+class ClosedTracking:
+    """A backend's open gaps whose every cited issue is closed: tracked by nothing any more."""
+
+    backend: str
+    total: int
+    skipped: int  # of them, skips (the rest fail, error or are missing)
+    since: datetime.datetime | None  # the earliest closing of the issues they cite
+    issues: list[ClosedIssueGaps]  # most gaps first, at most PARITY_DIGEST_MAX_GAPS
+
+    @property
+    def noun(self) -> str:
+        """What they are: "skips" when every one is skipped, else "gaps"."""
+        word = "skip" if self.skipped == self.total else "gap"
+        return word if self.total == 1 else f"{word}s"
 
 
 @dataclass(frozen=True)
@@ -103,6 +130,7 @@ class DigestContent:
     new_reasons: list[NewReason]
     link_changes: list[LinkChange] | None  # None: not known (no record at the week's start)
     links: DashboardLinks
+    closed_tracking: list[ClosedTracking]
 
     @property
     def new_total(self) -> int:
@@ -142,6 +170,7 @@ def digest_content(
             project_id=project.pk, week=week, backend_ids=ids if backends else None
         ),
         links=dashboard_links(slug=project.slug, week=week, backends=filtered),
+        closed_tracking=_closed_tracking(project, ids, week),
     )
 
 
@@ -205,7 +234,7 @@ def _row(gap: Gap, slug: str) -> GapRow:
         state=gap.state,
         tracking=tracking,
         reason=gap.reason.text if gap.reason else None,
-        issues=issue_urls(reason=gap.reason, triage=gap.triage),
+        issues=issue_infos(reason=gap.reason, triage=gap.triage),
         url=testcase_url(slug=slug, test_id=gap.test_id),
     )
 
@@ -266,8 +295,44 @@ def _new_reasons(
             id=r.pk,
             reason=r.text,
             backends=sorted(backends[r.pk]),
-            issues=[IssueLink(i.key, i.url) for i in r.issues.all()],
+            issues=issue_infos(reason=r, triage=None),
         )
         for r in reasons
     ]
     return sorted(rows, key=lambda r: r.reason)
+
+
+def _closed_tracking(project: Project, backend_ids: list[int], week: Week) -> list[ClosedTracking]:
+    """Per backend, the gaps open at the week's end that cite only issues closed by then."""
+    gaps = _gaps(project, backend_ids).filter(
+        is_open=True, tracked_closed=True, opened_at__lt=week.end
+    )
+    by_backend: dict[str, list[tuple[Gap, list[IssueInfo]]]] = defaultdict(list)
+    for gap in gaps:
+        issues = issue_infos(reason=gap.reason, triage=gap.triage)
+        if all(i.closed_at is None or i.closed_at < week.end for i in issues):
+            by_backend[gap.backend.name].append((gap, issues))
+    result = []
+    for backend in sorted(by_backend):
+        rows = by_backend[backend]
+        counts: dict[str, int] = defaultdict(int)
+        cited: dict[str, IssueInfo] = {}
+        for _, issues in rows:
+            for issue in issues:
+                counts[issue.key] += 1
+                cited[issue.key] = issue
+        closings = [i.closed_at for i in cited.values() if i.closed_at is not None]
+        ranked = sorted(cited, key=lambda key: (-counts[key], key))
+        result.append(
+            ClosedTracking(
+                backend=backend,
+                total=len(rows),
+                skipped=sum(gap.state == GapState.SKIPPED for gap, _ in rows),
+                since=min(closings, default=None),
+                issues=[
+                    ClosedIssueGaps(issue=cited[key], gaps=counts[key])
+                    for key in ranked[: settings.PARITY_DIGEST_MAX_GAPS]
+                ],
+            )
+        )
+    return result

@@ -22,6 +22,7 @@ class DashboardLinks:
     new_gaps: str  # the gaps page since the week's Monday: new gaps, then fixed ones
     fixed_gaps: str  # the same page, at its fixed gaps
     reasons: str
+    closed_tracking: str  # every open gap tracked only by closed issues
 
 
 def dashboard_links(*, slug: str, week: Week, backends: list[str]) -> DashboardLinks:
@@ -29,12 +30,15 @@ def dashboard_links(*, slug: str, week: Week, backends: list[str]) -> DashboardL
     query = {"since": week.monday.isoformat()}
     if len(backends) == 1:
         query["backend"] = backends[0]
-    gaps = absolute(f"{reverse('project-gaps', kwargs={'slug': slug})}?{urlencode(query)}")
+    gaps_path = reverse("project-gaps", kwargs={"slug": slug})
+    gaps = absolute(f"{gaps_path}?{urlencode(query)}")
+    closed = {"open": "1", "tracked": "closed", **{k: v for k, v in query.items() if k != "since"}}
     return DashboardLinks(
         project=absolute(reverse("project", kwargs={"slug": slug})),
         new_gaps=gaps,
         fixed_gaps=f"{gaps}#fixed-gaps",
         reasons=absolute(reverse("project-reasons", kwargs={"slug": slug})),
+        closed_tracking=absolute(f"{gaps_path}?{urlencode(closed)}"),
     )
 
 

@@ -4,6 +4,7 @@ The templates get display-ready strings (percentages, changes, dates) from here,
 and HTML parts say exactly the same thing.
 """
 
+import datetime
 import re
 from dataclasses import dataclass
 
@@ -11,7 +12,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from parity.digest.content import DigestContent, ScoreRow
+from parity.digest.content import ClosedTracking, DigestContent, ScoreRow
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,20 @@ def week_dates(content: DigestContent) -> str:
     return f"{monday.day} {monday:%b} to {sunday.day} {sunday:%b %Y}"
 
 
+def day(moment: datetime.datetime | None) -> str:
+    return f"{moment.day} {moment:%b %Y}" if moment else ""
+
+
+def closed_headline(row: ClosedTracking) -> str:
+    """The line of a backend's gaps tracked by closed issues, e.g. "5 tpu skips cite issues
+    closed since 2 Mar 2026"."""
+    what = f"{row.total} {row.backend} {row.noun}"
+    verb = "cites" if row.total == 1 else "cite"
+    if row.since is None:
+        return f"{what} {verb} only closed issues"
+    return f"{what} {verb} issues closed since {day(row.since)}"
+
+
 def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> dict:
     """What the templates read: the content and its display strings."""
     width = max([len(s.backend) for s in content.scores] + [len("backend")])
@@ -82,6 +97,14 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
                 "backend": row.backend.ljust(width),
             }
             for row in content.scores
+        ],
+        "closed_tracking": [
+            {
+                "row": row,
+                "headline": closed_headline(row),
+                "issues": [(entry, day(entry.issue.closed_at)) for entry in row.issues],
+            }
+            for row in content.closed_tracking
         ],
         "unsubscribe_url": unsubscribe_url,
     }

@@ -34,7 +34,7 @@ from parity.selectors.exemptions import (
     exemptions_page,
 )
 from parity.selectors.files import FileGrid, file_grid
-from parity.selectors.fragments import issue_urls
+from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
 from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
@@ -93,6 +93,9 @@ __all__ = [
     "PairLists",
     "backend_matrix",
     "backend_pair",
+    "IssueInfo",
+    "all_closed",
+    "issue_infos",
     "IssueInfo",
     "all_closed",
     "issue_infos",

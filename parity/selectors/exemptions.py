@@ -5,10 +5,10 @@ exemptions that took files out of its run."""
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from parity.globs import file_matches
-from parity.models import Backend, FileCell, Project, Triage
+from parity.models import Backend, FileCell, IssueState, Project, Triage
 from parity.selectors.fragments import triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
@@ -59,10 +59,12 @@ def exemptions_list(
     kind: str | None = None,
     expired: bool | None = None,
     stale: bool | None = None,
+    issue_closed: bool | None = None,
 ) -> QuerySet[Triage]:
     """Triages, newest first. ``backend``: those that apply there (naming it, or naming no
     backend: every backend). ``expired``: past their expiry day, today (not as the engine last
-    applied them: this page says what CI gets now)."""
+    applied them: this page says what CI gets now). ``issue_closed``: those whose issue is (or
+    is not) closed at its tracker: a closed one tracks nothing any more."""
     triages = Triage.objects.filter(project=project)
     if backend:
         named = Triage.backends.through.objects.filter(triage=OuterRef("pk"))
@@ -74,6 +76,9 @@ def exemptions_list(
         triages = triages.filter(~unexpired if expired else unexpired)
     if stale is not None:
         triages = triages.filter(stale=stale)
+    if issue_closed is not None:
+        closed = Q(issue__state=IssueState.CLOSED)
+        triages = triages.filter(closed if issue_closed else ~closed)
     return (
         triages.select_related("test", "reason", "issue", "created_by")
         .prefetch_related("backends")

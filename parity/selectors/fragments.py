@@ -11,7 +11,17 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ingest.normalize import is_expected_failure
-from parity.models import Backend, FileCell, Gap, Project, Reason, Snapshot, Triage
+from parity.models import (
+    Backend,
+    FileCell,
+    Gap,
+    IssueState,
+    Project,
+    Reason,
+    Snapshot,
+    TrackingIssue,
+    Triage,
+)
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
 GAP_FIELDS = ("skipped", "failed", "error", "missing")
@@ -34,13 +44,55 @@ def triages_unexpired() -> Q:
     return Q(expires_on__isnull=True) | Q(expires_on__gte=timezone.now().date())
 
 
-def issue_urls(*, reason: Reason | None, triage: Triage | None) -> list[str]:
-    """Where a gap is tracked: its reason's issues, then its triage's (url, else the key).
-    Reads ``reason.issues`` (prefetch it) and ``triage.issue`` (select it)."""
+@dataclass(frozen=True)
+class IssueInfo:
+    """A tracking issue as its tracker last said (``parity.issue_sync``): ``state`` is unknown
+    until read, and ``title`` empty."""
+
+    key: str
+    url: str
+    title: str
+    state: str  # parity.models.IssueState
+    closed_at: datetime | None = None
+
+    @property
+    def ref(self) -> str:
+        """What lists of issues show: the URL, else the key."""
+        return self.url or self.key
+
+    @property
+    def closed(self) -> bool:
+        return self.state == IssueState.CLOSED
+
+
+def issue_info(issue: TrackingIssue) -> IssueInfo:
+    return IssueInfo(
+        key=issue.key,
+        url=issue.url,
+        title=issue.title,
+        state=issue.state,
+        closed_at=issue.closed_at,
+    )
+
+
+def issue_infos(*, reason: Reason | None, triage: Triage | None) -> list[IssueInfo]:
+    """Where a gap is tracked: its reason's issues, then its triage's, each once. Reads
+    ``reason.issues`` (prefetch it) and ``triage.issue`` (select it)."""
     issues = list(reason.issues.all()) if reason is not None else []
     if triage is not None and triage.issue is not None:
         issues.append(triage.issue)
-    return list(dict.fromkeys(issue.url or issue.key for issue in issues))
+    return list({issue.key: issue_info(issue) for issue in issues}.values())
+
+
+def issue_urls(*, reason: Reason | None, triage: Triage | None) -> list[str]:
+    """``issue_infos`` as the API lists them: each issue's URL, else its key."""
+    return list(dict.fromkeys(i.ref for i in issue_infos(reason=reason, triage=triage)))
+
+
+def all_closed(issues: list[IssueInfo]) -> bool:
+    """Every issue cited is closed (and one is): the engine's ``tracked_closed`` over issues
+    already read (``parity.definitions.cited_issues_closed`` is the same rule in SQL)."""
+    return bool(issues) and all(issue.closed for issue in issues)
 
 
 # --- Each backend's current numbers (``BackendState`` -> current run and ``Snapshot``) ------------
@@ -61,6 +113,7 @@ class BackendParity:
     tracked: int = 0
     untracked: int = 0
     intended: int = 0
+    tracked_closed: int = 0  # of the tracked, those whose every issue is closed
     reference_missing: int = 0
     test_count: int = 0
     coverage_drop: bool = False
@@ -96,6 +149,7 @@ def _backend_parity(backend: Backend, *, is_reference: bool) -> BackendParity:
             "tracked": snapshot.tracked,
             "untracked": snapshot.untracked,
             "intended": snapshot.intended,
+            "tracked_closed": snapshot.tracked_closed,
             "reference_missing": snapshot.reference_missing,
         }
     return BackendParity(
@@ -143,7 +197,7 @@ def file_counts(
 class ReasonInfo:
     id: int
     text: str
-    issues: list[str]  # urls, else keys
+    issues: list[IssueInfo]
 
 
 @dataclass(frozen=True)
@@ -154,7 +208,8 @@ class GapInfo:
     intended: bool
     triage: str | None  # "tracked", "intended" or None
     note: str
-    issues: list[str]  # the reason's and the triage's
+    issues: list[IssueInfo]  # the reason's and the triage's
+    tracked_closed: bool = False  # tracked, and every issue it cites is closed
 
 
 @dataclass(frozen=True)
@@ -176,7 +231,7 @@ class TestCell:
         )
 
     @property
-    def issues(self) -> list[str]:
+    def issues(self) -> list[IssueInfo]:
         """Where the outcome is tracked: its gap's issues (reason's and triage's), else its
         reason's."""
         if self.gap is not None:
@@ -187,7 +242,7 @@ class TestCell:
 def reason_infos(reasons: list[Reason]) -> dict[int, ReasonInfo]:
     """Reads ``reason.issues`` (prefetch it)."""
     return {
-        r.pk: ReasonInfo(id=r.pk, text=r.text, issues=issue_urls(reason=r, triage=None))
+        r.pk: ReasonInfo(id=r.pk, text=r.text, issues=issue_infos(reason=r, triage=None))
         for r in reasons
     }
 
@@ -197,7 +252,7 @@ def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
     reason = reasons.get(gap.reason_id)
     triage = gap.triage
     issues = list(reason.issues) if reason else []
-    issues += issue_urls(reason=None, triage=triage)
+    issues += issue_infos(reason=None, triage=triage)
     return GapInfo(
         id=gap.pk,
         state=gap.state,
@@ -205,5 +260,6 @@ def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
         intended=gap.intended,
         triage=triage.kind if triage else None,
         note=triage.note if triage else "",
-        issues=list(dict.fromkeys(issues)),
+        issues=list({issue.key: issue for issue in issues}.values()),
+        tracked_closed=gap.tracked_closed,
     )

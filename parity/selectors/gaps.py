@@ -18,6 +18,7 @@ def gaps_list(
     state: str | None = None,
     tracked: bool | None = None,
     intended: bool | None = None,
+    tracked_closed: bool | None = None,
     since: datetime.datetime | None = None,
     closed_since: datetime.datetime | None = None,
 ) -> QuerySet[Gap]:
@@ -25,7 +26,8 @@ def gaps_list(
 
     ``reference_missing`` rows (tests the reference does not run) are outside the score and
     listed only when asked for by ``state``. ``tracked=False`` means untracked: intended gaps
-    are never untracked. ``since`` keeps gaps opened on or after it."""
+    are never untracked. ``tracked_closed=True`` keeps tracked gaps whose every cited issue is
+    closed. ``since`` keeps gaps opened on or after it."""
     gaps = Gap.objects.filter(project=project)
     if closed_since is not None:
         gaps = gaps.filter(is_open=False, closed_at__gte=closed_since)
@@ -43,6 +45,8 @@ def gaps_list(
         gaps = gaps.filter(tracked=False, intended=False)
     if intended is not None:
         gaps = gaps.filter(intended=intended)
+    if tracked_closed is not None:
+        gaps = gaps.filter(tracked_closed=tracked_closed)
     return (
         gaps.select_related("backend", "test", "reason", "triage__issue")
         .prefetch_related("reason__issues")
@@ -73,8 +77,8 @@ def gaps_page(
 ) -> GapsPage:
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``. ``filters``: ``gaps_list``'s ``backend``, ``state``,
-    ``tracked``, ``intended``. Three queries a page: its count, its rows, their reasons'
-    issues."""
+    ``tracked``, ``intended``, ``tracked_closed``. Three queries a page: its count, its rows,
+    their reasons' issues."""
     new = gaps_list(project=project, since=None if open_any_age else since, **filters)
     fixed = gaps_list(project=project, closed_since=since, **filters)
     return GapsPage(

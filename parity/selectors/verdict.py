@@ -14,6 +14,9 @@ queued). Its cost depends on the size of the two runs, not on history.
   the run no longer has (a test absent from an incomplete run is not known to be fixed).
 - ``ok`` is false when the run opens an untracked gap or, complete, has more than
   ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline.
+- A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
+  project with ``closed_issues_untracked`` counts it untracked (``tracked`` false), so a skip
+  citing a fixed bug fails CI until someone looks again.
 """
 
 from dataclasses import dataclass
@@ -33,8 +36,9 @@ from parity.definitions import (
     triage_picks,
 )
 from parity.models import CurrentOutcome, Reason, Run, TestCase, Triage, TriageKind
+from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
-from parity.selectors.fragments import issue_urls
+from parity.selectors.fragments import all_closed, issue_infos
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class VerdictGap:
     triage: str | None
     tracked: bool
     intended: bool
+    tracked_closed: bool  # an issue tracks it, and every issue it cites is closed
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ class Verdict:
     complete: bool
     baseline_run: int | None
     ok: bool
-    opened: dict[str, int]  # tracked, untracked, intended
+    opened: dict[str, int]  # tracked, untracked, intended, tracked_closed
     closed: int
     coverage_drop: bool
     test_count: int
@@ -157,7 +162,9 @@ def run_verdict(*, run: Run) -> Verdict:
         opened_rows = cursor.fetchall()
         cursor.execute(prefix + _COUNTS_SQL, params)
         closed, test_count, baseline_count = cursor.fetchone()
-    gaps = _verdict_gaps(opened_rows, backend=backend.name)
+    gaps = _verdict_gaps(
+        opened_rows, backend=backend.name, closed_untracked=project.closed_issues_untracked
+    )
     drop = run.complete and coverage_dropped(
         previous=baseline_count if baseline else None,
         current=test_count,
@@ -167,6 +174,7 @@ def run_verdict(*, run: Run) -> Verdict:
         "tracked": sum(g.tracked for g in gaps),
         "untracked": sum(not g.tracked and not g.intended for g in gaps),
         "intended": sum(g.intended for g in gaps),
+        "tracked_closed": sum(g.tracked_closed for g in gaps),
     }
     return Verdict(
         run=run.pk,
@@ -183,7 +191,7 @@ def run_verdict(*, run: Run) -> Verdict:
     )
 
 
-def _verdict_gaps(rows: list[tuple], *, backend: str) -> list[VerdictGap]:
+def _verdict_gaps(rows: list[tuple], *, backend: str, closed_untracked: bool) -> list[VerdictGap]:
     tests = TestCase.objects.in_bulk({row[0] for row in rows})
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
         {row[2] for row in rows if row[2] is not None}
@@ -195,16 +203,21 @@ def _verdict_gaps(rows: list[tuple], *, backend: str) -> list[VerdictGap]:
     for test_id, state, reason_id, triage_id, kind, reason_issue in rows:
         reason, triage = reasons.get(reason_id), triages.get(triage_id)
         intended = kind == TriageKind.INTENDED
+        # As the engine: a tracked or quarantine triage tracks it, or its reason's issue does.
+        tracked = not intended and (kind in KINDS_WITH_ISSUE or bool(reason_issue))
+        issues = issue_infos(reason=reason, triage=triage)
+        tracked_closed = tracked and all_closed(issues)
         gaps.append(
             VerdictGap(
                 test=tests[test_id].key,
                 backend=backend,
                 state=state,
                 reason=reason.text if reason else None,
-                issues=issue_urls(reason=reason, triage=triage),
+                issues=list(dict.fromkeys(issue.ref for issue in issues)),
                 triage=kind,
-                tracked=not intended and (kind == TriageKind.TRACKED or reason_issue),
+                tracked=tracked and not (tracked_closed and closed_untracked),
                 intended=intended,
+                tracked_closed=tracked_closed,
             )
         )
     return sorted(gaps, key=lambda g: g.test)

@@ -136,6 +136,52 @@ def test_issue_links_compare_the_records_at_the_week_start_and_end(three_weeks):
 
 def test_a_digest_reads_a_fixed_number_of_queries(three_weeks, django_assert_max_num_queries):
     # Set-based reads (backends, two snapshot sets, new and fixed gaps with their reasons'
-    # issues, new reasons, link records and the links now): none per gap, reason or backend.
-    with django_assert_max_num_queries(15):
+    # issues, new reasons, link records and the links now, gaps tracked by closed issues):
+    # none per gap, reason or backend.
+    with django_assert_max_num_queries(16):
         digest_content(project=three_weeks, week=s.W15)
+
+
+def test_gaps_tracked_only_by_closed_issues_are_counted_with_when_they_closed(
+    xla, upload_run, fake_tracker, settings
+):
+    import datetime
+
+    from parity.issue_sync import issues_sync
+    from tests.fake_tracker import github_issue
+
+    settings.PARITY_TRACKER_SYNC_SECONDS = settings.PARITY_TRACKER_SYNC_TICK_SECONDS  # all at once
+
+    closed = {"state": "closed", "closed_at": "2026-03-02T10:00:00Z"}
+    fake_tracker.add_github("pytorch/xla", github_issue(9017, "XLA has no complex64", **closed))
+    later = {"state": "closed", "closed_at": "2026-04-20T10:00:00Z"}  # after W15 ended
+    fake_tracker.add_github("pytorch/xla", github_issue(9018, "Lower nonzero", **later))
+    fake_tracker.add_github("pytorch/xla", github_issue(9019, "Still open"))
+    upload_run("cpu", s.passing(1, 2, 3, 4, 5), day="2026-04-08")
+    tpu_run = {
+        s.T[1]: ("skipped", "complex64, see #9017"),
+        s.T[2]: ("skipped", "complex64, see #9017"),
+        s.T[3]: ("skipped", "nonzero, see #9018"),
+        s.T[4]: ("skipped", "see #9019"),
+        **s.passing(5),
+    }
+    upload_run("tpu", tpu_run, day="2026-04-08")
+    issues_sync()
+
+    content = digest_content(project=xla, week=s.W15)
+
+    (tpu,) = content.closed_tracking
+    since = datetime.datetime(2026, 3, 2, 10, tzinfo=datetime.UTC)
+    assert (tpu.backend, tpu.total, tpu.noun, tpu.since) == ("tpu", 2, "skips", since)
+    assert [(e.issue.key, e.gaps) for e in tpu.issues] == [("#9017", 2)]
+    rendered = digest_render(content)
+    assert "2 tpu skips cite issues closed since 2 Mar 2026" in rendered.text
+    line = "#9017 XLA has no complex64 (closed), closed 2 Mar 2026: 2 gaps"
+    assert line in rendered.text
+    assert "/p/pytorch-xla/gaps/?open=1&tracked=closed" in rendered.text
+    assert "issue: #9019 Still open (open) https://github.com/pytorch/xla/issues/9019" in (
+        rendered.text
+    )
+    # A week that ended after #9018 closed counts it too.
+    (later_tpu,) = digest_content(project=xla, week=s.W15.next.next).closed_tracking
+    assert later_tpu.total == 3

@@ -46,14 +46,14 @@ tpu, failed: 1 (1 untracked)
 tpu, skipped: 1 (0 untracked)
   - [tracked] test/ops/test_a.py::TestA::test_4
     reason: Not supported on TPU, see https://github.com/pytorch/xla/issues/1234
-    issue: https://github.com/pytorch/xla/issues/1234
+    issue: pytorch/xla#1234 https://github.com/pytorch/xla/issues/1234
     {P}/tests/{t[4]}/
 
 All new gaps: {P}/gaps/?since=2026-03-30
 
 NEW SKIP REASONS
   - "Not supported on TPU, see https://github.com/pytorch/xla/issues/1234" on tpu
-    issue: https://github.com/pytorch/xla/issues/1234
+    issue: pytorch/xla#1234 https://github.com/pytorch/xla/issues/1234
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/
@@ -77,7 +77,7 @@ ALICE_W14_HTML = (
     "tpu, skipped: 1 (0 untracked) Test Tracking Reason Issue "
     "test/ops/test_a.py::TestA::test_4 tracked "
     "Not supported on TPU, see https://github.com/pytorch/xla/issues/1234 "
-    "https://github.com/pytorch/xla/issues/1234 All new gaps "
+    "pytorch/xla#1234 All new gaps "
     "New skip reasons “Not supported on TPU, see https://github.com/pytorch/xla/issues/1234” "
     "on tpu · pytorch/xla#1234 Skip reasons Dashboard · Unsubscribe"
 )
@@ -100,14 +100,14 @@ tpu, failed: 1 (1 untracked)
 tpu, skipped: 1 (0 untracked)
   - [tracked] test/ops/test_a.py::TestA::test_4
     reason: Not supported on TPU, see https://github.com/pytorch/xla/issues/1234
-    issue: https://github.com/pytorch/xla/issues/1234
+    issue: pytorch/xla#1234 https://github.com/pytorch/xla/issues/1234
     {P}/tests/{t[4]}/
 
 All new gaps: {P}/gaps/?since=2026-03-30&backend=tpu
 
 NEW SKIP REASONS
   - "Not supported on TPU, see https://github.com/pytorch/xla/issues/1234" on tpu
-    issue: https://github.com/pytorch/xla/issues/1234
+    issue: pytorch/xla#1234 https://github.com/pytorch/xla/issues/1234
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/

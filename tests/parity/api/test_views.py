@@ -161,3 +161,62 @@ def test_a_token_cannot_delete_another_projects_triage(gaps, api):
 
     assert stranger.delete(f"/api/v1/projects/jax/triage/{triage['id']}/").status_code == 404
     assert Triage.objects.count() == 1
+
+
+def test_gaps_citing_only_closed_issues_are_counted_and_listed_apart(
+    upload_run, api, fake_tracker, settings
+):
+    from parity.issue_sync import issues_sync
+    from tests.fake_tracker import github_issue
+
+    settings.PARITY_TRACKER_SYNC_SECONDS = settings.PARITY_TRACKER_SYNC_TICK_SECONDS
+    fake_tracker.add_github("pytorch/xla", github_issue(11, "No complex64", state="closed"))
+    fake_tracker.add_github("pytorch/xla", github_issue(12, "Lower nonzero"))
+    upload_run("cpu", {T1: "passed", T2: "passed", T3: "passed"}, day="2026-04-01")
+    skips = {
+        T1: ("skipped", "see https://github.com/pytorch/xla/issues/11"),
+        T2: ("skipped", "see #12"),  # a bare number, through the project's issue URL template
+        T3: ("failed", "boom"),
+    }
+    upload_run("tpu", skips, day="2026-04-01")
+
+    issues_sync()
+
+    gaps = {g["test"]: g for g in api.get(f"{URL}/gaps/").json()["results"]}
+    assert {t: (g["tracked"], g["tracked_closed"]) for t, g in gaps.items()} == {
+        T1: (True, True),
+        T2: (True, False),
+        T3: (False, False),
+    }
+    assert gaps[T1]["issues"] == ["https://github.com/pytorch/xla/issues/11"]
+    assert gaps[T1]["issue_details"] == [
+        {
+            "key": "pytorch/xla#11",
+            "url": "https://github.com/pytorch/xla/issues/11",
+            "title": "No complex64",
+            "state": "closed",
+        }
+    ]
+    assert gaps[T2]["issue_details"][0]["title"] == "Lower nonzero"
+    closed_only = api.get(f"{URL}/gaps/?tracked_closed=true").json()["results"]
+    assert [g["test"] for g in closed_only] == [T1]
+    tpu = next(b for b in api.get(f"{URL}/parity/").json()["backends"] if b["backend"] == "tpu")
+    assert (tpu["tracked"], tpu["tracked_closed"], tpu["untracked"]) == (2, 1, 1)
+
+
+def test_an_exemption_says_its_issues_state(gaps, api, fake_tracker):
+    from parity.issue_sync import issues_sync
+    from tests.fake_tracker import github_issue
+
+    fake_tracker.add_github("pytorch/xla", github_issue(5, "Flaky on TPU", state="closed"))
+    body = {
+        "kind": "tracked",
+        "match": "test/a.py",
+        "issue_url": "https://github.com/pytorch/xla/issues/5",
+    }
+    assert api.post(f"{URL}/triage/", body).status_code == 201
+
+    issues_sync()
+
+    (listed,) = api.get(f"{URL}/triage/").json()["results"]
+    assert (listed["issue_title"], listed["issue_state"]) == ("Flaky on TPU", "closed")

@@ -5,6 +5,7 @@ import pytest
 
 from parity.dashboard import presenters
 from parity.dashboard.presenters import HeatCell
+from parity.selectors import IssueInfo
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 
 
@@ -68,3 +69,32 @@ def test_durations_read_as_precisely_as_needed(seconds, text):
 def test_pattern_scope_says_whether_whole_files_are_left_out():
     assert presenters.pattern_scope("test/spmd/**") == "every test of the matching files"
     assert presenters.pattern_scope("test/a.py::T::test_*") == "matching tests"
+
+
+@pytest.mark.parametrize(
+    ("issue", "label", "state"),
+    [
+        (
+            IssueInfo(
+                "#9017",
+                "https://github.com/pytorch/xla/issues/9017",
+                "XLA does not support complex64",
+                "open",
+            ),
+            "#9017 XLA does not support complex64 (open)",
+            "open",
+        ),
+        (
+            IssueInfo(
+                "pytorch/xla#1", "https://github.com/pytorch/xla/issues/1", "x" * 80, "closed"
+            ),
+            "pytorch/xla#1 " + "x" * 59 + "… (closed)",
+            "closed",
+        ),
+        # Never read from its tracker: the number alone, as before titles existed.
+        (IssueInfo("b/123456", "", "", "unknown"), "b/123456", "unknown"),
+    ],
+)
+def test_an_issue_reads_with_its_title_and_state(issue, label, state):
+    link = presenters.issue_link(issue)
+    assert (link.label, link.url, link.state, link.title) == (label, issue.url, state, issue.title)

@@ -3,6 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
+from parity.models import Project, TrackingIssue
 from parity.projects import project_create, upload_token_create
 
 A = "test/a.py::TestA::"
@@ -28,7 +29,7 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
 
     body = verdict(api, run)
     assert (body["run"], body["backend"], body["ok"]) == (run, "tpu", False)
-    assert body["opened"] == {"tracked": 0, "untracked": 1, "intended": 0}
+    assert body["opened"] == {"tracked": 0, "untracked": 1, "intended": 0, "tracked_closed": 0}
     assert body["closed"] == 0
     assert body["gaps"] == [
         {
@@ -40,6 +41,7 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
             "triage": None,
             "tracked": False,
             "intended": False,
+            "tracked_closed": False,
         }
     ]
 
@@ -50,7 +52,7 @@ def test_the_same_skip_with_an_issue_url_in_its_reason_passes(history, upload_ru
 
     body = verdict(api, run)
     assert body["ok"] is True
-    assert body["opened"] == {"tracked": 1, "untracked": 0, "intended": 0}
+    assert body["opened"] == {"tracked": 1, "untracked": 0, "intended": 0, "tracked_closed": 0}
     assert body["gaps"][0]["issues"] == ["https://github.com/pytorch/xla/issues/99"]
 
 
@@ -63,7 +65,8 @@ def test_a_skip_whose_reason_is_triaged_intended_passes(history, upload_run, api
     run = upload_run("tpu", {T1: "passed", T2: ("skipped", "by design")}, day=DAY2)
 
     body = verdict(api, run)
-    assert (body["ok"], body["opened"]) == (True, {"tracked": 0, "untracked": 0, "intended": 1})
+    opened = {"tracked": 0, "untracked": 0, "intended": 1, "tracked_closed": 0}
+    assert (body["ok"], body["opened"]) == (True, opened)
     assert body["gaps"][0]["triage"] == "intended"
 
 
@@ -112,3 +115,51 @@ def test_verdict_needs_a_token_of_the_runs_project(history, api):
     # A run of a public project: anyone reads it (private ones: tests/parity/api/test_access.py).
     assert APIClient().get(f"/api/v1/runs/{history}/verdict/").status_code == 200
     assert api.get("/api/v1/runs/999999/verdict/").status_code == 404
+
+
+def test_a_skip_citing_only_closed_issues_counts_untracked_when_the_project_says_so(
+    history, upload_run, api, project
+):
+    reason = "not supported yet, see https://github.com/pytorch/xla/issues/99"
+    upload_run("gpu", {T1: "passed", T2: ("skipped", reason)}, day=DAY1)  # links the issue
+    TrackingIssue.objects.filter(key="pytorch/xla#99").update(state="closed", title="Fixed")
+    run = upload_run("tpu", {T1: "passed", T2: ("skipped", reason)}, day=DAY2)
+
+    lenient = verdict(api, run)
+    assert (lenient["ok"], lenient["gaps"][0]["tracked"], lenient["gaps"][0]["tracked_closed"]) == (
+        True,
+        True,
+        True,
+    )
+    assert lenient["opened"] == {"tracked": 1, "untracked": 0, "intended": 0, "tracked_closed": 1}
+
+    Project.objects.filter(pk=project.pk).update(closed_issues_untracked=True)
+    strict = verdict(api, run)
+    assert (strict["ok"], strict["gaps"][0]["tracked"], strict["gaps"][0]["tracked_closed"]) == (
+        False,
+        False,
+        True,
+    )
+    assert strict["opened"] == {"tracked": 0, "untracked": 1, "intended": 0, "tracked_closed": 1}
+
+    TrackingIssue.objects.filter(key="pytorch/xla#99").update(state="open")  # reopened
+    assert verdict(api, run)["ok"] is True
+
+
+def test_a_quarantined_test_counts_tracked(history, upload_run, api):
+    test_id = api.get("/api/v1/projects/pytorch-xla/tests/?q=test_2").json()["results"][0]["id"]
+    quarantine = {
+        "kind": "quarantine",
+        "test": test_id,
+        "issue_url": "https://github.com/pytorch/xla/issues/7",
+    }
+    assert api.post("/api/v1/projects/pytorch-xla/triage/", quarantine).status_code == 201
+
+    run = upload_run("tpu", {T1: "passed", T2: ("failed", "flaky")}, day=DAY2)
+
+    body = verdict(api, run)
+    assert (body["ok"], body["gaps"][0]["triage"], body["gaps"][0]["tracked"]) == (
+        True,
+        "quarantine",
+        True,
+    )
