@@ -202,6 +202,7 @@ class SkipReasonSerializer(serializers.Serializer):
     )
     gaps = serializers.DictField(child=serializers.IntegerField(), help_text=_GAPS_CAUSED)
     issues = serializers.ListField(child=serializers.CharField())
+    issue_details = IssueSerializer(many=True)
     tracked = serializers.BooleanField()
     intended = serializers.BooleanField()
     common = serializers.BooleanField(help_text="It causes no gap on any backend.")

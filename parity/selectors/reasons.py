@@ -27,7 +27,7 @@ from parity.models import (
     Triage,
 )
 from parity.models.reasons import ReasonKind
-from parity.selectors.fragments import issue_urls, triages_unexpired
+from parity.selectors.fragments import IssueInfo, issue_infos, triages_unexpired
 
 OTHER = "other"
 
@@ -39,6 +39,7 @@ class SkipReason:
     backends: dict[str, int]  # every backend of the project: tests it skips there
     gaps: dict[str, int]  # every backend: its open gaps against the reference with this reason
     issues: list[str]  # urls, else keys
+    issue_details: list[IssueInfo]  # the same issues, with their titles and states
     tracked: bool
     intended: bool
     first_seen: datetime.datetime
@@ -93,7 +94,7 @@ class ReasonRow:
     gaps: list[int]  # open gaps it causes, per backend in the page's order
     total: int  # tests (on ``backend`` when the page chose one)
     gap_total: int  # gaps (on ``backend`` when the page chose one)
-    issues: list[str]  # urls, else keys
+    issues: list[IssueInfo]
     tracked: bool
     intended: bool
     first_seen: datetime.datetime | None
@@ -162,7 +163,7 @@ def _row(
         gaps=gap_counts,
         total=tests.get(backend, 0) if backend else sum(counts),
         gap_total=gaps.get(backend, 0) if backend else sum(gap_counts),
-        issues=reason.issues if reason else [],
+        issues=reason.issue_details if reason else [],
         tracked=reason.tracked if reason else False,
         intended=reason.intended if reason else False,
         first_seen=reason.first_seen if reason else None,
@@ -221,9 +222,11 @@ def _reason_triages(project: Project, reason_ids: list[int]) -> dict[int, list[T
 def _skip_reason(
     reason: Reason, counts: dict[str, int], gaps: dict[str, int], triages: list[Triage]
 ) -> SkipReason:
-    issues = issue_urls(reason=reason, triage=None)
+    details = issue_infos(reason=reason, triage=None)
     for triage in triages:
-        issues += [url for url in issue_urls(reason=None, triage=triage) if url not in issues]
+        details += issue_infos(reason=None, triage=triage)
+    details = list({issue.key: issue for issue in details}.values())
+    issues = list(dict.fromkeys(issue.ref for issue in details))
     intended = any(t.kind == "intended" for t in triages)
     return SkipReason(
         id=reason.pk,
@@ -231,6 +234,7 @@ def _skip_reason(
         backends=counts,
         gaps=gaps,
         issues=issues,
+        issue_details=details,
         tracked=bool(issues) and not intended,
         intended=intended,
         first_seen=reason.first_seen,

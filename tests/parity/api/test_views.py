@@ -202,6 +202,9 @@ def test_gaps_citing_only_closed_issues_are_counted_and_listed_apart(
     assert [g["test"] for g in closed_only] == [T1]
     tpu = next(b for b in api.get(f"{URL}/parity/").json()["backends"] if b["backend"] == "tpu")
     assert (tpu["tracked"], tpu["tracked_closed"], tpu["untracked"]) == (2, 1, 1)
+    reasons = {r["reason"]: r for r in api.get(f"{URL}/skip-reasons/").json()["results"]}
+    details = reasons["see https://github.com/pytorch/xla/issues/11"]["issue_details"]
+    assert [(i["title"], i["state"]) for i in details] == [("No complex64", "closed")]
 
 
 def test_an_exemption_says_its_issues_state(gaps, api, fake_tracker):
