@@ -1,12 +1,31 @@
 """Projects, their backends, members and upload tokens."""
 
+from django import forms
 from django.contrib import admin
 
 from parity.models import Backend, Membership, Project, UploadToken
+from parity.reproduce import template_errors
+
+
+class BackendForm(forms.ModelForm):
+    """A backend, with its command template checked: an unknown placeholder is refused."""
+
+    class Meta:
+        model = Backend
+        fields = ["project", "name", "aliases", "reproduce_command"]
+        widgets = {"reproduce_command": forms.TextInput(attrs={"size": 70})}
+
+    def clean_reproduce_command(self) -> str:
+        template = self.cleaned_data["reproduce_command"].strip()
+        errors = template_errors(template)
+        if errors:
+            raise forms.ValidationError(errors)
+        return template
 
 
 class BackendInline(admin.TabularInline):
     model = Backend
+    form = BackendForm
     extra = 0
 
 
@@ -34,7 +53,8 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(Backend)
 class BackendAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "aliases"]
+    form = BackendForm
+    list_display = ["name", "project", "aliases", "reproduce_command"]
     list_filter = ["project"]
 
 

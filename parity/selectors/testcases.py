@@ -14,7 +14,14 @@ from psycopg2 import sql
 from parity.definitions import OUTCOME_PARAMS, OUTCOME_RANK
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
-from parity.selectors.fragments import TestCell, backend_names, gap_info, reason_infos
+from parity.reproduce import reproduce_command
+from parity.selectors.fragments import (
+    TestCell,
+    backend_names,
+    gap_info,
+    reason_infos,
+    reference_first,
+)
 
 HISTORY_RUNS = 30  # per backend, newest first
 
@@ -138,10 +145,12 @@ def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
 
 @dataclass(frozen=True)
 class BackendLine(TestCell):
-    """The test on one backend: its current cell, and how it went in the last runs."""
+    """The test on one backend: its current cell, how it went in the last runs, and the
+    command that runs it there."""
 
     is_reference: bool
     timeline: list[RunOutcome]  # the last runs, oldest first
+    reproduce: str  # "" when the backend has no command template
 
 
 @dataclass(frozen=True)
@@ -153,9 +162,12 @@ class TestCasePage:
 
 
 def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
-    """Five queries, each table read once: backends, history, current outcomes (with
-    reasons), open gaps (with reasons and triages), and the reasons' issues."""
-    names = backend_names(project)
+    """Five queries, each table read once: backends (with their command templates), history,
+    current outcomes (with reasons), open gaps (with reasons and triages), and the reasons'
+    issues."""
+    backends = reference_first(project, list(project.backends.all()))
+    names = {b.pk: b.name for b in backends}
+    commands = {b.pk: b.reproduce_command for b in backends}
     history = _history(test, list(names))
     current = {
         c.backend_id: c for c in CurrentOutcome.objects.filter(test=test).select_related("reason")
@@ -182,6 +194,9 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
                 reason=reasons.get(now.reason_id) if now else None,
                 gap=gap_info(gap, reasons) if gap else None,
                 timeline=list(reversed(history[pk])),
+                reproduce=reproduce_command(
+                    commands[pk], file=test.file, class_name=test.class_name, name=test.name
+                ),
             )
         )
     return TestCasePage(test=test, lines=lines)

@@ -22,6 +22,14 @@ DEMO_SLUG = "pytorch-xla"
 # The CPU and GPU runners start PyTorch's own test files as `python3 ../../test/test_x.py`
 # from pytorch/xla's checkout: name them by the repository they live in.
 DEMO_RULES = {"rewrites": [{"pattern": r"^\.\./\.\./test/", "replacement": "pytorch/test/"}]}
+# How each backend's runner starts one test (the scripts run files as `python3 test/x.py`, whose
+# unittest or absltest main takes Class.test_name), with the device settings it sets.
+DEMO_REPRODUCE = {
+    "cpu": "PJRT_DEVICE=CPU CPU_NUM_DEVICES=1 python3 {file} {class}.{name}",
+    "gpu": "PJRT_DEVICE=CUDA GPU_NUM_DEVICES=1 python3 {file} {class}.{name}",
+    "tpu": "PJRT_DEVICE=TPU python3 {file} {class}.{name}",
+    "neuron": "PJRT_DEVICE=NEURON NEURON_NUM_DEVICES=1 python3 {file} {class}.{name}",
+}
 
 
 class Command(BaseCommand):
@@ -57,6 +65,9 @@ class Command(BaseCommand):
             )
             project.normalization_rules = DEMO_RULES
             project.save(update_fields=["normalization_rules"])
+            for backend in project.backends.all():
+                backend.reproduce_command = DEMO_REPRODUCE[backend.name]
+                backend.save(update_fields=["reproduce_command"])
             fixture = json.loads(FIXTURE.read_text())
             self._exempt(project, fixture)
             self._upload_all(project, fixture, days=options["days"])

@@ -224,6 +224,32 @@ def test_test_detail_timeline_reason_and_triage_state(client, runs):
     assert f"{DAY1} 12:00" in lines["tpu"]  # each mark's run, in its hover text
 
 
+def test_test_detail_says_how_to_run_the_test_on_each_backend(client, runs, xla):
+    xla.backends.filter(name="tpu").update(
+        reproduce_command="PJRT_DEVICE=TPU python3 {file} {class}.{name}"
+    )
+    xla.backends.filter(name="cpu").update(reproduce_command="pytest '{nodeid}'")
+    test = Gap.objects.get(backend__name="tpu", test__key=tid(A, 2)).test
+
+    html = text(client.get(f"{P}/tests/{test.pk}/"))
+
+    section = html.split('id="reproduce"')[1].split("</section>")[0]
+    commands = {
+        backend: re.sub(r"<[^>]+>", "", row).strip()
+        for backend, row in re.findall(r'<tr data-backend="(\w+)">(.*?)</tr>', section)
+    }
+    assert commands == {
+        "cpu": f"cpu pytest '{A}::TestA::test_a2' Copy",
+        "gpu": "gpu No command for gpu yet: the project's admin sets one on the backend "
+        "(placeholders {file}, {class}, {name}, {nodeid}).",
+        "neuron": "neuron No command for neuron yet: the project's admin sets one on the "
+        "backend (placeholders {file}, {class}, {name}, {nodeid}).",
+        "tpu": f"tpu PJRT_DEVICE=TPU python3 {A} TestA.test_a2 Copy",
+    }
+    assert 'data-copy="reproduce-tpu" hidden>Copy</button>' in html  # shown by its script
+    assert "parity/copy" in html
+
+
 # --- Skip reasons -----------------------------------------------------------------------------
 
 
