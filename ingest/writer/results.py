@@ -187,16 +187,12 @@ class UploadWriter:
         held, self.held, self.held_keys = self.held, [], set()
         known = self.known
         digests = {md5(row.key.encode()).digest(): row for row in held}
-        if self.rows_done:
-            # The last round: only these rows are left to write, so look up just their tests.
-            wanted = {digest for digest in digests if digest not in known.tests}
-            if wanted:
-                known.digests_load(wanted)
-        else:
-            # A large upload: its later cases of these files resolve from memory.
-            files = {row.file for row in held} - known.files
-            if files:
-                known.files_load(files)
+        wanted: dict[str, set[bytes]] = {}
+        for digest, row in digests.items():
+            if digest not in known.tests and row.file not in known.files:
+                wanted.setdefault(row.file, set()).add(digest)
+        if wanted:
+            known.tests_load(wanted, more_to_come=not self.rows_done)
         new = [digest for digest in digests if digest not in known.tests]
         self._reserve_tests(len(new))
         for digest in new:
