@@ -256,3 +256,81 @@ class TriageForm(forms.Form):
             "note": data["note"],
             **target,
         }
+
+
+class IdsField(forms.Field):
+    """Repeated ids (``?gap=1&gap=2``), at most ``limit``."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, *args, limit: int = 500, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.limit = limit
+
+    def to_python(self, value) -> list[int]:
+        values = [v for v in (value or []) if str(v).strip()]
+        if len(values) > self.limit:
+            raise forms.ValidationError(f"At most {self.limit} at once.")
+        try:
+            return [int(v) for v in values]
+        except (TypeError, ValueError):
+            raise forms.ValidationError("Ids are numbers.") from None
+
+
+class IssueSubjectForm(forms.Form):
+    """What an issue filed from parity is about: gaps (``gap``, repeated), or a skip reason
+    (``reason``) on a backend (``backend``; empty: every backend)."""
+
+    gap = IdsField(required=False)
+    reason = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    backend = forms.CharField(required=False, max_length=50, widget=forms.HiddenInput)
+    next = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if not data.get("gap") and data.get("reason") is None:
+            raise forms.ValidationError("Choose gaps, or a skip reason, to file an issue about.")
+        return data
+
+    def subject_valid(self) -> bool:
+        """Whether the gaps or reason are (other fields may still be wrong)."""
+        self.is_valid()
+        return not any(name in self.errors for name in ("gap", "reason", "backend", "__all__"))
+
+    def subject_fields(self) -> dict:
+        """Keyword arguments of ``parity.selectors.issue_subject``."""
+        data = self.cleaned_data
+        if data.get("reason") is not None:
+            return {"reason_id": data["reason"], "backend": data["backend"] or None}
+        return {"gap_ids": data["gap"]}
+
+
+class IssueDraftForm(IssueSubjectForm):
+    """The issue as the maintainer edits it before parity files it."""
+
+    title = forms.CharField(max_length=256)
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 16, "cols": 100}))
+    labels = forms.CharField(
+        required=False,
+        max_length=500,
+        help_text="Comma-separated; the project's labels for issues filed from parity.",
+    )
+
+    @classmethod
+    def drafted(cls, subject: IssueSubjectForm, *, draft, back: str) -> "IssueDraftForm":
+        """The form for a valid ``subject``, filled with parity's ``draft``
+        (``parity.issue_filing.IssueDraft``)."""
+        fields = {name: subject.cleaned_data[name] for name in ("gap", "reason", "backend")}
+        labels = ", ".join(draft.labels)
+        return cls(
+            initial={
+                **fields,
+                "next": back,
+                "title": draft.title,
+                "body": draft.body,
+                "labels": labels,
+            }
+        )
+
+    def label_list(self) -> list[str]:
+        return [label.strip() for label in self.cleaned_data["labels"].split(",") if label.strip()]

@@ -29,7 +29,7 @@ SAVED = {
 
 @require_POST
 def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
-    back = _back_url(request, request.POST.get("next"), reverse("project-gaps", args=[slug]))
+    back = back_url(request, request.POST.get("next"), reverse("project-gaps", args=[slug]))
     project, refusal = project_refusal(request, slug, triage=True)
     if refusal is not None:
         return refused(refusal, back)
@@ -65,7 +65,7 @@ def exemption_save(request: HttpRequest, project: Project, form: ExemptionForm) 
 
 @require_POST
 def exemption_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    back = _back_url(request, request.POST.get("next"), reverse("project-exemptions", args=[slug]))
+    back = back_url(request, request.POST.get("next"), reverse("project-exemptions", args=[slug]))
     project, refusal = project_refusal(request, slug, triage=True)
     if refusal is not None:
         return refused(refusal, back)
@@ -96,7 +96,9 @@ def _create(request: HttpRequest, project: Project, form: TriageForm | Exemption
     )
 
 
-def _back_url(request: HttpRequest, url: str | None, default: str) -> str:
+def back_url(request: HttpRequest, url: str | None, default: str) -> str:
+    """Where to send the user after a form: ``url`` (the page it was on) when it is on this
+    site, else ``default``."""
     if url and url_has_allowed_host_and_scheme(
         url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):

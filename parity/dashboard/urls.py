@@ -21,6 +21,7 @@ urlpatterns = [
     path(f"{project}matrix/pair/files.csv", downloads.pair_files_csv, name="project-pair-files"),
     path(f"{project}matrix/pair/tests.csv", downloads.pair_tests_csv, name="project-pair-tests"),
     path(f"{project}triage/", triage.triage_create, name="project-triage"),
+    path(f"{project}file-issue/", views.file_issue, name="project-file-issue"),
     path(f"{project}exemptions/", views.exemptions, name="project-exemptions"),
     path(
         f"{project}exemptions/<int:pk>/delete/",

@@ -5,15 +5,16 @@ endpoints in ``charts``, triage goes through ``triage``."""
 
 import datetime
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from parity import selectors
+from parity import issue_filing, selectors
 from parity.api.access import principal_of, projects_readable
-from parity.dashboard import presenters, triage
+from parity.dashboard import filing, presenters, triage
 from parity.dashboard.access import may_triage, project_page, triage_refusal
 from parity.dashboard.forms import (
     ExemptionForm,
@@ -21,6 +22,8 @@ from parity.dashboard.forms import (
     FileQuery,
     GapsQuery,
     HeatmapQuery,
+    IssueDraftForm,
+    IssueSubjectForm,
     PairQuery,
     ReasonsQuery,
     RunsQuery,
@@ -216,6 +219,46 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         page=page,
         exemption_form=new,
         today=timezone.now().date(),
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@project_page
+def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
+    """File an issue about gaps (``?gap=…``, repeated) or a skip reason (``?reason=&backend=``):
+    a draft to edit, then created and linked in one step (with a write token), or the tracker's
+    prefilled new-issue page. Maintainers only."""
+    refusal = triage_refusal(request, project)
+    if refusal is not None:
+        return triage.refused(refusal, request.get_full_path())
+    posted = request.method == "POST"
+    form = IssueDraftForm(request.POST) if posted else IssueSubjectForm(request.GET)
+    gaps_page = reverse("project-gaps", args=[project.slug])
+    back = triage.back_url(request, form.data.get("next"), gaps_page)
+    if not form.subject_valid():
+        messages.error(request, "Nothing to file an issue about: choose gaps or a reason.")
+        return redirect(back)
+    subject = selectors.issue_subject(project=project, **form.subject_fields())
+    if not subject.gaps:
+        messages.error(request, "No open gap to file an issue about (fixed meanwhile?).")
+        return redirect(back)
+    draft = issue_filing.issue_draft(project=project, subject=subject)
+    target = issue_filing.filing_for(project=project)
+    if posted and not target.can_create:
+        messages.error(request, "Parity has no token to file issues there: open its page below.")
+    elif posted and form.is_valid() and filing.issue_file_post(request, project, form, subject):
+        return redirect(back)
+    editor = form if posted else IssueDraftForm.drafted(form, draft=draft, back=back)
+    return _render_project(
+        request,
+        project,
+        "parity/file_issue.html",
+        tab="gaps",
+        subject=subject,
+        editor=editor,
+        filing=target,
+        new_issue_url=issue_filing.new_issue_url(project=project, subject=subject, draft=draft),
+        back=back,
     )
 
 

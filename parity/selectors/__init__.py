@@ -16,6 +16,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``                       |
+| ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
 | ``…/gaps/``                               | ``gaps_list``                             |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
@@ -37,6 +38,7 @@ from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
 from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
+from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
 from parity.selectors.matrix import Matrix, PairLists, backend_matrix, backend_pair
 from parity.selectors.overview import (
@@ -67,6 +69,7 @@ from parity.selectors.verdict import run_verdict
 
 __all__ = [
     "HEATMAP_SORTS",
+    "IssueSubject",
     "BackendFiles",
     "ExemptionsPage",
     "Manifest",
@@ -96,6 +99,7 @@ __all__ = [
     "IssueInfo",
     "all_closed",
     "issue_infos",
+    "issue_subject",
     "issue_urls",
     "parity_overview",
     "project_cards",
