@@ -85,10 +85,12 @@ def junit_write(
     prefix: str = "",
     system_out_bytes: int = 0,
     seed: int = 0,
+    classnames: tuple[str, ...] = CLASSNAMES,
 ) -> Written:
     """Write one ``<testsuites>`` document of ``cases`` cases, or of as many as reach
     ``target_bytes``. ``system_out_bytes`` of incompressible log per suite (base64 of random
-    bytes) make a zip of it as large as real CI logs make one."""
+    bytes) make a zip of it as large as real CI logs make one. Cases take ``classnames`` in
+    turn (so their test files)."""
     if (target_bytes is None) == (cases is None):
         raise ValueError("give exactly one of target_bytes and cases")
     written = Written(path=path)
@@ -101,7 +103,10 @@ def junit_write(
             size += out.write(f'<testsuite name="pytest" tests="{count}">\n')
             for _ in range(count):
                 outcome = outcome_of(index)
-                size += out.write(case_xml(index=index, prefix=prefix, outcome=outcome))
+                classname = classnames[index % len(classnames)]
+                size += out.write(
+                    case_xml(index=index, prefix=prefix, outcome=outcome, classname=classname)
+                )
                 written.counts[outcome] += 1
                 index += 1
             size += _system_out(out, rng, system_out_bytes)

@@ -102,6 +102,7 @@ class LiveStack:
     redis_url: str
     queue: str
     extra_env: dict[str, str] = field(default_factory=dict)
+    concurrency: int = 2  # prefork children of each worker
     web: Process | None = None
     workers: list[Process] = field(default_factory=list)
     base_url: str = ""
@@ -160,7 +161,8 @@ class LiveStack:
         nodename = f"worker{number}-{self.queue}@e2e"
         command = [
             *(sys.executable, "-m", "celery", "-A", "parity", "worker"),
-            *("--pool=prefork", "--concurrency=2", "-Q", self.queue, "-n", nodename),
+            *("--pool=prefork", f"--concurrency={self.concurrency}", "-Q", self.queue),
+            *("-n", nodename),
             *("--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=INFO"),
         ]
         worker = self._spawn(f"worker{number}", command, WORKER_APPLICATION_NAME)
