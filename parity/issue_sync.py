@@ -183,9 +183,9 @@ def _read(due: list[_Due], now: datetime.datetime, report: SyncReport) -> set[in
     deadline = time.monotonic() + settings.PARITY_TRACKER_SYNC_TICK_SECONDS * 0.8
     changed: set[int] = set()
     for (kind, host), items in sorted(by_host.items()):
-        paused_until = cache.get(_pause_key(host))
-        if paused_until:
-            report.paused[host] = f"rate limited until {paused_until}"
+        paused_until = _paused_until(host)
+        if paused_until is not None:
+            report.paused[host] = f"rate limited until {paused_until:%Y-%m-%d %H:%M:%S}Z"
             continue
         tracker = tracker_for(kind, host)
         ids = {item.address: item.issue_ids for item in items}
@@ -195,7 +195,7 @@ def _read(due: list[_Due], now: datetime.datetime, report: SyncReport) -> set[in
                 answered.add(fetched.address)
                 changed |= _store(fetched, ids[fetched.address], now, report)
         except RateLimited as exc:
-            _pause(host, exc.resume_at, now)
+            _pause(host, exc.resume_at)
             report.paused[host] = str(exc)
             logger.warning("issue sync: %s", exc)
         except TrackerUnavailable as exc:
@@ -252,9 +252,16 @@ def _pause_key(host: str) -> str:
     return f"parity:issue-sync:paused:{host}"
 
 
-def _pause(host: str, until: datetime.datetime, now: datetime.datetime) -> None:
-    seconds = max(1, math.ceil((until - now).total_seconds()))
-    cache.set(_pause_key(host), until.isoformat(timespec="seconds"), timeout=seconds)
+def _pause(host: str, until: datetime.datetime) -> None:
+    seconds = max(1, math.ceil((until - timezone.now()).total_seconds()))
+    cache.set(_pause_key(host), until.isoformat(), timeout=seconds)
+
+
+def _paused_until(host: str) -> datetime.datetime | None:
+    """When the host said to ask again, if that is still to come."""
+    stored = cache.get(_pause_key(host))
+    until = datetime.datetime.fromisoformat(stored) if stored else None
+    return until if until is not None and until > timezone.now() else None
 
 
 @contextmanager
