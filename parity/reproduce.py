@@ -15,12 +15,17 @@ from ingest.normalize import display_id
 
 PLACEHOLDERS = ("file", "class", "name", "nodeid")
 _PLACEHOLDER = re.compile(r"\{(file|class|name|nodeid)\}")
+_CLASS_AND_SEPARATOR = re.compile(r"\{class\}(?:\.|::)")
 # A brace pair holding a word, not part of shell's ${...}.
 _BRACED_WORD = re.compile(r"(?<!\$)\{(\w+)\}")
 
 
 def reproduce_command(template: str, *, file: str, class_name: str, name: str) -> str:
-    """The command that runs this test on the template's backend; "" without a template."""
+    """The command that runs this test on the template's backend; "" without a template. A
+    test without a class drops the separator after ``{class}`` too (``{class}.{name}`` is
+    ``test_x``, not ``.test_x``)."""
+    if not class_name:
+        template = _CLASS_AND_SEPARATOR.sub("", template)
     values = {
         "file": file,
         "class": class_name,

@@ -90,6 +90,7 @@ def skip_reasons_current(*, project: Project) -> SkipReasons:
 class ReasonRow:
     id: int | None  # None: the skips that gave no reason
     text: str  # "" for the skips that gave no reason
+    backends: list[str]  # the page's backends, in its order
     counts: list[int]  # tests, per backend in the page's backend order
     gaps: list[int]  # open gaps it causes, per backend in the page's order
     total: int  # tests (on ``backend`` when the page chose one)
@@ -101,9 +102,9 @@ class ReasonRow:
     last_seen: datetime.datetime | None
 
     @property
-    def per_backend(self) -> list[tuple[int, int]]:
-        """(tests, gaps) per backend, in the page's order."""
-        return list(zip(self.counts, self.gaps, strict=True))
+    def per_backend(self) -> list[tuple[str, int, int]]:
+        """(backend, tests, gaps) per backend, in the page's order."""
+        return list(zip(self.backends, self.counts, self.gaps, strict=True))
 
     @property
     def xfail(self) -> bool:
@@ -159,6 +160,7 @@ def _row(
     return ReasonRow(
         id=pk,
         text=text,
+        backends=backends,
         counts=counts,
         gaps=gap_counts,
         total=tests.get(backend, 0) if backend else sum(counts),

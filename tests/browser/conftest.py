@@ -34,6 +34,8 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+# The page fixture's widths: name one with indirect parametrization (``page`` -> "narrow").
+VIEWPORTS = {"desktop": {"width": 1400, "height": 900}, "narrow": {"width": 400, "height": 860}}
 DEMO_DAYS = 3
 MAINTAINER = ("maintainer", "a-test-password-1")
 
@@ -117,9 +119,11 @@ def template_markup(url: str, html: str) -> list[str]:
 
 @pytest.fixture
 def page(chromium, site, request):
-    """A fresh browser context on the site. Afterwards: a full-page screenshot, and failure if
-    a request left 127.0.0.1 or the console logged an error."""
-    context = chromium.new_context(base_url=site.url, viewport={"width": 1400, "height": 900})
+    """A fresh browser context on the site, at a desktop width (or ``VIEWPORTS[request.param]``).
+    Afterwards: a full-page screenshot, and failure if a request left 127.0.0.1, the console
+    logged an error, or template source reached a page's HTML or its visible text."""
+    viewport = VIEWPORTS[getattr(request, "param", "desktop")]
+    context = chromium.new_context(base_url=site.url, viewport=viewport)
     watch = Watch()
 
     def guard(route) -> None:
@@ -141,6 +145,9 @@ def page(chromium, site, request):
     yield page
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{request.node.name}.png", full_page=True)
+    if page.url.startswith(site.url):
+        shown = page.locator("body").inner_text()
+        watch.template_markup += template_markup(f"{page.url} (shown)", shown)
     context.close()
     assert watch.template_markup == [], f"template source shown to readers: {watch.template_markup}"
     assert watch.outside == [], f"requests left 127.0.0.1: {watch.outside}"

@@ -1,6 +1,8 @@
 """The dashboard in Chromium, with three days of demo data: the heatmap and its clicks, the
-skip-reason chart, filters kept in the URL, triage, and no request leaving 127.0.0.1."""
+skip-reason chart, filters kept in the URL, triage, the backend matrix's cells and their CSV,
+the test page's copy button, and no request leaving 127.0.0.1."""
 
+import csv
 import re
 from urllib.parse import parse_qs, urlsplit
 
@@ -9,7 +11,7 @@ from playwright.sync_api import expect
 
 from parity import selectors as dashboard
 from parity.dashboard import presenters
-from parity.models import Project
+from parity.models import Gap, Project
 from tests.browser.conftest import DEMO_DAYS, log_in, no_chromium
 
 # Each test runs in a transaction of its own, rolled back after it; the module's data and every
@@ -95,9 +97,17 @@ def test_skip_reason_chart_renders_its_series(page):
     # The demo's history starts DEMO_DAYS ago, inside the 28-day window: so does the chart.
     assert len(page.evaluate("document.getElementById('reason-chart').data[0].x")) == DEMO_DAYS
     rows = page.locator("#reasons-table tbody tr")
-    statuses = rows.evaluate_all("rows => rows.map(r => r.dataset.status)")
-    order = {"untracked": 0, "tracked": 1, "intended": 2}
-    assert statuses == sorted(statuses, key=order.get)  # untracked first
+    table = rows.evaluate_all(
+        "rows => rows.map(r => [r.dataset.reason, r.dataset.status,"
+        " Number(r.querySelector('td.gap-total').innerText)])"
+    )
+    # Skips that gave no reason first (the demo has some: absltest's suppressed skips), then
+    # the reasons that cost the most parity; a reason that causes no gap is never untracked.
+    assert table[0][0] == "none"
+    gaps = [n for reason, _, n in table if reason != "none"]
+    assert gaps == sorted(gaps, reverse=True) and gaps[0] > 0
+    assert all(status != "untracked" for _, status, n in table if n == 0)
+    assert any(status == "common" for _, status, _ in table)
 
 
 def test_skip_reason_backend_filter_changes_url_table_and_chart(page):
@@ -109,7 +119,8 @@ def test_skip_reason_backend_filter_changes_url_table_and_chart(page):
     expect(page.locator("#reason-chart .main-svg").first).to_be_visible()
     tpu_column = 4  # cpu, gpu, neuron, tpu after the reason
     counts = page.locator(f"#reasons-table tbody tr td:nth-child({tpu_column + 1})")
-    assert all(int(n) > 0 for n in counts.all_inner_texts())
+    # Each cell: the tests skipped on tpu, then the gaps they cause ("3" and "2 gaps").
+    assert all(int(n.split()[0]) > 0 for n in counts.all_inner_texts())
 
 
 def test_heatmap_filter_changes_the_url_and_the_table(page):
@@ -176,3 +187,43 @@ def test_a_maintainer_triages_a_gap(page, site):
     page.goto(f"/p/{SLUG}/gaps/?open=1&backend=gpu&tracked=tracked")
     row = page.locator("#new-gaps tbody tr", has=page.locator("td.test", has_text=test))
     expect(row.locator("a.issue")).to_have_text("pytorch/xla#31337")
+
+
+def test_a_matrix_cell_opens_the_files_one_backend_runs_and_the_other_does_not(page):
+    pair = dashboard.backend_pair(project=Project.objects.get(slug=SLUG), a="cpu", b="tpu")
+    page.goto(f"/p/{SLUG}/")
+    page.get_by_role("link", name="Backend overlap").click()  # from the project's tabs
+    cell = page.locator('#file-matrix tr[data-backend="cpu"] td[data-b="tpu"]')
+    expect(cell).to_contain_text(f"{len(pair.files_only_a)} only on cpu")
+    cell.locator("a").click()
+    assert query(page) == {"a": ["cpu"], "b": ["tpu"]}
+    expect(page.locator("#files-only-a ol.files li")).to_have_text(pair.files_only_a)
+    expect(page.locator("#files-only-b ol.files li")).to_have_text(pair.files_only_b)
+    with page.expect_download() as download:
+        page.get_by_role("link", name="the files on one and not the other").click()
+    with open(download.value.path(), newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows == [
+        ["file", "runs_on", "not_on"],
+        *[[file, "cpu", "tpu"] for file in pair.files_only_a],
+        *[[file, "tpu", "cpu"] for file in pair.files_only_b],
+    ]
+
+
+def test_the_test_page_copies_the_command_that_runs_it_on_a_backend(page, site):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
+    gap = (
+        Gap.objects.filter(backend__name="tpu", is_open=True, state="skipped")
+        .select_related("test")
+        .first()
+    )
+    test = gap.test
+    page.goto(f"/p/{SLUG}/tests/{test.pk}/")
+    command = page.locator("#reproduce-tpu")
+    expect(command).to_have_text(
+        f"PJRT_DEVICE=TPU python3 {test.file} {test.class_name}.{test.name}"
+    )
+    button = page.locator('button[data-copy="reproduce-tpu"]')
+    button.click()
+    expect(button).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == command.inner_text()

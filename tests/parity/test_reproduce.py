@@ -24,9 +24,16 @@ def test_placeholders_take_the_tests_names(template, command):
     assert reproduce_command(template, **TEST) == command
 
 
-def test_a_test_without_a_class_has_a_node_id_without_one():
-    command = reproduce_command("pytest {nodeid}", file="t.py", class_name="", name="test_x")
-    assert command == "pytest t.py::test_x"
+@pytest.mark.parametrize(
+    ("template", "command"),
+    [
+        ("pytest {nodeid}", "pytest t.py::test_x"),
+        ("python3 {file} {class}.{name}", "python3 t.py test_x"),
+        ("pytest '{file}::{class}::{name}'", "pytest 't.py::test_x'"),
+    ],
+)
+def test_a_test_without_a_class_leaves_no_separator_behind(template, command):
+    assert reproduce_command(template, file="t.py", class_name="", name="test_x") == command
 
 
 def test_unknown_placeholders_are_named_once_each():
