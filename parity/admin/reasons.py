@@ -15,6 +15,19 @@ class ReasonAdmin(admin.ModelAdmin):
 
 @admin.register(TrackingIssue)
 class TrackingIssueAdmin(admin.ModelAdmin):
-    list_display = ["key", "kind", "url", "project"]
-    list_filter = ["project", "kind"]
-    search_fields = ["key", "url"]
+    """Issues as their tracker last said (``parity.issue_sync``); the sync's fields are read
+    only: it overwrites them at its next read."""
+
+    list_display = ["key", "state", "title", "project", "synced_at", "sync_error"]
+    list_filter = ["project", "state", "kind"]
+    search_fields = ["key", "url", "title"]
+    readonly_fields = [
+        "state",
+        "title",
+        "labels",
+        "assignee",
+        "closed_at",
+        "etag",
+        "synced_at",
+        "sync_error",
+    ]

@@ -117,3 +117,22 @@ def test_an_admin_triage_waits_for_the_project_lock(admin_client, project):
 
     assert admin_client.post("/admin/parity/triage/add/", form).status_code == 302
     assert Triage.objects.get().created_by.is_superuser
+
+
+def test_tracking_issues_list_what_their_tracker_said_and_the_sync_fields_stay_read_only(
+    admin_client, xla
+):
+    issue = TrackingIssue.objects.create(
+        project=xla,
+        kind="github",
+        key="pytorch/xla#9017",
+        url="https://github.com/pytorch/xla/issues/9017",
+        state="closed",
+        title="XLA does not support complex64",
+    )
+
+    listed = admin_client.get("/admin/parity/trackingissue/?state=closed").content.decode()
+    assert "XLA does not support complex64" in listed
+    form = admin_client.get(f"/admin/parity/trackingissue/{issue.pk}/change/").content.decode()
+    assert 'name="title"' not in form and 'name="state"' not in form
+    assert 'name="url"' in form

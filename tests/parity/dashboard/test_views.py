@@ -673,3 +673,40 @@ def test_matrix_and_pair_lists_download_as_csv(client, runs):
     ]
     files = client.get(f"{P}/matrix/pair/files.csv?a=cpu&b=neuron").content.decode()
     assert files.splitlines() == ["file,runs_on,not_on"]
+
+
+# --- Tracking issues' titles and states (the tracker sync, against the fake GitHub) ---------
+
+
+def test_pages_name_issues_with_their_titles_and_flag_gaps_tracked_only_by_closed_ones(
+    client, runs, exemptions, fake_tracker, settings
+):
+    from parity.issue_sync import issues_sync
+    from tests.fake_tracker import github_issue
+
+    settings.PARITY_TRACKER_SYNC_SECONDS = settings.PARITY_TRACKER_SYNC_TICK_SECONDS
+    for number, title, state in [
+        (4242, "TPU lacks aten::nonzero", "closed"),
+        (501, "test_a4 loses the device", "closed"),
+        (502, "No neuron kernel for test_b", "open"),
+        (503, "test_a2 is flaky on gpu", "open"),
+        (504, "test_c disabled", "closed"),  # the expired exemption's
+    ]:
+        fake_tracker.add_github("pytorch/xla", github_issue(number, title, state=state))
+    issues_sync()
+    a2 = Gap.objects.get(backend__name="tpu", test__key=tid(A, 2))
+
+    closed_label = "pytorch/xla#4242 TPU lacks aten::nonzero (closed)"
+    test_page = text(client.get(f"{P}/tests/{a2.test_id}/"))
+    assert closed_label in test_page and "tracked · issue closed" in test_page
+    assert closed_label in text(client.get(f"{P}/file/?path={A}&backend=tpu"))
+    gaps = text(client.get(f"{P}/gaps/?open=1&tracked=closed"))
+    flagged = [cells(row)[1] for row in rows(gaps, "new-gaps")]
+    assert sorted(re.findall(r"test_a\d", " ".join(flagged))) == ["test_a2", "test_a4"]
+    heatmap = text(client.get(f"{P}/"))
+    assert "2 by closed issues" in heatmap
+    exempted = text(client.get(f"{P}/exemptions/?issue=closed"))
+    names = {t.pk: name for name, t in exemptions.items()}
+    assert [names[pk] for pk in exemption_rows(exempted)] == ["expired", "test"]
+    assert "pytorch/xla#501 test_a4 loses the device (closed)" in exempted
+    assert "issue closed</span>" in exempted
