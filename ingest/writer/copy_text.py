@@ -18,16 +18,6 @@ def copy_text(value: str) -> str:
     return value.translate(_ESCAPES)
 
 
-def copy_field(value: object) -> str:
-    if value is None:
-        return NULL
-    return copy_text(value) if isinstance(value, str) else str(value)
-
-
-def copy_line(values: tuple) -> str:
-    return "\t".join(map(copy_field, values)) + "\n"
-
-
 class ChunkReader(io.RawIOBase):
     """A read()-able view of an iterator of byte chunks, for psycopg2's ``copy_expert``.
 

@@ -19,28 +19,19 @@ from psycopg2 import sql
 from parity.models import Reason, TestCase
 from parity.models.sql import model_sql
 
-# Binary COPY: a million (digest, id) pairs arrive as fixed-size records that struct unpacks in
-# C, where a fetchall() of them would build a million tuples and buffers. Files are read up to a
-# cap each: a file far larger than what the upload holds of it is not read through.
+# Binary COPY: a million (digest, id) pairs arrive as 34 MB of fixed-size records that struct
+# unpacks in C, where a fetchall() of them would build a million tuples and buffers.
 _TESTS_OF_FILES = model_sql(
-    """
-    COPY (
-        SELECT wanted.n, t.key_digest, t.id
-        FROM unnest({files}::text[], {caps}::bigint[]) WITH ORDINALITY AS wanted(file, cap, n)
-        CROSS JOIN LATERAL (
-            SELECT key_digest, id FROM {test}
-            WHERE project_id = {project} AND file = wanted.file
-            LIMIT wanted.cap + 1
-        ) t
-    ) TO STDOUT (FORMAT binary)
-    """,
+    "COPY (SELECT key_digest, id FROM {test} "
+    "WHERE project_id = {project} AND file = ANY({files}::text[]) LIMIT {limit}) "
+    "TO STDOUT (FORMAT binary)",
     test=TestCase,
     project=sql.Placeholder("project"),
     files=sql.Placeholder("files"),
-    caps=sql.Placeholder("caps"),
+    limit=sql.Placeholder("limit"),
 )
 _TESTS_BY_DIGEST = model_sql(
-    "COPY (SELECT 0::bigint, key_digest, id FROM {test} "
+    "COPY (SELECT key_digest, id FROM {test} "
     "WHERE project_id = {project} AND key_digest = ANY({digests}::uuid[])) "
     "TO STDOUT (FORMAT binary)",
     test=TestCase,
@@ -48,12 +39,12 @@ _TESTS_BY_DIGEST = model_sql(
     digests=sql.Placeholder("digests"),
 )
 # COPY's binary format: a 19-byte header, then per row a field count, and per field its length
-# and bytes (a bigint is 8, a uuid 16), then a -1 trailer.
+# and bytes (a uuid is 16, a bigint 8), then a -1 trailer.
 _COPY_HEADER_BYTES = 19
-_FILE_DIGEST_ID = struct.Struct(">hiqi16siq")
-# A file is read whole when it has at most this many tests, or at most WHOLE_FILE_SHARE times
-# as many as the upload has had of it so far: reading it then costs within a few times what
-# looking up the upload's own cases of it would.
+_DIGEST_ID = struct.Struct(">hi16siq")
+# Files are read whole when together they have at most this many tests each, or
+# WHOLE_FILE_SHARE times as many as the upload has had of each so far: reading them then costs
+# within a few times what looking up the upload's own cases of them would.
 WHOLE_FILE_TESTS = 250_000
 WHOLE_FILE_SHARE = 8
 _REASONS = model_sql(
@@ -85,40 +76,42 @@ class KnownIds:
         self._sequences: dict[type[models.Model], str] = {}
 
     def tests_load(self, wanted: dict[str, set[bytes]], *, more_to_come: bool) -> None:
-        """Look up the tests of ``wanted`` (digests by file). While more rows are to come, each
-        file is read whole (see WHOLE_FILE_TESTS), so its later cases need no query; the
-        digests of a file too large for that, and of the last rows, are looked up one by one."""
-        rest = [digest for file, digests in wanted.items() for digest in digests]
+        """Look up the tests of ``wanted`` (digests by file). While more rows are to come, the
+        files are read whole (within WHOLE_FILE_TESTS), so their later cases need no query; the
+        digests of files too large for that, and of the last rows, are looked up one by one."""
         if more_to_come:
-            files = list(wanted)
-            for file in files:
-                self.seen_per_file[file] = self.seen_per_file.get(file, 0) + len(wanted[file])
-            caps = [
-                max(WHOLE_FILE_TESTS, WHOLE_FILE_SHARE * self.seen_per_file[file]) for file in files
-            ]
-            found = self._tests_add(_TESTS_OF_FILES, {"files": files, "caps": caps})
-            whole = {
-                file
-                for n, (file, cap) in enumerate(zip(files, caps, strict=True), 1)
-                if found.get(n, 0) <= cap
-            }
-            self.files |= whole
-            rest = [digest for digest in rest if digest not in self.tests]
+            for file, digests in wanted.items():
+                self.seen_per_file[file] = self.seen_per_file.get(file, 0) + len(digests)
+            limit = sum(
+                max(WHOLE_FILE_TESTS, WHOLE_FILE_SHARE * self.seen_per_file[file])
+                for file in wanted
+            )
+            read = self._tests_add(_TESTS_OF_FILES, {"files": list(wanted), "limit": limit + 1})
+            if read <= limit:
+                self.files.update(wanted)
+        rest = [
+            digest.hex()
+            for file, digests in wanted.items()
+            if file not in self.files
+            for digest in digests
+            if digest not in self.tests
+        ]
         if rest:
-            self._tests_add(_TESTS_BY_DIGEST, {"digests": [digest.hex() for digest in rest]})
+            self._tests_add(_TESTS_BY_DIGEST, {"digests": rest})
 
-    def _tests_add(self, statement: sql.Composed, params: dict) -> dict[int, int]:
-        """Run a COPY of (file number, digest, id) into ``tests``; returns rows per number."""
+    def _tests_add(self, statement: sql.Composed, params: dict) -> int:
+        """Run a COPY of (digest, id) pairs into ``tests``; returns how many it read."""
         out = io.BytesIO()
         query = self.cursor.mogrify(statement, {"project": self.project_id, **params})
         self.cursor.copy_expert(query, out)
-        rows = out.getbuffer()[_COPY_HEADER_BYTES:-2]
-        tests, found = self.tests, {}
-        for _, _, n, _, digest, _, test_id in _FILE_DIGEST_ID.iter_unpack(rows):
-            tests.setdefault(digest, test_id)  # an entry already there may be negated
-            found[n] = found.get(n, 0) + 1
-        rows.release()
-        return found
+        records = out.getbuffer()[_COPY_HEADER_BYTES:-2]
+        found = {digest: test_id for _, _, digest, _, test_id in _DIGEST_ID.iter_unpack(records)}
+        records.release()
+        read = len(found)
+        # What the writer already has wins: it negated the ids of tests it wrote.
+        found.update(self.tests)
+        self.tests = found
+        return read
 
     def reasons_load(self, wanted: set[tuple[str, str]]) -> None:
         kinds, fps = zip(*wanted, strict=True) if wanted else ((), ())

@@ -129,15 +129,52 @@ class UploadWriter:
             first = self._resolve_held()
 
     def _chunks(self, first: list[ResultRow], rows: Iterator[ResultRow]) -> Iterator[bytes]:
-        """COPY data for ``first`` then ``rows``, until the rows end or too many are held."""
+        """COPY data for ``first`` then ``rows``, until the rows end or too many are held.
+
+        The loop runs once per case of the upload, so everything it touches is a local name.
+        A case is held back when its digest already is (a rerun must stay behind its first
+        run), when its reason was not looked up yet, or when its test is neither known nor
+        provably new (its file not read) or no reserved id is left."""
+        tests, files, reasons = self.known.tests, self.known.files, self.known.reasons
+        held, held_keys, free_ids = self.held, self.held_keys, self.free_test_ids
+        seen_reasons, repeated, by_outcome = self.seen_reason_ids, self.repeated, self.by_outcome
+        new_test, start = self.new_tests.add, self.line_start
         lines: list[str] = []
         for row in chain(first, rows) if first else rows:
-            line = self._line(row)
-            if line is None:
-                if len(self.held) >= HOLD_LIMIT:
+            key, file, _, _, outcome, duration, message, reason_kind, _, reason_fp = row
+            digest = md5(key.encode()).digest()
+            waits = (held_keys and digest in held_keys) or (
+                reason_fp is not None and (reason_kind, reason_fp) not in reasons
+            )
+            if waits:
+                test_id = None
+            else:
+                test_id = tests.get(digest)
+                if test_id is None:
+                    if file in files and (test_id := next(free_ids, None)) is not None:
+                        new_test(test_id, digest, row)
+                        tests[digest] = -test_id
+                elif test_id > 0:
+                    tests[digest] = -test_id
+                else:
+                    test_id = -test_id
+                    repeated.add(test_id)
+            if test_id is None:
+                held.append(row)
+                held_keys.add(digest)
+                if len(held) >= HOLD_LIMIT:
                     break
                 continue
-            lines.append(line)
+            if reason_fp is None:
+                reason_id = NULL
+            else:
+                reason_id = reasons[reason_kind, reason_fp]
+                seen_reasons.add(reason_id)
+            by_outcome[outcome] += 1
+            lines.append(
+                f"{start}{test_id}\t{outcome}\t{NULL if duration is None else duration}\t"
+                f"{copy_text(message) if message else ''}\t{reason_id}\n"
+            )
             if len(lines) >= _LINES_PER_CHUNK:
                 yield "".join(lines).encode()
                 lines.clear()
@@ -145,42 +182,6 @@ class UploadWriter:
             self.rows_done = True
         if lines:
             yield "".join(lines).encode()
-
-    def _line(self, row: ResultRow) -> str | None:
-        """The COPY line of ``row``, or None when it is held back."""
-        digest = md5(row.key.encode()).digest()
-        if self.held_keys and digest in self.held_keys:
-            return self._hold(digest, row)
-        reason_id = NULL
-        if row.reason_fp is not None:
-            found = self.known.reasons.get((row.reason_kind, row.reason_fp))
-            if found is None:
-                return self._hold(digest, row)
-            self.seen_reason_ids.add(found)
-            reason_id = found
-        tests = self.known.tests
-        test_id = tests.get(digest)
-        if test_id is None:
-            if row.file not in self.known.files:
-                return self._hold(digest, row)
-            test_id = next(self.free_test_ids, None)
-            if test_id is None:
-                return self._hold(digest, row)
-            self.new_tests.add(test_id, digest, row)
-            tests[digest] = -test_id
-        elif test_id > 0:
-            tests[digest] = -test_id
-        else:
-            test_id = -test_id
-            self.repeated.add(test_id)
-        self.by_outcome[row.outcome] += 1
-        duration = NULL if row.duration is None else row.duration
-        message = copy_text(row.message) if row.message else ""
-        return f"{self.line_start}{test_id}\t{row.outcome}\t{duration}\t{message}\t{reason_id}\n"
-
-    def _hold(self, digest: bytes, row: ResultRow) -> None:
-        self.held.append(row)
-        self.held_keys.add(digest)
 
     def _resolve_held(self) -> list[ResultRow]:
         """Look up or reserve every id the held rows need; they are written next."""
