@@ -150,6 +150,7 @@ class Tracker(ABC):
     does not run a host without one, filing falls back to the new-issue URL)."""
 
     kind: str  # "github", "gitlab"
+    name: str  # as readers know it: "GitHub"
     # Quota headers: GitHub's X-RateLimit-*, GitLab's RateLimit-*.
     remaining_headers = ("x-ratelimit-remaining", "ratelimit-remaining")
     reset_headers = ("x-ratelimit-reset", "ratelimit-reset")
@@ -275,6 +276,19 @@ class Tracker(ABC):
             f"{self.host} rate limit ({answer.status}): resume at {resume:%Y-%m-%d %H:%M:%S}Z",
             resume_at=resume,
         )
+
+    def created(
+        self, answer: Answer, repo: RepoAddress, *, number: str, url: str, facts
+    ) -> Created:
+        """The new issue from a creation's answer (its ``number`` and ``url`` fields, its
+        ``facts(data)``), or ``CreateRefused`` with the tracker's message."""
+        if answer.status != 201:
+            message = (answer.json() or {}).get("message", "") if answer.body else ""
+            refused = f"{self.name} refused the issue ({answer.status}): {message}"
+            raise CreateRefused(refused.strip())
+        data = answer.json()
+        address = IssueAddress(self.kind, repo.host, repo.repo, int(data[number]))
+        return Created(address=address, url=data[url], facts=facts(data))
 
     def check_reserve(self) -> None:
         """After an answer was used: stop once the quota left is at the reserve."""

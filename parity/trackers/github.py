@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 
 from parity.trackers.base import (
     Created,
-    CreateRefused,
     Fetched,
     IssueAddress,
     IssueFacts,
@@ -32,6 +31,7 @@ def github_facts(data: dict) -> IssueFacts:
 
 class GitHub(Tracker):
     kind = "github"
+    name = "GitHub"
 
     def auth_headers(self) -> dict[str, str]:
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
@@ -56,12 +56,7 @@ class GitHub(Tracker):
     def create(self, repo: RepoAddress, *, title: str, body: str, labels: Sequence[str]) -> Created:
         payload = {"title": title, "body": body, "labels": list(labels)}
         answer = self.request("POST", f"/repos/{repo.repo}/issues", payload=payload)
-        if answer.status != 201:
-            message = (answer.json() or {}).get("message", "") if answer.body else ""
-            raise CreateRefused(f"GitHub refused the issue ({answer.status}): {message}".strip())
-        data = answer.json()
-        address = IssueAddress("github", repo.host, repo.repo, int(data["number"]))
-        return Created(address=address, url=data["html_url"], facts=github_facts(data))
+        return self.created(answer, repo, number="number", url="html_url", facts=github_facts)
 
     def new_issue_url(
         self, repo: RepoAddress, *, title: str, body: str, labels: Sequence[str]

@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from parity.trackers.base import (
     Answer,
     Created,
-    CreateRefused,
     Fetched,
     IssueAddress,
     IssueFacts,
@@ -49,6 +48,7 @@ def _project(repo: str) -> str:
 
 class GitLab(Tracker):
     kind = "gitlab"
+    name = "GitLab"
 
     def auth_headers(self) -> dict[str, str]:
         return {"PRIVATE-TOKEN": self.token} if self.token else {}
@@ -109,12 +109,7 @@ class GitLab(Tracker):
     def create(self, repo: RepoAddress, *, title: str, body: str, labels: Sequence[str]) -> Created:
         payload = {"title": title, "description": body, "labels": ",".join(labels)}
         answer = self.request("POST", f"/projects/{_project(repo.repo)}/issues", payload=payload)
-        if answer.status != 201:
-            message = (answer.json() or {}).get("message", "") if answer.body else ""
-            raise CreateRefused(f"GitLab refused the issue ({answer.status}): {message}".strip())
-        data = answer.json()
-        address = IssueAddress("gitlab", repo.host, repo.repo, int(data["iid"]))
-        return Created(address=address, url=data["web_url"], facts=gitlab_facts(data))
+        return self.created(answer, repo, number="iid", url="web_url", facts=gitlab_facts)
 
     def new_issue_url(
         self, repo: RepoAddress, *, title: str, body: str, labels: Sequence[str]

@@ -47,8 +47,9 @@ def _database_url() -> str:
     return f"postgres://{user}{password}@{host}{port}/{db['NAME']}"
 
 
-@pytest.fixture(scope="package")
-def stack(django_db_setup, tmp_path_factory) -> Iterator[LiveStack]:
+def stack_started(tmp_path_factory, extra_env: dict[str, str]) -> Iterator[LiveStack]:
+    """A stack on a queue of its own, its processes given ``extra_env``; closed afterwards. A
+    module needing other settings overrides ``stack`` with it (``live`` then serves that)."""
     problem = _redis_error()
     if problem and os.environ.get("CI"):
         pytest.fail(f"{problem}: end-to-end tests cannot run", pytrace=False)
@@ -59,13 +60,18 @@ def stack(django_db_setup, tmp_path_factory) -> Iterator[LiveStack]:
         database_url=_database_url(),
         redis_url=REDIS_URL,
         queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
-        extra_env={"PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS)},
+        extra_env=extra_env,
     )
     try:
         live.start()
         yield live
     finally:
         live.close()
+
+
+@pytest.fixture(scope="package")
+def stack(django_db_setup, tmp_path_factory) -> Iterator[LiveStack]:
+    yield from stack_started(tmp_path_factory, {"PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS)})
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ fake GitHub (``tests/fake_tracker.py``) holding some closed issues:
   state it had read;
 - a maintainer, logged in over HTTP, files an issue from a gap and sees it linked.
 
-The stack is this module's own: its processes get the tracker's settings in their environment.
+The stack is this module's own (it overrides ``stack``): its processes get the tracker's
+settings in their environment.
 """
 
 import http.cookiejar
@@ -26,7 +27,7 @@ from django.contrib.auth import get_user_model
 from parity.models import Membership, Role, TrackingIssue
 from parity.projects import upload_token_create
 from tests.e2e.client import ApiClient
-from tests.e2e.conftest import REDIS_URL, _database_url, _redis_error
+from tests.e2e.conftest import REDIS_URL, stack_started
 from tests.e2e.expect import upload_settled
 from tests.e2e.stack import LiveStack, wait_for
 from tests.fake_tracker import FakeTracker, Scripted, github_issue
@@ -59,16 +60,12 @@ def github():
 
 
 @pytest.fixture(scope="module")
-def tracker_stack(django_db_setup, tmp_path_factory, github):
-    problem = _redis_error()
-    if problem:
-        pytest.skip(f"{problem}; set PARITY_TEST_REDIS_URL or start redis-server")
-    live = LiveStack(
-        directory=tmp_path_factory.mktemp("tracker-stack"),
-        database_url=_database_url(),
-        redis_url=REDIS_URL,
-        queue=f"parity-e2e-trackers-{uuid.uuid4().hex[:8]}",
-        extra_env={
+def stack(django_db_setup, tmp_path_factory, github):
+    """This module's stack (the e2e ``live`` fixture serves it): its processes read and file
+    issues on the fake GitHub."""
+    yield from stack_started(
+        tmp_path_factory,
+        {
             "PARITY_TRACKER_API_URLS": f"github.com={github.github_api}",
             "PARITY_TRACKER_TOKENS": f"github.com={github.token}",
             "PARITY_TRACKER_WRITE_TOKENS": f"github.com={github.write_token}",
@@ -79,19 +76,6 @@ def tracker_stack(django_db_setup, tmp_path_factory, github):
             "CACHE_URL": REDIS_URL,
         },
     )
-    try:
-        live.start()
-        yield live
-    finally:
-        live.close()
-
-
-@pytest.fixture
-def live(tracker_stack, project):
-    """Named ``live`` so a failing test's report carries the stack's logs (e2e conftest)."""
-    tracker_stack.mark_logs()
-    yield tracker_stack
-    tracker_stack.settle()
 
 
 def upload(api: ApiClient, live: LiveStack, backend: str, results: dict) -> None:
