@@ -8,7 +8,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from parity.globs import file_matches
-from parity.models import Backend, FileCell, IssueState, Project, Triage
+from parity.models import Backend, IssueState, Project, Triage
 from parity.selectors.fragments import triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
@@ -110,22 +110,16 @@ def _backend_files(*, project: Project, name: str | None) -> BackendFiles | None
         return None
     # The manifest is the one definition of what a backend runs: this page shows what CI gets.
     manifest = manifest_build(project=project, backend=backend)
-    reference_files = set(
-        FileCell.objects.filter(backend_id=project.reference_backend_id)
-        .exclude(file="")
-        .values_list("file", flat=True)
-    )
-    removed = sorted(reference_files - set(manifest.files))
     return BackendFiles(
         backend=manifest.backend,
         reference=manifest.reference,
         files=manifest.files,
         durations=manifest.durations,
-        reference_files=len(reference_files),
+        reference_files=len(manifest.files) + len(manifest.left_out),
         removed=[
             FileExemption(
                 exemption=exemption,
-                files=[f for f in removed if file_matches(exemption.regex, f)],
+                files=[f for f in manifest.left_out if file_matches(exemption.regex, f)],
             )
             for exemption in manifest.exemptions
             if exemption.file_level and exemption.kind in SKIPPING_KINDS

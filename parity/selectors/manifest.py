@@ -49,9 +49,11 @@ class Manifest:
     exemptions: list[Exemption]
     files: list[str]
     durations: dict[str, float]
+    left_out: list[str]  # internal: the reference's files that file-level exemptions removed
 
     def as_dict(self) -> dict:
         body = asdict(self)
+        del body["left_out"]
         for exemption in body["exemptions"]:
             del exemption["regex"]
         return body
@@ -91,14 +93,13 @@ def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]
 def manifest_build(*, project: Project, backend: Backend) -> Manifest:
     exemptions = backend_exemptions(project=project, backend=backend)
     removing = [e.regex for e in exemptions if e.file_level and e.kind in SKIPPING_KINDS]
-    reference_files = (
+    reference_files = set(
         FileCell.objects.filter(backend_id=project.reference_backend_id)
         .exclude(file="")
         .values_list("file", flat=True)
     )
-    files = sorted(
-        f for f in reference_files if not any(file_matches(regex, f) for regex in removing)
-    )
+    left_out = {f for f in reference_files if any(file_matches(regex, f) for regex in removing)}
+    files = sorted(reference_files - left_out)
     durations = dict(
         FileCell.objects.filter(backend=backend, file__in=files, duration__isnull=False)
         .order_by("file")
@@ -111,6 +112,7 @@ def manifest_build(*, project: Project, backend: Backend) -> Manifest:
         exemptions=exemptions,
         files=files,
         durations={f: round(seconds, 3) for f, seconds in durations.items()},
+        left_out=sorted(left_out),
     )
 
 
