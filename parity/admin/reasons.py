@@ -1,6 +1,7 @@
 """Canonical skip/failure reasons and the tracking issues they link to."""
 
 from django.contrib import admin
+from django.db import models
 
 from parity.models import Reason, TrackingIssue
 
@@ -21,6 +22,7 @@ class TrackingIssueAdmin(admin.ModelAdmin):
     list_display = ["key", "state", "title", "project", "synced_at", "sync_error"]
     list_filter = ["project", "state", "kind"]
     search_fields = ["key", "url", "title"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     readonly_fields = [
         "state",
         "title",
