@@ -5,7 +5,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from parity.models import Project
+from parity.management.arguments import project_argument, text_argument
 
 
 class Command(BaseCommand):
@@ -16,14 +16,12 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"Unknown project '{options['project']}'.")
+        project = project_argument(options["project"])
         path: Path = options["file"]
+        text = text_argument(path)
         try:
-            text = path.read_text()
             data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
+        except (ValueError, yaml.YAMLError) as exc:
             raise CommandError(f"Cannot read {path}: {exc}") from exc
         if not isinstance(data, dict):
             raise CommandError(f"{path} must hold a mapping of rule names to values.")

@@ -5,7 +5,7 @@ from django.utils.dateparse import parse_date
 
 from ingest.pipeline import BadUpload
 from ingest.reingest import project_reingest
-from parity.models import Project
+from parity.management.arguments import project_argument
 
 
 class Command(BaseCommand):
@@ -16,9 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--since", help="Only runs started on or after this date (YYYY-MM-DD).")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"Unknown project '{options['project']}'.")
+        project = project_argument(options["project"])
         since = _since(options["since"]) if options["since"] else None
         try:
             summary = project_reingest(project=project, since=since)

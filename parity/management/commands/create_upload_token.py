@@ -1,6 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from parity.models import Project
+from parity.management.arguments import project_argument
 from parity.projects import upload_token_create
 
 
@@ -12,7 +12,5 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"Unknown project '{options['project']}'.")
+        project = project_argument(options["project"])
         self.stdout.write(upload_token_create(project=project, label=options["label"]))

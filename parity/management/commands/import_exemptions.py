@@ -9,6 +9,7 @@ from parity.exemption_files import (
     document_load,
     exemptions_parse,
 )
+from parity.management.arguments import project_argument, text_argument
 from parity.models import Project
 from parity.triage import TriageRejected, exemptions_import
 
@@ -37,14 +38,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"Unknown project '{options['project']}'.")
+        project = project_argument(options["project"])
         path: Path = options["file"]
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise CommandError(f"Cannot read {path}: {exc}") from exc
+        text = text_argument(path)
         try:
             entries = self._entries(project, text, options)
             imported = exemptions_import(project=project, entries=entries)
