@@ -3,7 +3,6 @@ for the scenario of ``dashboard_scenario``, their empty states, and who may tria
 
 import datetime
 import re
-from html import unescape
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -12,7 +11,7 @@ from parity.dashboard.staticfiles import PLOTLY_DIR
 from parity.models import Gap, Reason, TestCase, Triage
 from parity.triage import TriageRequest, triages_create
 from tests.conftest import FIXTURES_DIR
-from tests.parity.dashboard.conftest import ISSUES
+from tests.parity.dashboard.conftest import ISSUES, text
 from tests.parity.dashboard_scenario import (
     BACKENDS,
     CUDA,
@@ -27,20 +26,9 @@ from tests.parity.dashboard_scenario import (
     C,
     label,
     tid,
-    upload_history,
 )
 
 P = "/p/pytorch-xla"
-
-
-@pytest.fixture
-def runs(upload_run) -> dict[str, int]:
-    return upload_history(upload_run)
-
-
-def text(response) -> str:
-    assert response.status_code == 200, response.status_code
-    return unescape(re.sub(r"\s+", " ", response.content.decode()))
 
 
 def rows(html: str, table_id: str) -> list[str]:
