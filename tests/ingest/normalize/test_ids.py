@@ -1,6 +1,7 @@
 """ingest.normalize.ids: one key per logical test across dialects and backends, never a merge."""
 
 import csv
+import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -10,7 +11,14 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.normalize import DEFAULT_RULES, Rewrite, Rules, TestIdentity, test_identity
+from ingest.normalize import (
+    DEFAULT_RULES,
+    Rewrite,
+    Rules,
+    TestIdentifier,
+    TestIdentity,
+    test_identity,
+)
 from ingest.normalize.ids import clean_path, display_id, make_key, split_key
 from tests.conftest import FIXTURES_DIR
 from tests.shared_data import CORPUS_DIR, PYTORCH_XLA_DIR, needs_corpus, needs_pytorch_xla
@@ -337,3 +345,25 @@ def test_rewrite_dropping_a_separator_empties_the_class() -> None:
         "",
         "test_bar",
     )
+
+
+# --- the per-upload identifier is test_identity, remembered ----------------------------------
+
+CLASSNAMES = st.sampled_from(
+    ["test.test_ops.TestOps", "TestViewOpsXLA", "test.test_nn.TestNNCPU", "m:", "", "__main__.T"]
+)
+NAMES = st.sampled_from(
+    ["test_add", "test_view_xla_float32", "test_nn_cpu", "a::b:", "test_x_cuda_int64[p::q]", ""]
+)
+REWRITING = dataclasses.replace(DEFAULT_RULES, rewrites=(Rewrite("Ops", "O"),))
+IDENTIFIER_RULES = st.sampled_from([DEFAULT_RULES, NO_DEVICES, REWRITING])
+
+
+@given(IDENTIFIER_RULES, st.lists(st.tuples(CLASSNAMES, NAMES, st.sampled_from([None, "t/x.py"]))))
+def test_the_identifier_gives_what_test_identity_gives(rules, cases) -> None:
+    identify = TestIdentifier(rules)
+    for classname, name, file in cases:  # repeats reuse what the identifier remembered
+        expected = test_identity(
+            classname=classname, name=name, file=file, folder_hint=None, rules=rules
+        )
+        assert identify(classname=classname, name=name, file=file, folder_hint=None) == expected
