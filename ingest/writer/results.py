@@ -204,8 +204,9 @@ class UploadWriter:
         return held
 
     def _reserve_tests(self, needed: int) -> None:
-        """Ids for ``needed`` new tests, and while the rows go on and tests keep being new, as
-        many again as reserved so far: a first ingest of a large suite takes a few rounds."""
+        """Ids for ``needed`` new tests and, while the rows go on, as many again as reserved so
+        far (at least HOLD_LIMIT): a first ingest of a large suite takes a few rounds, and ids
+        left unused are only gaps in the sequence."""
         if not needed:
             return
         extra = 0 if self.rows_done else max(self.tests_reserved, HOLD_LIMIT)
