@@ -68,8 +68,10 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     backends; with ``unexpired``, only triages not past their expiry day. Columns: ``row_id``,
     triage_id, kind, names_test, names_pattern, has_backends, created_at.
 
-    Patterns are matched one triage at a time over all rows: Postgres keeps only a few compiled
-    regular expressions, and a row-at-a-time loop over many patterns would recompile them."""
+    Most patterns name one test, one file, or one class's test in any file: those are found by
+    equality on part of the key (``parity.globs.pattern_shape``; the same keys their regex
+    matches). Globs are matched one triage at a time over all rows: Postgres keeps only a few
+    compiled regular expressions, and a row-at-a-time loop over many would recompile them."""
     return model_sql(
         """
         SELECT x.row_id AS {row_id}, t.id AS triage_id, t.kind, t.test_id IS NOT NULL AS names_test,
@@ -83,13 +85,26 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
             SELECT r.{row_id}, r.backend_id, t.id
             FROM {rows} r JOIN {triage} t ON t.reason_id = r.reason_id
             UNION ALL
+            SELECT r.{row_id}, r.backend_id, t.id
+            FROM {rows} r JOIN {triage} t
+              ON t.project_id = %(project)s AND t.match_shape = 'key' AND t.match = r.test_key
+            UNION ALL
+            SELECT r.row_id, r.backend_id, t.id
+            FROM ({parts}) r JOIN {triage} t
+              ON t.project_id = %(project)s AND t.match_shape = 'file' AND t.match = r.key_file
+            UNION ALL
+            SELECT r.row_id, r.backend_id, t.id
+            FROM ({parts}) r JOIN {triage} t
+              ON t.project_id = %(project)s AND t.match_shape = 'anyfile'
+             AND t.match = r.key_any_file
+            UNION ALL
             SELECT hit.row_id, hit.backend_id, t.id
             FROM {triage} t CROSS JOIN LATERAL (
                 SELECT r.{row_id} AS row_id, r.backend_id FROM {rows} r
                 WHERE strpos(r.test_key, t.match_literal) > 0 AND r.test_key ~ t.match_regex
                 OFFSET 0  -- a fence: keeps the triage the outer loop, one regex at a time
             ) hit
-            WHERE t.project_id = %(project)s AND t.match_regex <> ''
+            WHERE t.project_id = %(project)s AND t.match_shape = 'glob'
         ) x
         JOIN {triage} t ON t.id = x.triage_id
         WHERE t.project_id = %(project)s AND {unexpired}
@@ -102,7 +117,26 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
         unexpired=TRIAGE_UNEXPIRED if unexpired else sql.SQL("true"),
         rows=sql.Identifier(rows),
         row_id=sql.Identifier(row_id),
+        parts=_key_parts(rows, row_id),
     )
+
+
+def _key_parts(rows: str, row_id: str) -> sql.Composed:
+    """Each row with what a ``file`` and an ``anyfile`` pattern must equal to match its key:
+    the key's file part (before its first "::", which the escaping keeps out of file parts),
+    and ``**::`` + the rest when no ":" comes before that "::" (what ``^[^:]*::rest$`` needs)."""
+    return sql.SQL(
+        """
+        SELECT r.{row_id} AS row_id, r.backend_id,
+               CASE WHEN strpos(r.test_key, '::') > 0
+                    THEN split_part(r.test_key, '::', 1) END AS key_file,
+               CASE WHEN strpos(r.test_key, '::') > 0
+                         AND strpos(r.test_key, ':') = strpos(r.test_key, '::')
+                    THEN '**::' || substr(r.test_key, strpos(r.test_key, '::') + 2) END
+                   AS key_any_file
+        FROM {rows} r
+        """
+    ).format(rows=sql.Identifier(rows), row_id=sql.Identifier(row_id))
 
 
 def triage_picks(rows: str, row_id: str) -> sql.Composed:

@@ -63,6 +63,19 @@ def pattern_check(pattern: str) -> str:
     return pattern
 
 
+def pattern_shape(pattern: str) -> str:
+    """How the database can find the keys ``pattern`` matches without its regex, when it can:
+    ``key`` (no wildcard: one test ID), ``file`` (no wildcard, no ``::``: the keys of one file),
+    ``anyfile`` (``**::`` then no wildcard: one class's test in whatever file), else ``glob``."""
+    pattern = pattern_check(pattern)
+    file_part, sep, test_part = pattern.partition(SEP)
+    if not _WILDCARD.search(pattern):
+        return "key" if sep else ("file" if not pattern.endswith(":") else "glob")
+    if file_part == "**" and sep and not _WILDCARD.search(test_part):
+        return "anyfile"
+    return "glob"
+
+
 def pattern_literal(pattern: str) -> str:
     """The longest run of ``pattern`` with no wildcard: every key it matches contains it, so a
     cheap substring test can skip most keys before the regular expression runs."""

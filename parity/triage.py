@@ -20,7 +20,13 @@ from django.utils import timezone
 from ingest.normalize import extract_issue_refs
 from parity.engine.triage import triages_refresh
 from parity.exemption_files import ExemptionEntry
-from parity.globs import PatternError, pattern_check, pattern_literal, pattern_regex
+from parity.globs import (
+    PatternError,
+    pattern_check,
+    pattern_literal,
+    pattern_regex,
+    pattern_shape,
+)
 from parity.models import (
     Backend,
     Gap,
@@ -316,6 +322,7 @@ def _triage_write(
     triage.match = target.match
     triage.match_regex = pattern_regex(target.match) if target.match else ""
     triage.match_literal = pattern_literal(target.match) if target.match else ""
+    triage.match_shape = pattern_shape(target.match) if target.match else ""
     triage.save()
     triage.backends.set(backends)
     if refresh:

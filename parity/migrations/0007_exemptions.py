@@ -86,6 +86,11 @@ class Migration(migrations.Migration):
             name="match_literal",
             field=models.TextField(blank=True, editable=False),
         ),
+        migrations.AddField(
+            model_name="triage",
+            name="match_shape",
+            field=models.CharField(blank=True, editable=False, max_length=8),
+        ),
         migrations.AlterField(
             model_name="triage",
             name="kind",

@@ -104,6 +104,9 @@ class Triage(models.Model):
     # and a substring every key it matches holds (a cheap test before the expression's).
     match_regex = models.TextField(blank=True, editable=False)
     match_literal = models.TextField(blank=True, editable=False)
+    # key, file, anyfile or glob (``parity.globs.pattern_shape``): all but globs are found by
+    # equality on part of the key, without the regex.
+    match_shape = models.CharField(max_length=8, blank=True, editable=False)
     kind = models.CharField(max_length=10, choices=TriageKind.choices)
     issue = models.ForeignKey(
         "TrackingIssue", null=True, blank=True, on_delete=models.PROTECT, related_name="+"

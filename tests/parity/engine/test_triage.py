@@ -3,12 +3,16 @@ open gap gets (and so tracked/intended), and which triages no open gap matches."
 
 import datetime
 
+from django.db import connection
 from django.utils import timezone
 
+from parity.definitions import triage_candidates
 from parity.engine.triage import triages_apply, triages_mark_stale
-from parity.globs import pattern_regex
-from parity.models import Gap, TrackingIssue, Triage
+from parity.globs import key_matches, pattern_literal, pattern_regex, pattern_shape
+from parity.models import Gap, TestCase, TrackingIssue, Triage
+from parity.models.sql import model_sql
 from tests.parity.engine.rows import backend_of, gap_open, reason_of, run_make
+from tests.parity.test_globs import CASES, KEYS
 
 A = "test/a.py::TestA::"
 
@@ -91,7 +95,12 @@ def test_a_triage_no_open_gap_matches_is_stale_until_one_does(project):
 
 
 def pattern(project, match: str, **fields) -> Triage:
-    return triage(project, match=match, match_regex=pattern_regex(match), **fields)
+    derived = {
+        "match_regex": pattern_regex(match),
+        "match_literal": pattern_literal(match),
+        "match_shape": pattern_shape(match),
+    }
+    return triage(project, match=match, **derived, **fields)
 
 
 def test_a_pattern_tracks_the_tests_it_names_and_nothing_of_another_file(project):
@@ -231,3 +240,46 @@ def test_tracked_closed_follows_the_issue_state_both_ways(project):
 
     TrackingIssue.objects.filter(pk=tracked_by.pk).update(state="open")  # reopened
     assert closed_flags(project) == {"t1": (True, False)}
+
+
+def test_the_database_finds_exactly_the_keys_each_pattern_matches(project):
+    """Patterns found by equality (one test, one file, one class's test in any file) and globs
+    found by their regex name the same gaps as the pattern's regex does in Python."""
+    run = run_make(project, "tpu")
+    tpu = backend_of(project, "tpu")
+    gaps = {}
+    for key in [*KEYS, "::TestViewOps::test_view_float32", "TestViewOps::test_view_float32"]:
+        test = TestCase.objects.create(project=project, key=key, file=key.split("::")[0], name=key)
+        gaps[key] = Gap.objects.create(
+            project=project, backend=tpu, test=test, state="skipped", opened_run=run,
+            opened_at=run.started_at,
+        )  # fmt: skip
+    patterns = [*CASES, "test/test_ops.py::TestOps::test_add_float32", "**::TestOps::test_*"]
+    triages = {p: pattern(project, p, kind="intended", note="x") for p in patterns}
+
+    with connection.cursor() as cursor:
+        cursor.execute(CANDIDATES, {"project": project.pk})
+        found = set(cursor.fetchall())
+
+    expected = {
+        (gap.pk, triages[p].pk)
+        for p in patterns
+        for key, gap in gaps.items()
+        if key_matches(pattern_regex(p), key)
+    }
+    assert found == expected
+    assert {t.match_shape for t in triages.values()} == {"key", "file", "anyfile", "glob"}
+
+
+CANDIDATES = model_sql(
+    """
+    WITH o AS (
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
+    )
+    SELECT c.id, c.triage_id FROM ({candidates}) c
+    """,
+    gap=Gap,
+    testcase=TestCase,
+    candidates=triage_candidates("o", "id"),
+)
