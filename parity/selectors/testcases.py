@@ -46,7 +46,9 @@ class RunOutcome:
 
 # Per backend, its runs newest first, each probed for the test through the results' (run, test)
 # index until HISTORY_RUNS of them had it: a test in most runs costs about HISTORY_RUNS probes a
-# backend however long the history is. Runs whose results retention deleted are not probed.
+# backend however long the history is. The runs are sorted in a subquery first: otherwise the
+# planner probes every run of the backend and sorts after (170 ms, not 7, for a year of runs).
+# Runs whose results retention deleted are not probed.
 _HISTORY_SQL = model_sql(
     """
     SELECT b.id, h.run_id, h.commit, h.branch, h.started_at, h.complete, h.outcome, reason.text
@@ -54,14 +56,17 @@ _HISTORY_SQL = model_sql(
     CROSS JOIN LATERAL (
         SELECT run.id AS run_id, run.commit, run.branch, run.started_at, run.complete,
                o.outcome, o.reason_id
-        FROM {run} run
+        FROM (
+            SELECT id, commit, branch, started_at, complete FROM {run}
+            WHERE backend_id = b.id AND results_expired_at IS NULL
+            ORDER BY started_at DESC, id DESC
+        ) run
         CROSS JOIN LATERAL (
             SELECT r.outcome, r.reason_id FROM {result} r
             WHERE r.run_id = run.id AND r.test_id = %(test)s
             ORDER BY {rank} DESC, r.id DESC
             LIMIT 1
         ) o
-        WHERE run.backend_id = b.id AND run.results_expired_at IS NULL
         ORDER BY run.started_at DESC, run.id DESC
         LIMIT %(limit)s
     ) h
