@@ -74,6 +74,7 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     compiled regular expressions, and a row-at-a-time loop over many would recompile them."""
     return model_sql(
         """
+        WITH parts AS MATERIALIZED ({parts})
         SELECT x.row_id AS {row_id}, t.id AS triage_id, t.kind, t.test_id IS NOT NULL AS names_test,
                t.match_regex <> '' AS names_pattern,
                EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id) AS has_backends,
@@ -90,11 +91,11 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
               ON t.project_id = %(project)s AND t.match_shape = 'key' AND t.match = r.test_key
             UNION ALL
             SELECT r.row_id, r.backend_id, t.id
-            FROM ({parts}) r JOIN {triage} t
+            FROM parts r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'file' AND t.match = r.key_file
             UNION ALL
             SELECT r.row_id, r.backend_id, t.id
-            FROM ({parts}) r JOIN {triage} t
+            FROM parts r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'anyfile'
              AND t.match = r.key_any_file
             UNION ALL
