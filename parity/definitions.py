@@ -66,7 +66,8 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     (columns ``row_id``, backend_id, test_id, reason_id and test_key, the test's canonical ID;
     one project, bound as ``%(project)s``): by its test, its reason or its pattern, on its
     backends; with ``unexpired``, only triages not past their expiry day. Columns: ``row_id``,
-    triage_id, kind, names_test, names_pattern, has_backends, created_at.
+    reason_id (the row's), triage_id, kind, names_test, names_pattern, has_backends,
+    created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
     equality on part of the key (``parity.globs.pattern_shape``; the same keys their regex
@@ -75,33 +76,34 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     return model_sql(
         """
         WITH parts AS MATERIALIZED ({parts})
-        SELECT x.row_id AS {row_id}, t.id AS triage_id, t.kind, t.test_id IS NOT NULL AS names_test,
+        SELECT x.row_id AS {row_id}, x.reason_id, t.id AS triage_id, t.kind,
+               t.test_id IS NOT NULL AS names_test,
                t.match_regex <> '' AS names_pattern,
                EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id) AS has_backends,
                t.created_at
         FROM (
-            SELECT r.{row_id} AS row_id, r.backend_id, t.id AS triage_id
+            SELECT r.{row_id} AS row_id, r.backend_id, r.reason_id, t.id AS triage_id
             FROM {rows} r JOIN {triage} t ON t.test_id = r.test_id
             UNION ALL
-            SELECT r.{row_id}, r.backend_id, t.id
+            SELECT r.{row_id}, r.backend_id, r.reason_id, t.id
             FROM {rows} r JOIN {triage} t ON t.reason_id = r.reason_id
             UNION ALL
-            SELECT r.{row_id}, r.backend_id, t.id
+            SELECT r.{row_id}, r.backend_id, r.reason_id, t.id
             FROM {rows} r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'key' AND t.match = r.test_key
             UNION ALL
-            SELECT r.row_id, r.backend_id, t.id
+            SELECT r.row_id, r.backend_id, r.reason_id, t.id
             FROM parts r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'file' AND t.match = r.key_file
             UNION ALL
-            SELECT r.row_id, r.backend_id, t.id
+            SELECT r.row_id, r.backend_id, r.reason_id, t.id
             FROM parts r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'anyfile'
              AND t.match = r.key_any_file
             UNION ALL
-            SELECT hit.row_id, hit.backend_id, t.id
+            SELECT hit.row_id, hit.backend_id, hit.reason_id, t.id
             FROM {triage} t CROSS JOIN LATERAL (
-                SELECT r.{row_id} AS row_id, r.backend_id FROM {rows} r
+                SELECT r.{row_id} AS row_id, r.backend_id, r.reason_id FROM {rows} r
                 WHERE strpos(r.test_key, t.match_literal) > 0 AND r.test_key ~ t.match_regex
                 OFFSET 0  -- a fence: keeps the triage the outer loop, one regex at a time
             ) hit
@@ -128,7 +130,7 @@ def _key_parts(rows: str, row_id: str) -> sql.Composed:
     and ``**::`` + the rest when no ":" comes before that "::" (what ``^[^:]*::rest$`` needs)."""
     return sql.SQL(
         """
-        SELECT r.{row_id} AS row_id, r.backend_id,
+        SELECT r.{row_id} AS row_id, r.backend_id, r.reason_id,
                CASE WHEN strpos(r.test_key, '::') > 0
                     THEN split_part(r.test_key, '::', 1) END AS key_file,
                CASE WHEN strpos(r.test_key, '::') > 0
@@ -140,19 +142,30 @@ def _key_parts(rows: str, row_id: str) -> sql.Composed:
     ).format(rows=sql.Identifier(rows), row_id=sql.Identifier(row_id))
 
 
-def triage_picks(rows: str, row_id: str) -> sql.Composed:
+def triage_picks(rows: str, row_id: str, *, every_row: bool = False) -> sql.Composed:
     """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
     ``triage_candidates``): intended wins over tracked and quarantine, then the most specific
-    (a test, then a pattern, then a reason; named backends over all), then the newest.
-    Columns: ``row_id``, triage_id, kind."""
+    (a test, then a pattern, then a reason; named backends over all), then the newest. With
+    ``every_row``, rows no triage applies to are there too, with a NULL triage (one row per
+    row: no outer join needed, which Postgres, blind to a CTE's size, would run as a loop).
+    Columns: ``row_id``, reason_id (the row's), triage_id, kind."""
+    untriaged = sql.SQL(
+        "UNION ALL SELECT r.{row_id}, r.reason_id, NULL, NULL, false, false, false, NULL "
+        "FROM {rows} r"
+    ).format(row_id=sql.Identifier(row_id), rows=sql.Identifier(rows))
     return sql.SQL(
         """
-        SELECT DISTINCT ON (c.{row_id}) c.{row_id}, c.triage_id, c.kind
-        FROM ({candidates}) c
-        ORDER BY c.{row_id}, c.kind = 'intended' DESC, c.names_test DESC, c.names_pattern DESC,
-                 c.has_backends DESC, c.created_at DESC, c.triage_id DESC
+        SELECT DISTINCT ON (c.{row_id}) c.{row_id}, c.reason_id, c.triage_id, c.kind
+        FROM ({candidates} {untriaged}) c
+        ORDER BY c.{row_id}, c.triage_id IS NOT NULL DESC, c.kind = 'intended' DESC,
+                 c.names_test DESC, c.names_pattern DESC, c.has_backends DESC,
+                 c.created_at DESC, c.triage_id DESC
         """
-    ).format(row_id=sql.Identifier(row_id), candidates=triage_candidates(rows, row_id))
+    ).format(
+        row_id=sql.Identifier(row_id),
+        candidates=triage_candidates(rows, row_id),
+        untriaged=untriaged if every_row else sql.SQL(""),
+    )
 
 
 def reason_has_issue(reason_id: sql.Composable) -> sql.Composed:

@@ -48,13 +48,13 @@ _APPLY_SQL = model_sql(
     SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
         tracked_closed = p.tracked AND p.all_closed
     FROM (
-        SELECT o.id, t.triage_id,
+        SELECT t.id, t.triage_id,
                coalesce(t.kind = 'intended', false) AS intended,
                t.kind IS DISTINCT FROM 'intended'
                    AND (coalesce(t.kind IN ('tracked', 'quarantine'), false) OR {reason_issue})
                    AS tracked,
                {all_closed} AS all_closed
-        FROM o LEFT JOIN picked t ON t.id = o.id
+        FROM picked t
     ) p
     WHERE g.id = p.id
       AND (g.triage_id, g.intended, g.tracked, g.tracked_closed)
@@ -62,9 +62,9 @@ _APPLY_SQL = model_sql(
     """,
     gap=Gap,
     testcase=TestCase,
-    picks=triage_picks("o", "id"),
-    reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
-    all_closed=cited_issues_closed(sql.SQL("o.reason_id"), sql.SQL("t.triage_id")),
+    picks=triage_picks("o", "id", every_row=True),
+    reason_issue=reason_has_issue(sql.SQL("t.reason_id")),
+    all_closed=cited_issues_closed(sql.SQL("t.reason_id"), sql.SQL("t.triage_id")),
 )
 
 
