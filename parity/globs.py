@@ -84,6 +84,17 @@ def pattern_literal(pattern: str) -> str:
     return max(_WILDCARD.split(spelled), key=len)
 
 
+def key_parts(key: str) -> tuple[str | None, str | None]:
+    """What a ``file`` and an ``anyfile`` pattern equal when they match ``key``: its file part
+    (before its first "::", which escaping keeps out of file parts), and ``**::`` + the rest when
+    no ":" comes before that "::". None where the key has no such part. The database computes
+    the same (``parity.definitions``)."""
+    sep = key.find(SEP)
+    if sep < 0:
+        return None, None
+    return key[:sep], (f"**{SEP}{key[sep + 2 :]}" if key.find(":") == sep else None)
+
+
 def file_matches(regex: str, path: str) -> bool:
     """Whether a file-level pattern's ``regex`` matches every test of the file ``path``."""
     return re.match(regex, path + SEP) is not None

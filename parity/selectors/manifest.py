@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from django.db.models import Q
 
 from ingest.normalize.runner_ids import runner_identity
-from parity.globs import file_matches, is_file_level, key_matches
+from parity.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.models import Backend, FileCell, Project, Triage, TriageKind
 from parity.selectors.fragments import issue_urls, triages_unexpired
 
@@ -39,6 +39,7 @@ class Exemption:
     message: str  # the skip message CI uses: "<reason> (<issue URL>)"
     file_level: bool
     regex: str  # internal: what ``match`` matches, over canonical keys
+    shape: str  # internal: parity.globs.pattern_shape of ``match`` ("key" for a test)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Manifest:
         body = asdict(self)
         del body["left_out"]
         for exemption in body["exemptions"]:
-            del exemption["regex"]
+            del exemption["regex"], exemption["shape"]
         return body
 
     @property
@@ -125,11 +126,11 @@ def manifest_resolve(
     exemptions = backend_exemptions(project=project, backend=backend)
     if not exemptions:
         return []
-    rules = project.normalization()
+    pick, rules = _ExemptionIndex(exemptions).pick, project.normalization()
     resolved = []
     for index, item in enumerate(tests):
         key = runner_identity(item, rules).key
-        exemption = next((e for e in exemptions if key_matches(e.regex, key)), None)
+        exemption = pick(key)
         if exemption is not None:
             resolved.append(
                 Resolved(
@@ -144,11 +145,41 @@ def manifest_resolve(
     return resolved
 
 
+class _ExemptionIndex:
+    """The first exemption (most specific first) naming a key, as the engine picks: those that
+    name one test, one file or one class's test in any file are looked up by that part of the
+    key; only globs are tried one by one (a large suite resolves in one pass)."""
+
+    def __init__(self, exemptions: list[Exemption]) -> None:
+        self.exact: dict[str, dict[str, tuple[int, Exemption]]] = {
+            "key": {},
+            "file": {},
+            "anyfile": {},
+        }
+        self.globs: list[tuple[int, Exemption]] = []
+        for rank, exemption in enumerate(exemptions):
+            if exemption.shape == "glob":
+                self.globs.append((rank, exemption))
+            else:
+                self.exact[exemption.shape].setdefault(exemption.match, (rank, exemption))
+
+    def pick(self, key: str) -> Exemption | None:
+        file, any_file = key_parts(key)
+        found = [
+            self.exact["key"].get(key),
+            self.exact["file"].get(file) if file is not None else None,
+            self.exact["anyfile"].get(any_file) if any_file is not None else None,
+            next(((r, e) for r, e in self.globs if key_matches(e.regex, key)), None),
+        ]
+        best = min((f for f in found if f is not None), default=None, key=lambda f: f[0])
+        return best[1] if best else None
+
+
 def _exemption(triage: Triage) -> Exemption:
     if triage.test is not None:
-        match, regex = triage.test.key, _exact(triage.test.key)
+        match, regex, shape = triage.test.key, _exact(triage.test.key), "key"
     else:
-        match, regex = triage.match, triage.match_regex
+        match, regex, shape = triage.match, triage.match_regex, triage.match_shape
     issues = issue_urls(reason=None, triage=triage)
     issue = issues[0] if issues else None
     reason = triage.note or DEFAULT_REASONS.get(triage.kind, triage.kind)
@@ -162,6 +193,7 @@ def _exemption(triage: Triage) -> Exemption:
         message=f"{reason} ({issue})" if issue else reason,
         file_level=triage.test is None and is_file_level(triage.match),
         regex=regex,
+        shape=shape,
     )
 
 

@@ -9,8 +9,10 @@ from parity.globs import (
     file_matches,
     is_file_level,
     key_matches,
+    key_parts,
     pattern_literal,
     pattern_regex,
+    pattern_shape,
 )
 
 KEYS = [
@@ -83,3 +85,19 @@ def test_every_key_a_pattern_matches_holds_its_literal(pattern):
 
     assert literal
     assert all(literal in key for key in KEYS if key_matches(pattern_regex(pattern), key))
+
+
+EXACT = [*CASES, "test/test_ops.py::TestOps::test_add_float32", "**::TestA::test_x", "**::test_y"]
+
+
+@pytest.mark.parametrize("pattern", EXACT)
+def test_a_pattern_found_by_equality_matches_what_its_regex_matches(pattern):
+    shape = pattern_shape(pattern)
+    part = {"key": lambda key: key, "file": lambda key: key_parts(key)[0]}
+    part["anyfile"] = lambda key: key_parts(key)[1]
+    keys = [*KEYS, "::TestA::test_x", "TestA::test_x", "a:b::TestA::test_x", "x::y::test_y"]
+
+    for key in keys:
+        by_regex = key_matches(pattern_regex(pattern), key)
+        if shape != "glob":
+            assert (part[shape](key) == pattern) == by_regex, key
