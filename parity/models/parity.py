@@ -109,7 +109,7 @@ class Triage(models.Model):
     match_shape = models.CharField(max_length=8, blank=True, editable=False)
     kind = models.CharField(max_length=10, choices=TriageKind.choices)
     issue = models.ForeignKey(
-        "TrackingIssue", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "TrackingIssue", null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     note = models.TextField(blank=True)
     expires_on = models.DateField(

@@ -4,9 +4,10 @@ only services enforce."""
 import datetime
 
 import pytest
+from django.db.models import RestrictedError
 from django.utils import timezone
 
-from parity.models import Gap, Snapshot, Triage
+from parity.models import Gap, Snapshot, TrackingIssue, Triage
 from parity.tasks import triages_expire
 from parity.triage import TriageRejected, TriageRequest, triage_create
 
@@ -59,3 +60,15 @@ def test_rules_only_services_know_are_enforced(gap, xla, request_fields, field, 
 
     assert refused.value.field == field
     assert not Triage.objects.exists()
+
+
+def test_a_project_with_tracked_exemptions_can_be_deleted_but_not_their_issue(gap, xla):
+    triage = triage_create(
+        project=xla, request=TriageRequest(kind="tracked", match="test/a.py", issue_url=ISSUE)
+    )
+
+    with pytest.raises(RestrictedError):
+        triage.issue.delete()
+    xla.delete()
+
+    assert not Triage.objects.exists() and not TrackingIssue.objects.exists()
