@@ -232,6 +232,16 @@ class TrendDaySerializer(serializers.Serializer):
     backends = serializers.DictField(child=serializers.IntegerField())
 
 
+class TrendQuery(serializers.Serializer):
+    days = serializers.IntegerField(
+        required=False,
+        default=90,
+        min_value=1,
+        max_value=3660,
+        help_text="How many days, up to the reason's latest day with counts.",
+    )
+
+
 class ReasonTrendSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     reason = serializers.CharField()

@@ -84,14 +84,15 @@ class SkipReasonTrendView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.ID_PATH],
-        responses={200: s.ReasonTrendSerializer, **s.error_responses(401, 403, 404, 429)},
-        summary="A skip reason's daily counts",
+        parameters=[s.SLUG_PATH, s.ID_PATH, s.TrendQuery],
+        responses={200: s.ReasonTrendSerializer, **s.error_responses(400, 401, 403, 404, 429)},
+        summary="A skip reason's daily counts, its last 90 days (?days=)",
     )
     def get(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
+        window = _query(s.TrendQuery, request).validated_data["days"]
         reason = get_object_or_404(Reason, project=project, pk=pk, kind=ReasonKind.SKIP)
-        days = selectors.reason_trend(project=project, reason=reason)
+        days = selectors.reason_trend(project=project, reason=reason, days=window)
         body = {"id": reason.pk, "reason": reason.text, "days": days}
         return Response(s.ReasonTrendSerializer(body).data)
 

@@ -13,7 +13,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import reduce
 
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import (
+    Count,
+    DateField,
+    ExpressionWrapper,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
 
 from ingest.normalize import expected_failure_reason, is_expected_failure
 from parity.models import (
@@ -250,17 +258,27 @@ class TrendDay:
     backends: dict[str, int]
 
 
-def reason_trend(*, project: Project, reason: Reason) -> list[TrendDay]:
-    """Per day, how many tests the reason covered in each backend's current run that day (0
-    for a backend with no count that day)."""
+TREND_DAYS = 90
+
+
+def reason_trend(*, project: Project, reason: Reason, days: int = TREND_DAYS) -> list[TrendDay]:
+    """Per day of the reason's last ``days`` days with counts (up to the latest), how many
+    tests it covered in each backend's current run that day (0 for a backend with no count
+    that day). Bounded, so its cost does not grow with the project's history."""
     names = dict(project.backends.values_list("pk", "name"))
-    days: dict[datetime.date, dict[str, int]] = defaultdict(
+    by_day: dict[datetime.date, dict[str, int]] = defaultdict(
         lambda: dict.fromkeys(names.values(), 0)
     )
-    rows = ReasonDaily.objects.filter(reason=reason).values_list("day", "backend_id", "count")
+    latest = ReasonDaily.objects.filter(reason=reason).order_by("-day").values("day")[:1]
+    window_start = ExpressionWrapper(
+        Subquery(latest) - Value(datetime.timedelta(days=days - 1)), output_field=DateField()
+    )
+    rows = ReasonDaily.objects.filter(reason=reason, day__gte=window_start).values_list(
+        "day", "backend_id", "count"
+    )
     for day, backend_id, count in rows:
-        days[day][names[backend_id]] = count
-    return [TrendDay(day=day, backends=days[day]) for day in sorted(days)]
+        by_day[day][names[backend_id]] = count
+    return [TrendDay(day=day, backends=by_day[day]) for day in sorted(by_day)]
 
 
 @dataclass(frozen=True)

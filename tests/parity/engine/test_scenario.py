@@ -398,3 +398,15 @@ def test_verdicts_of_the_day_two_runs(runs, api):
         "coverage_drop": False,
         "baseline_run": runs["cpu1"],
     }
+
+
+def test_a_reason_trend_is_its_last_days(runs, api):
+    cuda = next(
+        r["id"] for r in api.get(f"{URL}/skip-reasons/").json()["results"] if r["reason"] == CUDA
+    )
+
+    last = api.get(f"{URL}/skip-reasons/{cuda}/trend/?days=1").json()["days"]
+    refused = api.get(f"{URL}/skip-reasons/{cuda}/trend/?days=0")
+
+    assert [d["day"] for d in last] == [DAY2]
+    assert refused.status_code == 400 and "days" in refused.json()
