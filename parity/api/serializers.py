@@ -267,6 +267,7 @@ class RunOutcomeSerializer(serializers.Serializer):
     complete = serializers.BooleanField()
     outcome = serializers.CharField()
     reason = serializers.CharField(allow_null=True)
+    flaky = serializers.BooleanField(help_text="Rerun in an upload with differing outcomes.")
 
 
 class BackendHistorySerializer(serializers.Serializer):

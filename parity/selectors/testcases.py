@@ -42,6 +42,7 @@ class RunOutcome:
     complete: bool
     outcome: str
     reason: str | None
+    flaky: bool  # rerun in an upload with differing outcomes
 
 
 # Per backend, its runs newest first, each probed for the test through the results' (run, test)
@@ -51,18 +52,19 @@ class RunOutcome:
 # Runs whose results retention deleted are not probed.
 _HISTORY_SQL = model_sql(
     """
-    SELECT b.id, h.run_id, h.commit, h.branch, h.started_at, h.complete, h.outcome, reason.text
+    SELECT b.id, h.run_id, h.commit, h.branch, h.started_at, h.complete, h.outcome, reason.text,
+           h.flaky
     FROM unnest(%(backends)s::bigint[]) AS b(id)
     CROSS JOIN LATERAL (
         SELECT run.id AS run_id, run.commit, run.branch, run.started_at, run.complete,
-               o.outcome, o.reason_id
+               o.outcome, o.reason_id, o.flaky
         FROM (
             SELECT id, commit, branch, started_at, complete FROM {run}
             WHERE backend_id = b.id AND results_expired_at IS NULL
             ORDER BY started_at DESC, id DESC
         ) run
         CROSS JOIN LATERAL (
-            SELECT r.outcome, r.reason_id FROM {result} r
+            SELECT r.outcome, r.reason_id, r.flaky FROM {result} r
             WHERE r.run_id = run.id AND r.test_id = %(test)s
             ORDER BY {rank} DESC, r.id DESC
             LIMIT 1
@@ -89,7 +91,7 @@ def _history(test: TestCase, backend_ids: list[int]) -> dict[int, list[RunOutcom
             {**OUTCOME_PARAMS, "test": test.pk, "backends": backend_ids, "limit": HISTORY_RUNS},
         )
         rows = cursor.fetchall()
-    for backend_id, run_id, commit, branch, started_at, complete, outcome, reason in rows:
+    for backend_id, run_id, commit, branch, started_at, complete, outcome, reason, flaky in rows:
         history[backend_id].append(
             RunOutcome(
                 run=run_id,
@@ -99,6 +101,7 @@ def _history(test: TestCase, backend_ids: list[int]) -> dict[int, list[RunOutcom
                 complete=complete,
                 outcome=Outcome(outcome).label,
                 reason=reason,
+                flaky=flaky,
             )
         )
     return history

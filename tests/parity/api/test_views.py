@@ -4,9 +4,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from parity.models import Gap, Membership, Triage
+from parity.models import Gap, Membership, TestCase, Triage
 from parity.projects import project_create, upload_token_create
 from parity.selectors import gaps_list, parity_overview
+from tests.junit_builder import Case, junit_xml
 
 A = "test/a.py::TestA::"
 T1, T2, T3 = (f"{A}test_{n}" for n in range(1, 4))
@@ -223,3 +224,24 @@ def test_an_exemption_says_its_issues_state(gaps, api, fake_tracker):
 
     (listed,) = api.get(f"{URL}/triage/").json()["results"]
     assert (listed["issue_title"], listed["issue_state"]) == ("Flaky on TPU", "closed")
+
+
+def test_a_rerun_that_disagreed_shows_as_flaky_in_the_tests_history(xla, ingest, client):
+    report = junit_xml(
+        Case("TestA", "test_1", "failed", "boom", file="test/a.py"),
+        Case("TestA", "test_1", "passed", file="test/a.py"),  # the rerun passed
+        Case("TestA", "test_2", "passed", file="test/a.py"),
+    )
+    response = ingest(("junit.xml", report), backend="tpu", commit="c" * 40, branch="master")
+    assert response.status_code in (200, 202), response.content
+    tests = {t.name: t.pk for t in TestCase.objects.all()}
+
+    history = {
+        name: client.get(f"{URL}/tests/{pk}/").json()["backends"]["tpu"]["history"]
+        for name, pk in tests.items()
+    }
+
+    assert [(h["outcome"], h["flaky"]) for h in history["test_1"]] == [("passed", True)]
+    assert [(h["outcome"], h["flaky"]) for h in history["test_2"]] == [("passed", False)]
+    page = client.get(f"/p/pytorch-xla/tests/{tests['test_1']}/").content.decode()
+    assert "flaky: its reruns disagreed" in page
