@@ -36,6 +36,7 @@ from bench.parity_endpoints import (  # noqa: E402
     START,
     _db,
     setup_project,
+    test_client_ready,
     use_database,
 )
 
@@ -51,12 +52,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="Keep the databases to inspect.")
     args = parser.parse_args()
 
-    import django
-
-    django.setup()
-    from django.test.utils import setup_test_environment
-
-    setup_test_environment()  # lets the test client's host in
+    test_client_ready()
     built = {}
     try:
         for days in args.days:

@@ -29,6 +29,8 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "parity.settings.test")
 
+from bench.parity_endpoints import test_client_ready  # noqa: E402
+
 CHROMIUM = Path("/usr/bin/chromium")
 SLUG = "pytorch-xla"
 
@@ -40,13 +42,10 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=5)
     args = parser.parse_args()
 
-    import django
-
-    django.setup()
+    test_client_ready()
     from django.db import connection
-    from django.test.utils import override_settings, setup_test_environment
+    from django.test.utils import override_settings
 
-    setup_test_environment()  # lets the test client's host in
     results = []
     for days in args.days:
         # A database of its own per history length, never the one DATABASE_URL names.

@@ -55,6 +55,16 @@ WHERE %(b)s = 0 OR t.k %% 31 <> %(b)s
 """
 
 
+def test_client_ready() -> None:
+    """Django set up for requests through its test client (which lets its own host in)."""
+    import django
+
+    django.setup()
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, nargs="+", default=[10, 200])
@@ -63,12 +73,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="Keep the databases to inspect.")
     args = parser.parse_args()
 
-    import django
-
-    django.setup()
-    from django.test.utils import setup_test_environment
-
-    setup_test_environment()  # lets the test client's host in
+    test_client_ready()
     built = {}
     try:
         for runs in args.runs:
