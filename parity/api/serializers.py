@@ -188,6 +188,10 @@ _GAPS_CAUSED = (
     "Open gaps against the reference it causes on each backend: tests skipped for it there "
     "that pass on the reference."
 )
+_UNTRIAGED = (
+    "Of those gaps, per backend, the ones no issue tracks and no triage (of the reason, the "
+    "test, or an exemption) calls intended."
+)
 
 
 class SkipReasonSerializer(serializers.Serializer):
@@ -201,6 +205,7 @@ class SkipReasonSerializer(serializers.Serializer):
         child=serializers.IntegerField(), help_text="Tests skipped for it in each current run."
     )
     gaps = serializers.DictField(child=serializers.IntegerField(), help_text=_GAPS_CAUSED)
+    untriaged = serializers.DictField(child=serializers.IntegerField(), help_text=_UNTRIAGED)
     issues = serializers.ListField(child=serializers.CharField())
     issue_details = IssueSerializer(many=True)
     tracked = serializers.BooleanField()
@@ -216,12 +221,13 @@ class NoReasonSerializer(serializers.Serializer):
         help_text="Tests skipped with no reason (an empty message) in each current run.",
     )
     gaps = serializers.DictField(child=serializers.IntegerField(), help_text=_GAPS_CAUSED)
+    untriaged = serializers.DictField(child=serializers.IntegerField(), help_text=_UNTRIAGED)
 
 
 class SkipReasonListSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     untracked = serializers.IntegerField(
-        help_text="Reasons that cause gaps, with no issue, not intended."
+        help_text="Reasons that cause gaps no issue tracks and no triage calls intended."
     )
     no_reason = NoReasonSerializer(help_text="Skips whose message gave no reason.")
     results = SkipReasonSerializer(many=True)

@@ -46,6 +46,7 @@ class SkipReason:
     reason: str
     backends: dict[str, int]  # every backend of the project: tests it skips there
     gaps: dict[str, int]  # every backend: its open gaps against the reference with this reason
+    untriaged: dict[str, int]  # of those, the gaps no issue tracks and no triage calls intended
     issues: list[str]  # urls, else keys
     issue_details: list[IssueInfo]  # the same issues, with their titles and states
     tracked: bool
@@ -65,8 +66,9 @@ class SkipReason:
 
     @property
     def untracked(self) -> bool:
-        """It causes gaps, and no issue tracks it and no triage calls it intended."""
-        return not (self.tracked or self.intended or self.common)
+        """It causes gaps no issue tracks and no triage calls intended (none tracks or marks
+        the whole reason; gaps triaged one by one, by a test or an exemption, do not count)."""
+        return not (self.tracked or self.intended) and any(self.untriaged.values())
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class NoReason:
 
     backends: dict[str, int]  # every backend: tests skipped with no reason there
     gaps: dict[str, int]  # every backend: open gaps they cause
+    untriaged: dict[str, int]  # of those, the gaps no issue tracks and no triage calls intended
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class ReasonRow:
     gaps: list[int]  # open gaps it causes, per backend in the page's order
     total: int  # tests (on ``backend`` when the page chose one)
     gap_total: int  # gaps (on ``backend`` when the page chose one)
+    untriaged_total: int  # of those, the gaps no issue tracks and no triage calls intended
     issues: list[IssueInfo]
     tracked: bool
     intended: bool
@@ -126,12 +130,15 @@ class ReasonRow:
 
     @property
     def status(self) -> str:
-        """intended, tracked, common (causes no gap) or untracked."""
+        """intended, tracked, common (causes no gap), triaged (each gap it causes is tracked or
+        intended on its own: by its test or an exemption) or untracked."""
         if self.intended:
             return "intended"
         if self.tracked:
             return "tracked"
-        return "untracked" if self.gap_total else "common"
+        if not self.gap_total:
+            return "common"
+        return "untracked" if self.untriaged_total else "triaged"
 
 
 def skip_reason_rows(
@@ -144,8 +151,11 @@ def skip_reason_rows(
     found = _skip_reasons(project)
     empty = found.no_reason
     rows = [
-        _row(None, "", empty.backends, empty.gaps, backends, backend),
-        *(_row(r.id, r.reason, r.backends, r.gaps, backends, backend, r) for r in found.reasons),
+        _row(None, "", empty.backends, empty.gaps, empty.untriaged, backends, backend),
+        *(
+            _row(r.id, r.reason, r.backends, r.gaps, r.untriaged, backends, backend, r)
+            for r in found.reasons
+        ),
     ]
     rows = [row for row in rows if row.total]
     return sorted(
@@ -159,12 +169,14 @@ def _row(
     text: str,
     tests: dict[str, int],
     gaps: dict[str, int],
+    untriaged: dict[str, int],
     backends: list[str],
     backend: str | None,
     reason: SkipReason | None = None,
 ) -> ReasonRow:
     counts = [tests.get(name, 0) for name in backends]
     gap_counts = [gaps.get(name, 0) for name in backends]
+    untriaged_counts = [untriaged.get(name, 0) for name in backends]
     return ReasonRow(
         id=pk,
         text=text,
@@ -173,6 +185,7 @@ def _row(
         gaps=gap_counts,
         total=tests.get(backend, 0) if backend else sum(counts),
         gap_total=gaps.get(backend, 0) if backend else sum(gap_counts),
+        untriaged_total=untriaged.get(backend, 0) if backend else sum(untriaged_counts),
         issues=reason.issue_details if reason else [],
         tracked=reason.tracked if reason else False,
         intended=reason.intended if reason else False,
@@ -186,34 +199,50 @@ def _skip_reasons(project: Project) -> SkipReasons:
     per backend, its issues and whether a triage of the whole reason tracks it or marks it
     intended."""
     names = dict(project.backends.values_list("pk", "name"))
-    tests = _per_reason_and_backend(
+    tests, _ = _per_reason_and_backend(
         names,
         CurrentOutcome.objects.filter(project=project, outcome=Outcome.SKIPPED).filter(
             Q(reason__kind=ReasonKind.SKIP) | Q(reason__isnull=True)
         ),
     )
     # A skip's gap is a skipped gap with the backend's reason; the reference has none.
-    gaps = _per_reason_and_backend(
-        names, Gap.objects.filter(project=project, is_open=True, state=GapState.SKIPPED)
+    gaps, untriaged = _per_reason_and_backend(
+        names,
+        Gap.objects.filter(project=project, is_open=True, state=GapState.SKIPPED),
+        where=Q(tracked=False, intended=False),
     )
-    no_reason = NoReason(backends=tests.pop(None), gaps=gaps.pop(None))
+    no_reason = NoReason(
+        backends=tests.pop(None), gaps=gaps.pop(None), untriaged=untriaged.pop(None)
+    )
     reasons = Reason.objects.filter(pk__in=tests).prefetch_related("issues")
     triages = _reason_triages(project, list(tests))
     return SkipReasons(
-        reasons=[_skip_reason(r, tests[r.pk], gaps[r.pk], triages.get(r.pk, [])) for r in reasons],
+        reasons=[
+            _skip_reason(r, tests[r.pk], gaps[r.pk], untriaged[r.pk], triages.get(r.pk, []))
+            for r in reasons
+        ],
         no_reason=no_reason,
     )
 
 
-def _per_reason_and_backend(names: dict[int, str], rows) -> dict[int | None, dict[str, int]]:
-    """Rows counted per reason (None: none) and backend name; every backend has a count."""
-    counts: dict[int | None, dict[str, int]] = defaultdict(lambda: dict.fromkeys(names.values(), 0))
-    for reason_id, backend_id, n in rows.values_list("reason_id", "backend_id").annotate(
-        n=Count("*")
-    ):
+Counts = dict[int | None, dict[str, int]]
+
+
+def _per_reason_and_backend(
+    names: dict[int, str], rows, *, where: Q | None = None
+) -> tuple[Counts, Counts]:
+    """Rows counted per reason (None: none) and backend name, every backend with a count: all
+    of them, and those ``where`` holds for (all again when None). One query."""
+    counts: Counts = defaultdict(lambda: dict.fromkeys(names.values(), 0))
+    some: Counts = defaultdict(lambda: dict.fromkeys(names.values(), 0))
+    rows = rows.values_list("reason_id", "backend_id").annotate(
+        n=Count("pk"), m=Count("pk", filter=where) if where is not None else Count("pk")
+    )
+    for reason_id, backend_id, n, m in rows:
         counts[reason_id][names[backend_id]] = n
-    counts[None]  # the no-reason counts exist, zero or not
-    return counts
+        some[reason_id][names[backend_id]] = m
+    counts[None], some[None]  # the no-reason counts exist, zero or not
+    return counts, some
 
 
 def _reason_triages(project: Project, reason_ids: list[int]) -> dict[int, list[Triage]]:
@@ -230,7 +259,11 @@ def _reason_triages(project: Project, reason_ids: list[int]) -> dict[int, list[T
 
 
 def _skip_reason(
-    reason: Reason, counts: dict[str, int], gaps: dict[str, int], triages: list[Triage]
+    reason: Reason,
+    counts: dict[str, int],
+    gaps: dict[str, int],
+    untriaged: dict[str, int],
+    triages: list[Triage],
 ) -> SkipReason:
     details = issue_infos(reason=reason, triage=None)
     for triage in triages:
@@ -243,6 +276,7 @@ def _skip_reason(
         reason=reason.text,
         backends=counts,
         gaps=gaps,
+        untriaged=untriaged,
         issues=issues,
         issue_details=details,
         tracked=bool(issues) and not intended,

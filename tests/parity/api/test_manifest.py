@@ -228,3 +228,19 @@ def test_durations_are_the_files_seconds_on_this_backend(runs, api):
 
     # Each case of the fixture's reports takes 0.01 s; spmd never ran on TPU.
     assert body["durations"] == {"test/test_ops.py": 0.02, "test/test_view_ops.py": 0.01}
+
+
+def test_a_reason_whose_gaps_an_exemption_covers_is_triaged_not_untracked(runs, api, client):
+    def reason_row():
+        body = api.get(f"{URL}/skip-reasons/").json()
+        row = next(r for r in body["results"] if r["reason"] == "complex64 not supported")
+        return body["untracked"], row["gaps"]["tpu"], row["untriaged"]["tpu"]
+
+    assert reason_row() == (1, 1, 1)
+
+    exempt(api, match=f"{OPS}test_*_complex64", backends=["tpu"], kind="tracked", issue_url=ISSUE)
+
+    assert reason_row() == (0, 1, 0)
+    page = client.get("/p/pytorch-xla/skip-reasons/").content.decode()
+    row = page.split("complex64 not supported", 1)[1].split("</tr>", 1)[0]
+    assert '<span class="badge triaged">triaged</span>' in row

@@ -301,22 +301,24 @@ def test_every_gap_change_is_an_event_with_its_run(runs):
 def test_skip_reasons_and_trend(runs, api):
     body = api.get(f"{URL}/skip-reasons/").json()
     rows = [
-        (r["reason"], r["backends"], r["gaps"], r["issues"], r["tracked"], r["intended"])
+        (r["reason"], r["backends"], r["gaps"], r["untriaged"], r["issues"], r["tracked"])
         for r in body["results"]
     ]
     tpu_only = {"cpu": 0, "gpu": 0, "neuron": 0, "tpu": 1}
     none = dict.fromkeys(tpu_only, 0)
     # The most gaps caused first; CUDA skips the same test on the reference: no gap, common.
+    # Only PLAIN's gap is neither tracked (an issue) nor intended (BF16's triage).
     assert rows == [
-        (WITH_ISSUE, tpu_only, tpu_only, [ISSUE_URL], True, False),
-        (BF16, tpu_only, tpu_only, [], False, True),
-        (PLAIN, tpu_only, tpu_only, [], False, False),
-        (CUDA, {"cpu": 1, "gpu": 0, "neuron": 0, "tpu": 1}, none, [], False, False),
+        (WITH_ISSUE, tpu_only, tpu_only, none, [ISSUE_URL], True),
+        (BF16, tpu_only, tpu_only, none, [], False),
+        (PLAIN, tpu_only, tpu_only, tpu_only, [], False),
+        (CUDA, {"cpu": 1, "gpu": 0, "neuron": 0, "tpu": 1}, none, none, [], False),
     ]
+    assert [r["intended"] for r in body["results"]] == [False, True, False, False]
     assert [r["common"] for r in body["results"]] == [False, False, False, True]
     assert not any(r["xfail"] for r in body["results"])
     assert (body["count"], body["untracked"]) == (4, 1)  # PLAIN: CUDA causes no gap
-    assert body["no_reason"] == {"backends": none, "gaps": none}
+    assert body["no_reason"] == {"backends": none, "gaps": none, "untriaged": none}
     assert all(r["first_seen"] and r["last_seen"] for r in body["results"])
 
     cuda = body["results"][3]["id"]
