@@ -31,10 +31,10 @@ sys.path.insert(0, str(REPO_DIR))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "parity.settings.test")
 
 from bench.parity_endpoints import (  # noqa: E402
-    _RESULTS_SQL,
     BACKENDS,
     START,
     _db,
+    run_write,
     setup_project,
     test_client_ready,
     use_database,
@@ -90,40 +90,23 @@ def build(*, days: int, tests: int) -> dict:
 
 def history_day(project, day: int) -> None:
     """One day's runs with their results; the engine recomputes each backend's last one."""
-    from django.db import connection
-
     from parity.engine import parity_recompute
-    from parity.models import Run, Upload
 
     backends = {b.name: b for b in project.backends.all()}
     last = []
     for index, name in enumerate(BACKENDS):
         for n in range(RUNS_A_DAY + PR_RUNS_A_DAY):
             pull_request = n >= RUNS_A_DAY
-            started = START + datetime.timedelta(days=day, hours=n * 2, minutes=index)
-            run = Run.objects.create(
-                project=project,
-                backend=backends[name],
+            run = run_write(
+                project,
+                backends[name],
+                index=index,
+                night=day * RUNS_A_DAY + n,
                 key=f"{day}-{n}-{name}",
                 commit=f"{day * 100 + n:040x}",
                 branch=f"pr-{day}-{n}" if pull_request else "master",
-                complete=True,
-                completed_at=started,
-                started_at=started,
+                started=START + datetime.timedelta(days=day, hours=n * 2, minutes=index),
             )
-            upload = Upload.objects.create(run=run, sha256=f"{run.pk:064x}", size=0, status="done")
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _RESULTS_SQL,
-                    {
-                        "run": run.pk,
-                        "upload": upload.pk,
-                        "project": project.pk,
-                        "b": index,
-                        "i": day * RUNS_A_DAY + n,
-                        "reason": project.bench_reason,
-                    },
-                )
             if n == RUNS_A_DAY - 1:
                 last.append(run)
     for run in last:

@@ -185,41 +185,49 @@ def setup_project(tests: int):
     return project, upload_token_create(project=project)
 
 
-def build_history(project, *, runs: int) -> float:
-    """Write every night's runs and recompute each; returns the median recompute seconds."""
+def run_write(
+    project, backend, *, index: int, night: int, key: str, commit: str, started, branch="master"
+):
+    """A complete run of ``backend`` (the ``index``-th of BACKENDS) with one upload and its
+    results, written in bulk: the churning outcomes of ``night`` (``_RESULTS_SQL``)."""
     from django.db import connection
 
-    from parity.engine import parity_recompute
     from parity.models import Run, Upload
+
+    run = Run.objects.create(
+        project=project,
+        backend=backend,
+        key=key,
+        commit=commit,
+        branch=branch,
+        complete=True,
+        completed_at=started,
+        started_at=started,
+    )
+    upload = Upload.objects.create(run=run, sha256=f"{run.pk:064x}", size=0, status="done")
+    params = {"run": run.pk, "upload": upload.pk, "project": project.pk, "b": index, "i": night}
+    with connection.cursor() as cursor:
+        cursor.execute(_RESULTS_SQL, {**params, "reason": project.bench_reason})
+    return run
+
+
+def build_history(project, *, runs: int) -> float:
+    """Write every night's runs and recompute each; returns the median recompute seconds."""
+    from parity.engine import parity_recompute
 
     backends = {b.name: b for b in project.backends.all()}
     timings = []
     for i in range(runs):
         for index, name in enumerate(BACKENDS):
-            started = START + datetime.timedelta(days=i, hours=index)
-            run = Run.objects.create(
-                project=project,
-                backend=backends[name],
+            run = run_write(
+                project,
+                backends[name],
+                index=index,
+                night=i,
                 key=f"{i}-{name}",
                 commit=f"{i:040x}",
-                branch="master",
-                complete=True,
-                completed_at=started,
-                started_at=started,
+                started=START + datetime.timedelta(days=i, hours=index),
             )
-            upload = Upload.objects.create(run=run, sha256=f"{run.pk:064x}", size=0, status="done")
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _RESULTS_SQL,
-                    {
-                        "run": run.pk,
-                        "upload": upload.pk,
-                        "project": project.pk,
-                        "b": index,
-                        "i": i,
-                        "reason": project.bench_reason,
-                    },
-                )
             begun = time.perf_counter()
             parity_recompute(run=run)
             timings.append(time.perf_counter() - begun)
