@@ -237,12 +237,6 @@ def triages_expire() -> list[int]:
     return project_ids
 
 
-def tracking_issue_find(*, project: Project, url: str) -> TrackingIssue | None:
-    """The project's issue for ``url``, if it has one."""
-    _, key = _issue_identity(project, url.strip())
-    return TrackingIssue.objects.filter(project=project, key=key).first()
-
-
 def _issue_identity(project: Project, url: str) -> tuple[str, str]:
     refs = extract_issue_refs(url, issue_url_template=project.issue_url_template)
     return (refs[0].kind, refs[0].key) if refs else ("url", url[:200])
@@ -265,16 +259,15 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
 
 
 def _signature(triage: Triage) -> tuple:
-    issue = (triage.issue.url or triage.issue.key) if triage.issue else ""
+    issue = triage.issue.key if triage.issue else ""
     backends = tuple(sorted(b.name for b in triage.backends.all()))
     return (triage.match, triage.kind, backends, issue, triage.note)
 
 
 def _request_signature(project: Project, request: TriageRequest) -> tuple:
-    issue = ""
-    if request.issue_url.strip():
-        found = tracking_issue_find(project=project, url=request.issue_url)
-        issue = (found.url or found.key) if found else request.issue_url.strip()
+    """``_signature`` of the triage ``request`` would make; its issue by the key it would get."""
+    url = request.issue_url.strip()
+    issue = _issue_identity(project, url)[1] if url else ""
     backends = tuple(sorted(b.lower() for b in request.backends))
     return (request.match.strip(), request.kind, backends, issue, request.note.strip())
 

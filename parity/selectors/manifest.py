@@ -9,7 +9,6 @@ the runner does: they are canonicalized with the project's own rules, by the cod
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -38,7 +37,7 @@ class Exemption:
     expires: str | None
     message: str  # the skip message CI uses: "<reason> (<issue URL>)"
     file_level: bool
-    regex: str  # internal: what ``match`` matches, over canonical keys
+    regex: str  # internal: what a pattern's ``match`` matches, over canonical keys ("" for a test)
     shape: str  # internal: parity.globs.pattern_shape of ``match`` ("key" for a test)
 
 
@@ -177,7 +176,7 @@ class _ExemptionIndex:
 
 def _exemption(triage: Triage) -> Exemption:
     if triage.test is not None:
-        match, regex, shape = triage.test.key, _exact(triage.test.key), "key"
+        match, regex, shape = triage.test.key, "", "key"  # found by its key, not a regex
     else:
         match, regex, shape = triage.match, triage.match_regex, triage.match_shape
     issues = issue_urls(reason=None, triage=triage)
@@ -195,10 +194,6 @@ def _exemption(triage: Triage) -> Exemption:
         regex=regex,
         shape=shape,
     )
-
-
-def _exact(key: str) -> str:
-    return "^" + re.escape(key) + "$"
 
 
 def _specificity(triage: Triage) -> tuple[bool, bool, bool]:
