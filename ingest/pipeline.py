@@ -105,8 +105,11 @@ def _rows(
                 for document in documents:
                     hint = document.folder_hint or file_hint
                     try:
-                        for case in iter_cases(document.stream, limits=limits):
-                            yield case_row(case, folder_hint=hint, identify=identify)
+                        yield from case_rows(
+                            iter_cases(document.stream, limits=limits),
+                            folder_hint=hint,
+                            identify=identify,
+                        )
                     except JUnitError as exc:
                         raise BadUpload(f"{document.name}: {exc}") from exc
             except ArchiveError as exc:
@@ -121,39 +124,52 @@ def parse_limits() -> ParseLimits:
     )
 
 
-def case_row(case: ParsedCase, *, folder_hint: str | None, identify: TestIdentifier) -> ResultRow:
-    identity = identify(
-        # Reporters that write no classname (jest, prove, regrtest) group tests by suite; without
-        # it, same-named tests of different suites would merge into one.
-        classname=case.classname or case.suite,
-        name=case.name,
-        file=case.file,
-        folder_hint=folder_hint,
-    )
-    if len(identity.file) > MAX_FILE_CHARS:
-        raise OverLimit(
-            f"test {case.name[:80]!r} names a file of {len(identity.file):,} characters "
-            f"({identity.file[:80]}…); the limit is {MAX_FILE_CHARS}"
+def case_rows(
+    cases: Iterator[ParsedCase], *, folder_hint: str | None, identify: TestIdentifier
+) -> Iterator[ResultRow]:
+    """The row of each case. One loop with local names: it runs once per case of the upload."""
+    place_of, outcomes, no_reason, tuple_new = identify.place, OUTCOMES, _NO_REASON, tuple.__new__
+    for classname, name, file, suite, outcome, duration, message in cases:
+        # Reporters that write no classname (jest, prove, regrtest) group tests by suite;
+        # without it, same-named tests of different suites would merge into one.
+        key, path, class_name, test_name = place_of(classname or suite, file, folder_hint).identity(
+            name
         )
-    reason_kind, reason_text, reason_fp = _reason(case)
-    return ResultRow(
-        *identity,
-        OUTCOMES[case.outcome],
-        case.duration,
-        case.message or "",
-        reason_kind,
-        reason_text,
-        reason_fp,
-    )
+        if len(path) > MAX_FILE_CHARS:
+            raise OverLimit(
+                f"test {name[:80]!r} names a file of {len(path):,} characters "
+                f"({path[:80]}…); the limit is {MAX_FILE_CHARS}"
+            )
+        if outcome == "passed" or not message:
+            reason_kind, reason_text, reason_fp = no_reason
+        else:
+            reason_kind, reason_text, reason_fp = _reason(
+                message, "skip" if outcome == "skipped" else "failure"
+            )
+        yield tuple_new(
+            ResultRow,
+            (
+                key,
+                path,
+                class_name,
+                test_name,
+                outcomes[outcome],
+                duration,
+                message or "",
+                reason_kind,
+                reason_text,
+                reason_fp,
+            ),
+        )
 
 
-def _reason(case: ParsedCase) -> tuple[str | None, str | None, str | None]:
-    if case.outcome == "passed" or not case.message:
-        return None, None, None
-    kind = "skip" if case.outcome == "skipped" else "failure"
-    reason = _canonical_reason(case.message, kind)
+_NO_REASON = (None, None, None)
+
+
+def _reason(message: str, kind: str) -> tuple[str | None, str | None, str | None]:
+    reason = _canonical_reason(message, kind)
     if reason is None:
-        return None, None, None
+        return _NO_REASON
     return kind, reason.text, reason.fingerprint
 
 

@@ -110,31 +110,46 @@ def first_line(text: str) -> str:
 
 def case_result(attrs: dict[str, str], suite: str, messages: dict[str, str | None]) -> ParsedCase:
     """The case a <testcase> with these attributes and outcome children's messages stands for."""
-    outcome, message = _outcome(attrs, messages)
+    if messages:
+        outcome, message = _outcome_of_children(messages)
+    elif "result" in attrs or "status" in attrs:
+        outcome, message = _outcome_of_attributes(attrs)
+    else:
+        outcome, message = "passed", None
     get = attrs.get
-    return ParsedCase(
-        # Codeception (PHP) writes class= instead of classname=.
-        get("classname") or get("class", ""),
-        get("name", ""),
-        get("file"),
-        suite,
-        outcome,
-        parse_duration(get("time")),
-        message,
+    time = get("time")
+    # tuple.__new__ rather than ParsedCase(...): the same tuple without a Python-level call.
+    return _tuple_new(
+        ParsedCase,
+        (
+            # Codeception (PHP) writes class= instead of classname=.
+            get("classname") or get("class", ""),
+            get("name", ""),
+            get("file"),
+            suite,
+            outcome,
+            None if time is None else parse_duration(time),
+            message,
+        ),
     )
 
 
-def _outcome(attrs: dict[str, str], messages: dict[str, str | None]) -> tuple[Outcome, str | None]:
+_tuple_new = tuple.__new__
+
+
+def _outcome_of_children(messages: dict[str, str | None]) -> tuple[Outcome, str | None]:
     # An error outranks a failure, which outranks a skip: a case that failed and then reported
     # a skip (some runners do so on teardown) still failed.
-    if messages:
-        if "error" in messages:
-            return "error", messages["error"]
-        if "failure" in messages:
-            return "failed", messages["failure"]
-        if "xfail" in messages:
-            return "skipped", expected_failure_message(messages["xfail"])
-        return "skipped", messages["skipped"]
+    if "error" in messages:
+        return "error", messages["error"]
+    if "failure" in messages:
+        return "failed", messages["failure"]
+    if "xfail" in messages:
+        return "skipped", expected_failure_message(messages["xfail"])
+    return "skipped", messages["skipped"]
+
+
+def _outcome_of_attributes(attrs: dict[str, str]) -> tuple[Outcome, str | None]:
     result = attrs.get("result")
     status = attrs.get("status")
     if (result is not None and result.strip().lower() in _SKIP_RESULTS) or (

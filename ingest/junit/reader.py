@@ -20,7 +20,10 @@ _ROOTS = frozenset({"testsuites", "testsuite"})
 # Direct children of <testcase> that decide the outcome. rerunFailure, flakyFailure, rerun and
 # friends are deliberately absent: they record earlier attempts, not the final result.
 _OUTCOME_CHILDREN = frozenset({"error", "failure", "skipped"})
-_CASE_NAMES = ("name", "classname", "class", "file")
+# Attributes refused rather than cut past the name limit (see ParseLimits.max_name_chars).
+_CHECKED_NAMES = {"testcase": ("name", "classname", "class", "file"), "testsuite": ("name",)}
+# The feeder's note that tags are being fed in big chunks (see stream._Feeder).
+BIG = ""
 _FORBIDDEN = (
     "XML with a DTD or entity declarations is refused (possible XML bomb or external-entity attack)"
 )
@@ -32,9 +35,9 @@ class CaseReader:
     This runs once per element of a file that may hold a million cases, hence the cached
     innermost case and suite.
 
-    ``cut`` is filled by the feeder with the attributes of the tag expat is about to report
-    whose values it cut short (name: size in the file); ``line`` gives the current line of the
-    uploaded file.
+    ``notes`` are the feeder's (see ``stream._Feeder``): while any is there, each tag's names
+    are checked against their limit, and the values it cut are marked. ``line`` gives the
+    current line of the uploaded file.
     """
 
     def __init__(
@@ -42,7 +45,7 @@ class CaseReader:
         parser: pyexpat.XMLParserType,
         *,
         limits: ParseLimits,
-        cut: dict[str, int],
+        notes: dict[str, int],
         line: Callable[[], int],
     ) -> None:
         parser.buffer_text = True
@@ -56,7 +59,7 @@ class CaseReader:
         self.parser = parser
         self._max_name = limits.max_name_chars
         self._max_text = limits.max_message_bytes
-        self._cut = cut
+        self._notes = notes
         self._line = line
         self._done: list[ParsedCase] = []
         self._depth = 0
@@ -93,22 +96,13 @@ class CaseReader:
         self._start(tag, attrs)
 
     def _start(self, tag: str, attrs: dict[str, str]) -> None:
-        if self._cut:
-            self._mark_cut(attrs)
         depth = self._depth = self._depth + 1
         # Namespace prefixes are dropped: expat runs without namespace processing, so a prefix
         # is just part of the name ("ns2:testcase").
-        local = tag[tag.rfind(":") + 1 :]
+        local = tag[tag.rfind(":") + 1 :] if ":" in tag else tag
+        if self._notes:
+            self._check_tag(local, attrs)
         if local == "testcase":
-            max_name = self._max_name
-            get = attrs.get
-            if (
-                len(get("name", "")) > max_name
-                or len(get("classname", "")) > max_name
-                or len(get("class", "")) > max_name
-                or len(get("file", "")) > max_name
-            ):
-                self._refuse_names(local, attrs, _CASE_NAMES)
             if self._case_depth:
                 self._outer_cases.append(
                     (self._case_depth, self._case_attrs, self._case_suite, self._case_messages)
@@ -116,24 +110,24 @@ class CaseReader:
             self._case_depth, self._case_attrs = depth, attrs
             self._case_suite, self._case_messages = self._suite, {}
         elif local == "testsuite":
-            self._refuse_names(local, attrs, ("name",))
             self._outer_suites.append((self._suite_depth, self._suite))
             self._suite_depth, self._suite = depth, attrs.get("name", "")
         elif depth == self._case_depth + 1 and local in _OUTCOME_CHILDREN:
             self._start_outcome(depth, local, attrs)
 
-    def _mark_cut(self, attrs: dict[str, str]) -> None:
-        for name, size in self._cut.items():
+    def _check_tag(self, local: str, attrs: dict[str, str]) -> None:
+        """Mark the values the feeder cut, and refuse names over their limit."""
+        notes = self._notes
+        for name in [name for name in notes if name != BIG]:
+            size = notes.pop(name)
             if name in attrs:
                 attrs[name] += truncation_marker(size)
-        self._cut.clear()
-
-    def _refuse_names(self, element: str, attrs: dict[str, str], names: tuple[str, ...]) -> None:
+        names = _CHECKED_NAMES.get(local, ())
         for name in names:
             length = len(attrs.get(name, ""))
             if length > self._max_name:
                 raise OverLimit(
-                    f"{element} {name} at line {self._line():,} is {length:,} characters; "
+                    f"{local} {name} at line {self._line():,} is {length:,} characters; "
                     f"the limit is {self._max_name:,}"
                 )
 

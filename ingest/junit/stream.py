@@ -19,7 +19,7 @@ from typing import BinaryIO
 from ingest.junit.cases import ParsedCase
 from ingest.junit.errors import MalformedXML, OverLimit
 from ingest.junit.limits import DEFAULT_LIMITS, MiB, ParseLimits
-from ingest.junit.reader import CaseReader
+from ingest.junit.reader import BIG, CaseReader
 
 _CHUNK_BYTES = 64 * 1024
 _BIG_CHUNK_BYTES = MiB  # what pyexpat feeds expat per call anyway
@@ -42,7 +42,7 @@ def iter_cases(stream: BinaryIO, *, limits: ParseLimits = DEFAULT_LIMITS) -> Ite
         raise MalformedXML("the file is empty")
     parser = pyexpat.ParserCreate()
     feeder = _Feeder(parser, stream, chunk, limits=limits, lines_before=skipped_lines)
-    reader = CaseReader(parser, limits=limits, cut=feeder.cut, line=feeder.line)
+    reader = CaseReader(parser, limits=limits, notes=feeder.notes, line=feeder.line)
     try:
         while feeder.feed():
             yield from reader.take()
@@ -52,7 +52,15 @@ def iter_cases(stream: BinaryIO, *, limits: ParseLimits = DEFAULT_LIMITS) -> Ite
 
 
 class _Feeder:
-    """Feeds a stream to an expat parser; ``cut`` and ``line()`` are for the reader."""
+    """Feeds a stream to an expat parser; ``notes`` and ``line()`` are for the reader.
+
+    ``notes`` tell the reader which tags need a closer look: under ``BIG`` while the feeder
+    feeds a token it watches (over ``min(max_message_bytes, max_token_bytes)``) and what follows
+    it in the same chunks, plus the attributes whose values it cut (name: size in the file),
+    for the tag reported next. Any other tag fits in one chunk plus what was pending before it,
+    so when the name limit is at least that, no other tag can hold a name over it; when the
+    limit is smaller, ``BIG`` stays noted for good.
+    """
 
     def __init__(
         self,
@@ -74,7 +82,8 @@ class _Feeder:
         # Line breaks inside cut attribute values, so that later lines are right (a column on
         # the line of a cut counts only the part of the value that was kept).
         self.lines_dropped = 0
-        self.cut: dict[str, int] = {}
+        self._names_fit = limits.max_name_chars >= _CHUNK_BYTES + self._watch
+        self.notes: dict[str, int] = {} if self._names_fit else {BIG: 0}
 
     def line(self) -> int:
         """The line of the uploaded file expat is at (a tag's first line, in a handler)."""
@@ -106,6 +115,7 @@ class _Feeder:
         """Feed on until the unfinished token ends, cutting message values and refusing it past
         max_token_bytes."""
         limits = self._limits
+        self.notes[BIG] = 0
         while len(self._token) > self._watch:
             if len(self._token) > limits.max_token_bytes:
                 raise OverLimit(
@@ -127,6 +137,8 @@ class _Feeder:
             if not chunk:
                 return  # the end of the file: expat reports the unclosed token
             self._parse(chunk)
+        if self._names_fit:
+            del self.notes[BIG]
 
     def _cut_value(self, attribute: bytes, quote: bytes, start: int) -> None:
         """Cut the attribute value at ``start`` where it is: finish its last character or
@@ -146,7 +158,7 @@ class _Feeder:
                 self._parse(quote)
                 break
         if dropped:  # a value that ends right at the limit is whole
-            self.cut[attribute.decode("utf-8", "replace")] = kept + dropped
+            self.notes[attribute.decode("utf-8", "replace")] = kept + dropped
 
     def _bytes_to_cut_point(self, start: int, quote: bytes) -> int:
         """How many more bytes the value at ``start`` needs to end on a whole UTF-8 character

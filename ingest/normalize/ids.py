@@ -93,13 +93,17 @@ class TestIdentifier:
     def __call__(
         self, *, classname: str, name: str, file: str | None, folder_hint: str | None
     ) -> TestIdentity:
+        return self.place(classname, file, folder_hint).identity(name or "")
+
+    def place(self, classname: str, file: str | None, folder_hint: str | None) -> "_Place":
+        """The (file, class) of cases with these attributes, worked out once per upload."""
         where = (classname or "", file, folder_hint)
         place = self._places.get(where)
         if place is None:
             if len(self._places) >= self.MAX_REMEMBERED:
                 self._places.clear()
             place = self._places[where] = _Place(*test_location(*where, self.rules), self.rules)
-        return place.identity(name or "")
+        return place
 
 
 class _Place:
@@ -115,8 +119,12 @@ class _Place:
 
     def identity(self, name: str) -> TestIdentity:
         if self.plain:
-            return TestIdentity(self.prefix + name, self.path, self.class_name, name)
+            # tuple.__new__: TestIdentity(...) without a Python-level call, once per case.
+            return _tuple_new(TestIdentity, (self.prefix + name, self.path, self.class_name, name))
         return _identity(self.path, self.class_name, name, self.rules)
+
+
+_tuple_new = tuple.__new__
 
 
 def _may_strip(class_name: str, rules: Rules) -> bool:

@@ -628,6 +628,19 @@ def test_a_name_over_the_limit_is_refused_with_its_line() -> None:
     )
 
 
+@pytest.mark.parametrize("gap", [0, 50_000, 2**20 - 300_000], ids=["next", "near", "far"])
+def test_a_long_name_after_a_big_tag_is_refused(gap: int) -> None:
+    """Names are checked only on tags the feeder watched, and on whatever it fed with them in
+    the same big chunks: a long name just after a 1 MiB message must not slip through."""
+    big_message = b'<testcase name="a"><failure message="' + b"m" * 2**20 + b'"/></testcase>\n'
+    long_name = b'<testcase name="' + b"n" * 300_000 + b'"/>\n'
+    xml = _HEAD + big_message + b"<testcase/>" * (gap // 11) + long_name + b"</testsuite>"
+
+    line = xml[: xml.index(long_name)].count(b"\n") + 1
+    with pytest.raises(OverLimit, match=f"^testcase name at line {line} is 300,000 characters"):
+        parse_bytes(xml)
+
+
 @pytest.mark.parametrize(
     ("xml", "error"),
     [
