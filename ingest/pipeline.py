@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import chain
 
 from django.conf import settings
 from django.db import transaction
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from ingest.archives import ArchiveError, iter_xml_documents
 from ingest.issue_links import reason_issues_link
-from ingest.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_cases
+from ingest.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_case_batches
 from ingest.normalize import (
     CanonicalReason,
     TestIdentifier,
@@ -89,12 +90,14 @@ def upload_rows(upload: Upload) -> Iterator[ResultRow]:
     # holds the connection, and a query then would break the COPY protocol.
     files = list(upload.files.all())
     identify = TestIdentifier(upload.run.project.normalization())
-    return _rows(files, identify=identify, file_hint=upload.file_hint or None)
+    return chain.from_iterable(
+        _row_batches(files, identify=identify, file_hint=upload.file_hint or None)
+    )
 
 
-def _rows(
+def _row_batches(
     files: list[UploadFile], *, identify: TestIdentifier, file_hint: str | None
-) -> Iterator[ResultRow]:
+) -> Iterator[list[ResultRow]]:
     limits = parse_limits()
     for stored in files:
         with stored.raw.open("rb") as raw:
@@ -106,7 +109,7 @@ def _rows(
                     hint = document.folder_hint or file_hint
                     try:
                         yield from case_rows(
-                            iter_cases(document.stream, limits=limits),
+                            iter_case_batches(document.stream, limits=limits),
                             folder_hint=hint,
                             identify=identify,
                         )
@@ -125,10 +128,20 @@ def parse_limits() -> ParseLimits:
 
 
 def case_rows(
-    cases: Iterator[ParsedCase], *, folder_hint: str | None, identify: TestIdentifier
-) -> Iterator[ResultRow]:
-    """The row of each case. One loop with local names: it runs once per case of the upload."""
+    batches: Iterator[list[ParsedCase]], *, folder_hint: str | None, identify: TestIdentifier
+) -> Iterator[list[ResultRow]]:
+    """The rows of each batch of cases."""
+    for cases in batches:
+        yield _batch_rows(cases, folder_hint=folder_hint, identify=identify)
+
+
+def _batch_rows(
+    cases: list[ParsedCase], *, folder_hint: str | None, identify: TestIdentifier
+) -> list[ResultRow]:
+    # One loop with local names: it runs once per case of the upload.
     place_of, outcomes, no_reason, tuple_new = identify.place, OUTCOMES, _NO_REASON, tuple.__new__
+    rows: list[ResultRow] = []
+    append = rows.append
     for classname, name, file, suite, outcome, duration, message in cases:
         # Reporters that write no classname (jest, prove, regrtest) group tests by suite;
         # without it, same-named tests of different suites would merge into one.
@@ -146,21 +159,24 @@ def case_rows(
             reason_kind, reason_text, reason_fp = _reason(
                 message, "skip" if outcome == "skipped" else "failure"
             )
-        yield tuple_new(
-            ResultRow,
-            (
-                key,
-                path,
-                class_name,
-                test_name,
-                outcomes[outcome],
-                duration,
-                message or "",
-                reason_kind,
-                reason_text,
-                reason_fp,
-            ),
+        append(
+            tuple_new(
+                ResultRow,
+                (
+                    key,
+                    path,
+                    class_name,
+                    test_name,
+                    outcomes[outcome],
+                    duration,
+                    message or "",
+                    reason_kind,
+                    reason_text,
+                    reason_fp,
+                ),
+            )
         )
+    return rows
 
 
 _NO_REASON = (None, None, None)

@@ -15,7 +15,7 @@ cases, ``cases`` holds the rules that decide a case's outcome and message.
 from ingest.junit.cases import MAX_MESSAGE_CHARS, Outcome, ParsedCase, clip_message, parse_duration
 from ingest.junit.errors import ForbiddenXML, JUnitError, MalformedXML, NotJUnit, OverLimit
 from ingest.junit.limits import ParseLimits
-from ingest.junit.stream import iter_cases
+from ingest.junit.stream import iter_case_batches, iter_cases
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
@@ -28,6 +28,7 @@ __all__ = [
     "ParseLimits",
     "ParsedCase",
     "clip_message",
+    "iter_case_batches",
     "iter_cases",
     "parse_duration",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pyexpat
 from collections.abc import Iterator
+from itertools import chain
 from typing import BinaryIO
 
 from ingest.junit.cases import ParsedCase
@@ -37,6 +38,14 @@ def iter_cases(stream: BinaryIO, *, limits: ParseLimits = DEFAULT_LIMITS) -> Ite
     Cases are yielded as their chunk is parsed, so an error late in the file is raised after
     earlier cases were yielded: callers that must be all-or-nothing collect first.
     """
+    return chain.from_iterable(iter_case_batches(stream, limits=limits))
+
+
+def iter_case_batches(
+    stream: BinaryIO, *, limits: ParseLimits = DEFAULT_LIMITS
+) -> Iterator[list[ParsedCase]]:
+    """``iter_cases``, a list per chunk parsed: a loop over a list costs less per case than
+    one more generator does, at a million cases per file."""
     chunk, skipped_lines, skipped_cols = _skip_leading_blanks(stream)
     if not chunk:
         raise MalformedXML("the file is empty")
@@ -45,10 +54,12 @@ def iter_cases(stream: BinaryIO, *, limits: ParseLimits = DEFAULT_LIMITS) -> Ite
     reader = CaseReader(parser, limits=limits, notes=feeder.notes, line=feeder.line)
     try:
         while feeder.feed():
-            yield from reader.take()
+            if cases := reader.take():
+                yield cases
     except pyexpat.ExpatError as exc:
         raise _malformed(exc, skipped_lines + feeder.lines_dropped, skipped_cols) from None
-    yield from reader.take()
+    if cases := reader.take():
+        yield cases
 
 
 class _Feeder:
