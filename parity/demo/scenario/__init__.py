@@ -38,8 +38,9 @@ and ``uploads`` (``demo_uploads`` and ``DemoUpload``).
 """
 
 from parity.demo.scenario.cases import BACKENDS, SEED, Case, Outcome
-from parity.demo.scenario.events import ScenarioEvent, demo_events
+from parity.demo.scenario.events import ScenarioEvent
 from parity.demo.scenario.plan import upstream_disabled
+from parity.demo.scenario.stories import demo_events
 from parity.demo.scenario.uploads import BRANCH, DemoUpload, demo_uploads
 
 __all__ = [
