@@ -57,18 +57,9 @@ def events_build(
 def _tracked_skips(
     fixture: dict[str, Any], plans: dict[str, Plan], picker: _Picker, days: int
 ) -> Iterator[ScenarioEvent]:
-    """The real skips whose message cites an issue, where a backend skips a test CPU passes:
-    tracked gaps. The last such row lands during the window (its test passed until then), the
-    others are there from the first day."""
-    found = [
-        (backend, case, outcome)
-        for row in fixture["skips"]
-        if row.get("issue_ref") and row["issue_ref"] in row["reason"]
-        for outcome in (skip_outcome(row),)
-        for backend in BACKENDS[1:]
-        for case, base in plans[backend].base.items()
-        if base == outcome and plans[REFERENCE].base.get(case) == PASSED
-    ]
+    """Tracked gaps: the last of the cited skips lands during the window (its test passed
+    until then), the others are there from the first day."""
+    found = _cited_skips(fixture, plans)
     landing = max(1, days - 1 - days // 7)
     for number, (backend, case, outcome) in enumerate(found, 1):
         picker.reserve(case.file)
@@ -76,6 +67,25 @@ def _tracked_skips(
             yield ScenarioEvent("chronic", backend, 0, case, outcome)
         else:
             yield ScenarioEvent("opens", backend, landing, case, outcome)
+
+
+def _cited_skips(
+    fixture: dict[str, Any], plans: dict[str, Plan]
+) -> list[tuple[str, Case, Outcome]]:
+    """(backend, test, skip) of each real skip whose message cites an issue, where a backend
+    other than CPU skips a test CPU passes."""
+    found = []
+    for row in fixture["skips"]:
+        if not row.get("issue_ref") or row["issue_ref"] not in row["reason"]:
+            continue  # no issue, or one that only a comment near the skip names
+        outcome = skip_outcome(row)
+        for backend in BACKENDS[1:]:
+            found += [
+                (backend, case, outcome)
+                for case, base in plans[backend].base.items()
+                if base == outcome and plans[REFERENCE].base.get(case) == PASSED
+            ]
+    return found
 
 
 def _shard_pause(plans: dict[str, Plan], picker: _Picker, days: int) -> Iterator[ScenarioEvent]:
