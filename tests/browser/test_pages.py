@@ -157,6 +157,19 @@ def test_gaps_filters_change_the_url_and_the_table(page):
     expect(page.locator("#new-gaps .badge.tracked")).to_have_count(0)
 
 
+def test_tracked_gaps_link_the_issues_their_real_skip_messages_cite(page):
+    page.goto(f"/p/{SLUG}/gaps/?open=1&tracked=tracked")
+    rows = page.locator("#new-gaps tbody tr")
+    expect(rows.first).to_be_visible()
+    issues = set(rows.locator("a.issue").all_inner_texts())
+    assert {"pytorch/xla#8974", "pytorch/xla#8975", "pytorch/xla#9017"} <= issues
+    tpu = rows.filter(has=page.locator("td.test", has_text="test_assume_pure_einsum_grads"))
+    expect(tpu.locator("td.reason")).to_have_text("Bug: https://github.com/pytorch/xla/issues/8975")
+    expect(tpu.locator("a.issue")).to_have_attribute(
+        "href", "https://github.com/pytorch/xla/issues/8975"
+    )
+
+
 def test_runs_and_test_detail_pages(page):
     page.goto(f"/p/{SLUG}/runs/")
     rows = page.locator("#runs-table tbody tr")

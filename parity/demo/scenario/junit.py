@@ -146,7 +146,11 @@ def _absl_case(item: Timed, *, merged: bool) -> TestCase:
     # junitparser's TestCase.result is the outcome list, so this attribute is set directly.
     element._elem.set("result", "suppressed" if skipped else "completed")
     if merged:
-        element.file = item.case.file  # the merge step records it; absltest does not
+        # The merge step records what absltest's XML leaves out: the file, and the reason its
+        # log prints (`[  SKIPPED ] TestFoo.test_x - <reason>`).
+        element.file = item.case.file
+        if skipped and item.outcome.message:
+            element.result = [Skipped(item.outcome.message)]
     if item.outcome.status in ("failed", "error"):
         element.result = [_problem(item.outcome)]
     return element

@@ -33,7 +33,7 @@ def plan_build(fixture: dict[str, Any], backend: str) -> Plan:
             # script's own status can be reported.
             case = _script_case(file, "script", shard)
             plan.cases.append(case)
-            plan.base[case] = _skip_outcome(file_row)
+            plan.base[case] = skip_outcome(file_row)
             continue
         for case in _file_cases(fixture, backend, file, shard):
             plan.cases.append(case)
@@ -112,7 +112,7 @@ class _SkipIndex:
     def outcome(self, case: Case) -> Outcome:
         for row in self.class_rows.get((case.file, case.cls), []):
             if row["scope"] != "test" or row["test_or_class"].partition(".")[2] == case.name:
-                return _skip_outcome(row)
+                return skip_outcome(row)
         if case.dialect == "missing":
             return Outcome(
                 "error",
@@ -122,5 +122,6 @@ class _SkipIndex:
         return PASSED
 
 
-def _skip_outcome(row: dict[str, Any]) -> Outcome:
+def skip_outcome(row: dict[str, Any]) -> Outcome:
+    """The skip a fixture row gives, with where its decorator sits."""
     return Outcome("skipped", row["reason"], where=f"{row['file']}:{row['line']}")

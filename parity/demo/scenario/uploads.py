@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from parity.demo.scenario.cases import BACKENDS, SEED, Case, Outcome
-from parity.demo.scenario.events import day_results, events_build
+from parity.demo.scenario.events import day_results
 from parity.demo.scenario.junit import merged_xml_bytes, skip_wording, zip_bytes
 from parity.demo.scenario.plan import UPSTREAM_SHARD, plan_build
+from parity.demo.scenario.stories import events_build
 from parity.demo.scenario.timing import timed
 
 BRANCH = "master"

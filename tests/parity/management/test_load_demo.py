@@ -1,11 +1,12 @@
-"""load_demo: the demo project's backends come with the commands their runners use."""
+"""load_demo: the demo project's backends come with the commands their runners use, and its
+first day already holds a tracked gap: a real skip message citing its issue."""
 
 import io
 
 from django.core.management import call_command
 
 from parity.management.commands.load_demo import DEMO_REPRODUCE, DEMO_SLUG
-from parity.models import Project, TestCase
+from parity.models import Gap, Project, TestCase
 from parity.reproduce import reproduce_command, template_errors
 
 
@@ -32,3 +33,24 @@ def test_each_demo_backend_says_how_to_run_one_of_its_tests(
         "PJRT_DEVICE=TPU python3 test/ds/test_dynamic_shape_models.py "
         "TestDynamicShapeModels.test_backward_pass_with_dynamic_input"
     )
+
+
+def test_the_demo_has_gaps_tracked_by_the_issue_their_skip_cites(
+    db, django_capture_on_commit_callbacks, eager_errors_propagate
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_demo", "--days", "1", stdout=io.StringIO())
+    project = Project.objects.get(slug=DEMO_SLUG)
+
+    tracked = Gap.objects.filter(project=project, is_open=True, tracked=True, reason__isnull=False)
+    cited = {
+        (gap.backend.name, gap.test.name, gap.reason.text, issue.url)
+        for gap in tracked.select_related("backend", "test", "reason")
+        for issue in gap.reason.issues.all()
+    }
+    assert (
+        "tpu",
+        "test_assume_pure_complex_module",
+        "Bug: https://github.com/pytorch/xla/issues/8974",
+        "https://github.com/pytorch/xla/issues/8974",
+    ) in cited
