@@ -117,7 +117,9 @@ def case_result(attrs: dict[str, str], suite: str, messages: dict[str, str | Non
     else:
         outcome, message = "passed", None
     get = attrs.get
-    time = get("time")
+    duration = _durations.get(time := get("time"), _UNSEEN)
+    if duration is _UNSEEN:
+        duration = _duration_remembered(time)
     # tuple.__new__ rather than ParsedCase(...): the same tuple without a Python-level call.
     return _tuple_new(
         ParsedCase,
@@ -128,13 +130,27 @@ def case_result(attrs: dict[str, str], suite: str, messages: dict[str, str | Non
             get("file"),
             suite,
             outcome,
-            None if time is None else parse_duration(time),
+            duration,
             message,
         ),
     )
 
 
 _tuple_new = tuple.__new__
+
+# time= values repeat (pytest and JUnit write milliseconds): each is parsed once per process, in
+# a table that is emptied when full, since microsecond timings hardly repeat.
+_durations: dict[str | None, float | None] = {None: None}
+_DURATIONS_REMEMBERED = 10_000
+_UNSEEN = object()
+
+
+def _duration_remembered(time: str) -> float | None:
+    if len(_durations) >= _DURATIONS_REMEMBERED:
+        _durations.clear()
+        _durations[None] = None
+    duration = _durations[time] = parse_duration(time)
+    return duration
 
 
 def _outcome_of_children(messages: dict[str, str | None]) -> tuple[Outcome, str | None]:
