@@ -100,7 +100,15 @@ class Command(BaseCommand):
             count += 1
             if count == FRESH_STATISTICS_AFTER:
                 _analyze()
+            self._progress(f"Uploading the runs of {upload.day}: {count} files sent")
+        self._progress("")
         self.stdout.write(f"Uploaded {count} demo files in {time.monotonic() - started:.1f}s.")
+
+    def _progress(self, line: str) -> None:
+        """One line rewritten in place on a terminal; nothing in a log, which keeps the end."""
+        if self.stdout.isatty():
+            self.stdout.write(f"\r{line:<60}", ending="" if line else "\r")
+            self.stdout.flush()
 
     def _post(self, client: APIClient, upload):
         data = {

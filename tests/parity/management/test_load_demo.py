@@ -54,3 +54,25 @@ def test_the_demo_has_gaps_tracked_by_the_issue_their_skip_cites(
         "Bug: https://github.com/pytorch/xla/issues/8974",
         "https://github.com/pytorch/xla/issues/8974",
     ) in cited
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_load_shows_one_progress_line(
+    db, django_capture_on_commit_callbacks, eager_errors_propagate
+):
+    terminal, log = _Terminal(), io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_demo", "--days", "1", stdout=terminal)
+        call_command("load_demo", "--days", "1", "--reset", stdout=log)
+
+    shown = terminal.getvalue()
+    # Every update rewrites the same line, which is blanked before the summary.
+    progress = shown[: shown.index("Uploaded ")]
+    assert progress.count("\n") == 1  # the exemptions' line only
+    assert progress.count("\r") > 4 and "Uploading the runs of " in progress
+    assert progress.endswith("\r")
+    assert "Uploading" not in log.getvalue()  # a log keeps the summary alone
