@@ -96,6 +96,7 @@ def _rows(
     files: list[UploadFile], *, identify: TestIdentifier, file_hint: str | None
 ) -> Iterator[ResultRow]:
     limits = parse_limits()
+    number = 0  # of the document in the upload: suites are told apart within one document
     for stored in files:
         with stored.raw.open("rb") as raw:
             try:
@@ -104,9 +105,12 @@ def _rows(
                 )
                 for document in documents:
                     hint = document.folder_hint or file_hint
+                    number += 1
                     try:
                         for case in iter_cases(document.stream, limits=limits):
-                            yield case_row(case, folder_hint=hint, identify=identify)
+                            yield case_row(
+                                case, folder_hint=hint, identify=identify, document=number
+                            )
                     except JUnitError as exc:
                         raise BadUpload(f"{document.name}: {exc}") from exc
             except ArchiveError as exc:
@@ -121,7 +125,9 @@ def parse_limits() -> ParseLimits:
     )
 
 
-def case_row(case: ParsedCase, *, folder_hint: str | None, identify: TestIdentifier) -> ResultRow:
+def case_row(
+    case: ParsedCase, *, folder_hint: str | None, identify: TestIdentifier, document: int = 0
+) -> ResultRow:
     identity = identify(
         # Reporters that write no classname (jest, prove, regrtest) group tests by suite; without
         # it, same-named tests of different suites would merge into one.
@@ -144,6 +150,8 @@ def case_row(case: ParsedCase, *, folder_hint: str | None, identify: TestIdentif
         reason_kind,
         reason_text,
         reason_fp,
+        case.suite_label,
+        document,
     )
 
 
