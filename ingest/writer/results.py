@@ -35,8 +35,7 @@ from typing import IO, NamedTuple
 
 from django.db import connection
 
-from ingest.normalize import TestIdentity
-from ingest.normalize.suites import suite_qualified
+from ingest.normalize import TestIdentity, suite_qualified
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
 from ingest.writer.known import KnownIds
 from parity.models import Outcome, Reason, Result, Run, TestCase, Upload

@@ -269,6 +269,10 @@ def test_suite_labels_join_names_and_hosts_outermost_first() -> None:
     assert suite_label("a.spec.ts", "", "") == "a.spec.ts"
     assert suite_label("", "a.spec.ts", "webkit") == "a.spec.ts @ webkit"
     assert suite_label("", "", "") == ""
+    # unittest-xml-reporting's run time is not part of the suite: a rerun's suite has another
+    assert suite_label("", "TestOps-20240101120000") == "TestOps"
+    assert suite_label("", "TestOps-2024010112000") == "TestOps-2024010112000"  # 13 digits
+    assert suite_label("", "20240101120000") == "20240101120000"
 
 
 def test_a_long_suite_path_is_bounded_and_keeps_paths_apart() -> None:

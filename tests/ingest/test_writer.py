@@ -342,6 +342,21 @@ def test_a_key_repeated_in_a_later_document_is_a_rerun_whatever_its_suite(projec
 
 
 @pytest.mark.django_db
+def test_xmlrunner_suites_of_one_merged_file_differing_in_run_time_are_one_suite(ingest):
+    suites = b"".join(
+        b'<testsuite name="TestNet-2024010112%s"><testcase classname="test.test_net.TestNet" '
+        b'name="test_get"><failure message="%s"/></testcase></testsuite>' % (stamp, message)
+        for stamp, message in ((b"0000", b"timeout"), (b"0500", b"timeout"))
+    )
+
+    ingest(("merged.xml", b"<testsuites>%s</testsuites>" % suites))
+
+    assert list(Result.objects.values_list("test__key", "outcome", "flaky")) == [
+        ("test/test_net.py::TestNet::test_get", Outcome.FAILED, False)
+    ]
+
+
+@pytest.mark.django_db
 def test_a_report_of_browser_projects_through_the_api(api, ingest):
     """Playwright writes each browser project as a suite of the same name on its own host."""
     xml = b"".join(
