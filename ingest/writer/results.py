@@ -13,13 +13,8 @@ are written, and a held-back case holds back every later case of its test, so th
 rows are the ones with the smaller ids; they are deleted after the COPY, only when a key
 repeated.
 
-A key that repeats in another suite of the same XML document is not a rerun but another test
-(``ingest.normalize.suites``): each written key remembers the number of its suite label, packed
-with its id, so uploads without such a repeat pay one shift per case and keep their keys. The
-repeat is held back; when held cases are resolved, the key is split: every occurrence, earlier
-and later, is named by its suite, and the results already written for the plain key move to the
-first suite's test after the COPY (its id was new to this upload: it is then never created). A
-repeat in a later document (a rerun's report, another shard's) stays a rerun.
+A key that repeats in another suite of the same XML document is not a rerun but a test per
+suite (``ingest.normalize.suites``), split as the held cases are resolved (``suites``).
 
 New tests and reasons are inserted after the results, each kind in one statement sorted by its
 unique key, so concurrent uploads adding the same ones wait for each other instead of
@@ -31,13 +26,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from hashlib import md5
 from itertools import chain
-from typing import IO, NamedTuple
+from typing import IO
 
 from django.db import connection
 
-from ingest.normalize import TestIdentity, suite_qualified
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
 from ingest.writer.known import KnownIds
+from ingest.writer.rows import ResultRow
+from ingest.writer.suites import LABEL_BITS, LABEL_MASK, SuiteSplits
 from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
@@ -47,28 +43,6 @@ from parity.models.sql import model_sql
 HOLD_LIMIT = 20_000
 _LINES_PER_CHUNK = 2_000
 _SPOOL_MEMORY_BYTES = 8 << 20
-# A written test is -(id << _LABEL_BITS | number of its suite label) in ``KnownIds.tests``;
-# _SPLIT in place of the number: its key was split by suite, and each case takes its suite's key.
-_LABEL_BITS = 32
-_LABEL_MASK = (1 << _LABEL_BITS) - 1
-_SPLIT = _LABEL_MASK
-
-
-class ResultRow(NamedTuple):
-    """One result of an upload, as the normalizer made it."""
-
-    key: str
-    file: str
-    class_name: str
-    name: str
-    outcome: int
-    duration: float | None
-    message: str
-    reason_kind: str | None = None
-    reason_text: str | None = None
-    reason_fp: str | None = None
-    suite: str = ""  # its suite label (ingest.junit.suites)
-    document: int = 0  # its XML document's number in the upload: suites differ within one
 
 
 @dataclass(frozen=True)
@@ -133,9 +107,7 @@ class UploadWriter:
         self.by_outcome = [0] * (max(Outcome.values) + 1)
         self.seen_reason_ids: set[int] = set()
         self.repeated: set[int] = set()  # tests written more than once
-        self.labels: dict[tuple[int, str], int] = {}  # (document, suite label): its number
-        self.label_of: list[tuple[int, str]] = []  # by number
-        self.moves: list[tuple[int, int]] = []  # (plain test, its first suite's test) to move
+        self.suites = SuiteSplits(self.known)
 
     # --- streaming ----------------------------------------------------------------------------
 
@@ -157,8 +129,9 @@ class UploadWriter:
         tests, files, reasons = self.known.tests, self.known.files, self.known.reasons
         held, held_keys, free_ids = self.held, self.held_keys, self.free_test_ids
         seen_reasons, repeated, by_outcome = self.seen_reason_ids, self.repeated, self.by_outcome
-        new_test, start, label_number = self.new_tests.add, self.line_start, self._label_number
-        bits, mask = _LABEL_BITS, _LABEL_MASK
+        new_test, start = self.new_tests.add, self.line_start
+        label_number, rerun_elsewhere = self.suites.number, self.suites.rerun_elsewhere
+        bits, mask = LABEL_BITS, LABEL_MASK  # a written test: suites.written(id, label), inlined
         lines: list[str] = []
         suite = document = label = None
         for row in chain(first, rows) if first else rows:
@@ -181,13 +154,11 @@ class UploadWriter:
                         tests[digest] = -(test_id << bits | label)
                 elif test_id > 0:
                     tests[digest] = -(test_id << bits | label)
+                elif -test_id & mask == label or rerun_elsewhere(digest, test_id, label):
+                    test_id = -test_id >> bits
+                    repeated.add(test_id)
                 else:
-                    written = -test_id
-                    test_id = written >> bits
-                    if written & mask == label or self._rerun_elsewhere(digest, written, label):
-                        repeated.add(test_id)
-                    else:
-                        test_id = None  # the key in another suite: _resolve_held splits it
+                    test_id = None  # the key in another suite: _resolve_held splits it
             if test_id is None:
                 held.append(row)
                 held_keys.add(digest)
@@ -212,29 +183,14 @@ class UploadWriter:
         if lines:
             yield "".join(lines).encode()
 
-    def _label_number(self, suite: str, document: int) -> int:
-        number = self.labels.setdefault((document, suite), len(self.label_of))
-        if number == len(self.label_of):
-            self.label_of.append((document, suite))
-        return number
-
-    def _rerun_elsewhere(self, digest: bytes, written: int, label: int) -> bool:
-        """Whether a test written under another suite label is here run again in a later
-        document (a rerun, which goes on under its new label) rather than in another suite."""
-        first = written & _LABEL_MASK
-        if first == _SPLIT or self.label_of[first][0] == self.label_of[label][0]:
-            return False
-        self.known.tests[digest] = -((written >> _LABEL_BITS) << _LABEL_BITS | label)
-        return True
-
     def _resolve_held(self) -> list[ResultRow]:
         """Look up or reserve every id the held rows need; they are written next."""
         held, self.held, self.held_keys = self.held, [], set()
         known = self.known
-        firsts = self._split_by_suite(held)
+        firsts = self.suites.split(held)
         digests = {md5(row.key.encode()).digest(): row for row in held}
-        for _, digest, row, _ in firsts:
-            digests.setdefault(digest, row)
+        for first in firsts:
+            digests.setdefault(first.digest, first.row)
         wanted: dict[str, set[bytes]] = {}
         for digest, row in digests.items():
             if digest not in known.tests and row.file not in known.files:
@@ -247,51 +203,9 @@ class UploadWriter:
             test_id = next(self.free_test_ids)
             self.new_tests.add(test_id, digest, digests[digest])
             known.tests[digest] = test_id
-        self._moves_add(firsts)
+        self.suites.moves_add(firsts, self.repeated)
         self._resolve_reasons(held)
         return held
-
-    def _split_by_suite(self, held: list[ResultRow]) -> list[tuple[int, bytes, ResultRow, int]]:
-        """Split each key that a held case repeats in another suite of its document, then name
-        by its suite every held case of a split key (in two passes, so that cases held before
-        the split keep their order). Returns, per key split now, the plain test, and the
-        digest, row and label number of its test in the first suite."""
-        tests, firsts = self.known.tests, []
-        digests = [md5(row.key.encode()).digest() for row in held]
-        for row, digest in zip(held, digests, strict=True):
-            value = tests.get(digest)
-            if value is None or value > 0:
-                continue  # not written yet
-            written, label = -value, self._label_number(row.suite, row.document)
-            first = written & _LABEL_MASK
-            if first in (label, _SPLIT) or self._rerun_elsewhere(digest, written, label):
-                continue
-            plain_id = written >> _LABEL_BITS
-            in_first = _in_suite(row, self.label_of[first][1])
-            firsts.append((plain_id, md5(in_first.key.encode()).digest(), in_first, first))
-            tests[digest] = -(plain_id << _LABEL_BITS | _SPLIT)
-        for index, digest in enumerate(digests):
-            value = tests.get(digest)
-            if value is not None and value < 0 and -value & _LABEL_MASK == _SPLIT:
-                held[index] = _in_suite(held[index], held[index].suite)
-        return firsts
-
-    def _moves_add(self, firsts: list[tuple[int, bytes, ResultRow, int]]) -> None:
-        """The plain tests' results go to their first suite's tests (resolved by now), which
-        count as written under that suite, and take over their reruns."""
-        tests = self.known.tests
-        for plain_id, digest, _, label in firsts:
-            value = tests[digest]
-            if value < 0:  # a test of that name was written already: the results join it
-                test_id = -value >> _LABEL_BITS
-                self.repeated.add(test_id)
-            else:
-                test_id = value
-                tests[digest] = -(test_id << _LABEL_BITS | label)
-            self.moves.append((plain_id, test_id))
-            if plain_id in self.repeated:
-                self.repeated.discard(plain_id)
-                self.repeated.add(test_id)
 
     def _reserve_tests(self, needed: int) -> None:
         """Ids for ``needed`` new tests and, while the rows go on, as many again as reserved so
@@ -324,9 +238,8 @@ class UploadWriter:
     # --- after the COPY -----------------------------------------------------------------------
 
     def finish(self) -> WriteSummary:
-        if self.moves:
-            plain, moved = (list(ids) for ids in zip(*self.moves, strict=True))
-            self.cursor.execute(_RESULTS_MOVE, {**self.params, "plain": plain, "moved": moved})
+        if self.suites.moves:
+            self.suites.results_move(self.cursor, self.params)
         if self.repeated:
             self._reruns_collapse()
         if self.new_tests.count:
@@ -357,11 +270,8 @@ class UploadWriter:
         self.cursor.execute(_NEW_TESTS_DDL)
         self.new_tests.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
         expected = self.new_tests.count
-        if self.moves:
-            # A new plain test split by suite has no result left: it is not created.
-            plain = [plain_id for plain_id, _ in self.moves]
-            self.cursor.execute(_NEW_TESTS_UNUSED, {"plain": plain})
-            expected -= self.cursor.rowcount
+        if self.suites.moves:
+            expected -= self.suites.new_plain_tests_drop(self.cursor)
         self.cursor.execute(_TESTS_INSERT, self.params)
         if self.cursor.rowcount < expected:
             # Another upload added some of the same tests first: use its rows.
@@ -380,12 +290,6 @@ class UploadWriter:
                     self.seen_reason_ids.discard(lost)
                     self.seen_reason_ids.add(winner)
         return inserted
-
-
-def _in_suite(row: ResultRow, label: str) -> ResultRow:
-    """The row as its test's run in the suite labelled ``label``."""
-    identity = suite_qualified(TestIdentity(row.key, row.file, row.class_name, row.name), label)
-    return row._replace(key=identity.key, name=identity.name)
 
 
 class _Spool:
@@ -437,15 +341,6 @@ _RERUNS_COLLAPSE = model_sql(
     result=Result,
 )
 
-_RESULTS_MOVE = model_sql(
-    """
-    UPDATE {result} r SET test_id = moves.moved
-    FROM unnest(%(plain)s::bigint[], %(moved)s::bigint[]) AS moves(plain, moved)
-    WHERE r.run_id = %(run)s AND r.upload_id = %(upload)s AND r.test_id = moves.plain
-    """,
-    result=Result,
-)
-
 _REASONS_STILL_NAMED = model_sql(
     "SELECT DISTINCT reason_id FROM {result} "
     "WHERE run_id = %(run)s AND upload_id = %(upload)s AND reason_id = ANY(%(ids)s)",
@@ -460,8 +355,6 @@ CREATE TEMP TABLE ingest_new_tests (
     id bigint, digest uuid, key text, file text, class_name text, name text
 ) ON COMMIT DROP;
 """
-
-_NEW_TESTS_UNUSED = "DELETE FROM ingest_new_tests WHERE id = ANY(%(plain)s::bigint[])"
 
 _TESTS_INSERT = model_sql(
     """
