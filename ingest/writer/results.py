@@ -187,8 +187,8 @@ class UploadWriter:
         """Look up or reserve every id the held rows need; they are written next."""
         held, self.held, self.held_keys = self.held, [], set()
         known = self.known
-        firsts = self.suites.split(held)
-        digests = {md5(row.key.encode()).digest(): row for row in held}
+        held_digests, firsts = self.suites.split(held)
+        digests = dict(zip(held_digests, held, strict=True))
         for first in firsts:
             digests.setdefault(first.digest, first.row)
         wanted: dict[str, set[bytes]] = {}

@@ -62,11 +62,11 @@ class SuiteSplits:
         self.known.tests[digest] = written(-value >> LABEL_BITS, label)
         return True
 
-    def split(self, held: list[ResultRow]) -> list[First]:
+    def split(self, held: list[ResultRow]) -> tuple[list[bytes], list[First]]:
         """Split each key that a held case repeats in another suite of its document, then name
         by its suite every held case of a split key (in two passes, so that cases held before
-        the split keep their order among its tests). Returns the keys split now; their first
-        suite's tests are to be resolved with the held cases' tests."""
+        the split keep their order among its tests). Returns the held cases' digests, and the
+        keys split now, whose first suite's tests are resolved with the held cases' tests."""
         tests, firsts = self.known.tests, []
         digests = [md5(row.key.encode()).digest() for row in held]
         for row, digest in zip(held, digests, strict=True):
@@ -84,7 +84,8 @@ class SuiteSplits:
             value = tests.get(digest)
             if value is not None and value < 0 and -value & LABEL_MASK == SPLIT:
                 held[index] = in_suite(held[index], held[index].suite)
-        return firsts
+                digests[index] = md5(held[index].key.encode()).digest()
+        return digests, firsts
 
     def moves_add(self, firsts: list[First], repeated: set[int]) -> None:
         """The plain tests' results go to their first suite's tests (resolved by now), which
