@@ -1,4 +1,5 @@
-"""The COPY-based writer stores text exactly, collapses reruns and rolls back on bad input."""
+"""The COPY-based writer stores text exactly, collapses reruns, splits a key that a document
+repeats in another suite, and rolls back on bad input."""
 
 import hashlib
 import threading
