@@ -99,6 +99,7 @@ def _row_batches(
     files: list[UploadFile], *, identify: TestIdentifier, file_hint: str | None
 ) -> Iterator[list[ResultRow]]:
     limits = parse_limits()
+    number = 0  # of the document in the upload: suites are told apart within one document
     for stored in files:
         with stored.raw.open("rb") as raw:
             try:
@@ -107,11 +108,13 @@ def _row_batches(
                 )
                 for document in documents:
                     hint = document.folder_hint or file_hint
+                    number += 1
                     try:
                         yield from case_rows(
                             iter_case_batches(document.stream, limits=limits),
                             folder_hint=hint,
                             identify=identify,
+                            document=number,
                         )
                     except JUnitError as exc:
                         raise BadUpload(f"{document.name}: {exc}") from exc
@@ -128,21 +131,26 @@ def parse_limits() -> ParseLimits:
 
 
 def case_rows(
-    batches: Iterator[list[ParsedCase]], *, folder_hint: str | None, identify: TestIdentifier
+    batches: Iterator[list[ParsedCase]],
+    *,
+    folder_hint: str | None,
+    identify: TestIdentifier,
+    document: int = 0,
 ) -> Iterator[list[ResultRow]]:
-    """The rows of each batch of cases."""
+    """The rows of each batch of cases of one document (its number in the upload: suites are
+    told apart within one document)."""
     for cases in batches:
-        yield _batch_rows(cases, folder_hint=folder_hint, identify=identify)
+        yield _batch_rows(cases, folder_hint=folder_hint, identify=identify, document=document)
 
 
 def _batch_rows(
-    cases: list[ParsedCase], *, folder_hint: str | None, identify: TestIdentifier
+    cases: list[ParsedCase], *, folder_hint: str | None, identify: TestIdentifier, document: int
 ) -> list[ResultRow]:
     # One loop with local names: it runs once per case of the upload.
     place_of, outcomes, no_reason, tuple_new = identify.place, OUTCOMES, _NO_REASON, tuple.__new__
     rows: list[ResultRow] = []
     append = rows.append
-    for classname, name, file, suite, outcome, duration, message in cases:
+    for classname, name, file, suite, suite_label, outcome, duration, message in cases:
         # Reporters that write no classname (jest, prove, regrtest) group tests by suite;
         # without it, same-named tests of different suites would merge into one.
         key, path, class_name, test_name = place_of(classname or suite, file, folder_hint).identity(
@@ -173,6 +181,8 @@ def _batch_rows(
                     reason_kind,
                     reason_text,
                     reason_fp,
+                    suite_label,
+                    document,
                 ),
             )
         )

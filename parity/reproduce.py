@@ -3,15 +3,17 @@ with the test's names filled in. Pure: strings in, a string out.
 
 Placeholders: ``{file}`` (``test/test_ops.py``), ``{class}`` (``TestOps``), ``{name}``
 (``test_add``) and ``{nodeid}``, the test's real ID as pytest takes it
-(``test/test_ops.py::TestOps::test_add``). Values are put in as they are, unquoted: a template
-quotes them where its shell needs it (``pytest '{nodeid}'``). Anything else in braces is left
-alone, so shell syntax such as ``${HOME}`` survives; a bare ``{word}`` that is not a placeholder
-is a mistake ``template_errors`` names before the template is saved.
+(``test/test_ops.py::TestOps::test_add``). A test that its report ran in several suites is
+named as its runner names it, without the suite label parity adds (``ingest.normalize.suites``).
+Values are put in as they are, unquoted: a template quotes them where its shell needs it
+(``pytest '{nodeid}'``). Anything else in braces is left alone, so shell syntax such as
+``${HOME}`` survives; a bare ``{word}`` that is not a placeholder is a mistake
+``template_errors`` names before the template is saved.
 """
 
 import re
 
-from ingest.normalize import display_id
+from ingest.normalize import display_id, suite_of
 
 PLACEHOLDERS = ("file", "class", "name", "nodeid")
 _PLACEHOLDER = re.compile(r"\{(file|class|name|nodeid)\}")
@@ -26,6 +28,7 @@ def reproduce_command(template: str, *, file: str, class_name: str, name: str) -
     ``test_x``, not ``.test_x``)."""
     if not class_name:
         template = _CLASS_AND_SEPARATOR.sub("", template)
+    name, _ = suite_of(name)
     values = {
         "file": file,
         "class": class_name,

@@ -58,6 +58,7 @@ class ParsedCase(NamedTuple):
     name: str  # "" when absent
     file: str | None  # the testcase's file= attribute, if any
     suite: str  # name of the innermost enclosing <testsuite>, "" if none
+    suite_label: str  # the suites around it, outermost first (ingest.junit.suites)
     outcome: Outcome
     duration: float | None  # seconds; None if missing or unparseable
     message: str | None  # skip reason or failure/error message, at most MAX_MESSAGE_CHARS
@@ -108,7 +109,9 @@ def first_line(text: str) -> str:
     return ""
 
 
-def case_result(attrs: dict[str, str], suite: str, messages: dict[str, str | None]) -> ParsedCase:
+def case_result(
+    attrs: dict[str, str], suite: str, suite_label: str, messages: dict[str, str | None]
+) -> ParsedCase:
     """The case a <testcase> with these attributes and outcome children's messages stands for."""
     if messages:
         outcome, message = _outcome_of_children(messages)
@@ -129,6 +132,7 @@ def case_result(attrs: dict[str, str], suite: str, messages: dict[str, str | Non
             get("name", ""),
             get("file"),
             suite,
+            suite_label,
             outcome,
             duration,
             message,

@@ -15,6 +15,7 @@ from ingest.junit.cases import (
 )
 from ingest.junit.errors import ForbiddenXML, NotJUnit, OverLimit
 from ingest.junit.limits import ParseLimits
+from ingest.junit.suites import suite_label
 
 _ROOTS = frozenset({"testsuites", "testsuite"})
 # Direct children of <testcase> that decide the outcome. rerunFailure, flakyFailure, rerun and
@@ -63,17 +64,18 @@ class CaseReader:
         self._line = line
         self._done: list[ParsedCase] = []
         self._depth = 0
-        # Innermost open testsuite: its depth and name, and the ones around it.
+        # Innermost open testsuite: its depth, name and label, and the ones around it.
         self._suite_depth = 0
-        self._suite = ""
-        self._outer_suites: list[tuple[int, str]] = []
-        # Innermost open testcase (depth 0: none): attributes, suite, and messages[kind] set by
-        # its first child of that kind. Cases nested in cases (seen in the wild) wait outside.
+        self._suite = self._suite_label = ""
+        self._outer_suites: list[tuple[int, str, str]] = []
+        # Innermost open testcase (depth 0: none): attributes, suite name and label, and
+        # messages[kind] set by its first child of that kind. Cases nested in cases (seen in the
+        # wild) wait outside.
         self._case_depth = 0
         self._case_attrs: dict[str, str] = {}
-        self._case_suite = ""
+        self._case_suite = self._case_label = ""
         self._case_messages: dict[str, str | None] = {}
-        self._outer_cases: list[tuple[int, dict[str, str], str, dict[str, str | None]]] = []
+        self._outer_cases: list[tuple[int, dict[str, str], str, str, dict[str, str | None]]] = []
         # The outcome child whose text is being collected (depth 0: none), and its size so far
         # in (UTF-8) bytes, counted on past what is kept.
         self._text_depth = 0
@@ -105,13 +107,22 @@ class CaseReader:
         if local == "testcase":
             if self._case_depth:
                 self._outer_cases.append(
-                    (self._case_depth, self._case_attrs, self._case_suite, self._case_messages)
+                    (
+                        self._case_depth,
+                        self._case_attrs,
+                        self._case_suite,
+                        self._case_label,
+                        self._case_messages,
+                    )
                 )
             self._case_depth, self._case_attrs = depth, attrs
-            self._case_suite, self._case_messages = self._suite, {}
+            self._case_suite, self._case_label = self._suite, self._suite_label
+            self._case_messages = {}
         elif local == "testsuite":
-            self._outer_suites.append((self._suite_depth, self._suite))
-            self._suite_depth, self._suite = depth, attrs.get("name", "")
+            self._outer_suites.append((self._suite_depth, self._suite, self._suite_label))
+            name = attrs.get("name", "")
+            self._suite_depth, self._suite = depth, name
+            self._suite_label = suite_label(self._suite_label, name, attrs.get("hostname", ""))
         elif depth == self._case_depth + 1 and local in _OUTCOME_CHILDREN:
             self._start_outcome(depth, local, attrs)
 
@@ -156,16 +167,25 @@ class CaseReader:
         depth = self._depth
         self._depth = depth - 1
         if depth == self._case_depth:
-            self._done.append(case_result(self._case_attrs, self._case_suite, self._case_messages))
+            self._done.append(
+                case_result(
+                    self._case_attrs, self._case_suite, self._case_label, self._case_messages
+                )
+            )
             if self._outer_cases:
-                outer = self._outer_cases.pop()
-                self._case_depth, self._case_attrs, self._case_suite, self._case_messages = outer
+                (
+                    self._case_depth,
+                    self._case_attrs,
+                    self._case_suite,
+                    self._case_label,
+                    self._case_messages,
+                ) = self._outer_cases.pop()
             else:
                 self._case_depth = 0
         elif depth == self._text_depth:
             self._end_outcome()
         elif depth == self._suite_depth:
-            self._suite_depth, self._suite = self._outer_suites.pop()
+            self._suite_depth, self._suite, self._suite_label = self._outer_suites.pop()
 
     def _end_outcome(self) -> None:
         self.parser.CharacterDataHandler = None

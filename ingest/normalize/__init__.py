@@ -20,6 +20,7 @@ from ingest.normalize.rules import (
     rules_to_dict,
     validate_rules,
 )
+from ingest.normalize.suites import suite_of, suite_qualified
 
 __all__ = [
     "DEFAULT_RULES",
@@ -37,6 +38,8 @@ __all__ = [
     "is_expected_failure",
     "rules_from_dict",
     "rules_to_dict",
+    "suite_of",
+    "suite_qualified",
     "test_identity",
     "validate_rules",
 ]

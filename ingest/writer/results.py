@@ -13,6 +13,9 @@ are written, and a held-back case holds back every later case of its test, so th
 rows are the ones with the smaller ids; they are deleted after the COPY, only when a key
 repeated.
 
+A key that repeats in another suite of the same XML document is not a rerun but a test per
+suite (``ingest.normalize.suites``), split as the held cases are resolved (``suites``).
+
 New tests and reasons are inserted after the results, each kind in one statement sorted by its
 unique key, so concurrent uploads adding the same ones wait for each other instead of
 deadlocking; one that lost such a race points its results at the winner's row.
@@ -22,43 +25,24 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
-from typing import IO, NamedTuple
+from typing import IO
 
 from django.db import connection
 
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
+from ingest.writer.digests import md5  # the hot loop calls it inline
 from ingest.writer.known import KnownIds
+from ingest.writer.rows import ResultRow
+from ingest.writer.suites import LABEL_BITS, LABEL_MASK, SuiteSplits
 from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
-
-try:
-    # CPython's own MD5 gives the same digest as hashlib's OpenSSL one at half the cost per call
-    # (no OpenSSL context per hash), and the writer hashes every case's key.
-    from _md5 import md5
-except ImportError:  # a Python built without it
-    from hashlib import md5
 
 # Cases held back at most before their ids are looked up: a round of queries per this many
 # cases at worst, and this many rows in memory.
 HOLD_LIMIT = 20_000
 _LINES_PER_CHUNK = 2_000
 _SPOOL_MEMORY_BYTES = 8 << 20
-
-
-class ResultRow(NamedTuple):
-    """One result of an upload, as the normalizer made it."""
-
-    key: str
-    file: str
-    class_name: str
-    name: str
-    outcome: int
-    duration: float | None
-    message: str
-    reason_kind: str | None = None
-    reason_text: str | None = None
-    reason_fp: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +110,7 @@ class UploadWriter:
         # Durations repeat (pytest and JUnit write milliseconds): each one's COPY text is made
         # once, which costs a third of what making it for every case does.
         self.duration_texts: dict[float | None, str] = {None: NULL}
+        self.suites = SuiteSplits(self.known)
 
     # --- streaming ----------------------------------------------------------------------------
 
@@ -148,10 +133,17 @@ class UploadWriter:
         held, held_keys, free_ids = self.held, self.held_keys, self.free_test_ids
         seen_reasons, repeated, by_outcome = self.seen_reason_ids, self.repeated, self.by_outcome
         new_test, start = self.new_tests.add, self.line_start
+        label_number, rerun_elsewhere = self.suites.number, self.suites.rerun_elsewhere
+        bits, mask = LABEL_BITS, LABEL_MASK  # a written test: suites.written(id, label), inlined
         lines: list[str] = []
         chunk_lines, durations = _LINES_PER_CHUNK, self.duration_texts
+        suite = document = label = None
         for row in chain(first, rows) if first else rows:
-            key, file, _, _, outcome, duration, message, reason_kind, _, reason_fp = row
+            (key, file, _, _, outcome, duration, message, reason_kind, _, reason_fp, in_suite,
+             in_document) = row  # fmt: skip
+            if in_suite is not suite or in_document != document:  # a suite's cases come together
+                suite, document = in_suite, in_document
+                label = label_number(suite, document)
             digest = md5(key.encode()).digest()
             waits = (held_keys and digest in held_keys) or (
                 reason_fp is not None and (reason_kind, reason_fp) not in reasons
@@ -163,12 +155,14 @@ class UploadWriter:
                 if test_id is None:
                     if file in files and (test_id := next(free_ids, None)) is not None:
                         new_test(test_id, digest, row)
-                        tests[digest] = -test_id
+                        tests[digest] = -(test_id << bits | label)
                 elif test_id > 0:
-                    tests[digest] = -test_id
-                else:
-                    test_id = -test_id
+                    tests[digest] = -(test_id << bits | label)
+                elif -test_id & mask == label or rerun_elsewhere(digest, test_id, label):
+                    test_id = -test_id >> bits
                     repeated.add(test_id)
+                else:
+                    test_id = None  # the key in another suite: _resolve_held splits it
             if test_id is None:
                 held.append(row)
                 held_keys.add(digest)
@@ -200,7 +194,10 @@ class UploadWriter:
         """Look up or reserve every id the held rows need; they are written next."""
         held, self.held, self.held_keys = self.held, [], set()
         known = self.known
-        digests = {md5(row.key.encode()).digest(): row for row in held}
+        held_digests, firsts = self.suites.split(held)
+        digests = dict(zip(held_digests, held, strict=True))
+        for first in firsts:
+            digests.setdefault(first.digest, first.row)
         wanted: dict[str, set[bytes]] = {}
         for digest, row in digests.items():
             if digest not in known.tests and row.file not in known.files:
@@ -213,6 +210,7 @@ class UploadWriter:
             test_id = next(self.free_test_ids)
             self.new_tests.add(test_id, digest, digests[digest])
             known.tests[digest] = test_id
+        self.suites.moves_add(firsts, self.repeated)
         self._resolve_reasons(held)
         return held
 
@@ -247,6 +245,8 @@ class UploadWriter:
     # --- after the COPY -----------------------------------------------------------------------
 
     def finish(self) -> WriteSummary:
+        if self.suites.moves:
+            self.suites.results_move(self.cursor, self.params)
         if self.repeated:
             self._reruns_collapse()
         if self.new_tests.count:
@@ -276,8 +276,11 @@ class UploadWriter:
     def _tests_insert(self) -> None:
         self.cursor.execute(_NEW_TESTS_DDL)
         self.new_tests.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
+        expected = self.new_tests.count
+        if self.suites.moves:
+            expected -= self.suites.new_plain_tests_drop(self.cursor)
         self.cursor.execute(_TESTS_INSERT, self.params)
-        if self.cursor.rowcount < self.new_tests.count:
+        if self.cursor.rowcount < expected:
             # Another upload added some of the same tests first: use its rows.
             self.cursor.execute(_RESULTS_TO_EXISTING_TESTS, self.params)
 

@@ -5,7 +5,7 @@ them through ``parity.templatetags.parity_display``."""
 import re
 from dataclasses import dataclass, replace
 
-from ingest.normalize import display_id, is_expected_failure
+from ingest.normalize import display_id, is_expected_failure, suite_of
 from parity.globs import is_file_level
 from parity.models import Gap, Triage
 from parity.selectors import IssueInfo, issue_infos
@@ -107,6 +107,15 @@ def test_id(test) -> str:
 
 
 test_id.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def test_suite(test) -> str | None:
+    """The suite of a test that its report ran in several suites, each run a test of its own
+    (``ingest.normalize.suites``); None for every other test."""
+    return suite_of(test.name)[1]
+
+
+test_suite.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
 # --- Outcomes -------------------------------------------------------------------------------

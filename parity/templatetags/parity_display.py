@@ -1,7 +1,7 @@
 """The dashboard's display filters (``{% load parity_display %}``), from
 ``parity.dashboard.presenters``: ``{{ urls|issue_links }}``, ``{{ gap|gap_issue_links }}``,
 ``{{ outcome|outcome_symbol }}``, ``{{ outcome|shown_outcome:reason }}``,
-``{{ test|test_id }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
+``{{ test|test_id }}``, ``{{ test|test_suite }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``."""
 
@@ -16,6 +16,7 @@ register.filter("gap_issue_links", presenters.gap_issue_links)
 register.filter("outcome_symbol", presenters.outcome_symbol)
 register.filter("shown_outcome", presenters.shown_outcome)
 register.filter("test_id", presenters.test_id)
+register.filter("test_suite", presenters.test_suite)
 register.filter("percent", presenters.percent)
 register.filter("shade", presenters.shade)
 register.filter("issue_link", presenters.issue_link)

@@ -42,6 +42,7 @@ class CorpusFile:
 class _Case(Protocol):
     classname: str
     suite: str
+    suite_label: str
     name: str
     outcome: str
 
@@ -81,13 +82,16 @@ def exception_rows() -> list[dict[str, str]]:
 
 
 def count_final_outcomes(cases: Iterable[_Case]) -> Counts:
-    """Counts after keeping one case per (classname, name), the last one written; a case with
-    no classname takes its suite's name, as the pipeline does.
+    """Counts after keeping one case per (classname, name) and suite label, the last one
+    written; a case with no classname takes its suite's name, as the pipeline does.
 
-    That is what the writer stores (one result per test per upload, last wins), so reruns
-    written as repeated testcase elements count once with their final outcome.
+    That is what the writer stores for one document (one result per test per upload, last
+    wins; the same key in another suite is another test), so reruns written as repeated
+    testcase elements of one suite count once with their final outcome.
     """
-    final = {(case.classname or case.suite, case.name): case.outcome for case in cases}
+    final = {
+        (case.classname or case.suite, case.name, case.suite_label): case.outcome for case in cases
+    }
     outcomes = list(final.values())
     return Counts(
         total=len(outcomes),

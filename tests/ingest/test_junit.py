@@ -27,6 +27,7 @@ from ingest.junit import (
     iter_cases,
     parse_duration,
 )
+from ingest.junit.suites import MAX_LABEL_CHARS, suite_label
 from tests.ingest.corpus import (
     REJECTED,
     CorpusFile,
@@ -105,6 +106,7 @@ def test_pytest_dialect() -> None:
         name="test_add",
         file="test/test_ops.py",
         suite="pytest",
+        suite_label="pytest @ ci-runner-7",
         outcome="passed",
         duration=0.01,
         message=None,
@@ -228,6 +230,65 @@ def test_nested_suites_prefixes_and_bare_cases() -> None:
     assert cases[2].message == "boom"
     assert cases[5].message == "prefix stripped"
     assert cases[7].duration is None and cases[7].file is None
+
+
+def test_each_case_carries_the_label_of_the_suites_around_it() -> None:
+    cases = parse(JUNIT / "nested_suites.xml")
+
+    assert [(c.name, c.suite_label) for c in cases] == [
+        ("directly_under_testsuites", ""),  # <testsuites> is no suite
+        ("before_inner", "outer"),
+        ("in_inner", "outer / inner"),
+        ("in_nameless_suite", "outer / inner"),  # a suite with no name adds nothing
+        ("after_inner", "outer"),
+        ("with_prefix", "prefixed"),
+        ("loginWorks", "codeception"),
+        ("", "no attributes"),
+    ]
+
+
+def test_a_suites_hostname_is_part_of_its_label() -> None:
+    """Playwright names each browser project in the suite's hostname."""
+    xml = (
+        b'<testsuites><testsuite name="example.spec.ts" hostname="chromium">'
+        b'<testcase classname="example.spec.ts" name="has title"/></testsuite>'
+        b'<testsuite name="example.spec.ts" hostname="firefox"><testsuite hostname="inner">'
+        b'<testcase classname="example.spec.ts" name="has title"/></testsuite></testsuite>'
+        b"</testsuites>"
+    )
+
+    assert [c.suite_label for c in parse_bytes(xml)] == [
+        "example.spec.ts @ chromium",
+        "example.spec.ts @ firefox / @ inner",
+    ]
+
+
+def test_suite_labels_join_names_and_hosts_outermost_first() -> None:
+    assert suite_label("", "FiltersTest") == "FiltersTest"
+    assert suite_label("FiltersTest", "FiltersTest: chrome") == "FiltersTest / FiltersTest: chrome"
+    assert suite_label("a.spec.ts", "", "") == "a.spec.ts"
+    assert suite_label("", "a.spec.ts", "webkit") == "a.spec.ts @ webkit"
+    assert suite_label("", "", "") == ""
+    # unittest-xml-reporting's run time is not part of the suite: a rerun's suite has another
+    assert suite_label("", "TestOps-20240101120000") == "TestOps"
+    assert suite_label("", "TestOps-2024010112000") == "TestOps-2024010112000"  # 13 digits
+    assert suite_label("", "20240101120000") == "20240101120000"
+
+
+def test_a_long_suite_path_is_bounded_and_keeps_paths_apart() -> None:
+    """A label never grows past MAX_LABEL_CHARS (plus nothing), however long the names above
+    it, so a long outer name is not copied into every suite below it; two paths that differ
+    only in the part cut away still get different labels."""
+    outer = "o" * 10_000
+    chrome = suite_label(suite_label("", outer + " chrome"), "FiltersTest")
+    firefox = suite_label(suite_label("", outer + " firefox"), "FiltersTest")
+
+    assert len(chrome) == len(firefox) == MAX_LABEL_CHARS
+    assert chrome != firefox
+    assert chrome.startswith("…") and " / FiltersTest #" in chrome
+    assert suite_label(chrome, "inner") != suite_label(firefox, "inner")
+    assert suite_label(chrome, "inner") == suite_label(chrome, "inner")  # stable
+    assert len(suite_label(chrome, "x" * 300_000)) == MAX_LABEL_CHARS
 
 
 def test_nested_testcases_are_each_a_case() -> None:
@@ -783,6 +844,7 @@ def test_round_trip_through_junitparser(suite_name: str, cases: list[dict]) -> N
             name=case["name"],
             file=None,
             suite=suite_name,
+            suite_label=suite_label("", suite_name),
             outcome=case["outcome"],
             duration=case["duration"],
             message=None if case["outcome"] == "passed" else case["message"],

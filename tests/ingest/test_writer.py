@@ -1,4 +1,5 @@
-"""The COPY-based writer stores text exactly, collapses reruns and rolls back on bad input."""
+"""The COPY-based writer stores text exactly, collapses reruns, splits a key that a document
+repeats in another suite, and rolls back on bad input."""
 
 import hashlib
 import threading
@@ -83,20 +84,16 @@ def _stored(upload: Upload) -> list[tuple[str, int, str | None]]:
     return sorted(rows)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_two_uploads_adding_the_same_new_tests_at_once_share_one_row_each(project):
-    """The second upload looks its tests up before the first commits, so it reserves rows of its
-    own; its insert then waits for the first and finds them taken: its results move to the
-    first upload's tests and reason, and no test or reason is stored twice."""
-    keys = [f"test/t.py::TestT::test_{n}" for n in range(40)]
-    skips = {keys[3]: "needs a GPU", keys[7]: "needs a GPU"}
+def _write_at_once(project: Project, rows: list[ResultRow]) -> tuple[Upload, Upload, object]:
+    """Two uploads of ``rows``; the second looks its tests up before the first commits, and
+    its insert waits for the first's commit. Returns both uploads and the second's summary."""
     first, second = _upload(project, "first"), _upload(project, "second")
     first_written, release = threading.Event(), threading.Event()
 
     def write_first() -> None:
         try:
             with transaction.atomic():
-                results_write(upload=first, rows=_rows(keys, skips))
+                results_write(upload=first, rows=rows)
                 first_written.set()
                 release.wait(30)
         finally:
@@ -107,8 +104,20 @@ def test_two_uploads_adding_the_same_new_tests_at_once_share_one_row_each(projec
     assert first_written.wait(30)
     threading.Timer(1.0, release.set).start()  # while the second upload waits on the first
     with transaction.atomic():
-        summary = results_write(upload=second, rows=_rows(keys, skips))
+        summary = results_write(upload=second, rows=rows)
     thread.join()
+    return first, second, summary
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_uploads_adding_the_same_new_tests_at_once_share_one_row_each(project):
+    """The second upload looks its tests up before the first commits, so it reserves rows of its
+    own; its insert then waits for the first and finds them taken: its results move to the
+    first upload's tests and reason, and no test or reason is stored twice."""
+    keys = [f"test/t.py::TestT::test_{n}" for n in range(40)]
+    skips = {keys[3]: "needs a GPU", keys[7]: "needs a GPU"}
+
+    first, second, summary = _write_at_once(project, _rows(keys, skips))
 
     assert TestCase.objects.count() == 40 and Reason.objects.count() == 1
     reason = Reason.objects.get()
@@ -144,3 +153,243 @@ def test_an_upload_past_the_hold_limit_resolves_in_rounds(project, monkeypatch):
     )
     assert _stored(again) == sorted([failed_rerun, *(e for e in expected if e[0] != keys[2])])
     assert summary.counts["total"] == 30 and summary.counts["failed"] == 1
+
+
+# --- one key in several suites ----------------------------------------------------------------
+
+X = "test/t.py::TestT::test_x"
+
+
+def _in(suite: str, key: str = X, outcome: int = Outcome.PASSED, document: int = 1, **more):
+    """A row of ``key`` run in the suite labelled ``suite`` of document ``document``."""
+    (row,) = _rows([key])
+    return row._replace(outcome=outcome, suite=suite, document=document, **more)
+
+
+def _names(upload: Upload) -> list[tuple[str, int, bool]]:
+    rows = Result.objects.filter(upload=upload).values_list("test__name", "outcome", "flaky")
+    return sorted(rows)
+
+
+@pytest.mark.django_db
+def test_a_key_in_two_suites_of_one_document_is_a_test_per_suite(project):
+    """The first suite's result was written under the plain key before the second suite
+    showed up: it moves to its suite's test, and the plain test, new here, is never made."""
+    upload = _upload(project, "browsers")
+    rows = [
+        _in("FiltersTest / chrome"),
+        _in("FiltersTest / chrome", key="test/t.py::TestT::test_y"),
+        _in("FiltersTest / internet explorer", outcome=Outcome.ERROR),
+    ]
+
+    summary = results_write(upload=upload, rows=rows)
+
+    assert _names(upload) == [
+        ("test_x [suite: FiltersTest / chrome]", Outcome.PASSED, False),
+        ("test_x [suite: FiltersTest / internet explorer]", Outcome.ERROR, False),
+        ("test_y", Outcome.PASSED, False),  # in one suite only: its key stays
+    ]
+    assert sorted(TestCase.objects.values_list("key", flat=True)) == [
+        f"{X} [suite: FiltersTest / chrome]",
+        f"{X} [suite: FiltersTest / internet explorer]",
+        "test/t.py::TestT::test_y",
+    ]
+    assert summary.counts == {"total": 3, "passed": 2, "skipped": 0, "failed": 0, "error": 1}
+
+
+@pytest.mark.django_db
+def test_a_key_in_three_suites_is_three_tests(project):
+    upload = _upload(project, "projects")
+    rows = [_in(f"example.spec.ts @ {browser}") for browser in ("chromium", "firefox", "webkit")]
+
+    summary = results_write(upload=upload, rows=rows)
+
+    assert [name for name, _, _ in _names(upload)] == [
+        "test_x [suite: example.spec.ts @ chromium]",
+        "test_x [suite: example.spec.ts @ firefox]",
+        "test_x [suite: example.spec.ts @ webkit]",
+    ]
+    assert TestCase.objects.count() == 3 and summary.counts["total"] == 3
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "order",
+    [
+        ("a-failed", "b-passed", "a-passed"),  # a's rerun after the split
+        ("a-failed", "a-passed", "b-passed"),  # a's rerun before it, under the plain key
+    ],
+)
+def test_a_rerun_inside_a_suite_counts_once_and_is_flagged_flaky(project, order):
+    outcomes = {"passed": Outcome.PASSED, "failed": Outcome.FAILED}
+    rows = [
+        _in(suite, outcome=outcomes[outcome]) for suite, outcome in (o.split("-") for o in order)
+    ]
+    upload = _upload(project, "reruns")
+
+    summary = results_write(upload=upload, rows=rows)
+
+    assert _names(upload) == [
+        ("test_x [suite: a]", Outcome.PASSED, True),
+        ("test_x [suite: b]", Outcome.PASSED, False),
+    ]
+    assert summary.counts == {"total": 2, "passed": 2, "skipped": 0, "failed": 0, "error": 0}
+
+
+def _browsers_rows() -> list[ResultRow]:
+    """Three files' tests, x and y of each in two browsers (y's second browser skips with a
+    reason, x reruns in chrome after the split), a third browser for one file, and a rerun
+    of z in a later document."""
+    rows = []
+    for file in ("a", "b", "c"):
+        x, y, z = (f"test/{file}.py::T::test_{n}" for n in "xyz")
+        rows += [
+            _in("chrome", key=x, outcome=Outcome.FAILED),
+            _in("chrome", key=y),
+            _in("chrome", key=z, outcome=Outcome.FAILED),
+            _in("firefox", key=x),
+            _in("firefox", key=y, outcome=Outcome.SKIPPED, reason_kind="skip",
+                reason_text="no webgl", reason_fp="webgl"),
+            _in("chrome", key=x),
+        ]  # fmt: skip
+        if file == "b":
+            rows.append(_in("webkit", key=y))
+    rows += [_in("chrome @ rerun", key=f"test/{f}.py::T::test_z", document=2) for f in "abc"]
+    return rows
+
+
+def _stored_by_key(upload: Upload) -> list[tuple[str, int, bool, str | None]]:
+    rows = Result.objects.filter(upload=upload).values_list(
+        "test__key", "outcome", "flaky", "reason__text"
+    )
+    return sorted(rows)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("hold_limit", [1, 2, 3, 5, writer_results.HOLD_LIMIT])
+def test_split_keys_store_the_same_whichever_cases_were_held_back(project, monkeypatch, hold_limit):
+    """Held-back cases (new files, a new reason, the hold limit's rounds) are split as the
+    streamed ones are: a first ingest and a re-ingest store the same, whatever the limit."""
+    monkeypatch.setattr(writer_results, "HOLD_LIMIT", hold_limit)
+    first, again = _upload(project, "first"), _upload(project, "again")
+
+    first_summary = results_write(upload=first, rows=_browsers_rows())
+    again_summary = results_write(upload=again, rows=_browsers_rows())
+
+    expected = []
+    for file in "abc":
+        x, y, z = (f"test/{file}.py::T::test_{n}" for n in "xyz")
+        expected += [
+            (f"{x} [suite: chrome]", Outcome.PASSED, True, None),
+            (f"{x} [suite: firefox]", Outcome.PASSED, False, None),
+            (f"{y} [suite: chrome]", Outcome.PASSED, False, None),
+            (f"{y} [suite: firefox]", Outcome.SKIPPED, False, "no webgl"),
+            (z, Outcome.PASSED, True, None),  # rerun in another document: one test
+        ]
+        if file == "b":
+            expected.append((f"{y} [suite: webkit]", Outcome.PASSED, False, None))
+    assert _stored_by_key(first) == _stored_by_key(again) == sorted(expected)
+    assert TestCase.objects.count() == 16  # no plain x or y
+    assert first_summary.counts == again_summary.counts
+    assert first_summary.counts == {
+        "total": 16,
+        "passed": 13,
+        "skipped": 3,
+        "failed": 0,
+        "error": 0,
+    }
+
+
+@pytest.mark.django_db
+def test_a_split_key_already_in_the_database_keeps_its_tests(project):
+    """Earlier runs stored the plain test (one suite then) and one suite's test; a run in two
+    suites writes to the existing suite's test, adds the other, and leaves the plain test
+    without a result from it."""
+    results_write(upload=_upload(project, "one suite"), rows=[_in("chrome")])
+    results_write(upload=_upload(project, "earlier split"), rows=[_in("chrome"), _in("ie")])
+    plain = TestCase.objects.get(key=X)
+    chrome = TestCase.objects.get(key=f"{X} [suite: chrome]")
+
+    upload = _upload(project, "now")
+    results_write(upload=upload, rows=[_in("chrome"), _in("firefox", outcome=Outcome.FAILED)])
+
+    stored = Result.objects.filter(upload=upload).values_list("test_id", "test__name", "outcome")
+    firefox = TestCase.objects.get(key=f"{X} [suite: firefox]")
+    assert sorted(stored) == sorted(
+        [(chrome.pk, chrome.name, Outcome.PASSED), (firefox.pk, firefox.name, Outcome.FAILED)]
+    )
+    assert TestCase.objects.filter(pk=plain.pk).exists()
+    assert TestCase.objects.count() == 4  # plain, chrome, ie, firefox
+
+
+@pytest.mark.django_db
+def test_a_key_repeated_in_a_later_document_is_a_rerun_whatever_its_suite(project, ingest):
+    """unittest-xml-reporting names each suite after its class and a timestamp: a rerun's
+    report differs in the suite's name only, and must not split the test."""
+    reports = [
+        ("TEST-TestNet-20240101120000.xml", "TestNet-20240101120000", "failed"),
+        ("TEST-TestNet-20240101120500.xml", "TestNet-20240101120500", "passed"),
+    ]
+    files = [
+        (name, junit_xml(Case("test.test_net.TestNet", "test_get", outcome), suite=suite))
+        for name, suite, outcome in reports
+    ]
+
+    ingest(*files)
+
+    assert list(Result.objects.values_list("test__key", "outcome", "flaky")) == [
+        ("test/test_net.py::TestNet::test_get", Outcome.PASSED, True)
+    ]
+
+
+@pytest.mark.django_db
+def test_xmlrunner_suites_of_one_merged_file_differing_in_run_time_are_one_suite(ingest):
+    suites = b"".join(
+        b'<testsuite name="TestNet-2024010112%s"><testcase classname="test.test_net.TestNet" '
+        b'name="test_get"><failure message="%s"/></testcase></testsuite>' % (stamp, message)
+        for stamp, message in ((b"0000", b"timeout"), (b"0500", b"timeout"))
+    )
+
+    ingest(("merged.xml", b"<testsuites>%s</testsuites>" % suites))
+
+    assert list(Result.objects.values_list("test__key", "outcome", "flaky")) == [
+        ("test/test_net.py::TestNet::test_get", Outcome.FAILED, False)
+    ]
+
+
+@pytest.mark.django_db
+def test_a_report_of_browser_projects_through_the_api(api, ingest):
+    """Playwright writes each browser project as a suite of the same name on its own host."""
+    xml = b"".join(
+        [
+            b"<testsuites>",
+            *(
+                b'<testsuite name="example.spec.ts" hostname="%s">'
+                b'<testcase classname="example.spec.ts" name="has title"/></testsuite>' % host
+                for host in (b"chromium", b"firefox")
+            ),
+            b"</testsuites>",
+        ]
+    )
+
+    body = ingest(("playwright.xml", xml)).json()
+
+    assert api.get(body["url"]).json()["counts"]["total"] == 2
+    assert sorted(TestCase.objects.values_list("key", flat=True)) == [
+        "example.spec.ts::has title [suite: example.spec.ts @ chromium]",
+        "example.spec.ts::has title [suite: example.spec.ts @ firefox]",
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_uploads_splitting_the_same_key_at_once_share_its_tests(project):
+    rows = [_in("chrome"), _in("firefox", outcome=Outcome.FAILED), _in("chrome")]
+
+    first, second, summary = _write_at_once(project, rows)
+
+    assert sorted(TestCase.objects.values_list("key", flat=True)) == [
+        f"{X} [suite: chrome]",
+        f"{X} [suite: firefox]",
+    ]
+    assert _stored(first) == _stored(second)
+    assert summary.counts["total"] == 2

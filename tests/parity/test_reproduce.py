@@ -41,3 +41,14 @@ def test_unknown_placeholders_are_named_once_each():
         "Unknown placeholder {klass}: use {file}, {class}, {name}, {nodeid}."
     ]
     assert template_errors("PJRT_DEVICE=TPU python3 {file} {class}.{name}") == []
+
+
+def test_a_test_run_in_several_suites_is_named_as_its_runner_names_it():
+    command = reproduce_command(
+        "pytest '{nodeid}' && run {name}",
+        file="t.py",
+        class_name="T",
+        name="test_x[a] [suite: FiltersTest / chrome]",
+    )
+
+    assert command == "pytest 't.py::T::test_x[a]' && run test_x[a]"

@@ -238,6 +238,34 @@ def test_test_detail_says_how_to_run_the_test_on_each_backend(client, runs, xla)
     assert "parity/copy" in html
 
 
+@pytest.mark.django_db
+def test_test_detail_of_a_test_run_in_several_suites_names_its_suite(client, project, ingest):
+    """Playwright's browser projects: each is a test of its own, and its runner still knows it
+    by its name without the suite."""
+    project.backends.filter(name="cpu").update(reproduce_command="npx playwright test -g '{name}'")
+    xml = b"<testsuites>%s</testsuites>" % b"".join(
+        b'<testsuite name="example.spec.ts" hostname="%s">'
+        b'<testcase classname="example.spec.ts" name="has title"/></testsuite>' % host
+        for host in (b"chromium", b"firefox")
+    )
+    ingest(("playwright.xml", xml))
+    test = TestCase.objects.get(name__endswith="@ firefox]")
+
+    html = text(client.get(f"{P}/tests/{test.pk}/"))
+
+    assert (
+        '<h1 class="path">example.spec.ts::has title [suite: example.spec.ts @ firefox]</h1>'
+        in html
+    )
+    assert "this one ran in <strong>example.spec.ts @ firefox</strong>" in html
+    assert "npx playwright test -g 'has title'</code>" in html
+
+
+def test_test_detail_of_a_test_in_one_suite_names_no_suite(client, runs):
+    test = Gap.objects.get(backend__name="tpu", test__key=tid(A, 2)).test
+    assert 'id="test-suite"' not in text(client.get(f"{P}/tests/{test.pk}/"))
+
+
 # --- Skip reasons -----------------------------------------------------------------------------
 
 
