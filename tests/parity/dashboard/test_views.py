@@ -259,6 +259,8 @@ def test_test_detail_of_a_test_run_in_several_suites_names_its_suite(client, pro
     )
     assert "this one ran in <strong>example.spec.ts @ firefox</strong>" in html
     assert "npx playwright test -g 'has title'</code>" in html
+    # No file: the crumbs go from the heatmap straight to the test.
+    assert "heatmap</a> › has title [suite: example.spec.ts @ firefox]</p>" in html
 
 
 def test_test_detail_of_a_test_in_one_suite_names_no_suite(client, runs):
