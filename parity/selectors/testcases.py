@@ -49,9 +49,9 @@ class RunOutcome:
 # index until HISTORY_RUNS of them had it: a test in most runs costs about HISTORY_RUNS probes a
 # backend however long the history is. The runs are sorted in a subquery first: otherwise the
 # planner probes every run of the backend and sorts after (170 ms, not 7, for a year of runs).
-# Runs whose results retention deleted are not probed.
-_HISTORY_SQL = model_sql(
-    """
+# Runs whose results retention deleted are not probed. With ``missing``, a complete run of the
+# default branch without the test counts too, with no outcome: the test did not run there.
+_HISTORY_SQL = """
     SELECT b.id, h.run_id, h.commit, h.branch, h.started_at, h.complete, h.outcome, reason.text,
            h.flaky
     FROM unnest(%(backends)s::bigint[]) AS b(id)
@@ -63,33 +63,55 @@ _HISTORY_SQL = model_sql(
             WHERE backend_id = b.id AND results_expired_at IS NULL
             ORDER BY started_at DESC, id DESC
         ) run
-        CROSS JOIN LATERAL (
+        {join} LATERAL (
             SELECT r.outcome, r.reason_id, r.flaky FROM {result} r
             WHERE r.run_id = run.id AND r.test_id = %(test)s
             ORDER BY {rank} DESC, r.id DESC
             LIMIT 1
-        ) o
+        ) o {on}
         ORDER BY run.started_at DESC, run.id DESC
         LIMIT %(limit)s
     ) h
     LEFT JOIN {reason} reason ON reason.id = h.reason_id
     ORDER BY b.id, h.started_at DESC, h.run_id DESC
-    """,
-    result=Result,
-    run=Run,
-    reason=Reason,
-    rank=OUTCOME_RANK.format(o=sql.SQL("r.outcome")),
-)
+    """
 
 
-def _history(test: TestCase, backend_ids: list[int]) -> dict[int, list[RunOutcome]]:
-    """Per backend, the test's outcome in each of its last runs, newest first. One query."""
+def _history_sql(*, missing: bool) -> sql.Composed:
+    return model_sql(
+        _HISTORY_SQL,
+        result=Result,
+        run=Run,
+        reason=Reason,
+        rank=OUTCOME_RANK.format(o=sql.SQL("r.outcome")),
+        join=sql.SQL("LEFT JOIN" if missing else "CROSS JOIN"),
+        on=sql.SQL(
+            "ON true WHERE o.outcome IS NOT NULL "
+            "OR (run.complete AND run.branch IN (%(branch)s, ''))"
+            if missing
+            else ""
+        ),
+    )
+
+
+_HISTORY = _history_sql(missing=False)
+_TIMELINE = _history_sql(missing=True)
+MISSING = "missing"  # a timeline's outcome in a complete run that did not have the test
+
+
+def _history(
+    test: TestCase, backend_ids: list[int], *, missing_in_branch: str | None = None
+) -> dict[int, list[RunOutcome]]:
+    """Per backend, the test's outcome in each of its last runs, newest first. One query.
+    With ``missing_in_branch`` (the default branch), the complete runs of that branch without
+    the test are there too, as ``MISSING``, for a backend that had the test in one of them."""
     history: dict[int, list[RunOutcome]] = {pk: [] for pk in backend_ids}
+    params = {**OUTCOME_PARAMS, "test": test.pk, "backends": backend_ids, "limit": HISTORY_RUNS}
     with connection.cursor() as cursor:
-        cursor.execute(
-            _HISTORY_SQL,
-            {**OUTCOME_PARAMS, "test": test.pk, "backends": backend_ids, "limit": HISTORY_RUNS},
-        )
+        if missing_in_branch is None:
+            cursor.execute(_HISTORY, params)
+        else:
+            cursor.execute(_TIMELINE, {**params, "branch": missing_in_branch})
         rows = cursor.fetchall()
     for backend_id, run_id, commit, branch, started_at, complete, outcome, reason, flaky in rows:
         history[backend_id].append(
@@ -99,12 +121,16 @@ def _history(test: TestCase, backend_ids: list[int]) -> dict[int, list[RunOutcom
                 branch=branch,
                 started_at=started_at,
                 complete=complete,
-                outcome=Outcome(outcome).label,
+                outcome=MISSING if outcome is None else Outcome(outcome).label,
                 reason=reason,
-                flaky=flaky,
+                flaky=bool(flaky),
             )
         )
-    return history
+    # A backend that never had the test in those runs: nothing to tell apart, "never ran".
+    return {
+        pk: runs if any(run.outcome != MISSING for run in runs) else []
+        for pk, runs in history.items()
+    }
 
 
 # --- The test endpoint ------------------------------------------------------------------------
@@ -176,7 +202,7 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
     backends = reference_first(project, list(project.backends.all()))
     names = {b.pk: b.name for b in backends}
     commands = {b.pk: b.reproduce_command for b in backends}
-    history = _history(test, list(names))
+    history = _history(test, list(names), missing_in_branch=project.default_branch)
     current = {
         c.backend_id: c for c in CurrentOutcome.objects.filter(test=test).select_related("reason")
     }

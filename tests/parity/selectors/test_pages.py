@@ -135,3 +135,33 @@ def test_the_test_page_reads_each_table_once(xla_runs, django_assert_num_queries
     assert list(history.backends) == sorted(BACKENDS)
     assert history.backends["tpu"].gap == "skipped"
     assert [r.outcome for r in history.backends["gpu"].history] == ["failed", "failed"]
+
+
+def test_the_test_pages_timeline_marks_complete_runs_that_lacked_the_test(upload_run, xla):
+    """A coverage drop shows on the test's page: the complete runs of the default branch that
+    did not run it are dashes; an incomplete run or another branch's run without it is not a
+    drop, and a backend that never had it reads "never ran"."""
+    test_x, other = "t.py::TestT::test_x", "t.py::TestT::test_y"
+    days = [f"2026-01-0{day}" for day in range(1, 6)]
+    for day in days[:1] + days[3:]:
+        upload_run("tpu", {test_x: "passed", other: "passed"}, day=day)
+    upload_run("tpu", {other: "passed"}, day=days[1])  # the drop
+    upload_run("tpu", {other: "passed"}, day=days[2], complete=False)
+    upload_run("tpu", {other: "passed"}, day=days[2], branch="pr-1")
+    upload_run("gpu", {other: "passed"}, day=days[0])
+    test = xla.tests.get(key=test_x)
+
+    page = selectors.testcase_page(project=xla, test=test)
+    by_backend = {line.backend: line for line in page.lines}
+
+    timeline = by_backend["tpu"].timeline
+    assert [(r.started_at.date().isoformat(), r.outcome) for r in timeline] == [
+        (days[0], "passed"),
+        (days[1], "missing"),
+        (days[3], "passed"),
+        (days[4], "passed"),
+    ]
+    assert by_backend["gpu"].timeline == []
+    # The test endpoint's history lists the runs that had the test, as before.
+    history = selectors.testcase_history(project=xla, test=test)
+    assert [r.outcome for r in history.backends["tpu"].history] == ["passed"] * 3
