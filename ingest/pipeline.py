@@ -147,15 +147,16 @@ def _batch_rows(
     cases: list[ParsedCase], *, folder_hint: str | None, identify: TestIdentifier, document: int
 ) -> list[ResultRow]:
     # One loop with local names: it runs once per case of the upload.
-    place_of, outcomes, no_reason, tuple_new = identify.place, OUTCOMES, _NO_REASON, tuple.__new__
+    places, place_of = identify.places, identify.place
+    outcomes, no_reason, tuple_new = OUTCOMES, _NO_REASON, tuple.__new__
     rows: list[ResultRow] = []
     append = rows.append
     for classname, name, file, suite, suite_label, outcome, duration, message in cases:
         # Reporters that write no classname (jest, prove, regrtest) group tests by suite;
         # without it, same-named tests of different suites would merge into one.
-        key, path, class_name, test_name = place_of(classname or suite, file, folder_hint).identity(
-            name
-        )
+        where = (classname or suite, file, folder_hint)
+        place = places.get(where) or place_of(*where)
+        key, path, class_name, test_name = place.identity(name)
         if len(path) > MAX_FILE_CHARS:
             raise OverLimit(
                 f"test {name[:80]!r} names a file of {len(path):,} characters "

@@ -38,6 +38,7 @@ Decisions, each chosen to never merge two distinct tests:
 
 import posixpath
 import re
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from ingest.normalize.rules import DEFAULT_RULES, Rules
@@ -94,6 +95,12 @@ class TestIdentifier:
         self, *, classname: str, name: str, file: str | None, folder_hint: str | None
     ) -> TestIdentity:
         return self.place(classname, file, folder_hint).identity(name or "")
+
+    @property
+    def places(self) -> Mapping[tuple[str, str | None, str | None], "_Place"]:
+        """The places worked out so far, by (classname, file, folder hint): a loop over many
+        cases looks here before it calls ``place``."""
+        return self._places
 
     def place(self, classname: str, file: str | None, folder_hint: str | None) -> "_Place":
         """The (file, class) of cases with these attributes, worked out once per upload."""
