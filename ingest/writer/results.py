@@ -28,6 +28,7 @@ from itertools import chain
 from typing import IO
 
 from django.db import connection
+from psycopg2.errors import UniqueViolation
 
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
 from ingest.writer.digests import md5  # the hot loop calls it inline
@@ -102,7 +103,7 @@ class UploadWriter:
         self.rows_done = False
         self.free_test_ids: Iterator[int] = iter(())
         self.tests_reserved = 0
-        self.new_tests = _Spool(spool)
+        self.new_tests = _Spool(spool, project_id=project_id)
         self.new_reasons: list[tuple[int, str, str, str]] = []  # id, kind, text, fingerprint
         self.by_outcome = [0] * (max(Outcome.values) + 1)
         self.seen_reason_ids: set[int] = set()
@@ -154,7 +155,7 @@ class UploadWriter:
                 test_id = tests.get(digest)
                 if test_id is None:
                     if file in files and (test_id := next(free_ids, None)) is not None:
-                        new_test(test_id, digest, row)
+                        new_test(test_id, row)
                         tests[digest] = -(test_id << bits | label)
                 elif test_id > 0:
                     tests[digest] = -(test_id << bits | label)
@@ -208,7 +209,7 @@ class UploadWriter:
         self._reserve_tests(len(new))
         for digest in new:
             test_id = next(self.free_test_ids)
-            self.new_tests.add(test_id, digest, digests[digest])
+            self.new_tests.add(test_id, digests[digest])
             known.tests[digest] = test_id
         self.suites.moves_add(firsts, self.repeated)
         self._resolve_reasons(held)
@@ -274,6 +275,9 @@ class UploadWriter:
             self.seen_reason_ids -= dropped_reasons - still
 
     def _tests_insert(self) -> None:
+        self.cursor.execute(_TESTS_LOCK, self.params)
+        if not self.suites.moves and self._tests_copy():
+            return
         self.cursor.execute(_NEW_TESTS_DDL)
         self.new_tests.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
         expected = self.new_tests.count
@@ -283,6 +287,20 @@ class UploadWriter:
         if self.cursor.rowcount < expected:
             # Another upload added some of the same tests first: use its rows.
             self.cursor.execute(_RESULTS_TO_EXISTING_TESTS, self.params)
+
+    def _tests_copy(self) -> bool:
+        """COPY the new tests straight into their table; False, with nothing written, when one
+        was committed by another upload since this one looked it up (then they go in by
+        ``INSERT … ON CONFLICT``, a third of the speed). Under ``_TESTS_LOCK`` no other upload
+        holds uncommitted tests of the project, so the COPY never waits on one."""
+        self.cursor.execute("SAVEPOINT ingest_tests")
+        try:
+            self.new_tests.copy_to(self.cursor, _TESTS_COPY)
+        except UniqueViolation:
+            self.cursor.execute("ROLLBACK TO SAVEPOINT ingest_tests")
+            return False
+        self.cursor.execute("RELEASE SAVEPOINT ingest_tests")
+        return True
 
     def _reasons_insert(self) -> list[int]:
         ids, kinds, texts, fps = (list(column) for column in zip(*self.new_reasons, strict=True))
@@ -314,14 +332,15 @@ class _Spool:
     """New test rows, in COPY text, on disk past a few MB: a first ingest of a million tests
     must not hold them all in memory until the results are written."""
 
-    def __init__(self, file: IO[bytes]) -> None:
+    def __init__(self, file: IO[bytes], *, project_id: int) -> None:
         self.file = file
+        self.project = project_id
         self.lines: list[str] = []
         self.count = 0
 
-    def add(self, test_id: int, digest: bytes, row: ResultRow) -> None:
+    def add(self, test_id: int, row: ResultRow) -> None:
         self.lines.append(
-            f"{test_id}\t{digest.hex()}\t{copy_text(row.key)}\t{copy_text(row.file)}\t"
+            f"{test_id}\t{self.project}\t{copy_text(row.key)}\t{copy_text(row.file)}\t"
             f"{copy_text(row.class_name)}\t{copy_text(row.name)}\n"
         )
         self.count += 1
@@ -370,15 +389,23 @@ _REASONS_STILL_NAMED = model_sql(
 _NEW_TESTS_DDL = """
 DROP TABLE IF EXISTS ingest_new_tests;
 CREATE TEMP TABLE ingest_new_tests (
-    id bigint, digest uuid, key text, file text, class_name text, name text
+    id bigint, project_id bigint, key text, file text, class_name text, name text
 ) ON COMMIT DROP;
 """
 
+# One upload of a project adds tests at a time, from here until it commits: concurrent shards
+# adding the same tests wait for each other instead of deadlocking, and none meets another's
+# uncommitted tests (see _tests_copy). Shards whose tests are known never take it.
+_TESTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('parity.tests_insert'), %(project)s::int)"
+
+_TESTS_COLUMNS = "(id, project_id, key, file, class_name, name)"  # created_at: its db default
+
+_TESTS_COPY = model_sql(f"COPY {{test}} {_TESTS_COLUMNS} FROM STDIN", test=TestCase)
+
 _TESTS_INSERT = model_sql(
-    """
-    INSERT INTO {test} (id, project_id, key, file, class_name, name, created_at)
-    SELECT id, %(project)s, key, file, class_name, name, now() FROM ingest_new_tests
-    ORDER BY digest
+    f"""
+    INSERT INTO {{test}} {_TESTS_COLUMNS}
+    SELECT id, project_id, key, file, class_name, name FROM ingest_new_tests
     ON CONFLICT (project_id, key_digest) DO NOTHING
     """,
     test=TestCase,
@@ -388,7 +415,7 @@ _RESULTS_TO_EXISTING_TESTS = model_sql(
     """
     UPDATE {result} r SET test_id = t.id
     FROM ingest_new_tests n
-    JOIN {test} t ON t.project_id = %(project)s AND t.key_digest = n.digest
+    JOIN {test} t ON t.project_id = %(project)s AND t.key_digest = md5(n.key)::uuid
     WHERE r.run_id = %(run)s AND r.test_id = n.id AND r.upload_id = %(upload)s AND t.id <> n.id
     """,
     result=Result,

@@ -1,5 +1,5 @@
 from django.db import models
-from django.db.models.functions import MD5, Cast
+from django.db.models.functions import MD5, Cast, Now
 
 # Limits on what one test's identity may hold. Names and keys are unbounded text (a pytest
 # parametrization or a generated classname can run to thousands of characters) and are unique by
@@ -33,7 +33,8 @@ class TestCase(models.Model):
     file = models.CharField(max_length=MAX_FILE_CHARS, blank=True)
     class_name = models.TextField(blank=True)
     name = models.TextField()
-    created_at = models.DateTimeField(auto_now_add=True)
+    # The database's default too: ingest COPYs new tests straight into the table.
+    created_at = models.DateTimeField(auto_now_add=True, db_default=Now())
 
     class Meta:
         constraints = [
