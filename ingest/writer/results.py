@@ -16,9 +16,10 @@ repeated.
 A key that repeats in another suite of the same XML document is not a rerun but a test per
 suite (``ingest.normalize.suites``), split as the held cases are resolved (``suites``).
 
-New tests and reasons are inserted after the results, each kind in one statement sorted by its
-unique key, so concurrent uploads adding the same ones wait for each other instead of
-deadlocking; one that lost such a race points its results at the winner's row.
+New tests and reasons are inserted after the results: tests COPYed straight into their table
+under a per-project lock (``_TESTS_LOCK``), reasons in one statement sorted by their unique key,
+so concurrent uploads adding the same ones wait for each other instead of deadlocking; one that
+lost such a race points its results at the winner's row.
 """
 
 import tempfile
