@@ -1,12 +1,17 @@
 """Writing one upload's results: resolved in Python, COPied straight into the results table.
 
 Each row's test and reason id comes from what the writer knows of the project
-(``known.KnownIds``); a new test or reason gets an id reserved from its table's sequence and is
-written after the results. A case whose ids need a query (its file not looked up yet, a reason
-not seen yet, no reserved id left) is held back; when enough are held, or the rows end, the
-COPY ends, one round of queries resolves them all, and the next COPY starts with them. Python
-parses while Postgres stores, and memory stays bounded by what is held back plus one id per
-known test of the files looked up.
+(``known.KnownIds``); a new test or reason gets an id reserved from its table's sequence. A case
+whose ids need a query (its file not looked up yet, a reason not seen yet, no reserved id left)
+is held back; when enough are held, or the rows end, the COPY ends, one round of queries
+resolves them all, and the next COPY starts with them. Python parses while Postgres stores, and
+memory stays bounded by what is held back plus one id per known test of the files looked up.
+
+What streams is what Postgres spends its time on. Usually that is the results, and the new tests
+wait (``spools``) to be inserted at the end. When most of a round's cases are new tests (a first
+ingest), storing them costs Postgres several times what their results do: the new tests then
+stream straight into their table under a per-project lock (``_TESTS_LOCK``), and the results
+wait, in order, for the next results COPY or the end.
 
 Reruns of a test inside one upload: the last occurrence wins. Result ids grow in the order rows
 are written, and a held-back case holds back every later case of its test, so the superseded
@@ -16,17 +21,15 @@ repeated.
 A key that repeats in another suite of the same XML document is not a rerun but a test per
 suite (``ingest.normalize.suites``), split as the held cases are resolved (``suites``).
 
-New tests and reasons are inserted after the results: tests COPYed straight into their table
-under a per-project lock (``_TESTS_LOCK``), reasons in one statement sorted by their unique key,
-so concurrent uploads adding the same ones wait for each other instead of deadlocking; one that
+New tests and reasons are added under a lock or in one statement sorted by their unique key, so
+concurrent uploads adding the same ones wait for each other instead of deadlocking; one that
 lost such a race points its results at the winner's row.
 """
 
-import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from itertools import chain
-from typing import IO
 
 from django.db import connection
 from psycopg2.errors import UniqueViolation
@@ -35,6 +38,7 @@ from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
 from ingest.writer.digests import md5  # the hot loop calls it inline
 from ingest.writer.known import KnownIds
 from ingest.writer.rows import ResultRow
+from ingest.writer.spools import NewTests, Spool
 from ingest.writer.suites import LABEL_BITS, LABEL_MASK, SuiteSplits
 from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
@@ -44,7 +48,6 @@ from parity.models.sql import model_sql
 # cases at worst, and this many rows in memory.
 HOLD_LIMIT = 20_000
 _LINES_PER_CHUNK = 2_000
-_SPOOL_MEMORY_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -62,16 +65,16 @@ def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
     with (
         connection.wrap_database_errors,
         connection.cursor() as django_cursor,
-        tempfile.SpooledTemporaryFile(max_size=_SPOOL_MEMORY_BYTES) as spool,
+        closing(
+            UploadWriter(
+                django_cursor.cursor,
+                project_id=run.project_id,
+                run_id=run.pk,
+                upload_id=upload.pk,
+                seen=run.started_at,
+            )
+        ) as writer,
     ):
-        writer = UploadWriter(
-            django_cursor.cursor,
-            spool=spool,
-            project_id=run.project_id,
-            run_id=run.pk,
-            upload_id=upload.pk,
-            seen=run.started_at,
-        )
         writer.write(iter(rows))
         return writer.finish()
 
@@ -92,9 +95,7 @@ _COPY_RESULTS = model_sql(
 
 
 class UploadWriter:
-    def __init__(
-        self, cursor, *, spool: IO[bytes], project_id: int, run_id: int, upload_id: int, seen
-    ) -> None:
+    def __init__(self, cursor, *, project_id: int, run_id: int, upload_id: int, seen) -> None:
         self.cursor = cursor
         self.params = {"project": project_id, "run": run_id, "upload": upload_id, "seen": seen}
         self.known = KnownIds(cursor, project_id=project_id)
@@ -104,7 +105,14 @@ class UploadWriter:
         self.rows_done = False
         self.free_test_ids: Iterator[int] = iter(())
         self.tests_reserved = 0
-        self.new_tests = _Spool(spool, project_id=project_id)
+        self.reserved: list[range | list[int]] = []
+        self.new_tests = NewTests(project_id=project_id)
+        # While an upload adds mostly new tests, they are what Postgres spends its time on: they
+        # stream into their table as the rows are parsed, and the results wait (in order).
+        self.tests_live = False
+        self.tests_streamed = False
+        self.tests_race = False  # a streamed test was added by another upload meanwhile
+        self.results_waiting = Spool()
         self.new_reasons: list[tuple[int, str, str, str]] = []  # id, kind, text, fingerprint
         self.by_outcome = [0] * (max(Outcome.values) + 1)
         self.seen_reason_ids: set[int] = set()
@@ -119,13 +127,38 @@ class UploadWriter:
     def write(self, rows: Iterator[ResultRow]) -> None:
         first: list[ResultRow] = []
         while True:
-            copy_from_chunks(self.cursor, _COPY_RESULTS, self._chunks(first, rows))
+            if self.tests_live:
+                self._tests_stream(self._chunks(first, rows))
+            else:
+                # Waiting results go first: result ids grow in the order rows were written.
+                self.results_waiting.copy_to(self.cursor, _COPY_RESULTS)
+                copy_from_chunks(self.cursor, _COPY_RESULTS, self._chunks(first, rows))
             if not self.held:
                 return
             first = self._resolve_held()
 
+    def _tests_stream(self, chunks: Iterator[bytes]) -> None:
+        """COPY the new tests of the next rows straight into their table (their results wait).
+        Should another upload have committed one of them since it was looked up, the COPY
+        fails whole, and they wait for ``_tests_insert``, as every later new test does."""
+        self.cursor.execute(_TESTS_LOCK, self.params)
+        self.cursor.execute("SAVEPOINT ingest_tests")
+        try:
+            copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
+        except UniqueViolation:
+            self.cursor.execute("ROLLBACK TO SAVEPOINT ingest_tests")
+            for _ in chunks:  # the rest of the rows, had the COPY stopped reading early
+                pass
+            self.new_tests.streamed_lost()
+            self.tests_live, self.tests_race = False, True
+            return
+        self.cursor.execute("RELEASE SAVEPOINT ingest_tests")
+        self.new_tests.streamed_kept()
+        self.tests_streamed = True
+
     def _chunks(self, first: list[ResultRow], rows: Iterator[ResultRow]) -> Iterator[bytes]:
-        """COPY data for ``first`` then ``rows``, until the rows end or too many are held.
+        """COPY data for ``first`` then ``rows`` (their results, or their new tests while tests
+        stream: see ``_chunk``), until the rows end or too many are held.
 
         The loop runs once per case of the upload, so everything it touches is a local name.
         A case is held back when its digest already is (a rerun must stay behind its first
@@ -134,7 +167,7 @@ class UploadWriter:
         tests, files, reasons = self.known.tests, self.known.files, self.known.reasons
         held, held_keys, free_ids = self.held, self.held_keys, self.free_test_ids
         seen_reasons, repeated, by_outcome = self.seen_reason_ids, self.repeated, self.by_outcome
-        new_test, start = self.new_tests.add, self.line_start
+        new_test, start, tests_live = self.new_tests.add, self.line_start, self.tests_live
         label_number, rerun_elsewhere = self.suites.number, self.suites.rerun_elsewhere
         bits, mask = LABEL_BITS, LABEL_MASK  # a written test: suites.written(id, label), inlined
         lines: list[str] = []
@@ -185,12 +218,22 @@ class UploadWriter:
                 f"{copy_text(message) if message else ''}\t{reason_id}\n"
             )
             if len(lines) >= chunk_lines:
-                yield "".join(lines).encode()
-                lines.clear()
+                yield self._chunk(lines, tests_live)
         else:
             self.rows_done = True
-        if lines:
-            yield "".join(lines).encode()
+        yield self._chunk(lines, tests_live)
+
+    def _chunk(self, lines: list[str], tests_live: bool) -> bytes:
+        """What the COPY gets next of the result lines written (which it then holds no more):
+        those lines, or the new tests while tests stream (the lines then wait)."""
+        data = "".join(lines).encode()
+        if tests_live:
+            self.results_waiting.write(data, len(lines))
+            data = self.new_tests.take()
+        else:
+            self.new_tests.flush()
+        lines.clear()
+        return data
 
     def _resolve_held(self) -> list[ResultRow]:
         """Look up or reserve every id the held rows need; they are written next."""
@@ -207,6 +250,7 @@ class UploadWriter:
         if wanted:
             known.tests_load(wanted, more_to_come=not self.rows_done)
         new = [digest for digest in digests if digest not in known.tests]
+        self.tests_live = 2 * len(new) > len(digests) and not self.tests_race
         self._reserve_tests(len(new))
         for digest in new:
             test_id = next(self.free_test_ids)
@@ -225,6 +269,7 @@ class UploadWriter:
         extra = 0 if self.rows_done else max(self.tests_reserved, HOLD_LIMIT)
         ids = self.known.reserve(TestCase, needed + extra)
         self.tests_reserved += len(ids)
+        self.reserved.append(ids)
         self.free_test_ids = chain(iter(ids), self.free_test_ids)
 
     def _resolve_reasons(self, held: list[ResultRow]) -> None:
@@ -247,8 +292,11 @@ class UploadWriter:
     # --- after the COPY -----------------------------------------------------------------------
 
     def finish(self) -> WriteSummary:
+        self.results_waiting.copy_to(self.cursor, _COPY_RESULTS)
         if self.suites.moves:
             self.suites.results_move(self.cursor, self.params)
+            if self.tests_streamed:
+                self._streamed_plain_tests_delete()
         if self.repeated:
             self._reruns_collapse()
         if self.new_tests.count:
@@ -275,13 +323,26 @@ class UploadWriter:
             still = {row[0] for row in self.cursor.fetchall()}
             self.seen_reason_ids -= dropped_reasons - still
 
+    def close(self) -> None:
+        self.new_tests.close()
+        self.results_waiting.close()
+
+    def _streamed_plain_tests_delete(self) -> None:
+        """The plain tests of keys split by suite that this upload streamed in have no result
+        left (the ones still waiting are dropped in ``_tests_insert``)."""
+        new_plain = [
+            plain for plain, _ in self.suites.moves if any(plain in ids for ids in self.reserved)
+        ]
+        if new_plain:
+            self.cursor.execute(_STREAMED_PLAIN_TESTS_DELETE, {**self.params, "ids": new_plain})
+
     def _tests_insert(self) -> None:
         self.cursor.execute(_TESTS_LOCK, self.params)
-        if not self.suites.moves and self._tests_copy():
+        if not self.suites.moves and not self.tests_race and self._tests_copy():
             return
         self.cursor.execute(_NEW_TESTS_DDL)
-        self.new_tests.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
         expected = self.new_tests.count
+        self.new_tests.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
         if self.suites.moves:
             expected -= self.suites.new_plain_tests_drop(self.cursor)
         self.cursor.execute(_TESTS_INSERT, self.params)
@@ -329,35 +390,6 @@ def _duration_text(texts: dict[float | None, str], duration: float) -> str:
     return text
 
 
-class _Spool:
-    """New test rows, in COPY text, on disk past a few MB: a first ingest of a million tests
-    must not hold them all in memory until the results are written."""
-
-    def __init__(self, file: IO[bytes], *, project_id: int) -> None:
-        self.file = file
-        self.project = project_id
-        self.lines: list[str] = []
-        self.count = 0
-
-    def add(self, test_id: int, row: ResultRow) -> None:
-        self.lines.append(
-            f"{test_id}\t{self.project}\t{copy_text(row.key)}\t{copy_text(row.file)}\t"
-            f"{copy_text(row.class_name)}\t{copy_text(row.name)}\n"
-        )
-        self.count += 1
-        if len(self.lines) >= _LINES_PER_CHUNK:
-            self._flush()
-
-    def _flush(self) -> None:
-        self.file.write("".join(self.lines).encode())
-        self.lines.clear()
-
-    def copy_to(self, cursor, statement: str) -> None:
-        self._flush()
-        self.file.seek(0)
-        cursor.copy_expert(statement, self.file, size=1 << 18)
-
-
 # A test's last result stays, flagged flaky when its runs in the upload disagreed (failed, then
 # passed); the earlier ones go, and say what they counted.
 _RERUNS_COLLAPSE = model_sql(
@@ -402,6 +434,11 @@ _TESTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('parity.tests_insert'), %(p
 _TESTS_COLUMNS = "(id, project_id, key, file, class_name, name)"  # created_at: its db default
 
 _TESTS_COPY = model_sql(f"COPY {{test}} {_TESTS_COLUMNS} FROM STDIN", test=TestCase)
+
+_STREAMED_PLAIN_TESTS_DELETE = model_sql(
+    "DELETE FROM {test} WHERE project_id = %(project)s AND id = ANY(%(ids)s::bigint[])",
+    test=TestCase,
+)
 
 _TESTS_INSERT = model_sql(
     f"""

@@ -84,9 +84,12 @@ def _stored(upload: Upload) -> list[tuple[str, int, str | None]]:
     return sorted(rows)
 
 
-def _write_at_once(project: Project, rows: list[ResultRow]) -> tuple[Upload, Upload, object]:
-    """Two uploads of ``rows``; the second looks its tests up before the first commits, and
-    its insert waits for the first's commit. Returns both uploads and the second's summary."""
+def _write_at_once(
+    project: Project, rows: list[ResultRow], second_rows: list[ResultRow] | None = None
+) -> tuple[Upload, Upload, object]:
+    """Two uploads of ``rows`` (the second of ``second_rows`` if given); the second looks its
+    tests up before the first commits, and its insert waits for the first's commit. Returns
+    both uploads and the second's summary."""
     first, second = _upload(project, "first"), _upload(project, "second")
     first_written, release = threading.Event(), threading.Event()
 
@@ -104,7 +107,7 @@ def _write_at_once(project: Project, rows: list[ResultRow]) -> tuple[Upload, Upl
     assert first_written.wait(30)
     threading.Timer(1.0, release.set).start()  # while the second upload waits on the first
     with transaction.atomic():
-        summary = results_write(upload=second, rows=rows)
+        summary = results_write(upload=second, rows=rows if second_rows is None else second_rows)
     thread.join()
     return first, second, summary
 
@@ -125,6 +128,29 @@ def test_two_uploads_adding_the_same_new_tests_at_once_share_one_row_each(projec
     assert [key for key, _, text in _stored(second) if text] == [keys[3], keys[7]]
     assert summary.counts == {"total": 40, "passed": 38, "skipped": 2, "failed": 0, "error": 0}
     assert (summary.new_reason_ids, summary.seen_reason_ids) == ([], [reason.pk])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_new_tests_streamed_in_rounds_survive_another_upload_adding_some_of_them(
+    project, monkeypatch
+):
+    """An upload of new tests streams them into their table round by round. Another upload
+    commits some of them after this one looked their file up: the round that meets them fails
+    whole and its tests are inserted at the end instead; every result names one test."""
+    monkeypatch.setattr(writer_results, "HOLD_LIMIT", 4)
+    own = [f"test/t.py::TestT::test_own_{n}" for n in range(10)]
+    shared = [f"test/t.py::TestT::test_shared_{n}" for n in range(10)]
+
+    first, second, summary = _write_at_once(project, _rows(shared), _rows(own + shared))
+
+    assert TestCase.objects.count() == 20
+    assert [key for key, _, _ in _stored(second)] == sorted(own + shared)
+    assert _stored(first) == [row for row in _stored(second) if row[0] in shared]
+    shared_ids = set(Result.objects.filter(upload=first).values_list("test_id", flat=True))
+    assert shared_ids == set(
+        Result.objects.filter(upload=second, test__key__in=shared).values_list("test_id", flat=True)
+    )
+    assert summary.counts["total"] == 20
 
 
 @pytest.mark.django_db
