@@ -112,6 +112,7 @@ class UploadWriter:
         self.tests_live = False
         self.tests_streamed = False
         self.tests_race = False  # a streamed test was added by another upload meanwhile
+        self.tests_locked = False
         self.results_waiting = Spool()
         self.new_reasons: list[tuple[int, str, str, str]] = []  # id, kind, text, fingerprint
         self.by_outcome = [0] * (max(Outcome.values) + 1)
@@ -127,8 +128,8 @@ class UploadWriter:
     def write(self, rows: Iterator[ResultRow]) -> None:
         first: list[ResultRow] = []
         while True:
-            if self.tests_live:
-                self._tests_stream(self._chunks(first, rows))
+            if self.tests_live and self._tests_lock_taken():
+                self._tests_stream(self._chunks(first, rows, tests_live=True))
             else:
                 # Waiting results go first: result ids grow in the order rows were written.
                 self.results_waiting.copy_to(self.cursor, _COPY_RESULTS)
@@ -137,11 +138,19 @@ class UploadWriter:
                 return
             first = self._resolve_held()
 
+    def _tests_lock_taken(self) -> bool:
+        """Whether this upload holds ``_TESTS_LOCK``, taken now if it is free. While another
+        upload holds it, this one goes on parsing and streams its results; its new tests wait,
+        to be inserted when it ends."""
+        if not self.tests_locked:
+            self.cursor.execute(_TESTS_LOCK_TRY, self.params)
+            self.tests_locked = self.cursor.fetchone()[0]
+        return self.tests_locked
+
     def _tests_stream(self, chunks: Iterator[bytes]) -> None:
         """COPY the new tests of the next rows straight into their table (their results wait).
         Should another upload have committed one of them since it was looked up, the COPY
         fails whole, and they wait for ``_tests_insert``, as every later new test does."""
-        self.cursor.execute(_TESTS_LOCK, self.params)
         self.cursor.execute("SAVEPOINT ingest_tests")
         try:
             copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
@@ -156,7 +165,9 @@ class UploadWriter:
         self.new_tests.streamed_kept()
         self.tests_streamed = True
 
-    def _chunks(self, first: list[ResultRow], rows: Iterator[ResultRow]) -> Iterator[bytes]:
+    def _chunks(
+        self, first: list[ResultRow], rows: Iterator[ResultRow], *, tests_live: bool = False
+    ) -> Iterator[bytes]:
         """COPY data for ``first`` then ``rows`` (their results, or their new tests while tests
         stream: see ``_chunk``), until the rows end or too many are held.
 
@@ -167,7 +178,7 @@ class UploadWriter:
         tests, files, reasons = self.known.tests, self.known.files, self.known.reasons
         held, held_keys, free_ids = self.held, self.held_keys, self.free_test_ids
         seen_reasons, repeated, by_outcome = self.seen_reason_ids, self.repeated, self.by_outcome
-        new_test, start, tests_live = self.new_tests.add, self.line_start, self.tests_live
+        new_test, start = self.new_tests.add, self.line_start
         label_number, rerun_elsewhere = self.suites.number, self.suites.rerun_elsewhere
         bits, mask = LABEL_BITS, LABEL_MASK  # a written test: suites.written(id, label), inlined
         lines: list[str] = []
@@ -337,7 +348,8 @@ class UploadWriter:
             self.cursor.execute(_STREAMED_PLAIN_TESTS_DELETE, {**self.params, "ids": new_plain})
 
     def _tests_insert(self) -> None:
-        self.cursor.execute(_TESTS_LOCK, self.params)
+        if not self.tests_locked:
+            self.cursor.execute(_TESTS_LOCK, self.params)
         if not self.suites.moves and not self.tests_race and self._tests_copy():
             return
         self.cursor.execute(_NEW_TESTS_DDL)
@@ -426,10 +438,14 @@ CREATE TEMP TABLE ingest_new_tests (
 ) ON COMMIT DROP;
 """
 
-# One upload of a project adds tests at a time, from here until it commits: concurrent shards
-# adding the same tests wait for each other instead of deadlocking, and none meets another's
-# uncommitted tests (see _tests_copy). Shards whose tests are known never take it.
+# One upload of a project adds tests at a time, from its first streamed round or its insert
+# until it commits: concurrent shards adding the same tests wait for each other instead of
+# deadlocking, and none meets another's uncommitted tests (see _tests_copy). Shards whose tests
+# are known never take it.
 _TESTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('parity.tests_insert'), %(project)s::int)"
+_TESTS_LOCK_TRY = (
+    "SELECT pg_try_advisory_xact_lock(hashtext('parity.tests_insert'), %(project)s::int)"
+)
 
 _TESTS_COLUMNS = "(id, project_id, key, file, class_name, name)"  # created_at: its db default
 

@@ -3,6 +3,7 @@ repeats in another suite, and rolls back on bad input."""
 
 import hashlib
 import threading
+from collections.abc import Iterator
 
 import pytest
 from django.db import connection, transaction
@@ -84,12 +85,9 @@ def _stored(upload: Upload) -> list[tuple[str, int, str | None]]:
     return sorted(rows)
 
 
-def _write_at_once(
-    project: Project, rows: list[ResultRow], second_rows: list[ResultRow] | None = None
-) -> tuple[Upload, Upload, object]:
-    """Two uploads of ``rows`` (the second of ``second_rows`` if given); the second looks its
-    tests up before the first commits, and its insert waits for the first's commit. Returns
-    both uploads and the second's summary."""
+def _write_at_once(project: Project, rows: list[ResultRow]) -> tuple[Upload, Upload, object]:
+    """Two uploads of ``rows``; the second looks its tests up before the first commits, and
+    its insert waits for the first's commit. Returns both uploads and the second's summary."""
     first, second = _upload(project, "first"), _upload(project, "second")
     first_written, release = threading.Event(), threading.Event()
 
@@ -107,7 +105,7 @@ def _write_at_once(
     assert first_written.wait(30)
     threading.Timer(1.0, release.set).start()  # while the second upload waits on the first
     with transaction.atomic():
-        summary = results_write(upload=second, rows=rows if second_rows is None else second_rows)
+        summary = results_write(upload=second, rows=rows)
     thread.join()
     return first, second, summary
 
@@ -135,13 +133,37 @@ def test_new_tests_streamed_in_rounds_survive_another_upload_adding_some_of_them
     project, monkeypatch
 ):
     """An upload of new tests streams them into their table round by round. Another upload
-    commits some of them after this one looked their file up: the round that meets them fails
-    whole and its tests are inserted at the end instead; every result names one test."""
+    adds some of them, holding the tests lock meanwhile (so this one first streams its results)
+    and committing after this one looked their file up: the streamed round that meets them
+    fails whole and its tests are inserted at the end instead; every result names one test."""
     monkeypatch.setattr(writer_results, "HOLD_LIMIT", 4)
     own = [f"test/t.py::TestT::test_own_{n}" for n in range(10)]
     shared = [f"test/t.py::TestT::test_shared_{n}" for n in range(10)]
+    first, second = _upload(project, "first"), _upload(project, "second")
+    first_written, release, first_committed = (threading.Event() for _ in range(3))
 
-    first, second, summary = _write_at_once(project, _rows(shared), _rows(own + shared))
+    def write_first() -> None:
+        try:
+            with transaction.atomic():
+                results_write(upload=first, rows=_rows(shared))
+                first_written.set()
+                release.wait(30)
+            first_committed.set()
+        finally:
+            connection.close()
+
+    def second_rows() -> Iterator[ResultRow]:
+        yield from _rows(own)  # their file is looked up while the first upload is uncommitted
+        release.set()
+        assert first_committed.wait(30)
+        yield from _rows(shared)
+
+    thread = threading.Thread(target=write_first)
+    thread.start()
+    assert first_written.wait(30)
+    with transaction.atomic():
+        summary = results_write(upload=second, rows=second_rows())
+    thread.join()
 
     assert TestCase.objects.count() == 20
     assert [key for key, _, _ in _stored(second)] == sorted(own + shared)
