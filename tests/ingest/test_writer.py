@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection, transaction
 
-from ingest.writer import ResultRow, results_write
+from ingest.writer import ResultRow, known, results_write
 from ingest.writer import results as writer_results
 from parity.models import Outcome, Project, Reason, Result, Run, TestCase, Upload
 from tests.junit_builder import Case, junit_xml
@@ -173,6 +173,26 @@ def test_new_tests_streamed_in_rounds_survive_another_upload_adding_some_of_them
         Result.objects.filter(upload=second, test__key__in=shared).values_list("test_id", flat=True)
     )
     assert summary.counts["total"] == 20
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("share", [1, known.WHOLE_FILE_SHARE])
+def test_a_few_cases_of_a_large_known_file_find_their_tests(project, monkeypatch, share):
+    """A small upload reads its files whole only when they are not many times larger than
+    what it holds of them; otherwise it looks its cases up one by one. Either way each result
+    names its existing test, and the one new test is added."""
+    monkeypatch.setattr(known, "WHOLE_FILE_SHARE", share)
+    keys = [f"test/big.py::TestBig::test_{n}" for n in range(30)]
+    results_write(upload=_upload(project, "all"), rows=_rows(keys))
+    ids = dict(TestCase.objects.values_list("key", "id"))
+    few = [keys[4], keys[17], keys[29], "test/big.py::TestBig::test_new"]
+
+    upload = _upload(project, "few")
+    results_write(upload=upload, rows=_rows(few))
+
+    stored = dict(Result.objects.filter(upload=upload).values_list("test__key", "test_id"))
+    assert stored == {key: ids.get(key, stored[few[-1]]) for key in few}
+    assert TestCase.objects.count() == 31
 
 
 @pytest.mark.django_db
