@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,14 +119,32 @@ def upload_wait(upload_id: int):
     return upload
 
 
-def warm_up(client, directory: Path, *, project: str) -> None:
-    """One small upload first: a fresh worker child and gunicorn worker import and connect
-    lazily, which a worker that has been running does not pay for again."""
+def warm_up(client, directory: Path, *, project: str, uploads: int = 8) -> None:
+    """Small uploads first, several at once: each gunicorn worker and worker child imports and
+    connects lazily on its first request or task (a quarter of a second), which one that has
+    been running does not pay for again. Sent together, they reach every process of the stack."""
     from tests.e2e.generate import junit_write
 
     path = directory / "warm-up.xml"
     junit_write(path, cases=10, prefix="warm_up_")
-    upload_wait(upload_post(client, path, project=project, run=f"warm-up-{uuid.uuid4().hex}"))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        ids = list(
+            pool.map(
+                lambda _: upload_post(client, path, project=project, run=f"warm-up-{uuid.uuid4()}"),
+                range(uploads),
+            )
+        )
+    for upload_id in ids:
+        upload_wait(upload_id)
+
+
+def peak_rss_reset(stack) -> None:
+    """Start the workers' peak resident sizes (VmHWM) afresh, as a restart would, but keep their
+    processes warm (Linux: ``/proc/PID/clear_refs``)."""
+    for worker in stack.workers:
+        for pid in worker.group_pids():
+            with contextlib.suppress(OSError):
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
 def peak_rss_mib(stack) -> float:

@@ -94,8 +94,7 @@ def main() -> None:
             first = run_timed(client, shards, project=project.slug, run="first")
             one = run_timed(client, shards, project=project.slug, run="one-worker")
             stack.start_worker()
-            for _ in range(2):
-                warm_up(client, directory, project=project.slug)
+            warm_up(client, directory, project=project.slug)
             two = run_timed(client, shards, project=project.slug, run="two-workers")
     for run in ("first", "one-worker", "two-workers"):
         run_checked(project.slug, run, expected=expected)
