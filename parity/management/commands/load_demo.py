@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 from rest_framework.test import APIClient
 
-from parity.demo.scenario import BRANCH, demo_uploads, upstream_disabled
+from parity.demo.ahead import demo_uploads_ahead
+from parity.demo.scenario import BRANCH, upstream_disabled
 from parity.exemption_files import disabled_dict_entries, exemptions_parse
 from parity.models import Project
 from parity.projects import project_create, upload_token_create
@@ -91,7 +92,7 @@ class Command(BaseCommand):
         client.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=project)}")
         end = datetime.datetime.now(datetime.UTC).date()
         started, count = time.monotonic(), 0
-        for upload in demo_uploads(fixture, days=days, end=end):
+        for upload in demo_uploads_ahead(fixture, days=days, end=end):
             response = self._post(client, upload)
             if response.status_code not in (200, 202):
                 raise RuntimeError(
