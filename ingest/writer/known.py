@@ -3,10 +3,10 @@ fingerprint, and ids reserved for the tests and reasons it will add.
 
 Tests are looked up a whole file at a time (its later cases in the upload then resolve without
 a query), or by digest for a sliver of a big file. A key is held as the MD5 digest of its text,
-16 bytes, which is also what the database holds unique per
-project (``TestCase.key_digest``): a million known tests take about 120 MB, where their keys
-would take twice that. Ids for new rows are taken from the tables' own sequences, so a result
-can name its test before the test row is written.
+16 bytes, which is also what the database holds unique per project (``TestCase.key_digest``): a
+million known tests take about 120 MB, where their keys would take twice that. Ids for new rows
+are taken from the tables' own sequences, so a result can name its test before the test row is
+written.
 """
 
 import io

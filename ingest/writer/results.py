@@ -107,8 +107,7 @@ class UploadWriter:
         self.hold_limit = min(FIRST_HOLD_LIMIT, HOLD_LIMIT)
         self.rows_done = False
         self.free_test_ids: Iterator[int] = iter(())
-        self.tests_reserved = 0
-        self.reserved: list[range | list[int]] = []
+        self.reserved: list[range | list[int]] = []  # test ids, as each round reserved them
         self.new_tests = NewTests(project_id=project_id)
         # While an upload adds mostly new tests, they are what Postgres spends its time on: they
         # stream into their table as the rows are parsed, and the results wait (in order).
@@ -281,9 +280,9 @@ class UploadWriter:
         left unused are only gaps in the sequence."""
         if not needed:
             return
-        extra = 0 if self.rows_done else max(self.tests_reserved, HOLD_LIMIT)
+        reserved = sum(len(ids) for ids in self.reserved)
+        extra = 0 if self.rows_done else max(reserved, HOLD_LIMIT)
         ids = self.known.reserve(TestCase, needed + extra)
-        self.tests_reserved += len(ids)
         self.reserved.append(ids)
         self.free_test_ids = chain(iter(ids), self.free_test_ids)
 
