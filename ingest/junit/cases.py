@@ -6,6 +6,8 @@ import math
 import re
 from typing import Literal, NamedTuple
 
+from ingest.memo import Remembered
+
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
 MAX_MESSAGE_CHARS = 2000
@@ -120,9 +122,7 @@ def case_result(
     else:
         outcome, message = "passed", None
     get = attrs.get
-    duration = _durations.get(time := get("time"), _UNSEEN)
-    if duration is _UNSEEN:
-        duration = _duration_remembered(time)
+    duration = _durations[get("time")]
     # tuple.__new__ rather than ParsedCase(...): the same tuple without a Python-level call.
     return _tuple_new(
         ParsedCase,
@@ -142,19 +142,8 @@ def case_result(
 
 _tuple_new = tuple.__new__
 
-# time= values repeat (pytest and JUnit write milliseconds): each is parsed once per process, in
-# a table that is emptied when full, since microsecond timings hardly repeat.
-_durations: dict[str | None, float | None] = {None: None}
-_DURATIONS_REMEMBERED = 10_000
-_UNSEEN = object()
-
-
-def _duration_remembered(time: str) -> float | None:
-    if len(_durations) >= _DURATIONS_REMEMBERED:
-        _durations.clear()
-        _durations[None] = None
-    duration = _durations[time] = parse_duration(time)
-    return duration
+# time= values repeat (pytest and JUnit write milliseconds): each is parsed once per process.
+_durations = Remembered(parse_duration, keep=10_000)
 
 
 def _outcome_of_children(messages: dict[str, str | None]) -> tuple[Outcome, str | None]:

@@ -34,6 +34,7 @@ from itertools import chain
 from django.db import connection
 from psycopg2.errors import UniqueViolation
 
+from ingest.memo import Remembered
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
 from ingest.writer.digests import md5  # the hot loop calls it inline
 from ingest.writer.known import KnownIds
@@ -122,7 +123,7 @@ class UploadWriter:
         self.repeated: set[int] = set()  # tests written more than once
         # Durations repeat (pytest and JUnit write milliseconds): each one's COPY text is made
         # once, which costs a third of what making it for every case does.
-        self.duration_texts: dict[float | None, str] = {None: NULL}
+        self.duration_texts = Remembered(_duration_text, keep=10_000)
         self.suites = SuiteSplits(self.known)
 
     # --- streaming ----------------------------------------------------------------------------
@@ -223,11 +224,8 @@ class UploadWriter:
                 reason_id = reasons[reason_kind, reason_fp]
                 seen_reasons.add(reason_id)
             by_outcome[outcome] += 1
-            duration_text = durations.get(duration)
-            if duration_text is None:
-                duration_text = _duration_text(durations, duration)
             lines.append(
-                f"{start}{test_id}\t{outcome}\t{duration_text}\t"
+                f"{start}{test_id}\t{outcome}\t{durations[duration]}\t"
                 f"{copy_text(message) if message else ''}\t{reason_id}\n"
             )
             if len(lines) >= chunk_lines:
@@ -394,15 +392,8 @@ class UploadWriter:
         return inserted
 
 
-_DURATIONS_REMEMBERED = 10_000
-
-
-def _duration_text(texts: dict[float | None, str], duration: float) -> str:
-    if len(texts) >= _DURATIONS_REMEMBERED:  # microsecond timings hardly repeat: stay bounded
-        texts.clear()
-        texts[None] = NULL
-    text = texts[duration] = repr(duration)
-    return text
+def _duration_text(duration: float | None) -> str:
+    return NULL if duration is None else repr(duration)
 
 
 # A test's last result stays, flagged flaky when its runs in the upload disagreed (failed, then

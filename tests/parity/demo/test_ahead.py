@@ -3,6 +3,7 @@ there reaches the loader."""
 
 from __future__ import annotations
 
+import multiprocessing
 from typing import Any
 
 import pytest
@@ -18,6 +19,10 @@ def test_uploads_made_ahead_are_the_uploads_in_order(
     assert list(ahead.demo_uploads_ahead(fixture, days=DAYS, end=END)) == uploads
 
 
+@pytest.mark.skipif(
+    multiprocessing.get_start_method() != "fork",
+    reason="the broken maker is patched in here, which only a forked process inherits",
+)
 def test_an_error_making_the_uploads_is_raised_to_the_loader(
     fixture: dict[str, Any], uploads: list[DemoUpload], monkeypatch: pytest.MonkeyPatch
 ) -> None:
