@@ -43,17 +43,17 @@ class UploadRequest:
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        slugs = Project.objects.filter(pk=token.project_id).values_list("slug", flat=True)
-        known = ", ".join(slugs)
-        raise UploadRejected(f"Unknown project '{slug}'. Your token's project is: {known}.")
-    if project.pk != token.project_id:
+    """The project ``slug`` names, which must be the token's own (loaded with the token)."""
+    if token.project.slug == slug:
+        return token.project
+    if not Project.objects.filter(slug=slug).exists():
         raise UploadRejected(
-            f"This token belongs to project '{token.project.slug}' and cannot upload to '{slug}'.",
-            status_code=403,
+            f"Unknown project '{slug}'. Your token's project is: {token.project.slug}."
         )
-    return project
+    raise UploadRejected(
+        f"This token belongs to project '{token.project.slug}' and cannot upload to '{slug}'.",
+        status_code=403,
+    )
 
 
 def backend_resolve(*, project: Project, name: str) -> Backend:

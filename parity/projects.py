@@ -1,7 +1,10 @@
 """Writes that set up projects, backends and upload tokens (management commands, admin, tests)."""
 
+from datetime import timedelta
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from parity.models import Backend, Project, UploadToken
 from parity.models.projects import token_digest
@@ -53,3 +56,18 @@ def upload_token_create(*, project: Project, label: str = "") -> str:
         project=project, label=label, digest=token_digest(key), prefix=key[:8]
     )
     return key
+
+
+# A token's last use is kept to the minute: a CI run's shard jobs post dozens of uploads at once
+# with one token, and writing its row for each would queue every one of them on that row's lock.
+TOKEN_LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def upload_token_used(*, token: UploadToken) -> None:
+    """Record that ``token`` authenticated a request now (to the minute)."""
+    now = timezone.now()
+    last = token.last_used_at
+    if last is not None and now - last < TOKEN_LAST_USED_RESOLUTION:
+        return
+    UploadToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    token.last_used_at = now

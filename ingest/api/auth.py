@@ -4,12 +4,12 @@ limit, every token request from that IP answers 429 before its token is looked a
 cannot be guessed at speed."""
 
 from django.conf import settings
-from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from parity.models import UploadToken
 from parity.models.projects import token_digest
+from parity.projects import upload_token_used
 from parity.ratelimit import client_ip, rate_parse, window_hit, window_used, window_wait
 
 
@@ -52,7 +52,7 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
         if token is None:
             window_hit(scope="bad-token", ident=ip, rate=rate)
             raise exceptions.AuthenticationFailed("Invalid or revoked upload token.")
-        UploadToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        upload_token_used(token=token)
         return TokenUser(token), token
 
     def authenticate_header(self, request) -> str:

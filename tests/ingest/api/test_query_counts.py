@@ -9,11 +9,12 @@ from tests.uploads import post_upload
 
 PYTEST_SMALL = FIXTURES_DIR / "junit" / "pytest_small.xml"
 
-# Token, last use; project, backend; in a transaction (savepoints: 6 statements): the run (get or
-# create), the upload (get or create), its file.
-UPLOAD_CREATE = 15
-UPLOAD_DETAIL = 3  # token, last use; the upload
-RUN_COMPLETE = 4  # token, last use; the run; marking it complete (its recompute is queued)
+# The token with its project (its last use was written by the upload before, under a minute
+# ago); the backend; in a transaction (savepoints: 6 statements): the run (get or create), the
+# upload (get or create), its file.
+UPLOAD_CREATE = 13
+UPLOAD_DETAIL = 2  # the token; the upload
+RUN_COMPLETE = 3  # the token; the run; marking it complete (its recompute is queued)
 
 
 @pytest.fixture
