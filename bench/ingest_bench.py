@@ -1,7 +1,7 @@
 """Ingest end to end through the API with a real worker, against a bare parse of the same file.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parity_bench \\
-        .venv/bin/python bench/ingest_bench.py [--cases 100000 1000000]
+        .venv/bin/python bench/ingest_bench.py [--cases 100000 1000000] [--rounds 2]
 
 For each size: a pytest-style report (``tests/e2e/generate.py``: dotted classnames, 1 in 10
 skipped with a reason, failures and errors with a traceback), gzipped as CI uploads it. In one
@@ -15,28 +15,36 @@ run, side by side:
   (results committed, run updated) in a prefork Celery worker over Redis;
 * re-ingest: the same file POSTed again as another run, its tests now known.
 
+Each figure is the best of ``--rounds`` rounds, each of which times all four once: this machine's
+speed drifts (the same loop has taken from 0.9 to 1.7 s within minutes), and a slow spell that
+fell on only one side of a ratio would make it say nothing about the code.
+
 Targets (issue 11): first ingest within 5x the bare parse, re-ingest within 3x and faster than
 junitparser's parse, worker peak RSS under 300 MB at 1M cases. The run is not completed, so
 parity's recompute (a separate task) is not timed. The worker has one process, warmed up by a
 small upload as one that has been running is; its peak is reset before each ingest, so each
-peak is that ingest's. ``DATABASE_URL``'s database is migrated and a ``bench-ingest-N`` project
-is recreated in it; Redis at ``PARITY_BENCH_REDIS_URL`` (default db 13) carries tasks.
+peak is that ingest's. ``DATABASE_URL``'s database is migrated and a ``bench-ingest-N-R``
+project is recreated in it per round; Redis at ``PARITY_BENCH_REDIS_URL`` (default db 13)
+carries tasks.
 """
 
 import argparse
 import gzip
 import json
+import math
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 
 from bench.live import (  # noqa: E402
+    Timed,
     django_setup,
     live_stack,
     peak_rss_mib,
@@ -97,31 +105,56 @@ def write_report(directory: Path, cases: int) -> Path:
     return gz
 
 
-def bench_size(cases: int, directory: Path) -> list[bool]:
+@dataclass
+class Best:
+    """The best of each timing over the rounds (each a fresh project's first ingest, then a
+    re-ingest), and the largest worker peak."""
+
+    stdlib: float = math.inf
+    junitparser: float = math.inf
+    first: Timed | None = None
+    again: Timed | None = None
+    peak: float = 0.0
+
+    def add(self, name: str, timed: Timed) -> None:
+        best = getattr(self, name)
+        if best is None or timed.seconds < best.seconds:
+            setattr(self, name, timed)
+
+
+def bench_size(cases: int, directory: Path, *, rounds: int) -> list[bool]:
     from tests.e2e.client import ApiClient
 
     report = write_report(directory, cases)
-    stdlib = parse_timed("stdlib", report)
-    junitparser = parse_timed("junitparser", report)
-    project = project_fresh(f"bench-ingest-{cases}")
+    best = Best()
     with live_stack(directory / f"stack-{cases}", concurrency=1) as stack:
-        client = ApiClient(base_url=stack.base_url, token=project.token)
-        warm_up(client, directory, project=project.slug)
-        peak_rss_reset(stack)
-        first = upload_timed(client, report, project=project.slug, run="first")
-        first_peak = peak_rss_mib(stack)
-        peak_rss_reset(stack)
-        again = upload_timed(client, report, project=project.slug, run="again")
-        again_peak = peak_rss_mib(stack)
-    assert first.counts["total"] == again.counts["total"] == cases, (first, again)
-    peak = max(first_peak, again_peak)
-    print(f"{cases:,} cases, {report.stat().st_size / 2**20:.1f} MiB gzipped")
+        for number in range(rounds):
+            # Each round times everything once, so that a slow spell of the machine weighs on
+            # the parses as much as on the ingests.
+            best.stdlib = min(best.stdlib, parse_timed("stdlib", report))
+            best.junitparser = min(best.junitparser, parse_timed("junitparser", report))
+            project = project_fresh(f"bench-ingest-{cases}-{number}")
+            client = ApiClient(base_url=stack.base_url, token=project.token)
+            if not number:
+                warm_up(client, directory, project=project.slug)
+            for name in ("first", "again"):
+                peak_rss_reset(stack)
+                timed = upload_timed(client, report, project=project.slug, run=name)
+                assert timed.counts["total"] == cases, timed
+                best.add(name, timed)
+                best.peak = max(best.peak, peak_rss_mib(stack))
+    return _report(cases, report, best, rounds=rounds)
+
+
+def _report(cases: int, report: Path, best: Best, *, rounds: int) -> list[bool]:
+    stdlib, junitparser, peak = best.stdlib, best.junitparser, best.peak
+    print(f"{cases:,} cases, {report.stat().st_size / 2**20:.1f} MiB gzipped, best of {rounds}")
     print(f"  {'bare parse (ElementTree.iterparse)':38} {stdlib:12.2f} s")
     print(f"  {'junitparser parse':38} {junitparser:12.2f} s   {junitparser / stdlib:.1f}x")
     met = []
     for label, timed, target in (
-        ("first ingest", first, FIRST_TARGET),
-        ("re-ingest", again, AGAIN_TARGET),
+        ("first ingest", best.first, FIRST_TARGET),
+        ("re-ingest", best.again, AGAIN_TARGET),
     ):
         ratio = timed.seconds / stdlib
         met.append(ratio <= target)
@@ -134,10 +167,10 @@ def bench_size(cases: int, directory: Path) -> list[bool]:
             )
         )
         print(f"    (POST answered in {timed.answered:.2f} s, worker ingest {timed.ingest:.2f} s)")
-    met.append(again.seconds < junitparser)
+    met.append(best.again.seconds < junitparser)
     print(
         target_line(
-            "re-ingest vs junitparser", f"{again.seconds / junitparser:.2f}x", "< 1x", met[-1]
+            "re-ingest vs junitparser", f"{best.again.seconds / junitparser:.2f}x", "< 1x", met[-1]
         )
     )
     if cases >= 1_000_000:
@@ -151,6 +184,7 @@ def bench_size(cases: int, directory: Path) -> list[bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--rounds", type=int, default=2, help="best of this many rounds")
     parser.add_argument("--parse", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.parse:
@@ -162,7 +196,7 @@ def main() -> None:
     met = []
     with tempfile.TemporaryDirectory() as tmp:
         for cases in args.cases:
-            met += bench_size(cases, Path(tmp))
+            met += bench_size(cases, Path(tmp), rounds=args.rounds)
     print(f"targets met: {sum(met)} of {len(met)}")
 
 

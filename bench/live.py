@@ -138,6 +138,16 @@ def warm_up(client, directory: Path, *, project: str, uploads: int = 8) -> None:
         upload_wait(upload_id)
 
 
+def worker_consuming(stack, worker, *, consuming: bool) -> None:
+    """Have ``worker`` take tasks from the stack's queue, or stop taking them, warm all the same
+    (Celery's remote control, answered before this returns)."""
+    control = stack.celery.control
+    change = control.add_consumer if consuming else control.cancel_consumer
+    replies = change(stack.queue, destination=[worker.nodename], reply=True, timeout=10)
+    if not replies:
+        raise SystemExit(f"{worker.nodename} did not answer a change of consumer")
+
+
 def peak_rss_reset(stack) -> None:
     """Start the workers' peak resident sizes (VmHWM) afresh, as a restart would, but keep their
     processes warm (Linux: ``/proc/PID/clear_refs``)."""
