@@ -3,7 +3,7 @@ fingerprint, and ids reserved for the tests and reasons it will add.
 
 Tests are looked up a whole file at a time (its later cases in the upload then resolve without
 a query), or by digest for a sliver of a big file. A key is held as the MD5 digest of its text,
-16 bytes, which is also what the database holds unique per project (``TestCase.key_digest``): a
+16 bytes, which is also what the database holds unique per file (``TestCase.key_digest``): a
 million known tests take about 120 MB, where their keys would take twice that. Ids for new rows
 are taken from the tables' own sequences, so a result can name its test before the test row is
 written.
@@ -29,12 +29,17 @@ _TESTS_OF_FILES = model_sql(
     files=sql.Placeholder("files"),
     limit=sql.Placeholder("limit"),
 )
+# A test's key is unique in its file: each digest is looked up with its file, one probe of the
+# unique index per test.
 _TESTS_BY_DIGEST = model_sql(
-    "COPY (SELECT key_digest, id FROM {test} "
-    "WHERE project_id = {project} AND key_digest = ANY({digests}::uuid[])) "
+    "COPY (SELECT t.key_digest, t.id FROM {test} t "
+    "JOIN unnest({files}::text[], {digests}::uuid[]) AS wanted(file, digest) "
+    "ON t.file = wanted.file AND t.key_digest = wanted.digest "
+    "WHERE t.project_id = {project}) "
     "TO STDOUT (FORMAT binary)",
     test=TestCase,
     project=sql.Placeholder("project"),
+    files=sql.Placeholder("files"),
     digests=sql.Placeholder("digests"),
 )
 # COPY's binary format: a 19-byte header, then per row a field count, and per field its length
@@ -87,14 +92,15 @@ class KnownIds:
         if read <= limit:
             self.files.update(wanted)
         rest = [
-            digest.hex()
+            (file, digest.hex())
             for file, digests in wanted.items()
             if file not in self.files
             for digest in digests
             if digest not in self.tests
         ]
         if rest:
-            self._tests_add(_TESTS_BY_DIGEST, {"digests": rest})
+            files, digests = zip(*rest, strict=True)
+            self._tests_add(_TESTS_BY_DIGEST, {"files": list(files), "digests": list(digests)})
 
     def _tests_add(self, statement: sql.Composed, params: dict) -> int:
         """Run a COPY of (digest, id) pairs into ``tests``; returns how many it read."""

@@ -454,7 +454,7 @@ _TESTS_INSERT = model_sql(
     f"""
     INSERT INTO {{test}} {_TESTS_COLUMNS}
     SELECT id, project_id, key, file, class_name, name FROM ingest_new_tests
-    ON CONFLICT (project_id, key_digest) DO NOTHING
+    ON CONFLICT (project_id, file, key_digest) DO NOTHING
     """,
     test=TestCase,
 )
@@ -463,7 +463,8 @@ _RESULTS_TO_EXISTING_TESTS = model_sql(
     """
     UPDATE {result} r SET test_id = t.id
     FROM ingest_new_tests n
-    JOIN {test} t ON t.project_id = %(project)s AND t.key_digest = md5(n.key)::uuid
+    JOIN {test} t
+      ON t.project_id = %(project)s AND t.file = n.file AND t.key_digest = md5(n.key)::uuid
     WHERE r.run_id = %(run)s AND r.test_id = n.id AND r.upload_id = %(upload)s AND t.id <> n.id
     """,
     result=Result,
