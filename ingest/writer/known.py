@@ -48,8 +48,8 @@ _COPY_HEADER_BYTES = 19
 _DIGEST_ID = struct.Struct(">hi16siq")
 # Files are read whole when together they have at most WHOLE_FILE_SHARE times as many tests as
 # the upload has had of each so far, or, while more rows are to come, WHOLE_FILE_TESTS each.
-# Reading a file's test costs a twentieth of looking one up by its digest (measured: 0.3 µs
-# against 7 µs), so a whole file costs at most what the upload's own cases of it would.
+# Reading a file's test costs a twentieth of looking one up by its digest (bench/README.md,
+# "What ingest's time goes to"), so a whole file costs at most what the upload's own cases would.
 WHOLE_FILE_TESTS = 250_000
 WHOLE_FILE_SHARE = 8
 _REASONS = model_sql(

@@ -1,1 +1,1 @@
-"""The weekly email digest of a project's parity changes (README, "Weekly digest")."""
+"""The weekly email digest of a project's parity changes (docs/digest.md)."""

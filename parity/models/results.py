@@ -13,7 +13,7 @@ class TestCase(models.Model):
     __test__ = False  # not a pytest test class
 
     # No database constraint and no index of its own, like Result's keys: a deferred FK check
-    # per row cost a first ingest of a million tests 3 s at commit, and the unique index, which
+    # per row cost a first ingest seconds at commit (bench/README.md), and the unique index, which
     # leads with the project, serves every lookup by project. Deleting a project still deletes
     # its tests (Django cascades).
     project = models.ForeignKey(

@@ -48,7 +48,7 @@ class RunOutcome:
 # Per backend, its runs newest first, each probed for the test through the results' (run, test)
 # index until HISTORY_RUNS of them had it: a test in most runs costs about HISTORY_RUNS probes a
 # backend however long the history is. The runs are sorted in a subquery first: otherwise the
-# planner probes every run of the backend and sorts after (170 ms, not 7, for a year of runs).
+# planner probes every run of the backend and sorts after (bench/README.md has the figures).
 # Runs whose results retention deleted are not probed. With ``missing``, a complete run of the
 # default branch without the test counts too, with no outcome: the test did not run there.
 _HISTORY_SQL = """

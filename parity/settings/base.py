@@ -1,5 +1,5 @@
 """Settings shared by every environment. Every value comes from an environment variable with a
-documented default (README, "Settings"); the thin modules beside this one only change defaults."""
+documented default (docs/settings.md); the thin modules beside this one only change defaults."""
 
 import os
 from pathlib import Path
@@ -130,7 +130,7 @@ STORAGES = {
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
 
-# Access (README, "Access"). A project is public (anyone reads it) or private (its members and
+# Access (docs/access.md). A project is public (anyone reads it) or private (its members and
 # superusers); new projects get PARITY_DEFAULT_VISIBILITY. Only maintainers triage.
 PARITY_DEFAULT_VISIBILITY = env_str("PARITY_DEFAULT_VISIBILITY", "private")
 if PARITY_DEFAULT_VISIBILITY not in {"public", "private"}:

@@ -406,13 +406,17 @@ def test_the_client_runs_on_python_3_8(tmp_path):
 
 # --- The README's workflows -----------------------------------------------------------------
 
-README = CLIENTS_DIR.parents[1] / "README.md"
+DOCS = [
+    CLIENTS_DIR.parents[1] / "README.md",
+    *sorted((CLIENTS_DIR.parents[1] / "docs").glob("*.md")),
+]
 
 
 def readme_blocks(language: str) -> list[str]:
-    """The README's fenced code blocks in ``language``, GitHub's ``${{ … }}`` expressions
-    replaced by sample values (a shard number, or a backend's name)."""
-    blocks = re.findall(rf"```{language}\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    """The fenced code blocks in ``language`` of the README and docs/, GitHub's ``${{ … }}``
+    expressions replaced by sample values (a shard number, or a backend's name)."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in DOCS)
+    blocks = re.findall(rf"```{language}\n(.*?)```", text, re.S)
     return [
         re.sub(r"\$\{\{[^}]*\}\}", "tpu", re.sub(r"\$\{\{ *matrix\.shard *\}\}", "1", block))
         for block in blocks
