@@ -91,6 +91,36 @@ CROSSINGS = [
         "from parity.dashboard import presenters",
         "parity.selectors.heatmap -> parity.dashboard.presenters",
     ),
+    (
+        "layers",
+        "parity/models/runs.py",
+        "from parity.selectors import gaps",
+        "parity.models.runs -> parity.selectors.gaps",
+    ),
+    (
+        "layers",
+        "parity/engine/gaps.py",
+        "from parity import triage",
+        "parity.engine.gaps -> parity.triage",
+    ),
+    (
+        "layers",
+        "ingest/writer/rows.py",
+        "from parity.selectors import runs",
+        "ingest.writer.rows -> parity.selectors.runs",
+    ),
+    (
+        "layers",
+        "parity/api/views.py",
+        "from parity.dashboard import presenters",
+        "parity.api.views -> parity.dashboard.presenters",
+    ),
+    (
+        "layers",
+        "parity/selectors/runs.py",
+        "from parity.api import views",
+        "parity.selectors.runs -> parity.api.views",
+    ),
 ]
 
 
