@@ -5,6 +5,8 @@ them through ``parity.templatetags.parity_display``."""
 import re
 from dataclasses import dataclass, replace
 
+from django.utils import timezone
+
 from ingest.normalize import display_id, is_expected_failure, suite_of
 from parity.globs import is_file_level
 from parity.models import Gap, Triage
@@ -122,6 +124,31 @@ test_suite.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 # Each outcome has a symbol as well as a colour, for readers who cannot tell the colours apart.
 SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "⊘", "xfail": "⊗"}
+
+
+# An upload's state as the runs page says it; any other state is still queued.
+UPLOAD_STATUS_WORDS = {"done": "ingested", "failed": "failed", "processing": "being ingested"}
+
+
+def upload_status_word(status: str) -> str:
+    return UPLOAD_STATUS_WORDS.get(status, "queued")
+
+
+def run_title(run) -> str:
+    """A test's run on its timeline, as its mark's tooltip says it: when, the commit and branch,
+    its outcome and reason, and whether the run is incomplete or the test flaky there."""
+    shown = shown_outcome(run.outcome, run.reason)
+    parts = [f"{timezone.localtime(run.started_at):%Y-%m-%d %H:%M}", run.commit[:10]]
+    if run.branch:
+        parts[-1] += f" ({run.branch})"
+    parts.append("not in this run" if shown == "missing" else f"{shown}")
+    if run.reason:
+        parts[-1] += f": {run.reason}"
+    if not run.complete:
+        parts.append("incomplete run")
+    if run.flaky:
+        parts.append("flaky: its reruns disagreed")
+    return " · ".join(parts)
 
 
 def outcome_symbol(outcome: str | None) -> str:

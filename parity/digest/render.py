@@ -95,6 +95,7 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
                 "score": percent(row.score),
                 "change": change(row),
                 "backend": row.backend.ljust(width),
+                "gaps": f"{plural(row.open_gaps, 'open gap')}, {row.untracked} untracked",
             }
             for row in content.scores
         ],

@@ -3,9 +3,13 @@
 ``{{ outcome|outcome_symbol }}``, ``{{ outcome|shown_outcome:reason }}``,
 ``{{ test|test_id }}``, ``{{ test|test_suite }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
-``{{ url|issue_link }}``, ``{{ seconds|duration }}``."""
+``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
+``{{ run|run_title }}``; and one tag, ``{% outcome_cell cell %}``."""
 
 from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 
 from parity.dashboard import presenters
 
@@ -23,3 +27,74 @@ register.filter("issue_link", presenters.issue_link)
 register.filter("triage_issue_links", presenters.triage_issue_links)
 register.filter("duration", presenters.duration)
 register.filter("pattern_scope", presenters.pattern_scope)
+register.filter("upload_status_word", presenters.upload_status_word)
+register.filter("run_title", presenters.run_title)
+
+
+# --- One test on one backend -----------------------------------------------------------------
+# The file page shows a cell per test and backend (800 on its largest file), the test page one
+# per backend: one function for both, in Python, since an {% include %} per cell cost more than
+# the rest of the file page (bench/README.md).
+
+_BADGES = {
+    "intended": '<span class="badge intended" title="{}">intended</span>',
+    "closed": '<span class="badge closed">tracked · issue closed</span>',
+    "tracked": '<span class="badge tracked">tracked</span>',
+    "untracked": '<span class="badge untracked">untracked</span>',
+}
+
+
+@register.simple_tag
+def outcome_cell(cell, hide_gap: bool = False) -> SafeString:
+    """A cell's symbol and word; unless it passed, its reason and issues; its gap unless
+    ``hide_gap``. ``cell``: a ``TestCell`` (or anything with its attributes)."""
+    shown = presenters.shown_outcome(cell.outcome, cell.reason)
+    html = format_html(
+        '<span class="sym" aria-hidden="true">{}</span> <span class="word">{}</span>',
+        presenters.outcome_symbol(shown),
+        shown or "not run",
+    )
+    if cell.outcome and cell.outcome != "passed":
+        html += _reason_html(cell.reason) + _issues_html(cell.issues)
+    if cell.gap and not hide_gap:
+        html += _gap_html(cell.gap)
+    return mark_safe(html)
+
+
+_NO_REASON = '<span class="reason" title=""><span class="muted">no reason given</span></span>'
+
+
+def _reason_html(reason) -> SafeString:
+    if reason is None:
+        return mark_safe(_NO_REASON)
+    text = Truncator(reason.text).chars(90)
+    return format_html('<span class="reason" title="{}">{}</span>', reason.text, text)
+
+
+def _issues_html(issues) -> SafeString:
+    links = presenters.issue_links(issues)
+    linked = '<a class="issue {}" href="{}" rel="noopener" title="{}">{}</a>'
+    bare = '<span class="issue {}" title="{}">{}</span>'
+    return format_html_join(
+        "",
+        " {}",
+        (
+            (
+                format_html(linked, i.state, i.url, i.title, i.label)
+                if i.url
+                else format_html(bare, i.state, i.title, i.label),
+            )
+            for i in links
+        ),
+    )
+
+
+def _gap_html(gap) -> SafeString:
+    if gap.intended:
+        badge = format_html(_BADGES["intended"], gap.note)
+    elif gap.tracked_closed:
+        badge = mark_safe(_BADGES["closed"])
+    else:
+        badge = mark_safe(_BADGES["tracked" if gap.tracked else "untracked"])
+    missing = " (passes on the reference)" if gap.state == "missing" else ""
+    return format_html('<span class="gapline">gap: {}{} {}</span>', gap.state, missing, badge)

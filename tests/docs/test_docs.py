@@ -3,6 +3,8 @@ ARCHITECTURE.md resolves (its file, and its #anchor to a heading there), every `
 `manage.py <command>` and `parity_ci.py <subcommand>` they name exists, and docs/settings.md,
 .env.example and the settings module name the same variables."""
 
+import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -149,3 +151,81 @@ def test_settings_have_one_list():
     assert in_example <= documented
     assert read, "the pattern finds the settings' variables"
     assert read <= documented, sorted(read - documented)
+
+
+# --- ARCHITECTURE.md names what exists ---------------------------------------------------------
+
+ARCHITECTURE = REPO_DIR / "ARCHITECTURE.md"
+CODE_DIRS = ("ingest/", "parity/", "tests/", "templates/", "static/", "bench/", "tools/", "docker/")
+
+
+def architecture_names() -> list[tuple[str, str]]:
+    """(section package, name) for every code span of ARCHITECTURE.md that names a module, a
+    file or a folder: ``parity.tasks.run_completed``, ``parity/models/sql.py``, and under a
+    "### `ingest/`" heading, ``services.py`` or ``api/``."""
+    found = []
+    section = ""
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"^#+ .*?`([\w/]+/)`", line)
+        if heading:
+            section = heading.group(1)
+            continue
+        if line.startswith("## "):
+            section = ""
+        for span in re.findall(r"`([^`\s]+)`", line):
+            if re.fullmatch(r"(ingest|parity)(\.\w+)+", span):
+                found.append(("", span))
+            elif "…" in span:
+                continue  # an abbreviation (`tests/ingest/…`), not a name
+            elif re.fullmatch(r"[\w./-]+(\.py|/)", span) or span.startswith(CODE_DIRS):
+                found.append((section, span))
+    return found
+
+
+def resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        try:
+            found = importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            found = None
+        if found is None:
+            continue
+        value = importlib.import_module(module)
+        for attribute in parts[cut:]:
+            if not hasattr(value, attribute):
+                return False
+            value = getattr(value, attribute)
+        return True
+    return False
+
+
+def exists(section: str, name: str) -> bool:
+    if (REPO_DIR / name).exists():
+        return True
+    root = REPO_DIR / section if section else REPO_DIR
+    leaf = name.rstrip("/").split("/")[-1]
+    tail = name.rstrip("/")
+    return any(path.relative_to(REPO_DIR).as_posix().endswith(tail) for path in root.rglob(leaf))
+
+
+def named_thing_exists(section: str, name: str) -> bool:
+    if re.fullmatch(r"(ingest|parity)(\.\w+)+", name) and not name.endswith(".py"):
+        return resolves(name)
+    return exists(section, name)
+
+
+def test_architecture_names_modules_that_exist():
+    names = architecture_names()
+    assert len(names) > 80, "the pattern finds the code map's names"
+    missing = [name for section, name in names if not named_thing_exists(section, name)]
+    assert not missing, f"ARCHITECTURE.md names what does not exist: {missing}"
+
+
+def test_architecture_lists_every_wall():
+    config = (REPO_DIR / ".importlinter").read_text(encoding="utf-8")
+    contracts = re.findall(r"^\[importlinter:contract:([\w-]+)\]", config, re.M)
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert len(contracts) >= 9
+    assert [c for c in contracts if f"`{c}`" not in text] == []
