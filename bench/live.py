@@ -64,7 +64,7 @@ class BenchProject:
 def project_fresh(slug: str) -> BenchProject:
     """The project ``slug`` recreated empty (its runs, results and tests deleted)."""
     from parity.models import Project
-    from parity.projects import project_create, upload_token_create
+    from parity.services.projects import project_create, upload_token_create
 
     for old in Project.objects.filter(slug=slug):
         old.delete()

@@ -156,7 +156,7 @@ def time_round_robin(built: dict[int, dict], *, repeat: int) -> dict:
 def setup_project(tests: int):
     from django.db import connection
 
-    from parity.projects import project_create, upload_token_create
+    from parity.services.projects import project_create, upload_token_create
 
     project = project_create(
         slug="bench", backends=list(BACKENDS), reference="cpu", default_branch="master"

@@ -25,9 +25,9 @@ from ingest.normalize import (
     canonical_reason,
 )
 from ingest.writer import ResultRow, reasons_seen_update, results_write
-from parity.lifecycle import run_complete, run_parity_refresh
 from parity.models import Outcome, Run, Upload, UploadFile, UploadStatus
 from parity.models.results import MAX_FILE_CHARS
+from parity.services.lifecycle import run_complete, run_parity_refresh
 
 logger = logging.getLogger(__name__)
 

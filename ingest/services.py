@@ -1,6 +1,7 @@
 """The upload service: accept an upload, store its raw files, queue its ingest.
 
-Completing a run is the run lifecycle's (``parity.lifecycle``), which the API calls directly.
+Completing a run is the run lifecycle's (``parity.services.lifecycle``), which the API calls
+directly.
 """
 
 import hashlib

@@ -5,8 +5,8 @@ import logging
 from celery import Task, shared_task
 
 from ingest import pipeline, recovery
-from parity import lifecycle
 from parity.celery import RETRY_ON_DATABASE_ERRORS
+from parity.services import lifecycle
 
 logger = logging.getLogger(__name__)
 

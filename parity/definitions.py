@@ -70,7 +70,7 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
-    equality on part of the key (``parity.globs.pattern_shape``; the same keys their regex
+    equality on part of the key (``parity.pure.globs.pattern_shape``; the same keys their regex
     matches). Globs are matched one triage at a time over all rows: Postgres keeps only a few
     compiled regular expressions, and a row-at-a-time loop over many would recompile them."""
     return model_sql(

@@ -1,16 +1,17 @@
 """Celery adapters of the parity engine: ids in, the engine does the work.
 
-Nothing here imports the run lifecycle (``parity.lifecycle`` queues ``run_completed``); the beat
-task that completes quiet runs is ``ingest.tasks.runs_complete_quiet``.
+Nothing here imports the run lifecycle (``parity.services.lifecycle`` queues ``run_completed``);
+the beat task that completes quiet runs is ``ingest.tasks.runs_complete_quiet``.
 """
 
 import logging
 
 from celery import shared_task
 
-from parity import engine, issue_sync, retention, triage
+from parity import engine
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 from parity.models import Run
+from parity.services import issue_sync, retention, triage
 
 # Recomputes are idempotent (the same run gives the same tables, no duplicate events), so a
 # redelivery after a lost worker (acks_late) or a retry after a database error is harmless.

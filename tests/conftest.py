@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from parity.models import Project
-from parity.projects import project_create, upload_token_create
+from parity.services.projects import project_create, upload_token_create
 
 FIXTURES_DIR = Path(__file__).parent / "fixtures"
 

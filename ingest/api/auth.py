@@ -9,8 +9,8 @@ from rest_framework import authentication, exceptions, permissions
 
 from parity.models import UploadToken
 from parity.models.projects import token_digest
-from parity.projects import upload_token_used
 from parity.ratelimit import client_ip, rate_parse, window_hit, window_used, window_wait
+from parity.services.projects import upload_token_used
 
 
 class TokenUser:

@@ -1,12 +1,19 @@
-"""The engine's tables: triage is editable, through the triage services (parity.triage), so it
-takes the project lock, obeys the same rules as the API and gaps and snapshots follow at once;
+"""The engine's tables: triage is editable, through the triage services (parity.services.triage),
+so it takes the project lock, obeys the same rules as the API and gaps and snapshots follow at once;
 gaps and snapshots are read-only views of derived data."""
 
 from django import forms
 from django.contrib import admin
 
-from parity import triage as triage_services
 from parity.models import Gap, Snapshot, Triage
+from parity.services.triage import (
+    TriageRejected,
+    TriageTarget,
+    triage_check,
+    triage_delete,
+    triage_save,
+    triages_delete,
+)
 
 
 class TriageForm(forms.ModelForm):
@@ -30,14 +37,14 @@ class TriageForm(forms.ModelForm):
         project = cleaned.get("project") or getattr(self.instance, "project", None)
         if project is None or self.errors:
             return cleaned  # a field error already; the rules need every field
-        target = triage_services.TriageTarget(
+        target = TriageTarget(
             backends=list(cleaned.get("backends") or []),
             test=cleaned.get("test"),
             reason=cleaned.get("reason"),
             match=cleaned.get("match", "").strip(),
         )
         try:
-            triage_services.triage_check(
+            triage_check(
                 project=project,
                 kind=cleaned.get("kind"),
                 target=target,
@@ -46,7 +53,7 @@ class TriageForm(forms.ModelForm):
                 expires_on=cleaned.get("expires_on"),
                 expires_was=self.initial.get("expires_on"),
             )
-        except triage_services.TriageRejected as exc:
+        except TriageRejected as exc:
             self.add_error(exc.field, str(exc))
         return cleaned
 
@@ -81,15 +88,13 @@ class TriageAdmin(admin.ModelAdmin):
 
     def save_related(self, request, form, formsets, change):
         user = request.user if request.user.is_authenticated else None
-        triage_services.triage_save(
-            triage=form.instance, backends=form.cleaned_data["backends"], user=user
-        )
+        triage_save(triage=form.instance, backends=form.cleaned_data["backends"], user=user)
 
     def delete_model(self, request, obj):
-        triage_services.triage_delete(triage=obj)
+        triage_delete(triage=obj)
 
     def delete_queryset(self, request, queryset):
-        triage_services.triages_delete(triages=queryset)
+        triages_delete(triages=queryset)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -4,7 +4,7 @@ from django import forms
 from django.contrib import admin
 
 from parity.models import Backend, Membership, Project, UploadToken
-from parity.reproduce import template_errors
+from parity.pure.reproduce import template_errors
 
 
 class BackendForm(forms.ModelForm):

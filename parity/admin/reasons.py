@@ -16,8 +16,8 @@ class ReasonAdmin(admin.ModelAdmin):
 
 @admin.register(TrackingIssue)
 class TrackingIssueAdmin(admin.ModelAdmin):
-    """Issues as their tracker last said (``parity.issue_sync``); the sync's fields are read
-    only: it overwrites them at its next read."""
+    """Issues as their tracker last said (``parity.services.issue_sync``); the sync's fields are
+    read only: it overwrites them at its next read."""
 
     list_display = ["key", "state", "title", "project", "synced_at", "sync_error"]
     list_filter = ["project", "state", "kind"]

@@ -14,8 +14,8 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers
 
-from parity.globs import MAX_PATTERN_CHARS
 from parity.models import GapState, TriageKind
+from parity.pure.globs import MAX_PATTERN_CHARS
 from parity.selectors import gap_is_stale, issue_infos, issue_urls
 
 # --- Path and query parameters ------------------------------------------------------------------
@@ -434,7 +434,7 @@ class ManifestQuery(serializers.Serializer):
 
 class ExemptionSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text="The triage's id.")
-    match = serializers.CharField(help_text="A test ID, a file, or a glob (parity.globs).")
+    match = serializers.CharField(help_text="A test ID, a file, or a glob (parity.pure.globs).")
     kind = serializers.ChoiceField(choices=TriageKind.choices)
     reason = serializers.CharField()
     issue = serializers.CharField(allow_null=True)

@@ -14,11 +14,11 @@ from rest_framework.views import APIView
 
 from ingest.normalize.runner_ids import RunnerIdError
 from parity import selectors
-from parity import triage as triage_services
 from parity.api import serializers as s
-from parity.api.access import ProjectAccess, django_user, project_for_request, run_for_request
 from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
+from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_delete
+from parity.web.access import ProjectAccess, django_user, project_for_request, run_for_request
 
 
 def _query(serializer_class, request: Request):
@@ -178,12 +178,12 @@ class TriageListView(generics.ListAPIView):
         body = s.TriageCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            triage = triage_services.triage_create(
+            triage = triage_create(
                 project=project,
-                request=triage_services.TriageRequest(**body.validated_data),
+                request=TriageRequest(**body.validated_data),
                 user=django_user(request),
             )
-        except triage_services.TriageRejected as exc:
+        except TriageRejected as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(s.TriageSerializer(triage).data, status=status.HTTP_201_CREATED)
 
@@ -202,7 +202,7 @@ class TriageDetailView(APIView):
     )
     def delete(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
-        triage_services.triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
+        triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

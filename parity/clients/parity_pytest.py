@@ -202,7 +202,7 @@ class ExemptionsPlugin:
 
 def pattern_regex(pattern: str) -> re.Pattern:
     """The regular expression a manifest's ``match`` pattern stands for, over node IDs (the
-    server's rules, ``parity/globs.py``): a file glob (``*`` and ``?`` within one folder,
+    server's rules, ``parity/pure/globs.py``): a file glob (``*`` and ``?`` within one folder,
     ``**`` across folders, none across ``::``), then optionally ``::`` and a glob over the rest
     of the ID (``*`` anything, ``?`` one character). A pattern without ``::`` names whole
     files. Everything else is literal, brackets included."""

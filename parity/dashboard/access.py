@@ -1,4 +1,4 @@
-"""The dashboard's side of ``parity.api.access``: the same rule, answered the way a browser
+"""The dashboard's side of ``parity.web.access``: the same rule, answered the way a browser
 needs. A page of a project the visitor may not read sends an anonymous visitor to the login
 page and answers 404 to a logged-in one; a JSON endpoint answers 401 or 404 like the API."""
 
@@ -8,8 +8,8 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 
-from parity.api.access import Refusal, access_refusal, principal_of, project_access
 from parity.models import Project
+from parity.web.access import Refusal, access_refusal, principal_of, project_access
 
 
 def project_refusal(

@@ -1,15 +1,15 @@
 """Filing an issue from the dashboard (maintainers only): the page's view (``views.file_issue``)
-drafts it; this files what the maintainer edited through ``parity.issue_filing`` and says what
-happened. Without a write token for the tracker the page offers the tracker's own prefilled
+drafts it; this files what the maintainer edited through ``parity.services.issue_filing`` and says
+what happened. Without a write token for the tracker the page offers the tracker's own prefilled
 "new issue" page instead."""
 
 from django.contrib import messages
 from django.http import HttpRequest
 
-from parity import issue_filing
 from parity.dashboard.forms import IssueDraftForm
 from parity.models import Project
 from parity.selectors.issue_drafts import IssueSubject
+from parity.services import issue_filing
 from parity.trackers import TrackerError
 
 

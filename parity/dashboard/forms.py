@@ -7,8 +7,8 @@ import datetime
 from django import forms
 from django.http import QueryDict
 
-from parity.globs import MAX_PATTERN_CHARS
 from parity.models import GapState, Project, TriageKind
+from parity.pure.globs import MAX_PATTERN_CHARS
 
 
 def backend_choices(project: Project) -> list[tuple[str, str]]:
@@ -152,7 +152,7 @@ class ExemptionsQuery(ProjectQuery):
 
 class ExemptionForm(forms.Form):
     """A new exemption on the exemptions page: a pattern over test IDs, on the backends ticked
-    (none: every backend). ``parity.triage`` checks the rules; ``reject`` shows its refusal
+    (none: every backend). ``parity.services.triage`` checks the rules; ``reject`` shows its refusal
     beside the field at fault."""
 
     match = forms.CharField(
@@ -200,7 +200,7 @@ class ExemptionForm(forms.Form):
         self.fields["backends"].choices = [(name, name) for name in backends]
 
     def request_fields(self) -> dict:
-        """Keyword arguments of ``parity.triage.TriageRequest``."""
+        """Keyword arguments of ``parity.services.triage.TriageRequest``."""
         return dict(self.cleaned_data)
 
     def reject(self, message: str, field: str | None) -> None:
@@ -241,7 +241,7 @@ class TriageForm(forms.Form):
         return data
 
     def request_fields(self) -> dict:
-        """Keyword arguments of ``parity.triage.TriageRequest``."""
+        """Keyword arguments of ``parity.services.triage.TriageRequest``."""
         data = self.cleaned_data
         target = {
             "gap": {"gap": data["gap"]},
@@ -319,7 +319,7 @@ class IssueDraftForm(IssueSubjectForm):
     @classmethod
     def drafted(cls, subject: IssueSubjectForm, *, draft, back: str) -> "IssueDraftForm":
         """The form for a valid ``subject``, filled with parity's ``draft``
-        (``parity.issue_filing.IssueDraft``)."""
+        (``parity.services.issue_filing.IssueDraft``)."""
         fields = {name: subject.cleaned_data[name] for name in ("gap", "reason", "backend")}
         labels = ", ".join(draft.labels)
         return cls(

@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from django.utils import timezone
 
 from ingest.normalize import display_id, is_expected_failure, suite_of
-from parity.globs import is_file_level
 from parity.models import Gap, Triage
+from parity.pure.globs import is_file_level
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.dashboard import charts, downloads, triage, views
+from parity.dashboard import charts, downloads, triage_views, views
 
 # Names are prefixed: the API's URL names share the root namespace.
 project = "p/<slug:slug>/"
@@ -20,12 +20,12 @@ urlpatterns = [
     path(f"{project}matrix/pair/", views.matrix_pair, name="project-pair"),
     path(f"{project}matrix/pair/files.csv", downloads.pair_files_csv, name="project-pair-files"),
     path(f"{project}matrix/pair/tests.csv", downloads.pair_tests_csv, name="project-pair-tests"),
-    path(f"{project}triage/", triage.triage_create, name="project-triage"),
+    path(f"{project}triage/", triage_views.triage_submit, name="project-triage"),
     path(f"{project}file-issue/", views.file_issue, name="project-file-issue"),
     path(f"{project}exemptions/", views.exemptions, name="project-exemptions"),
     path(
         f"{project}exemptions/<int:pk>/delete/",
-        triage.exemption_delete,
+        triage_views.exemption_delete,
         name="project-exemption-delete",
     ),
 ]

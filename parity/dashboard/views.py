@@ -12,9 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from parity import issue_filing, selectors
-from parity.api.access import principal_of, projects_readable
-from parity.dashboard import filing, presenters, triage
+from parity import selectors
+from parity.dashboard import filing, presenters, triage_views
 from parity.dashboard.access import may_triage, project_page, triage_refusal
 from parity.dashboard.forms import (
     ExemptionForm,
@@ -32,6 +31,8 @@ from parity.dashboard.forms import (
     query_form,
 )
 from parity.models import Project, TestCase
+from parity.services import issue_filing
+from parity.web.access import principal_of, projects_readable
 
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
@@ -197,10 +198,10 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
     refusal = triage_refusal(request, project)
     if refusal is None:
         new = ExemptionForm(request.POST if request.method == "POST" else None, backends=backends)
-        if request.method == "POST" and triage.exemption_save(request, project, new):
+        if request.method == "POST" and triage_views.exemption_save(request, project, new):
             return redirect(request.get_full_path())
     elif request.method == "POST":
-        return triage.refused(refusal, request.get_full_path())
+        return triage_views.refused(refusal, request.get_full_path())
     files = query["files"] or query["backend"] or _first_compared(project, backends)
     page = selectors.exemptions_page(
         project=project,
@@ -230,11 +231,11 @@ def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
     prefilled new-issue page. Maintainers only."""
     refusal = triage_refusal(request, project)
     if refusal is not None:
-        return triage.refused(refusal, request.get_full_path())
+        return triage_views.refused(refusal, request.get_full_path())
     posted = request.method == "POST"
     form = IssueDraftForm(request.POST) if posted else IssueSubjectForm(request.GET)
     gaps_page = reverse("project-gaps", args=[project.slug])
-    back = triage.back_url(request, form.data.get("next"), gaps_page)
+    back = triage_views.back_url(request, form.data.get("next"), gaps_page)
     if not form.subject_valid():
         messages.error(request, "Nothing to file an issue about: choose gaps or a reason.")
         return redirect(back)

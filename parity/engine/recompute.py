@@ -16,10 +16,10 @@ from django.db import transaction
 
 from parity.definitions import coverage_dropped
 from parity.engine.current import current_outcomes_refresh, current_run_pick
+from parity.engine.gap_triages import triages_apply, triages_mark_stale
 from parity.engine.gaps import gaps_diff
 from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
 from parity.engine.snapshots import snapshots_write
-from parity.engine.triage import triages_apply, triages_mark_stale
 from parity.models import Backend, BackendState, Project, Run
 from parity.models.projects import project_lock
 

@@ -81,9 +81,10 @@ class Triage(models.Model):
     tracks them, they are intended, or the tests are quarantined (flaky).
 
     It targets one test, one reason, or a ``match`` pattern over canonical test IDs (a file, a
-    glob over files, or ``file::glob over Class::name``; ``parity.globs``), on the ``backends``
+    glob over files, or ``file::glob over Class::name``; ``parity.pure.globs``), on the ``backends``
     named (none: every backend), until ``expires_on`` if set. Written only through
-    ``parity.triage``, which checks its rules (no ``clean`` here: they span fields and rows)."""
+    ``parity.services.triage``, which checks its rules (no ``clean`` here: they span fields and
+    rows)."""
 
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="triages")
     backends = models.ManyToManyField(
@@ -104,7 +105,7 @@ class Triage(models.Model):
     # and a substring every key it matches holds (a cheap test before the expression's).
     match_regex = models.TextField(blank=True, editable=False)
     match_literal = models.TextField(blank=True, editable=False)
-    # key, file, anyfile or glob (``parity.globs.pattern_shape``): all but globs are found by
+    # key, file, anyfile or glob (``parity.pure.globs.pattern_shape``): all but globs are found by
     # equality on part of the key, without the regex.
     match_shape = models.CharField(max_length=8, blank=True, editable=False)
     kind = models.CharField(max_length=10, choices=TriageKind.choices)

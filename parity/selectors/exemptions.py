@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from parity.globs import file_matches
 from parity.models import Backend, IssueState, Project, Triage
+from parity.pure.globs import file_matches
 from parity.selectors.fragments import triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 

@@ -46,8 +46,8 @@ def triages_unexpired() -> Q:
 
 @dataclass(frozen=True)
 class IssueInfo:
-    """A tracking issue as its tracker last said (``parity.issue_sync``): ``state`` is unknown
-    until read, and ``title`` empty."""
+    """A tracking issue as its tracker last said (``parity.services.issue_sync``): ``state`` is
+    unknown until read, and ``title`` empty."""
 
     key: str
     url: str

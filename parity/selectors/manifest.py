@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from django.db.models import Q
 
 from ingest.normalize.runner_ids import runner_identity
-from parity.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.models import Backend, FileCell, Project, Triage, TriageKind
+from parity.pure.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.selectors.fragments import issue_urls, triages_unexpired
 
 # Kinds that take tests out of a run; quarantined tests still run.
@@ -38,7 +38,7 @@ class Exemption:
     message: str  # the skip message CI uses: "<reason> (<issue URL>)"
     file_level: bool
     regex: str  # internal: what a pattern's ``match`` matches, over canonical keys ("" for a test)
-    shape: str  # internal: parity.globs.pattern_shape of ``match`` ("key" for a test)
+    shape: str  # internal: parity.pure.globs.pattern_shape of ``match`` ("key" for a test)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from psycopg2 import sql
 from parity.definitions import OUTCOME_PARAMS, OUTCOME_RANK
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
-from parity.reproduce import reproduce_command
+from parity.pure.reproduce import reproduce_command
 from parity.selectors.fragments import (
     TestCell,
     backend_names,

@@ -274,8 +274,8 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Tracker sync (parity/issue_sync.py, parity/trackers/): the state, title and labels of every
-# issue an open gap or an exemption cites. Per host (github.com, gitlab.example.com): a read
+# Tracker sync (parity/services/issue_sync.py, parity/trackers/): the state, title and labels of
+# every issue an open gap or an exemption cites. Per host (github.com, gitlab.example.com): a read
 # token, a token that may file issues, and the API URL (defaults: api.github.com, and
 # https://<host>/api/v4 or /api/v3 for GitLab or GitHub Enterprise). A host without a token is
 # left alone. Each issue is read about once per PARITY_TRACKER_SYNC_SECONDS, the work spread over
@@ -296,7 +296,7 @@ CELERY_BEAT_SCHEDULE["parity-issues-sync"] = {
     # A tick that waited in the queue past the next one is dropped, not run twice over.
     "options": {"expires": PARITY_TRACKER_SYNC_TICK_SECONDS},
 }
-# Raw results and uploaded files of runs older than this are deleted (parity/retention.py);
+# Raw results and uploaded files of runs older than this are deleted (parity/services/retention.py);
 # runs, roll-ups, and each backend's current and previous run are kept whatever their age.
 PARITY_RESULTS_KEEP_DAYS = env_int("PARITY_RESULTS_KEEP_DAYS", 180)
 # An upload pending this long with no worker holding it is queued again; one taken up this many

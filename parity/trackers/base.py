@@ -5,7 +5,7 @@ leaves its host) and how an answer says the quota is spent (``RateLimited``).
 
 An adapter reads issues in batches with conditional requests (``If-None-Match``: a 304 costs no
 quota), creates one, and builds the tracker's own prefilled "new issue" URL. It never touches
-the database: ``parity.issue_sync`` and ``parity.issue_filing`` do.
+the database: ``parity.services.issue_sync`` and ``parity.services.issue_filing`` do.
 """
 
 import datetime

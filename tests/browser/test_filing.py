@@ -8,9 +8,9 @@ import pytest
 from django.db import connections
 from playwright.sync_api import expect
 
-from parity.issue_sync import issues_sync
 from parity.models import Gap, TrackingIssue
-from parity.triage import TriageRequest, triage_create, triage_delete
+from parity.services.issue_sync import issues_sync
+from parity.services.triage import TriageRequest, triage_create, triage_delete
 from tests.browser.conftest import SCREENSHOTS, log_in, no_chromium
 from tests.fake_tracker import github_issue
 

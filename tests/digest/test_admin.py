@@ -3,7 +3,7 @@ from django.contrib.auth import get_user_model
 
 from parity.digest.services import digest_week_plan, subscription_subscribe
 from parity.models import Subscription
-from parity.projects import project_create
+from parity.services.projects import project_create
 from tests.digest import scenario as s
 
 

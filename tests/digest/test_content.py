@@ -147,7 +147,7 @@ def test_gaps_tracked_only_by_closed_issues_are_counted_with_when_they_closed(
 ):
     import datetime
 
-    from parity.issue_sync import issues_sync
+    from parity.services.issue_sync import issues_sync
     from tests.fake_tracker import github_issue
 
     settings.PARITY_TRACKER_SYNC_SECONDS = settings.PARITY_TRACKER_SYNC_TICK_SECONDS  # all at once

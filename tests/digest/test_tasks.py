@@ -10,7 +10,7 @@ from django.db import connection
 from parity.digest.services import digest_deliver, subscription_subscribe
 from parity.digest.tasks import digest_send, digest_weekly
 from parity.models import DigestDelivery
-from parity.projects import project_create
+from parity.services.projects import project_create
 from tests.digest import scenario as s
 from tests.digest.conftest import free_port
 

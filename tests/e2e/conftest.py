@@ -20,7 +20,7 @@ import pytest
 import redis
 from django.db import connection
 
-from parity.projects import upload_token_create
+from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient
 from tests.e2e.stack import LiveStack
 

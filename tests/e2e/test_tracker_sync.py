@@ -25,7 +25,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from parity.models import Membership, Role, TrackingIssue
-from parity.projects import upload_token_create
+from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient
 from tests.e2e.conftest import REDIS_URL, stack_started
 from tests.e2e.expect import upload_settled

@@ -15,8 +15,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
-from parity.projects import upload_token_create
 from parity.ratelimit import Rate, rate_parse
+from parity.services.projects import upload_token_create
 from tests.junit_builder import Case, junit_xml
 from tests.uploads import post_upload
 

@@ -65,7 +65,7 @@ CROSSINGS = [
         "engine-no-http",
         "parity/engine/rollups.py",
         "from parity.api import access",
-        "parity.engine.rollups -> parity.api.access",
+        "parity.engine.rollups -> parity.web.access",
     ),
     (
         "parity-uses-ingest-pure-parts",
@@ -100,8 +100,8 @@ CROSSINGS = [
     (
         "layers",
         "parity/engine/gaps.py",
-        "from parity import triage",
-        "parity.engine.gaps -> parity.triage",
+        "from parity.services import triage",
+        "parity.engine.gaps -> parity.services.triage",
     ),
     (
         "layers",

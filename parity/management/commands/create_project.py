@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from parity.projects import ProjectSetupError, project_create
+from parity.services.projects import ProjectSetupError, project_create
 
 
 class Command(BaseCommand):

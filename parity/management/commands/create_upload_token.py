@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from parity.management.arguments import project_argument
-from parity.projects import upload_token_create
+from parity.services.projects import upload_token_create
 
 
 class Command(BaseCommand):

@@ -2,16 +2,16 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from parity.exemption_files import (
+from parity.management.arguments import project_argument, text_argument
+from parity.models import Project
+from parity.pure.exemption_files import (
     KINDS,
     ExemptionFileError,
     disabled_dict_entries,
     document_load,
     exemptions_parse,
 )
-from parity.management.arguments import project_argument, text_argument
-from parity.models import Project
-from parity.triage import TriageRejected, exemptions_import
+from parity.services.triage import TriageRejected, exemptions_import
 
 
 class Command(BaseCommand):

@@ -14,10 +14,10 @@ from rest_framework.test import APIClient
 
 from parity.demo.ahead import demo_uploads_ahead
 from parity.demo.scenario import BRANCH, upstream_disabled
-from parity.exemption_files import disabled_dict_entries, exemptions_parse
 from parity.models import Project
-from parity.projects import project_create, upload_token_create
-from parity.triage import exemptions_import
+from parity.pure.exemption_files import disabled_dict_entries, exemptions_parse
+from parity.services.projects import project_create, upload_token_create
+from parity.services.triage import exemptions_import
 
 FIXTURE = Path(__file__).resolve().parents[2] / "demo" / "fixture.json"
 DEMO_SLUG = "pytorch-xla"

@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from parity.models import Result, Run, TestCase, Upload, UploadStatus
-from parity.projects import project_create, upload_token_create
+from parity.services.projects import project_create, upload_token_create
 from tests.conftest import FIXTURES_DIR
 from tests.junit_builder import Case, junit_xml
 from tests.uploads import post_upload

@@ -5,7 +5,7 @@ import pytest
 from django.db import OperationalError, connection
 
 from parity.models import Gap, TestCase, TrackingIssue, Triage
-from parity.projects import project_create
+from parity.services.projects import project_create
 
 A = "test/a.py::TestA::"
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from parity.models import Gap
-from parity.projects import project_create, upload_token_create
+from parity.services.projects import project_create, upload_token_create
 
 URL = "/api/v1/projects/pytorch-xla"
 OPS = "test/test_ops.py::TestOps::"

@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from parity.models import Gap, Membership, TestCase, Triage
-from parity.projects import project_create, upload_token_create
 from parity.selectors import gaps_list, parity_overview
+from parity.services.projects import project_create, upload_token_create
 from tests.junit_builder import Case, junit_xml
 
 A = "test/a.py::TestA::"
@@ -167,7 +167,7 @@ def test_a_token_cannot_delete_another_projects_triage(gaps, api):
 def test_gaps_citing_only_closed_issues_are_counted_and_listed_apart(
     upload_run, api, fake_tracker, settings
 ):
-    from parity.issue_sync import issues_sync
+    from parity.services.issue_sync import issues_sync
     from tests.fake_tracker import github_issue
 
     settings.PARITY_TRACKER_SYNC_SECONDS = settings.PARITY_TRACKER_SYNC_TICK_SECONDS
@@ -209,7 +209,7 @@ def test_gaps_citing_only_closed_issues_are_counted_and_listed_apart(
 
 
 def test_an_exemption_says_its_issues_state(gaps, api, fake_tracker):
-    from parity.issue_sync import issues_sync
+    from parity.services.issue_sync import issues_sync
     from tests.fake_tracker import github_issue
 
     fake_tracker.add_github("pytorch/xla", github_issue(5, "Flaky on TPU", state="closed"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.projects import upload_token_create
+from parity.services.projects import upload_token_create
 from tests.e2e import conftest as e2e
 
 # The live stack's fixtures as tests/e2e defines them (a stack for this package), and its hook

@@ -11,7 +11,7 @@ import shutil
 import parity_pytest
 import pytest
 
-from parity.globs import key_matches, pattern_regex
+from parity.pure.globs import key_matches, pattern_regex
 from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR
 from tests.parity.clients.reports import (
     COMPLEX_MESSAGE,

@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from parity.models import Membership, Reason, Role, TestCase, Triage
-from parity.triage import TriageRequest, triage_create
+from parity.services.triage import TriageRequest, triage_create
 from tests.parity.dashboard_scenario import CUDA, A, B, tid, upload_history
 
 ISSUES = "https://github.com/pytorch/xla/issues/"

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from parity.models import Gap
-from parity.triage import TriageRequest, triages_create
+from parity.services.triage import TriageRequest, triages_create
 from tests.parity.dashboard_scenario import A, tid, upload_history, upload_older_day
 from tests.query_counts import gets, mismatches, query_counts
 

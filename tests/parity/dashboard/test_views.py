@@ -9,7 +9,7 @@ from django.contrib.staticfiles import finders
 
 from parity.dashboard.staticfiles import PLOTLY_DIR
 from parity.models import Gap, Reason, TestCase, Triage
-from parity.triage import TriageRequest, triages_create
+from parity.services.triage import TriageRequest, triages_create
 from tests.conftest import FIXTURES_DIR
 from tests.parity.dashboard.conftest import ISSUES, text
 from tests.parity.dashboard_scenario import (
@@ -699,7 +699,7 @@ def test_matrix_and_pair_lists_download_as_csv(client, runs):
 def test_pages_name_issues_with_their_titles_and_flag_gaps_tracked_only_by_closed_ones(
     client, runs, exemptions, fake_tracker, settings
 ):
-    from parity.issue_sync import issues_sync
+    from parity.services.issue_sync import issues_sync
     from tests.fake_tracker import github_issue
 
     settings.PARITY_TRACKER_SYNC_SECONDS = settings.PARITY_TRACKER_SYNC_TICK_SECONDS

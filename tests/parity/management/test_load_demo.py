@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from parity.management.commands.load_demo import DEMO_REPRODUCE, DEMO_SLUG
 from parity.models import Gap, Project, TestCase
-from parity.reproduce import reproduce_command, template_errors
+from parity.pure.reproduce import reproduce_command, template_errors
 
 
 def test_each_demo_backend_says_how_to_run_one_of_its_tests(

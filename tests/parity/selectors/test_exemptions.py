@@ -5,7 +5,7 @@ import pytest
 
 from parity import selectors
 from parity.models import Project
-from parity.triage import TriageRequest, triages_create
+from parity.services.triage import TriageRequest, triages_create
 from tests.parity.dashboard_scenario import A, B, C, upload_history
 
 ISSUE = "https://github.com/pytorch/xla/issues/1"

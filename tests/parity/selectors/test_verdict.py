@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from parity.models import Project, TrackingIssue
-from parity.projects import project_create, upload_token_create
+from parity.services.projects import project_create, upload_token_create
 
 A = "test/a.py::TestA::"
 T1, T2, T3 = (f"{A}test_{n}" for n in range(1, 4))

@@ -1,8 +1,8 @@
 """The engine's triage steps: pick each open gap's triage and mark triages no gap matches.
 
 Run by every recompute (``parity.engine.recompute``) and, after a maintainer's triage change,
-by ``triages_refresh`` (called from the triage services in ``parity.triage``), so the change
-shows at once rather than at the next run.
+by ``triages_refresh`` (called from the triage services in ``parity.services.triage``), so the
+change shows at once rather than at the next run.
 """
 
 from django.db import connection
@@ -36,7 +36,7 @@ def triages_refresh(*, project: Project) -> None:
 
 # Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended: its
 # triage says so; an intended gap is never counted tracked or untracked. Tracked but closed: every
-# issue it cites is closed at the tracker (``parity.issue_sync`` keeps the states).
+# issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps the states).
 _APPLY_SQL = model_sql(
     """
     WITH o AS (

@@ -1,4 +1,5 @@
-"""Exemption lists kept outside parity, read into entries ``parity.triage.exemptions_import``
+"""Exemption lists kept outside parity, read into entries
+``parity.services.triage.exemptions_import``
 writes: parity's own file format, and PyTorch's per-backend disabled-test dicts.
 
 Parity's format, YAML or JSON, a list of entries (or ``{"exemptions": [...]}``, which is what

@@ -8,8 +8,8 @@ from django.db.models import RestrictedError
 from django.utils import timezone
 
 from parity.models import Gap, Snapshot, TrackingIssue, Triage
+from parity.services.triage import TriageRejected, TriageRequest, triage_create
 from parity.tasks import triages_expire
-from parity.triage import TriageRejected, TriageRequest, triage_create
 
 A = "test/a.py::TestA::"
 ISSUE = "https://github.com/pytorch/xla/issues/1"

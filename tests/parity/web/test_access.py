@@ -1,4 +1,4 @@
-"""Who may read and triage a project (``parity.api.access``): the same answers from the API, the
+"""Who may read and triage a project (``parity.web.access``): the same answers from the API, the
 dashboard's pages and JSON endpoints, the digest preview and the overview."""
 
 from urllib.parse import quote
@@ -8,9 +8,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
-from parity.api.access import Principal, project_access
 from parity.models import Gap, Membership, Project, Role, Triage
-from parity.projects import project_create, upload_token_create
+from parity.services.projects import project_create, upload_token_create
+from parity.web.access import Principal, project_access
 from tests.parity.dashboard_scenario import DAY2
 
 A = "test/a.py::TestA::"

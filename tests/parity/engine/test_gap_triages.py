@@ -7,12 +7,12 @@ from django.db import connection
 from django.utils import timezone
 
 from parity.definitions import triage_candidates
-from parity.engine.triage import triages_apply, triages_mark_stale
-from parity.globs import key_matches, pattern_literal, pattern_regex, pattern_shape
+from parity.engine.gap_triages import triages_apply, triages_mark_stale
 from parity.models import Gap, TestCase, TrackingIssue, Triage
 from parity.models.sql import model_sql
+from parity.pure.globs import key_matches, pattern_literal, pattern_regex, pattern_shape
 from tests.parity.engine.rows import backend_of, gap_open, reason_of, run_make
-from tests.parity.test_globs import CASES, KEYS
+from tests.parity.pure.test_globs import CASES, KEYS
 
 A = "test/a.py::TestA::"
 

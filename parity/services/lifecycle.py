@@ -9,7 +9,7 @@ Why here, in the ``parity`` app and outside both ``ingest`` and ``parity.engine`
 ``parity`` model that both sides share; ingest decides *when* a run is complete, the engine
 decides *what* completeness changes. Kept in ``ingest.services`` it made the engine import
 ingest (for the quiet sweep) while ingest imported the engine's task, a loop of six modules.
-Here the dependencies go one way: ``ingest`` → ``parity.lifecycle`` → ``parity.tasks`` (the
+Here the dependencies go one way: ``ingest`` → ``parity.services.lifecycle`` → ``parity.tasks`` (the
 Celery adapter of the engine) → ``parity.engine``, and nothing below imports back.
 """
 

@@ -9,8 +9,8 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from parity import lifecycle
 from parity.models import BackendState, Run, Upload, UploadStatus
+from parity.services import lifecycle
 
 NOW = datetime.datetime(2026, 3, 2, 12, 0, tzinfo=datetime.UTC)
 

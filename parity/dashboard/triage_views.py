@@ -1,7 +1,7 @@
 """Triage from the dashboard: a project's maintainer (or a superuser) links an issue to a gap,
 a test, a reason or a test file, marks it intended, or quarantines it; and on the exemptions
 page, writes an exemption for any pattern of tests, or removes one. The services of
-``parity.triage`` do the work (and recount at once); these views validate the form and send
+``parity.services.triage`` do the work (and recount at once); these views validate the form and send
 the user back where they were."""
 
 from django.contrib import messages
@@ -13,12 +13,12 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from parity import triage as triage_services
-from parity.api.access import Refusal
 from parity.dashboard import presenters
 from parity.dashboard.access import project_refusal
 from parity.dashboard.forms import ExemptionForm, TriageForm
 from parity.models import Project, Triage, TriageKind
+from parity.services.triage import TriageRejected, TriageRequest, triage_create, triages_delete
+from parity.web.access import Refusal
 
 SAVED = {
     TriageKind.TRACKED: "linked to its issue",
@@ -28,7 +28,7 @@ SAVED = {
 
 
 @require_POST
-def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
+def triage_submit(request: HttpRequest, slug: str) -> HttpResponse:
     back = back_url(request, request.POST.get("next"), reverse("project-gaps", args=[slug]))
     project, refusal = project_refusal(request, slug, triage=True)
     if refusal is not None:
@@ -40,7 +40,7 @@ def triage_create(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect(back)
     try:
         triage = _create(request, project, form)
-    except triage_services.TriageRejected as exc:
+    except TriageRejected as exc:
         messages.error(request, f"Triage not saved: {exc}")
     else:
         messages.success(request, f"Triage saved: {SAVED[triage.kind]}. The numbers are updated.")
@@ -54,7 +54,7 @@ def exemption_save(request: HttpRequest, project: Project, form: ExemptionForm) 
         return False
     try:
         triage = _create(request, project, form)
-    except triage_services.TriageRejected as exc:
+    except TriageRejected as exc:
         form.reject(str(exc), exc.field)
         return False
     messages.success(
@@ -73,7 +73,7 @@ def exemption_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         Triage.objects.select_related("test", "reason"), project=project, pk=pk
     )
     what = presenters.triage_target(triage)
-    triage_services.triages_delete(triages=[triage])
+    triages_delete(triages=[triage])
     messages.success(request, f"Exemption removed: {what}. The numbers are updated.")
     return redirect(back)
 
@@ -89,9 +89,9 @@ def refused(refusal: Refusal, back: str) -> HttpResponse:
 def _create(request: HttpRequest, project: Project, form: TriageForm | ExemptionForm) -> Triage:
     """The triage a valid ``form`` describes, made by the request's user; raises
     ``TriageRejected`` when the rules refuse it."""
-    return triage_services.triage_create(
+    return triage_create(
         project=project,
-        request=triage_services.TriageRequest(**form.request_fields()),
+        request=TriageRequest(**form.request_fields()),
         user=request.user,
     )
 

@@ -18,15 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ingest.normalize import extract_issue_refs
-from parity.engine.triage import triages_refresh
-from parity.exemption_files import ExemptionEntry
-from parity.globs import (
-    PatternError,
-    pattern_check,
-    pattern_literal,
-    pattern_regex,
-    pattern_shape,
-)
+from parity.engine.gap_triages import triages_refresh
 from parity.models import (
     Backend,
     Gap,
@@ -39,6 +31,14 @@ from parity.models import (
 )
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.projects import project_lock
+from parity.pure.exemption_files import ExemptionEntry
+from parity.pure.globs import (
+    PatternError,
+    pattern_check,
+    pattern_literal,
+    pattern_regex,
+    pattern_shape,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class TriageRequest:
     test: int | None = None  # a TestCase id
     reason: int | None = None  # a Reason id
     gap: int | None = None  # a Gap id: its test on its backend
-    match: str = ""  # a pattern over test IDs (parity.globs)
+    match: str = ""  # a pattern over test IDs (parity.pure.globs)
     issue_url: str = ""
     note: str = ""
     expires_on: datetime.date | None = None

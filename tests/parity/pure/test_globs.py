@@ -4,7 +4,7 @@ within the files it names."""
 import pytest
 from django.db import connection
 
-from parity.globs import (
+from parity.pure.globs import (
     PatternError,
     file_matches,
     is_file_level,

@@ -40,7 +40,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from parity.engine.triage import triages_refresh
+from parity.engine.gap_triages import triages_refresh
 from parity.models import Gap, IssueState, Reason, TrackingIssue, Triage
 from parity.models.projects import project_lock
 from parity.trackers import (

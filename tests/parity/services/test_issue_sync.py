@@ -10,9 +10,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from parity import issue_sync
-from parity.engine.triage import triages_refresh
+from parity.engine.gap_triages import triages_refresh
 from parity.models import BackendState, Gap, Snapshot, TrackingIssue, Triage
+from parity.services import issue_sync
 from tests.fake_tracker import Scripted, github_issue, gitlab_issue
 from tests.parity.engine.rows import current_set, gap_open, reason_of, run_make
 
@@ -128,7 +128,7 @@ def test_only_issues_an_open_gap_or_an_unexpired_exemption_cites_are_read(
 def test_one_issue_cited_in_two_projects_is_read_once_for_both(
     project, tpu_gaps, fake_tracker, every_tick_reads_everything
 ):
-    from parity.projects import project_create
+    from parity.services.projects import project_create
 
     other = project_create(slug="other", backends=["cpu", "tpu"], reference="cpu")
     fake_tracker.add_github(XLA, github_issue(7, "Shared", state="closed"))
@@ -149,7 +149,7 @@ def test_a_host_without_a_token_is_not_asked_and_the_log_says_so_once(
     issue_sync._told_no_token.discard("github.com")
     skipped_citing(project, "t1", cite(project, 1), run=tpu_gaps)
 
-    with caplog.at_level(logging.WARNING, logger="parity.issue_sync"):
+    with caplog.at_level(logging.WARNING, logger="parity.services.issue_sync"):
         first, second = issue_sync.issues_sync(), issue_sync.issues_sync()
 
     assert fake_tracker.requests == []

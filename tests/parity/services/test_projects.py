@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from parity.models import UploadToken
-from parity.projects import TOKEN_LAST_USED_RESOLUTION, upload_token_used
+from parity.services.projects import TOKEN_LAST_USED_RESOLUTION, upload_token_used
 from tests.conftest import FIXTURES_DIR
 from tests.uploads import post_upload
 

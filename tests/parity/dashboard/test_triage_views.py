@@ -1,4 +1,5 @@
-"""Exemptions written on the dashboard (``parity.dashboard.triage``): the exemptions page's form
+"""Exemptions written on the dashboard (``parity.dashboard.triage_views``): the exemptions page's
+form
 (its refusals beside the field at fault, and a success that moves the numbers at once), removal,
 the file scopes of the gap rows' and heatmap rows' small form, and who may do any of it."""
 

@@ -21,14 +21,14 @@ from django.utils import timezone
 
 from parity.models import Project, TrackingIssue, TriageKind
 from parity.selectors.issue_drafts import IssueSubject
-from parity.trackers import Created, RepoAddress, repo_address, tracker_for
-from parity.triage import (
+from parity.services.triage import (
     TriageRejected,
     TriageRequest,
     tracking_issue_get_or_create,
     triage_create,
     triages_create,
 )
+from parity.trackers import Created, RepoAddress, repo_address, tracker_for
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from ingest.reingest import project_reingest
 from parity.models import BackendState, GapEvent, Result, Run, Snapshot, Upload, UploadFile
-from parity.retention import results_expire
+from parity.services.retention import results_expire
 
 T = "test/a.py::TestA::"
 DAYS = ["2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"]

@@ -1,13 +1,13 @@
-"""Drafting and filing issues (``parity.issue_filing``): the draft's text, the new-issue URL cut
-to a length trackers accept, and filing through GitLab's adapter too (the fake tracker)."""
+"""Drafting and filing issues (``parity.services.issue_filing``): the draft's text, the new-issue
+URL cut to a length trackers accept, and filing through GitLab's adapter too (the fake tracker)."""
 
 import urllib.parse
 
 import pytest
 
-from parity import issue_filing
 from parity.models import Project, Triage
 from parity.selectors import issue_subject
+from parity.services import issue_filing
 from tests.parity.engine.rows import gap_open, reason_of, run_make
 
 A = "test/test_ops.py::TestOps::"

@@ -1,8 +1,8 @@
-"""parity.reproduce: a backend's command template filled in with one test's names."""
+"""parity.pure.reproduce: a backend's command template filled in with one test's names."""
 
 import pytest
 
-from parity.reproduce import reproduce_command, template_errors
+from parity.pure.reproduce import reproduce_command, template_errors
 
 TEST = {"file": "test/test_ops.py", "class_name": "TestOps", "name": "test_add[a::b]"}
 
