@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.urls import reverse
 
-from parity.digest.weeks import Week
+from parity.pure.weeks import Week
 
 
 def absolute(path: str) -> str:

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from parity.digest.content import ClosedTracking, DigestContent, ScoreRow
+from parity.selectors.digest import ClosedTracking, DigestContent, ScoreRow
 
 
 @dataclass(frozen=True)

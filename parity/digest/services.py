@@ -13,11 +13,8 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
-from parity.digest.content import digest_content
 from parity.digest.links import unsubscribe_url
-from parity.digest.reason_links import reason_links_now
 from parity.digest.render import digest_message, digest_render
-from parity.digest.weeks import Week
 from parity.models import (
     DeliveryStatus,
     DigestDelivery,
@@ -25,6 +22,9 @@ from parity.models import (
     ReasonLinksRecord,
     Subscription,
 )
+from parity.pure.weeks import Week
+from parity.selectors.digest import digest_content
+from parity.selectors.reason_links import reason_links_now
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 from parity.digest import services
-from parity.digest.weeks import Week
+from parity.pure.weeks import Week
 
 
 @shared_task(**RETRY_ON_DATABASE_ERRORS)

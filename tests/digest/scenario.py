@@ -15,8 +15,8 @@ yet" gains a tracked triage (pytorch/xla#777); the issue-URL reason loses pytorc
     neuron  t6 back (fixed); t7 still errors
 """
 
-from parity.digest.weeks import Week
 from parity.models import Reason
+from parity.pure.weeks import Week
 
 W13, W14, W15 = Week(2026, 13), Week(2026, 14), Week(2026, 15)
 A, B = "test/ops/test_a.py::TestA::", "test/test_b.py::TestB::"

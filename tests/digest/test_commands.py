@@ -5,8 +5,8 @@ from django.core import mail
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from parity.digest.weeks import Week
 from parity.models import DigestDelivery, Subscription
+from parity.pure.weeks import Week
 from tests.digest import scenario as s
 
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from parity.digest.content import digest_content
-from parity.digest.reason_links import IssueLink
 from parity.digest.render import digest_render
 from parity.digest.services import digest_week_plan
 from parity.models import ReasonLinksRecord
+from parity.selectors.digest import digest_content
+from parity.selectors.reason_links import IssueLink
 from tests.digest import scenario as s
 
 W16 = s.W13.next.next.next

@@ -76,8 +76,8 @@ CROSSINGS = [
     (
         "ingest-not-pages",
         "ingest/recovery.py",
-        "from parity.digest.weeks import Week",
-        "ingest.recovery -> parity.digest.weeks",
+        "from parity.digest.render import digest_render",
+        "ingest.recovery -> parity.digest.render",
     ),
     (
         "selectors-read",

@@ -1,7 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from parity.digest.content import digest_content
 from parity.digest.render import digest_render
 from parity.digest.services import (
     DigestSendFailed,
@@ -9,8 +8,9 @@ from parity.digest.services import (
     digest_deliver,
     digest_week_plan,
 )
-from parity.digest.weeks import BadWeek, Week
 from parity.models import DigestDelivery, Project
+from parity.pure.weeks import BadWeek, Week
+from parity.selectors.digest import digest_content
 
 
 class Command(BaseCommand):

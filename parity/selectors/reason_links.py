@@ -11,8 +11,8 @@ Reads only.
 from collections import defaultdict
 from dataclasses import dataclass
 
-from parity.digest.weeks import Week
 from parity.models import Reason, ReasonDaily, ReasonLinksRecord, Triage, TriageKind
+from parity.pure.weeks import Week
 
 Links = dict[str, dict[str, str]]  # reason id (a string: JSON keys) -> issue key -> url
 

@@ -11,7 +11,7 @@ gaps here are that page's "since Monday" lists.
 - Fixed: gaps closed during the week.
 - New skip reasons: canonical skip reasons that covered tests in a current run for the first
   time this week (``ReasonDaily``: so a reason seen only on a feature branch is not news).
-- Issue link changes: ``parity.digest.reason_links``.
+- Issue link changes: ``parity.selectors.reason_links``.
 - Tracked by closed issues: open gaps whose every cited issue is closed (``Gap.tracked_closed``,
   kept by the engine from the tracker sync), by backend and issue, with the earliest closing:
   "5 tpu skips cite issues closed since 2 Mar 2026". Issue states keep no history, so a past
@@ -27,11 +27,11 @@ from django.db.models import Min, Q
 
 from ingest.normalize import display_id
 from parity.digest.links import DashboardLinks, dashboard_links, testcase_url
-from parity.digest.reason_links import LinkChange, link_changes
-from parity.digest.weeks import Week
 from parity.models import Backend, Gap, GapState, Project, Reason, ReasonDaily, Snapshot
 from parity.models.reasons import ReasonKind
+from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
+from parity.selectors.reason_links import LinkChange, link_changes
 
 STATE_ORDER = [GapState.FAILED, GapState.ERROR, GapState.MISSING, GapState.SKIPPED]
 TRACKING_ORDER = ["untracked", "tracked", "intended"]

@@ -2,7 +2,7 @@ import datetime
 
 import pytest
 
-from parity.digest.weeks import BadWeek, Week
+from parity.pure.weeks import BadWeek, Week
 
 UTC = datetime.UTC
 
