@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
+from parity.digest.links import dashboard_links
 from parity.selectors.digest import ClosedTracking, DigestContent, ScoreRow
 
 
@@ -87,6 +88,10 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
     width = max([len(s.backend) for s in content.scores] + [len("backend")])
     return {
         "c": content,
+        # The dashboard's pages, absolute: the selector reads, the digest says where to look.
+        "links": dashboard_links(
+            slug=content.project, week=content.week, backends=content.backends
+        ),
         "summary": summary(content),
         "dates": week_dates(content),
         "scores": [

@@ -26,7 +26,6 @@ from django.conf import settings
 from django.db.models import Min, Q
 
 from ingest.normalize import display_id
-from parity.digest.links import DashboardLinks, dashboard_links, testcase_url
 from parity.models import Backend, Gap, GapState, Project, Reason, ReasonDaily, Snapshot
 from parity.models.reasons import ReasonKind
 from parity.pure.weeks import Week
@@ -61,7 +60,6 @@ class GapRow:
     tracking: str  # untracked | tracked | intended
     reason: str | None
     issues: list[IssueInfo]
-    url: str
 
 
 @dataclass(frozen=True)
@@ -129,7 +127,6 @@ class DigestContent:
     fixed_total: int
     new_reasons: list[NewReason]
     link_changes: list[LinkChange] | None  # None: not known (no record at the week's start)
-    links: DashboardLinks
     closed_tracking: list[ClosedTracking]
 
     @property
@@ -169,7 +166,6 @@ def digest_content(
         link_changes=link_changes(
             project_id=project.pk, week=week, backend_ids=ids if backends else None
         ),
-        links=dashboard_links(slug=project.slug, week=week, backends=filtered),
         closed_tracking=_closed_tracking(project, ids, week),
     )
 
@@ -225,7 +221,7 @@ def _gaps(project: Project, backend_ids: list[int]):
     )
 
 
-def _row(gap: Gap, slug: str) -> GapRow:
+def _row(gap: Gap) -> GapRow:
     tracking = "intended" if gap.intended else "tracked" if gap.tracked else "untracked"
     return GapRow(
         test_id=gap.test_id,
@@ -235,7 +231,6 @@ def _row(gap: Gap, slug: str) -> GapRow:
         tracking=tracking,
         reason=gap.reason.text if gap.reason else None,
         issues=issue_infos(reason=gap.reason, triage=gap.triage),
-        url=testcase_url(slug=slug, test_id=gap.test_id),
     )
 
 
@@ -247,7 +242,7 @@ def _new_gaps(project: Project, backend_ids: list[int], week: Week) -> list[Back
     )
     by_group: dict[str, dict[str, list[GapRow]]] = defaultdict(lambda: defaultdict(list))
     for gap in opened:
-        by_group[gap.backend.name][gap.state].append(_row(gap, project.slug))
+        by_group[gap.backend.name][gap.state].append(_row(gap))
     limit = settings.PARITY_DIGEST_MAX_GAPS
     result = []
     for backend in sorted(by_group):
@@ -268,7 +263,7 @@ def _fixed(project: Project, backend_ids: list[int], week: Week) -> list[GapRow]
     closed = _gaps(project, backend_ids).filter(
         is_open=False, closed_at__gte=week.start, closed_at__lt=week.end
     )
-    return sorted((_row(g, project.slug) for g in closed), key=lambda r: (r.backend, r.test))
+    return sorted((_row(g) for g in closed), key=lambda r: (r.backend, r.test))
 
 
 def _new_reasons(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from parity.digest.render import digest_render
+from parity.digest.render import digest_context, digest_render
 from parity.digest.services import digest_week_plan
 from parity.models import ReasonLinksRecord
 from parity.selectors.digest import digest_content
@@ -64,8 +64,9 @@ def test_a_backend_filter_narrows_every_list(three_weeks):
     assert [(g.backend, g.test.rsplit("_", 1)[1]) for g in content.fixed] == [("neuron", "6")]
     assert content.new_reasons == []  # bf16 is a TPU reason
     assert content.link_changes == []  # both relinked reasons are TPU's
-    assert content.links.new_gaps.endswith("/p/pytorch-xla/gaps/?since=2026-04-06&backend=neuron")
-    assert content.links.fixed_gaps == content.links.new_gaps + "#fixed-gaps"
+    links = digest_context(content, unsubscribe_url=None)["links"]
+    assert links.new_gaps.endswith("/p/pytorch-xla/gaps/?since=2026-04-06&backend=neuron")
+    assert links.fixed_gaps == links.new_gaps + "#fixed-gaps"
 
 
 def test_a_gap_opened_and_fixed_within_the_week_is_listed_as_fixed_only(xla, upload_run):
