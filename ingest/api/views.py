@@ -9,9 +9,9 @@ from rest_framework.views import APIView
 from ingest import services
 from ingest.api.auth import HasUploadToken
 from ingest.api.serializers import RunSerializer, UploadCreateSerializer, UploadSerializer
-from parity.api.serializers import ID_PATH, error_responses
 from parity.models import Run, Upload
 from parity.services import lifecycle
+from parity.web.openapi import ID_PATH, error_responses
 
 
 def _too_large(request: Request) -> Response | None:

@@ -19,6 +19,7 @@ from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
 from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_delete
 from parity.web.access import ProjectAccess, django_user, project_for_request, run_for_request
+from parity.web.openapi import ID_PATH, SLUG_PATH, error_responses
 
 
 def _query(serializer_class, request: Request):
@@ -31,8 +32,8 @@ class ParityView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.ParityQuery],
-        responses={200: s.ParitySerializer, **s.error_responses(400, 401, 403, 404, 429)},
+        parameters=[SLUG_PATH, s.ParityQuery],
+        responses={200: s.ParitySerializer, **error_responses(400, 401, 403, 404, 429)},
         summary="Each backend's parity with the reference, and the file heatmap",
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -47,8 +48,8 @@ class GapListView(generics.ListAPIView):
     serializer_class = s.GapSerializer
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.GapsQuery],
-        responses={200: s.GapSerializer(many=True), **s.error_responses(400, 401, 403, 404, 429)},
+        parameters=[SLUG_PATH, s.GapsQuery],
+        responses={200: s.GapSerializer(many=True), **error_responses(400, 401, 403, 404, 429)},
         summary="Open gaps, or the gaps fixed since a day",
     )
     def get(self, request: Request, *args, **kwargs) -> Response:
@@ -64,8 +65,8 @@ class SkipReasonListView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH],
-        responses={200: s.SkipReasonListSerializer, **s.error_responses(401, 403, 404, 429)},
+        parameters=[SLUG_PATH],
+        responses={200: s.SkipReasonListSerializer, **error_responses(401, 403, 404, 429)},
         summary="Skip reasons of the current runs, with their counts per backend",
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -84,8 +85,8 @@ class SkipReasonTrendView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.ID_PATH, s.TrendQuery],
-        responses={200: s.ReasonTrendSerializer, **s.error_responses(400, 401, 403, 404, 429)},
+        parameters=[SLUG_PATH, ID_PATH, s.TrendQuery],
+        responses={200: s.ReasonTrendSerializer, **error_responses(400, 401, 403, 404, 429)},
         summary="A skip reason's daily counts, its last 90 days (?days=)",
     )
     def get(self, request: Request, slug: str, pk: int) -> Response:
@@ -103,10 +104,10 @@ class TestListView(generics.ListAPIView):
     serializer_class = s.TestCaseSerializer
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.TestsQuery],
+        parameters=[SLUG_PATH, s.TestsQuery],
         responses={
             200: s.TestCaseSerializer(many=True),
-            **s.error_responses(400, 401, 403, 404, 429),
+            **error_responses(400, 401, 403, 404, 429),
         },
         summary="Search tests by canonical ID",
     )
@@ -124,8 +125,8 @@ class TestDetailView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.ID_PATH],
-        responses={200: s.TestCaseHistorySerializer, **s.error_responses(401, 403, 404, 429)},
+        parameters=[SLUG_PATH, ID_PATH],
+        responses={200: s.TestCaseHistorySerializer, **error_responses(401, 403, 404, 429)},
         summary="A test on every backend, run by run",
     )
     def get(self, request: Request, slug: str, pk: int) -> Response:
@@ -139,8 +140,8 @@ class RunVerdictView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.ID_PATH],
-        responses={200: s.VerdictSerializer, **s.error_responses(401, 403, 404, 429)},
+        parameters=[ID_PATH],
+        responses={200: s.VerdictSerializer, **error_responses(401, 403, 404, 429)},
         summary="CI verdict: the gaps a run opens against its backend's previous current run",
     )
     def get(self, request: Request, pk: int) -> Response:
@@ -153,10 +154,10 @@ class TriageListView(generics.ListAPIView):
     serializer_class = s.TriageSerializer
 
     @extend_schema(
-        parameters=[s.SLUG_PATH],
+        parameters=[SLUG_PATH],
         responses={
             200: s.TriageSerializer(many=True),
-            **s.error_responses(401, 403, 404, 429),
+            **error_responses(401, 403, 404, 429),
         },
         summary="Triages, newest first, each with whether it is stale",
     )
@@ -168,9 +169,9 @@ class TriageListView(generics.ListAPIView):
         return selectors.triages_list(project=project)
 
     @extend_schema(
-        parameters=[s.SLUG_PATH],
+        parameters=[SLUG_PATH],
         request=s.TriageCreateSerializer,
-        responses={201: s.TriageSerializer, **s.error_responses(400, 401, 403, 404, 415, 429)},
+        responses={201: s.TriageSerializer, **error_responses(400, 401, 403, 404, 415, 429)},
         summary="Triage a gap, a test or a whole reason: link an issue, or mark it intended",
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -192,11 +193,11 @@ class TriageDetailView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.ID_PATH],
+        parameters=[SLUG_PATH, ID_PATH],
         request=None,
         responses={
             204: OpenApiResponse(description="Removed."),
-            **s.error_responses(401, 403, 404, 429),
+            **error_responses(401, 403, 404, 429),
         },
         summary="Remove a triage",
     )
@@ -224,11 +225,11 @@ class ManifestView(APIView):
     renderer_classes = [JSONRenderer, FilesRenderer]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH, s.ManifestQuery],
+        parameters=[SLUG_PATH, s.ManifestQuery],
         responses={
             200: s.ManifestSerializer,
             304: OpenApiResponse(description="Unchanged since the ETag sent in If-None-Match."),
-            **s.error_responses(400, 401, 403, 404, 429),
+            **error_responses(400, 401, 403, 404, 429),
         },
         summary="What CI runs on a backend: its exemptions and the test files to run",
     )
@@ -246,9 +247,9 @@ class ManifestResolveView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[s.SLUG_PATH],
+        parameters=[SLUG_PATH],
         request=s.ResolveRequestSerializer,
-        responses={200: s.ResolveSerializer, **s.error_responses(400, 401, 403, 404, 415, 429)},
+        responses={200: s.ResolveSerializer, **error_responses(400, 401, 403, 404, 415, 429)},
         summary="Which of a runner's tests a backend's exemptions name, with the skip message",
     )
     def post(self, request: Request, slug: str) -> Response:

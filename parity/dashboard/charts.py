@@ -10,10 +10,9 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_GET
 
 from parity import selectors
-from parity.dashboard.access import project_json
 from parity.dashboard.forms import ReasonsQuery, cleaned
 from parity.models import Project
-from parity.web.access import principal_of, projects_readable
+from parity.web.access import principal_of, project_json, projects_readable
 
 TREND_DAYS = 30
 

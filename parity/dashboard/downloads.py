@@ -11,9 +11,9 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from parity import selectors
-from parity.dashboard.access import project_page
 from parity.dashboard.forms import PairQuery
 from parity.models import Project
+from parity.web.access import project_page
 
 MATRIX_COLUMNS = (
     "backend_a",

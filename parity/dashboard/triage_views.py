@@ -14,11 +14,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from parity.dashboard import presenters
-from parity.dashboard.access import project_refusal
 from parity.dashboard.forms import ExemptionForm, TriageForm
 from parity.models import Project, Triage, TriageKind
 from parity.services.triage import TriageRejected, TriageRequest, triage_create, triages_delete
-from parity.web.access import Refusal
+from parity.web.access import Refusal, project_refusal
 
 SAVED = {
     TriageKind.TRACKED: "linked to its issue",

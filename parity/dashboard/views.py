@@ -14,7 +14,6 @@ from django.views.decorators.http import require_http_methods
 
 from parity import selectors
 from parity.dashboard import filing, presenters, triage_views
-from parity.dashboard.access import may_triage, project_page, triage_refusal
 from parity.dashboard.forms import (
     ExemptionForm,
     ExemptionsQuery,
@@ -32,7 +31,13 @@ from parity.dashboard.forms import (
 )
 from parity.models import Project, TestCase
 from parity.services import issue_filing
-from parity.web.access import principal_of, projects_readable
+from parity.web.access import (
+    may_triage,
+    principal_of,
+    project_page,
+    projects_readable,
+    triage_refusal,
+)
 
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200

@@ -7,12 +7,12 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from parity.dashboard.access import project_page
 from parity.digest.render import digest_context, digest_render
 from parity.digest.services import subscription_unsubscribe
 from parity.models import Project, Subscription
 from parity.pure.weeks import BadWeek, Week
 from parity.selectors.digest import digest_content
+from parity.web.access import project_page
 
 
 @require_GET

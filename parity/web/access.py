@@ -10,13 +10,20 @@ A refused request (``access_refusal``) answers 401 when it carried no credential
 send a token), 404 when the project is private or does not exist (a stranger cannot tell
 which), and 403 when the project is readable but the action is not (a viewer triaging, a token
 of another project on a public project).
+
+Thin adapters answer a refusal the way each caller needs: the API raises DRF's exceptions
+(``project_for_request``); a page (``project_page``, the dashboard's and the digest preview's)
+sends an anonymous visitor to the login page and answers 404 to a logged-in one; a JSON
+endpoint (``project_json``) answers 401 or 404 like the API.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, wraps
 from typing import NamedTuple
 
-from django.http import HttpRequest
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 
@@ -160,3 +167,61 @@ def django_user(request: Request):
     """The logged-in user behind the request, or None for an upload token."""
     user = request.user
     return user if getattr(user, "pk", None) is not None else None
+
+
+# --- The pages' side (the dashboard and the digest preview) ----------------------------------
+
+
+def project_refusal(
+    request: HttpRequest, slug: str, *, triage: bool
+) -> tuple[Project | None, Refusal | None]:
+    """The project named by ``slug`` (None if there is none) and why the request may not read
+    (or triage) it (None if it may)."""
+    project = Project.objects.filter(slug=slug).first()
+    refusal = access_refusal(
+        principal=principal_of(request), project=project, slug=slug, triage=triage
+    )
+    return project, refusal
+
+
+def project_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """An HTML page of a project: ``view(request, project, **kwargs)`` runs only if the request
+    may read the project."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
+        project, refusal = project_refusal(request, slug, triage=False)
+        if refusal is None:
+            return view(request, project, **kwargs)
+        if refusal.status == 401:
+            return redirect_to_login(request.get_full_path())
+        raise Http404(refusal.detail)
+
+    return wrapper
+
+
+def project_json(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A JSON endpoint of a project: refused as the API refuses (401 or 404, a JSON detail)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
+        project, refusal = project_refusal(request, slug, triage=False)
+        if refusal is None:
+            return view(request, project, **kwargs)
+        response = JsonResponse({"detail": refusal.detail}, status=refusal.status)
+        if refusal.status == 401:
+            response["WWW-Authenticate"] = "Token"  # as the API answers
+        return response
+
+    return wrapper
+
+
+def may_triage(request: HttpRequest, project: Project) -> bool:
+    return project_access(principal=principal_of(request), project=project).triage
+
+
+def triage_refusal(request: HttpRequest, project: Project) -> Refusal | None:
+    """Why the request may not triage ``project``, which it may read (None: it may)."""
+    return access_refusal(
+        principal=principal_of(request), project=project, slug=project.slug, triage=True
+    )

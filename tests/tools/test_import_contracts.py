@@ -64,8 +64,8 @@ CROSSINGS = [
     (
         "engine-no-http",
         "parity/engine/rollups.py",
-        "from parity.api import access",
-        "parity.engine.rollups -> parity.web.access",
+        "from parity.api import views",
+        "parity.engine.rollups -> parity.api.views",
     ),
     (
         "parity-uses-ingest-pure-parts",
@@ -90,6 +90,18 @@ CROSSINGS = [
         "parity/selectors/heatmap.py",
         "from parity.dashboard import presenters",
         "parity.selectors.heatmap -> parity.dashboard.presenters",
+    ),
+    (
+        "web-packages-apart",
+        "parity/digest/views.py",
+        "from parity.dashboard import presenters",
+        "parity.digest.views -> parity.dashboard.presenters",
+    ),
+    (
+        "web-packages-apart",
+        "ingest/api/views.py",
+        "from parity.api import serializers",
+        "ingest.api.views -> parity.api.serializers",
     ),
     (
         "layers",

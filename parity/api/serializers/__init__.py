@@ -1,0 +1,81 @@
+"""Shapes of the read API (the field names are the contract) and of its query parameters, one
+module per resource. Output serializers read the selectors' dataclasses and rows; none of them
+writes. The helpers both APIs share (path parameters, documented refusals) are
+``parity.web.openapi``."""
+
+from parity.api.serializers.exemptions import TriageCreateSerializer, TriageSerializer
+from parity.api.serializers.gaps import GapSerializer, GapsQuery, IssueSerializer
+from parity.api.serializers.manifest import (
+    MAX_RESOLVE_TESTS,
+    ExemptionSerializer,
+    ManifestQuery,
+    ManifestSerializer,
+    ResolvedSerializer,
+    ResolveRequestSerializer,
+    ResolveSerializer,
+    RunnerTestsField,
+)
+from parity.api.serializers.parity import (
+    BackendParitySerializer,
+    CellSerializer,
+    FileRowSerializer,
+    GapCountsSerializer,
+    ParityQuery,
+    ParitySerializer,
+)
+from parity.api.serializers.reasons import (
+    NoReasonSerializer,
+    ReasonTrendSerializer,
+    SkipReasonListSerializer,
+    SkipReasonSerializer,
+    TrendDaySerializer,
+    TrendQuery,
+)
+from parity.api.serializers.testcases import (
+    BackendHistorySerializer,
+    RunOutcomeSerializer,
+    TestCaseHistorySerializer,
+    TestCaseSerializer,
+    TestsQuery,
+)
+from parity.api.serializers.verdict import (
+    OpenedCountsSerializer,
+    VerdictGapSerializer,
+    VerdictSerializer,
+)
+
+__all__ = [
+    "ParityQuery",
+    "GapsQuery",
+    "TestsQuery",
+    "GapCountsSerializer",
+    "BackendParitySerializer",
+    "CellSerializer",
+    "FileRowSerializer",
+    "ParitySerializer",
+    "IssueSerializer",
+    "GapSerializer",
+    "SkipReasonSerializer",
+    "NoReasonSerializer",
+    "SkipReasonListSerializer",
+    "TrendDaySerializer",
+    "TrendQuery",
+    "ReasonTrendSerializer",
+    "TestCaseSerializer",
+    "RunOutcomeSerializer",
+    "BackendHistorySerializer",
+    "TestCaseHistorySerializer",
+    "OpenedCountsSerializer",
+    "VerdictGapSerializer",
+    "VerdictSerializer",
+    "TriageCreateSerializer",
+    "TriageSerializer",
+    "MAX_RESOLVE_TESTS",
+    "ManifestQuery",
+    "ExemptionSerializer",
+    "ManifestSerializer",
+    "RunnerTestsField",
+    "ResolveRequestSerializer",
+    "ResolvedSerializer",
+    "ResolveSerializer",
+]

@@ -1,0 +1,84 @@
+"""Triages, the project's exemptions: creating one, and the list."""
+
+from rest_framework import serializers
+
+from parity.models import TriageKind
+from parity.pure.globs import MAX_PATTERN_CHARS
+
+
+class TriageCreateSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=TriageKind.choices)
+    gap = serializers.IntegerField(required=False, default=None, help_text="A gap's id.")
+    test = serializers.IntegerField(required=False, default=None, help_text="A test's id.")
+    reason = serializers.IntegerField(required=False, default=None, help_text="A reason's id.")
+    match = serializers.CharField(
+        required=False,
+        default="",
+        max_length=MAX_PATTERN_CHARS,
+        help_text="A pattern over test IDs: a file (test/test_ops.py), a glob over files "
+        "(test/spmd/**) or over tests (test/test_ops.py::TestOps::test_*_complex64).",
+    )
+    backend = serializers.CharField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="With test, reason or match: one backend's name; empty: every backend.",
+    )
+    backends = serializers.ListField(
+        child=serializers.CharField(max_length=50),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="With test, reason or match: backend names; empty: every backend.",
+    )
+    expires_on = serializers.DateField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="After this day it no longer applies.",
+    )
+    issue_url = serializers.URLField(
+        max_length=500,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Required for tracked.",
+    )
+    note = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="Required for intended."
+    )
+
+
+class TriageSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    backends = serializers.SerializerMethodField(help_text="Backend names; empty: every backend.")
+    test = serializers.CharField(source="test.key", allow_null=True)
+    test_id = serializers.IntegerField(allow_null=True)
+    reason = serializers.CharField(source="reason.text", allow_null=True)
+    reason_id = serializers.IntegerField(allow_null=True)
+    match = serializers.CharField()
+    issue = serializers.SerializerMethodField()
+    issue_title = serializers.CharField(
+        source="issue.title", allow_null=True, help_text="As its tracker last said."
+    )
+    issue_state = serializers.CharField(
+        source="issue.state",
+        allow_null=True,
+        help_text="open, closed, or unknown (not read from its tracker); closed: its issue no "
+        "longer tracks anything.",
+    )
+    note = serializers.CharField()
+    expires_on = serializers.DateField(allow_null=True)
+    stale = serializers.BooleanField(help_text="No open gap matches it any more.")
+    expired = serializers.BooleanField(help_text="Past its expiry day: it no longer applies.")
+    created_by = serializers.CharField(source="created_by.get_username", allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_backends(self, triage) -> list[str]:
+        return sorted(backend.name for backend in triage.backends.all())
+
+    def get_issue(self, triage) -> str | None:
+        if triage.issue is None:
+            return None
+        return triage.issue.url or triage.issue.key

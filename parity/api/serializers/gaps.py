@@ -1,0 +1,92 @@
+"""Open and fixed gaps, and the issues they cite."""
+
+import datetime
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from parity.models import GapState
+from parity.selectors import gap_is_stale, issue_infos, issue_urls
+
+
+def _utc_midnight(day: datetime.date | None) -> datetime.datetime | None:
+    if day is None:
+        return None
+    return datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
+
+
+class GapsQuery(serializers.Serializer):
+    backend = serializers.CharField(required=False, help_text="A backend name.")
+    state = serializers.ChoiceField(
+        choices=GapState.choices,
+        required=False,
+        help_text="Default: every state but reference_missing (outside the score).",
+    )
+    tracked = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: tracked by an issue; false: untracked (intended gaps never are).",
+    )
+    intended = serializers.BooleanField(required=False, allow_null=True, default=None)
+    tracked_closed = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: tracked, but every issue it cites is closed at its tracker.",
+    )
+    since = serializers.DateField(
+        required=False, default=None, help_text="Gaps opened on or after this day (UTC)."
+    )
+    closed_since = serializers.DateField(
+        required=False,
+        default=None,
+        help_text="List the gaps fixed on or after this day (UTC) instead of open ones.",
+    )
+
+    def filters(self) -> dict:
+        data = dict(self.validated_data)
+        data["since"] = _utc_midnight(data["since"])
+        data["closed_since"] = _utc_midnight(data["closed_since"])
+        return data
+
+
+class IssueSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text='e.g. "pytorch/xla#9017".')
+    url = serializers.CharField(help_text="Empty when the project has no URL for it.")
+    title = serializers.CharField(help_text="As the tracker last said; empty until read.")
+    state = serializers.ChoiceField(
+        choices=["unknown", "open", "closed"], help_text="unknown: not read from its tracker."
+    )
+
+
+class GapSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    test = serializers.CharField(source="test.key")
+    test_id = serializers.IntegerField()
+    backend = serializers.CharField(source="backend.name")
+    state = serializers.CharField()
+    reason = serializers.CharField(source="reason.text", allow_null=True)
+    reason_id = serializers.IntegerField(allow_null=True)
+    issues = serializers.SerializerMethodField()
+    issue_details = serializers.SerializerMethodField()
+    triage = serializers.CharField(source="triage.kind", allow_null=True)
+    tracked = serializers.BooleanField()
+    intended = serializers.BooleanField()
+    tracked_closed = serializers.BooleanField(
+        help_text="Tracked, but every issue it cites is closed at its tracker."
+    )
+    stale = serializers.SerializerMethodField()
+    first_seen = serializers.DateTimeField(source="opened_at")
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_issues(self, gap) -> list[str]:
+        return issue_urls(reason=gap.reason, triage=gap.triage)
+
+    @extend_schema_field(IssueSerializer(many=True))
+    def get_issue_details(self, gap) -> list[dict]:
+        return IssueSerializer(issue_infos(reason=gap.reason, triage=gap.triage), many=True).data
+
+    def get_stale(self, gap) -> bool:
+        return gap_is_stale(gap)

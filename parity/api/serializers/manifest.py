@@ -1,0 +1,80 @@
+"""What CI runs on a backend (the manifest), and resolving a runner's test IDs to exemptions."""
+
+from rest_framework import serializers
+
+from parity.models import TriageKind
+
+MAX_RESOLVE_TESTS = 200_000
+
+
+class ManifestQuery(serializers.Serializer):
+    backend = serializers.CharField(max_length=50, help_text="A backend's name (or alias).")
+    format = serializers.ChoiceField(
+        choices=["json", "files"],
+        required=False,
+        help_text="files: the files to run as text/plain, one path a line.",
+    )
+
+
+class ExemptionSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The triage's id.")
+    match = serializers.CharField(help_text="A test ID, a file, or a glob (parity.pure.globs).")
+    kind = serializers.ChoiceField(choices=TriageKind.choices)
+    reason = serializers.CharField()
+    issue = serializers.CharField(allow_null=True)
+    expires = serializers.DateField(allow_null=True)
+    message = serializers.CharField(help_text="The skip message: '<reason> (<issue URL>)'.")
+    file_level = serializers.BooleanField(help_text="It names whole files.")
+
+
+class ManifestSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    backend = serializers.CharField()
+    reference = serializers.CharField()
+    exemptions = ExemptionSerializer(many=True)
+    files = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The reference's current test files minus file-level exemptions (not "
+        "quarantine).",
+    )
+    durations = serializers.DictField(
+        child=serializers.FloatField(), help_text="Seconds per file in recent complete runs."
+    )
+
+
+class RunnerTestsField(serializers.ListField):
+    """Runner test IDs: strings or {classname, name, file} objects, checked one by one by the
+    resolver (a DRF field per item would cost seconds for a large suite)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(max_length=MAX_RESOLVE_TESTS, allow_empty=True, **kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        return data
+
+
+class ResolveRequestSerializer(serializers.Serializer):
+    backend = serializers.CharField(max_length=50)
+    tests = RunnerTestsField(
+        help_text="Test IDs as the runner names them: pytest node IDs "
+        "('test/test_ops.py::TestOpsXLA::test_x_xla_float32'), unittest IDs "
+        "('test.test_ops.TestOpsXLA.test_x_xla_float32') or objects "
+        '{"classname", "name", "file"}.'
+    )
+
+
+class ResolvedSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position in the request's tests.")
+    test = serializers.JSONField(help_text="The item as sent.")
+    key = serializers.CharField(help_text="Its canonical ID.")
+    kind = serializers.ChoiceField(choices=TriageKind.choices)
+    message = serializers.CharField()
+    triage = serializers.IntegerField()
+
+
+class ResolveSerializer(serializers.Serializer):
+    backend = serializers.CharField()
+    count = serializers.IntegerField()
+    exempted = ResolvedSerializer(many=True)

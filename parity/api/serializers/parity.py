@@ -1,0 +1,62 @@
+"""The parity table of a project: per backend its score and gaps, per test file its cells."""
+
+from rest_framework import serializers
+
+
+class ParityQuery(serializers.Serializer):
+    dir = serializers.BooleanField(
+        required=False, default=False, help_text="Aggregate the file heatmap by folder."
+    )
+
+
+class GapCountsSerializer(serializers.Serializer):
+    skipped = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    error = serializers.IntegerField()
+    missing = serializers.IntegerField()
+
+
+class BackendParitySerializer(serializers.Serializer):
+    backend = serializers.CharField()
+    is_reference = serializers.BooleanField()
+    run = serializers.IntegerField(allow_null=True, help_text="The current run.")
+    commit = serializers.CharField(allow_null=True)
+    complete = serializers.BooleanField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    score = serializers.FloatField(
+        allow_null=True, help_text="passing / reference_passing, rounded to 4 places."
+    )
+    passing = serializers.IntegerField(help_text="Tests passing here and on the reference.")
+    reference_passing = serializers.IntegerField()
+    gaps = GapCountsSerializer()
+    tracked = serializers.IntegerField()
+    untracked = serializers.IntegerField()
+    intended = serializers.IntegerField()
+    tracked_closed = serializers.IntegerField(
+        help_text="Of the tracked gaps, those whose every cited issue is closed at its tracker."
+    )
+    reference_missing = serializers.IntegerField(
+        help_text="Tests run here but not on the reference (outside the score)."
+    )
+    test_count = serializers.IntegerField()
+    coverage_drop = serializers.BooleanField()
+
+
+class CellSerializer(serializers.Serializer):
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    error = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    missing = serializers.IntegerField()
+
+
+class FileRowSerializer(serializers.Serializer):
+    file = serializers.CharField(help_text="A test file, or a folder with ?dir=1.")
+    cells = serializers.DictField(child=CellSerializer(), help_text="Keyed by backend name.")
+
+
+class ParitySerializer(serializers.Serializer):
+    project = serializers.CharField()
+    reference = serializers.CharField(allow_null=True)
+    backends = BackendParitySerializer(many=True)
+    files = FileRowSerializer(many=True)
