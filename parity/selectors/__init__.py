@@ -33,6 +33,7 @@ from parity.selectors.exemptions import (
     ExemptionsPage,
     exemptions_list,
     exemptions_page,
+    triages_list,
 )
 from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
@@ -64,7 +65,6 @@ from parity.selectors.testcases import (
     testcase_page,
     testcases_search,
 )
-from parity.selectors.triage import triages_list
 from parity.selectors.verdict import run_verdict
 
 __all__ = [

@@ -13,6 +13,19 @@ from parity.selectors.fragments import triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
 
+def triages_list(*, project: Project, stale: bool | None = None) -> QuerySet[Triage]:
+    """Triages of a project (its exemptions), newest first, with whether each is stale (no open
+    gap matches it): the API's list."""
+    triages = Triage.objects.filter(project=project)
+    if stale is not None:
+        triages = triages.filter(stale=stale)
+    return (
+        triages.select_related("test", "reason", "issue", "created_by")
+        .prefetch_related("backends")
+        .order_by("-created_at", "-pk")
+    )
+
+
 @dataclass(frozen=True)
 class FileExemption:
     exemption: Exemption
