@@ -61,12 +61,10 @@ class Project(models.Model):
     def __str__(self) -> str:
         return self.slug
 
-    def save(self, *args, **kwargs) -> None:
-        # Rules run in the worker for every test case; a bad regex must fail here, not there.
-        self.clean()
-        super().save(*args, **kwargs)
-
     def clean(self) -> None:
+        """The rules and the issue URL template, checked by the admin's form and by the services
+        that create or edit a project (``parity.services.projects``): rules run in the worker for
+        every test case, so a bad regex must fail when it is written, not there."""
         from ingest.normalize import RulesError, validate_rules
 
         try:

@@ -33,19 +33,34 @@ def project_create(
         raise ProjectSetupError(f"The reference backend '{reference}' is not among {names}.")
     if Project.objects.filter(slug=slug).exists():
         raise ProjectSetupError(f"Project '{slug}' already exists.")
+    project = Project(
+        slug=slug,
+        name=name or slug,
+        issue_url_template=issue_url_template,
+        default_branch=default_branch.strip() or "main",
+        **({"visibility": visibility} if visibility else {}),
+    )
     try:  # Project.clean checks the issue URL template and the rules
-        project = Project.objects.create(
-            slug=slug,
-            name=name or slug,
-            issue_url_template=issue_url_template,
-            default_branch=default_branch.strip() or "main",
-            **({"visibility": visibility} if visibility else {}),
-        )
+        project.clean()
     except ValidationError as exc:
         raise ProjectSetupError("; ".join(exc.messages)) from exc
+    project.save()
     created = Backend.objects.bulk_create(Backend(project=project, name=n) for n in names)
     project.reference_backend = next(b for b in created if b.name == reference.lower())
     project.save(update_fields=["reference_backend"])
+    return project
+
+
+def project_rules_update(*, project: Project, rules: dict) -> Project:
+    """Replace ``project``'s normalization rules; ``ValidationError`` naming the rule at fault
+    (``rewrites[0].pattern``) when one is invalid, and then nothing is stored."""
+    project.normalization_rules = rules
+    try:
+        project.clean()
+    except ValidationError:
+        project.refresh_from_db(fields=["normalization_rules"])
+        raise
+    project.save(update_fields=["normalization_rules"])
     return project
 
 

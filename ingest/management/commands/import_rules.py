@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from parity.management.arguments import project_argument, text_argument
+from parity.services.projects import project_rules_update
 
 
 class Command(BaseCommand):
@@ -25,9 +26,8 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {path}: {exc}") from exc
         if not isinstance(data, dict):
             raise CommandError(f"{path} must hold a mapping of rule names to values.")
-        project.normalization_rules = data
         try:
-            project.save(update_fields=["normalization_rules"])
+            project_rules_update(project=project, rules=data)
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
         self.stdout.write(

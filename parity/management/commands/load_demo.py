@@ -16,7 +16,7 @@ from parity.demo.ahead import demo_uploads_ahead
 from parity.demo.scenario import BRANCH, upstream_disabled
 from parity.models import Project
 from parity.pure.exemption_files import disabled_dict_entries, exemptions_parse
-from parity.services.projects import project_create, upload_token_create
+from parity.services.projects import project_create, project_rules_update, upload_token_create
 from parity.services.triage import exemptions_import
 
 FIXTURE = Path(__file__).resolve().parents[2] / "demo" / "fixture.json"
@@ -65,8 +65,7 @@ class Command(BaseCommand):
                 default_branch=BRANCH,
                 visibility="public",  # `make demo` shows its pages without a login
             )
-            project.normalization_rules = DEMO_RULES
-            project.save(update_fields=["normalization_rules"])
+            project_rules_update(project=project, rules=DEMO_RULES)
             for backend in project.backends.all():
                 backend.reproduce_command = DEMO_REPRODUCE[backend.name]
                 backend.save(update_fields=["reproduce_command"])
