@@ -6,7 +6,6 @@ from celery import Task, shared_task
 
 from ingest import pipeline, recovery
 from parity.celery import RETRY_ON_DATABASE_ERRORS
-from parity.services import lifecycle
 
 logger = logging.getLogger(__name__)
 
@@ -32,10 +31,3 @@ def upload_ingest(upload_id: int) -> None:
 def uploads_recover() -> None:
     """Beat: queue again the uploads a lost worker or message left pending; fail the hopeless."""
     recovery.uploads_recover(enqueue=upload_ingest.delay)
-
-
-# Idempotent (a complete run is left alone), so a redelivery or a retry is harmless.
-@shared_task(**RETRY_ON_DATABASE_ERRORS)
-def runs_complete_quiet() -> None:
-    """Beat: complete the runs CI left open once their uploads have been quiet long enough."""
-    lifecycle.runs_complete_quiet()

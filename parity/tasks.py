@@ -1,7 +1,9 @@
 """Celery adapters of the parity engine: ids in, the engine does the work.
 
-Nothing here imports the run lifecycle (``parity.services.lifecycle`` queues ``run_completed``);
-the beat task that completes quiet runs is ``ingest.tasks.runs_complete_quiet``.
+The run lifecycle (``parity.services.lifecycle``) queues ``run_completed``, so the beat task that
+completes quiet runs imports the lifecycle in its body, when it runs, rather than at the top: the
+two modules would otherwise import each other. That one deferred import is declared in
+``tools/import_cycles.py`` and in the layers contract of .importlinter.
 """
 
 import logging
@@ -56,3 +58,12 @@ def issues_sync() -> None:
     """Beat: read this tick's share of the cited issues from their trackers (state, title,
     labels) and re-apply triages where one opened or closed."""
     issue_sync.issues_sync()
+
+
+# Idempotent (a complete run is left alone), so a redelivery or a retry is harmless.
+@shared_task(**RETRY)
+def runs_complete_quiet() -> None:
+    """Beat: complete the runs CI left open once their uploads have been quiet long enough."""
+    from parity.services import lifecycle  # deferred: the lifecycle imports this module
+
+    lifecycle.runs_complete_quiet()

@@ -2,15 +2,16 @@
 
 A run turns complete three ways: its last shard says ``complete=true`` (``ingest.pipeline``), CI
 calls ``POST /api/v1/runs/<id>/complete/`` (``ingest.api``), or its uploads stay quiet for
-``PARITY_RUN_QUIET_MINUTES`` (the beat task ``ingest.tasks.runs_complete_quiet``). A shard that
+``PARITY_RUN_QUIET_MINUTES`` (the beat task ``parity.tasks.runs_complete_quiet``). A shard that
 lands after that refreshes parity again. All of them go through the functions below.
 
 Why here, in the ``parity`` app and outside both ``ingest`` and ``parity.engine``: the run is a
 ``parity`` model that both sides share; ingest decides *when* a run is complete, the engine
 decides *what* completeness changes. Kept in ``ingest.services`` it made the engine import
 ingest (for the quiet sweep) while ingest imported the engine's task, a loop of six modules.
-Here the dependencies go one way: ``ingest`` → ``parity.services.lifecycle`` → ``parity.tasks`` (the
-Celery adapter of the engine) → ``parity.engine``, and nothing below imports back.
+Here the dependencies go one way: ``ingest`` → ``parity.services.lifecycle`` → ``parity.tasks``
+(the Celery adapter of the engine) → ``parity.engine``. The one import back is the quiet sweep's
+beat task in ``parity.tasks``, deferred to its body (``tools/import_cycles.py`` declares it).
 """
 
 import datetime

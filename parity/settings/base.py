@@ -253,7 +253,7 @@ CELERY_TIMEZONE = "UTC"
 # backends whose roll-ups miss their current run are recomputed.
 CELERY_BEAT_SCHEDULE = {
     "parity-runs-complete-quiet": {
-        "task": "ingest.tasks.runs_complete_quiet",
+        "task": "parity.tasks.runs_complete_quiet",
         "schedule": 5 * 60.0,
     },
     "ingest-uploads-recover": {

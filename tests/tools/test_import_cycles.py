@@ -87,3 +87,48 @@ def test_the_project_has_no_import_cycles():
     graph = import_cycles.import_graph(import_cycles.DEFAULT_PACKAGES)
 
     assert import_cycles.strongly_connected(graph) == []
+
+
+def _graph(root: Path, monkeypatch, name: str):
+    monkeypatch.syspath_prepend(str(root))
+    return import_cycles.grimp.build_graph(name, cache_dir=None)
+
+
+def test_a_declared_deferred_import_inside_a_function_is_no_loop(tmp_path, monkeypatch):
+    _package(
+        tmp_path,
+        "deferred",
+        {
+            "tasks": "def sweep():\n    from deferred import lifecycle\n\n    lifecycle.sweep()\n",
+            "lifecycle": "from deferred import tasks\n",
+        },
+    )
+    graph = _graph(tmp_path, monkeypatch, "deferred")
+
+    import_cycles.drop_deferred(graph, [("deferred.tasks", "deferred.lifecycle")])
+
+    assert import_cycles.strongly_connected(graph) == []
+
+
+def test_a_declared_deferred_import_moved_to_the_top_is_a_loop_again(tmp_path, monkeypatch):
+    _package(
+        tmp_path,
+        "eager",
+        {
+            "tasks": "from eager import lifecycle\n\ndef sweep():\n    lifecycle.sweep()\n",
+            "lifecycle": "from eager import tasks\n",
+        },
+    )
+    graph = _graph(tmp_path, monkeypatch, "eager")
+
+    import_cycles.drop_deferred(graph, [("eager.tasks", "eager.lifecycle")])
+
+    assert import_cycles.strongly_connected(graph) == [["eager.lifecycle", "eager.tasks"]]
+
+
+def test_the_project_declares_only_deferred_imports_that_exist():
+    graph = import_cycles.grimp.build_graph("ingest", "parity", cache_dir=None)
+    for importer, imported in import_cycles.DEFERRED:
+        assert graph.direct_import_exists(importer=importer, imported=imported)
+        details = graph.get_import_details(importer=importer, imported=imported)
+        assert {d["line_number"] for d in details} <= import_cycles._function_import_lines(importer)

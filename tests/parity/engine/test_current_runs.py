@@ -7,7 +7,7 @@ import io
 from django.core.management import call_command
 from django.utils import timezone
 
-from ingest import tasks
+from parity import tasks
 from parity.engine import parity_recompute
 from parity.models import BackendState, Gap, GapEvent, Run, Upload
 from tests.parity.conftest import utc
