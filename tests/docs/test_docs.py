@@ -160,25 +160,26 @@ CODE_DIRS = ("ingest/", "parity/", "tests/", "templates/", "static/", "bench/", 
 
 
 def architecture_names() -> list[tuple[str, str]]:
-    """(section package, name) for every code span of ARCHITECTURE.md that names a module, a
-    file or a folder: ``parity.tasks.run_completed``, ``parity/models/sql.py``, and under a
-    "### `ingest/`" heading, ``services.py`` or ``api/``."""
+    """(folder, name) for every code span of ARCHITECTURE.md that names a module, a file or a
+    folder: ``parity.tasks.run_completed``, ``parity/models/sql.py``, and, under a "### `ingest/`"
+    heading, ``services.py`` or, in the bullet of ``writer/``, its ``known.py``."""
     found = []
-    section = ""
+    section = bullet = ""
     for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
         heading = re.match(r"^#+ .*?`([\w/]+/)`", line)
-        if heading:
-            section = heading.group(1)
+        if heading or line.startswith("## "):
+            section, bullet = (heading.group(1) if heading else ""), ""
             continue
-        if line.startswith("## "):
-            section = ""
-        for span in re.findall(r"`([^`\s]+)`", line):
-            if re.fullmatch(r"(ingest|parity)(\.\w+)+", span):
+        spans = re.findall(r"`([^`\s]+)`", line)
+        if line.startswith("- "):
+            bullet = spans[0] if spans and spans[0].endswith("/") else ""
+        for span in spans:
+            if re.fullmatch(r"(ingest|parity)(\.\w+)+", span) and not span.endswith(".py"):
                 found.append(("", span))
             elif "…" in span:
                 continue  # an abbreviation (`tests/ingest/…`), not a name
             elif re.fullmatch(r"[\w./-]+(\.py|/)", span) or span.startswith(CODE_DIRS):
-                found.append((section, span))
+                found.append((section + (bullet if span != bullet else ""), span))
     return found
 
 
@@ -201,13 +202,12 @@ def resolves(dotted: str) -> bool:
     return False
 
 
-def exists(section: str, name: str) -> bool:
-    if (REPO_DIR / name).exists():
-        return True
-    root = REPO_DIR / section if section else REPO_DIR
-    leaf = name.rstrip("/").split("/")[-1]
-    tail = name.rstrip("/")
-    return any(path.relative_to(REPO_DIR).as_posix().endswith(tail) for path in root.rglob(leaf))
+def exists(folder: str, name: str) -> bool:
+    """``name`` in the bullet's folder, else in its section's, else from the repository's root."""
+    candidates = [REPO_DIR / folder / name, REPO_DIR / name]
+    if folder.count("/") > 1:
+        candidates.insert(1, REPO_DIR / folder.split("/", 1)[0] / name)
+    return any(path.exists() for path in candidates)
 
 
 def named_thing_exists(section: str, name: str) -> bool:
