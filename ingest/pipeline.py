@@ -57,7 +57,11 @@ def upload_ingest(*, upload_id: int) -> None:
         return
     reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
     logger.info(
-        "upload %s done: %s in %.2fs", upload_id, summary.counts, time.monotonic() - started
+        "upload %s done: %s, %d new test ids, in %.2fs",
+        upload_id,
+        summary.counts,
+        summary.test_ids_drawn,
+        time.monotonic() - started,
     )
 
 
