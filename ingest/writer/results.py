@@ -37,11 +37,11 @@ from psycopg2.errors import UniqueViolation
 
 from ingest.memo import Remembered
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
-from ingest.writer.digests import md5
+from ingest.writer.digests import key_digest, md5
 from ingest.writer.known import KnownIds
 from ingest.writer.rows import ResultRow
 from ingest.writer.spools import Spool
-from ingest.writer.suites import Placement, Split
+from ingest.writer.suites import LABEL_BITS, LABEL_MASK, Placement, written_id
 from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
@@ -104,7 +104,8 @@ class UploadWriter:
         self.cursor = cursor
         self.params = {"project": project_id, "run": run_id, "upload": upload_id, "seen": seen}
         self.known = KnownIds(cursor, project_id=project_id)
-        self.placement = Placement()
+        self.placement = Placement(self.known.tests)
+        self.digests: list[bytes] = []  # of the batch's cases
         self.new_tests = NewTests.AT_END
         self.tests_locked = False
         self.tests_waiting = Spool()  # COPY lines of the new tests, when they wait for the end
@@ -124,9 +125,7 @@ class UploadWriter:
     def write(self, rows: Iterator[ResultRow]) -> None:
         batch = list(islice(rows, BATCH_CASES))
         while batch:
-            cases, digests, reruns = self._place(batch)
-            more_to_come = len(batch) == BATCH_CASES
-            new_tests = self._resolve(cases, digests, reruns, more_to_come=more_to_come)
+            new_tests = self._resolve(batch, more_to_come=len(batch) == BATCH_CASES)
             ahead: list[ResultRow] = []
             if new_tests and self.new_tests is NewTests.PER_BATCH:
                 chunk = "".join(new_tests).encode()
@@ -134,60 +133,92 @@ class UploadWriter:
                 copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
             elif new_tests:
                 self.tests_waiting.write("".join(new_tests).encode(), len(new_tests))
-            chunks = self._parsing_meanwhile(self._result_chunks(cases, digests), rows, ahead)
+            chunks = self._parsing_meanwhile(self._result_chunks(batch), rows, ahead)
             copy_from_chunks(self.cursor, _COPY_RESULTS, chunks)
             ahead.extend(islice(rows, BATCH_CASES - len(ahead)))
             batch = ahead
 
-    def _place(self, batch: list[ResultRow]) -> tuple[list[ResultRow], list[bytes], list[int]]:
-        """Each case as its test (``suites``): the cases, their keys' digests, and the indexes
-        of reruns. Runs once per case of the upload, so what it touches is a local name."""
-        label_of, number = self.placement.label_of, self.placement.number
-        elsewhere = self.placement.elsewhere
-        cases: list[ResultRow] = []
-        digests: list[bytes] = []
+    def _resolve(self, cases: list[ResultRow], *, more_to_come: bool) -> list[str]:
+        """Look up or reserve every id the batch needs, and place each case as its test (the
+        cases of split keys become their suite's). Returns the COPY lines of its new tests."""
+        digests = self.digests = [md5(row.key.encode()).digest() for row in cases]
+        new_tests = self._tests_resolve(cases, digests, more_to_come)
+        reruns, in_own_suite = self._place(cases, digests)
+        if in_own_suite:
+            new_tests += self._place_in_suites(cases, digests, in_own_suite, reruns)
+        tests = self.known.tests
+        self.repeated.update(written_id(tests[digests[index]]) for index in reruns)
+        self._reasons_resolve(cases)
+        return new_tests
+
+    def _place(self, cases: list[ResultRow], digests: list[bytes]):
+        """Mark each case's test written under its suite label (``suites``); the indexes of the
+        reruns, and of the cases whose key is split by suite (replaced by their suite's test,
+        which ``_place_in_suites`` then looks up and places). Runs once per case of the upload,
+        so what it touches is a local name."""
+        tests, number = self.known.tests, self.placement.number
+        elsewhere, bits, mask = self.placement.elsewhere, LABEL_BITS, LABEL_MASK
         reruns: list[int] = []
+        in_own_suite: list[tuple[int, int]] = []  # (index, label)
         suite = document = label = None
-        for row in batch:
+        for index, row in enumerate(cases):
             if row.suite is not suite or row.document != document:  # a suite's cases come together
                 suite, document = row.suite, row.document
                 label = number(document, suite)
-            digest = md5(row.key.encode()).digest()
-            last = label_of.get(digest)
-            if last is None:  # the key's first case
-                label_of[digest] = label
-            elif last == label:
-                reruns.append(len(cases))
-            else:
-                row, digest, rerun = elsewhere(row, digest, label, last)
-                if rerun:
-                    reruns.append(len(cases))
-            cases.append(row)
-            digests.append(digest)
-        return cases, digests, reruns
+            digest = digests[index]
+            value = tests[digest]
+            if value >= 0:  # the test's first case: suites.written(value, label), inlined
+                tests[digest] = -(value << bits | label)
+            elif -value & mask == label:  # a rerun under the same label
+                reruns.append(index)
+            else:  # under another label, or split by suite
+                qualified = elsewhere(row, digest, label)
+                if qualified is None:
+                    reruns.append(index)
+                else:
+                    cases[index], digests[index] = qualified, key_digest(qualified.key)
+                    in_own_suite.append((index, label))
+        return reruns, in_own_suite
 
-    def _resolve(
-        self, cases: list[ResultRow], digests: list[bytes], reruns: list[int], *, more_to_come: bool
+    def _place_in_suites(
+        self,
+        cases: list[ResultRow],
+        digests: list[bytes],
+        in_own_suite: list[tuple[int, int]],
+        reruns: list[int],
     ) -> list[str]:
-        """Look up or reserve every id the batch needs; returns the COPY lines of its new tests."""
+        """Look up the suite tests of the batch's split keys, then place them: first those the
+        plain tests' results move to, then the cases, in order."""
         splits = self.placement.splits_take()
-        firsts = [(split.first_digest, split.first) for split in splits]
-        tests = self._tests_resolve([*zip(digests, cases, strict=True), *firsts], more_to_come)
-        self._reasons_resolve(cases)
-        known = self.known.tests
-        self.repeated.update(known[digests[index]] for index in reruns)
-        self._splits_add(splits)
-        return tests
+        indexes = [index for index, _ in in_own_suite]
+        new_tests = self._tests_resolve(
+            [*(split.first for split in splits), *(cases[index] for index in indexes)],
+            [*(split.first_digest for split in splits), *(digests[index] for index in indexes)],
+            more_to_come=True,
+        )
+        tests = self.known.tests
+        for split in splits:
+            self.placement.place(split.first_digest, split.label)
+            first_id = written_id(tests[split.first_digest])
+            self.moves.append((split.plain_id, first_id))
+            self.repeated.add(first_id)  # the moved results ran before its later ones
+        for index, label in in_own_suite:
+            if self.placement.place(digests[index], label):
+                reruns.append(index)
+        return new_tests
 
-    def _tests_resolve(self, cases: list[tuple[bytes, ResultRow]], more_to_come: bool) -> list[str]:
+    def _tests_resolve(
+        self, cases: list[ResultRow], digests: list[bytes], more_to_come: bool
+    ) -> list[str]:
+        """Give every case's test an id, looked up or reserved; the COPY lines of the new."""
         known = self.known
-        new = self._tests_look_up(cases, more_to_come)
+        new = self._tests_look_up(cases, digests, more_to_come)
         mostly_new = 2 * len(new) >= len(cases)
         if mostly_new and self.new_tests is NewTests.AT_END and self._tests_lock_try():
             # Others may have added tests to the files read before the lock: read them again.
             self.new_tests = NewTests.PER_BATCH
             known.files.clear()
-            new = self._tests_look_up(cases, more_to_come)
+            new = self._tests_look_up(cases, digests, more_to_come)
         ids = known.reserve(TestCase, len(new))
         if ids:
             self.test_ids_new.append(ids)
@@ -201,18 +232,18 @@ class UploadWriter:
         return lines
 
     def _tests_look_up(
-        self, cases: list[tuple[bytes, ResultRow]], more_to_come: bool
+        self, cases: list[ResultRow], digests: list[bytes], more_to_come: bool
     ) -> dict[bytes, ResultRow]:
         """The cases' tests not known yet, once the files not read yet are looked up."""
         tests, files = self.known.tests, self.known.files
         wanted: dict[str, set[bytes]] = {}
-        for digest, row in cases:
+        for digest, row in zip(digests, cases, strict=True):
             if digest not in tests and row.file not in files:
                 wanted.setdefault(row.file, set()).add(digest)
         if wanted:
             self.known.tests_load(wanted, more_to_come=more_to_come)
         new: dict[bytes, ResultRow] = {}
-        for digest, row in cases:
+        for digest, row in zip(digests, cases, strict=True):
             if digest not in tests:
                 new.setdefault(digest, row)
         return new
@@ -240,18 +271,10 @@ class UploadWriter:
             reasons[kind, fingerprint] = reason_id
             self.new_reasons.append((reason_id, kind, wanted[kind, fingerprint], fingerprint))
 
-    def _splits_add(self, splits: list[Split]) -> None:
-        """A split key's plain test gives its results to its first suite's test after the
-        COPY, which then counts as repeated (the moved results run before its later ones)."""
-        tests = self.known.tests
-        for split in splits:
-            first = tests[split.first_digest]
-            self.moves.append((tests[split.plain], first))
-            self.repeated.add(first)
-
-    def _result_chunks(self, cases: list[ResultRow], digests: list[bytes]) -> Iterator[bytes]:
+    def _result_chunks(self, cases: list[ResultRow]) -> Iterator[bytes]:
         """The batch's results as COPY lines. Runs once per case, so what it touches is local."""
-        tests, reasons = self.known.tests, self.known.reasons
+        tests, reasons, digests = self.known.tests, self.known.reasons, self.digests
+        bits = LABEL_BITS
         seen_reasons, by_outcome = self.seen_reason_ids, self.by_outcome
         durations, start = self.duration_texts, self.line_start
         lines: list[str] = []
@@ -264,7 +287,7 @@ class UploadWriter:
                 seen_reasons.add(reason_id)
             by_outcome[outcome] += 1
             lines.append(
-                f"{start}{tests[digest]}\t{outcome}\t{durations[duration]}\t"
+                f"{start}{-tests[digest] >> bits}\t{outcome}\t{durations[duration]}\t"
                 f"{copy_text(message) if message else ''}\t{reason_id}\n"
             )
             if len(lines) == _CHUNK_LINES:

@@ -9,8 +9,12 @@ The rules, in the order of the upload's cases (``ingest.normalize.suites`` says 
   before, under the plain key, become the test of the label the key had until then. The plain
   test gets no result from this upload (and is not created, if it was new here).
 
-``Placement`` remembers, per key digest, the label its test was last written under: one dict
-entry per test of the upload, which also tells reruns apart.
+What the writer remembers of a test it wrote is in ``KnownIds.tests`` itself: a known test's id
+is a positive int there, and once the upload wrote it, ``written(id, label)``, a negative int
+holding its id and the number of the label it was last written under. One dict entry per test:
+a dict of labels beside the ids would add 40 MB per million tests to the worker. The writer's
+loop inlines the two common cases (a test's first case, a rerun under the same label); this
+module handles the rest.
 """
 
 from typing import NamedTuple
@@ -19,28 +23,39 @@ from ingest.normalize import TestIdentity, suite_qualified
 from ingest.writer.digests import key_digest
 from ingest.writer.rows import ResultRow
 
-SPLIT = -1  # the label of a split key: each of its cases takes its own suite's key
+LABEL_BITS = 24
+LABEL_MASK = (1 << LABEL_BITS) - 1
+SPLIT = LABEL_MASK  # the label of a split key: each of its cases takes its own suite's key
 
 
-class Placed(NamedTuple):
-    """A case as the test it belongs to (its row suite-qualified when its key is split)."""
+def written(test_id: int, label: int) -> int:
+    """How ``KnownIds.tests`` holds a test this upload wrote, last under ``label``."""
+    return -(test_id << LABEL_BITS | label)
 
-    row: ResultRow
-    digest: bytes
-    rerun: bool  # its test was written before in this upload
+
+def written_id(value: int) -> int:
+    return -value >> LABEL_BITS
+
+
+def written_label(value: int) -> int:
+    return -value & LABEL_MASK
 
 
 class Split(NamedTuple):
-    """A key split by suite: its plain test's results in this upload go to ``first``'s test."""
+    """A key split by suite: its plain test's results in this upload go to the test of the suite
+    it was written under before the split (``first``), whose id may not be known yet."""
 
-    plain: bytes  # digest of the plain key
-    first: ResultRow  # the key as the test of the suite it was written under before the split
+    plain_id: int
+    first: ResultRow
     first_digest: bytes
+    label: int
 
 
 class Placement:
-    def __init__(self) -> None:
-        self.label_of: dict[bytes, int] = {}  # digest of each key written: its last label
+    """The suite labels of one upload, and the keys it split."""
+
+    def __init__(self, tests: dict[bytes, int]) -> None:
+        self.tests = tests  # KnownIds.tests
         self.labels: dict[tuple[int, str], int] = {}  # (document, suite label): its number
         self.label_names: list[tuple[int, str]] = []  # by number
         self.splits: list[Split] = []  # since the writer last took them
@@ -53,35 +68,35 @@ class Placement:
             self.label_names.append((document, suite))
         return number
 
+    def elsewhere(self, row: ResultRow, digest: bytes, label: int) -> ResultRow | None:
+        """A case whose test was written before under another label, or whose key is split.
+        Returns None for a rerun in a later document (the test is now under ``label``), or the
+        case as the test of its own suite, placed later by ``place``."""
+        value = self.tests[digest]
+        last = written_label(value)
+        if last != SPLIT:
+            if self.label_names[last][0] != row.document:
+                self.tests[digest] = written(written_id(value), label)
+                return None
+            first = in_suite(row, self.label_names[last][1])
+            self.splits.append(Split(written_id(value), first, key_digest(first.key), last))
+            self.tests[digest] = written(written_id(value), SPLIT)
+        return in_suite(row, row.suite)
+
+    def place(self, digest: bytes, label: int) -> bool:
+        """Mark a suite's test (its id known by now) written under ``label``; whether it was
+        written before in this upload (a rerun). Its key is never split: it names its suite."""
+        value = self.tests[digest]
+        if value >= 0:
+            self.tests[digest] = written(value, label)
+            return False
+        if written_label(value) != label:  # the same suite in a later document
+            self.tests[digest] = written(written_id(value), label)
+        return True
+
     def splits_take(self) -> list[Split]:
-        """The keys split since the last call."""
         splits, self.splits = self.splits, []
         return splits
-
-    def elsewhere(self, row: ResultRow, digest: bytes, label: int, last: int) -> Placed:
-        """A case whose key was written before under another label, ``last``, or split. (The
-        two common cases, a key not written yet and one written under the same label, are
-        inlined in the writer's loop: ``label_of`` gets the label, or it is a rerun.)"""
-        if last != SPLIT:
-            if self.label_names[last][0] != row.document:  # a rerun in a later document
-                self.label_of[digest] = label
-                return Placed(row, digest, rerun=True)
-            self._split(row, digest, last)
-        return self._in_own_suite(row, label)
-
-    def _split(self, row: ResultRow, digest: bytes, last: int) -> None:
-        first = in_suite(row, self.label_names[last][1])
-        first_digest = key_digest(first.key)
-        self.splits.append(Split(digest, first, first_digest))
-        self.label_of[digest] = SPLIT
-        self.label_of[first_digest] = last
-
-    def _in_own_suite(self, row: ResultRow, label: int) -> Placed:
-        qualified = in_suite(row, row.suite)
-        digest = key_digest(qualified.key)
-        rerun = digest in self.label_of
-        self.label_of[digest] = label
-        return Placed(qualified, digest, rerun)
 
 
 def in_suite(row: ResultRow, label: str) -> ResultRow:
