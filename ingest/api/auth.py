@@ -7,6 +7,8 @@ cannot be guessed at speed. A token an OIDC exchange minted also expires.
 (``OidcTokenAuthentication``): the JWT is verified (``parity.oidc.tokens``), and the view
 exchanges its claims for a short-lived upload token (docs/oidc.md)."""
 
+import logging
+
 from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -18,6 +20,8 @@ from parity.oidc.issuers import IssuerUnavailable
 from parity.oidc.tokens import OidcRefused, id_token_verify, oidc_config
 from parity.projects import upload_token_used
 from parity.ratelimit import client_ip, rate_parse, window_hit, window_used, window_wait
+
+logger = logging.getLogger(__name__)
 
 
 class TokenUser:
@@ -114,6 +118,9 @@ class OidcTokenAuthentication(authentication.BaseAuthentication):
         try:
             claims = id_token_verify(token=header[1].decode(errors="replace"), config=oidc_config())
         except OidcRefused as exc:
+            logger.warning(
+                "oidc: token refused (%s) from %s: %s", exc.check, client_ip(request), exc
+            )
             raise exceptions.AuthenticationFailed(str(exc), code=exc.check) from exc
         except IssuerUnavailable as exc:
             raise IssuerUnreachable(f"{exc}; try again shortly.") from exc

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import parsers, status
+from rest_framework import exceptions, parsers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -123,6 +123,11 @@ class OidcExchangeView(APIView):
     authentication_classes = [OidcTokenAuthentication]
     permission_classes = [HasOidcToken]
     parser_classes = [parsers.JSONParser]
+
+    def permission_denied(self, request, message=None, code=None):
+        # DRF answers a request without the bearer token with a generic "credentials were not
+        # provided"; say which credentials (an upload token does not exchange).
+        raise exceptions.NotAuthenticated(HasOidcToken.message)
 
     @extend_schema(
         request=OidcExchangeSerializer,

@@ -57,6 +57,12 @@ def upload_token_exchange(*, claims: dict, project_slug: str) -> Exchanged:
         .prefetch_related("backends")
     )
     if not rules:
+        logger.warning(
+            "oidc: %s (%s) asked for %s, which has no rule",
+            identity.subject,
+            identity.issuer,
+            project_slug,
+        )
         raise OidcRefused(
             "project",
             f"Project '{project_slug}' has no trust rule: an admin adds one "
@@ -65,6 +71,9 @@ def upload_token_exchange(*, claims: dict, project_slug: str) -> Exchanged:
     rule, mismatches = rules_match(rules, identity)
     if rule is None:
         reasons = "; ".join(f"rule {m.rule_id}: {m.why}" for m in mismatches)
+        logger.warning(
+            "oidc: %s matched no rule of %s: %s", identity.subject, project_slug, reasons
+        )
         raise OidcRefused(
             mismatches[0].claim,
             f"No trust rule of project '{project_slug}' matches this token ({reasons}).",

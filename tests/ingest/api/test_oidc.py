@@ -242,7 +242,9 @@ def test_an_unreachable_issuer_answers_503_to_retry(rule, oidc, settings):
 def test_an_upload_token_is_not_an_oidc_token(rule, token):
     response = uploader(token).post(EXCHANGE, {"project": "pytorch-xla"}, format="json")
 
-    assert refused(response) == "Authentication credentials were not provided."
+    assert refused(response) == (
+        "This endpoint needs an OIDC ID token: 'Authorization: Bearer <token>'."
+    )
 
 
 # --- The minted token ---------------------------------------------------------------------------
