@@ -4,9 +4,14 @@ processes trust), exchanges it for a short-lived upload token, uploads and waits
 ingest; a token the trust rule does not cover is refused with its reason, and a fork's pull
 request (no token) falls back to PARITY_TOKEN, saying so."""
 
+import json
+import time
+import urllib.error
+import urllib.request
+
 import pytest
 
-from parity.models import Upload
+from parity.models import Upload, UploadToken
 from parity.oidc.exchange import trust_rule_create
 from parity.projects import upload_token_create
 from tests.e2e.conftest import STALE_SECONDS, stack_started
@@ -132,3 +137,65 @@ def test_a_forks_pull_request_falls_back_to_its_token_and_says_so(live, project,
         "id-token: write'); using PARITY_TOKEN"
     ]
     assert Upload.objects.get().status == "done"
+
+
+BAD_TOKENS = {
+    "expired": (
+        lambda fake: fake.token(exp=int(time.time()) - 600),
+        "The token expired (exp): request a fresh one.",
+    ),
+    "wrong-audience": (
+        lambda fake: fake.token(aud="elsewhere"),
+        "The token's audience (aud) 'elsewhere' is not 'parity' (PARITY_OIDC_AUDIENCE): "
+        "request the token with that audience.",
+    ),
+    "bad-signature": (
+        lambda fake: fake.token(key=FakeIssuer().keys["rsa-1"][0]),
+        "The token's signature does not verify with {url}'s key.",
+    ),
+    "alg-none": (
+        lambda fake: fake.unsigned_token(),
+        "The token's alg 'none' is not allowed: sign it with RS256 or ES256.",
+    ),
+    "unknown-kid": (
+        lambda fake: fake.token(kid="never-published"),
+        "The issuer {url} has no signing key with kid 'never-published'.",
+    ),
+    "wrong-repository": (
+        lambda fake: fake.token(repository="attacker/xla"),
+        "No trust rule of project 'pytorch-xla' matches this token "
+        "(rule {rule}: repository 'attacker/xla' does not match).",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_TOKENS))
+def test_each_bad_token_is_refused_by_the_stack_with_its_reason(live, project, github, kind):
+    rule = trust_rule_create(project=project, issuer=github.url, repository="pytorch/xla")
+    make, reason = BAD_TOKENS[kind]
+
+    status, body = exchange_over_http(live, make(github))
+
+    assert (status, body) == (401, {"detail": reason.format(url=github.url, rule=rule.pk)})
+    assert not UploadToken.objects.exists()
+
+
+def test_a_project_without_rules_is_refused_by_the_stack(live, project, github):
+    status, body = exchange_over_http(live, github.token())
+
+    assert status == 401
+    assert body["detail"].startswith("Project 'pytorch-xla' has no trust rule")
+
+
+def exchange_over_http(live, token: str) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        f"{live.base_url}/api/v1/oidc/exchange/",
+        data=json.dumps({"project": "pytorch-xla"}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
