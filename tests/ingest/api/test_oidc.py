@@ -293,3 +293,13 @@ def test_removing_a_rule_revokes_its_tokens(rule, oidc):
         "Invalid or revoked upload token."
     )
     assert "has no trust rule" in refused(exchange(oidc.token()))
+
+
+def test_exchanging_again_does_not_reset_the_upload_limit(rule, oidc, settings):
+    """The upload throttle counts a rule's minted tokens together, as it counts one token."""
+    settings.PARITY_THROTTLE_UPLOAD = "1/min"
+    first = uploader(exchange(oidc.token()).json()["token"])
+    second = uploader(exchange(oidc.token()).json()["token"])
+
+    assert post_upload(first, XML, backend="tpu").status_code == 202
+    assert post_upload(second, XML, backend="gpu").status_code == 429
