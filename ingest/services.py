@@ -66,6 +66,17 @@ def backend_resolve(*, project: Project, name: str) -> Backend:
     return backend
 
 
+def token_backend_check(*, token: UploadToken, backend: Backend) -> None:
+    """A token an OIDC trust rule scoped to some backends uploads (and completes runs) of
+    those only: 403 naming the backend otherwise."""
+    if not token.may_upload_to(backend):
+        raise UploadRejected(
+            f"This token may upload to backend(s) {', '.join(token.backends)} only, "
+            f"not '{backend.name}' (its trust rule's backends).",
+            status_code=403,
+        )
+
+
 def default_run_key(*, commit: str, branch: str, backend: str) -> str:
     return f"{commit}:{branch}:{backend}"
 
@@ -87,6 +98,7 @@ def upload_create(
         raise UploadRejected("Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz).")
     project = project_for_token(token=token, slug=request.project)
     backend = backend_resolve(project=project, name=request.backend)
+    token_backend_check(token=token, backend=backend)
     digests = [_file_digest(f) for f in files]
     upload_digest = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
     run_key = request.run_key or default_run_key(

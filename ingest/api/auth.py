@@ -1,16 +1,27 @@
 """`Authorization: Token <key>`: a token belongs to one project and can upload only there.
 Failed token authentications are limited per client IP (PARITY_THROTTLE_BAD_TOKEN): past the
 limit, every token request from that IP answers 429 before its token is looked at, so keys
-cannot be guessed at speed."""
+cannot be guessed at speed. A token an OIDC exchange minted also expires.
+
+`Authorization: Bearer <OIDC ID token>` authenticates the OIDC exchange only
+(``OidcTokenAuthentication``): the JWT is verified (``parity.oidc.tokens``), and the view
+exchanges its claims for a short-lived upload token (docs/oidc.md)."""
+
+import logging
 
 from django.conf import settings
+from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from parity.models import UploadToken
 from parity.models.projects import token_digest
+from parity.oidc.issuers import IssuerUnavailable
+from parity.oidc.tokens import OidcRefused, id_token_verify, oidc_config
 from parity.projects import upload_token_used
 from parity.ratelimit import client_ip, rate_parse, window_hit, window_used, window_wait
+
+logger = logging.getLogger(__name__)
 
 
 class TokenUser:
@@ -52,6 +63,11 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
         if token is None:
             window_hit(scope="bad-token", ident=ip, rate=rate)
             raise exceptions.AuthenticationFailed("Invalid or revoked upload token.")
+        if token.expired(timezone.now()):
+            raise exceptions.AuthenticationFailed(
+                f"This upload token expired at {token.expires_at:%Y-%m-%d %H:%M:%S} UTC: "
+                "exchange a fresh OIDC token (POST /api/v1/oidc/exchange/)."
+            )
         upload_token_used(token=token)
         return TokenUser(token), token
 
@@ -66,6 +82,75 @@ class HasUploadToken(permissions.BasePermission):
         return isinstance(request.auth, UploadToken)
 
 
+class OidcPrincipal:
+    """The CI job behind a verified OIDC ID token: it may only exchange it (``claims``)."""
+
+    is_authenticated = True
+    is_staff = False
+
+    def __init__(self, claims: dict) -> None:
+        self.claims = claims
+
+    def __str__(self) -> str:
+        return str(self.claims.get("sub", "oidc"))
+
+
+class IssuerUnreachable(exceptions.APIException):
+    status_code = 503
+    default_detail = "The token's issuer cannot be reached for its keys; try again shortly."
+    wait = 30  # DRF's handler sends it as Retry-After
+
+
+class OidcTokenAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer <OIDC ID token>`: verified against its issuer's keys, or a 401
+    naming the check that failed."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed(
+                "Invalid header: use 'Authorization: Bearer <OIDC ID token>'."
+            )
+        try:
+            claims = id_token_verify(token=header[1].decode(errors="replace"), config=oidc_config())
+        except OidcRefused as exc:
+            logger.warning(
+                "oidc: token refused (%s) from %s: %s", exc.check, client_ip(request), exc
+            )
+            raise exceptions.AuthenticationFailed(str(exc), code=exc.check) from exc
+        except IssuerUnavailable as exc:
+            raise IssuerUnreachable(f"{exc}; try again shortly.") from exc
+        return OidcPrincipal(claims), claims
+
+    def authenticate_header(self, request) -> str:
+        return self.keyword
+
+
+class HasOidcToken(permissions.BasePermission):
+    message = "This endpoint needs an OIDC ID token: 'Authorization: Bearer <token>'."
+
+    def has_permission(self, request, view) -> bool:
+        return isinstance(request.user, OidcPrincipal)
+
+
+class OidcTokenScheme(OpenApiAuthenticationExtension):
+    target_class = OidcTokenAuthentication
+    name = "oidcToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": "An OIDC ID token of a trusted CI issuer (GitHub Actions, GitLab, "
+            "Buildkite), requested for the audience PARITY_OIDC_AUDIENCE; docs/oidc.md.",
+        }
+
+
 class UploadTokenScheme(OpenApiAuthenticationExtension):
     target_class = UploadTokenAuthentication
     name = "uploadToken"
@@ -75,5 +160,6 @@ class UploadTokenScheme(OpenApiAuthenticationExtension):
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "`Token <key>`; create one with `manage.py create_upload_token`.",
+            "description": "`Token <key>`; create one with `manage.py create_upload_token`, or "
+            "exchange an OIDC ID token for a short-lived one (`POST /api/v1/oidc/exchange/`).",
         }

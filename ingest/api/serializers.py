@@ -84,3 +84,17 @@ class RunSerializer(serializers.Serializer):
     complete = serializers.BooleanField()
     started_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
+
+
+class OidcExchangeSerializer(serializers.Serializer):
+    project = serializers.SlugField(help_text="The project to upload to; its trust rules decide.")
+
+
+class ExchangedTokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="An upload token: send 'Authorization: Token <it>'.")
+    expires_at = serializers.DateTimeField()
+    project = serializers.CharField(source="project.slug")
+    backends = serializers.ListField(
+        child=serializers.CharField(), help_text="The backends it may upload to; empty: all."
+    )
+    rule = serializers.IntegerField(source="rule.pk", help_text="The trust rule that matched.")

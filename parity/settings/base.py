@@ -160,6 +160,26 @@ PARITY_THROTTLE_LOGIN = env_str("PARITY_THROTTLE_LOGIN", "10/min")
 # X-Forwarded-For. 0 (no proxy) reads REMOTE_ADDR only, so a client cannot choose its own IP.
 PARITY_NUM_PROXIES = env_int("PARITY_NUM_PROXIES", 0)
 
+# CI without a long-lived secret (docs/oidc.md): OIDC ID tokens of these issuers are exchanged
+# at POST /api/v1/oidc/exchange/ for an upload token of PARITY_OIDC_TOKEN_SECONDS, when a trust
+# rule of the project matches their claims (no rule, no upload: listing an issuer trusts
+# nobody by itself). The token must be requested for PARITY_OIDC_AUDIENCE; a deployment of
+# its own should pick its own (its URL). Issuers' keys are cached per process for
+# PARITY_OIDC_JWKS_CACHE_SECONDS; a token with an unknown key id refetches them at most once
+# per PARITY_OIDC_JWKS_REFETCH_SECONDS. exp and nbf get PARITY_OIDC_LEEWAY_SECONDS of leeway.
+PARITY_OIDC_ISSUERS = [
+    issuer.rstrip("/")
+    for issuer in env_list("PARITY_OIDC_ISSUERS", "https://token.actions.githubusercontent.com")
+]
+for _issuer in PARITY_OIDC_ISSUERS:  # keys fetched over plain HTTP could be anyone's
+    if not _issuer.startswith(("https://", "http://127.0.0.1:", "http://localhost:")):
+        raise ImproperlyConfigured(f"PARITY_OIDC_ISSUERS: {_issuer!r} is not an https:// URL.")
+PARITY_OIDC_AUDIENCE = env_str("PARITY_OIDC_AUDIENCE", "parity")
+PARITY_OIDC_TOKEN_SECONDS = env_int("PARITY_OIDC_TOKEN_SECONDS", 60 * 60)
+PARITY_OIDC_JWKS_CACHE_SECONDS = env_int("PARITY_OIDC_JWKS_CACHE_SECONDS", 60 * 60)
+PARITY_OIDC_JWKS_REFETCH_SECONDS = env_int("PARITY_OIDC_JWKS_REFETCH_SECONDS", 60)
+PARITY_OIDC_LEEWAY_SECONDS = env_int("PARITY_OIDC_LEEWAY_SECONDS", 60)
+
 # Email (the weekly digest).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25)

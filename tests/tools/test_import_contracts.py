@@ -91,6 +91,18 @@ CROSSINGS = [
         "from parity.dashboard import presenters",
         "parity.selectors.heatmap -> parity.dashboard.presenters",
     ),
+    (
+        "oidc-claims-pure",
+        "parity/oidc/identity.py",
+        "from parity.models import TrustRule",
+        "parity.oidc.identity -> parity.models",
+    ),
+    (
+        "oidc-claims-pure",
+        "parity/oidc/issuers.py",
+        "from django.core.cache import cache",
+        "parity.oidc.issuers -> django.core.cache",
+    ),
 ]
 
 
