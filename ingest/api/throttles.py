@@ -1,5 +1,5 @@
-"""Uploads per upload token (PARITY_THROTTLE_UPLOAD; per trust rule for OIDC-minted tokens). A default DRF throttle (settings
-``DEFAULT_THROTTLE_CLASSES``) that counts only the upload endpoint's POSTs, in the shared cache
+"""Uploads per upload token (PARITY_THROTTLE_UPLOAD; per trust rule for OIDC-minted tokens).
+A default DRF throttle (settings ``DEFAULT_THROTTLE_CLASSES``) that counts only the upload endpoint's POSTs, in the shared cache
 of ``parity.ratelimit``; everything else passes."""
 
 from django.conf import settings

@@ -105,7 +105,6 @@ class UploadWriter:
         self.params = {"project": project_id, "run": run_id, "upload": upload_id, "seen": seen}
         self.known = KnownIds(cursor, project_id=project_id)
         self.placement = Placement(self.known.tests)
-        self.digests: list[bytes] = []  # of the batch's cases
         self.new_tests = NewTests.AT_END
         self.tests_locked = False
         self.tests_waiting = Spool()  # COPY lines of the new tests, when they wait for the end
@@ -125,7 +124,8 @@ class UploadWriter:
     def write(self, rows: Iterator[ResultRow]) -> None:
         batch = list(islice(rows, BATCH_CASES))
         while batch:
-            new_tests = self._resolve(batch, more_to_come=len(batch) == BATCH_CASES)
+            digests = [md5(row.key.encode()).digest() for row in batch]
+            new_tests = self._resolve(batch, digests, more_to_come=len(batch) == BATCH_CASES)
             ahead: list[ResultRow] = []
             if new_tests and self.new_tests is NewTests.PER_BATCH:
                 chunk = "".join(new_tests).encode()
@@ -133,15 +133,17 @@ class UploadWriter:
                 copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
             elif new_tests:
                 self.tests_waiting.write("".join(new_tests).encode(), len(new_tests))
-            chunks = self._parsing_meanwhile(self._result_chunks(batch), rows, ahead)
+            chunks = self._parsing_meanwhile(self._result_chunks(batch, digests), rows, ahead)
             copy_from_chunks(self.cursor, _COPY_RESULTS, chunks)
             ahead.extend(islice(rows, BATCH_CASES - len(ahead)))
             batch = ahead
 
-    def _resolve(self, cases: list[ResultRow], *, more_to_come: bool) -> list[str]:
+    def _resolve(
+        self, cases: list[ResultRow], digests: list[bytes], *, more_to_come: bool
+    ) -> list[str]:
         """Look up or reserve every id the batch needs, and place each case as its test (the
-        cases of split keys become their suite's). Returns the COPY lines of its new tests."""
-        digests = self.digests = [md5(row.key.encode()).digest() for row in cases]
+        cases of split keys become their suite's, in ``cases`` and ``digests``). Returns the
+        COPY lines of its new tests."""
         new_tests = self._tests_resolve(cases, digests, more_to_come)
         reruns, in_own_suite = self._place(cases, digests)
         if in_own_suite:
@@ -271,10 +273,9 @@ class UploadWriter:
             reasons[kind, fingerprint] = reason_id
             self.new_reasons.append((reason_id, kind, wanted[kind, fingerprint], fingerprint))
 
-    def _result_chunks(self, cases: list[ResultRow]) -> Iterator[bytes]:
+    def _result_chunks(self, cases: list[ResultRow], digests: list[bytes]) -> Iterator[bytes]:
         """The batch's results as COPY lines. Runs once per case, so what it touches is local."""
-        tests, reasons, digests = self.known.tests, self.known.reasons, self.digests
-        bits = LABEL_BITS
+        tests, reasons, bits = self.known.tests, self.known.reasons, LABEL_BITS
         seen_reasons, by_outcome = self.seen_reason_ids, self.by_outcome
         durations, start = self.duration_texts, self.line_start
         lines: list[str] = []
