@@ -1,6 +1,7 @@
 """Uploads per upload token (PARITY_THROTTLE_UPLOAD; per trust rule for OIDC-minted tokens).
-A default DRF throttle (settings ``DEFAULT_THROTTLE_CLASSES``) that counts only the upload endpoint's POSTs, in the shared cache
-of ``parity.ratelimit``; everything else passes."""
+
+A default DRF throttle (settings ``DEFAULT_THROTTLE_CLASSES``) that counts only the upload
+endpoint's POSTs, in the shared cache of ``parity.ratelimit``; everything else passes."""
 
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
