@@ -238,14 +238,17 @@ class UploadWriter:
     ) -> dict[bytes, ResultRow]:
         """The cases' tests not known yet, once the files not read yet are looked up."""
         tests, files = self.known.tests, self.known.files
+        unknown: list[tuple[bytes, ResultRow]] = []
         wanted: dict[str, set[bytes]] = {}
         for digest, row in zip(digests, cases, strict=True):
-            if digest not in tests and row.file not in files:
-                wanted.setdefault(row.file, set()).add(digest)
+            if digest not in tests:
+                unknown.append((digest, row))
+                if row.file not in files:
+                    wanted.setdefault(row.file, set()).add(digest)
         if wanted:
             self.known.tests_load(wanted, more_to_come=more_to_come)
         new: dict[bytes, ResultRow] = {}
-        for digest, row in zip(digests, cases, strict=True):
+        for digest, row in unknown:
             if digest not in tests:
                 new.setdefault(digest, row)
         return new
