@@ -2,6 +2,11 @@ import os
 
 from celery import Celery
 from django.db import DatabaseError
+from kombu.transport import TRANSPORT_ALIASES
+
+# redis:// and rediss:// brokers use kombu's Redis transport with the fix in parity.broker (a
+# Redis restart while a task runs no longer ends the worker). Set before any connection is made.
+TRANSPORT_ALIASES["redis"] = TRANSPORT_ALIASES["rediss"] = "parity.broker:Transport"
 
 # Production unless told: a server started bare must not run in DEBUG with a known secret;
 # a laptop sets DJANGO_SETTINGS_MODULE=parity.settings.local (the Makefile does).

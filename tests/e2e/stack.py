@@ -28,6 +28,9 @@ WEB_APPLICATION_NAME = "parity-e2e-web"
 WORKER_APPLICATION_NAME = "parity-e2e-worker"
 START_SECONDS = 60
 STOP_SECONDS = 20
+# Worker options of the shared stack: no heartbeats, gossip or mingle between the stacks of
+# concurrent test runs. A stack that must behave as docker/compose.yml's worker does passes ().
+QUIET_WORKER = ("--without-heartbeat", "--without-gossip", "--without-mingle")
 # Access-log lines of the tests' status polling, left out of the logs shown for a failure.
 _POLL = re.compile(r'"GET /api/v1/uploads/\d+/ HTTP/1\.1" 200 ')
 
@@ -103,6 +106,7 @@ class LiveStack:
     queue: str
     extra_env: dict[str, str] = field(default_factory=dict)
     concurrency: int = 2  # prefork children of each worker
+    worker_options: tuple[str, ...] = QUIET_WORKER
     web: Process | None = None
     workers: list[Process] = field(default_factory=list)
     base_url: str = ""
@@ -163,7 +167,8 @@ class LiveStack:
             *(sys.executable, "-m", "celery", "-A", "parity", "worker"),
             *("--pool=prefork", f"--concurrency={self.concurrency}", "-Q", self.queue),
             *("-n", nodename),
-            *("--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=INFO"),
+            *self.worker_options,
+            "--loglevel=INFO",
         ]
         worker = self._spawn(f"worker{number}", command, WORKER_APPLICATION_NAME)
         worker.nodename = nodename
