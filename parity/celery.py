@@ -31,6 +31,8 @@ app.autodiscover_tasks()
 # run on as orphans holding their database connections and an upload's row lock until their
 # task ends. The kernel sends the child SIGKILL when its parent dies (Linux' PR_SET_PDEATHSIG);
 # Postgres then rolls the child's transaction back and recovery queues the upload again.
+# Celery 5.7's prefork initializer sets the same, but silently ignores a failure; this one logs
+# it, and also covers a parent that died between the fork and the prctl (docs/resilience.md).
 PR_SET_PDEATHSIG = 1
 _main_pid: int | None = None
 
@@ -43,7 +45,8 @@ def _remember_main_process(**kwargs) -> None:
 
 @worker_process_init.connect
 def _die_with_main_process(**kwargs) -> None:
-    if not sys.platform.startswith("linux"):
+    # The solo pool sends this signal in the main process itself: nothing to do there.
+    if not sys.platform.startswith("linux") or os.getpid() == _main_pid:
         return
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:

@@ -23,6 +23,7 @@ from urllib.request import urlopen
 
 import redis
 from celery import Celery
+from kombu.exceptions import OperationalError
 
 WEB_APPLICATION_NAME = "parity-e2e-web"
 WORKER_APPLICATION_NAME = "parity-e2e-worker"
@@ -206,10 +207,18 @@ class LiveStack:
         deadline = time.monotonic() + seconds
         idle_checks = 0
         while idle_checks < 2 and time.monotonic() < deadline:
-            idle_checks = idle_checks + 1 if self.worker.alive() and self.worker_idle() else 0
+            idle_checks = idle_checks + 1 if self.worker.alive() and self._idle() else 0
             time.sleep(0.2)
         if idle_checks < 2:
             self.restart_worker()
+
+    def _idle(self) -> bool:
+        # A test that restarted Redis leaves this process' pooled broker connections dead: the
+        # first use of one fails, and the next takes a fresh one.
+        try:
+            return self.worker_idle()
+        except (redis.RedisError, OperationalError, OSError):
+            return False
 
     def assert_worker_alive(self) -> None:
         if not self.worker.alive():
