@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ingest.tasks import upload_ingest
+from parity.celery import task_send
 from parity.models import Backend, Project, Run, Upload, UploadFile, UploadStatus, UploadToken
 
 logger = logging.getLogger(__name__)
@@ -135,7 +136,7 @@ def upload_create(
             stored = UploadFile(upload=upload, name=file.name, sha256=digest, size=file.size)
             stored.raw.save(file.name, file, save=False)
             stored.save()
-        transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
+        transaction.on_commit(lambda: task_send(upload_ingest, upload.pk))
     logger.info("upload %s queued for run %s (%s bytes)", upload.pk, run.pk, upload.size)
     return upload, True
 
@@ -144,4 +145,4 @@ def _requeue_if_pending(upload: Upload) -> None:
     """A client resending content it got no answer for must not find a dead upload: queue a
     pending one again. Harmless when a worker has it (the claim is a row lock)."""
     if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
-        transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
+        transaction.on_commit(lambda: task_send(upload_ingest, upload.pk))

@@ -50,6 +50,12 @@ class UploadCreateSerializer(serializers.Serializer):
 
 class UploadSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="What ingest skipped and why, one sentence each (a symbolic link in an "
+        "archive); empty when nothing was.",
+    )
 
     class Meta:
         model = Upload
@@ -59,6 +65,7 @@ class UploadSerializer(serializers.ModelSerializer):
             "run",
             "error",
             "counts",
+            "warnings",
             "size",
             "sha256",
             "created_at",

@@ -244,6 +244,7 @@ class ManifestView(APIView):
 
 class ManifestResolveView(APIView):
     permission_classes = [ProjectAccess]
+    reads_by_post = True  # it only asks: anyone may on a public project
 
     @extend_schema(
         parameters=[s.SLUG_PATH],
