@@ -7,8 +7,9 @@ counts the decompressed bytes it delivers against one budget for the whole uploa
 ``max_bytes`` of decompression and a chunk of memory, whatever it claims or contains.
 
 Symbolic links are skipped, in a tar as in a zip: read as a file, a link is its target's path,
-not XML, and the file it points to is in the archive anyway, or was never sent. An archive
-whose only .xml entries are links is refused with an error that says so.
+not XML, and the file it points to is in the archive anyway, or was never sent. Each skipped
+link is named in ``skipped`` (a list the caller passes; the upload shows them as warnings). An
+archive whose only .xml entries are links is refused with an error that says so.
 """
 
 from __future__ import annotations
@@ -59,20 +60,25 @@ class TooLarge(ArchiveError):
     """The upload decompresses to more than the configured limit."""
 
 
-def iter_xml_documents(filename: str, stream: BinaryIO, *, max_bytes: int) -> Iterator[XmlDocument]:
+def iter_xml_documents(
+    filename: str, stream: BinaryIO, *, max_bytes: int, skipped: list[str] | None = None
+) -> Iterator[XmlDocument]:
     """Yield each XML document of an upload, dispatching on content first, then on suffix.
+    Members skipped next to the documents (symbolic links) are appended to ``skipped``, each
+    a sentence naming the member.
 
     A tar archive is read front to back: read each document's stream before asking for the
     next one.
     """
+    skipped = [] if skipped is None else skipped
     budget = _Budget(filename, max_bytes)
     head, stream = _peek(stream)
     lower = filename.lower()
     # Magic bytes win over a lying suffix; the suffix only decides what the bytes cannot.
     if head.startswith(_ZIP_MAGICS) or (lower.endswith(".zip") and not _looks_like_xml(head)):
-        yield from _zip_documents(filename, stream, budget)
+        yield from _zip_documents(filename, stream, budget, skipped)
     elif head.startswith(_GZIP_MAGIC):
-        yield from _gzip_documents(filename, stream, budget)
+        yield from _gzip_documents(filename, stream, budget, skipped)
     elif lower.endswith(".xml") or _looks_like_xml(head):
         yield XmlDocument(filename, None, _Capped(stream, budget, filename))
     elif lower.endswith((".gz", ".tgz")):
@@ -87,7 +93,9 @@ def _looks_like_xml(head: bytes) -> bool:
     return text.startswith(b"<") or head.startswith((b"\xff\xfe", b"\xfe\xff"))
 
 
-def _gzip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterator[XmlDocument]:
+def _gzip_documents(
+    filename: str, stream: BinaryIO, budget: _Budget, skipped: list[str]
+) -> Iterator[XmlDocument]:
     # Like a zip's declared sizes, the gzip trailer lets an honest bomb fail before anything is
     # inflated; the stream still counts real bytes, since the trailer can lie (or wrap at 4 GiB).
     declared = _gzip_declared_size(stream)
@@ -96,13 +104,13 @@ def _gzip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterato
     unzipped = _Capped(gzip.GzipFile(fileobj=stream, mode="rb"), budget, filename)
     head, unzipped = _peek(unzipped)
     if head[_TAR_MAGIC_OFFSET : _TAR_MAGIC_OFFSET + 5] == b"ustar":
-        yield from _tar_documents(filename, unzipped)
+        yield from _tar_documents(filename, unzipped, skipped)
         return
     name = filename[:-3] if filename.lower().endswith(".gz") else filename
     yield XmlDocument(name, None, unzipped)
 
 
-def _tar_documents(filename: str, unzipped: BinaryIO) -> Iterator[XmlDocument]:
+def _tar_documents(filename: str, unzipped: BinaryIO, skipped: list[str]) -> Iterator[XmlDocument]:
     """Members of a tar stream; the budget sits below tarfile, so skipped members count too."""
     found = False
     links: list[str] = []
@@ -113,6 +121,7 @@ def _tar_documents(filename: str, unzipped: BinaryIO) -> Iterator[XmlDocument]:
                     continue
                 if member.issym():
                     links.append(member.name)
+                    skipped.append(_link_skipped(member.name, filename, "tar --dereference"))
                 if not member.isreg():
                     continue
                 member_stream = tar.extractfile(member)
@@ -125,13 +134,15 @@ def _tar_documents(filename: str, unzipped: BinaryIO) -> Iterator[XmlDocument]:
         raise _no_xml(links, how_to_store="tar --dereference")
 
 
-def _zip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterator[XmlDocument]:
+def _zip_documents(
+    filename: str, stream: BinaryIO, budget: _Budget, skipped: list[str]
+) -> Iterator[XmlDocument]:
     if not stream.seekable():
         # zipfile seeks to the central directory at the end: spool the (compressed) upload.
         with tempfile.SpooledTemporaryFile(max_size=16 * 2**20) as spool:
             shutil.copyfileobj(stream, spool, _CHUNK_BYTES)
             spool.seek(0)
-            yield from _zip_documents(filename, spool, budget)
+            yield from _zip_documents(filename, spool, budget, skipped)
         return
     try:
         archive = zipfile.ZipFile(stream)
@@ -143,6 +154,11 @@ def _zip_documents(filename: str, stream: BinaryIO, budget: _Budget) -> Iterator
         if not members:
             links = [info.filename for info in entries if _is_zip_symlink(info)]
             raise _no_xml(links, how_to_store="zip without -y")
+        skipped.extend(
+            _link_skipped(info.filename, filename, "zip without -y")
+            for info in entries
+            if _is_zip_symlink(info)
+        )
         # The declared sizes let an honest bomb fail before anything is inflated; the streams
         # still count real bytes, since headers can lie.
         budget.check_declared(sum(info.file_size for info in members))
@@ -159,6 +175,13 @@ def _is_zip_symlink(info: zipfile.ZipInfo) -> bool:
     # zip -y stores a link as its target's path, marked only by the Unix file type in the high
     # 16 bits of external_attr: zipfile reads it out like a file.
     return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _link_skipped(member: str, filename: str, how_to_store: str) -> str:
+    return (
+        f"{member} in {filename} is a symbolic link and was skipped: archive the file itself "
+        f"({how_to_store})."
+    )
 
 
 def _no_xml(links: list[str], *, how_to_store: str) -> ArchiveError:

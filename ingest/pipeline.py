@@ -47,9 +47,10 @@ def upload_ingest(*, upload_id: int) -> None:
             upload = _lock(upload_id)
             if upload is None:
                 return  # finished, or another delivery holds it and is still working
-            summary = results_write(upload=upload, rows=upload_rows(upload))
+            warnings: list[str] = []
+            summary = results_write(upload=upload, rows=upload_rows(upload, warnings=warnings))
             reason_issues_link(project=upload.run.project, reason_ids=summary.new_reason_ids)
-            _finish(upload, UploadStatus.DONE, counts=summary.counts)
+            _finish(upload, UploadStatus.DONE, counts=summary.counts, warnings=warnings)
             _update_run(upload)
     except BadUpload as exc:
         upload_fail(upload_id=upload_id, message=str(exc))
@@ -57,7 +58,11 @@ def upload_ingest(*, upload_id: int) -> None:
         return
     reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
     logger.info(
-        "upload %s done: %s in %.2fs", upload_id, summary.counts, time.monotonic() - started
+        "upload %s done: %s, %d new test ids, in %.2fs",
+        upload_id,
+        summary.counts,
+        summary.test_ids_drawn,
+        time.monotonic() - started,
     )
 
 
@@ -85,18 +90,28 @@ def _update_run(upload: Upload) -> None:
         run_complete(run=run)
 
 
-def upload_rows(upload: Upload) -> Iterator[ResultRow]:
+def upload_rows(upload: Upload, *, warnings: list[str] | None = None) -> Iterator[ResultRow]:
+    """The upload's rows, streamed; what its files skipped is appended to ``warnings``."""
     # Read everything the rows need from the database now: the rows are consumed while COPY
     # holds the connection, and a query then would break the COPY protocol.
     files = list(upload.files.all())
     identify = TestIdentifier(upload.run.project.normalization())
     return chain.from_iterable(
-        _row_batches(files, identify=identify, file_hint=upload.file_hint or None)
+        _row_batches(
+            files,
+            identify=identify,
+            file_hint=upload.file_hint or None,
+            warnings=[] if warnings is None else warnings,
+        )
     )
 
 
 def _row_batches(
-    files: list[UploadFile], *, identify: TestIdentifier, file_hint: str | None
+    files: list[UploadFile],
+    *,
+    identify: TestIdentifier,
+    file_hint: str | None,
+    warnings: list[str],
 ) -> Iterator[list[ResultRow]]:
     limits = parse_limits()
     number = 0  # of the document in the upload: suites are told apart within one document
@@ -104,7 +119,7 @@ def _row_batches(
         with stored.raw.open("rb") as raw:
             try:
                 documents = iter_xml_documents(
-                    stored.name, raw, max_bytes=settings.PARITY_MAX_XML_BYTES
+                    stored.name, raw, max_bytes=settings.PARITY_MAX_XML_BYTES, skipped=warnings
                 )
                 for document in documents:
                     hint = document.folder_hint or file_hint
@@ -224,9 +239,9 @@ def _claim(upload_id: int) -> bool:
     return True
 
 
-def _finish(upload: Upload, status: str, *, counts: dict[str, int]) -> None:
+def _finish(upload: Upload, status: str, *, counts: dict[str, int], warnings: list[str]) -> None:
     Upload.objects.filter(pk=upload.pk).update(
-        status=status, counts=counts, error="", finished_at=timezone.now()
+        status=status, counts=counts, warnings=warnings, error="", finished_at=timezone.now()
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -32,13 +33,22 @@ class Recovered:
 
 
 def uploads_stale(*, now: datetime.datetime) -> list[int]:
-    """Pending uploads that nothing touched (created, taken up, queued again) for
-    ``PARITY_UPLOAD_STALE_SECONDS``, oldest first."""
-    before = now - datetime.timedelta(seconds=settings.PARITY_UPLOAD_STALE_SECONDS)
+    """Pending uploads whose last message is gone, oldest first. At most one message per upload
+    is in flight, however long the queue: an upload is queued again only when
+
+    - a worker took up its last message (``started_at`` after it was sent) and nothing touched
+      it for ``PARITY_UPLOAD_STALE_SECONDS`` (the worker died; a live one holds its row lock,
+      which ``uploads_recover`` skips), or
+    - its last message was never taken up in ``PARITY_UPLOAD_LOST_SECONDS`` (the broker lost it,
+      or the web could not send it). A message still waiting in a long queue is left alone
+      until then, so a backlog is not multiplied by recovery."""
+    stale = now - datetime.timedelta(seconds=settings.PARITY_UPLOAD_STALE_SECONDS)
+    lost = now - datetime.timedelta(seconds=settings.PARITY_UPLOAD_LOST_SECONDS)
+    taken = Q(started_at__isnull=False, started_at__gte=F("sent_at"))
     return list(
         Upload.objects.filter(status__in=PENDING)
-        .alias(touched=Greatest("created_at", "started_at", "requeued_at"))
-        .filter(touched__lt=before)
+        .alias(sent_at=Greatest("created_at", "requeued_at"))
+        .filter((taken & Q(started_at__lt=stale)) | (~taken & Q(sent_at__lt=lost)))
         .order_by("created_at", "pk")
         .values_list("pk", flat=True)
     )
@@ -47,8 +57,9 @@ def uploads_stale(*, now: datetime.datetime) -> list[int]:
 def uploads_recover(
     *, enqueue: Callable[[int], object], now: datetime.datetime | None = None
 ) -> Recovered:
-    """Queue each stale upload again through ``enqueue`` (once its row is committed), or fail it
-    past ``PARITY_UPLOAD_MAX_ATTEMPTS``. Uploads a live worker holds are left alone."""
+    """Queue each stale upload (``uploads_stale``) again through ``enqueue`` (once its row is
+    committed), or fail it past ``PARITY_UPLOAD_MAX_ATTEMPTS``. Uploads a live worker holds are
+    left alone."""
     now = now or timezone.now()
     recovered = Recovered()
     for upload_id in uploads_stale(now=now):

@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ingest.tasks import upload_ingest
+from parity.celery import task_send
 from parity.models import Backend, Project, Run, Upload, UploadFile, UploadStatus, UploadToken
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,17 @@ def backend_resolve(*, project: Project, name: str) -> Backend:
     return backend
 
 
+def token_backend_check(*, token: UploadToken, backend: Backend) -> None:
+    """A token an OIDC trust rule scoped to some backends uploads (and completes runs) of
+    those only: 403 naming the backend otherwise."""
+    if not token.may_upload_to(backend):
+        raise UploadRejected(
+            f"This token may upload to backend(s) {', '.join(token.backends)} only, "
+            f"not '{backend.name}' (its trust rule's backends).",
+            status_code=403,
+        )
+
+
 def default_run_key(*, commit: str, branch: str, backend: str) -> str:
     return f"{commit}:{branch}:{backend}"
 
@@ -88,6 +100,7 @@ def upload_create(
         raise UploadRejected("Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz).")
     project = project_for_token(token=token, slug=request.project)
     backend = backend_resolve(project=project, name=request.backend)
+    token_backend_check(token=token, backend=backend)
     digests = [_file_digest(f) for f in files]
     upload_digest = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
     run_key = request.run_key or default_run_key(
@@ -124,7 +137,7 @@ def upload_create(
             stored = UploadFile(upload=upload, name=file.name, sha256=digest, size=file.size)
             stored.raw.save(file.name, file, save=False)
             stored.save()
-        transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
+        transaction.on_commit(lambda: task_send(upload_ingest, upload.pk))
     logger.info("upload %s queued for run %s (%s bytes)", upload.pk, run.pk, upload.size)
     return upload, True
 
@@ -133,4 +146,4 @@ def _requeue_if_pending(upload: Upload) -> None:
     """A client resending content it got no answer for must not find a dead upload: queue a
     pending one again. Harmless when a worker has it (the claim is a row lock)."""
     if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
-        transaction.on_commit(lambda: upload_ingest.delay(upload.pk))
+        transaction.on_commit(lambda: task_send(upload_ingest, upload.pk))

@@ -18,3 +18,6 @@ urlpatterns = [
     path("", include("parity.digest.urls")),
     path("", include("parity.dashboard.urls")),
 ]
+
+# JSON, not Django's HTML page, for a path under /api/ that no pattern matches.
+handler404 = "parity.api.errors.not_found"

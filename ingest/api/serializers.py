@@ -50,6 +50,12 @@ class UploadCreateSerializer(serializers.Serializer):
 
 class UploadSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="What ingest skipped and why, one sentence each (a symbolic link in an "
+        "archive); empty when nothing was.",
+    )
 
     class Meta:
         model = Upload
@@ -59,6 +65,7 @@ class UploadSerializer(serializers.ModelSerializer):
             "run",
             "error",
             "counts",
+            "warnings",
             "size",
             "sha256",
             "created_at",
@@ -84,3 +91,17 @@ class RunSerializer(serializers.Serializer):
     complete = serializers.BooleanField()
     started_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
+
+
+class OidcExchangeSerializer(serializers.Serializer):
+    project = serializers.SlugField(help_text="The project to upload to; its trust rules decide.")
+
+
+class ExchangedTokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="An upload token: send 'Authorization: Token <it>'.")
+    expires_at = serializers.DateTimeField()
+    project = serializers.CharField(source="project.slug")
+    backends = serializers.ListField(
+        child=serializers.CharField(), help_text="The backends it may upload to; empty: all."
+    )
+    rule = serializers.IntegerField(source="rule.pk", help_text="The trust rule that matched.")

@@ -1,17 +1,25 @@
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import parsers, status
+from rest_framework import exceptions, parsers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingest import services
-from ingest.api.auth import HasUploadToken
-from ingest.api.serializers import RunSerializer, UploadCreateSerializer, UploadSerializer
+from ingest.api.auth import HasOidcToken, HasUploadToken, OidcTokenAuthentication
+from ingest.api.serializers import (
+    ExchangedTokenSerializer,
+    OidcExchangeSerializer,
+    RunSerializer,
+    UploadCreateSerializer,
+    UploadSerializer,
+)
 from parity.models import Run, Upload
+from parity.oidc.exchange import upload_token_exchange
+from parity.oidc.tokens import OidcRefused
 from parity.services import lifecycle
-from parity.web.openapi import ID_PATH, error_responses
+from parity.web.openapi import ID_PATH, ErrorSerializer, error_responses
 
 
 def _too_large(request: Request) -> Response | None:
@@ -102,4 +110,54 @@ class RunCompleteView(APIView):
             pk=pk,
             project_id=request.auth.project_id,
         )
+        try:
+            services.token_backend_check(token=request.auth, backend=run.backend)
+        except services.UploadRejected as exc:
+            return Response({"detail": str(exc)}, status=exc.status_code)
         return Response(RunSerializer(lifecycle.run_complete(run=run)).data)
+
+
+class OidcExchangeView(APIView):
+    """CI without a long-lived secret: an OIDC ID token in, a short-lived upload token out."""
+
+    authentication_classes = [OidcTokenAuthentication]
+    permission_classes = [HasOidcToken]
+    parser_classes = [parsers.JSONParser]
+
+    def permission_denied(self, request, message=None, code=None):
+        # DRF answers a request without the bearer token with a generic "credentials were not
+        # provided"; say which credentials (an upload token does not exchange).
+        raise exceptions.NotAuthenticated(HasOidcToken.message)
+
+    @extend_schema(
+        request=OidcExchangeSerializer,
+        responses={
+            201: OpenApiResponse(
+                ExchangedTokenSerializer, description="A trust rule matched: an upload token."
+            ),
+            **error_responses(400, 401, 403, 415, 429),
+            503: OpenApiResponse(
+                ErrorSerializer, description="The issuer's keys cannot be fetched; retry."
+            ),
+        },
+        summary="Exchange a CI's OIDC ID token for a short-lived upload token",
+    )
+    def post(self, request: Request) -> Response:
+        serializer = OidcExchangeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            exchanged = upload_token_exchange(
+                claims=request.auth, project_slug=serializer.validated_data["project"]
+            )
+        except OidcRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_401_UNAUTHORIZED)
+        body = ExchangedTokenSerializer(
+            {
+                "token": exchanged.key,
+                "expires_at": exchanged.expires_at,
+                "project": exchanged.project,
+                "backends": exchanged.backends,
+                "rule": exchanged.rule,
+            }
+        ).data
+        return Response(body, status=status.HTTP_201_CREATED)

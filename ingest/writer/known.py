@@ -48,8 +48,8 @@ _COPY_HEADER_BYTES = 19
 _DIGEST_ID = struct.Struct(">hi16siq")
 # Files are read whole when together they have at most WHOLE_FILE_SHARE times as many tests as
 # the upload has had of each so far, or, while more rows are to come, WHOLE_FILE_TESTS each.
-# Reading a file's test costs a twentieth of looking one up by its digest (bench/README.md,
-# "What ingest's time goes to"), so a whole file costs at most what the upload's own cases would.
+# A test read with its whole file costs a small share of one looked up by its digest (see
+# bench/README.md), so a whole file costs at most what the upload's own cases of it would.
 WHOLE_FILE_TESTS = 250_000
 WHOLE_FILE_SHARE = 8
 _REASONS = model_sql(
@@ -59,13 +59,8 @@ _REASONS = model_sql(
     "WHERE r.project_id = %(project)s",
     reason=Reason,
 )
-# One statement whatever the count: the bounds when the values came out contiguous (no other
-# session drew from the sequence meanwhile), else every value.
-_RESERVE = sql.SQL(
-    "SELECT max(v) - min(v) + 1 = count(*), min(v), max(v), "
-    "CASE WHEN max(v) - min(v) + 1 = count(*) THEN NULL ELSE array_agg(v ORDER BY v) END "
-    "FROM (SELECT nextval({sequence}::regclass) AS v FROM generate_series(1, %(count)s)) s"
-)
+# Exactly ``count`` values, in increasing order (at most one batch's new rows).
+_RESERVE = sql.SQL("SELECT nextval({sequence}::regclass) FROM generate_series(1, %(count)s)")
 
 
 class KnownIds:
@@ -74,7 +69,7 @@ class KnownIds:
     def __init__(self, cursor, *, project_id: int) -> None:
         self.cursor = cursor
         self.project_id = project_id
-        self.tests: dict[bytes, int] = {}  # the writer negates an id once it wrote the test
+        self.tests: dict[bytes, int] = {}  # by key digest: known tests and those reserved
         self.files: set[str] = set()  # files whose every known test is in ``tests``
         self.reasons: dict[tuple[str, str], int] = {}
         self.seen_per_file: dict[str, int] = {}  # held cases of each file, over all rounds
@@ -102,18 +97,26 @@ class KnownIds:
             files, digests = zip(*rest, strict=True)
             self._tests_add(_TESTS_BY_DIGEST, {"files": list(files), "digests": list(digests)})
 
+    def tests_recheck(self, wanted: dict[bytes, str]) -> None:
+        """Look up again, by digest, tests believed new (``wanted``: their files): another
+        upload may have committed some since their files were read."""
+        files, digests = zip(*((file, d.hex()) for d, file in wanted.items()), strict=True)
+        for digest in wanted:
+            del self.tests[digest]
+        self._tests_add(_TESTS_BY_DIGEST, {"files": list(files), "digests": list(digests)})
+
     def _tests_add(self, statement: sql.Composed, params: dict) -> int:
-        """Run a COPY of (digest, id) pairs into ``tests``; returns how many it read."""
+        """Run a COPY of (digest, id) pairs into ``tests``; returns how many it read. An id the
+        writer has already (reserved for a test it believed new) stays: its results name it."""
         out = io.BytesIO()
         query = self.cursor.mogrify(statement, {"project": self.project_id, **params})
         self.cursor.copy_expert(query, out)
         records = out.getbuffer()[_COPY_HEADER_BYTES:-2]
-        found = {digest: test_id for _, _, digest, _, test_id in _DIGEST_ID.iter_unpack(records)}
+        tests, read = self.tests, 0
+        for _, _, digest, _, test_id in _DIGEST_ID.iter_unpack(records):
+            tests.setdefault(digest, test_id)
+            read += 1
         records.release()
-        read = len(found)
-        # What the writer already has wins: it negated the ids of tests it wrote.
-        found.update(self.tests)
-        self.tests = found
         return read
 
     def reasons_load(self, wanted: set[tuple[str, str]]) -> None:
@@ -124,7 +127,8 @@ class KnownIds:
             self.reasons[kind, fingerprint] = reason_id
 
     def reserve(self, model: type[models.Model], count: int) -> range | list[int]:
-        """``count`` new ids of ``model``'s table, in increasing order."""
+        """``count`` new ids of ``model``'s table, in increasing order: a range when no other
+        session drew from the sequence meanwhile, as is usual."""
         if count <= 0:
             return range(0)
         sequence = self._sequences.get(model)
@@ -132,5 +136,7 @@ class KnownIds:
             self.cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [model._meta.db_table])
             sequence = self._sequences[model] = self.cursor.fetchone()[0]
         self.cursor.execute(_RESERVE.format(sequence=sql.Literal(sequence)), {"count": count})
-        contiguous, low, high, values = self.cursor.fetchone()
-        return range(low, high + 1) if contiguous else values
+        ids = [value for (value,) in self.cursor.fetchall()]
+        if ids[-1] - ids[0] + 1 == len(ids):
+            return range(ids[0], ids[-1] + 1)
+        return ids

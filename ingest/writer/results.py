@@ -1,56 +1,56 @@
 """Writing one upload's results: resolved in Python, COPied straight into the results table.
 
-Each row's test and reason id comes from what the writer knows of the project
-(``known.KnownIds``); a new test or reason gets an id reserved from its table's sequence. A case
-whose ids need a query (its file not looked up yet, a reason not seen yet, no reserved id left)
-is held back; when enough are held, or the rows end, the COPY ends, one round of queries
-resolves them all, and the next COPY starts with them. Python parses while Postgres stores, and
-memory stays bounded by what is held back plus one id per known test of the files looked up.
+The rows come in batches of ``BATCH_CASES``. For each batch:
 
-What streams is what Postgres spends its time on. Usually that is the results, and the new tests
-wait (``spools``) to be inserted at the end. When most of a round's cases are new tests (a first
-ingest), storing them costs Postgres several times what their results do: the new tests then
-stream straight into their table under a per-project lock (``_TESTS_LOCK``), and the results
-wait, in order, for the next results COPY or the end.
+1. ``suites.Placement`` tells which test each case is (a rerun, or a test per suite);
+2. one round of queries looks up what the writer does not know yet (``known.KnownIds``): the
+   tests of files it has not read, reasons it has not seen, and ids for the new ones, exactly as
+   many as are new (a result names its test before the test row exists);
+3. its results go to their table in one COPY, and while Postgres stores them the parser reads
+   the next batch (``_parsing_meanwhile``).
+
+Memory stays bounded by one batch plus one id per test of the files read.
+
+New tests are inserted at the end, under the project's tests lock (``NewTests.AT_END``), in one
+COPY or, when another upload added some of them meanwhile, by ``INSERT … ON CONFLICT``; results
+that named a lost race's id then move to the winner's row. When a batch is mostly new tests (a
+first ingest) and the lock is free, the upload takes it until it commits (``NewTests.PER_BATCH``):
+each batch's new tests are COPied before its results, storing them overlaps parsing, and no other
+upload can add tests meanwhile. Concurrent uploads adding the same tests thus wait for each other
+instead of deadlocking; new reasons go in one statement sorted by their unique key, for the same
+reason.
 
 Reruns of a test inside one upload: the last occurrence wins. Result ids grow in the order rows
-are written, and a held-back case holds back every later case of its test, so the superseded
-rows are the ones with the smaller ids; they are deleted after the COPY, only when a key
-repeated.
-
-A key that repeats in another suite of the same XML document is not a rerun but a test per
-suite (``ingest.normalize.suites``), split as the held cases are resolved (``suites``).
-
-New tests and reasons are added under a lock or in one statement sorted by their unique key, so
-concurrent uploads adding the same ones wait for each other instead of deadlocking; one that
-lost such a race points its results at the winner's row.
+are written, so the superseded rows are the ones with the smaller ids; they are deleted after the
+COPY, only for tests that repeated. A key split by suite moves the results its plain test got to
+its first suite's test, after the COPY.
 """
 
+import enum
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
-from itertools import chain
+from itertools import islice
 
 from django.db import connection
 from psycopg2.errors import UniqueViolation
 
 from ingest.memo import Remembered
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
-from ingest.writer.digests import md5  # the hot loop calls it inline
+from ingest.writer.digests import key_digest, md5
 from ingest.writer.known import KnownIds
 from ingest.writer.rows import ResultRow
-from ingest.writer.spools import NewTests, Spool
-from ingest.writer.suites import LABEL_BITS, LABEL_MASK, SuiteSplits
+from ingest.writer.spools import Spool
+from ingest.writer.suites import LABEL_BITS, LABEL_MASK, Placement, written_id
 from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
 
-# Cases held back at most before their ids are looked up: a round of queries per this many
-# cases at worst, and this many rows in memory. The first round comes sooner: a held case costs
-# half as much again as a streamed one, and most uploads' first cases name most of their files.
-HOLD_LIMIT = 20_000
-FIRST_HOLD_LIMIT = 1_000
-_LINES_PER_CHUNK = 2_000
+# Cases resolved per round of queries: a few statements per this many cases, and this many rows
+# in memory.
+BATCH_CASES = 20_000
+# Lines per piece sent to a COPY; after each, the parser reads as many rows of the next batch.
+_CHUNK_LINES = 2_000
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class WriteSummary:
     counts: dict[str, int]
     new_reason_ids: list[int]
     seen_reason_ids: list[int]
+    test_ids_drawn: int = 0  # ids taken from the tests' sequence: the new tests, no more
 
 
 def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
@@ -91,10 +92,11 @@ def outcome_counts(by_outcome: dict[int, int]) -> dict[str, int]:
     return {"total": sum(counts.values()), **counts}
 
 
-_COPY_RESULTS = model_sql(
-    "COPY {result} (run_id, upload_id, test_id, outcome, duration, message, reason_id) FROM STDIN",
-    result=Result,
-)
+class NewTests(enum.Enum):
+    """When an upload's new tests go into their table."""
+
+    AT_END = "at the end"  # waiting in a spool; another upload may add some of them meanwhile
+    PER_BATCH = "per batch"  # with their batch: this upload holds the tests lock until it commits
 
 
 class UploadWriter:
@@ -102,193 +104,166 @@ class UploadWriter:
         self.cursor = cursor
         self.params = {"project": project_id, "run": run_id, "upload": upload_id, "seen": seen}
         self.known = KnownIds(cursor, project_id=project_id)
-        self.line_start = f"{run_id}\t{upload_id}\t"
-        self.held: list[ResultRow] = []
-        self.held_keys: set[bytes] = set()
-        self.hold_limit = min(FIRST_HOLD_LIMIT, HOLD_LIMIT)
-        self.rows_done = False
-        self.free_test_ids: Iterator[int] = iter(())
-        self.reserved: list[range | list[int]] = []  # test ids, as each round reserved them
-        self.new_tests = NewTests(project_id=project_id)
-        # While an upload adds mostly new tests, they are what Postgres spends its time on: they
-        # stream into their table as the rows are parsed, and the results wait (in order).
-        self.tests_live = False
-        self.tests_streamed = False
-        self.tests_race = False  # a streamed test was added by another upload meanwhile
+        self.placement = Placement(self.known.tests)
+        self.new_tests = NewTests.AT_END
         self.tests_locked = False
-        self.results_waiting = Spool()
+        self.tests_waiting = Spool()  # COPY lines of the new tests, when they wait for the end
+        self.test_ids_new: list[range | list[int]] = []  # as each batch reserved them
+        self.moves: list[tuple[int, int]] = []  # split keys: (plain test, first suite's test)
         self.new_reasons: list[tuple[int, str, str, str]] = []  # id, kind, text, fingerprint
         self.by_outcome = [0] * (max(Outcome.values) + 1)
         self.seen_reason_ids: set[int] = set()
         self.repeated: set[int] = set()  # tests written more than once
+        self.line_start = f"{run_id}\t{upload_id}\t"
         # Durations repeat (pytest and JUnit write milliseconds): each one's COPY text is made
-        # once, which costs a third of what making it for every case does.
+        # once.
         self.duration_texts = Remembered(_duration_text, keep=10_000)
-        self.suites = SuiteSplits(self.known)
 
-    # --- streaming ----------------------------------------------------------------------------
+    # --- the batches --------------------------------------------------------------------------
 
     def write(self, rows: Iterator[ResultRow]) -> None:
-        first: list[ResultRow] = []
-        while True:
-            if self.tests_live and self._tests_lock_taken():
-                self._tests_stream(self._chunks(first, rows, tests_live=True))
-            else:
-                # Waiting results go first: result ids grow in the order rows were written.
-                self.results_waiting.copy_to(self.cursor, _COPY_RESULTS)
-                copy_from_chunks(self.cursor, _COPY_RESULTS, self._chunks(first, rows))
-            if not self.held:
-                return
-            first = self._resolve_held()
+        batch = list(islice(rows, BATCH_CASES))
+        while batch:
+            digests = [md5(row.key.encode()).digest() for row in batch]
+            new_tests = self._resolve(batch, digests, more_to_come=len(batch) == BATCH_CASES)
+            ahead: list[ResultRow] = []
+            if new_tests and self.new_tests is NewTests.PER_BATCH:
+                chunk = "".join(new_tests).encode()
+                chunks = self._parsing_meanwhile(iter([chunk]), rows, ahead)
+                copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
+            elif new_tests:
+                self.tests_waiting.write("".join(new_tests).encode(), len(new_tests))
+            chunks = self._parsing_meanwhile(self._result_chunks(batch, digests), rows, ahead)
+            copy_from_chunks(self.cursor, _COPY_RESULTS, chunks)
+            ahead.extend(islice(rows, BATCH_CASES - len(ahead)))
+            batch = ahead
 
-    def _tests_lock_taken(self) -> bool:
-        """Whether this upload holds ``_TESTS_LOCK``, taken now if it is free. While another
-        upload holds it, this one goes on parsing and streams its results; its new tests wait,
-        to be inserted when it ends."""
-        if not self.tests_locked:
-            self.cursor.execute(_TESTS_LOCK_TRY, self.params)
-            self.tests_locked = self.cursor.fetchone()[0]
+    def _resolve(
+        self, cases: list[ResultRow], digests: list[bytes], *, more_to_come: bool
+    ) -> list[str]:
+        """Look up or reserve every id the batch needs, and place each case as its test (the
+        cases of split keys become their suite's, in ``cases`` and ``digests``). Returns the
+        COPY lines of its new tests."""
+        new_tests = self._tests_resolve(cases, digests, more_to_come)
+        reruns, in_own_suite = self._place(cases, digests)
+        if in_own_suite:
+            new_tests += self._place_in_suites(cases, digests, in_own_suite, reruns)
+        tests = self.known.tests
+        self.repeated.update(written_id(tests[digests[index]]) for index in reruns)
+        self._reasons_resolve(cases)
+        return new_tests
+
+    def _place(self, cases: list[ResultRow], digests: list[bytes]):
+        """Mark each case's test written under its suite label (``suites``); the indexes of the
+        reruns, and of the cases whose key is split by suite (replaced by their suite's test,
+        which ``_place_in_suites`` then looks up and places). Runs once per case of the upload,
+        so what it touches is a local name."""
+        tests, number = self.known.tests, self.placement.number
+        elsewhere, bits, mask = self.placement.elsewhere, LABEL_BITS, LABEL_MASK
+        reruns: list[int] = []
+        in_own_suite: list[tuple[int, int]] = []  # (index, label)
+        suite = document = label = None
+        for index, row in enumerate(cases):
+            if row.suite is not suite or row.document != document:  # a suite's cases come together
+                suite, document = row.suite, row.document
+                label = number(document, suite)
+            digest = digests[index]
+            value = tests[digest]
+            if value >= 0:  # the test's first case: suites.written(value, label), inlined
+                tests[digest] = -(value << bits | label)
+            elif -value & mask == label:  # a rerun under the same label
+                reruns.append(index)
+            else:  # under another label, or split by suite
+                qualified = elsewhere(row, digest, label)
+                if qualified is None:
+                    reruns.append(index)
+                else:
+                    cases[index], digests[index] = qualified, key_digest(qualified.key)
+                    in_own_suite.append((index, label))
+        return reruns, in_own_suite
+
+    def _place_in_suites(
+        self,
+        cases: list[ResultRow],
+        digests: list[bytes],
+        in_own_suite: list[tuple[int, int]],
+        reruns: list[int],
+    ) -> list[str]:
+        """Look up the suite tests of the batch's split keys, then place them: first those the
+        plain tests' results move to, then the cases, in order."""
+        splits = self.placement.splits_take()
+        indexes = [index for index, _ in in_own_suite]
+        new_tests = self._tests_resolve(
+            [*(split.first for split in splits), *(cases[index] for index in indexes)],
+            [*(split.first_digest for split in splits), *(digests[index] for index in indexes)],
+            more_to_come=True,
+        )
+        tests = self.known.tests
+        for split in splits:
+            self.placement.place(split.first_digest, split.label)
+            first_id = written_id(tests[split.first_digest])
+            self.moves.append((split.plain_id, first_id))
+            self.repeated.add(first_id)  # the moved results ran before its later ones
+        for index, label in in_own_suite:
+            if self.placement.place(digests[index], label):
+                reruns.append(index)
+        return new_tests
+
+    def _tests_resolve(
+        self, cases: list[ResultRow], digests: list[bytes], more_to_come: bool
+    ) -> list[str]:
+        """Give every case's test an id, looked up or reserved; the COPY lines of the new."""
+        known = self.known
+        new = self._tests_look_up(cases, digests, more_to_come)
+        mostly_new = 2 * len(new) >= len(cases)
+        if mostly_new and self.new_tests is NewTests.AT_END and self._tests_lock_try():
+            # Others may have added tests to the files read before the lock: read them again.
+            self.new_tests = NewTests.PER_BATCH
+            known.files.clear()
+            new = self._tests_look_up(cases, digests, more_to_come)
+        ids = known.reserve(TestCase, len(new))
+        if ids:
+            self.test_ids_new.append(ids)
+        project, lines = self.params["project"], []
+        for test_id, (digest, row) in zip(ids, new.items(), strict=True):
+            known.tests[digest] = test_id
+            lines.append(
+                f"{test_id}\t{project}\t{copy_text(row.key)}\t{copy_text(row.file)}\t"
+                f"{copy_text(row.class_name)}\t{copy_text(row.name)}\n"
+            )
+        return lines
+
+    def _tests_look_up(
+        self, cases: list[ResultRow], digests: list[bytes], more_to_come: bool
+    ) -> dict[bytes, ResultRow]:
+        """The cases' tests not known yet, once the files not read yet are looked up."""
+        tests, files = self.known.tests, self.known.files
+        unknown: list[tuple[bytes, ResultRow]] = []
+        wanted: dict[str, set[bytes]] = {}
+        for digest, row in zip(digests, cases, strict=True):
+            if digest not in tests:
+                unknown.append((digest, row))
+                if row.file not in files:
+                    wanted.setdefault(row.file, set()).add(digest)
+        if wanted:
+            self.known.tests_load(wanted, more_to_come=more_to_come)
+        new: dict[bytes, ResultRow] = {}
+        for digest, row in unknown:
+            if digest not in tests:
+                new.setdefault(digest, row)
+        return new
+
+    def _tests_lock_try(self) -> bool:
+        """Take the project's tests lock if it is free (held until this upload commits)."""
+        self.cursor.execute(_TESTS_LOCK_TRY, self.params)
+        self.tests_locked = self.cursor.fetchone()[0]
         return self.tests_locked
 
-    def _tests_stream(self, chunks: Iterator[bytes]) -> None:
-        """COPY the new tests of the next rows straight into their table (their results wait).
-        Should another upload have committed one of them since it was looked up, the COPY
-        fails whole, and they wait for ``_tests_insert``, as every later new test does."""
-        self.cursor.execute("SAVEPOINT ingest_tests")
-        try:
-            copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
-        except UniqueViolation:
-            self.cursor.execute("ROLLBACK TO SAVEPOINT ingest_tests")
-            for _ in chunks:  # the rest of the rows, had the COPY stopped reading early
-                pass
-            self.new_tests.streamed_lost()
-            self.tests_live, self.tests_race = False, True
-            return
-        self.cursor.execute("RELEASE SAVEPOINT ingest_tests")
-        self.new_tests.streamed_kept()
-        self.tests_streamed = True
-
-    def _chunks(
-        self, first: list[ResultRow], rows: Iterator[ResultRow], *, tests_live: bool = False
-    ) -> Iterator[bytes]:
-        """COPY data for ``first`` then ``rows`` (their results, or their new tests while tests
-        stream: see ``_chunk``), until the rows end or too many are held.
-
-        The loop runs once per case of the upload, so everything it touches is a local name.
-        A case is held back when its digest already is (a rerun must stay behind its first
-        run), when its reason was not looked up yet, or when its test is neither known nor
-        provably new (its file not read) or no reserved id is left."""
-        tests, files, reasons = self.known.tests, self.known.files, self.known.reasons
-        held, held_keys, free_ids = self.held, self.held_keys, self.free_test_ids
-        seen_reasons, repeated, by_outcome = self.seen_reason_ids, self.repeated, self.by_outcome
-        new_test, start = self.new_tests.add, self.line_start
-        label_number, rerun_elsewhere = self.suites.number, self.suites.rerun_elsewhere
-        bits, mask = LABEL_BITS, LABEL_MASK  # a written test: suites.written(id, label), inlined
-        lines: list[str] = []
-        chunk_lines, durations, hold_limit = _LINES_PER_CHUNK, self.duration_texts, self.hold_limit
-        suite = document = label = None
-        for row in chain(first, rows) if first else rows:
-            (key, file, _, _, outcome, duration, message, reason_kind, _, reason_fp, in_suite,
-             in_document) = row  # fmt: skip
-            if in_suite is not suite or in_document != document:  # a suite's cases come together
-                suite, document = in_suite, in_document
-                label = label_number(suite, document)
-            digest = md5(key.encode()).digest()
-            waits = (held_keys and digest in held_keys) or (
-                reason_fp is not None and (reason_kind, reason_fp) not in reasons
-            )
-            if waits:
-                test_id = None
-            else:
-                test_id = tests.get(digest)
-                if test_id is None:
-                    if file in files and (test_id := next(free_ids, None)) is not None:
-                        new_test(test_id, row)
-                        tests[digest] = -(test_id << bits | label)
-                elif test_id > 0:
-                    tests[digest] = -(test_id << bits | label)
-                elif -test_id & mask == label or rerun_elsewhere(digest, test_id, label):
-                    test_id = -test_id >> bits
-                    repeated.add(test_id)
-                else:
-                    test_id = None  # the key in another suite: _resolve_held splits it
-            if test_id is None:
-                held.append(row)
-                held_keys.add(digest)
-                if len(held) >= hold_limit:
-                    break
-                continue
-            if reason_fp is None:
-                reason_id = NULL
-            else:
-                reason_id = reasons[reason_kind, reason_fp]
-                seen_reasons.add(reason_id)
-            by_outcome[outcome] += 1
-            lines.append(
-                f"{start}{test_id}\t{outcome}\t{durations[duration]}\t"
-                f"{copy_text(message) if message else ''}\t{reason_id}\n"
-            )
-            if len(lines) >= chunk_lines:
-                yield self._chunk(lines, tests_live)
-        else:
-            self.rows_done = True
-        yield self._chunk(lines, tests_live)
-
-    def _chunk(self, lines: list[str], tests_live: bool) -> bytes:
-        """What the COPY gets next of the result lines written (which it then holds no more):
-        those lines, or the new tests while tests stream (the lines then wait)."""
-        data = "".join(lines).encode()
-        if tests_live:
-            self.results_waiting.write(data, len(lines))
-            data = self.new_tests.take()
-        else:
-            self.new_tests.flush()
-        lines.clear()
-        return data
-
-    def _resolve_held(self) -> list[ResultRow]:
-        """Look up or reserve every id the held rows need; they are written next."""
-        held, self.held, self.held_keys = self.held, [], set()
-        self.hold_limit = HOLD_LIMIT
-        known = self.known
-        held_digests, firsts = self.suites.split(held)
-        digests = dict(zip(held_digests, held, strict=True))
-        for first in firsts:
-            digests.setdefault(first.digest, first.row)
-        wanted: dict[str, set[bytes]] = {}
-        for digest, row in digests.items():
-            if digest not in known.tests and row.file not in known.files:
-                wanted.setdefault(row.file, set()).add(digest)
-        if wanted:
-            known.tests_load(wanted, more_to_come=not self.rows_done)
-        new = [digest for digest in digests if digest not in known.tests]
-        self.tests_live = 2 * len(new) > len(digests) and not self.tests_race
-        self._reserve_tests(len(new))
-        for digest in new:
-            test_id = next(self.free_test_ids)
-            self.new_tests.add(test_id, digests[digest])
-            known.tests[digest] = test_id
-        self.suites.moves_add(firsts, self.repeated)
-        self._resolve_reasons(held)
-        return held
-
-    def _reserve_tests(self, needed: int) -> None:
-        """Ids for ``needed`` new tests and, while the rows go on, as many again as reserved so
-        far (at least HOLD_LIMIT): a first ingest of a large suite takes a few rounds, and ids
-        left unused are only gaps in the sequence."""
-        if not needed:
-            return
-        reserved = sum(len(ids) for ids in self.reserved)
-        extra = 0 if self.rows_done else max(reserved, HOLD_LIMIT)
-        ids = self.known.reserve(TestCase, needed + extra)
-        self.reserved.append(ids)
-        self.free_test_ids = chain(iter(ids), self.free_test_ids)
-
-    def _resolve_reasons(self, held: list[ResultRow]) -> None:
+    def _reasons_resolve(self, cases: list[ResultRow]) -> None:
         reasons = self.known.reasons
         wanted = {
             (row.reason_kind, row.reason_fp): row.reason_text
-            for row in held
+            for row in cases
             if row.reason_fp is not None and (row.reason_kind, row.reason_fp) not in reasons
         }
         if not wanted:
@@ -301,25 +276,62 @@ class UploadWriter:
             reasons[kind, fingerprint] = reason_id
             self.new_reasons.append((reason_id, kind, wanted[kind, fingerprint], fingerprint))
 
+    def _result_chunks(self, cases: list[ResultRow], digests: list[bytes]) -> Iterator[bytes]:
+        """The batch's results as COPY lines. Runs once per case, so what it touches is local."""
+        tests, reasons, bits = self.known.tests, self.known.reasons, LABEL_BITS
+        seen_reasons, by_outcome = self.seen_reason_ids, self.by_outcome
+        durations, start = self.duration_texts, self.line_start
+        lines: list[str] = []
+        for row, digest in zip(cases, digests, strict=True):
+            outcome, duration, message = row.outcome, row.duration, row.message
+            if row.reason_fp is None:
+                reason_id = NULL
+            else:
+                reason_id = reasons[row.reason_kind, row.reason_fp]
+                seen_reasons.add(reason_id)
+            by_outcome[outcome] += 1
+            lines.append(
+                f"{start}{-tests[digest] >> bits}\t{outcome}\t{durations[duration]}\t"
+                f"{copy_text(message) if message else ''}\t{reason_id}\n"
+            )
+            if len(lines) == _CHUNK_LINES:
+                yield "".join(lines).encode()
+                lines.clear()
+        yield "".join(lines).encode()
+
+    @staticmethod
+    def _parsing_meanwhile(
+        chunks: Iterator[bytes], rows: Iterator[ResultRow], ahead: list[ResultRow]
+    ) -> Iterator[bytes]:
+        """``chunks``, and after each one up to ``_CHUNK_LINES`` rows of the next batch read into
+        ``ahead``: Python parses while Postgres stores what it was sent."""
+        for chunk in chunks:
+            yield chunk
+            if len(ahead) < BATCH_CASES:
+                ahead.extend(islice(rows, min(_CHUNK_LINES, BATCH_CASES - len(ahead))))
+
     # --- after the COPY -----------------------------------------------------------------------
 
     def finish(self) -> WriteSummary:
-        self.results_waiting.copy_to(self.cursor, _COPY_RESULTS)
-        if self.suites.moves:
-            self.suites.results_move(self.cursor, self.params)
-            if self.tests_streamed:
-                self._streamed_plain_tests_delete()
+        if self.moves:
+            plain, moved = (list(ids) for ids in zip(*self.moves, strict=True))
+            self.cursor.execute(_RESULTS_MOVE, {**self.params, "plain": plain, "moved": moved})
         if self.repeated:
             self._reruns_collapse()
-        if self.new_tests.count:
+        if self.tests_waiting.count:
             self._tests_insert()
+        if self.moves:
+            self._new_plain_tests_delete()
         new_reason_ids = self._reasons_insert() if self.new_reasons else []
-        by_outcome = dict(enumerate(self.by_outcome))
         return WriteSummary(
-            counts=outcome_counts(by_outcome),
+            counts=outcome_counts(dict(enumerate(self.by_outcome))),
             new_reason_ids=new_reason_ids,
             seen_reason_ids=sorted(self.seen_reason_ids),
+            test_ids_drawn=sum(len(ids) for ids in self.test_ids_new),
         )
+
+    def close(self) -> None:
+        self.tests_waiting.close()
 
     def _reruns_collapse(self) -> None:
         """Keep each repeated test's last result, flagged flaky when the runs disagreed; delete the
@@ -335,47 +347,35 @@ class UploadWriter:
             still = {row[0] for row in self.cursor.fetchall()}
             self.seen_reason_ids -= dropped_reasons - still
 
-    def close(self) -> None:
-        self.new_tests.close()
-        self.results_waiting.close()
-
-    def _streamed_plain_tests_delete(self) -> None:
-        """The plain tests of keys split by suite that this upload streamed in have no result
-        left (the ones still waiting are dropped in ``_tests_insert``)."""
-        new_plain = [
-            plain for plain, _ in self.suites.moves if any(plain in ids for ids in self.reserved)
-        ]
-        if new_plain:
-            self.cursor.execute(_STREAMED_PLAIN_TESTS_DELETE, {**self.params, "ids": new_plain})
-
     def _tests_insert(self) -> None:
+        """The waiting new tests, in one COPY, or by ``INSERT … ON CONFLICT`` when another upload
+        added one of them since this one looked it up (then this upload's results of it move to
+        that row). Under the tests lock no other upload holds uncommitted tests of the project,
+        so neither waits on one."""
         if not self.tests_locked:
             self.cursor.execute(_TESTS_LOCK, self.params)
-        if not self.suites.moves and not self.tests_race and self._tests_copy():
-            return
-        self.cursor.execute(_NEW_TESTS_DDL)
-        expected = self.new_tests.count
-        self.new_tests.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
-        if self.suites.moves:
-            expected -= self.suites.new_plain_tests_drop(self.cursor)
-        self.cursor.execute(_TESTS_INSERT, self.params)
-        if self.cursor.rowcount < expected:
-            # Another upload added some of the same tests first: use its rows.
-            self.cursor.execute(_RESULTS_TO_EXISTING_TESTS, self.params)
-
-    def _tests_copy(self) -> bool:
-        """COPY the new tests straight into their table; False, with nothing written, when one
-        was committed by another upload since this one looked it up (then they go in by
-        ``INSERT … ON CONFLICT``, a third of the speed). Under ``_TESTS_LOCK`` no other upload
-        holds uncommitted tests of the project, so the COPY never waits on one."""
+            self.tests_locked = True
         self.cursor.execute("SAVEPOINT ingest_tests")
         try:
-            self.new_tests.copy_to(self.cursor, _TESTS_COPY)
+            self.tests_waiting.copy_to(self.cursor, _TESTS_COPY)
         except UniqueViolation:
             self.cursor.execute("ROLLBACK TO SAVEPOINT ingest_tests")
-            return False
-        self.cursor.execute("RELEASE SAVEPOINT ingest_tests")
-        return True
+        else:
+            self.cursor.execute("RELEASE SAVEPOINT ingest_tests")
+            return
+        self.cursor.execute(_NEW_TESTS_DDL)
+        self.tests_waiting.copy_to(self.cursor, "COPY ingest_new_tests FROM STDIN")
+        self.cursor.execute(_TESTS_INSERT, self.params)
+        self.cursor.execute(_RESULTS_TO_EXISTING_TESTS, self.params)
+
+    def _new_plain_tests_delete(self) -> None:
+        """The plain tests of keys split by suite that were new in this upload have no result
+        left: they were never tests of their own."""
+        new_plain = [
+            plain for plain, _ in self.moves if any(plain in ids for ids in self.test_ids_new)
+        ]
+        if new_plain:
+            self.cursor.execute(_NEW_PLAIN_TESTS_DELETE, {**self.params, "ids": new_plain})
 
     def _reasons_insert(self) -> list[int]:
         ids, kinds, texts, fps = (list(column) for column in zip(*self.new_reasons, strict=True))
@@ -395,6 +395,11 @@ class UploadWriter:
 def _duration_text(duration: float | None) -> str:
     return NULL if duration is None else repr(duration)
 
+
+_COPY_RESULTS = model_sql(
+    "COPY {result} (run_id, upload_id, test_id, outcome, duration, message, reason_id) FROM STDIN",
+    result=Result,
+)
 
 # A test's last result stays, flagged flaky when its runs in the upload disagreed (failed, then
 # passed); the earlier ones go, and say what they counted.
@@ -423,6 +428,15 @@ _REASONS_STILL_NAMED = model_sql(
     result=Result,
 )
 
+_RESULTS_MOVE = model_sql(
+    """
+    UPDATE {result} r SET test_id = moves.moved
+    FROM unnest(%(plain)s::bigint[], %(moved)s::bigint[]) AS moves(plain, moved)
+    WHERE r.run_id = %(run)s AND r.upload_id = %(upload)s AND r.test_id = moves.plain
+    """,
+    result=Result,
+)
+
 # Temporary tables live per connection; DROP first because a surrounding transaction (tests,
 # re-ingest of a whole run) can write several uploads before ON COMMIT DROP fires.
 _NEW_TESTS_DDL = """
@@ -432,10 +446,10 @@ CREATE TEMP TABLE ingest_new_tests (
 ) ON COMMIT DROP;
 """
 
-# One upload of a project adds tests at a time, from its first streamed round or its insert
-# until it commits: concurrent shards adding the same tests wait for each other instead of
-# deadlocking, and none meets another's uncommitted tests (see _tests_copy). Shards whose tests
-# are known never take it.
+# One upload of a project adds tests at a time, from its first batch of them or its insert at
+# the end until it commits: concurrent shards adding the same tests wait for each other instead
+# of deadlocking, and none meets another's uncommitted tests. Shards whose tests are known never
+# take it.
 _TESTS_LOCK = "SELECT pg_advisory_xact_lock(hashtext('parity.tests_insert'), %(project)s::int)"
 _TESTS_LOCK_TRY = (
     "SELECT pg_try_advisory_xact_lock(hashtext('parity.tests_insert'), %(project)s::int)"
@@ -445,15 +459,11 @@ _TESTS_COLUMNS = "(id, project_id, key, file, class_name, name)"  # created_at: 
 
 _TESTS_COPY = model_sql(f"COPY {{test}} {_TESTS_COLUMNS} FROM STDIN", test=TestCase)
 
-_STREAMED_PLAIN_TESTS_DELETE = model_sql(
-    "DELETE FROM {test} WHERE project_id = %(project)s AND id = ANY(%(ids)s::bigint[])",
-    test=TestCase,
-)
-
 _TESTS_INSERT = model_sql(
     f"""
     INSERT INTO {{test}} {_TESTS_COLUMNS}
     SELECT id, project_id, key, file, class_name, name FROM ingest_new_tests
+    ORDER BY file, md5(key)
     ON CONFLICT (project_id, file, key_digest) DO NOTHING
     """,
     test=TestCase,
@@ -468,6 +478,11 @@ _RESULTS_TO_EXISTING_TESTS = model_sql(
     WHERE r.run_id = %(run)s AND r.test_id = n.id AND r.upload_id = %(upload)s AND t.id <> n.id
     """,
     result=Result,
+    test=TestCase,
+)
+
+_NEW_PLAIN_TESTS_DELETE = model_sql(
+    "DELETE FROM {test} WHERE project_id = %(project)s AND id = ANY(%(ids)s::bigint[])",
     test=TestCase,
 )
 

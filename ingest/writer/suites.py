@@ -1,134 +1,105 @@
-"""A key that a document repeats in another of its suites: a test per suite, split while writing.
+"""Which test each case of an upload is: a rerun of one written before, or a test per suite.
 
-The writer keeps each key it wrote in ``KnownIds.tests`` as ``written(id, label)``: the test's
-id and the number of its suite label (a (document, label) pair of the upload) in one negative
-integer, so an upload without such a repeat pays a shift per case and keeps its keys. A repeat
-under another label of the same document is held back with the cases waiting for lookups; when
-they are resolved, ``split`` names by its suite every held case of the key, and the results the
-plain key already has move to the first suite's test after the COPY. From then on the key is
-marked split, and each of its cases waits once and takes its suite's key. A repeat in a later
-document (a rerun's report, another shard's) stays a rerun, under the later label.
+The rules, in the order of the upload's cases (``ingest.normalize.suites`` says why):
+
+- A key seen again under the same suite label, or in a later XML document under any label, is a
+  rerun of the same test: the last occurrence wins (``UploadWriter`` collapses them).
+- A key seen again in the same document under another label is *split*: from that case on, each
+  of its cases is the test of its own suite (``test_x [suite: chrome]``), and the cases written
+  before, under the plain key, become the test of the label the key had until then. The plain
+  test gets no result from this upload (and is not created, if it was new here).
+
+What the writer remembers of a test it wrote is in ``KnownIds.tests`` itself: a known test's id
+is a positive int there, and once the upload wrote it, ``written(id, label)``, a negative int
+holding its id and the number of the label it was last written under. One dict entry per test:
+a dict of labels beside the ids would add 40 MB per million tests to the worker. The writer's
+loop inlines the two common cases (a test's first case, a rerun under the same label); this
+module handles the rest.
 """
 
 from typing import NamedTuple
 
 from ingest.normalize import TestIdentity, suite_qualified
 from ingest.writer.digests import key_digest
-from ingest.writer.known import KnownIds
 from ingest.writer.rows import ResultRow
-from parity.models import Result
-from parity.models.sql import model_sql
 
-LABEL_BITS = 32
+LABEL_BITS = 24
 LABEL_MASK = (1 << LABEL_BITS) - 1
-SPLIT = LABEL_MASK  # the label number of a split key: each of its cases takes its suite's key
+SPLIT = LABEL_MASK  # the label of a split key: each of its cases takes its own suite's key
 
 
 def written(test_id: int, label: int) -> int:
-    """How ``KnownIds.tests`` holds a test written in this upload (the hot loop inlines it)."""
+    """How ``KnownIds.tests`` holds a test this upload wrote, last under ``label``."""
     return -(test_id << LABEL_BITS | label)
 
 
-class First(NamedTuple):
-    """A key split now: its plain test, and its test in the first suite it was written in."""
+def written_id(value: int) -> int:
+    return -value >> LABEL_BITS
+
+
+def written_label(value: int) -> int:
+    return -value & LABEL_MASK
+
+
+class Split(NamedTuple):
+    """A key split by suite: its plain test's results in this upload go to the test of the suite
+    it was written under before the split (``first``), whose id may not be known yet."""
 
     plain_id: int
-    digest: bytes
-    row: ResultRow
+    first: ResultRow
+    first_digest: bytes
     label: int
 
 
-class SuiteSplits:
-    """The suite labels of one upload's cases, and the keys it split by suite."""
+class Placement:
+    """The suite labels of one upload, and the keys it split."""
 
-    def __init__(self, known: KnownIds) -> None:
-        self.known = known
+    def __init__(self, tests: dict[bytes, int]) -> None:
+        self.tests = tests  # KnownIds.tests
         self.labels: dict[tuple[int, str], int] = {}  # (document, suite label): its number
-        self.label_of: list[tuple[int, str]] = []  # by number
-        self.moves: list[tuple[int, int]] = []  # (plain test, its first suite's test)
+        self.label_names: list[tuple[int, str]] = []  # by number
+        self.splits: list[Split] = []  # since the writer last took them
 
-    def number(self, suite: str, document: int) -> int:
-        number = self.labels.setdefault((document, suite), len(self.label_of))
-        if number == len(self.label_of):
-            self.label_of.append((document, suite))
+    def number(self, document: int, suite: str) -> int:
+        """The number of a (document, suite label) pair; the writer keeps the current one."""
+        number = self.labels.get((document, suite))
+        if number is None:
+            number = self.labels[document, suite] = len(self.label_names)
+            self.label_names.append((document, suite))
         return number
 
-    def rerun_elsewhere(self, digest: bytes, value: int, label: int) -> bool:
-        """Whether a test written under another suite label (``value``, as ``tests`` holds it)
-        is here run again in a later document: a rerun, which goes on under its new label."""
-        first = -value & LABEL_MASK
-        if first == SPLIT or self.label_of[first][0] == self.label_of[label][0]:
+    def elsewhere(self, row: ResultRow, digest: bytes, label: int) -> ResultRow | None:
+        """A case whose test was written before under another label, or whose key is split.
+        Returns None for a rerun in a later document (the test is now under ``label``), or the
+        case as the test of its own suite, placed later by ``place``."""
+        value = self.tests[digest]
+        last = written_label(value)
+        if last != SPLIT:
+            if self.label_names[last][0] != row.document:
+                self.tests[digest] = written(written_id(value), label)
+                return None
+            first = in_suite(row, self.label_names[last][1])
+            self.splits.append(Split(written_id(value), first, key_digest(first.key), last))
+            self.tests[digest] = written(written_id(value), SPLIT)
+        return in_suite(row, row.suite)
+
+    def place(self, digest: bytes, label: int) -> bool:
+        """Mark a suite's test (its id known by now) written under ``label``; whether it was
+        written before in this upload (a rerun). Its key is never split: it names its suite."""
+        value = self.tests[digest]
+        if value >= 0:
+            self.tests[digest] = written(value, label)
             return False
-        self.known.tests[digest] = written(-value >> LABEL_BITS, label)
+        if written_label(value) != label:  # the same suite in a later document
+            self.tests[digest] = written(written_id(value), label)
         return True
 
-    def split(self, held: list[ResultRow]) -> tuple[list[bytes], list[First]]:
-        """Split each key that a held case repeats in another suite of its document, then name
-        by its suite every held case of a split key (in two passes, so that cases held before
-        the split keep their order among its tests). Returns the held cases' digests, and the
-        keys split now, whose first suite's tests are resolved with the held cases' tests."""
-        tests, firsts = self.known.tests, []
-        digests = [key_digest(row.key) for row in held]
-        for row, digest in zip(held, digests, strict=True):
-            value = tests.get(digest)
-            if value is None or value > 0:
-                continue  # not written yet
-            label, first = self.number(row.suite, row.document), -value & LABEL_MASK
-            if first in (label, SPLIT) or self.rerun_elsewhere(digest, value, label):
-                continue
-            plain_id = -value >> LABEL_BITS
-            in_first = in_suite(row, self.label_of[first][1])
-            firsts.append(First(plain_id, key_digest(in_first.key), in_first, first))
-            tests[digest] = written(plain_id, SPLIT)
-        for index, digest in enumerate(digests):
-            value = tests.get(digest)
-            if value is not None and value < 0 and -value & LABEL_MASK == SPLIT:
-                held[index] = in_suite(held[index], held[index].suite)
-                digests[index] = key_digest(held[index].key)
-        return digests, firsts
-
-    def moves_add(self, firsts: list[First], repeated: set[int]) -> None:
-        """The plain tests' results go to their first suite's tests (resolved by now), which
-        count as written under that suite and take over the plain tests' reruns."""
-        tests = self.known.tests
-        for first in firsts:
-            value = tests[first.digest]
-            if value < 0:  # a test of that name was written already: the results join it
-                test_id = -value >> LABEL_BITS
-                repeated.add(test_id)
-            else:
-                test_id = value
-                tests[first.digest] = written(test_id, first.label)
-            self.moves.append((first.plain_id, test_id))
-            if first.plain_id in repeated:
-                repeated.discard(first.plain_id)
-                repeated.add(test_id)
-
-    def results_move(self, cursor, params: dict) -> None:
-        """After the COPY: the plain tests' results to their first suite's tests."""
-        plain, moved = (list(ids) for ids in zip(*self.moves, strict=True))
-        cursor.execute(_RESULTS_MOVE, {**params, "plain": plain, "moved": moved})
-
-    def new_plain_tests_drop(self, cursor) -> int:
-        """Drop the split plain tests that were new in this upload from the new tests to insert
-        (``ingest_new_tests``): they have no result left. Returns how many."""
-        cursor.execute(_NEW_TESTS_DROP, {"plain": [plain for plain, _ in self.moves]})
-        return cursor.rowcount
+    def splits_take(self) -> list[Split]:
+        splits, self.splits = self.splits, []
+        return splits
 
 
 def in_suite(row: ResultRow, label: str) -> ResultRow:
     """The row as its test's run in the suite labelled ``label``."""
     identity = suite_qualified(TestIdentity(row.key, row.file, row.class_name, row.name), label)
     return row._replace(key=identity.key, name=identity.name)
-
-
-_RESULTS_MOVE = model_sql(
-    """
-    UPDATE {result} r SET test_id = moves.moved
-    FROM unnest(%(plain)s::bigint[], %(moved)s::bigint[]) AS moves(plain, moved)
-    WHERE r.run_id = %(run)s AND r.upload_id = %(upload)s AND r.test_id = moves.plain
-    """,
-    result=Result,
-)
-
-_NEW_TESTS_DROP = "DELETE FROM ingest_new_tests WHERE id = ANY(%(plain)s::bigint[])"

@@ -1,9 +1,10 @@
-"""Projects, their backends, members and upload tokens."""
+"""Projects, their backends, members, upload tokens and OIDC trust rules."""
 
 from django import forms
 from django.contrib import admin
 
-from parity.models import Backend, Membership, Project, UploadToken
+from parity.models import Backend, Membership, Project, TrustRule, UploadToken
+from parity.oidc.exchange import trust_rule_delete
 from parity.pure.reproduce import template_errors
 
 
@@ -70,6 +71,62 @@ class MembershipAdmin(admin.ModelAdmin):
 
 @admin.register(UploadToken)
 class UploadTokenAdmin(admin.ModelAdmin):
-    list_display = ["prefix", "project", "label", "revoked", "created_at", "last_used_at"]
+    list_display = [
+        "prefix",
+        "project",
+        "label",
+        "revoked",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "trust_rule",
+    ]
     list_filter = ["project", "revoked"]
-    readonly_fields = ["prefix", "created_at", "last_used_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "expires_at"]
+
+
+class TrustRuleForm(forms.ModelForm):
+    """A rule's backends must be its project's own."""
+
+    class Meta:
+        model = TrustRule
+        fields = [
+            "project",
+            "issuer",
+            "repository",
+            "repository_id",
+            "ref",
+            "workflow",
+            "environment",
+            "backends",
+            "label",
+        ]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        project, backends = cleaned.get("project"), cleaned.get("backends") or []
+        foreign = [str(b) for b in backends if project is not None and b.project_id != project.pk]
+        if foreign:
+            raise forms.ValidationError(
+                {"backends": f"Not backends of {project.slug}: {', '.join(foreign)}."}
+            )
+        return cleaned
+
+
+@admin.register(TrustRule)
+class TrustRuleAdmin(admin.ModelAdmin):
+    """Which CI identities (OIDC tokens) may upload to a project without a secret (docs/oidc.md).
+    Deleting a rule revokes the tokens it minted (``trust_rule_delete``)."""
+
+    form = TrustRuleForm
+    list_display = ["pk", "project", "repository", "repository_id", "ref", "workflow", "issuer"]
+    list_filter = ["project", "issuer"]
+    search_fields = ["repository", "project__slug", "label"]
+    filter_horizontal = ["backends"]
+
+    def delete_model(self, request, obj) -> None:
+        trust_rule_delete(rule_id=obj.pk)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for pk in list(queryset.values_list("pk", flat=True)):
+            trust_rule_delete(rule_id=pk)

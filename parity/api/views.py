@@ -245,6 +245,7 @@ class ManifestView(APIView):
 
 class ManifestResolveView(APIView):
     permission_classes = [ProjectAccess]
+    reads_by_post = True  # it only asks: anyone may on a public project
 
     @extend_schema(
         parameters=[SLUG_PATH],

@@ -9,7 +9,12 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
     python parity_ci.py manifest --backend tpu -o parity-manifest.json
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
-``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. On
+``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. With
+``--oidc`` no secret is needed: the CI's OIDC ID token (GitHub Actions: requested for
+``--oidc-audience``, default ``$PARITY_OIDC_AUDIENCE`` or "parity"; GitLab, Buildkite: given in
+``PARITY_OIDC_TOKEN``) is exchanged for a short-lived upload token of the project, which a trust
+rule on the server allows; where the job has none (a pull request from a fork), the client says
+so and uses ``PARITY_TOKEN`` if set. On
 GitHub Actions, GitLab CI and Buildkite, the commit, branch, run and CI URL come from the CI's
 own variables when their flags are absent; elsewhere from ``git``.
 
@@ -73,6 +78,7 @@ RESOLVE_BATCH = 100_000  # the server takes at most 200,000 tests per request
 SUMMARY_MAX_GAPS = 200
 ARCHIVE_SUFFIXES = (".xml.gz", ".gz", ".zip", ".tar.gz", ".tgz")
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+OIDC_AUDIENCE = "parity"  # the server's PARITY_OIDC_AUDIENCE default
 
 
 # --- Errors ---------------------------------------------------------------------------------
@@ -94,6 +100,8 @@ class AuthError(ParityError):
     """The server refused the token (401) or it belongs to another project (403)."""
 
     exit_code = EXIT_AUTH
+    status = 0
+    detail = ""  # the server's message
 
 
 class RequestRejected(ParityError):
@@ -261,6 +269,31 @@ class Client:
             answers.append(answer)
         return answers
 
+    def oidc_exchange(self, id_token: str) -> dict:
+        """Exchange the CI's OIDC ID token for a short-lived upload token of the project, which
+        this client then sends; the server's answer: ``{"token", "expires_at", "backends"...}``."""
+        if not self.project:
+            raise ConfigError("set PARITY_PROJECT (or --project) to the project's slug")
+        try:
+            response = self.request(
+                "POST",
+                "/api/v1/oidc/exchange/",
+                body=json.dumps({"project": self.project}).encode(),
+                headers={"Authorization": f"Bearer {id_token}", "Content-Type": "application/json"},
+            )
+        except AuthError as exc:
+            raise AuthError(
+                f"the server refused the OIDC token (HTTP {exc.status}: {exc.detail})"
+            ) from None
+        answer = response.json()
+        self.token = answer["token"]
+        backends = ", ".join(answer.get("backends") or []) or "every backend"
+        self.log(
+            f"OIDC: trust rule {answer.get('rule')} of {answer.get('project')} matched; "
+            f"an upload token for {backends} until {answer.get('expires_at')}"
+        )
+        return answer
+
     def upload_status(self, upload_id: int) -> dict:
         return self.request("GET", f"/api/v1/uploads/{upload_id}/").json()
 
@@ -399,13 +432,15 @@ def _refusal(response: Response, *, method: str, url: str, attempts: int) -> Par
     status = response.status
     detail = _detail(response)
     said = f": {detail}" if detail else ""
-    if status == 401:
-        return AuthError(
+    if status in (401, 403):
+        error = AuthError(
             f"the server refused the token (HTTP 401{said}): set PARITY_TOKEN to an upload "
             "token of the project (python manage.py create_upload_token <project>)"
+            if status == 401
+            else f"the token may not do this (HTTP 403{said})"
         )
-    if status == 403:
-        return AuthError(f"the token may not do this (HTTP 403{said})")
+        error.status, error.detail = status, detail
+        return error
     if 300 <= status < 400:
         where = response.headers.get("Location", "?")
         return ConfigError(
@@ -879,9 +914,71 @@ def _issue_label(url: str) -> str:
 
 
 def client_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Client:
-    return Client.from_env(
+    client = Client.from_env(
         args.url, args.token, args.project, env=env, retries=max(args.retries, 0)
     )
+    if args.oidc:
+        oidc_login(client, env, audience=args.oidc_audience)
+    return client
+
+
+# --- OIDC: CI without a long-lived secret ---------------------------------------------------
+
+NO_GITHUB_TOKEN = (
+    "ACTIONS_ID_TOKEN_REQUEST_URL is not set (GitHub gives no OIDC token to pull requests from "
+    "forks, nor to a job without 'permissions: id-token: write')"
+)
+
+
+def oidc_login(client: Client, env: Mapping[str, str], *, audience: str) -> None:
+    """Authenticate ``client`` with the CI's OIDC token; without one (a fork's pull request),
+    say so and keep the client's PARITY_TOKEN, or stop when there is none."""
+    id_token = oidc_id_token(env, audience, retries=client.retries, log=client.log)
+    if id_token is not None:
+        client.oidc_exchange(id_token)
+        return
+    if client.token:
+        client.log(f"--oidc: no OIDC token here: {NO_GITHUB_TOKEN}; using PARITY_TOKEN")
+        return
+    raise ConfigError(
+        f"--oidc: no OIDC token here: {NO_GITHUB_TOKEN}; and no PARITY_TOKEN to fall back on"
+    )
+
+
+def oidc_id_token(
+    env: Mapping[str, str],
+    audience: str,
+    *,
+    retries: int = RETRIES,
+    log: Callable[[str], None] = _log,
+) -> str | None:
+    """The CI's OIDC ID token: ``PARITY_OIDC_TOKEN`` as given (GitLab's ``id_tokens:``,
+    Buildkite's ``buildkite-agent oidc request-token``), else one GitHub Actions issues for
+    ``audience``; None when the job can have none."""
+    given = (env.get("PARITY_OIDC_TOKEN") or "").strip()
+    if given:
+        return given
+    url = env.get("ACTIONS_ID_TOKEN_REQUEST_URL") or ""
+    bearer = env.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN") or ""
+    if not (url and bearer):
+        return None
+    parts = urllib.parse.urlsplit(url)
+    query = "&".join(
+        filter(None, [parts.query, "audience=" + urllib.parse.quote(audience, safe="")])
+    )
+    github = Client(f"{parts.scheme}://{parts.netloc}", retries=retries, log=log)
+    try:
+        answer = github.request(
+            "GET", f"{parts.path}?{query}", headers={"Authorization": f"bearer {bearer}"}
+        ).json()
+    except AuthError as exc:
+        raise AuthError(
+            f"GitHub refused the OIDC token request (HTTP {exc.status}: {exc.detail or '?'})"
+        ) from None
+    value = answer.get("value") if isinstance(answer, dict) else None
+    if not isinstance(value, str) or not value:
+        raise AuthError("GitHub's OIDC token answer has no 'value'")
+    return value
 
 
 def backend_required(args: argparse.Namespace) -> str:
@@ -979,6 +1076,17 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     group.add_argument("--project", help="the project's slug (default: $PARITY_PROJECT)")
     group.add_argument(
         "--retries", type=int, default=RETRIES, help=f"retries per request (default {RETRIES})"
+    )
+    group.add_argument(
+        "--oidc",
+        action="store_true",
+        help="authenticate with the CI's OIDC token, not a secret (falls back to PARITY_TOKEN)",
+    )
+    group.add_argument(
+        "--oidc-audience",
+        default=env.get("PARITY_OIDC_AUDIENCE") or OIDC_AUDIENCE,
+        help=f"the audience GitHub's token is requested for (default: $PARITY_OIDC_AUDIENCE "
+        f"or {OIDC_AUDIENCE}; the server's PARITY_OIDC_AUDIENCE)",
     )
     backend = argparse.ArgumentParser(add_help=False)
     backend.add_argument(

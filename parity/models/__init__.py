@@ -21,6 +21,7 @@ from parity.models.projects import Backend, Membership, Project, Role, UploadTok
 from parity.models.reasons import IssueState, Reason, TrackingIssue
 from parity.models.results import Outcome, Result, TestCase
 from parity.models.runs import Run, Upload, UploadFile, UploadStatus
+from parity.models.trust import TrustRule
 
 __all__ = [
     "DeliveryStatus",
@@ -48,6 +49,7 @@ __all__ = [
     "Run",
     "TestCase",
     "TrackingIssue",
+    "TrustRule",
     "IssueState",
     "Upload",
     "UploadFile",

@@ -1,5 +1,6 @@
 import hashlib
 import secrets
+from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -133,9 +134,30 @@ class UploadToken(models.Model):
     revoked = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # A token an OIDC exchange minted (parity.oidc): it expires, and may be scoped to backends.
+    expires_at = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
+    backends = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Names of the backends this token may upload to; empty: every backend.",
+    )
+    trust_rule = models.ForeignKey(
+        "TrustRule",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tokens",
+        help_text="The trust rule whose OIDC match minted this token.",
+    )
 
     def __str__(self) -> str:
         return f"{self.project.slug} token {self.prefix}…"
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    def may_upload_to(self, backend: "Backend") -> bool:
+        return not self.backends or backend.name in self.backends
 
     @staticmethod
     def new_key() -> str:

@@ -54,6 +54,11 @@ class Upload(models.Model):
     )
     error = models.TextField(blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    warnings = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="What an ingested upload skipped, one sentence each (a symbolic link).",
+    )
     completes_run = models.BooleanField(default=False)
     file_hint = models.CharField(
         max_length=500, blank=True, help_text="Test file for XML that names no file (__main__)."

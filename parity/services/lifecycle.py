@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from parity.celery import task_send
 from parity.models import Run, UploadStatus
 from parity.tasks import run_completed
 
@@ -42,7 +43,7 @@ def run_complete(*, run: Run) -> Run:
 def run_parity_refresh(*, run: Run) -> None:
     """Recompute parity for a complete run once the current transaction commits, so the worker
     sees the run's results and its complete flag. Idempotent: a late shard may call it again."""
-    transaction.on_commit(lambda: run_completed.delay(run.pk))
+    transaction.on_commit(lambda: task_send(run_completed, run.pk))
 
 
 def runs_complete_quiet(*, now: datetime.datetime | None = None) -> list[int]:

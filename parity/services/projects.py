@@ -1,12 +1,12 @@
 """Writes that set up projects, backends and upload tokens (management commands, admin, tests)."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from parity.models import Backend, Project, UploadToken
+from parity.models import Backend, Project, TrustRule, UploadToken
 from parity.models.projects import token_digest
 
 
@@ -64,11 +64,25 @@ def project_rules_update(*, project: Project, rules: dict) -> Project:
     return project
 
 
-def upload_token_create(*, project: Project, label: str = "") -> str:
-    """Create a token and return its key; only a digest is stored, so show the key now."""
+def upload_token_create(
+    *,
+    project: Project,
+    label: str = "",
+    expires_at: datetime | None = None,
+    backends: list[str] | None = None,
+    trust_rule: TrustRule | None = None,
+) -> str:
+    """Create a token and return its key; only a digest is stored, so show the key now. An
+    OIDC exchange's token (``parity.oidc.exchange``) expires and may be scoped to backends."""
     key = UploadToken.new_key()
     UploadToken.objects.create(
-        project=project, label=label, digest=token_digest(key), prefix=key[:8]
+        project=project,
+        label=label[:100],
+        digest=token_digest(key),
+        prefix=key[:8],
+        expires_at=expires_at,
+        backends=backends or [],
+        trust_rule=trust_rule,
     )
     return key
 

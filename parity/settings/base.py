@@ -141,24 +141,56 @@ if PARITY_DEFAULT_VISIBILITY not in {"public", "private"}:
 # Rate limits count in the cache, which gunicorn's workers must share in production: CACHE_URL
 # (redis://host:6379/1) selects Redis; unset, each process counts alone in local memory (fine
 # for one process on a laptop).
+# A Redis that is down or hung costs a request at most these timeouts: the limits then fail open
+# (parity/ratelimit.py says why; docs/resilience.md).
 CACHE_URL = env_str("CACHE_URL", "")
+CACHE_TIMEOUT_SECONDS = float(env_str("PARITY_CACHE_TIMEOUT_SECONDS", "0.5"))
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {
+                "socket_connect_timeout": CACHE_TIMEOUT_SECONDS,
+                "socket_timeout": CACHE_TIMEOUT_SECONDS,
+            },
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
 # Rates are "<count>/<sec|min|hour|day>". Uploads per upload token; failed token
-# authentications per client IP (past the limit every token request from that IP answers 429
-# before its token is looked at); failed logins per client IP and username (past the limit
-# even the right password answers 429 until the window ends).
+# authentications per client IP (past the limit a token request from that IP answers 429 unless
+# its token is valid and was used from that IP before); failed logins per client IP and
+# username (past the limit even the right password answers 429 until the window ends).
 PARITY_THROTTLE_UPLOAD = env_str("PARITY_THROTTLE_UPLOAD", "600/min")
 PARITY_THROTTLE_BAD_TOKEN = env_str("PARITY_THROTTLE_BAD_TOKEN", "30/min")
 PARITY_THROTTLE_LOGIN = env_str("PARITY_THROTTLE_LOGIN", "10/min")
+# Failed logins per client IP over every username (one password sprayed over many accounts).
+PARITY_THROTTLE_LOGIN_ADDRESS = env_str("PARITY_THROTTLE_LOGIN_ADDRESS", "50/hour")
 # Reverse proxies in front of the app: the client IP is the one this many hops back in
 # X-Forwarded-For. 0 (no proxy) reads REMOTE_ADDR only, so a client cannot choose its own IP.
 PARITY_NUM_PROXIES = env_int("PARITY_NUM_PROXIES", 0)
+
+# CI without a long-lived secret (docs/oidc.md): OIDC ID tokens of these issuers are exchanged
+# at POST /api/v1/oidc/exchange/ for an upload token of PARITY_OIDC_TOKEN_SECONDS, when a trust
+# rule of the project matches their claims (no rule, no upload: listing an issuer trusts
+# nobody by itself). The token must be requested for PARITY_OIDC_AUDIENCE; a deployment of
+# its own should pick its own (its URL). Issuers' keys are cached per process for
+# PARITY_OIDC_JWKS_CACHE_SECONDS; a token with an unknown key id refetches them at most once
+# per PARITY_OIDC_JWKS_REFETCH_SECONDS. exp and nbf get PARITY_OIDC_LEEWAY_SECONDS of leeway.
+PARITY_OIDC_ISSUERS = [
+    issuer.rstrip("/")
+    for issuer in env_list("PARITY_OIDC_ISSUERS", "https://token.actions.githubusercontent.com")
+]
+for _issuer in PARITY_OIDC_ISSUERS:  # keys fetched over plain HTTP could be anyone's
+    if not _issuer.startswith(("https://", "http://127.0.0.1:", "http://localhost:")):
+        raise ImproperlyConfigured(f"PARITY_OIDC_ISSUERS: {_issuer!r} is not an https:// URL.")
+PARITY_OIDC_AUDIENCE = env_str("PARITY_OIDC_AUDIENCE", "parity")
+PARITY_OIDC_TOKEN_SECONDS = env_int("PARITY_OIDC_TOKEN_SECONDS", 60 * 60)
+PARITY_OIDC_JWKS_CACHE_SECONDS = env_int("PARITY_OIDC_JWKS_CACHE_SECONDS", 60 * 60)
+PARITY_OIDC_JWKS_REFETCH_SECONDS = env_int("PARITY_OIDC_JWKS_REFETCH_SECONDS", 60)
+PARITY_OIDC_LEEWAY_SECONDS = env_int("PARITY_OIDC_LEEWAY_SECONDS", 60)
 
 # Email (the weekly digest).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
@@ -191,7 +223,8 @@ REST_FRAMEWORK = {
     # Counts only upload POSTs, per token (PARITY_THROTTLE_UPLOAD); failed token logins are
     # limited in ingest.api.auth, before any view.
     "DEFAULT_THROTTLE_CLASSES": ["ingest.api.throttles.UploadRateThrottle"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, with security blocks that follow the access rules.
+    "DEFAULT_SCHEMA_CLASS": "parity.api.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -223,6 +256,15 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # bounds how long a dead worker's tasks wait; the recovery beat below usually acts first.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("PARITY_TASK_VISIBILITY_SECONDS", 30 * 60)
+}
+# A publish (the web queueing an upload) rides out a Redis restart of a few seconds: up to 6
+# tries over about 5 s, then it is logged and the upload waits for recovery (parity.celery
+# task_send). kombu's default gives up after 0.6 s, shorter than a restart.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 5,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 2,
 }
 CELERY_TASK_TIME_LIMIT = 30 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 28 * 60
@@ -302,6 +344,10 @@ PARITY_RESULTS_KEEP_DAYS = env_int("PARITY_RESULTS_KEEP_DAYS", 180)
 # An upload pending this long with no worker holding it is queued again; one taken up this many
 # times (database retries included) without finishing ends failed, with the reason.
 PARITY_UPLOAD_STALE_SECONDS = env_int("PARITY_UPLOAD_STALE_SECONDS", 10 * 60)
+# An upload whose message no worker took up in this long is presumed lost by the broker and
+# queued again; until then it waits its turn (a backlog is never queued twice). The default is
+# the visibility timeout's: Redis gives an unacknowledged message back after as long.
+PARITY_UPLOAD_LOST_SECONDS = env_int("PARITY_UPLOAD_LOST_SECONDS", 30 * 60)
 PARITY_UPLOAD_MAX_ATTEMPTS = env_int("PARITY_UPLOAD_MAX_ATTEMPTS", 8)
 
 # Parity. A run CI never marks complete is complete PARITY_RUN_QUIET_MINUTES after its last

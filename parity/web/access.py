@@ -127,6 +127,9 @@ class ProjectAccess(permissions.BasePermission):
     """Lets every request reach the view: which project it names, and so whether it may read or
     triage it, is known only when the view resolves the project (``project_for_request``)."""
 
+    # Anyone reads a public project: the schema's reads take no credentials too (api/schema.py).
+    openapi_anonymous_reads = True
+
     def has_permission(self, request, view) -> bool:
         return True
 

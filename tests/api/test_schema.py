@@ -144,7 +144,9 @@ def test_error_shapes_are_detail_or_field_errors():
 # --- schemathesis ----------------------------------------------------------------------------
 
 
-def _schemathesis_config() -> SchemathesisConfig:
+def _schemathesis_config(
+    *, mode: str = "positive", examples: int = MAX_EXAMPLES
+) -> SchemathesisConfig:
     # Most generated slugs and bodies name the real project and its backends, or every request
     # would stop at 404 / 400 and the paths behind them (ingest, parity) would go untried.
     binding = {"probability": 0.7}
@@ -152,9 +154,9 @@ def _schemathesis_config() -> SchemathesisConfig:
         {
             "seed": 20240601,
             "generation": {
-                "max-examples": MAX_EXAMPLES,
+                "max-examples": examples,
                 "deterministic": True,
-                "mode": "positive",
+                "mode": mode,
                 # The test sends a real token; a generated one would only trip the
                 # failed-token throttle.
                 "with-security-parameters": False,
@@ -175,6 +177,12 @@ def _schemathesis_config() -> SchemathesisConfig:
 
 
 api_schema = schemathesis.openapi.from_dict(OPENAPI, config=_schemathesis_config())
+# Paths the URL patterns reject (an id that is not a number, a slug with a dot): Django answers
+# them before any view, so they must get the same documented JSON 404 as a view's own.
+NEGATIVE_EXAMPLES = 10
+negative_paths_schema = schemathesis.openapi.from_dict(
+    OPENAPI, config=_schemathesis_config(mode="negative", examples=NEGATIVE_EXAMPLES)
+).include(method="GET", path_regex=r"\{")
 
 
 @contextlib.contextmanager
@@ -312,3 +320,94 @@ def test_a_schema_valid_upload_is_accepted_and_ingested(call, eager_errors_propa
     upload = Upload.objects.get(pk=response.json()["id"])
     assert upload.status == "failed"  # <x/> is not JUnit: ingest ran and said so
     assert upload.error
+
+
+# --- Security blocks and 404s, as the access rules and the URL patterns have them --------------
+
+
+def _concrete(path: str, known_ids: dict[str, list[int]]) -> str:
+    kind = ID_KINDS.get(path)
+    path = path.replace("{slug}", PROJECT)
+    return path.replace("{id}", str(known_ids[kind][0])) if kind else path
+
+
+ANONYMOUS_BODIES = {
+    "POST /api/v1/projects/{slug}/manifest/resolve/": {"backend": "tpu", "tests": []},
+    "POST /api/v1/projects/{slug}/triage/": {"kind": "intended", "note": "x"},
+}
+
+
+def test_security_blocks_say_which_operations_anyone_may_call(client, known_ids):
+    """An operation whose security lists ``{}`` answers a request without credentials (the
+    project is public); every other one refuses it with 401. The upload API takes upload
+    tokens only."""
+    wrong = {}
+    for name, operation in _operations():
+        method, path = name.split(" ", 1)
+        body = ANONYMOUS_BODIES.get(name)
+        response = client.generic(
+            method,
+            _concrete(path, known_ids),
+            json.dumps(body) if body else "",
+            content_type="application/json",
+        )
+        anyone = response.status_code not in (401, 403)
+        if anyone != ({} in operation["security"]):
+            wrong[name] = (response.status_code, operation["security"])
+    assert wrong == {}
+    uploads = [op["security"] for name, op in _operations() if "uploads" in name or "runs" in name]
+    verdict = dict(_operations())["GET /api/v1/runs/{id}/verdict/"]["security"]
+    assert verdict == [{"uploadToken": []}, {"cookieAuth": []}, {}]
+    assert [s for s in uploads if s != verdict] == [[{"uploadToken": []}]] * 3
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/uploads/not-a-number/",
+        "/api/v1/runs/-1/verdict/",
+        "/api/v1/projects/a.b/gaps/",
+        "/api/v1/projects/pytorch-xla/skip-reasons/x/trend/",
+        "/api/v1/nothing-here/",
+    ],
+)
+def test_paths_the_url_patterns_reject_answer_the_documented_json_404(client, project, path):
+    response = client.get(path, HTTP_AUTHORIZATION="Token whatever")
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert set(response.json()) == set(OPENAPI["components"]["schemas"]["Error"]["properties"])
+
+
+def test_an_upload_naming_an_unknown_project_gets_its_documented_400(call):
+    operation = api_schema["/api/v1/uploads/"]["POST"]
+    case = operation.Case(
+        body={"project": "no-such-project", "backend": "cpu", "commit": "a", "file": [b"<x/>"]},
+        media_type="multipart/form-data",
+    )
+    response = call(case)
+
+    case.validate_response(response, checks=CHECKS)
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("Unknown project 'no-such-project'")
+
+
+def test_an_upload_documents_its_warnings():
+    upload = OPENAPI["components"]["schemas"]["Upload"]["properties"]["warnings"]
+
+    assert upload["type"] == "array" and upload["items"] == {"type": "string"}
+    assert upload["readOnly"] is True
+
+
+@negative_paths_schema.parametrize()
+@settings(
+    max_examples=NEGATIVE_EXAMPLES,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_api_answers_invalid_requests_as_documented(case, call, project):
+    response = call(case)
+
+    case.validate_response(response, checks=CHECKS)

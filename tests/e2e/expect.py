@@ -4,9 +4,10 @@ results stored for it read back from Postgres."""
 import time
 from collections.abc import Callable
 
+from django.db import connection
 from django.db.models import Count
 
-from parity.models import Outcome, Result
+from parity.models import Outcome, Result, TestCase
 from tests.e2e.client import ApiClient
 from tests.e2e.stack import LiveStack
 
@@ -76,3 +77,15 @@ def duplicated_tests(*, run_id: int) -> int:
         .filter(n__gt=1)
         .count()
     )
+
+
+def id_sequence_position() -> int:
+    """The last id drawn from the tests table's sequence (reading it draws none): what a
+    writer reserved, used or not, is how far it moves."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [TestCase._meta.db_table])
+        sequence = cursor.fetchone()[0]
+        # A name Postgres gave, not input; a sequence cannot be a bind parameter.
+        cursor.execute(f"SELECT last_value, is_called FROM {sequence}")
+        last_value, is_called = cursor.fetchone()
+    return last_value if is_called else last_value - 1

@@ -215,6 +215,30 @@ def test_a_zip_symlink_is_skipped_like_a_tar_one() -> None:
 @pytest.mark.parametrize(
     ("filename", "data", "advice"),
     [
+        ("artifacts.zip", _zip_with_symlink(OPS), "zip without -y"),
+        ("artifacts.tgz", make_tar_gz({OPS: XMLRUNNER}), "tar --dereference"),
+    ],
+)
+def test_a_skipped_symlink_is_named_in_skipped(filename: str, data: bytes, advice: str) -> None:
+    """The upload's warnings (Upload.warnings) come from here: one sentence per link."""
+    skipped: list[str] = []
+
+    names = [
+        d.name
+        for d in iter_xml_documents(filename, io.BytesIO(data), max_bytes=10**6, skipped=skipped)
+        if d.stream.read() is not None
+    ]
+
+    assert names == [OPS]
+    assert skipped == [
+        f"test-reports/latest.xml in {filename} is a symbolic link and was skipped: archive "
+        f"the file itself ({advice})."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "advice"),
+    [
         ("links.zip", _zip_with_symlink(OPS, with_target=False), "zip without -y"),
         ("links.tgz", make_tar_gz({}), "tar --dereference"),
     ],

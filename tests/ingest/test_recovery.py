@@ -22,6 +22,7 @@ PYTEST_SMALL = FIXTURES_DIR / "junit" / "pytest_small.xml"
 def stuck(api, settings) -> Upload:
     """An upload committed but never ingested: its task was lost (on_commit never ran)."""
     settings.PARITY_UPLOAD_STALE_SECONDS = 60
+    settings.PARITY_UPLOAD_LOST_SECONDS = 60
     response = post_upload(api, PYTEST_SMALL)
     assert response.status_code == 202
     upload = Upload.objects.get(pk=response.json()["id"])
@@ -44,6 +45,28 @@ def test_a_stale_upload_is_queued_again_once_per_stale_period(stuck):
     # Just queued again: not stale until another period passes.
     assert recovery.uploads_recover(enqueue=queued.append, now=later(2)).requeued == []
     assert recovery.uploads_recover(enqueue=queued.append, now=later(4)).requeued == [stuck.pk]
+
+
+def test_a_queued_upload_waits_its_turn_until_its_message_is_presumed_lost(stuck, settings):
+    # A backlog: the upload's message is still in the queue, behind others. Queueing it again
+    # every stale period would multiply the queue; it is queued again once, when lost.
+    settings.PARITY_UPLOAD_LOST_SECONDS = 30 * 60
+
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=later(2)).requeued == []
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=later(29)).requeued == []
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=later(31)).requeued == [stuck.pk]
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=later(40)).requeued == []
+
+
+def test_an_upload_its_worker_took_up_and_dropped_is_queued_again_when_stale(stuck, settings):
+    settings.PARITY_UPLOAD_LOST_SECONDS = 30 * 60
+    Upload.objects.filter(pk=stuck.pk).update(
+        status=UploadStatus.PROCESSING, started_at=timezone.now(), attempts=1
+    )
+
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=later(2)).requeued == [stuck.pk]
+    # Queued again: that message is in flight until a worker takes it up.
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=later(4)).requeued == []
 
 
 def test_a_fresh_upload_is_left_alone(stuck):

@@ -129,14 +129,12 @@ def test_two_uploads_adding_the_same_new_tests_at_once_share_one_row_each(projec
 
 
 @pytest.mark.django_db(transaction=True)
-def test_new_tests_streamed_in_rounds_survive_another_upload_adding_some_of_them(
-    project, monkeypatch
-):
-    """An upload of new tests streams them into their table round by round. Another upload
-    adds some of them, holding the tests lock meanwhile (so this one first streams its results)
-    and committing after this one looked their file up: the streamed round that meets them
-    fails whole and its tests are inserted at the end instead; every result names one test."""
-    monkeypatch.setattr(writer_results, "HOLD_LIMIT", 4)
+def test_new_tests_added_per_batch_survive_another_upload_adding_some_of_them(project, monkeypatch):
+    """An upload of new tests adds them batch by batch once it holds the tests lock. Another
+    upload adds some of them, holding the lock meanwhile (so this one's first new tests wait for
+    the end) and committing after this one read their file: taking the lock, this one reads the
+    file again, and finds them; every result names one test."""
+    monkeypatch.setattr(writer_results, "BATCH_CASES", 4)
     own = [f"test/t.py::TestT::test_own_{n}" for n in range(10)]
     shared = [f"test/t.py::TestT::test_shared_{n}" for n in range(10)]
     first, second = _upload(project, "first"), _upload(project, "second")
@@ -197,11 +195,10 @@ def test_a_few_cases_of_a_large_known_file_find_their_tests(project, monkeypatch
 
 
 @pytest.mark.django_db
-def test_an_upload_past_the_hold_limit_resolves_in_rounds(project, monkeypatch):
-    """With a tiny hold limit, a large upload's cases wait for their file's tests a few at a
-    time, new tests take ids reserved in rounds, and a rerun spans a round: the stored results
-    are those of one pass."""
-    monkeypatch.setattr(writer_results, "HOLD_LIMIT", 4)
+def test_an_upload_of_many_batches_resolves_in_rounds(project, monkeypatch):
+    """With tiny batches, new tests take ids reserved batch by batch and a rerun spans batches:
+    the stored results are those of one pass."""
+    monkeypatch.setattr(writer_results, "BATCH_CASES", 4)
     files = ("test/a.py", "test/b.py", "test/c.py")
     keys = [f"{files[n % 3]}::TestX::test_{n}" for n in range(30)]
     skips = {keys[n]: f"reason {n % 4}" for n in range(0, 30, 5)}
@@ -222,6 +219,30 @@ def test_an_upload_past_the_hold_limit_resolves_in_rounds(project, monkeypatch):
     )
     assert _stored(again) == sorted([failed_rerun, *(e for e in expected if e[0] != keys[2])])
     assert summary.counts["total"] == 30 and summary.counts["failed"] == 1
+
+
+def _test_ids_drawn_since(before: int | None = None) -> int:
+    """The tests' id sequence's position (with ``before``: how many ids were drawn since)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [TestCase._meta.db_table])
+        cursor.execute("SELECT nextval(%s)", [cursor.fetchone()[0]])
+        position = cursor.fetchone()[0]
+    return position if before is None else position - before - 1
+
+
+@pytest.mark.django_db
+def test_a_first_ingest_of_many_new_files_draws_one_id_per_new_test(project):
+    """New files keep appearing through the report, as parallel runners write them: each batch
+    draws ids for its own new tests, never ahead. (The writer used to reserve as many again as
+    it had so far, each round: 200k cases over 4,000 files drew 21 million ids.)"""
+    keys = [f"test/dir{n % 40}/test_m{n // 30}.py::TestM::test_{n}" for n in range(45_000)]
+    before = _test_ids_drawn_since()
+
+    summary = results_write(upload=_upload(project, "first"), rows=_rows(keys))
+
+    drawn = _test_ids_drawn_since(before)
+    assert TestCase.objects.count() == summary.counts["total"] == 45_000
+    assert drawn == summary.test_ids_drawn == 45_000
 
 
 # --- one key in several suites ----------------------------------------------------------------
@@ -335,11 +356,11 @@ def _stored_by_key(upload: Upload) -> list[tuple[str, int, bool, str | None]]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("hold_limit", [1, 2, 3, 5, writer_results.HOLD_LIMIT])
-def test_split_keys_store_the_same_whichever_cases_were_held_back(project, monkeypatch, hold_limit):
-    """Held-back cases (new files, a new reason, the hold limit's rounds) are split as the
-    streamed ones are: a first ingest and a re-ingest store the same, whatever the limit."""
-    monkeypatch.setattr(writer_results, "HOLD_LIMIT", hold_limit)
+@pytest.mark.parametrize("batch", [1, 2, 3, 5, writer_results.BATCH_CASES])
+def test_split_keys_store_the_same_whatever_the_batch_size(project, monkeypatch, batch):
+    """A split whose cases fall in different batches (new files, a new reason) is the split of
+    one batch: a first ingest and a re-ingest store the same, whatever the batch size."""
+    monkeypatch.setattr(writer_results, "BATCH_CASES", batch)
     first, again = _upload(project, "first"), _upload(project, "again")
 
     first_summary = results_write(upload=first, rows=_browsers_rows())

@@ -47,3 +47,26 @@ def test_each_kind_of_work_has_its_queue_and_a_plain_worker_takes_all():
     assert routes["parity.tasks.run_completed"] == "parity"
     assert routes["parity.digest.tasks.digest_weekly"] == "digest"
     assert set(routes.values()) == {"ingest", "parity", "digest"}
+
+
+def test_redis_urls_use_parity_s_transport():
+    """parity.broker's fix (a Redis restart while a task runs no longer ends the worker) is
+    the transport every redis:// broker URL resolves to."""
+    from kombu import Connection
+
+    from parity.broker import Transport
+
+    assert type(Connection("redis://127.0.0.1:6379/0").transport) is Transport
+    assert type(Connection("rediss://127.0.0.1:6380/0").transport) is Transport
+
+
+def test_compose_runs_every_app_service_under_an_init_and_restarts_it():
+    """tini forwards the stop signal and reaps children; `restart` brings a dead process back
+    (docs/resilience.md, "Supervisors")."""
+    import yaml
+
+    compose = yaml.safe_load((settings.BASE_DIR / "docker" / "compose.yml").read_text())
+    for name in ("migrate", "web", "worker-ingest", "worker", "beat"):
+        assert compose["services"][name].get("init") is True, name
+    for name in ("web", "worker-ingest", "worker", "beat"):
+        assert compose["services"][name]["restart"] == "unless-stopped", name

@@ -61,7 +61,7 @@ def test_bad_tokens_are_refused_with_429_once_an_address_used_up_its_failures(
     answers = [post_upload(guesser, XML).status_code for _ in range(40)]
 
     assert answers == [401] * 30 + [429] * 10
-    # Now even the right token is refused from that address, before it is looked at...
+    # Now even the right token is refused from that address, since it never used it before...
     right = APIClient()
     right.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     refused = post_upload(right, XML)
@@ -72,6 +72,49 @@ def test_bad_tokens_are_refused_with_429_once_an_address_used_up_its_failures(
     elsewhere.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert post_upload(elsewhere, XML).status_code == 202
     assert APIClient().get("/api/v1/projects/pytorch-xla/parity/").status_code == 200
+
+
+def test_a_token_an_address_used_keeps_working_there_past_the_bad_token_limit(
+    project, token, settings
+):
+    """A NAT or a runner pool shares one address: someone guessing there must not stop the CI
+    token that address uploads with, while the guesses stay refused."""
+    settings.PARITY_THROTTLE_BAD_TOKEN = "5/min"
+    ci = APIClient()
+    ci.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert post_upload(ci, XML).status_code == 202
+    guesser = APIClient()
+    guesser.credentials(HTTP_AUTHORIZATION="Token not-a-real-key")
+
+    guesses = [guesser.get("/api/v1/uploads/1/").status_code for _ in range(8)]
+
+    assert guesses == [401] * 5 + [429] * 3
+    assert ci.get("/api/v1/uploads/999999/").status_code == 404  # authenticated: not found
+    assert post_upload(ci, (XML[0], XML[1] + b" ")).status_code == 202
+    # A right guess (a valid token this address never sent) answers like a wrong one.
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=project)}")
+    assert other.get("/api/v1/uploads/999999/").status_code == 429
+
+
+def test_with_the_cache_down_the_limits_fail_open(project, token, settings, caplog):
+    """Redis (CACHE_URL) away: nothing is counted, nothing is refused, and the log says so."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+            "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
+        }
+    }
+    settings.PARITY_THROTTLE_BAD_TOKEN = "2/min"
+    ci = APIClient()
+    ci.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    guesser = APIClient()
+    guesser.credentials(HTTP_AUTHORIZATION="Token wrong")
+
+    assert [guesser.get("/api/v1/uploads/1/").status_code for _ in range(4)] == [401] * 4
+    assert post_upload(ci, XML).status_code == 202
+    assert "rate limits not enforced: the cache is unreachable" in caplog.text
 
 
 def test_the_bad_token_window_passes(project, token, settings, clock):
@@ -156,6 +199,26 @@ def test_after_too_many_wrong_passwords_even_the_right_one_is_refused(alice, set
     )
     elsewhere = Client(REMOTE_ADDR="10.0.0.3")
     ok = elsewhere.post(url, {"username": "alice", "password": "the-right-password"})
+    assert ok.status_code == 302
+
+
+def test_failed_logins_from_one_address_are_capped_across_usernames(alice, settings):
+    """One password sprayed over many accounts: each username fails once, the address many
+    times. Past PARITY_THROTTLE_LOGIN_ADDRESS even a right password from there is refused."""
+    settings.PARITY_THROTTLE_LOGIN_ADDRESS = "6/hour"
+    client = Client()
+
+    sprayed = [
+        client.post("/accounts/login/", {"username": f"user{n}", "password": "Summer2026!"})
+        for n in range(8)
+    ]
+
+    assert [r.status_code for r in sprayed] == [200] * 6 + [429] * 2
+    assert "from your address" in sprayed[-1].content.decode()
+    right = client.post("/accounts/login/", {"username": "alice", "password": "the-right-password"})
+    assert right.status_code == 429
+    elsewhere = Client(REMOTE_ADDR="10.0.0.4")
+    ok = elsewhere.post("/accounts/login/", {"username": "alice", "password": "the-right-password"})
     assert ok.status_code == 302
 
 

@@ -1,0 +1,28 @@
+"""The OpenAPI schema's security blocks say what the access rules say (``parity.web.access``).
+
+drf-spectacular lists every authentication class for every operation. Here a permission class
+may narrow that: ``openapi_schemes`` names the only schemes an endpoint takes (the upload API
+takes upload tokens, never a session), and ``openapi_anonymous_reads`` adds ``{}`` (no
+credentials) to the operations that only read, since anyone reads a public project. A view
+whose POST only asks (``reads_by_post``, the manifest's resolve) reads too.
+"""
+
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from rest_framework.permissions import SAFE_METHODS
+
+
+class AutoSchema(SpectacularAutoSchema):
+    def get_auth(self) -> list[dict]:
+        auth = super().get_auth()
+        permissions = self.view.get_permissions()
+        for permission in permissions:
+            schemes = getattr(permission, "openapi_schemes", None)
+            if schemes is not None:
+                auth = [block for block in auth if block.keys() <= set(schemes)]
+        anonymous = any(getattr(p, "openapi_anonymous_reads", False) for p in permissions)
+        if anonymous and self._reads() and {} not in auth:
+            auth.append({})
+        return auth
+
+    def _reads(self) -> bool:
+        return self.method in SAFE_METHODS or getattr(self.view, "reads_by_post", False)
