@@ -4,6 +4,7 @@ combined outcome of each of its tests (``CurrentOutcome``), the base of every ga
 from django.db import connection
 
 from parity.definitions import OUTCOME_PARAMS, default_branch_runs, run_outcomes
+from parity.engine.plans import hash_joins
 from parity.models import Backend, CurrentOutcome, Project, Run
 from parity.models.sql import model_sql
 
@@ -19,11 +20,13 @@ def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
 
 
 # Upsert rather than replace: from one night to the next most tests keep their outcome, and
-# unchanged rows are not rewritten.
+# unchanged rows are not rewritten. The temporary table is analyzed: without statistics the
+# planner guesses its size.
 _REFRESH_SQL = model_sql(
     """
     DROP TABLE IF EXISTS parity_run_outcomes;
     CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
+    ANALYZE parity_run_outcomes;
     DELETE FROM {current} c
     WHERE c.backend_id = %(backend)s
       AND NOT EXISTS (SELECT 1 FROM parity_run_outcomes o WHERE o.test_id = c.test_id);
@@ -32,7 +35,6 @@ _REFRESH_SQL = model_sql(
     ON CONFLICT (backend_id, test_id) DO UPDATE
     SET outcome = EXCLUDED.outcome, reason_id = EXCLUDED.reason_id
     WHERE (c.outcome, c.reason_id) IS DISTINCT FROM (EXCLUDED.outcome, EXCLUDED.reason_id);
-    SELECT count(*) FROM parity_run_outcomes;
     """,
     current=CurrentOutcome,
     outcomes=run_outcomes("run"),
@@ -43,5 +45,6 @@ def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
     """Replace the backend's current outcomes with ``run``'s; returns its number of tests."""
     params = {**OUTCOME_PARAMS, "project": run.project_id, "backend": backend.pk, "run": run.pk}
     with connection.cursor() as cursor:
-        cursor.execute(_REFRESH_SQL, params)
+        cursor.execute(hash_joins(_REFRESH_SQL), params)
+        cursor.execute("SELECT count(*) FROM parity_run_outcomes")
         return cursor.fetchone()[0]

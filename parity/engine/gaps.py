@@ -8,6 +8,7 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import OUTCOME_PARAMS, gap_state
+from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
 from parity.models.sql import model_sql
 
@@ -76,7 +77,7 @@ _DESIRED_SQL = model_sql(
 
 
 def _desired_write(cursor, params: dict) -> None:
-    cursor.execute(_DESIRED_SQL, params)
+    cursor.execute(hash_joins(_DESIRED_SQL), params)
 
 
 _CLOSE_SQL = model_sql(

@@ -6,6 +6,7 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import OUTCOME_PARAMS
+from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, Project, Run, Snapshot
 from parity.models.sql import model_sql
 
@@ -92,4 +93,4 @@ def snapshots_write(
         "has_reference": reference_run_id is not None,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_SNAPSHOT_SQL, params)
+        cursor.execute(hash_joins(_SNAPSHOT_SQL), params)
