@@ -237,20 +237,29 @@ def _run_write(project, backend, *, b: int, night: int, reason: int):
     return run
 
 
-def recomputes_timed(built: Built) -> tuple[dict[str, float], dict[str, int]]:
-    """Seconds and statements of each scenario's recompute, all rolled back afterwards."""
-    from django.db import connection, transaction
+def recomputes_timed(built: Built, *, timeout: float) -> tuple[dict[str, float], dict[str, int]]:
+    """Seconds and statements of each scenario's recompute, all rolled back afterwards. A
+    statement running past ``timeout`` seconds is cancelled and its recompute counted as
+    infinitely slow (its savepoint rolls back; the next scenarios still run)."""
+    from django.db import OperationalError, connection, transaction
 
     from parity.engine import parity_recompute
 
     seconds, statements = {}, {}
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout = %s", [int(timeout * 1000)])
         for name, run in built.runs.items():
             counted = []
-            with connection.execute_wrapper(lambda execute, *a: counted.append(1) or execute(*a)):
+            with connection.execute_wrapper(
+                lambda execute, *a, counted=counted: counted.append(1) or execute(*a)
+            ):
                 began = time.perf_counter()
-                assert parity_recompute(run=run) is not None, name
-                seconds[name] = time.perf_counter() - began
+                try:
+                    assert parity_recompute(run=run) is not None, name
+                    seconds[name] = time.perf_counter() - began
+                except OperationalError:  # the statement timeout
+                    seconds[name] = float("inf")
             statements[name] = len(counted)
         transaction.set_rollback(True)
     with connection.cursor() as cursor:  # the rolled-back rows, gone before the next round
@@ -329,6 +338,9 @@ def main() -> None:
     parser.add_argument("--live", default="100k", help="sizes also timed live ('' for none)")
     parser.add_argument("--rounds", type=int, default=3, help="best of this many rounds")
     parser.add_argument("--fresh", action="store_true", help="rebuild the bench projects")
+    parser.add_argument(
+        "--timeout", type=float, default=300, help="seconds a recompute's statement may run"
+    )
     args = parser.parse_args()
     sizes = [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
     live = {s.strip().lower() for s in args.live.split(",") if s.strip()} & set(sizes)
@@ -340,7 +352,8 @@ def main() -> None:
         for number in range(args.rounds):
             for label in sizes:
                 best[label].parse = min(best[label].parse, parse_timed(reports[label]))
-                seconds, best[label].statements = recomputes_timed(built[label])
+                seconds, statements = recomputes_timed(built[label], timeout=args.timeout)
+                best[label].statements = statements
                 best[label].keep(seconds, "recompute")
                 if label in live:
                     figures = live_timed(stack, Path(tmp), reports[label], first=not number)
