@@ -383,7 +383,7 @@ def _print_size(built: Built, best: Best, *, rounds: int) -> list[bool]:
     for name in SCENARIOS:
         seconds = best.recompute[name]
         ratio = seconds / parse
-        value = f"{seconds:6.2f} s {ratio:5.2f}x"
+        value = f"{seconds:6.2f} s {ratio:5.2f}x" if ratio < float("inf") else "timed out"
         label = f"recompute, {name} ({best.statements[name]} stmts)"
         met.append(ratio <= GOAL)
         print(target_line(label, value, f"<= {GOAL:g}x parse (goal)", met[-1]))

@@ -35,6 +35,7 @@ _REFRESH_SQL = model_sql(
     ON CONFLICT (backend_id, test_id) DO UPDATE
     SET outcome = EXCLUDED.outcome, reason_id = EXCLUDED.reason_id
     WHERE (c.outcome, c.reason_id) IS DISTINCT FROM (EXCLUDED.outcome, EXCLUDED.reason_id);
+    SELECT count(*) FROM parity_run_outcomes;
     """,
     current=CurrentOutcome,
     outcomes=run_outcomes("run"),
@@ -45,6 +46,7 @@ def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
     """Replace the backend's current outcomes with ``run``'s; returns its number of tests."""
     params = {**OUTCOME_PARAMS, "project": run.project_id, "backend": backend.pk, "run": run.pk}
     with connection.cursor() as cursor:
-        cursor.execute(hash_joins(_REFRESH_SQL), params)
-        cursor.execute("SELECT count(*) FROM parity_run_outcomes")
-        return cursor.fetchone()[0]
+        with hash_joins(cursor):
+            cursor.execute(_REFRESH_SQL, params)
+            tests = cursor.fetchone()[0]
+        return tests

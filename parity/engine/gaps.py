@@ -8,6 +8,7 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import OUTCOME_PARAMS, gap_state
+from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
 from parity.models.sql import model_sql
 
@@ -148,7 +149,8 @@ _OPEN_SQL = model_sql(
         FROM parity_desired d
         WHERE NOT EXISTS (
             SELECT 1 FROM {gap} g
-            WHERE g.is_open AND g.backend_id = d.backend_id AND g.test_id = d.test_id
+            WHERE g.is_open AND g.backend_id = ANY(%(backends)s)
+              AND g.backend_id = d.backend_id AND g.test_id = d.test_id
         )
         ORDER BY d.backend_id, d.test_id
         RETURNING id, backend_id, state
@@ -163,5 +165,7 @@ _OPEN_SQL = model_sql(
 
 def _gaps_open(cursor, params: dict) -> int:
     """Open a gap for every desired one not open yet; returns how many."""
-    cursor.execute(_OPEN_SQL, params)
-    return cursor.rowcount
+    with hash_joins(cursor):
+        cursor.execute(_OPEN_SQL, params)
+        opened = cursor.rowcount
+    return opened

@@ -5,21 +5,29 @@ the reference's). The planner sizes those sets from the shared tables' statistic
 the transaction's own writes and know nothing of a backend or project that is new since the
 last ANALYZE: it then expects one row, picks a nested loop, and the loop runs once per test
 over the other set (quadratic: minutes at 100k tests, where a hash join takes a fraction of a
-second). ANALYZE in the transaction would fix the estimates but holds a lock that serializes
-every project's recompute on the shared table, so these statements are planned without
-nested loops instead: at these sizes a hash join is the right plan whatever the estimates say.
+second). Nor is a merge join safe: on a guess of one row per backend, it merges on the
+backend alone and compares every pair of tests of it. ANALYZE in the transaction would fix the
+estimates but holds a lock that serializes every project's recompute on the shared table, so
+these statements are planned as hash joins instead: at these sizes the right plan whatever the
+estimates say. (Where the estimates can be right, the engine copies the rows into an analyzed
+temporary table instead, as ``gaps._DESIRED_SQL`` does.)
 """
 
-from psycopg2 import sql
+import contextlib
+from collections.abc import Iterator
 
 # JIT is off with them: disabling a join method inflates the plan's cost past jit_above_cost,
 # and compiling takes longer than these statements run.
-_HASH_JOINS = sql.SQL(
-    "SET LOCAL enable_nestloop = off; SET LOCAL jit = off;\n{statement}\n"
-    "RESET enable_nestloop; RESET jit;"
+_HASH_ONLY = (
+    "SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off"
 )
+_DEFAULTS = "RESET enable_nestloop; RESET enable_mergejoin; RESET jit"
 
 
-def hash_joins(statement: sql.Composable) -> sql.Composed:
-    """``statement`` (one or several, ``;``-separated) planned without nested loops."""
-    return _HASH_JOINS.format(statement=statement)
+@contextlib.contextmanager
+def hash_joins(cursor) -> Iterator[None]:
+    """Statements run on ``cursor`` inside the block are planned with hash joins only. (Should
+    one fail, the transaction or savepoint rolling back undoes the settings too.)"""
+    cursor.execute(_HASH_ONLY)
+    yield
+    cursor.execute(_DEFAULTS)

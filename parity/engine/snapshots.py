@@ -92,5 +92,5 @@ def snapshots_write(
         "reference_run": reference_run_id,
         "has_reference": reference_run_id is not None,
     }
-    with connection.cursor() as cursor:
-        cursor.execute(hash_joins(_SNAPSHOT_SQL), params)
+    with connection.cursor() as cursor, hash_joins(cursor):
+        cursor.execute(_SNAPSHOT_SQL, params)
