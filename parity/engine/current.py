@@ -4,6 +4,7 @@ combined outcome of each of its tests (``CurrentOutcome``), the base of every ga
 from django.db import connection
 
 from parity.definitions import OUTCOME_PARAMS, default_branch_runs, run_outcomes
+from parity.engine.plans import hash_joins
 from parity.models import Backend, CurrentOutcome, Project, Run
 from parity.models.sql import model_sql
 
@@ -19,11 +20,13 @@ def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
 
 
 # Upsert rather than replace: from one night to the next most tests keep their outcome, and
-# unchanged rows are not rewritten.
+# unchanged rows are not rewritten. The temporary table is analyzed: without statistics the
+# planner guesses its size.
 _REFRESH_SQL = model_sql(
     """
     DROP TABLE IF EXISTS parity_run_outcomes;
     CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
+    ANALYZE parity_run_outcomes;
     DELETE FROM {current} c
     WHERE c.backend_id = %(backend)s
       AND NOT EXISTS (SELECT 1 FROM parity_run_outcomes o WHERE o.test_id = c.test_id);
@@ -43,5 +46,7 @@ def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
     """Replace the backend's current outcomes with ``run``'s; returns its number of tests."""
     params = {**OUTCOME_PARAMS, "project": run.project_id, "backend": backend.pk, "run": run.pk}
     with connection.cursor() as cursor:
-        cursor.execute(_REFRESH_SQL, params)
-        return cursor.fetchone()[0]
+        with hash_joins(cursor):
+            cursor.execute(_REFRESH_SQL, params)
+            tests = cursor.fetchone()[0]
+        return tests

@@ -8,6 +8,7 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import OUTCOME_PARAMS, gap_state
+from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
 from parity.models.sql import model_sql
 
@@ -41,31 +42,38 @@ def gaps_diff(
 
 
 # Every gap each backend should have now. Without a reference current run there is nothing
-# to compare with, so no gap at all (not "everything runs only here").
+# to compare with, so no gap at all (not "everything runs only here"). The outcomes compared
+# are copied into analyzed temporary tables first: the shared table's statistics know nothing
+# of a backend new since its last ANALYZE (and lag this transaction's writes), and planned on
+# a guess of one row each, the join on (backend, test) ran as a loop over every pair of tests
+# (minutes at 100k tests).
 _DESIRED_SQL = model_sql(
     """
-    DROP TABLE IF EXISTS parity_desired;
+    DROP TABLE IF EXISTS parity_desired, parity_ref, parity_target;
+    CREATE TEMP TABLE parity_ref ON COMMIT DROP AS
+    SELECT test_id, outcome FROM {current}
+    WHERE backend_id = %(reference)s AND %(has_reference)s;
+    CREATE TEMP TABLE parity_target ON COMMIT DROP AS
+    SELECT c.backend_id, c.test_id, c.outcome, c.reason_id FROM {current} c
+    WHERE c.backend_id = ANY(%(backends)s) AND c.backend_id <> %(reference)s
+      AND %(has_reference)s;
+    ANALYZE parity_ref;
+    ANALYZE parity_target;
     CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
-    WITH ref AS (
-        SELECT test_id, outcome FROM {current} WHERE backend_id = %(reference)s
-    ), target AS (
-        SELECT backend_id, test_id, outcome, reason_id FROM {current}
-        WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
-          AND %(has_reference)s
-    ), compared AS (
+    WITH compared AS (
         SELECT backend_id FROM {state_table}
         WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
           AND current_run_id IS NOT NULL AND %(has_reference)s
     )
     SELECT b.backend_id, r.test_id, {state} AS state, t.reason_id
-    FROM ref r
+    FROM parity_ref r
     CROSS JOIN compared b
-    LEFT JOIN target t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
+    LEFT JOIN parity_target t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
     WHERE r.outcome = %(passed)s AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
     UNION ALL
     SELECT t.backend_id, t.test_id, 'reference_missing', t.reason_id
-    FROM target t
-    WHERE NOT EXISTS (SELECT 1 FROM ref r WHERE r.test_id = t.test_id);
+    FROM parity_target t
+    WHERE NOT EXISTS (SELECT 1 FROM parity_ref r WHERE r.test_id = t.test_id);
     CREATE UNIQUE INDEX ON parity_desired (backend_id, test_id);
     ANALYZE parity_desired;
     """,
@@ -141,7 +149,8 @@ _OPEN_SQL = model_sql(
         FROM parity_desired d
         WHERE NOT EXISTS (
             SELECT 1 FROM {gap} g
-            WHERE g.is_open AND g.backend_id = d.backend_id AND g.test_id = d.test_id
+            WHERE g.is_open AND g.backend_id = ANY(%(backends)s)
+              AND g.backend_id = d.backend_id AND g.test_id = d.test_id
         )
         ORDER BY d.backend_id, d.test_id
         RETURNING id, backend_id, state
@@ -156,5 +165,7 @@ _OPEN_SQL = model_sql(
 
 def _gaps_open(cursor, params: dict) -> int:
     """Open a gap for every desired one not open yet; returns how many."""
-    cursor.execute(_OPEN_SQL, params)
-    return cursor.rowcount
+    with hash_joins(cursor):
+        cursor.execute(_OPEN_SQL, params)
+        opened = cursor.rowcount
+    return opened

@@ -36,6 +36,8 @@ class Recomputed:
 def parity_recompute(*, run: Run) -> Recomputed | None:
     """Recompute after ``run`` completed; None when the run is not its backend's current run."""
     started = time.monotonic()
+    if _superseded(run):
+        return None
     with transaction.atomic():
         # Serializes recomputes and triage writes of one project (several workers may finish
         # runs of one project at once); other projects proceed in parallel.
@@ -61,6 +63,18 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
         time.monotonic() - started,
     )
     return Recomputed(run_id=run.pk, backend_ids=targets, gaps=gaps)
+
+
+def _superseded(run: Run) -> bool:
+    """Whether a newer complete run of the backend makes this recompute moot, read before the
+    project lock: under a backlog, each run of a backend completed after this one queued its
+    own recompute, and waiting behind other backends' recomputes (seconds each) only to find
+    that out held a worker for nothing. Checked again under the lock."""
+    current = current_run_pick(project=run.project, backend=run.backend)
+    if current is not None and current.pk != run.pk:
+        logger.info("run %s is superseded by run %s: recompute skipped", run.pk, current.pk)
+        return True
+    return False
 
 
 def _state_move(*, backend: Backend, run: Run) -> BackendState:

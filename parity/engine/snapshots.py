@@ -6,6 +6,7 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import OUTCOME_PARAMS
+from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, Project, Run, Snapshot
 from parity.models.sql import model_sql
 
@@ -91,5 +92,5 @@ def snapshots_write(
         "reference_run": reference_run_id,
         "has_reference": reference_run_id is not None,
     }
-    with connection.cursor() as cursor:
+    with connection.cursor() as cursor, hash_joins(cursor):
         cursor.execute(_SNAPSHOT_SQL, params)

@@ -1,0 +1,408 @@
+"""The engine's recompute after a run completes, against a bare parse of that run's report.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/recompute \\
+        .venv/bin/python bench/recompute_bench.py [--sizes 100k,1m] [--rounds 3] [--live 100k]
+
+For each size a project ``bench-recompute-<size>`` is built in ``DATABASE_URL``'s database (kept
+for the next run; ``--fresh`` rebuilds it): 4 backends, cpu the reference, tests over files of
+100 tests each, and runs whose results go straight into the tables in bulk SQL (the writer's
+speed is not what this measures; ``bench/ingest_bench.py`` times it). The accelerators skip
+whole files (gpu 10%, tpu 30%, neuron 50% of them), skip 5-8% of their tests with one of 20
+reasons and fail about 1%; every night 0.5% of tests fail once (churn). A few triages (a file
+exemption, a glob, a reason) give the triage steps something to match.
+
+Three recomputes are timed, as ``parity_recompute`` runs them in the worker:
+
+* first completion: neuron's first run completes (all its gaps open);
+* nightly: gpu's next run completes, few outcomes changing;
+* reference moves on: cpu's next run completes, and every backend is diffed against it again.
+
+They run in that order inside one transaction that is rolled back, so every round starts from
+the same tables (the commit's WAL flush is not timed). Each figure is printed beside the bare
+stdlib parse (``ElementTree.iterparse`` over the gzipped report of that run's size, clearing each
+finished element) and the ratio, with the statements each recompute ran. ``--live`` sizes are
+also timed through the live stack (gunicorn and a Celery worker over Redis,
+``tests/e2e/stack.py``): from the POST of an upload with ``complete=true`` until
+``GET /api/v1/projects/<slug>/parity/`` names its run as the backend's current run.
+
+Rounds interleave everything (parse, recomputes, live uploads) and each figure is the best of
+them: the machine is shared, and a slow spell that fell on one side of a ratio only would make
+it say nothing about the code. Targets (issue 20): recompute <= 1x the parse (goal), <= 2x at
+100k (floor), and 1M within 12x of 100k (linear).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.etree import ElementTree
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+if str(REPO_DIR) not in sys.path:
+    sys.path.insert(0, str(REPO_DIR))
+
+from bench.live import django_setup, live_stack, target_line, upload_post, warm_up  # noqa: E402
+
+SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+BACKENDS = ("cpu", "gpu", "tpu", "neuron")
+MISSING_FILES_PERCENT = (0, 10, 30, 50)
+TESTS_PER_FILE = 100
+REASONS = 20
+START = datetime.datetime(2026, 3, 1, 2, tzinfo=datetime.UTC)
+SCENARIOS = ("first completion", "nightly", "reference moves on")
+GOAL, FLOOR, LINEAR = 1.0, 2.0, 12.0
+POLL_SECONDS = 0.02
+
+_TESTS_SQL = """
+INSERT INTO parity_testcase (project_id, key, file, class_name, name, created_at)
+SELECT %(project)s,
+       format('test/dir_%%s/test_%%s.py::TestF%%s::test_op_%%s_float32', f / 20, f, f, k),
+       format('test/dir_%%s/test_%%s.py', f / 20, f), format('TestF%%s', f),
+       format('test_op_%%s_float32', k), now()
+FROM generate_series(0, %(tests)s - 1) AS k, LATERAL (SELECT k / %(per_file)s AS f) AS files
+"""
+
+# Outcomes of test k (file f) on backend b (0 = cpu, the reference) in night i: the reference
+# skips 2% and fails 0.2%; an accelerator leaves out whole files, skips (5 + b)% with a reason,
+# fails 1%; every night 0.5% of tests fail once, somewhere else each night.
+_RESULTS_SQL = """
+INSERT INTO parity_result (run_id, upload_id, test_id, outcome, duration, message, reason_id)
+SELECT %(run)s, %(upload)s, t.id, o.outcome, 0.01 + (t.k %% 7) * 0.003, '',
+       CASE WHEN o.outcome = 2 THEN %(reason)s + t.k %% %(reasons)s END
+FROM (
+    SELECT id, row_number() OVER (ORDER BY id) - 1 AS k FROM parity_testcase
+    WHERE project_id = %(project)s
+) t
+CROSS JOIN LATERAL (SELECT t.k / %(per_file)s AS f) f
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN (t.k * 7 + %(i)s * 131 + %(b)s) %% 200 = 0 THEN 3
+        WHEN %(b)s = 0 THEN CASE WHEN t.k %% 50 = 0 THEN 2 WHEN t.k %% 500 = 1 THEN 3 ELSE 1 END
+        WHEN t.k %% 100 < 5 + %(b)s THEN 2
+        WHEN t.k %% 97 = %(b)s THEN 3
+        ELSE 1 END AS outcome
+) o
+WHERE (f.f * 37 + %(b)s * 11) %% 100 >= %(missing)s
+"""
+
+
+@dataclass
+class Built:
+    label: str
+    tests: int
+    runs: dict[str, object]  # scenario -> the run whose completion it times
+
+
+@dataclass
+class Best:
+    parse: float = float("inf")
+    recompute: dict[str, float] = field(default_factory=dict)
+    statements: dict[str, int] = field(default_factory=dict)
+    live: dict[str, float] = field(default_factory=dict)
+
+    def keep(self, figures: dict[str, float], name: str) -> None:
+        best = getattr(self, name)
+        for key, seconds in figures.items():
+            best[key] = min(best.get(key, float("inf")), seconds)
+
+
+def project_build(label: str, tests: int, *, fresh: bool) -> Built:
+    """The bench project of this size, built unless a previous run left it whole."""
+    from parity.models import Project, Run
+
+    slug = f"bench-recompute-{label}"
+    project = Project.objects.filter(slug=slug).first()
+    if project is not None and (fresh or not _whole(project, tests)):
+        project_drop(project)
+        project = None
+    if project is None:
+        began = time.perf_counter()
+        project = _project_fill(slug, tests)
+        print(f"{label}: project built in {time.perf_counter() - began:.0f} s", flush=True)
+    runs = {r.key: r for r in Run.objects.filter(project=project)}
+    scenario_runs = dict(zip(SCENARIOS, ("1-neuron", "2-gpu", "2-cpu"), strict=True))
+    return Built(
+        label=label,
+        tests=tests,
+        runs={name: runs[key] for name, key in scenario_runs.items()},
+    )
+
+
+def _whole(project, tests: int) -> bool:
+    """Whether a previous run finished building it (the last run it writes is cpu's 2nd)."""
+    return project.tests.count() == tests and project.runs.filter(key="2-cpu").exists()
+
+
+def project_drop(project) -> None:
+    """Delete a bench project, its big tables by plain SQL (the ORM would fetch every row)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for table in ("parity_currentoutcome", "parity_gapevent", "parity_filecell"):
+            cursor.execute(f"DELETE FROM {table} WHERE project_id = %s", [project.pk])  # noqa: S608
+        cursor.execute(
+            "DELETE FROM parity_result WHERE run_id IN "
+            "(SELECT id FROM parity_run WHERE project_id = %s)",
+            [project.pk],
+        )
+        cursor.execute("DELETE FROM parity_gap WHERE project_id = %s", [project.pk])
+        cursor.execute("DELETE FROM parity_testcase WHERE project_id = %s", [project.pk])
+    project.delete()
+
+
+def _project_fill(slug: str, tests: int):
+    """Tests, reasons and triages, the first night of cpu, gpu and tpu recomputed, then the runs
+    the scenarios complete: neuron's first, and the second night of gpu and cpu."""
+    from django.db import connection
+
+    from parity.engine import parity_recompute
+    from parity.services.projects import project_create
+    from parity.services.triage import TriageRequest, triage_create
+
+    project = project_create(
+        slug=slug, backends=list(BACKENDS), reference="cpu", default_branch="main"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(_TESTS_SQL, {"project": project.pk, "tests": tests, "per_file": 100})
+        cursor.execute(
+            """
+            INSERT INTO parity_reason (project_id, kind, text, fingerprint, first_seen, last_seen)
+            SELECT %(project)s, 'skip', format('not supported on this backend (%%s)', n),
+                   format('bench-%%s', n), now(), now()
+            FROM generate_series(0, %(reasons)s - 1) AS n
+            RETURNING id
+            """,
+            {"project": project.pk, "reasons": REASONS},
+        )
+        first_reason = min(row[0] for row in cursor.fetchall())
+        cursor.execute("ANALYZE parity_testcase")
+    backends = {b.name: b for b in project.backends.all()}
+    for request in (
+        TriageRequest(kind="intended", match="test/dir_1/test_20.py", backend="tpu", note="bench"),
+        TriageRequest(
+            kind="intended", match="test/dir_2/**", backends=["gpu", "neuron"], note="bench"
+        ),
+        TriageRequest(kind="intended", reason=first_reason + 3, note="bench"),
+    ):
+        triage_create(project=project, request=request)
+    night = {}
+    for b, name in enumerate(BACKENDS):
+        night[name] = _run_write(project, backends[name], b=b, night=1, reason=first_reason)
+    for name in BACKENDS[:3]:
+        parity_recompute(run=night[name])
+    for name in ("gpu", "cpu"):
+        _run_write(project, backends[name], b=BACKENDS.index(name), night=2, reason=first_reason)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    return project
+
+
+def _run_write(project, backend, *, b: int, night: int, reason: int):
+    from django.db import connection
+
+    from parity.models import Run, Upload
+
+    started = START + datetime.timedelta(days=night, minutes=b)
+    run = Run.objects.create(
+        project=project,
+        backend=backend,
+        key=f"{night}-{backend.name}",
+        commit=f"{night:040x}",
+        branch="main",
+        complete=True,
+        completed_at=started,
+        started_at=started,
+    )
+    upload = Upload.objects.create(run=run, sha256=f"{run.pk:064x}", size=0, status="done")
+    params = {
+        "run": run.pk,
+        "upload": upload.pk,
+        "project": project.pk,
+        "b": b,
+        "i": night,
+        "reason": reason,
+        "reasons": REASONS,
+        "per_file": TESTS_PER_FILE,
+        "missing": MISSING_FILES_PERCENT[b],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_RESULTS_SQL, params)
+    return run
+
+
+def recomputes_timed(built: Built, *, timeout: float) -> tuple[dict[str, float], dict[str, int]]:
+    """Seconds and statements of each scenario's recompute, all rolled back afterwards. A
+    statement running past ``timeout`` seconds is cancelled and its recompute counted as
+    infinitely slow (its savepoint rolls back; the next scenarios still run)."""
+    from django.db import OperationalError, connection, transaction
+
+    from parity.engine import parity_recompute
+
+    seconds, statements = {}, {}
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout = %s", [int(timeout * 1000)])
+        for name, run in built.runs.items():
+            counted = []
+            with connection.execute_wrapper(
+                lambda execute, *a, counted=counted: counted.append(1) or execute(*a)
+            ):
+                began = time.perf_counter()
+                try:
+                    assert parity_recompute(run=run) is not None, name
+                    seconds[name] = time.perf_counter() - began
+                except OperationalError:  # the statement timeout
+                    seconds[name] = float("inf")
+            statements[name] = len(counted)
+        transaction.set_rollback(True)
+    with connection.cursor() as cursor:  # the rolled-back rows, gone before the next round
+        for table in ("currentoutcome", "gap", "gapevent", "snapshot", "filecell", "backendstate"):
+            cursor.execute(f"VACUUM ANALYZE parity_{table}")
+    return seconds, statements
+
+
+def report_write(directory: Path, cases: int) -> Path:
+    """A gzipped pytest-style report of ``cases`` cases over files of 100 (the run's shape)."""
+    from tests.e2e.generate import junit_write
+
+    files = max(1, cases // TESTS_PER_FILE)
+    classnames = tuple(f"test.dir_{f // 20}.test_{f}.TestF{f}" for f in range(min(files, 250)))
+    xml = directory / f"report-{cases}.xml"
+    junit_write(xml, cases=cases, classnames=classnames)
+    path = directory / f"report-{cases}.xml.gz"
+    with xml.open("rb") as source, gzip.open(path, "wb", compresslevel=6) as target:
+        while chunk := source.read(1 << 20):
+            target.write(chunk)
+    xml.unlink()
+    return path
+
+
+def parse_timed(path: Path) -> float:
+    """The bare stdlib parse: iterparse over the gzipped stream, each element cleared."""
+    began = time.perf_counter()
+    count = 0
+    with gzip.open(path) as stream:
+        for _event, element in ElementTree.iterparse(stream, events=("end",)):
+            if element.tag == "testcase":
+                count += 1
+                element.clear()
+    assert count, path
+    return time.perf_counter() - began
+
+
+def live_timed(stack, directory: Path, report: Path, *, first: bool) -> dict[str, float]:
+    """Through gunicorn and the worker, from POST to ``GET …/parity/`` naming the run: the
+    reference's first run, then another backend's first run, then the reference's next."""
+    from bench.live import project_fresh
+    from parity.models import Upload
+    from tests.e2e.client import ApiClient
+
+    project = project_fresh(f"bench-recompute-live-{uuid.uuid4().hex[:6]}")
+    client = ApiClient(base_url=stack.base_url, token=project.token)
+    if first:
+        warm_up(client, directory, project=project.slug)
+    seconds = {}
+    for label, backend, run in (
+        ("live: reference's first run", "cpu", "night-1"),
+        ("live: other backend's first run", "tpu", "night-1"),
+        ("live: reference's next run", "cpu", "night-2"),
+    ):
+        began = time.perf_counter()
+        upload_id = upload_post(
+            client, report, project=project.slug, run=run, backend=backend, complete="true"
+        )
+        run_id = Upload.objects.values_list("run_id", flat=True).get(pk=upload_id)
+        while _current_run(client, project.slug, backend) != run_id:
+            time.sleep(POLL_SECONDS)
+        seconds[label] = time.perf_counter() - began
+    return seconds
+
+
+def _current_run(client, slug: str, backend: str) -> int | None:
+    reply = client.request("GET", f"/api/v1/projects/{slug}/parity/")
+    if reply.status != 200:
+        raise SystemExit(f"parity/ answered {reply}")
+    return next(b["run"] for b in reply.body["backends"] if b["backend"] == backend)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100k", help="of 10k, 100k, 1m (default 100k)")
+    parser.add_argument("--live", default="100k", help="sizes also timed live ('' for none)")
+    parser.add_argument("--rounds", type=int, default=3, help="best of this many rounds")
+    parser.add_argument("--fresh", action="store_true", help="rebuild the bench projects")
+    parser.add_argument(
+        "--timeout", type=float, default=300, help="seconds a recompute's statement may run"
+    )
+    args = parser.parse_args()
+    sizes = [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
+    live = {s.strip().lower() for s in args.live.split(",") if s.strip()} & set(sizes)
+    django_setup()
+    built = {label: project_build(label, SIZES[label], fresh=args.fresh) for label in sizes}
+    best = {label: Best() for label in sizes}
+    with tempfile.TemporaryDirectory() as tmp, _maybe_stack(Path(tmp), live) as stack:
+        reports = {label: report_write(Path(tmp), SIZES[label]) for label in sizes}
+        for number in range(args.rounds):
+            for label in sizes:
+                best[label].parse = min(best[label].parse, parse_timed(reports[label]))
+                seconds, statements = recomputes_timed(built[label], timeout=args.timeout)
+                best[label].statements = statements
+                best[label].keep(seconds, "recompute")
+                if label in live:
+                    figures = live_timed(stack, Path(tmp), reports[label], first=not number)
+                    best[label].keep(figures, "live")
+            print(f"round {number + 1} of {args.rounds} done", flush=True)
+    met = []
+    for label in sizes:
+        met += _print_size(built[label], best[label], rounds=args.rounds)
+    if "100k" in best and "1m" in best:
+        met += _print_linear(best["100k"], best["1m"])
+    print(f"targets met: {sum(met)} of {len(met)}")
+
+
+def _maybe_stack(directory: Path, live: set[str]):
+    import contextlib
+
+    return live_stack(directory / "stack", concurrency=1) if live else contextlib.nullcontext()
+
+
+def _print_size(built: Built, best: Best, *, rounds: int) -> list[bool]:
+    parse = best.parse
+    print(
+        f"{built.label}: {built.tests:,} tests x {len(BACKENDS)} backends, best of {rounds}; "
+        f"bare parse of the run's gzipped report {parse:.2f} s"
+    )
+    met = []
+    for name in SCENARIOS:
+        seconds = best.recompute[name]
+        ratio = seconds / parse
+        value = f"{seconds:6.2f} s {ratio:5.2f}x" if ratio < float("inf") else "timed out"
+        label = f"recompute, {name} ({best.statements[name]} stmts)"
+        met.append(ratio <= GOAL)
+        print(target_line(label, value, f"<= {GOAL:g}x parse (goal)", met[-1]))
+        if built.tests == SIZES["100k"]:
+            met.append(ratio <= FLOOR)
+            print(target_line("", "", f"<= {FLOOR:g}x parse (floor)", met[-1]))
+    for name, seconds in best.live.items():
+        print(f"  {name:38} {seconds:6.2f} s {seconds / parse:5.2f}x   (ingest + recompute)")
+    return met
+
+
+def _print_linear(small: Best, large: Best) -> list[bool]:
+    met = []
+    for name in SCENARIOS:
+        ratio = large.recompute[name] / small.recompute[name]
+        met.append(ratio <= LINEAR)
+        print(target_line(f"1m / 100k, {name}", f"{ratio:.1f}x", f"<= {LINEAR:g}x", met[-1]))
+    return met
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""How the engine's statements over whole runs are planned.
+
+Each joins every test of one backend's current outcomes with another's (a run's tests against
+the reference's). The planner sizes those sets from the shared tables' statistics, which lag
+the transaction's own writes and know nothing of a backend or project that is new since the
+last ANALYZE: it then expects one row, picks a nested loop, and the loop runs once per test
+over the other set (quadratic: minutes at 100k tests, where a hash join takes a fraction of a
+second). Nor is a merge join safe: on a guess of one row per backend, it merges on the
+backend alone and compares every pair of tests of it. ANALYZE in the transaction would fix the
+estimates but holds a lock that serializes every project's recompute on the shared table, so
+these statements are planned as hash joins instead: at these sizes the right plan whatever the
+estimates say. (Where the estimates can be right, the engine copies the rows into an analyzed
+temporary table instead, as ``gaps._DESIRED_SQL`` does.)
+"""
+
+import contextlib
+from collections.abc import Iterator
+
+# JIT is off with them: disabling a join method inflates the plan's cost past jit_above_cost,
+# and compiling takes longer than these statements run.
+_HASH_ONLY = (
+    "SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off"
+)
+_DEFAULTS = "RESET enable_nestloop; RESET enable_mergejoin; RESET jit"
+
+
+@contextlib.contextmanager
+def hash_joins(cursor) -> Iterator[None]:
+    """Statements run on ``cursor`` inside the block are planned with hash joins only. (Should
+    one fail, the transaction or savepoint rolling back undoes the settings too.)"""
+    cursor.execute(_HASH_ONLY)
+    yield
+    cursor.execute(_DEFAULTS)
