@@ -22,7 +22,9 @@ resolve API as ``path::Class::method``; the server names them with the project's
 - a ``quarantine`` test runs; its failures and errors are reported as a skip with that message.
 
 ``--junit-xml FILE`` writes the results as JUnit XML (``classname="test.test_ops.TestOpsXLA"``
-and ``file="test/test_ops.py"``) for ``parity_ci.py upload``.
+and ``file="test/test_ops.py"``) for ``parity_ci.py upload``: one test case per test unittest
+loads, named as its ``id()`` names it (a doctest by its docstring's qualified name, in the file
+it documents), each file relative to the repository (the working folder, or ``--root``).
 
 Settings: ``--backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN`` and
 ``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the tests run as they are.
@@ -36,6 +38,7 @@ run every test instead).
 from __future__ import annotations
 
 import argparse
+import doctest
 import importlib.util
 import os
 import re
@@ -62,20 +65,35 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # --- Loading scripts ----------------------------------------------------------------------
 
 
+# The repository's root, which test files are named relative to: the working folder unless
+# ``--root`` says otherwise.
+ROOT = os.curdir
+
+
 def script_path(path: str) -> str:
-    """``path`` as the test IDs name it: relative to the working folder, with ``/``."""
-    relative = os.path.relpath(os.path.abspath(path))
+    """``path`` as the test IDs name it: relative to the repository, with ``/``. A file outside
+    it (an installed package's) is named relative to its ``sys.path`` folder, never by this
+    machine's absolute path, which no other backend's report shares."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, os.path.abspath(ROOT))
     if relative.startswith(os.pardir):
-        relative = os.path.abspath(path)
+        relative = _import_path(absolute)
     return relative.replace(os.sep, "/")
+
+
+def _import_path(absolute: str) -> str:
+    """``absolute`` relative to the deepest ``sys.path`` folder holding it, else its name."""
+    folders = [os.path.abspath(folder or os.curdir) for folder in sys.path]
+    holding = [f for f in folders if absolute.startswith(os.path.join(f, ""))]
+    if not holding:
+        return os.path.basename(absolute)
+    return os.path.relpath(absolute, max(holding, key=len))
 
 
 def script_module_name(path: str) -> str:
     """``test/test_ops.py`` → ``test.test_ops``; the file's stem when it is outside the
     working folder."""
     relative = script_path(path)
-    if os.path.isabs(relative):
-        relative = os.path.basename(relative)
     stem = relative[: -len(".py")] if relative.endswith(".py") else relative
     return stem.replace("/", ".")
 
@@ -132,7 +150,20 @@ class CaseName:
 
 
 def case_name(test: unittest.TestCase) -> CaseName:
+    """The test's name as unittest's ``id()`` gives it, split into module, class and name. The
+    kinds of test unittest makes itself (doctests, function tests, failed imports) are named
+    for the code they stand for, not for their class in the standard library."""
+    if isinstance(test, doctest.DocTestCase):
+        return _doctest_name(test)
+    if isinstance(test, unittest.FunctionTestCase):
+        function = test._testFunc
+        module = getattr(function, "__module__", "") or ""
+        return CaseName(module_file(module), module, "", getattr(function, "__name__", test.id()))
+    if type(test).__name__ == "_FailedTest":
+        return _failed_import_name(test)
     cls = type(test)
+    # A class a function makes is "make.<locals>.Case" for every one it makes: its own
+    # __name__ (TestViewOpsXLA) tells them apart.
     qualname = cls.__qualname__ if "<" not in cls.__qualname__ else cls.__name__
     return CaseName(
         file=module_file(cls.__module__),
@@ -140,6 +171,34 @@ def case_name(test: unittest.TestCase) -> CaseName:
         cls=qualname,
         name=getattr(test, "_testMethodName", str(test)),
     )
+
+
+def _doctest_name(test: doctest.DocTestCase) -> CaseName:
+    """A docstring's examples: named by the docstring's qualified name (``toolbox.more.
+    chunked``, its ``id()``) in the file of the module it documents, as pytest's
+    ``--doctest-modules`` names them. A text file's examples (DocFileSuite) are named by
+    their ``id()`` in that file."""
+    dt = test._dt_test
+    file = script_path(dt.filename) if dt.filename else ""
+    module = dt.globs.get("__name__", "")
+    if not isinstance(module, str) or not dt.name.startswith(module + ".") and dt.name != module:
+        module = ""
+    return CaseName(file=file or module_file(module), module=module, cls="", name=test.id())
+
+
+def _failed_import_name(test: unittest.TestCase) -> CaseName:
+    """A module unittest's loader could not import (its ``_FailedTest``): named for that
+    module, in its file, rather than for ``unittest/loader.py``."""
+    module = test._testMethodName
+    file = module_file(module)
+    if not file:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        origin = getattr(spec, "origin", None)
+        file = script_path(origin) if origin and os.path.isfile(origin) else ""
+    return CaseName(file=file, module=module, cls="", name=module.rpartition(".")[2])
 
 
 def module_file(module: str) -> str:
@@ -152,26 +211,27 @@ def module_file(module: str) -> str:
 
 def exemptions_find(
     backend: str, tests: Sequence[unittest.TestCase], *, client: parity_ci.Client
-) -> dict[str, tuple[str, str]]:
-    """(kind, message) of each exempted test, by ``test.id()``: one resolve request."""
+) -> dict[unittest.TestCase, tuple[str, str]]:
+    """(kind, message) of each exempted test, by test: one resolve request. Tests are keyed by
+    themselves, not by ``id()``, which classes a function generates can share."""
     node_ids = [case_name(test).node_id for test in tests]
     exempted = client.resolve(backend, node_ids)
-    return {tests[e["index"]].id(): (e["kind"], e["message"]) for e in exempted}
+    return {tests[e["index"]]: (e["kind"], e["message"]) for e in exempted}
 
 
 def exemptions_apply(
-    tests: Sequence[unittest.TestCase], found: dict[str, tuple[str, str]]
-) -> dict[str, str]:
+    tests: Sequence[unittest.TestCase], found: dict[unittest.TestCase, tuple[str, str]]
+) -> dict[unittest.TestCase, str]:
     """Skip the exempted tests (and the class fixtures of classes they fill); return the
-    quarantined tests' messages by ``test.id()``."""
+    quarantined tests' messages by test."""
     quarantined = {}
     skipped_by_class: dict[type, list[bool]] = {}
     for test in tests:
-        kind, message = found.get(test.id(), ("", ""))
+        kind, message = found.get(test, ("", ""))
         if kind in SKIPPING_KINDS:
             _skip(test, message)
         elif kind == QUARANTINE:
-            quarantined[test.id()] = message
+            quarantined[test] = message
         skipped_by_class.setdefault(type(test), []).append(kind in SKIPPING_KINDS)
     _skip_class_fixtures(skipped_by_class)
     return quarantined
@@ -219,20 +279,24 @@ class ParityResult(unittest.TextTestResult):
     """A text result that turns quarantined tests' failures into skips and keeps each test's
     outcome for the JUnit report."""
 
-    def __init__(self, stream, descriptions, verbosity, *, quarantined: dict[str, str]):
+    def __init__(
+        self, stream, descriptions, verbosity, *, quarantined: dict[unittest.TestCase, str]
+    ):
         super().__init__(stream, descriptions, verbosity)
         self.quarantined = quarantined
-        self.cases: dict[str, CaseResult] = {}
-        self.quarantine_failures: list[str] = []
-        self._started: dict[str, float] = {}
+        self.cases: dict[unittest.TestCase, CaseResult] = {}
+        self.quarantine_failures: list[str] = []  # their id()s, for the log
+        self._quarantine_skipped: set[unittest.TestCase] = set()
+        self._started: dict[unittest.TestCase, float] = {}
 
     def startTest(self, test):
         super().startTest(test)
-        self._started[test.id()] = time.perf_counter()
+        self._case(test)  # named before it runs: a doctest's tearDown clears its globals
+        self._started[test] = time.perf_counter()
 
     def stopTest(self, test):
         super().stopTest(test)
-        started = self._started.pop(test.id(), None)
+        started = self._started.pop(test, None)
         if started is not None:
             self._case(test).seconds = time.perf_counter() - started
 
@@ -273,10 +337,11 @@ class ParityResult(unittest.TextTestResult):
 
     def _quarantine(self, test, err) -> bool:
         """Report a quarantined test's failure as its skip (once); False for other tests."""
-        message = self.quarantined.get(test.id())
+        message = self.quarantined.get(test)
         if message is None:
             return False
-        if test.id() not in self.quarantine_failures:
+        if test not in self._quarantine_skipped:
+            self._quarantine_skipped.add(test)
             self.quarantine_failures.append(test.id())
             self.addSkip(test, message)
         return True
@@ -297,10 +362,10 @@ class ParityResult(unittest.TextTestResult):
             case.details = self._exc_info_to_string(err, test)
 
     def _case(self, test) -> CaseResult:
-        key = test.id()
-        if key not in self.cases:
-            self.cases[key] = CaseResult(_result_name(test))
-        return self.cases[key]
+        # By the test itself: two tests unittest's id() names alike are still two results.
+        if test not in self.cases:
+            self.cases[test] = CaseResult(_result_name(test))
+        return self.cases[test]
 
 
 def _result_name(test) -> CaseName:
@@ -318,7 +383,7 @@ def _result_name(test) -> CaseName:
 
 
 class ParityRunner(unittest.TextTestRunner):
-    def __init__(self, *, quarantined: dict[str, str], **kwargs) -> None:
+    def __init__(self, *, quarantined: dict[unittest.TestCase, str], **kwargs) -> None:
         super().__init__(**kwargs)
         self.quarantined = quarantined
 
@@ -387,6 +452,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--junit-xml", metavar="FILE", help="write the results as JUnit XML")
     parser.add_argument(
+        "--root",
+        default=os.curdir,
+        help="the repository's root, which test files are named relative to (default: .)",
+    )
+    parser.add_argument(
         "--optional",
         action="store_true",
         help="when the parity server cannot be reached, warn and run every test",
@@ -428,7 +498,7 @@ def _load(scripts: Sequence[str]) -> tuple[unittest.TestSuite, list[str]]:
 
 def _exemptions(
     args: argparse.Namespace, tests: list[unittest.TestCase]
-) -> dict[str, tuple[str, str]]:
+) -> dict[unittest.TestCase, tuple[str, str]]:
     client = parity_ci.Client.from_env(retries=max(args.retries, 0))
     try:
         found = exemptions_find(args.backend, tests, client=client)
@@ -445,9 +515,11 @@ def _exemptions(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    global ROOT
+    ROOT = args.root
     suite, broken = _load(args.scripts)
     tests = list(suite_tests(suite))
-    quarantined: dict[str, str] = {}
+    quarantined: dict[unittest.TestCase, str] = {}
     if args.backend and tests:
         try:
             quarantined = exemptions_apply(tests, _exemptions(args, tests))
