@@ -90,6 +90,73 @@ def test_a_saved_manifest_skips_exempted_tests_and_reports_quarantined_failures_
     }
 
 
+SHAPES = """
+import pytest
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_square(n):
+    assert n * n >= n
+
+
+@pytest.mark.parametrize("a,b", [(1, 2), (1, 2)])  # one ID twice: pytest adds _0, _1
+def test_ordered(a, b):
+    assert a < b
+
+
+class TestShapes:
+    @pytest.mark.parametrize("dtype", ["float32", "complex64"])
+    def test_zeros(self, dtype):
+        pass
+
+    class TestNested:
+        def test_inner(self):
+            pass
+
+
+class Sized:
+    size = 0
+
+    def test_size(self):
+        assert self.size >= 0
+
+
+for _size in (1, 2):
+    globals()[f"TestSize{_size}"] = type(f"TestSize{_size}", (Sized,), {"size": _size})
+
+
+def documented():
+    \"\"\"
+    >>> 1 + 1
+    2
+    \"\"\"
+"""
+
+
+def test_parametrized_class_based_and_generated_tests_keep_their_identity(run_suite, pytester):
+    pytester.makepyfile(**{"test/test_shapes": SHAPES})
+    args = ("test/test_shapes.py", "--doctest-modules", "--parity-manifest=manifest_tpu.json")
+
+    result = run_suite(*args, "--junitxml=shapes.xml")
+
+    result.assert_outcomes(passed=11)  # as many as pytest collects
+    shapes = "test/test_shapes.py::"
+    outcomes = junit_outcomes(pytester.path / "shapes.xml")
+    assert len(outcomes) == 11
+    assert set(outcomes) == {
+        *(f"{shapes}test_square[{n}]" for n in (1, 2, 3)),
+        f"{shapes}test_ordered[1-2_0]",
+        f"{shapes}test_ordered[1-2_1]",
+        f"{shapes}TestShapes::test_zeros[float32]",
+        f"{shapes}TestShapes::test_zeros[complex64]",
+        f"{shapes}TestShapes.TestNested::test_inner",
+        f"{shapes}TestSize1::test_size",
+        f"{shapes}TestSize2::test_size",
+        # As the unittest runner names a doctest: its docstring's qualified name.
+        f"{shapes}test_shapes.documented",
+    }
+
+
 def test_a_quarantined_test_that_passes_is_reported_passed(run_suite):
     result = run_suite("--parity-manifest=manifest_tpu.json", device="cpu")
 
