@@ -1,7 +1,7 @@
 """The CI files' wheel installed by pip from the live stack's server into a fresh virtualenv (no
 system site-packages, pytest and nothing else in it), as a CI job installs it:
 
-    pip install --no-index --find-links "$PARITY_URL/ci/" parity-ci
+    pip install --force-reinstall --no-index --find-links "$PARITY_URL/ci/" parity-ci
 
 then the ``parity-ci`` command runs, and pytest loads the plugin by its entry point, without
 ``-p``: inactive in a plain run, applying the server's exemptions with ``--parity-backend``.
@@ -69,7 +69,7 @@ def _said(done: subprocess.CompletedProcess) -> str:
 def pytest_wheels(request, tmp_path_factory) -> Path:
     """A folder of pytest's wheel and its dependencies', for ``pip install --no-index``:
     downloaded once into pytest's cache (this run's temporary folder without one)."""
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # none under -p no:cacheprovider
     folder = cache.mkdir("parity-venv-wheels") if cache else tmp_path_factory.mktemp("wheels")
     done_marker = folder / "downloaded"
     if not done_marker.exists():
@@ -104,8 +104,10 @@ def venv(stack, pytest_wheels, tmp_path_factory) -> Iterator[Venv]:
     pytest_install = venv.pip("install", "--no-index", "--find-links", str(pytest_wheels), "pytest")
     assert pytest_install.returncode == 0, _said(pytest_install)
 
+    # docs/ci.md's command, word for word.
     installed = venv.pip(
-        "install", "--no-index", "--find-links", f"{stack.base_url}/ci/", "parity-ci"
+        *("install", "--force-reinstall", "--no-index", "--find-links"),
+        *(f"{stack.base_url}/ci/", "parity-ci"),
     )
 
     assert installed.returncode == 0, _said(installed)
