@@ -42,6 +42,8 @@ class Venv:
     def __init__(self, path: Path):
         self.path = path
         self.bin = path / "bin"
+        version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+        self.site_packages = path / "lib" / version / "site-packages"
         env = {k: v for k, v in clean_environment().items() if k not in _NOT_PASSED}
         self.env = {**env, "PATH": f"{self.bin}{os.pathsep}{env.get('PATH', '')}"}
 
@@ -128,8 +130,11 @@ def test_the_parity_ci_command_runs_the_client(venv):
 
 def test_pytest_loads_the_plugin_by_its_entry_point(venv):
     done = venv.run("python", "-m", "pytest", "--help")
+    where = venv.run("python", "-c", "import parity_pytest; print(parity_pytest.__file__)")
 
     assert done.returncode == 0, _said(done)
+    # from the wheel pip installed, not from this repository
+    assert where.stdout.strip() == str(venv.site_packages / "parity_pytest.py"), _said(where)
     assert "parity exemptions (parity_pytest):" in done.stdout
     assert "--parity-backend=NAME" in done.stdout
 
