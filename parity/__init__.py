@@ -1,3 +1,7 @@
 from parity.celery import app as celery_app
 
-__all__ = ["celery_app"]
+# The server's version (PEP 440), kept here alone: the wheel of the CI files carries it
+# (/ci/parity_ci-<version>-py3-none-any.whl, parity.ci_files).
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "celery_app"]

@@ -114,8 +114,9 @@ def client_subcommands() -> set[str]:
     return set(commands.choices)
 
 
+# `parity_ci.py upload`, and `parity-ci upload` as the wheel installs it (docs/ci.md).
 @pytest.mark.parametrize(
-    ("page", "subcommand"), named(r"\bparity_ci\.py +([a-z][a-z_-]*)(?![\w.])")
+    ("page", "subcommand"), named(r"\bparity(?:_ci\.py|-ci) +([a-z][a-z_-]*)(?![\w.])")
 )
 def test_every_client_subcommand_named_exists(page, subcommand):
     assert subcommand in client_subcommands(), f"{page} names `parity_ci.py {subcommand}`"
