@@ -97,14 +97,6 @@ class KnownIds:
             files, digests = zip(*rest, strict=True)
             self._tests_add(_TESTS_BY_DIGEST, {"files": list(files), "digests": list(digests)})
 
-    def tests_recheck(self, wanted: dict[bytes, str]) -> None:
-        """Look up again, by digest, tests believed new (``wanted``: their files): another
-        upload may have committed some since their files were read."""
-        files, digests = zip(*((file, d.hex()) for d, file in wanted.items()), strict=True)
-        for digest in wanted:
-            del self.tests[digest]
-        self._tests_add(_TESTS_BY_DIGEST, {"files": list(files), "digests": list(digests)})
-
     def _tests_add(self, statement: sql.Composed, params: dict) -> int:
         """Run a COPY of (digest, id) pairs into ``tests``; returns how many it read. An id the
         writer has already (reserved for a test it believed new) stays: its results name it."""
