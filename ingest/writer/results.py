@@ -143,9 +143,13 @@ class UploadWriter:
         batch = list(islice(rows, BATCH_CASES))
         while batch:
             digests = [md5(row.key.encode()).digest() for row in batch]
+            # Only a batch looked up wholly under the tests lock may add its tests at once: the
+            # lock can be taken half-way through a batch, and the new tests found before it may
+            # have been added by another upload since (the insert at the end handles those).
+            locked_before = self.new_tests is NewTests.PER_BATCH
             new_tests = self._resolve(batch, digests, more_to_come=len(batch) == BATCH_CASES)
             ahead: list[ResultRow] = []
-            if new_tests and self.new_tests is NewTests.PER_BATCH:
+            if new_tests and locked_before:
                 chunk = "".join(new_tests).encode()
                 chunks = self._parsing_meanwhile(iter([chunk]), rows, ahead)
                 copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
