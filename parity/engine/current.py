@@ -19,22 +19,26 @@ def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
     )
 
 
-# Upsert rather than replace: from one night to the next most tests keep their outcome, and
-# unchanged rows are not rewritten. The temporary table is analyzed: without statistics the
-# planner guesses its size.
+# A diff rather than a replacement: from one night to the next most tests keep their outcome,
+# and only the rows that changed are written (an upsert of every row probed the unique index
+# once per test). Each statement is a hash join of the run's outcomes with the backend's,
+# whatever the statistics say (``plans.hash_joins``), so the temporary table needs no ANALYZE.
 _REFRESH_SQL = model_sql(
     """
     DROP TABLE IF EXISTS parity_run_outcomes;
     CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
-    ANALYZE parity_run_outcomes;
     DELETE FROM {current} c
     WHERE c.backend_id = %(backend)s
       AND NOT EXISTS (SELECT 1 FROM parity_run_outcomes o WHERE o.test_id = c.test_id);
-    INSERT INTO {current} AS c (project_id, backend_id, test_id, outcome, reason_id)
+    UPDATE {current} c SET outcome = o.outcome, reason_id = o.reason_id
+    FROM parity_run_outcomes o
+    WHERE c.backend_id = %(backend)s AND c.test_id = o.test_id
+      AND (c.outcome, c.reason_id) IS DISTINCT FROM (o.outcome, o.reason_id);
+    INSERT INTO {current} (project_id, backend_id, test_id, outcome, reason_id)
     SELECT %(project)s, %(backend)s, o.test_id, o.outcome, o.reason_id FROM parity_run_outcomes o
-    ON CONFLICT (backend_id, test_id) DO UPDATE
-    SET outcome = EXCLUDED.outcome, reason_id = EXCLUDED.reason_id
-    WHERE (c.outcome, c.reason_id) IS DISTINCT FROM (EXCLUDED.outcome, EXCLUDED.reason_id);
+    WHERE NOT EXISTS (
+        SELECT 1 FROM {current} c WHERE c.backend_id = %(backend)s AND c.test_id = o.test_id
+    );
     SELECT count(*) FROM parity_run_outcomes;
     """,
     current=CurrentOutcome,
