@@ -11,10 +11,10 @@ from parity.models import (
     Backend,
     CurrentOutcome,
     FileCell,
+    FileSeconds,
     Gap,
     Project,
     ReasonDaily,
-    Result,
     Run,
     TestCase,
 )
@@ -73,8 +73,9 @@ def file_cells_write(*, project_id: int, backend_ids: list[int]) -> None:
 
 
 # Each file's seconds in each of the backend's last few complete default-branch runs whose
-# results are kept, averaged: one slow night does not reshuffle every shard. Read by run, through
-# the results' (run, test) index; bounded by the runs' size, not by history.
+# results are kept, averaged: one slow night does not reshuffle every shard. The writer summed
+# each upload's seconds per file (``FileSeconds``), so this reads a few rows per file, not the
+# runs' results.
 RECENT_RUNS_FOR_DURATIONS = 3
 _FILE_DURATIONS_SQL = model_sql(
     """
@@ -85,10 +86,9 @@ _FILE_DURATIONS_SQL = model_sql(
         ORDER BY r.started_at DESC, r.id DESC
         LIMIT %(runs)s
     ), per_run AS (
-        SELECT x.run_id, t.file, sum(x.duration) AS seconds
-        FROM {result} x JOIN {test} t ON t.id = x.test_id
-        WHERE x.run_id IN (SELECT id FROM recent) AND x.duration IS NOT NULL
-        GROUP BY x.run_id, t.file
+        SELECT run_id, file, sum(seconds) AS seconds FROM {seconds}
+        WHERE run_id IN (SELECT id FROM recent)
+        GROUP BY run_id, file
     ), durations AS (
         SELECT file, avg(seconds) AS seconds FROM per_run GROUP BY file
     )
@@ -99,8 +99,7 @@ _FILE_DURATIONS_SQL = model_sql(
     """,
     run=Run,
     project=Project,
-    result=Result,
-    test=TestCase,
+    seconds=FileSeconds,
     cell=FileCell,
 )
 

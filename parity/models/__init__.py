@@ -19,7 +19,7 @@ from parity.models.parity import (
 )
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
 from parity.models.reasons import IssueState, Reason, TrackingIssue
-from parity.models.results import Outcome, Result, TestCase
+from parity.models.results import FileSeconds, Outcome, Result, TestCase
 from parity.models.runs import Run, Upload, UploadFile, UploadStatus
 from parity.models.trust import TrustRule
 
@@ -32,6 +32,7 @@ __all__ = [
     "BackendState",
     "CurrentOutcome",
     "FileCell",
+    "FileSeconds",
     "Gap",
     "GapEvent",
     "GapEventKind",
