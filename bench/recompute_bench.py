@@ -92,6 +92,14 @@ CROSS JOIN LATERAL (
 ) o
 WHERE (f.f * 37 + %(b)s * 11) %% 100 >= %(missing)s
 """
+# What the writer sums per file as it writes results (FileSeconds), for the rows written above.
+_FILE_SECONDS_SQL = """
+INSERT INTO parity_fileseconds (run_id, upload_id, file, seconds)
+SELECT r.run_id, r.upload_id, t.file, sum(r.duration)
+FROM parity_result r JOIN parity_testcase t ON t.id = r.test_id
+WHERE r.run_id = %(run)s
+GROUP BY r.run_id, r.upload_id, t.file
+"""
 
 
 @dataclass
@@ -235,6 +243,7 @@ def _run_write(project, backend, *, b: int, night: int, reason: int):
     }
     with connection.cursor() as cursor:
         cursor.execute(_RESULTS_SQL, params)
+        cursor.execute(_FILE_SECONDS_SQL, params)
     return run
 
 
