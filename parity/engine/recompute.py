@@ -107,8 +107,11 @@ def backends_refresh(
     *, project: Project, backend_ids: list[int], cause: Run, full: bool = False
 ) -> dict[str, int]:
     """Gaps (with events caused by ``cause``), triage, snapshots and file cells of
-    ``backend_ids`` against the reference's current outcomes. Triages are picked again for the
-    gaps the diff touched, or with ``full`` for every open gap of ``backend_ids``."""
+    ``backend_ids`` against the reference's current outcomes, after ``cause`` became its
+    backend's current run. Triages are picked again for the gaps the diff touched and the
+    other backends' file cells recount their missing tests only; with ``full``, every open
+    gap of ``backend_ids`` is picked again and every cell recounted (every current run may
+    have moved)."""
     reference_run_id = (
         BackendState.objects.filter(backend_id=project.reference_backend_id)
         .values_list("current_run_id", flat=True)
@@ -124,7 +127,11 @@ def backends_refresh(
         triages_apply_touched(project_id=project.pk)
         triages_mark_stale_touched(project_id=project.pk)
     snapshots_write(project=project, backend_ids=backend_ids, reference_run_id=reference_run_id)
-    file_cells_write(project_id=project.pk, backend_ids=backend_ids)
+    file_cells_write(
+        project_id=project.pk,
+        backend_ids=backend_ids,
+        outcomes_changed=None if full else [cause.backend_id],
+    )
     return gaps
 
 

@@ -3,10 +3,12 @@ each file's recent duration for CI's shards) and the per-day count of each reaso
 (``ReasonDaily``)."""
 
 import datetime
+from collections.abc import Collection
 
 from django.db import connection
 
 from parity.definitions import OUTCOME_PARAMS
+from parity.engine.plans import hash_joins
 from parity.models import (
     Backend,
     CurrentOutcome,
@@ -65,11 +67,56 @@ _FILE_CELLS_SQL = model_sql(
 )
 
 
-def file_cells_write(*, project_id: int, backend_ids: list[int]) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _FILE_CELLS_SQL, {**OUTCOME_PARAMS, "project": project_id, "backends": backend_ids}
-        )
+# A backend whose current run stayed (the reference moved on) keeps its outcome counts: only its
+# missing counts can change, counted from its missing gaps alone. The three writes touch
+# different cells: those left with nothing, those with outcomes and no missing test any more, and
+# those with missing tests.
+_FILE_CELLS_MISSING_SQL = model_sql(
+    """
+    WITH missing AS (
+        SELECT g.backend_id, t.file, count(*) AS n
+        FROM {gap} g JOIN {test} t ON t.id = g.test_id
+        WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
+        GROUP BY g.backend_id, t.file
+    ), gone AS (
+        DELETE FROM {cell} f
+        WHERE f.backend_id = ANY(%(backends)s) AND f.missing > 0
+          AND f.passed + f.failed + f.error + f.skipped = 0
+          AND NOT EXISTS (
+              SELECT 1 FROM missing m WHERE m.backend_id = f.backend_id AND m.file = f.file
+          )
+    ), none_missing AS (
+        UPDATE {cell} f SET missing = 0
+        WHERE f.backend_id = ANY(%(backends)s) AND f.missing > 0
+          AND f.passed + f.failed + f.error + f.skipped > 0
+          AND NOT EXISTS (
+              SELECT 1 FROM missing m WHERE m.backend_id = f.backend_id AND m.file = f.file
+          )
+    )
+    INSERT INTO {cell} AS f (project_id, backend_id, file, passed, failed, error, skipped, missing)
+    SELECT %(project)s, backend_id, file, 0, 0, 0, 0, n FROM missing
+    ON CONFLICT (backend_id, file) DO UPDATE SET missing = EXCLUDED.missing
+    WHERE f.missing <> EXCLUDED.missing;
+    """,
+    test=TestCase,
+    gap=Gap,
+    cell=FileCell,
+)
+
+
+def file_cells_write(
+    *, project_id: int, backend_ids: list[int], outcomes_changed: Collection[int] | None = None
+) -> None:
+    """The heatmap cells of ``backend_ids``; ``outcomes_changed``: those of them whose current
+    outcomes may have changed (all, when not given), the others' missing counts only."""
+    changed = [b for b in backend_ids if outcomes_changed is None or b in outcomes_changed]
+    unchanged = [b for b in backend_ids if b not in changed]
+    params = {**OUTCOME_PARAMS, "project": project_id}
+    with connection.cursor() as cursor, hash_joins(cursor):
+        if changed:
+            cursor.execute(_FILE_CELLS_SQL, {**params, "backends": changed})
+        if unchanged:
+            cursor.execute(_FILE_CELLS_MISSING_SQL, {**params, "backends": unchanged})
 
 
 # Each file's seconds in each of the backend's last few complete default-branch runs whose
