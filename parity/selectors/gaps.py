@@ -84,8 +84,8 @@ def gaps_page(
 ) -> GapsPage:
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``. ``filters``: ``gaps_list``'s ``backend``, ``state``,
-    ``tracked``, ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page: its count, its rows,
-    their reasons' issues."""
+    ``tracked``, ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page:
+    its count, its rows, their reasons' issues."""
     new = gaps_list(project=project, since=None if open_any_age else since, **filters)
     fixed = gaps_list(project=project, closed_since=since, **filters)
     return GapsPage(

@@ -5,7 +5,8 @@ template, and then either
 
 - creates it through the tracker's adapter (``parity.trackers``), when
   ``PARITY_TRACKER_WRITE_TOKENS`` has a token for that host, and links it as a tracked triage
-  of those gaps (or of the reason, or of the test file on its backend) in the same step, so the gaps count tracked at once; or
+  of those gaps (or of the reason, or of the test file on its backend) in the same step, so
+  the gaps count tracked at once; or
 - gives the tracker's own "new issue" page, prefilled through its URL parameters, for the
   maintainer to file by hand (and link afterwards, as any issue).
 """
@@ -169,9 +170,9 @@ def new_issue_url(*, project: Project, subject: IssueSubject, draft: IssueDraft)
 def issue_file(*, project: Project, subject: IssueSubject, draft: IssueDraft, user=None) -> Filed:
     """Create the issue ``draft`` describes through the tracker (raises ``TrackerError``:
     refused, rate limited, unavailable) and link it as a tracked triage of ``subject``'s gaps,
-    of its reason (on its backend, or every one), or of its file on its backend. The issue is created first, outside any
-    transaction; a triage the rules then refuse (a gap fixed meanwhile) leaves the issue filed
-    and says why in ``link_error``."""
+    of its reason (on its backend, or every one), or of its file on its backend. The issue is
+    created first, outside any transaction; a triage the rules then refuse (a gap fixed
+    meanwhile) leaves the issue filed and says why in ``link_error``."""
     filing = filing_for(project=project)
     if not filing.can_create:
         raise ValueError(f"No write token for the tracker of project '{project.slug}'.")
