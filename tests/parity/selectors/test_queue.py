@@ -46,21 +46,13 @@ def expected_groups(project: Project, key) -> list[tuple]:
 
 
 def shown(groups, what) -> list[tuple]:
-    return [
-        (
-            g.backend,
-            what(g),
-            g.gaps,
-            Counter({s: n for s, n in zip(GapState.values, _mix(g)) if n}),
-            g.first_seen,
-        )
-        for g in groups
-    ]
+    """The selector's groups in ``expected_groups``' shape."""
+    return [(g.backend, what(g), g.gaps, mix(g), g.first_seen) for g in groups]
 
 
-def _mix(g) -> list[int]:
+def mix(g) -> Counter:
     counts = {"missing": g.missing, "skipped": g.skipped, "failed": g.failed, "error": g.error}
-    return [counts.get(state, 0) for state in GapState.values]
+    return Counter({state: n for state, n in counts.items() if n})
 
 
 def test_the_queue_groups_untracked_gaps_in_three_queries(xla_runs, django_assert_num_queries):
