@@ -134,7 +134,7 @@ class QueueGroupField(forms.Field):
 
     def to_python(self, value) -> list[tuple[str, str | None, int | None]]:
         """(backend, file, reason id) per group."""
-        values = [v for v in (value or []) if str(v).strip()]
+        values = list(dict.fromkeys(v for v in (value or []) if str(v).strip()))  # once each
         if len(values) > self.LIMIT:
             raise forms.ValidationError(f"At most {self.LIMIT} groups at once.")
         groups = []

@@ -44,7 +44,7 @@ def test_a_maintainer_exempts_ticked_groups_in_one_step(maintainer, runs):
     answer = maintainer.post(
         EXEMPT,
         {
-            "group": [f"neuron::{B}", f"gpu::{A}", f"neuron::#{reason.pk}"],
+            "group": [f"neuron::{B}", f"gpu::{A}", f"neuron::#{reason.pk}", f"neuron::{B}"],
             "kind": "tracked",
             "issue_url": f"{ISSUES}99",
             "next": QUEUE,
