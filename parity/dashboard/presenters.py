@@ -238,7 +238,7 @@ def heatmap_cells(heatmap: Heatmap) -> Heatmap:
 # --- The burn-down of untracked gaps (overview) ---------------------------------------------
 
 BURN_WIDTH, BURN_HEIGHT = 600, 150
-BURN_PAD = {"left": 44, "right": 8, "top": 8, "bottom": 20}
+BURN_PAD = {"left": 2, "right": 2, "top": 4, "bottom": 2}  # the axis labels are HTML, outside
 # Colour-blind-safe (Okabe-Ito), in backend order.
 BURN_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
 
