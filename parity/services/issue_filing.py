@@ -130,6 +130,8 @@ def _gaps_path(project: Project, subject: IssueSubject) -> str:
     query = {"open": "1"}
     if len(subject.backends) == 1:
         query["backend"] = subject.backends[0]
+    if subject.file is not None:
+        query["file"] = subject.file
     path = reverse("project-gaps", kwargs={"slug": project.slug})
     return f"{path}?{urllib.parse.urlencode(query)}"
 

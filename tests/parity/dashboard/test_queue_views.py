@@ -94,6 +94,7 @@ def test_one_issue_for_a_file_group_tracks_the_file_on_its_backend(
     assert sorted(g.test for g in subject.gaps) == [tid(B, n) for n in (1, 2, 3, 4)]
     draft = page.context["editor"].initial
     assert draft["title"].startswith(f"[neuron] {B}: 4 tests")
+    assert draft["body"].endswith(f"{P}/gaps/?open=1&backend=neuron&file=test%2Fops%2Ftest_b.py")
 
     fields = {k: "" if v is None else v for k, v in draft.items()}
     answer = maintainer.post(f"{P}/file-issue/", fields, follow=True)
