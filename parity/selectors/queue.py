@@ -10,10 +10,10 @@ reasons) and the burn-down of untracked gaps per backend, from the snapshots.
 (outside the score)."""
 
 import datetime
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count, Min, Q, QuerySet, Window
+from django.db.models import Count, Min, Q, QuerySet
 
 from parity.models import Gap, GapState, Project, Snapshot
 
@@ -86,20 +86,28 @@ def triage_queue(
     per_page: int = GROUPS_PER_PAGE,
 ) -> TriageQueue:
     """Untracked open gaps grouped by (backend, file) and by (backend, reason), largest first,
-    a page of each, and the backends' headlines. Three queries, one GROUP BY each; a group's
-    row carries the number of groups."""
+    a page of each, and the backends' headlines. Two queries, one GROUP BY each, reading
+    every group (there are at most backends x files, and backends x reasons): the headlines
+    are sums over them, and a page is a slice."""
     gaps = untracked_gaps(projects=[project], backend=backend)
-    by_file = _groups(gaps, ("backend__name", "test__file"), file_page, per_page)
+    by_file = _groups(gaps, ("backend__name", "test__file"))
     # Tests a backend never ran have no reason: their decisions are the file groups'.
     with_reason = gaps.filter(reason__isnull=False)
-    by_reason = _groups(
-        with_reason, ("backend__name", "reason_id", "reason__text"), reason_page, per_page
+    by_reason = _groups(with_reason, ("backend__name", "reason_id", "reason__text"))
+    files: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for group in by_file:
+        files[group.backend].append((group.gaps, group.missing))
+    reasons = Counter(g.backend for g in by_reason)
+    headlines = [_headline(name, files[name], reasons[name]) for name in sorted(files)]
+    return TriageQueue(
+        by_file=_page(by_file, file_page, per_page),
+        by_reason=_page(by_reason, reason_page, per_page),
+        headlines=headlines,
     )
-    headlines = triage_headlines(projects=[project], backend=backend).get(project.pk, [])
-    return TriageQueue(by_file=by_file, by_reason=by_reason, headlines=headlines)
 
 
-def _groups(gaps: QuerySet[Gap], by: tuple[str, ...], number: int, per_page: int) -> GroupPage:
+def _groups(gaps: QuerySet[Gap], by: tuple[str, ...]) -> list[QueueGroup]:
+    """Every group of ``gaps`` by the fields ``by``, largest first. One query."""
     states = {
         state: Count("pk", filter=Q(state=state))
         for state in (GapState.MISSING, GapState.SKIPPED, GapState.FAILED, GapState.ERROR)
@@ -107,25 +115,18 @@ def _groups(gaps: QuerySet[Gap], by: tuple[str, ...], number: int, per_page: int
     rows = (
         gaps.order_by()
         .values(*by)
-        .annotate(
-            n=Count("pk"),
-            first_seen=Min("opened_at"),
-            # The number of groups, on every row: no second query to paginate.
-            groups=Window(Count("*")),
-            **states,
-        )
+        .annotate(n=Count("pk"), first_seen=Min("opened_at"), **states)
         .order_by("-n", *by)
     )
-    number = max(1, number)
-    page = list(rows[(number - 1) * per_page : number * per_page])
-    if not page and number > 1:  # past the end (a stale link): the first page
-        return _groups(gaps, by, 1, per_page)
-    total = page[0]["groups"] if page else 0
+    return [_group(row) for row in rows]
+
+
+def _page(groups: list[QueueGroup], number: int, per_page: int) -> GroupPage:
+    pages = max(1, -(-len(groups) // per_page))
+    number = number if 1 <= number <= pages else 1  # past the end (a stale link): the first
+    start = (number - 1) * per_page
     return GroupPage(
-        groups=[_group(row) for row in page],
-        total=total,
-        number=number,
-        pages=max(1, -(-total // per_page)),
+        groups=groups[start : start + per_page], total=len(groups), number=number, pages=pages
     )
 
 
@@ -156,29 +157,41 @@ class BackendHeadline:
     reasons: int  # distinct reasons of its untracked gaps
 
 
-def triage_headlines(
-    *, projects: list[Project], backend: str | None = None
-) -> dict[int, list[BackendHeadline]]:
-    """Per project pk, a headline per backend with untracked gaps (or ``backend``'s), by name.
-    One query."""
-    missing = Q(state=GapState.MISSING)
-    rows = (
-        untracked_gaps(projects=projects, backend=backend)
-        .order_by()
-        .values("project_id", "backend__name")
-        .annotate(
-            untracked=Count("pk"),
-            never_run=Count("pk", filter=missing),
-            never_run_files=Count("test__file", filter=missing, distinct=True),
-            reasons=Count("reason_id", distinct=True),
-        )
-        .order_by("project_id", "backend__name")
+def triage_headlines(*, projects: list[Project]) -> dict[int, list[BackendHeadline]]:
+    """Per project pk, a headline per backend with untracked gaps, by name. Two queries: the
+    gaps grouped by file (summed here), their reasons counted without reading tests."""
+    gaps = untracked_gaps(projects=projects)
+    files = (
+        gaps.order_by()
+        .values_list("project_id", "backend__name", "test__file")
+        .annotate(n=Count("pk"), missing=Count("pk", filter=Q(state=GapState.MISSING)))
     )
+    reasons = (
+        gaps.filter(reason__isnull=False)
+        .order_by()
+        .values_list("project_id", "backend__name")
+        .annotate(reasons=Count("reason_id", distinct=True))
+    )
+    reason_counts = {(project_id, name): n for project_id, name, n in reasons}
+    by_backend: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
+    for project_id, name, _file, n, missing in files:
+        by_backend[(project_id, name)].append((n, missing))
     headlines: dict[int, list[BackendHeadline]] = defaultdict(list)
-    for row in rows:
-        project_id = row.pop("project_id")
-        headlines[project_id].append(BackendHeadline(backend=row.pop("backend__name"), **row))
+    for (project_id, name), counts in sorted(by_backend.items()):
+        reasons_of = reason_counts.get((project_id, name), 0)
+        headlines[project_id].append(_headline(name, counts, reasons_of))
     return dict(headlines)
+
+
+def _headline(backend: str, files: list[tuple[int, int]], reasons: int) -> BackendHeadline:
+    """``backend``'s headline from its file groups' (untracked gaps, of which never run)."""
+    return BackendHeadline(
+        backend=backend,
+        untracked=sum(n for n, _ in files),
+        never_run=sum(missing for _, missing in files),
+        never_run_files=sum(1 for _, missing in files if missing),
+        reasons=reasons,
+    )
 
 
 @dataclass(frozen=True)
