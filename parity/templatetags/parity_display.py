@@ -4,7 +4,8 @@
 ``{{ test|test_id }}``, ``{{ test|test_suite }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
-``{{ run|run_title }}``; and one tag, ``{% outcome_cell cell %}``."""
+``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``; and one tag,
+``{% outcome_cell cell %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -29,6 +30,7 @@ register.filter("duration", presenters.duration)
 register.filter("pattern_scope", presenters.pattern_scope)
 register.filter("upload_status_word", presenters.upload_status_word)
 register.filter("run_title", presenters.run_title)
+register.filter("burndown_chart", presenters.burndown_chart)
 
 
 # --- One test on one backend -----------------------------------------------------------------

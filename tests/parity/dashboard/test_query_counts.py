@@ -15,7 +15,8 @@ P = "/p/pytorch-xla"
 
 # Anonymous visitor of a public project.
 PAGES = {
-    "overview": ("/", 3),  # readable projects, backends with their newest upload, uploads
+    # readable projects, backends with their newest upload, uploads; headlines (2), burn-down
+    "overview": ("/", 6),
     "overview.json": (
         "/overview.json",
         4,
@@ -26,6 +27,7 @@ PAGES = {
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
+    "queue": (f"{P}/queue/", 6),  # project, backend choices x2; 2 for the queue; has runs
     "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
     "runs": (f"{P}/runs/", 7),  # project, backend choices; runs, uploads, current; has runs
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
