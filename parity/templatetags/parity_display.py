@@ -27,6 +27,8 @@ register.filter("issue_link", presenters.issue_link)
 register.filter("triage_issue_links", presenters.triage_issue_links)
 register.filter("duration", presenters.duration)
 register.filter("pattern_scope", presenters.pattern_scope)
+register.filter("passes_now_on", presenters.passes_now_on)
+register.filter("probe_counts", presenters.probe_counts)
 register.filter("upload_status_word", presenters.upload_status_word)
 register.filter("run_title", presenters.run_title)
 

@@ -42,6 +42,8 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
             "tracked": False,
             "intended": False,
             "tracked_closed": False,
+            "exemption": None,
+            "exemption_added": False,
         }
     ]
 
