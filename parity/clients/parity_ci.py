@@ -245,7 +245,9 @@ class Client:
         upload: ``{"id", "status", "run", "url", ...}``. XML is sent as a gzipped tar that keeps
         each file's folder (the server reads a test file from a folder like ``test.test_ops``
         when the XML names ``__main__``); more than ``PART_XML_BYTES`` of XML goes as several
-        uploads to the same run, the last one carrying ``complete``."""
+        uploads to the same run, the last one carrying ``complete``. What the runner wrote into
+        the reports fills in ``request.exemptions_version`` when unset, and ``request.probe``
+        (``request_from_reports``)."""
         if not self.project:
             raise ConfigError("set PARITY_PROJECT (or --project) to the project's slug")
         if not self.token:
@@ -850,7 +852,7 @@ def verdict_exemptions(verdict: Mapping[str, Any]) -> str:
         lines.append("  that pass now on the exemptions page")
     version = applied.get("version")
     if not version:
-        lines.append("exemptions: the run named no list version (an older plugin or runner?)")
+        lines.append("exemptions: no list version sent (reports made without the plugin or runner)")
     elif not applied.get("known"):
         lines.append(f"exemptions: version {version} applied (not one this server gave out)")
     else:

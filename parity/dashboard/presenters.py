@@ -95,7 +95,8 @@ def passes_now_on(triage: Triage) -> list[str]:
 
 
 def probe_counts(probe: ProbeOutcome) -> str:
-    """ "3 of 3 passed", or what did not pass: "1 failed, 1 error of 3"."""
+    """How the exemption's tests did: "3 of 3 passed", or what did not pass, "1 failed, 1
+    error of 3"."""
     if probe.passes_now:
         return f"{probe.tests} of {probe.tests} passed"
     counts = [(probe.failed, "failed"), (probe.error, "error"), (probe.skipped, "skipped")]

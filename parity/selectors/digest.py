@@ -37,6 +37,7 @@ from parity.models import (
     Reason,
     ReasonDaily,
     Snapshot,
+    Triage,
 )
 from parity.models.reasons import ReasonKind
 from parity.pure.weeks import Week
@@ -380,6 +381,6 @@ def _passes_now(backend_ids: list[int], week: Week) -> list[PassingExemptions]:
     ]
 
 
-def _exemption_match(triage) -> str:
+def _exemption_match(triage: Triage) -> str:
     test = triage.test
     return display_id(test.file, test.class_name, test.name) if test else triage.match
