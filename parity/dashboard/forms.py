@@ -189,6 +189,9 @@ class ExemptionsQuery(ProjectQuery):
     issue = forms.ChoiceField(
         required=False, choices=[("", "any issue"), ("closed", "its issue closed")]
     )
+    probe = forms.ChoiceField(
+        required=False, choices=[("", "any probe outcome"), ("passes", "passes now")]
+    )
     files = forms.ChoiceField(required=False)  # whose test files the page lists
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
 
@@ -205,6 +208,7 @@ class ExemptionsQuery(ProjectQuery):
             "expired": flags.get(query["expired"]),
             "stale": flags.get(query["stale"]),
             "issue_closed": True if query["issue"] == "closed" else None,
+            "passes_now": True if query["probe"] == "passes" else None,
         }
 
 

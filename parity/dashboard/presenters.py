@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from django.utils import timezone
 
 from ingest.normalize import display_id, is_expected_failure, suite_of
-from parity.models import Gap, Triage
+from parity.models import Gap, ProbeOutcome, Triage
 from parity.pure.globs import is_file_level
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
@@ -86,6 +86,22 @@ def triage_issue_links(triage: Triage) -> list[IssueLink]:
 def pattern_scope(match: str) -> str:
     """What a pattern covers: whole files (CI leaves them out of its run) or some tests."""
     return "every test of the matching files" if is_file_level(match) else "matching tests"
+
+
+def passes_now_on(triage: Triage) -> list[str]:
+    """The backends on whose latest probe run every test of the exemption passed (its probes
+    prefetched, as ``parity.selectors.exemptions_list`` reads them)."""
+    return [probe.backend.name for probe in triage.probes.all() if probe.passes_now]
+
+
+def probe_counts(probe: ProbeOutcome) -> str:
+    """How the exemption's tests did: "3 of 3 passed", or what did not pass, "1 failed, 1
+    error of 3"."""
+    if probe.passes_now:
+        return f"{probe.tests} of {probe.tests} passed"
+    counts = [(probe.failed, "failed"), (probe.error, "error"), (probe.skipped, "skipped")]
+    shown = ", ".join(f"{n} {word}" for n, word in counts if n)
+    return f"{shown} of {probe.tests}"
 
 
 def duration(seconds: float) -> str:

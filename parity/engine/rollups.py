@@ -129,7 +129,7 @@ _FILE_DURATIONS_SQL = model_sql(
     WITH recent AS (
         SELECT r.id FROM {run} r JOIN {project} p ON p.id = r.project_id
         WHERE r.backend_id = %(backend)s AND r.complete AND r.results_expired_at IS NULL
-          AND (r.branch = p.default_branch OR r.branch = '')
+          AND NOT r.probe AND (r.branch = p.default_branch OR r.branch = '')
         ORDER BY r.started_at DESC, r.id DESC
         LIMIT %(runs)s
     ), per_run AS (

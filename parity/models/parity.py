@@ -319,3 +319,62 @@ class ReasonDaily(models.Model):
 
     def __str__(self) -> str:
         return f"reason {self.reason_id} backend {self.backend_id} {self.day}: {self.count}"
+
+
+class ProbeOutcome(models.Model):
+    """Per exemption and backend, how the tests it covers did in the backend's latest probe
+    run (a run with exempted tests run too): those all passed, it "passes now". Written by the
+    engine when a probe run completes; deleted with its exemption."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    triage = models.ForeignKey(Triage, on_delete=models.CASCADE, related_name="probes")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField(help_text="The probe run's started_at.")
+    tests = models.PositiveIntegerField(help_text="Tests it covers that the probe reported.")
+    passed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["triage", "backend"], name="probeoutcome_unique")
+        ]
+        indexes = [models.Index(fields=["backend", "run"], name="probeoutcome_run")]
+
+    def __str__(self) -> str:
+        return f"triage {self.triage_id} on backend {self.backend_id}: {self.outcome}"
+
+    @property
+    def passes_now(self) -> bool:
+        return self.tests > 0 and self.passed == self.tests
+
+    @property
+    def outcome(self) -> str:
+        """passed, error, failed, skipped, or not_run (the probe reported none of its tests:
+        it crashed, timed out, or did not run them)."""
+        if not self.tests:
+            return "not_run"
+        for name in ("error", "failed", "skipped"):
+            if getattr(self, name):
+                return name
+        return "passed"
+
+
+class ExemptionList(models.Model):
+    """A version of a backend's exemption list as CI was given it (the manifest or resolve
+    API), so a run that names the version it applied can say what changed since."""
+
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(max_length=64)
+    exemptions = models.JSONField(help_text="[{id, match, kind}], most specific first.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "version"], name="exemptionlist_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"backend {self.backend_id} exemptions {self.version}"
