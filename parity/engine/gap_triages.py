@@ -36,28 +36,34 @@ def triages_refresh(*, project: Project) -> None:
 
 # Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended: its
 # triage says so; an intended gap is never counted tracked or untracked. Tracked but closed: every
-# issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps the states).
+# issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps the states). The
+# issue lookups run only where they can matter (CASE evaluates the branch it takes): most gaps
+# of a first completion are missing tests, with no reason and no triage.
 _APPLY_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
         WHERE g.is_open AND g.project_id = %(project)s AND {which}
-    ), picked AS MATERIALIZED ({picks})
-    UPDATE {gap} g
-    SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
-        tracked_closed = p.tracked AND p.all_closed
-    FROM (
-        SELECT t.id, t.triage_id,
+    ), picked AS MATERIALIZED ({picks}), flagged AS (
+        SELECT t.id, t.triage_id, t.reason_id,
                coalesce(t.kind = 'intended', false) AS intended,
                t.kind IS DISTINCT FROM 'intended'
-                   AND (coalesce(t.kind IN ('tracked', 'quarantine'), false) OR {reason_issue})
-                   AS tracked,
-               {all_closed} AS all_closed
+                   AND (coalesce(t.kind IN ('tracked', 'quarantine'), false)
+                        OR CASE WHEN t.reason_id IS NULL THEN false ELSE {reason_issue} END)
+                   AS tracked
         FROM picked t
+    )
+    UPDATE {gap} g
+    SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
+        tracked_closed = p.tracked_closed
+    FROM (
+        SELECT t.id, t.triage_id, t.intended, t.tracked,
+               CASE WHEN t.tracked THEN {all_closed} ELSE false END AS tracked_closed
+        FROM flagged t
     ) p
     WHERE g.id = p.id
       AND (g.triage_id, g.intended, g.tracked, g.tracked_closed)
-          IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked AND p.all_closed)
+          IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked_closed)
     """
 
 
