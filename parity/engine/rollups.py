@@ -36,11 +36,11 @@ _FILE_CELLS_SQL = model_sql(
                count(*) FILTER (WHERE x.outcome = 0) AS missing
         FROM (
             SELECT c.backend_id, t.file, c.outcome
-            FROM {current} c JOIN {test} t ON t.id = c.test_id
+            FROM {current} c JOIN {test} t ON t.id = c.test_id AND t.project_id = %(project)s
             WHERE c.backend_id = ANY(%(backends)s)
             UNION ALL
             SELECT g.backend_id, t.file, 0
-            FROM {gap} g JOIN {test} t ON t.id = g.test_id
+            FROM {gap} g JOIN {test} t ON t.id = g.test_id AND t.project_id = %(project)s
             WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
         ) x
         GROUP BY x.backend_id, x.file
@@ -75,7 +75,7 @@ _FILE_CELLS_MISSING_SQL = model_sql(
     """
     WITH missing AS (
         SELECT g.backend_id, t.file, count(*) AS n
-        FROM {gap} g JOIN {test} t ON t.id = g.test_id
+        FROM {gap} g JOIN {test} t ON t.id = g.test_id AND t.project_id = %(project)s
         WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
         GROUP BY g.backend_id, t.file
     ), gone AS (
