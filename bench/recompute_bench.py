@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gzip
+import os
 import sys
 import tempfile
 import time
@@ -112,7 +113,9 @@ class Built:
 @dataclass
 class Best:
     parse: float = float("inf")
+    parse_cpu: float = float("inf")  # the parse's CPU seconds
     recompute: dict[str, float] = field(default_factory=dict)
+    postgres_cpu: dict[str, float] = field(default_factory=dict)  # the recompute's backend's
     statements: dict[str, int] = field(default_factory=dict)
     live: dict[str, float] = field(default_factory=dict)
 
@@ -247,17 +250,20 @@ def _run_write(project, backend, *, b: int, night: int, reason: int):
     return run
 
 
-def recomputes_timed(built: Built, *, timeout: float) -> tuple[dict[str, float], dict[str, int]]:
-    """Seconds and statements of each scenario's recompute, all rolled back afterwards. A
-    statement running past ``timeout`` seconds is cancelled and its recompute counted as
-    infinitely slow (its savepoint rolls back; the next scenarios still run)."""
+def recomputes_timed(built: Built, *, timeout: float) -> tuple[dict, dict, dict]:
+    """Seconds, Postgres CPU seconds and statements of each scenario's recompute, all rolled
+    back afterwards. A statement running past ``timeout`` seconds is cancelled and its
+    recompute counted as infinitely slow (its savepoint rolls back; the next scenarios still
+    run). On a shared machine the CPU seconds vary less than the wall clock."""
     from django.db import OperationalError, connection, transaction
 
     from parity.engine import parity_recompute
 
-    seconds, statements = {}, {}
+    seconds, cpu, statements = {}, {}, {}
     with transaction.atomic():
         with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backend_pid = cursor.fetchone()[0]
             cursor.execute("SET LOCAL statement_timeout = %s", [int(timeout * 1000)])
             # Deferred foreign-key checks run at commit, which the rollback skips: checked as
             # each statement runs instead, so the figures include them as a worker pays them.
@@ -267,18 +273,29 @@ def recomputes_timed(built: Built, *, timeout: float) -> tuple[dict[str, float],
             with connection.execute_wrapper(
                 lambda execute, *a, counted=counted: counted.append(1) or execute(*a)
             ):
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), _process_cpu(backend_pid)
                 try:
                     assert parity_recompute(run=run) is not None, name
                     seconds[name] = time.perf_counter() - began
                 except OperationalError:  # the statement timeout
                     seconds[name] = float("inf")
+                cpu[name] = _process_cpu(backend_pid) - began_cpu
             statements[name] = len(counted)
         transaction.set_rollback(True)
     with connection.cursor() as cursor:  # the rolled-back rows, gone before the next round
         for table in ("currentoutcome", "gap", "gapevent", "snapshot", "filecell", "backendstate"):
             cursor.execute(f"VACUUM ANALYZE parity_{table}")
-    return seconds, statements
+    return seconds, cpu, statements
+
+
+def _process_cpu(pid: int) -> float:
+    """User and system CPU seconds of a local process (the Postgres backend), from /proc; NaN
+    where /proc cannot tell (another machine's server)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def report_write(directory: Path, cases: int) -> Path:
@@ -297,9 +314,10 @@ def report_write(directory: Path, cases: int) -> Path:
     return path
 
 
-def parse_timed(path: Path) -> float:
-    """The bare stdlib parse: iterparse over the gzipped stream, each element cleared."""
-    began = time.perf_counter()
+def parse_timed(path: Path) -> tuple[float, float]:
+    """The bare stdlib parse: iterparse over the gzipped stream, each element cleared. Its
+    seconds and CPU seconds."""
+    began, began_cpu = time.perf_counter(), time.process_time()
     count = 0
     with gzip.open(path) as stream:
         for _event, element in ElementTree.iterparse(stream, events=("end",)):
@@ -307,7 +325,7 @@ def parse_timed(path: Path) -> float:
                 count += 1
                 element.clear()
     assert count, path
-    return time.perf_counter() - began
+    return time.perf_counter() - began, time.process_time() - began_cpu
 
 
 def live_timed(stack, directory: Path, report: Path, *, first: bool) -> dict[str, float]:
@@ -364,10 +382,13 @@ def main() -> None:
         reports = {label: report_write(Path(tmp), SIZES[label]) for label in sizes}
         for number in range(args.rounds):
             for label in sizes:
-                best[label].parse = min(best[label].parse, parse_timed(reports[label]))
-                seconds, statements = recomputes_timed(built[label], timeout=args.timeout)
+                parse, parse_cpu = parse_timed(reports[label])
+                best[label].parse = min(best[label].parse, parse)
+                best[label].parse_cpu = min(best[label].parse_cpu, parse_cpu)
+                seconds, cpu, statements = recomputes_timed(built[label], timeout=args.timeout)
                 best[label].statements = statements
                 best[label].keep(seconds, "recompute")
+                best[label].keep(cpu, "postgres_cpu")
                 if label in live:
                     figures = live_timed(stack, Path(tmp), reports[label], first=not number)
                     best[label].keep(figures, "live")
@@ -390,7 +411,7 @@ def _print_size(built: Built, best: Best, *, rounds: int) -> list[bool]:
     parse = best.parse
     print(
         f"{built.label}: {built.tests:,} tests x {len(BACKENDS)} backends, best of {rounds}; "
-        f"bare parse of the run's gzipped report {parse:.2f} s"
+        f"bare parse of the run's gzipped report {parse:.2f} s ({best.parse_cpu:.2f} s of CPU)"
     )
     met = []
     for name in SCENARIOS:
@@ -403,6 +424,8 @@ def _print_size(built: Built, best: Best, *, rounds: int) -> list[bool]:
         if built.tests == SIZES["100k"]:
             met.append(ratio <= FLOOR)
             print(target_line("", "", f"<= {FLOOR:g}x parse (floor)", met[-1]))
+        cpu = best.postgres_cpu[name]
+        print(f"    Postgres CPU {cpu:.2f} s, {cpu / best.parse_cpu:.2f}x the parse's CPU")
     for name, seconds in best.live.items():
         print(f"  {name:38} {seconds:6.2f} s {seconds / parse:5.2f}x   (ingest + recompute)")
     return met
