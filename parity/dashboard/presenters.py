@@ -197,12 +197,14 @@ def percent(share: float | None) -> str:
 @dataclass(frozen=True)
 class HeatCell(CellCounts):
     """A heatmap cell as drawn: its colour bin, label and hover text, computed here once per
-    cell (a template would take ten lookups per cell)."""
+    cell (a template would take ten lookups per cell). Colour and label read parity against the
+    reference; the reference's own cells show its counts, uncoloured."""
 
     @property
     def shade(self) -> str:
-        """The colour bin, 6 (all pass) … 0 (under 20 %), or "none" (nothing run)."""
-        return shade(self.share)
+        """The colour bin of the parity, 6 (all the reference passes) … 0 (under 20 %), "ref"
+        (the reference's own column), or "none" (nothing the reference passes to compare)."""
+        return "ref" if self.is_reference else shade(self.parity)
 
     @property
     def absent(self) -> bool:
@@ -210,11 +212,27 @@ class HeatCell(CellCounts):
         return self.missing > 0 and self.passed + self.failed + self.error + self.skipped == 0
 
     @property
+    def no_gap_possible(self) -> bool:
+        """The reference passes none of the row's tests: what this backend does is no gap."""
+        return not self.is_reference and not self.reference_passed and self.total > 0
+
+    @property
     def counts_text(self) -> str:
         """The hover text."""
-        return (
+        counts = (
             f"{self.passed} passed, {self.failed} failed, {self.error} error, "
             f"{self.skipped} skipped, {self.missing} missing"
+        )
+        if self.is_reference:
+            return f"{counts} (the reference)"
+        if not self.total:
+            return "none of these tests in the current run"
+        if not self.reference_passed:
+            return f"{counts}; the reference passes none of these tests, so none is a gap"
+        gaps = f"{self.gaps} gap" if self.gaps == 1 else f"{self.gaps} gaps"
+        return (
+            f"{counts}; of the {self.reference_passed} tests the reference passes, "
+            f"{self.reference_passed - self.gaps} pass here ({gaps})"
         )
 
     @property
@@ -223,7 +241,13 @@ class HeatCell(CellCounts):
         # many of the reference's tests it misses, so no cell can be read as 0 of N run.
         if self.absent:
             return f"missing · {self.missing}"
-        return f"{self.passed}/{self.total}" if self.total else "–"
+        if self.is_reference:
+            return f"{self.passed}/{self.total}" if self.total else "–"
+        if self.no_gap_possible:
+            return "ref passes none"
+        if not self.reference_passed:
+            return "–"
+        return f"{self.reference_passed - self.gaps}/{self.reference_passed}"
 
 
 def heatmap_cells(heatmap: Heatmap) -> Heatmap:

@@ -17,14 +17,12 @@ from tests.parity.dashboard_scenario import (
     CUDA,
     DAY1,
     DAY2,
-    HEATMAP,
     ISSUE_URL,
     NEURON,
     WITH_ISSUE,
     A,
     B,
     C,
-    label,
     tid,
 )
 
@@ -121,22 +119,49 @@ def heat(html: str) -> dict[str, list[str]]:
 def test_heatmap_rows_columns_and_labels(client, runs):
     html = text(client.get(f"{P}/?sort=name"))
     header = html.split('id="heatmap"')[1].split("</thead>")[0]
-    assert re.findall(r'title="Sort by worst parity on (\w+)"', header) == list(BACKENDS)
-    assert heat(html) == {f: [label(HEATMAP[f][b]) for b in BACKENDS] for f in (A, B, C)}
+    # Every backend but the reference sorts by its gaps; the reference has none to sort by.
+    assert re.findall(r'title="Sort by the most gaps on (\w+)"', header) == list(BACKENDS[1:])
+    # The reference's passed / tests; elsewhere, of the tests the reference passes, how many
+    # pass: C's c3, which the reference skips too, is no gap on tpu.
+    assert heat(html) == {
+        A: ["4/4", "3/4", "4/4", "2/4"],
+        B: ["4/4", "4/4", "0/4", "4/4"],
+        C: ["2/3", "1/2", "2/2", "2/2"],
+    }
     # The colour bin and the hover text of one cell; the link opens the file on that backend.
     cell = r'<td class="cell s(\w+)( absent)?" data-backend="neuron">\s*<a href="([^"]+)"'
     neuron_b = re.search(cell + r' title="([^"]+)"', html.split(f'data-name="{B}"')[1])
     assert neuron_b.group(1) == "0"
     assert neuron_b.group(3) == f"{P}/file/?path={B}&backend=neuron"
-    assert neuron_b.group(4) == f"neuron · {B}: 0 passed, 0 failed, 0 error, 1 skipped, 3 missing"
+    assert neuron_b.group(4) == (
+        f"neuron · {B}: 0 passed, 0 failed, 0 error, 1 skipped, 3 missing; "
+        "of the 4 tests the reference passes, 0 pass here (4 gaps)"
+    )
 
 
-def test_heatmap_sorts_by_worst_parity(client, runs):
-    # Worst on any backend but the reference: B (0/4 on neuron), A (2/4 on tpu), C (2/3).
+def test_heatmap_sorts_by_gaps_against_the_reference(client, runs):
+    # Gaps on every backend: B 4 (neuron), A 3 (gpu 1, tpu 2), C 1 (gpu).
     assert list(heat(text(client.get(f"{P}/")))) == [B, A, C]
-    # By one backend: A (3/4) and C (2/3) on gpu are worse than B (4/4).
+    assert list(heat(text(client.get(f"{P}/?sort=-worst")))) == [C, A, B]
+    # By one backend: A and C have a gap each on gpu, C the lower parity (1/2); B none.
     assert list(heat(text(client.get(f"{P}/?sort=gpu")))) == [C, A, B]
+    assert list(heat(text(client.get(f"{P}/?sort=-gpu")))) == [B, A, C]
+    assert list(heat(text(client.get(f"{P}/?sort=-name")))) == [C, B, A]
     assert list(heat(text(client.get(f"{P}/?sort=bogus")))) == [B, A, C]
+
+
+def test_heatmap_shows_the_sort_in_force_and_links_the_other_direction(client, runs):
+    default = text(client.get(f"{P}/"))
+    sorts = default.split('id="heatmap-sort"')[1].split("</span>\n")[0]
+    assert re.search(r'href="\?sort=-worst" aria-current="true"[^>]*>most gaps first', sorts)
+    by_gpu = text(client.get(f"{P}/?sort=gpu"))
+    header = by_gpu.split('id="heatmap"')[1].split("</thead>")[0]
+    assert re.search(r'aria-sort="ascending">\s*<a href="\?sort=-gpu"[^>]*>gpu', header)
+    reversed_gpu = text(client.get(f"{P}/?sort=-gpu"))
+    header = reversed_gpu.split('id="heatmap"')[1].split("</thead>")[0]
+    assert re.search(r'aria-sort="descending">\s*<a href="\?sort=gpu"[^>]*>gpu', header)
+    # Filtering keeps the sort in force.
+    assert '<input type="hidden" name="sort" value="-gpu">' in reversed_gpu
 
 
 def test_heatmap_filter_folders_and_drill_down(client, runs):
@@ -144,15 +169,17 @@ def test_heatmap_filter_folders_and_drill_down(client, runs):
     html = text(client.get(f"{P}/?q=nothing-like-this"))
     assert "No file matches “nothing-like-this”" in html
 
+    # A folder's row totals its whole subtree: test/ holds test/ops/ and test/test_c.py.
     folders = text(client.get(f"{P}/?dir=1&sort=name"))
     assert heat(folders) == {
-        "test/": ["2/3", "2/3", "3/3", "2/3"],
+        "test/": ["10/11", "8/10", "6/10", "8/10"],
         "test/ops/": ["8/8", "7/8", "4/8", "6/8"],
     }
     assert 'href="?sort=name&folder=test%2Fops"' in folders  # drill into a folder
     drilled = text(client.get(f"{P}/?folder=test/ops&sort=name"))
     assert list(heat(drilled)) == [A, B]
     assert "all folders" in drilled
+    assert list(heat(text(client.get(f"{P}/?folder=test&sort=name")))) == [A, B, C]
 
 
 # --- File and test detail ---------------------------------------------------------------------
