@@ -257,3 +257,42 @@ def heatmap_cells(heatmap: Heatmap) -> Heatmap:
         for row in heatmap.rows
     ]
     return replace(heatmap, rows=rows)
+
+
+# --- The overview's sparklines ----------------------------------------------------------------
+# Inline SVG drawn here: three small lines do not need a 4.8 MB charting library.
+
+SPARK_WIDTH, SPARK_HEIGHT = 140, 30
+
+
+@dataclass(frozen=True)
+class Sparkline:
+    lines: list[str]  # SVG polyline points, one list per stretch without a missing score
+    dots: list[tuple[float, float]]  # a stretch of one snapshot, drawn as a dot
+    title: str  # what a reader hovering it (or a screen reader) gets
+
+
+def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Sparkline | None:
+    """A backend's parity scores (``score_trends``' series: "at" and "score") as SVG points in
+    a ``SPARK_WIDTH`` x ``SPARK_HEIGHT`` box; None without a known score. At least 4 points of
+    height, so a flat line stays flat and small wobbles stay small."""
+    scores = (series or {}).get("score") or []
+    known = [s * 100 for s in scores if s is not None]
+    if not known:
+        return None
+    low, high = min(known), max(known)
+    middle, half = (low + high) / 2, max((high - low) / 2, 2) * 1.15
+    step = SPARK_WIDTH / max(len(scores) - 1, 1)
+    stretches: list[list[tuple[float, float]]] = [[]]
+    for index, score in enumerate(scores):
+        if score is None:
+            stretches.append([])
+            continue
+        y = SPARK_HEIGHT / 2 - (score * 100 - middle) / half * (SPARK_HEIGHT / 2 - 1)
+        stretches[-1].append((round(index * step, 1), round(y, 1)))
+    span = f"{low:.0f} %" if round(low) == round(high) else f"{low:.0f}–{high:.0f} %"
+    return Sparkline(
+        lines=[" ".join(f"{x},{y}" for x, y in s) for s in stretches if len(s) > 1],
+        dots=[s[0] for s in stretches if len(s) == 1],
+        title=f"parity of {backend}, last {days} days: {known[-1]:.0f} % now, {span}",
+    )

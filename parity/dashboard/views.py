@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 
 from parity import selectors
 from parity.dashboard import filing, presenters, triage_views
+from parity.dashboard.charts import TREND_DAYS
 from parity.dashboard.forms import (
     ExemptionForm,
     ExemptionsQuery,
@@ -54,7 +55,13 @@ TRACKED_FILTERS = {
 
 def overview(request: HttpRequest) -> HttpResponse:
     projects = projects_readable(principal=principal_of(request))
-    context = {"cards": selectors.project_cards(projects=projects), **_upload_help(request)}
+    since = timezone.now() - datetime.timedelta(days=TREND_DAYS)
+    context = {
+        "cards": selectors.project_cards(projects=projects),
+        "trends": selectors.score_trends(since=since, projects=projects),
+        "trend_days": TREND_DAYS,
+        **_upload_help(request),
+    }
     return render(request, "parity/overview.html", context)
 
 

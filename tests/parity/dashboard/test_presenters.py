@@ -110,3 +110,15 @@ def test_pattern_scope_says_whether_whole_files_are_left_out():
 def test_an_issue_reads_with_its_title_and_state(issue, label, state):
     link = presenters.issue_link(issue)
     assert (link.label, link.url, link.state, link.title) == (label, issue.url, state, issue.title)
+
+
+def test_a_sparkline_breaks_where_a_score_is_missing_and_dots_a_lone_point():
+    series = {"at": ["d1", "d2", "d3", "d4", "d5"], "score": [0.5, 0.6, None, 0.7, None]}
+    line = presenters.sparkline(series, backend="gpu", days=30)
+    (stretch,) = line.lines
+    # 50 % near the bottom, 70 % near the top (a margin of 15 %); x: the snapshots' order.
+    assert stretch == "0.0,27.2 35.0,15.0"
+    assert line.dots == [(105.0, 2.8)]
+    assert line.title == "parity of gpu, last 30 days: 70 % now, 50–70 %"
+    assert presenters.sparkline({"at": ["d1"], "score": [None]}, backend="gpu", days=30) is None
+    assert presenters.sparkline(None, backend="gpu", days=30) is None

@@ -15,7 +15,8 @@ P = "/p/pytorch-xla"
 
 # Anonymous visitor of a public project.
 PAGES = {
-    "overview": ("/", 3),  # readable projects, backends with their newest upload, uploads
+    # readable projects, backends with their newest upload, uploads, score trends
+    "overview": ("/", 4),
     "overview.json": (
         "/overview.json",
         4,

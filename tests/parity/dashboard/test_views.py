@@ -91,7 +91,12 @@ def test_overview_card_per_backend(client, runs):
     # The last upload's age and status; a link to the backend's worst files.
     assert "ago" in by_name["cpu"] and "Done" in by_name["cpu"]
     assert f'href="{P}/?sort=neuron"' in by_name["neuron"]
-    assert "parity/vendor/plotly.min.js" in html
+    # Each backend's score trend, an inline SVG line (no charting library to load).
+    assert "plotly" not in html
+    assert "<title>parity of gpu, last 30 days: 80 % now, 80–90 %</title>" in by_name["gpu"]
+    assert re.search(r'<polyline points="0\.0,[\d.]+ 140\.0,[\d.]+"', by_name["gpu"])
+    assert "<title>parity of neuron, last 30 days: 60 % now, 60 %</title>" in by_name["neuron"]
+    assert "<svg" not in by_name["cpu"]  # the reference has no parity of its own
 
 
 def test_overview_data_is_the_score_trend_with_an_etag(client, runs):
