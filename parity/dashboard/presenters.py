@@ -2,10 +2,12 @@
 hover texts and labels, outcome symbols. Display decisions only; no queries. Templates reach
 them through ``parity.templatetags.parity_display``."""
 
+import datetime
 import re
 from dataclasses import dataclass, replace
 
 from django.utils import timezone
+from django.utils.timesince import timesince
 
 from ingest.normalize import display_id, is_expected_failure, suite_of
 from parity.models import Gap, Triage
@@ -296,3 +298,20 @@ def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Spa
         dots=[s[0] for s in stretches if len(s) == 1],
         title=f"parity of {backend}, last {days} days: {known[-1]:.0f} % now, {span}",
     )
+
+
+# --- Numbers and ages -------------------------------------------------------------------------
+
+
+def count(n: int | None) -> str:
+    """``1819`` -> ``1,819``: counts of thousands read at a glance."""
+    return "–" if n is None else f"{n:,}"
+
+
+def ago(moment: datetime.datetime | None) -> str:
+    """``3 hours, 2 minutes ago``; "just now" under a minute (never "0 minutes ago")."""
+    if moment is None:
+        return ""
+    if timezone.now() - moment < datetime.timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(moment)} ago"

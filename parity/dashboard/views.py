@@ -8,9 +8,10 @@ import datetime
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from parity import selectors
 from parity.dashboard import filing, presenters, triage_views
@@ -63,6 +64,12 @@ def overview(request: HttpRequest) -> HttpResponse:
         **_upload_help(request),
     }
     return render(request, "parity/overview.html", context)
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask every site for /favicon.ico, the admin's pages too (they link none)."""
+    return redirect(static("parity/favicon.svg"), permanent=True)
 
 
 @project_page

@@ -4,8 +4,8 @@
 ``{{ test|test_id }}``, ``{{ test|test_suite }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
-``{{ run|run_title }}``; and two tags, ``{% outcome_cell cell %}`` and
-``{% sparkline trends project backend days %}``."""
+``{{ run|run_title }}``, ``{{ n|count }}``, ``{{ moment|ago }}``; and two tags,
+``{% outcome_cell cell %}`` and ``{% sparkline trends project backend days %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -30,6 +30,8 @@ register.filter("duration", presenters.duration)
 register.filter("pattern_scope", presenters.pattern_scope)
 register.filter("upload_status_word", presenters.upload_status_word)
 register.filter("run_title", presenters.run_title)
+register.filter("count", presenters.count)
+register.filter("ago", presenters.ago)
 
 
 @register.simple_tag

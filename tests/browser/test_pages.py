@@ -239,7 +239,7 @@ def test_a_maintainer_triages_a_gap(page, site):
     first.locator("details.triage summary").click()
     first.locator("input[name=issue_url]").fill("https://github.com/pytorch/xla/issues/31337")
     first.get_by_role("button", name="Save").click()
-    expect(page.locator(".message.success")).to_contain_text("Triage saved")
+    expect(page.locator(".message.success")).to_contain_text("Exemption saved")
     assert query(page)["tracked"] == ["untracked"]  # back on the same filtered page
     expect(page.locator("#new-gaps td.test", has_text=test)).to_have_count(0)
     page.goto(f"/p/{SLUG}/gaps/?open=1&backend=gpu&tracked=tracked")

@@ -406,7 +406,7 @@ def test_triage_forms_are_for_logged_in_users_only(client, admin_client, runs):
     assert "Exempt…</summary>" not in text(client.get(f"{P}/gaps/"))
     assert "Log in</a> to triage gaps" in text(client.get(f"{P}/gaps/"))
     assert "Exempt…</summary>" in text(admin_client.get(f"{P}/gaps/"))
-    assert "Triage</summary>" in text(admin_client.get(f"{P}/skip-reasons/"))
+    assert "Exempt…</summary>" in text(admin_client.get(f"{P}/skip-reasons/"))
 
 
 def test_triage_needs_login(client, runs):
@@ -429,7 +429,7 @@ def test_triage_links_an_issue_and_the_numbers_move(admin_client, runs):
     response = admin_client.post(f"{P}/triage/", body, follow=True)
     assert response.redirect_chain == [(f"{P}/gaps/?backend=gpu", 302)]
     html = text(response)
-    assert "Triage saved: linked to its issue" in html
+    assert "Exemption saved: linked to its issue" in html
     assert "pytorch/xla#99" in html
     gap.refresh_from_db()
     assert gap.tracked and gap.triage.created_by.username == "admin"
@@ -442,7 +442,7 @@ def test_triage_a_reason_as_intended(admin_client, runs):
     response = admin_client.post(f"{P}/triage/", body)
     assert (response.status_code, response["Location"]) == (302, f"{P}/gaps/")
     row = [cells(r) for r in rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")]
-    assert [(r[0].split(" Triage")[0].strip(), r[7]) for r in row][-1] == (CUDA, "intended")
+    assert [(r[0].split(" Exempt…")[0].strip(), r[7]) for r in row][-1] == (CUDA, "intended")
 
 
 def test_triage_errors_are_shown_not_raised(admin_client, runs):
@@ -455,10 +455,11 @@ def test_triage_errors_are_shown_not_raised(admin_client, runs):
     }
     response = admin_client.post(f"{P}/triage/", missing_url, follow=True)
     assert response.redirect_chain[-1][0] == f"{P}/gaps/"  # never off-site
-    assert "Triage not saved: A tracked triage needs an 'issue_url'." in text(response)
+    refusal = "Exemption not saved: A tracked exemption needs the URL of an issue that tracks it."
+    assert refusal in text(response)
     no_target = {"kind": "intended", "scope": "reason", "note": "x"}
     html = text(admin_client.post(f"{P}/triage/", no_target, follow=True))
-    assert "Triage not saved: Nothing to triage for 'reason'." in html
+    assert "Exemption not saved: Nothing to triage for 'reason'." in html
     assert not Triage.objects.exists()
 
 
@@ -760,3 +761,26 @@ def test_pages_name_issues_with_their_titles_and_flag_gaps_tracked_only_by_close
     assert [names[pk] for pk in exemption_rows(exempted)] == ["expired", "test"]
     assert "pytorch/xla#501 test_a4 loses the device (closed)" in exempted
     assert "issue closed</span>" in exempted
+
+
+# --- HEAD and the favicon ---------------------------------------------------------------------
+
+
+def test_json_and_csv_endpoints_answer_head(client, runs):
+    for url in (
+        "/overview.json",
+        f"{P}/skip-reasons.json",
+        f"{P}/matrix.csv",
+        f"{P}/matrix/pair/files.csv?a=cpu&b=tpu",
+        f"{P}/matrix/pair/tests.csv?a=cpu&b=tpu",
+        f"{P}/digest/",
+    ):
+        response = client.head(url)
+        assert response.status_code == 200, url
+        assert response.content == b""
+
+
+def test_favicon_ico_leads_to_the_sites_icon(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"].endswith("parity/favicon.svg")
