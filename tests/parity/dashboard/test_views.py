@@ -575,6 +575,8 @@ def test_exemptions_page_lists_the_files_ci_runs_on_a_backend(client, runs, exem
     heading, files, section = backend_files(text(client.get(f"{P}/exemptions/?files=neuron")))
     assert (heading, files) == ("Test files CI runs on neuron 2", [A, C])
     assert "current run, 3 files," in section
+    told = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", section.split('id="files-told"')[1]))
+    assert told.startswith(">2 told to run: neuron's current run ran 2 of them.")
     removed = section.split('id="removed-files"')[1].split("</ul>")[0]
     assert f'data-triage="{exemptions["file"].pk}"' in removed
     assert f"<code>{B}</code> leaves out that file" in removed
