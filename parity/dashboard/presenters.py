@@ -219,6 +219,16 @@ class HeatCell(CellCounts):
         return not self.is_reference and not self.reference_passed and self.total > 0
 
     @property
+    def reference_says(self) -> str:
+        """Why nothing here is a gap, short enough for a cell: the reference lacks the row's
+        tests, skips them all, or fails (or skips) every one."""
+        if not self.reference_tests:
+            return "not on ref"
+        if self.reference_skipped == self.reference_tests:
+            return "ref skips"
+        return "ref fails" if not self.reference_skipped else "ref: 0 pass"
+
+    @property
     def counts_text(self) -> str:
         """The hover text."""
         counts = (
@@ -246,7 +256,7 @@ class HeatCell(CellCounts):
         if self.is_reference:
             return f"{self.passed}/{self.total}" if self.total else "–"
         if self.no_gap_possible:
-            return "ref passes none"
+            return self.reference_says
         if not self.reference_passed:
             return "–"
         return f"{self.reference_passed - self.gaps}/{self.reference_passed}"

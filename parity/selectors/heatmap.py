@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from parity.models import Project
 from parity.selectors.fragments import (
+    CELL_FIELDS,
     BackendParity,
     backend_parities,
     file_counts,
@@ -34,6 +35,9 @@ class CellCounts:
     reference_passed: int = 0
     gaps: int = 0
     is_reference: bool = False
+    # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
+    reference_tests: int = 0
+    reference_skipped: int = 0
 
     @property
     def total(self) -> int:
@@ -153,14 +157,19 @@ def _row(
     name: str, cells: dict[str, dict[str, int]], *, names: list[str], reference: str | None
 ) -> HeatRow:
     """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some."""
-    reference_passed = cells[reference]["passed"] if reference else 0
+    ref = cells[reference] if reference else {}
+    compared = {
+        "reference_passed": ref.get("passed", 0),
+        "reference_tests": sum(ref.get(field, 0) for field in CELL_FIELDS),
+        "reference_skipped": ref.get("skipped", 0),
+    }
     return HeatRow(
         name=name,
         cells=[
             CellCounts(
                 backend=n,
                 **{**cells[n], "gaps": 0 if n == reference else cells[n].get("gaps", 0)},
-                reference_passed=reference_passed,
+                **compared,
                 is_reference=n == reference,
             )
             for n in names

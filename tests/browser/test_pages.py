@@ -55,7 +55,7 @@ def test_heatmap_rows_columns_and_labels_match_the_data(page):
     )
     assert labels == [[row.name, *[c.label for c in row.cells]] for row in heatmap.rows]
     expect(page.locator(".legend")).to_contain_text("not in the run")
-    expect(page.locator(".legend")).to_contain_text("ref passes none: no gap")
+    expect(page.locator(".legend")).to_contain_text("ref skips, fails or lacks them: no gap")
 
 
 def test_the_heatmaps_first_rows_are_the_files_with_the_most_gaps_against_the_reference(page):
@@ -78,7 +78,7 @@ def test_the_heatmaps_first_rows_are_the_files_with_the_most_gaps_against_the_re
     assert names[: len(with_gaps)] == with_gaps
     pallas = page.locator('#heatmap tr[data-name="test/test_pallas.py"]')
     assert names.index("test/test_pallas.py") >= len(with_gaps)
-    expect(pallas.locator('td[data-backend="tpu"]')).to_have_text("ref passes none")
+    expect(pallas.locator('td[data-backend="tpu"]')).to_have_text("ref skips")
     expect(pallas.locator('td[data-backend="cpu"]')).to_have_text("0/37")
 
     # The sort in force shows, and its button turns it around.

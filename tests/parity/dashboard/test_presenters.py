@@ -23,13 +23,17 @@ from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
         ({"missing": 5, "reference_passed": 5, "gaps": 5}, "0", "missing · 5"),
         # Skips the reference skips too are no gap: full parity.
         ({"passed": 2, "skipped": 6, "reference_passed": 2}, "6", "2/2"),
-        # The reference passes none of the row's tests: nothing here is a gap, and it says so.
-        ({"passed": 35, "skipped": 2}, "none", "ref passes none"),
+        # The reference passes none of the row's tests: nothing here is a gap, and it says why.
+        ({"passed": 35, "skipped": 2, "reference_tests": 37, "reference_skipped": 37}, "none",
+         "ref skips"),
+        ({"passed": 2, "reference_tests": 2}, "none", "ref fails"),
+        ({"passed": 3, "reference_tests": 3, "reference_skipped": 1}, "none", "ref: 0 pass"),
+        ({"passed": 9}, "none", "not on ref"),
         ({}, "none", "–"),
         # The reference's own column: its counts, uncoloured.
         ({"passed": 3, "skipped": 1, "reference_passed": 3, "is_reference": True}, "ref", "3/4"),
     ],
-)
+)  # fmt: skip
 def test_heat_cell_bins_and_labels(counts, shade, label):
     cell = HeatCell(backend="tpu", **counts)
     assert (cell.shade, cell.label) == (shade, label)
