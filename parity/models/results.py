@@ -111,3 +111,29 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"{self.test_id} {self.get_outcome_display()} in run {self.run_id}"
+
+
+class FileSeconds(models.Model):
+    """How long one upload's tests of one file ran: the writer sums their durations as it
+    writes their results. The engine averages a backend's recent runs from these few rows (a
+    CI client balances its shards by each file's duration) instead of reading every result of
+    those runs again on each recompute. Like results, they go with their run's results."""
+
+    run = models.ForeignKey(
+        "Run", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    upload = models.ForeignKey(
+        "Upload",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+    )
+    file = models.CharField(max_length=MAX_FILE_CHARS, blank=True, db_collation="C")
+    seconds = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["run"], name="fileseconds_run")]
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.seconds:.1f}s in upload {self.upload_id}"

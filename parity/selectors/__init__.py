@@ -6,11 +6,13 @@ dashboard's (``parity.dashboard.presenters``).
 
 | page or endpoint                          | selector                                  |
 |-------------------------------------------|-------------------------------------------|
-| ``/`` (overview) and ``overview.json``    | ``project_cards``, ``score_trends``       |
+| ``/`` (overview) and ``overview.json``    | ``project_cards``, ``score_trends``,      |
+|                                           | ``triage_headlines``, ``untracked_burndown`` |
 | ``p/<slug>/`` (heatmap)                   | ``heatmap``                               |
 | ``p/<slug>/file/``                        | ``file_grid``                             |
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
+| ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
@@ -50,6 +52,14 @@ from parity.selectors.overview import (
     score_trends,
 )
 from parity.selectors.parity import backend_files, parity_overview
+from parity.selectors.queue import (
+    BackendHeadline,
+    BurnDown,
+    TriageQueue,
+    triage_headlines,
+    triage_queue,
+    untracked_burndown,
+)
 from parity.selectors.reasons import (
     ReasonChart,
     ReasonRow,
@@ -69,6 +79,12 @@ from parity.selectors.verdict import run_verdict
 
 __all__ = [
     "HEATMAP_SORTS",
+    "BackendHeadline",
+    "BurnDown",
+    "TriageQueue",
+    "triage_headlines",
+    "triage_queue",
+    "untracked_burndown",
     "IssueSubject",
     "BackendFiles",
     "ExemptionsPage",

@@ -86,8 +86,8 @@ def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site
 
     # CI reads it: removing asks first, and says what follows.
     expect(row.get_by_role("button", name="Remove")).to_be_hidden()
-    row.locator("details.confirm-remove summary").click()
-    expect(row.locator("details.confirm-remove")).to_contain_text("CI stops applying it")
+    row.locator("details.ask-remove summary").click()
+    expect(row.locator("details.ask-remove")).to_contain_text("CI stops applying it")
     row.get_by_role("button", name="Remove").click()
     expect(page.locator(".message.success")).to_contain_text("Exemption removed: test/spmd/**")
     expect(page.locator("#exemptions-table", has_text="test/spmd/**")).to_have_count(0)

@@ -15,8 +15,9 @@ P = "/p/pytorch-xla"
 
 # Anonymous visitor of a public project.
 PAGES = {
-    # readable projects, backends with their newest upload, uploads, score trends
-    "overview": ("/", 4),
+    # readable projects, backends with their newest upload, uploads; headlines (2), burn-down;
+    # score trends (the sparklines)
+    "overview": ("/", 7),
     "overview.json": (
         "/overview.json",
         4,
@@ -27,6 +28,7 @@ PAGES = {
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
+    "queue": (f"{P}/queue/", 6),  # project, backend choices x2; 2 for the queue; has runs
     "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
     "runs": (f"{P}/runs/", 7),  # project, backend choices; runs, uploads, current; has runs
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
@@ -72,10 +74,10 @@ EXEMPTIONS = {
 
 def test_the_exemptions_page_reads_a_fixed_number_of_queries(scenario, exemptions, maintainer, xla):
     # Project, backend choices (twice: query_form builds the form unbound, then bound);
-    # triages: count, rows, their backends; one backend's files: the backend, its manifest
-    # (exemptions and their backends, the reference's files, durations, the reference), the
-    # files its current run ran; has runs.
-    expected = {"exemptions": 14, "filtered": 14}
+    # triages: count, rows, their backends, their probe outcomes; one backend's files: the
+    # backend, its manifest (exemptions and their backends, which pass now, the reference's
+    # files, durations, the reference), the files its current run ran; has runs.
+    expected = {"exemptions": 16, "filtered": 16}
     for size in ("six exemptions", "two pages of them"):
         if size == "two pages of them":
             more = [
