@@ -90,7 +90,7 @@ def queue_exempt(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         triages = triages_create(project=project, requests=requests, user=request.user)
     except TriageRejected as exc:
-        messages.error(request, f"Nothing exempted: {exc}")
+        messages.error(request, f"Nothing exempted: {refusal_text(exc)}")
     else:
         kind = SAVED[triages[0].kind]
         messages.success(
