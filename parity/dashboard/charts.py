@@ -7,7 +7,7 @@ import hashlib
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import condition, require_GET
+from django.views.decorators.http import condition, require_safe
 
 from parity import selectors
 from parity.dashboard.forms import ReasonsQuery, cleaned
@@ -32,7 +32,7 @@ def _readable(request: HttpRequest) -> list[Project]:
 
 # private: what a response holds depends on who asks (private projects), so no shared cache
 # may keep it.
-@require_GET
+@require_safe
 @cache_control(max_age=60, private=True)
 @condition(etag_func=_etag)
 def overview_data(request: HttpRequest) -> JsonResponse:
@@ -43,7 +43,7 @@ def overview_data(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"days": TREND_DAYS, "projects": trends})
 
 
-@require_GET
+@require_safe
 @project_json
 @cache_control(max_age=60, private=True)
 @condition(etag_func=_etag)

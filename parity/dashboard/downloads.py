@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from parity import selectors
 from parity.dashboard.forms import PairQuery
@@ -34,7 +34,7 @@ MATRIX_COLUMNS = (
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-@require_GET
+@require_safe
 @project_page
 @cache_control(private=True)
 def matrix_csv(request: HttpRequest, project: Project) -> HttpResponse:
@@ -63,7 +63,7 @@ def matrix_csv(request: HttpRequest, project: Project) -> HttpResponse:
     return _csv(f"{project.slug}-backend-matrix.csv", MATRIX_COLUMNS, rows)
 
 
-@require_GET
+@require_safe
 @project_page
 @cache_control(private=True)
 def pair_files_csv(request: HttpRequest, project: Project) -> HttpResponse:
@@ -77,7 +77,7 @@ def pair_files_csv(request: HttpRequest, project: Project) -> HttpResponse:
     return _csv(name, ("file", "runs_on", "not_on"), rows)
 
 
-@require_GET
+@require_safe
 @project_page
 @cache_control(private=True)
 def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:

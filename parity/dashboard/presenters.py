@@ -2,10 +2,12 @@
 hover texts and labels, outcome symbols. Display decisions only; no queries. Templates reach
 them through ``parity.templatetags.parity_display``."""
 
+import datetime
 import re
 from dataclasses import dataclass, replace
 
 from django.utils import timezone
+from django.utils.timesince import timesince
 
 from ingest.normalize import display_id, is_expected_failure, suite_of
 from parity.models import Gap, ProbeOutcome, Triage
@@ -213,12 +215,14 @@ def percent(share: float | None) -> str:
 @dataclass(frozen=True)
 class HeatCell(CellCounts):
     """A heatmap cell as drawn: its colour bin, label and hover text, computed here once per
-    cell (a template would take ten lookups per cell)."""
+    cell (a template would take ten lookups per cell). Colour and label read parity against the
+    reference; the reference's own cells show its counts, uncoloured."""
 
     @property
     def shade(self) -> str:
-        """The colour bin, 6 (all pass) … 0 (under 20 %), or "none" (nothing run)."""
-        return shade(self.share)
+        """The colour bin of the parity, 6 (all the reference passes) … 0 (under 20 %), "ref"
+        (the reference's own column), or "none" (nothing the reference passes to compare)."""
+        return "ref" if self.is_reference else shade(self.parity)
 
     @property
     def absent(self) -> bool:
@@ -226,11 +230,37 @@ class HeatCell(CellCounts):
         return self.missing > 0 and self.passed + self.failed + self.error + self.skipped == 0
 
     @property
+    def no_gap_possible(self) -> bool:
+        """The reference passes none of the row's tests: what this backend does is no gap."""
+        return not self.is_reference and not self.reference_passed and self.total > 0
+
+    @property
+    def reference_says(self) -> str:
+        """Why nothing here is a gap, short enough for a cell: the reference lacks the row's
+        tests, skips them all, or fails (or skips) every one."""
+        if not self.reference_tests:
+            return "not on ref"
+        if self.reference_skipped == self.reference_tests:
+            return "ref skips"
+        return "ref fails" if not self.reference_skipped else "ref: 0 pass"
+
+    @property
     def counts_text(self) -> str:
         """The hover text."""
-        return (
+        counts = (
             f"{self.passed} passed, {self.failed} failed, {self.error} error, "
             f"{self.skipped} skipped, {self.missing} missing"
+        )
+        if self.is_reference:
+            return f"{counts} (the reference)"
+        if not self.total:
+            return "none of these tests in the current run"
+        if not self.reference_passed:
+            return f"{counts}; the reference passes none of these tests, so none is a gap"
+        gaps = f"{self.gaps} gap" if self.gaps == 1 else f"{self.gaps} gaps"
+        return (
+            f"{counts}; of the {self.reference_passed} tests the reference passes, "
+            f"{self.reference_passed - self.gaps} pass here ({gaps})"
         )
 
     @property
@@ -239,7 +269,13 @@ class HeatCell(CellCounts):
         # many of the reference's tests it misses, so no cell can be read as 0 of N run.
         if self.absent:
             return f"missing · {self.missing}"
-        return f"{self.passed}/{self.total}" if self.total else "–"
+        if self.is_reference:
+            return f"{self.passed}/{self.total}" if self.total else "–"
+        if self.no_gap_possible:
+            return self.reference_says
+        if not self.reference_passed:
+            return "–"
+        return f"{self.reference_passed - self.gaps}/{self.reference_passed}"
 
 
 def heatmap_cells(heatmap: Heatmap) -> Heatmap:
@@ -249,6 +285,62 @@ def heatmap_cells(heatmap: Heatmap) -> Heatmap:
         for row in heatmap.rows
     ]
     return replace(heatmap, rows=rows)
+
+
+# --- The overview's sparklines ----------------------------------------------------------------
+# Inline SVG drawn here: three small lines do not need a 4.8 MB charting library.
+
+SPARK_WIDTH, SPARK_HEIGHT = 140, 30
+
+
+@dataclass(frozen=True)
+class Sparkline:
+    lines: list[str]  # SVG polyline points, one list per stretch without a missing score
+    dots: list[tuple[float, float]]  # a stretch of one snapshot, drawn as a dot
+    title: str  # what a reader hovering it (or a screen reader) gets
+
+
+def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Sparkline | None:
+    """A backend's parity scores (``score_trends``' series: "at" and "score") as SVG points in
+    a ``SPARK_WIDTH`` x ``SPARK_HEIGHT`` box; None without a known score. At least 4 points of
+    height, so a flat line stays flat and small wobbles stay small."""
+    scores = (series or {}).get("score") or []
+    known = [s * 100 for s in scores if s is not None]
+    if not known:
+        return None
+    low, high = min(known), max(known)
+    middle, half = (low + high) / 2, max((high - low) / 2, 2) * 1.15
+    step = SPARK_WIDTH / max(len(scores) - 1, 1)
+    stretches: list[list[tuple[float, float]]] = [[]]
+    for index, score in enumerate(scores):
+        if score is None:
+            stretches.append([])
+            continue
+        y = SPARK_HEIGHT / 2 - (score * 100 - middle) / half * (SPARK_HEIGHT / 2 - 1)
+        stretches[-1].append((round(index * step, 1), round(y, 1)))
+    span = f"{low:.0f} %" if round(low) == round(high) else f"{low:.0f}–{high:.0f} %"
+    return Sparkline(
+        lines=[" ".join(f"{x},{y}" for x, y in s) for s in stretches if len(s) > 1],
+        dots=[s[0] for s in stretches if len(s) == 1],
+        title=f"parity of {backend}, last {days} days: {known[-1]:.0f} % now, {span}",
+    )
+
+
+# --- Numbers and ages -------------------------------------------------------------------------
+
+
+def count(n: int | None) -> str:
+    """``1819`` -> ``1,819``: counts of thousands read at a glance."""
+    return "–" if n is None else f"{n:,}"
+
+
+def ago(moment: datetime.datetime | None) -> str:
+    """``3 hours, 2 minutes ago``; "just now" under a minute (never "0 minutes ago")."""
+    if moment is None:
+        return ""
+    if timezone.now() - moment < datetime.timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(moment)} ago"
 
 
 # --- The burn-down of untracked gaps (overview) ---------------------------------------------

@@ -32,6 +32,25 @@ SAVED = {
 }
 
 
+# The rules' refusals (parity.services.triage) name the API's fields; the pages name what the
+# forms show.
+_PAGE_WORDS = (
+    ("an 'issue_url'", "the URL of an issue that tracks it"),
+    ("a short 'note'", "a short note"),
+    ("'expires_on'", "The expiry day"),
+    (" triage ", " exemption "),
+)
+
+
+def refusal_text(exc: TriageRejected) -> str:
+    """A refusal as a page says it: "A tracked exemption needs the URL of an issue that
+    tracks it." rather than the API's "needs an 'issue_url'"."""
+    text = str(exc)
+    for api, page in _PAGE_WORDS:
+        text = text.replace(api, page)
+    return text
+
+
 @require_POST
 def triage_submit(request: HttpRequest, slug: str) -> HttpResponse:
     back = back_url(request, request.POST.get("next"), reverse("project-gaps", args=[slug]))
@@ -41,14 +60,16 @@ def triage_submit(request: HttpRequest, slug: str) -> HttpResponse:
     form = TriageForm(request.POST)
     if not form.is_valid():
         errors = "; ".join(str(e) for errs in form.errors.values() for e in errs)
-        messages.error(request, f"Triage not saved: {errors}")
+        messages.error(request, f"Exemption not saved: {errors}")
         return redirect(back)
     try:
         triage = _create(request, project, form)
     except TriageRejected as exc:
-        messages.error(request, f"Triage not saved: {exc}")
+        messages.error(request, f"Exemption not saved: {refusal_text(exc)}")
     else:
-        messages.success(request, f"Triage saved: {SAVED[triage.kind]}. The numbers are updated.")
+        messages.success(
+            request, f"Exemption saved: {SAVED[triage.kind]}. The numbers are updated."
+        )
     return redirect(back)
 
 
@@ -69,7 +90,7 @@ def queue_exempt(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         triages = triages_create(project=project, requests=requests, user=request.user)
     except TriageRejected as exc:
-        messages.error(request, f"Nothing exempted: {exc}")
+        messages.error(request, f"Nothing exempted: {refusal_text(exc)}")
     else:
         kind = SAVED[triages[0].kind]
         messages.success(
@@ -86,7 +107,7 @@ def exemption_save(request: HttpRequest, project: Project, form: ExemptionForm) 
     try:
         triage = _create(request, project, form)
     except TriageRejected as exc:
-        form.reject(str(exc), exc.field)
+        form.reject(refusal_text(exc), exc.field)
         return False
     messages.success(
         request, f"Exemption saved: {triage.match} {SAVED[triage.kind]}. The numbers are updated."

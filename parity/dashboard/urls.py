@@ -8,6 +8,7 @@ project = "p/<slug:slug>/"
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("overview.json", charts.overview_data, name="overview-data"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path(project, views.project_heatmap, name="project"),
     path(f"{project}file/", views.file_detail, name="project-file"),
     path(f"{project}tests/<int:pk>/", views.test_detail, name="project-test"),

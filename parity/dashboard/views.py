@@ -9,12 +9,14 @@ import datetime
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from parity import selectors
 from parity.dashboard import filing, presenters, triage_views
+from parity.dashboard.charts import TREND_DAYS
 from parity.dashboard.forms import (
     ExemptionForm,
     ExemptionsQuery,
@@ -70,7 +72,20 @@ def overview(request: HttpRequest) -> HttpResponse:
         )
         for card in selectors.project_cards(projects=projects)
     ]
-    return render(request, "parity/overview.html", {"cards": cards, **_upload_help(request)})
+    trends_since = timezone.now() - datetime.timedelta(days=TREND_DAYS)
+    context = {
+        "cards": cards,
+        "trends": selectors.score_trends(since=trends_since, projects=projects),
+        "trend_days": TREND_DAYS,
+        **_upload_help(request),
+    }
+    return render(request, "parity/overview.html", context)
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask every site for /favicon.ico, the admin's pages too (they link none)."""
+    return redirect(static("parity/favicon.svg"), permanent=True)
 
 
 @project_page

@@ -1,11 +1,11 @@
 """The digest's two pages: a preview of a project's digest on the dashboard, and the
 unsubscribe link of the emails."""
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from parity.digest.render import digest_context, digest_render
 from parity.digest.services import subscription_unsubscribe
@@ -15,15 +15,16 @@ from parity.selectors.digest import digest_content
 from parity.web.access import project_page
 
 
-@require_GET
+@require_safe
 @project_page
 def preview(request: HttpRequest, project: Project) -> HttpResponse:
     """This week's digest so far (``?week=2026-W14`` for another, ``?backend=tpu`` to
     narrow it as a subscription's filter does), for those who may read the project."""
+    refusal = ""
     try:
         week = Week.parse(request.GET["week"]) if "week" in request.GET else None
-    except BadWeek as exc:
-        return HttpResponseBadRequest(str(exc))
+    except BadWeek as exc:  # the page still answers, with this week's digest and why
+        week, refusal = None, f"{exc} This week's digest instead:"
     current = Week.of(timezone.now())
     week = week or current
     content = digest_content(project=project, week=week, backends=request.GET.getlist("backend"))
@@ -35,8 +36,9 @@ def preview(request: HttpRequest, project: Project) -> HttpResponse:
         "next": week.next if week < current else None,
         "is_current": week == current,
         "tab": "digest",
+        "refusal": refusal,
     }
-    return render(request, "digest/preview.html", context)
+    return render(request, "digest/preview.html", context, status=400 if refusal else 200)
 
 
 # No CSRF token: mail clients' one-click unsubscribe (RFC 8058) POSTs here without one. The

@@ -6,6 +6,10 @@ settings starts nothing, and every process that does use the database (manage.py
 process, a worker, the tests) gets it running without knowing about it.
 """
 
+import logging
+import os
+import signal
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +35,12 @@ def embedded_database_start(data_dir: Path) -> None:
     commands share it; pgserver reuses a running instance found in the folder."""
     if data_dir in _started:
         return
-    import pgserver
+    # pgserver logs each step (and initdb's whole output) at INFO, and platformdirs warns on
+    # import when XDG_RUNTIME_DIR is unset: noise on every manage.py command, not news.
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
 
     data_dir.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(str(data_dir), cleanup_mode=None)
@@ -39,3 +48,23 @@ def embedded_database_start(data_dir: Path) -> None:
     if "1 row" not in exists:
         server.psql(f"CREATE DATABASE {EMBEDDED_DB_NAME};")
     _started.add(data_dir)
+
+
+def embedded_database_stop(data_dir: Path) -> bool:
+    """Stop the pgserver instance in ``data_dir`` (Postgres's fast shutdown: open connections
+    are closed), and wait until it has exited. False when none was running."""
+    import psutil
+
+    pid_file = data_dir / "postmaster.pid"
+    if not pid_file.exists():
+        return False
+    pid = int(pid_file.read_text().split("\n", 1)[0])
+    try:
+        postmaster = psutil.Process(pid)
+        if postmaster.name() != "postgres":  # a stale file, its pid since reused
+            return False
+        os.kill(pid, signal.SIGINT)
+        postmaster.wait(timeout=60)
+    except psutil.NoSuchProcess:
+        return False
+    return True

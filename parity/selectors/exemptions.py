@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from parity.models import Backend, IssueState, ProbeOutcome, Project, Triage
+from parity.models import Backend, FileCell, IssueState, ProbeOutcome, Project, Triage
 from parity.pure.globs import file_matches
 from parity.selectors.fragments import triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
@@ -43,11 +43,23 @@ class BackendFiles:
     durations: dict[str, float]  # seconds per file, for the files with history
     reference_files: int  # test files in the reference's current run
     removed: list[FileExemption]  # file-level exemptions, each with the files it removed
+    ran: frozenset[str] = frozenset()  # files with a test in the backend's current run
 
     @property
-    def rows(self) -> list[tuple[str, float | None]]:
-        """Each file with its duration (None: no history)."""
-        return [(file, self.durations.get(file)) for file in self.files]
+    def rows(self) -> list[tuple[str, float | None, bool]]:
+        """Each file with its duration (None: no history), and whether the backend's current
+        run ran it."""
+        return [(file, self.durations.get(file), file in self.ran) for file in self.files]
+
+    @property
+    def not_run(self) -> int:
+        """Files CI is told to run that the backend's current run did not."""
+        return sum(1 for file in self.files if file not in self.ran)
+
+    @property
+    def ran_count(self) -> int:
+        """Files CI is told to run that the backend's current run ran."""
+        return len(self.files) - self.not_run
 
     @property
     def removing(self) -> list[FileExemption]:
@@ -118,7 +130,7 @@ def exemptions_page(
     per_page: int = 50,
 ) -> ExemptionsPage:
     """A page of ``exemptions_list(**filters)`` (its count, its rows, their backends, their
-    probe outcomes: four queries) and the files of ``files_backend`` (eight more)."""
+    probe outcomes: four queries) and the files of ``files_backend`` (nine more)."""
     paginator = Paginator(exemptions_list(project=project, **filters), per_page)
     triages = paginator.get_page(page)
     triages.object_list = list(triages.object_list)  # read once, with its prefetches
@@ -147,4 +159,12 @@ def _backend_files(*, project: Project, name: str | None) -> BackendFiles | None
             for exemption in manifest.exemptions
             if exemption.file_level and exemption.kind in SKIPPING_KINDS
         ],
+        ran=_files_run(backend),
     )
+
+
+def _files_run(backend: Backend) -> frozenset[str]:
+    """The files with a test in the backend's current run (its heatmap cells). One query."""
+    ran = Q(passed__gt=0) | Q(failed__gt=0) | Q(error__gt=0) | Q(skipped__gt=0)
+    cells = FileCell.objects.filter(ran, backend=backend)
+    return frozenset(cells.values_list("file", flat=True))

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from ingest.normalize import is_expected_failure
@@ -15,6 +15,7 @@ from parity.models import (
     Backend,
     FileCell,
     Gap,
+    GapState,
     IssueState,
     Project,
     Reason,
@@ -188,6 +189,23 @@ def file_counts(
         for name, count in zip(CELL_FIELDS, counts, strict=True):
             cell[name] += count
     return {key: totals[key] for key in sorted(totals)}
+
+
+def file_gap_counts(*, project: Project) -> dict[str, dict[str, int]]:
+    """Per test file, per backend name, its open gaps against the reference (the
+    reference-passing tests that do not pass there; not the tests the reference lacks). One
+    query, grouped in Postgres: as many rows as (backend, file) pairs with a gap."""
+    rows = (
+        Gap.objects.filter(project=project, is_open=True)
+        .exclude(state=GapState.REFERENCE_MISSING)
+        .values_list("backend__name", "test__file")
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    totals: dict[str, dict[str, int]] = defaultdict(dict)
+    for backend, file, count in rows:
+        totals[file][backend] = count
+    return totals
 
 
 # --- One test on one backend: its outcome, reason and open gap (file and test pages) --------------

@@ -1,20 +1,28 @@
 """The project page's heatmap: test files (or folders) x backends, from the engine's
-``FileCell`` rows, filtered by name and sorted by parity. Colours and labels are the
-dashboard's (``parity.dashboard.presenters``)."""
+``FileCell`` rows and the open gaps per file, filtered by name and sorted by parity against the
+reference. Colours and labels are the dashboard's (``parity.dashboard.presenters``)."""
 
 from dataclasses import dataclass
 
 from parity.models import Project
-from parity.selectors.fragments import BackendParity, backend_parities, file_counts, folder_of
+from parity.selectors.fragments import (
+    CELL_FIELDS,
+    BackendParity,
+    backend_parities,
+    file_counts,
+    file_gap_counts,
+    folder_of,
+)
 
-# "worst": the row's lowest share on any backend but the reference; a backend name: that
-# backend's share; "name": alphabetical.
+# "worst": the most gaps against the reference (on every backend but it) first; a backend name:
+# the most gaps on that backend first; "name": alphabetical. A leading "-" reverses the order.
 HEATMAP_SORTS = ("worst", "name")
 
 
 @dataclass(frozen=True)
 class CellCounts:
-    """A file's (or folder's) tests on one backend, by outcome in its current run."""
+    """A file's (or folder's) tests on one backend, by outcome in its current run, and how they
+    compare with the reference's."""
 
     backend: str
     passed: int = 0
@@ -22,6 +30,14 @@ class CellCounts:
     error: int = 0
     skipped: int = 0
     missing: int = 0  # reference-passing tests the backend's current run lacks
+    # The row's tests the reference passes, and how many of those do not pass on this backend
+    # (its open gaps there: skipped, failed, error or missing). 0 gaps on the reference itself.
+    reference_passed: int = 0
+    gaps: int = 0
+    is_reference: bool = False
+    # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
+    reference_tests: int = 0
+    reference_skipped: int = 0
 
     @property
     def total(self) -> int:
@@ -32,11 +48,24 @@ class CellCounts:
         """Passing tests / the row's tests known on this backend; None when it has none."""
         return self.passed / self.total if self.total else None
 
+    @property
+    def parity(self) -> float | None:
+        """Of the tests the reference passes, the share that pass here; None when the reference
+        passes none of the row's tests (then nothing here is a gap) and on the reference."""
+        if self.is_reference or not self.reference_passed:
+            return None
+        return max(self.reference_passed - self.gaps, 0) / self.reference_passed
+
 
 @dataclass(frozen=True)
 class HeatRow:
     name: str  # a test file, or a folder ("." for the root)
     cells: list[CellCounts]  # in the order of Heatmap.backends
+
+    @property
+    def gaps(self) -> int:
+        """Gaps against the reference on every backend."""
+        return sum(cell.gaps for cell in self.cells)
 
 
 @dataclass(frozen=True)
@@ -47,38 +76,104 @@ class Heatmap:
     folders: bool
     folder: str
     q: str
-    sort: str
+    sort: str  # "worst", "name" or a backend name
+    reverse: bool = False  # fewest gaps (or Z to A) first
+
+    @property
+    def sort_param(self) -> str:
+        """``?sort=`` as the page was asked for it ("" for the default)."""
+        if self.sort == "worst" and not self.reverse:
+            return ""
+        return f"-{self.sort}" if self.reverse else self.sort
 
 
 def heatmap(
     *, project: Project, folders: bool = False, folder: str = "", q: str = "", sort: str = "worst"
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
-    ``q``, sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name). Two queries."""
+    ``q``, sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading
+    "-"). Three queries."""
     by_dir = folders and not folder
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
-    counts = file_counts(project=project, names=names, by_dir=by_dir)
-    rows = [
-        HeatRow(name=name, cells=[CellCounts(backend=n, **cells[n]) for n in names])
-        for name, cells in counts.items()
-        if not folder or folder_of(name) == folder
-    ]
+    reference = next((b.backend for b in backends if b.is_reference), None)
+    counts = file_counts(project=project, names=names)
+    for file, gaps in file_gap_counts(project=project).items():
+        for backend, count in gaps.items():
+            if file in counts:  # the reference passes its tests: it has a file cell
+                counts[file][backend]["gaps"] = count
+    if folder:
+        counts = {name: cells for name, cells in counts.items() if _under(name, folder)}
+    elif by_dir:
+        counts = _subtrees(counts)
+    rows = [_row(name, cells, names=names, reference=reference) for name, cells in counts.items()]
     total = len(rows)
     needle = q.strip().lower()
     if needle:
         rows = [row for row in rows if needle in row.name.lower()]
+    reverse = sort.startswith("-")
+    sort = sort.removeprefix("-")
     if sort not in names and sort not in HEATMAP_SORTS:
-        sort = "worst"
-    reference = next((b.backend for b in backends if b.is_reference), None)
+        sort, reverse = "worst", False
+    ordered = _sorted(rows, sort=sort, names=names, reference=reference)
     return Heatmap(
         backends=backends,
-        rows=_sorted(rows, sort=sort, names=names, reference=reference),
+        rows=ordered[::-1] if reverse else ordered,
         total_rows=total,
         folders=by_dir,
         folder=folder,
         q=q.strip(),
         sort=sort,
+        reverse=reverse,
+    )
+
+
+def _under(file: str, folder: str) -> bool:
+    return folder == "." and folder_of(file) == "." or file.startswith(f"{folder}/")
+
+
+def _ancestors(file: str) -> list[str]:
+    """The folders a file's counts add to: each folder above it ("test/spmd", "test"), or "."
+    alone for a file at the root."""
+    parts = file.split("/")[:-1]
+    return ["/".join(parts[:n]) for n in range(len(parts), 0, -1)] or ["."]
+
+
+def _subtrees(per_file: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, dict]]:
+    """Per-file cells added up per folder, each folder's row the total of its whole subtree;
+    folders by name."""
+    totals: dict[str, dict[str, dict[str, int]]] = {}
+    for file, cells in per_file.items():
+        for folder in _ancestors(file):
+            into = totals.setdefault(folder, {})
+            for backend, counts in cells.items():
+                cell = into.setdefault(backend, {})
+                for name, count in counts.items():
+                    cell[name] = cell.get(name, 0) + count
+    return dict(sorted(totals.items()))
+
+
+def _row(
+    name: str, cells: dict[str, dict[str, int]], *, names: list[str], reference: str | None
+) -> HeatRow:
+    """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some."""
+    ref = cells[reference] if reference else {}
+    compared = {
+        "reference_passed": ref.get("passed", 0),
+        "reference_tests": sum(ref.get(field, 0) for field in CELL_FIELDS),
+        "reference_skipped": ref.get("skipped", 0),
+    }
+    return HeatRow(
+        name=name,
+        cells=[
+            CellCounts(
+                backend=n,
+                **{**cells[n], "gaps": 0 if n == reference else cells[n].get("gaps", 0)},
+                **compared,
+                is_reference=n == reference,
+            )
+            for n in names
+        ],
     )
 
 
@@ -90,11 +185,19 @@ def _sorted(
     if sort in names:
         column = names.index(sort)
         return sorted(rows, key=lambda r: (*_badness(r.cells[column]), r.name))
-    compared = [c for c, name in enumerate(names) if name != reference] or range(len(names))
-    return sorted(rows, key=lambda r: (min(_badness(r.cells[c]) for c in compared), r.name))
+    compared = [c for c, name in enumerate(names) if name != reference]
+    return sorted(
+        rows,
+        key=lambda r: (
+            -r.gaps,
+            min((_badness(r.cells[c]) for c in compared), default=()),
+            r.name,
+        ),
+    )
 
 
 def _badness(cell: CellCounts) -> tuple:
-    """Sort key: lowest share first, then the most tests not passing; empty cells last."""
-    share = cell.share
-    return (share is None, share or 0.0, -(cell.total - cell.passed))
+    """Sort key: the most gaps first, then the lowest parity; cells the reference gives nothing
+    to compare (no gap possible) last."""
+    parity = cell.parity
+    return (-cell.gaps, parity is None, parity or 0.0)

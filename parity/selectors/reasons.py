@@ -145,9 +145,9 @@ def skip_reason_rows(
     *, project: Project, backends: list[str], backend: str | None = None
 ) -> list[ReasonRow]:
     """Reasons with their tests and gaps per backend (only those on ``backend`` when given):
-    skips that gave no reason first (they are the first to triage), then the reasons causing
-    the most gaps, untracked before tracked before intended among equals, then the most tests.
-    Six queries."""
+    skips that gave no reason first when they cause a gap (they are the first to triage), then
+    the reasons causing the most gaps, untracked before tracked before intended among equals,
+    then the most tests. Six queries."""
     found = _skip_reasons(project)
     empty = found.no_reason
     rows = [
@@ -160,7 +160,14 @@ def skip_reason_rows(
     rows = [row for row in rows if row.total]
     return sorted(
         rows,
-        key=lambda r: (bool(r.given), -r.gap_total, r.intended, r.tracked, -r.total, r.text),
+        key=lambda r: (
+            bool(r.given) or not r.gap_total,
+            -r.gap_total,
+            r.intended,
+            r.tracked,
+            -r.total,
+            r.text,
+        ),
     )
 
 

@@ -4,8 +4,9 @@
 ``{{ test|test_id }}``, ``{{ test|test_suite }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
-``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``; and one tag,
-``{% outcome_cell cell %}``."""
+``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
+``{{ moment|ago }}``; and two tags, ``{% outcome_cell cell %}`` and
+``{% sparkline trends project backend days %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -33,6 +34,29 @@ register.filter("probe_counts", presenters.probe_counts)
 register.filter("upload_status_word", presenters.upload_status_word)
 register.filter("run_title", presenters.run_title)
 register.filter("burndown_chart", presenters.burndown_chart)
+register.filter("count", presenters.count)
+register.filter("ago", presenters.ago)
+
+
+@register.simple_tag
+def sparkline(trends: dict, project: str, backend: str, days: int) -> SafeString:
+    """A backend's parity over ``days`` as an inline SVG line (``presenters.sparkline``)."""
+    line = presenters.sparkline(trends.get(project, {}).get(backend), backend=backend, days=days)
+    if line is None:
+        return format_html('<span class="muted">no data</span>')
+    shapes = format_html_join(
+        "", '<polyline points="{}" vector-effect="non-scaling-stroke"/>', ((p,) for p in line.lines)
+    ) + format_html_join("", '<circle cx="{}" cy="{}" r="2"/>', line.dots)
+    return format_html(
+        '<svg class="spark" viewBox="0 0 {} {}" preserveAspectRatio="none" role="img" '
+        'aria-label="{}" data-backend="{}"><title>{}</title>{}</svg>',
+        presenters.SPARK_WIDTH,
+        presenters.SPARK_HEIGHT,
+        line.title,
+        backend,
+        line.title,
+        shapes,
+    )
 
 
 # --- One test on one backend -----------------------------------------------------------------

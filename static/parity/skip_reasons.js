@@ -21,12 +21,17 @@
         el.classList.add("muted");
         return;
       }
+      // A narrow screen: fewer date ticks, flat (rotated ones overlapped), and legend entries
+      // short enough to fit its width (longer ones were cut mid-word by the chart's edge).
+      var narrow = el.clientWidth < 600;
+      var chars = Math.min(60, Math.max(24, Math.floor(el.clientWidth / 7.5)));
+      var ticks = narrow ? 4 : 10;
       var traces = body.series.map(function (s, i) {
         var other = s.reason === null;
         return {
           x: body.days,
           y: s.counts,
-          name: s.name.length > 60 ? s.name.slice(0, 59) + "…" : s.name,
+          name: s.name.length > chars ? s.name.slice(0, chars - 1) + "…" : s.name,
           meta: [s.name],
           type: "scatter",
           mode: "lines",
@@ -39,7 +44,10 @@
         margin: { l: 48, r: 8, t: 8, b: 40 },
         yaxis: { title: { text: "skipped tests" }, rangemode: "tozero" },
         // Daily data: ticks on whole days, never hours (a few days' history would show 06:00).
-        xaxis: { type: "date", tickformat: "%b %-d", dtick: 86400000 * Math.max(1, Math.ceil(body.days.length / 10)) },
+        xaxis: {
+          type: "date", tickformat: "%b %-d", tickangle: 0,
+          dtick: 86400000 * Math.max(1, Math.ceil(body.days.length / ticks)),
+        },
         legend: { orientation: "h", y: -0.15, font: { size: 11 }, traceorder: "normal" },
         hovermode: "closest",
       }, { displayModeBar: false, responsive: true });

@@ -54,26 +54,26 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Site]:
-    """A live server on 127.0.0.1 with the demo project loaded through the upload API."""
+    """A live server on 127.0.0.1 with the demo project loaded through the upload API, its
+    ``SITE_URL`` the address it serves (as ``make demo`` sets it from HOST and PORT)."""
     media = tmp_path_factory.mktemp("media")
-    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
-        call_command("load_demo", "--days", str(DEMO_DAYS), stdout=io.StringIO())
-        get_user_model().objects.create_superuser(MAINTAINER[0], password=MAINTAINER[1])
-        client = Client()
-        client.login(username=MAINTAINER[0], password=MAINTAINER[1])
-        server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
-        server.daemon = True
-        server.start()
-        server.is_ready.wait()
-        if server.error:
-            raise server.error
-        try:
-            yield Site(
-                url=f"http://127.0.0.1:{server.port}",
-                maintainer_session=client.cookies["sessionid"].value,
-            )
-        finally:
-            server.terminate()
+    server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
+    server.daemon = True
+    server.start()
+    server.is_ready.wait()
+    if server.error:
+        raise server.error
+    url = f"http://127.0.0.1:{server.port}"
+    try:
+        with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media, SITE_URL=url):
+            call_command("load_demo", "--days", str(DEMO_DAYS), stdout=io.StringIO())
+            get_user_model().objects.create_superuser(MAINTAINER[0], password=MAINTAINER[1])
+            client = Client()
+            client.login(username=MAINTAINER[0], password=MAINTAINER[1])
+            yield Site(url=url, maintainer_session=client.cookies["sessionid"].value)
+    finally:
+        server.terminate()
+        with django_db_blocker.unblock():
             call_command("flush", interactive=False, verbosity=0)
 
 

@@ -4,14 +4,15 @@ own (the ``page`` fixture checks those three), draws its charts with data, and a
 not scroll sideways as a whole (a wide table scrolls inside its own box). Each leaves
 ``screenshots/test_every_page_reads_cleanly[<width>-<page>].png``."""
 
-from urllib.parse import quote
+import re
+from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
 from parity import selectors
 from parity.models import Gap, Project
-from tests.browser.conftest import no_chromium
+from tests.browser.conftest import log_in, no_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
 SLUG = "pytorch-xla"
@@ -34,7 +35,7 @@ PAGES = (
     "login",
 )
 # Pages with Plotly charts: the selector of each chart's node, and how many there are.
-CHARTS = {"overview": (".spark", 3), "skip-reasons": ("#reason-chart", 1)}
+CHARTS = {"skip-reasons": ("#reason-chart", 1)}
 
 
 def url_of(name: str) -> str:
@@ -81,8 +82,73 @@ def test_every_page_reads_cleanly(page, name):
             "(n, trace) => n + (trace.y || []).filter(y => y !== null).length, 0))",
         )
         assert len(points) >= count and all(points), f"{name}: a chart without data: {points}"
+    if name == "overview":  # three inline SVG sparklines, each a line
+        expect(page.locator("svg.spark polyline")).to_have_count(3)
     if page.viewport_size["width"] < 600:
         overflow = page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 400px"
+
+
+# Boxes that scroll sideways inside a page: what they hide, a reader at 400 px never sees.
+_SIDEWAYS = """els => els.filter(el => el.scrollWidth > el.clientWidth + 1
+    && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX))
+    .map(el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' ' + el.className)"""
+
+
+@pytest.mark.parametrize("page", ["narrow"], indirect=True)
+def test_at_400px_the_overview_shows_counts_and_actions_without_sideways_scrolling(page):
+    (card,) = selectors.project_cards()
+    page.goto("/")
+
+    assert page.eval_on_selector_all("main *", _SIDEWAYS) == []
+    for backend in card.backends:
+        row = page.locator(f'tr[data-backend="{backend.name}"]')
+        shown = [row.locator("th")]
+        if not backend.is_reference:
+            shown += [
+                row.locator("td.untracked a", has_text=f"{backend.untracked:,}"),
+                row.get_by_role("link", name=f"worst files on {backend.name}"),
+                row.locator("svg.spark"),
+            ]
+        for element in shown:
+            expect(element).to_be_in_viewport()
+            box = element.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 400, f"{backend.name}: {box}"
+
+
+@pytest.mark.parametrize("page", ["narrow"], indirect=True)
+def test_at_400px_the_file_page_shows_its_reasons_and_the_chosen_backend(page):
+    page.goto(url_of("file"))
+
+    assert page.eval_on_selector_all("main *", _SIDEWAYS) == []
+    chosen = page.locator("#file-grid tbody tr >> nth=0 >> td.chosen")
+    expect(chosen).to_be_visible()
+    box = chosen.bounding_box()
+    assert box["x"] + box["width"] <= 400
+    for row in page.locator("#file-reasons tbody tr").all():
+        box = row.bounding_box()
+        assert box["x"] + box["width"] <= 400
+
+
+# An absolute URL to this machine, with its port if it names one (in a page's HTML, or
+# percent-encoded in a link such as a tracker's prefilled new-issue URL).
+_LOCAL_URL = re.compile(r"https?://(?:127\.0\.0\.1|localhost)(?::(\d+))?")
+
+
+def test_no_page_links_to_a_port_the_server_does_not_serve(page, site):
+    log_in(page, site)  # a maintainer sees the triage forms and the drafted issue too
+    gap = Gap.objects.filter(project__slug=SLUG, is_open=True).order_by("pk").first()
+    served = str(urlsplit(site.url).port)
+    urls = [url_of(name) for name in PAGES] + [f"{P}/file-issue/?gap={gap.pk}"]
+    wrong = {}
+    for url in urls:
+        page.goto(url)
+        html = unquote(page.content())
+        ports = {match.group(1) or "80" for match in _LOCAL_URL.finditer(html)}
+        if ports - {served}:
+            wrong[url] = sorted(ports - {served})
+    assert wrong == {}, f"links to ports other than {served}: {wrong}"
+    # The drafted issue links its tests to this server.
+    assert f"{site.url}{P}/tests/{gap.test_id}/" in page.locator("#id_body").input_value()

@@ -34,7 +34,7 @@ def test_a_maintainer_exempts_a_gaps_file_from_its_row(page, site, request):
     row.locator("select[name=scope]").select_option(label=f"this file on {backend}")
     row.locator("input[name=issue_url]").fill(ISSUE)
     row.get_by_role("button", name="Save").click()
-    expect(page.locator(".message.success")).to_contain_text("Triage saved: linked to its issue")
+    expect(page.locator(".message.success")).to_contain_text("Exemption saved: linked to its issue")
     # Every untracked gap of that file on that backend is tracked now.
     on_backend = page.locator(f'#new-gaps tr[data-backend="{backend}"] td.test')
     expect(on_backend.filter(has_text=f"{file}::")).to_have_count(0)
@@ -71,7 +71,7 @@ def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site
     form.get_by_label("intended").check()
     form.get_by_role("button", name="Save exemption").click()
     note_error = page.locator("#new-exemption .errorlist")
-    expect(note_error).to_have_text("An intended triage needs a short 'note' saying why.")
+    expect(note_error).to_have_text("An intended exemption needs a short note saying why.")
     expect(page.locator("#new-exemption")).to_have_attribute("open", "")
     expect(form.get_by_label("Tests")).to_have_value("test/spmd/**")  # kept, to correct
     narrow_screenshot(page, request)
@@ -84,6 +84,10 @@ def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site
     expect(row).to_contain_text("no device mesh on a single TPU host")
     expect(row.locator(".badge.intended")).to_be_visible()
 
+    # CI reads it: removing asks first, and says what follows.
+    expect(row.get_by_role("button", name="Remove")).to_be_hidden()
+    row.locator("details.ask-remove summary").click()
+    expect(row.locator("details.ask-remove")).to_contain_text("CI stops applying it")
     row.get_by_role("button", name="Remove").click()
     expect(page.locator(".message.success")).to_contain_text("Exemption removed: test/spmd/**")
     expect(page.locator("#exemptions-table", has_text="test/spmd/**")).to_have_count(0)

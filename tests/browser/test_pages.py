@@ -7,11 +7,12 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.db.models import Count
 from playwright.sync_api import expect
 
 from parity import selectors as dashboard
 from parity.dashboard import presenters
-from parity.models import Gap, Project
+from parity.models import Gap, GapState, Project
 from tests.browser.conftest import DEMO_DAYS, log_in, no_chromium
 
 # Each test runs in a transaction of its own, rolled back after it; the module's data and every
@@ -32,26 +33,70 @@ def test_overview_shows_scores_sparklines_and_uploads(page):
     for row, backend in zip(rows.all(), card.backends, strict=True):
         expect(row.locator("th")).to_contain_text(backend.name)
         expect(row).to_contain_text("ago")  # the last upload's age
-    # One Plotly sparkline per backend but the reference.
-    expect(page.locator(".spark .main-svg").first).to_be_visible()
-    expect(page.locator(".spark:has(.main-svg)")).to_have_count(len(card.backends) - 1)
+    # One sparkline per backend but the reference, drawn inline: no charting library loads.
+    expect(page.locator("svg.spark polyline")).to_have_count(len(card.backends) - 1)
+    assert page.evaluate("typeof window.Plotly") == "undefined"
 
 
 def test_heatmap_rows_columns_and_labels_match_the_data(page):
     heatmap = presenters.heatmap_cells(dashboard.heatmap(project=Project.objects.get(slug=SLUG)))
     page.goto(f"/p/{SLUG}/")
     table = page.locator("#heatmap")
-    headers = table.locator("thead th.col a")
-    expect(headers).to_have_text([b.backend for b in heatmap.backends])
+    headers = table.locator("thead th.col")
+    expect(headers).to_have_text(
+        [b.backend + ("ref" if b.is_reference else "") for b in heatmap.backends]
+    )
     assert heatmap.backends[0].is_reference
     expect(table.locator("tbody tr")).to_have_count(len(heatmap.rows))
-    # Every cell's label, row by row, in the page's order (worst parity first).
+    # Every cell's label, row by row, in the page's order (the most gaps first).
     labels = table.locator("tbody tr").evaluate_all(
         "rows => rows.map(r => [r.dataset.name, ...Array.from(r.querySelectorAll('td'),"
         " td => td.innerText.trim())])"
     )
     assert labels == [[row.name, *[c.label for c in row.cells]] for row in heatmap.rows]
     expect(page.locator(".legend")).to_contain_text("not in the run")
+    expect(page.locator(".legend")).to_contain_text("ref skips, fails or lacks them: no gap")
+
+
+def test_the_heatmaps_first_rows_are_the_files_with_the_most_gaps_against_the_reference(page):
+    project = Project.objects.get(slug=SLUG)
+    gaps = dict(
+        Gap.objects.filter(project=project, is_open=True)
+        .exclude(state=GapState.REFERENCE_MISSING)
+        .values_list("test__file")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    page.goto(f"/p/{SLUG}/")
+    names = page.locator("#heatmap tbody tr").evaluate_all("rows => rows.map(r => r.dataset.name)")
+
+    most = sorted(gaps.values(), reverse=True)
+    assert [gaps.get(name, 0) for name in names[:10]] == most[:10]
+    # Every file with a gap before any without: a file the reference itself skips (the demo's
+    # test/test_pallas.py, 37 of 37) has none, and its cells say why.
+    with_gaps = [name for name in names if gaps.get(name)]
+    assert names[: len(with_gaps)] == with_gaps
+    pallas = page.locator('#heatmap tr[data-name="test/test_pallas.py"]')
+    assert names.index("test/test_pallas.py") >= len(with_gaps)
+    expect(pallas.locator('td[data-backend="tpu"]')).to_have_text("ref skips")
+    expect(pallas.locator('td[data-backend="cpu"]')).to_have_text("0/37")
+
+    # The sort in force shows, and its button turns it around.
+    sort = page.locator("#heatmap-sort a[aria-current]")
+    expect(sort).to_have_text("most gaps first ▼")
+    sort.click()
+    expect(page.locator("#heatmap-sort a[aria-current]")).to_have_text("fewest gaps first ▲")
+    assert query(page)["sort"] == ["-worst"]
+    reversed_names = page.locator("#heatmap tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.name)"
+    )
+    assert reversed_names == names[::-1]
+    # A column: its arrow, and a click for the other direction.
+    page.locator("#heatmap thead th.col a", has_text="tpu").click()
+    expect(page.locator('#heatmap th[aria-sort="ascending"]')).to_have_text("tpu ▼")
+    page.locator("#heatmap thead th.col a", has_text="tpu").click()
+    expect(page.locator('#heatmap th[aria-sort="descending"]')).to_have_text("tpu ▲")
+    assert query(page)["sort"] == ["-tpu"]
 
 
 def test_clicking_a_cell_opens_that_file_on_that_backend(page):
@@ -101,10 +146,12 @@ def test_skip_reason_chart_renders_its_series(page):
         "rows => rows.map(r => [r.dataset.reason, r.dataset.status,"
         " Number(r.querySelector('td.gap-total').innerText)])"
     )
-    # Skips that gave no reason first (the demo has some: absltest's suppressed skips), then
-    # the reasons that cost the most parity; a reason that causes no gap is never untracked.
-    assert table[0][0] == "none"
-    gaps = [n for reason, _, n in table if reason != "none"]
+    # Skips that gave no reason (the demo has some: absltest's suppressed skips) first when
+    # they cause a gap, then the reasons that cost the most parity; a reason that causes no
+    # gap is never untracked.
+    none = next(row for row in table if row[0] == "none")
+    assert (table[0] == none) == (none[2] > 0)
+    gaps = [n for reason, _, n in table if reason != "none" or n == 0]
     assert gaps == sorted(gaps, reverse=True) and gaps[0] > 0
     assert all(status != "untracked" for _, status, n in table if n == 0)
     assert any(status == "common" for _, status, _ in table)
@@ -194,7 +241,7 @@ def test_a_maintainer_triages_a_gap(page, site):
     first.locator("details.triage summary").click()
     first.locator("input[name=issue_url]").fill("https://github.com/pytorch/xla/issues/31337")
     first.get_by_role("button", name="Save").click()
-    expect(page.locator(".message.success")).to_contain_text("Triage saved")
+    expect(page.locator(".message.success")).to_contain_text("Exemption saved")
     assert query(page)["tracked"] == ["untracked"]  # back on the same filtered page
     expect(page.locator("#new-gaps td.test", has_text=test)).to_have_count(0)
     page.goto(f"/p/{SLUG}/gaps/?open=1&backend=gpu&tracked=tracked")

@@ -131,7 +131,7 @@ def test_a_group_exempted_in_one_click_leaves_the_queue_and_the_headline(page, s
     row.locator("input[value=intended]").check()
     row.locator("input[name=note]").fill("Neuron runs no core ATen op tests")
     row.get_by_role("button", name="Save").click()
-    expect(page.locator(".message.success")).to_contain_text("Triage saved: marked intended")
+    expect(page.locator(".message.success")).to_contain_text("Exemption saved: marked intended")
     expect(page.locator(f'#queue-files tr[data-file="{file}"]')).to_have_count(0)
     gaps = Gap.objects.filter(is_open=True, backend__name="neuron", test__file=file)
     assert gaps.count() >= count and not gaps.filter(tracked=False, intended=False).exists()

@@ -42,7 +42,12 @@ def test_the_preview_of_another_week_and_backend(xla, upload_run, client):
 
 
 def test_the_preview_refuses_a_bad_week_and_an_unknown_project(project, client, admin_client):
-    assert client.get("/p/pytorch-xla/digest/?week=soon").status_code == 400
+    refused = client.get("/p/pytorch-xla/digest/?week=soon")
+    assert refused.status_code == 400
+    # A page, not bare text: why, and this week's digest with its links to other weeks.
+    html = refused.content.decode()
+    assert "&#x27;soon&#x27; is not an ISO week like 2026-W14. This week&#x27;s digest" in html
+    assert "<title>" in html and "?week=" in html
     assert admin_client.get("/p/nope/digest/").status_code == 404  # anonymous: to the login
 
 

@@ -7,6 +7,7 @@ import logging
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand
 from django.db import connection
@@ -76,7 +77,15 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")
         key = upload_token_create(project=project, label="demo")
         self.stdout.write(self.style.SUCCESS(f"Upload token for {DEMO_SLUG}: {key}"))
-        self.stdout.write("Dashboard: http://127.0.0.1:8000/  Admin: http://127.0.0.1:8000/admin/")
+        self._where(key)
+
+    def _where(self, key: str) -> None:
+        """Where the site is (``SITE_URL``, which ``make demo`` sets from HOST and PORT), and
+        the CI client's variables, ready to paste."""
+        site = settings.SITE_URL
+        self.stdout.write(f"Dashboard: {site}/  Admin: {site}/admin/ (make superuser for a login)")
+        self.stdout.write("To upload as CI would (docs/ci.md), paste:")
+        self.stdout.write(f"export PARITY_URL={site} PARITY_PROJECT={DEMO_SLUG} PARITY_TOKEN={key}")
 
     def _exempt(self, project: Project, fixture: dict) -> None:
         """The exemptions the real lists hold: the runner scripts' commented-out lines and

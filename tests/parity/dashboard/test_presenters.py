@@ -15,20 +15,32 @@ from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 @pytest.mark.parametrize(
     ("counts", "shade", "label"),
     [
-        ({"passed": 4}, "6", "4/4"),
-        ({"passed": 19, "skipped": 1}, "5", "19/20"),
-        ({"passed": 4, "failed": 1}, "4", "4/5"),
-        ({"passed": 3, "missing": 2}, "3", "3/5"),
-        ({"passed": 2, "error": 3}, "2", "2/5"),
-        ({"passed": 1, "skipped": 3}, "1", "1/4"),
-        ({"missing": 5}, "0", "missing · 5"),
+        # Colour and label read parity: of the 4 (or 5, 20) tests the reference passes, how many
+        # pass on the backend, whatever else it runs or skips.
+        ({"passed": 4, "reference_passed": 4}, "6", "4/4"),
+        ({"passed": 19, "skipped": 1, "reference_passed": 20, "gaps": 1}, "5", "19/20"),
+        ({"passed": 4, "failed": 1, "reference_passed": 5, "gaps": 1}, "4", "4/5"),
+        ({"passed": 3, "missing": 2, "reference_passed": 5, "gaps": 2}, "3", "3/5"),
+        ({"passed": 2, "error": 3, "reference_passed": 5, "gaps": 3}, "2", "2/5"),
+        ({"passed": 1, "skipped": 3, "reference_passed": 4, "gaps": 3}, "1", "1/4"),
+        ({"missing": 5, "reference_passed": 5, "gaps": 5}, "0", "missing · 5"),
+        # Skips the reference skips too are no gap: full parity.
+        ({"passed": 2, "skipped": 6, "reference_passed": 2}, "6", "2/2"),
+        # The reference passes none of the row's tests: nothing here is a gap, and it says why.
+        ({"passed": 35, "skipped": 2, "reference_tests": 37, "reference_skipped": 37}, "none",
+         "ref skips"),
+        ({"passed": 2, "reference_tests": 2}, "none", "ref fails"),
+        ({"passed": 3, "reference_tests": 3, "reference_skipped": 1}, "none", "ref: 0 pass"),
+        ({"passed": 9}, "none", "not on ref"),
         ({}, "none", "–"),
+        # The reference's own column: its counts, uncoloured.
+        ({"passed": 3, "skipped": 1, "reference_passed": 3, "is_reference": True}, "ref", "3/4"),
     ],
-)
+)  # fmt: skip
 def test_heat_cell_bins_and_labels(counts, shade, label):
     cell = HeatCell(backend="tpu", **counts)
     assert (cell.shade, cell.label) == (shade, label)
-    assert cell.absent == (counts == {"missing": 5})
+    assert cell.absent == (label == "missing · 5")
 
 
 @pytest.mark.parametrize(
@@ -51,14 +63,18 @@ def test_outcome_symbols_for_readers_who_cannot_tell_colours_apart():
 
 
 def test_heatmap_cells_keep_the_counts_and_add_how_they_look():
-    row = HeatRow(name="test/a.py", cells=[CellCounts(backend="tpu", passed=3, missing=1)])
+    cell = CellCounts(backend="tpu", passed=3, missing=1, reference_passed=4, gaps=1)
+    row = HeatRow(name="test/a.py", cells=[cell])
     heatmap = Heatmap(
         backends=[], rows=[row], total_rows=1, folders=False, folder="", q="", sort="worst"
     )
     (cell,) = presenters.heatmap_cells(heatmap).rows[0].cells
-    assert (cell.backend, cell.passed, cell.missing, cell.share) == ("tpu", 3, 1, 0.75)
+    assert (cell.backend, cell.passed, cell.missing, cell.parity) == ("tpu", 3, 1, 0.75)
     assert (cell.shade, cell.label, cell.absent) == ("3", "3/4", False)
-    assert cell.counts_text == "3 passed, 0 failed, 0 error, 0 skipped, 1 missing"
+    assert cell.counts_text == (
+        "3 passed, 0 failed, 0 error, 0 skipped, 1 missing; "
+        "of the 4 tests the reference passes, 3 pass here (1 gap)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -101,6 +117,18 @@ def test_pattern_scope_says_whether_whole_files_are_left_out():
 def test_an_issue_reads_with_its_title_and_state(issue, label, state):
     link = presenters.issue_link(issue)
     assert (link.label, link.url, link.state, link.title) == (label, issue.url, state, issue.title)
+
+
+def test_a_sparkline_breaks_where_a_score_is_missing_and_dots_a_lone_point():
+    series = {"at": ["d1", "d2", "d3", "d4", "d5"], "score": [0.5, 0.6, None, 0.7, None]}
+    line = presenters.sparkline(series, backend="gpu", days=30)
+    (stretch,) = line.lines
+    # 50 % near the bottom, 70 % near the top (a margin of 15 %); x: the snapshots' order.
+    assert stretch == "0.0,27.2 35.0,15.0"
+    assert line.dots == [(105.0, 2.8)]
+    assert line.title == "parity of gpu, last 30 days: 70 % now, 50–70 %"
+    assert presenters.sparkline({"at": ["d1"], "score": [None]}, backend="gpu", days=30) is None
+    assert presenters.sparkline(None, backend="gpu", days=30) is None
 
 
 # --- The burn-down --------------------------------------------------------------------------

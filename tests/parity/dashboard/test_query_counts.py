@@ -15,14 +15,15 @@ P = "/p/pytorch-xla"
 
 # Anonymous visitor of a public project.
 PAGES = {
-    # readable projects, backends with their newest upload, uploads; headlines (2), burn-down
-    "overview": ("/", 6),
+    # readable projects, backends with their newest upload, uploads; headlines (2), burn-down;
+    # score trends (the sparklines)
+    "overview": ("/", 7),
     "overview.json": (
         "/overview.json",
         4,
     ),  # ETag: readable projects, data version; projects, trend
-    "heatmap": (f"{P}/", 4),  # project; backends + snapshots, file cells; has runs
-    "heatmap by folder": (f"{P}/?dir=1", 4),
+    "heatmap": (f"{P}/", 5),  # project; backends + snapshots, file cells, gaps; has runs
+    "heatmap by folder": (f"{P}/?dir=1", 5),
     "file": (f"{P}/file/?path={A}&backend=tpu", 8),  # project; 6 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
@@ -75,8 +76,8 @@ def test_the_exemptions_page_reads_a_fixed_number_of_queries(scenario, exemption
     # Project, backend choices (twice: query_form builds the form unbound, then bound);
     # triages: count, rows, their backends, their probe outcomes; one backend's files: the
     # backend, its manifest (exemptions and their backends, which pass now, the reference's
-    # files, durations, the reference); has runs.
-    expected = {"exemptions": 15, "filtered": 15}
+    # files, durations, the reference), the files its current run ran; has runs.
+    expected = {"exemptions": 16, "filtered": 16}
     for size in ("six exemptions", "two pages of them"):
         if size == "two pages of them":
             more = [

@@ -67,7 +67,7 @@ def test_a_refused_group_exempts_none(maintainer, runs):
     answer = maintainer.post(
         EXEMPT, {"group": [f"neuron::{B}", f"gpu::{A}"], "kind": "intended"}, follow=True
     )
-    assert "Nothing exempted: Entry 1: An intended triage needs a short" in text(answer)
+    assert "Nothing exempted: Entry 1: An intended exemption needs a short note" in text(answer)
     assert not Triage.objects.exists()
     answer = maintainer.post(EXEMPT, {"group": ["neuron"], "kind": "intended", "note": "x"})
     assert answer.status_code == 302 and not Triage.objects.exists()

@@ -69,19 +69,23 @@ def test_maintainer_sees_the_form_and_a_remove_button_per_row(maintainer, runs, 
     assert "None ticked: every backend." in backends
 
 
+# The pages name what the form shows, never the API's field names ('issue_url').
+AN_ISSUE_URL = "the URL of an issue that tracks it"
+
+
 @pytest.mark.parametrize(
     "body, field, message",
     [
-        ({"kind": "tracked"}, "issue_url", "A tracked triage needs an 'issue_url'."),
-        ({"kind": "quarantine"}, "issue_url", "A quarantine triage needs an 'issue_url'."),
-        ({"kind": "intended"}, "note", "An intended triage needs a short 'note' saying why."),
-        ({"kind": "intended", "note": "  "}, "note", "An intended triage needs a short"),
+        ({"kind": "tracked"}, "issue_url", f"A tracked exemption needs {AN_ISSUE_URL}."),
+        ({"kind": "quarantine"}, "issue_url", f"A quarantine exemption needs {AN_ISSUE_URL}."),
+        ({"kind": "intended"}, "note", "An intended exemption needs a short note saying why."),
+        ({"kind": "intended", "note": "  "}, "note", "An intended exemption needs a short note"),
         ({"kind": "tracked", "issue_url": "not a url"}, "issue_url", "Enter a valid URL."),
         ({"match": "test/x.py::", "note": "n"}, "match", "'test/x.py::' ends with '::'"),
         ({"match": "**", "note": "n"}, "match", "'**' names every file"),
         ({"match": "", "note": "n"}, "match", "This field is required."),
         ({"backends": ["mps"], "note": "n"}, "backends", "Select a valid choice. mps is not"),
-        ({"expires_on": "2001-01-01", "note": "n"}, "expires_on", "'expires_on' 2001-01-01 has"),
+        ({"expires_on": "2001-01-01", "note": "n"}, "expires_on", "The expiry day 2001-01-01 has"),
     ],
 )
 def test_the_form_refuses_beside_the_field(maintainer, runs, body, field, message):
@@ -186,7 +190,7 @@ def test_a_gap_rows_form_exempts_its_file_on_its_backend(maintainer, runs):
     body = {"scope": "file", "gap": gap.pk, "file": A, "backend": "tpu", "kind": "intended",
             "note": "no such kernel", "next": f"{P}/gaps/?backend=tpu"}  # fmt: skip
     response = maintainer.post(f"{P}/triage/", body, follow=True)
-    assert "Triage saved: marked intended." in text(response)
+    assert "Exemption saved: marked intended." in text(response)
     triage = Triage.objects.get()
     assert (triage.match, [b.name for b in triage.backends.all()]) == (A, ["tpu"])
     tpu_a = Gap.objects.filter(is_open=True, backend__name="tpu", test__file=A)
@@ -214,10 +218,10 @@ def test_a_heatmap_rows_form_exempts_its_file_on_a_chosen_backend(maintainer, ru
 def test_the_small_form_insists_on_an_issue_or_a_note(maintainer, runs):
     base = {"scope": "file", "file": B, "backend": "neuron", "next": f"{P}/"}
     html = text(maintainer.post(f"{P}/triage/", {**base, "kind": "tracked"}, follow=True))
-    assert "Triage not saved: A tracked triage needs an 'issue_url'." in html
+    assert f"Exemption not saved: A tracked exemption needs {AN_ISSUE_URL}." in html
     html = text(maintainer.post(f"{P}/triage/", {**base, "kind": "intended"}, follow=True))
-    assert "Triage not saved: An intended triage needs a short 'note' saying why." in html
+    assert "Exemption not saved: An intended exemption needs a short note saying why." in html
     no_file = {**base, "file": "", "kind": "intended", "note": "n"}
     html = text(maintainer.post(f"{P}/triage/", no_file, follow=True))
-    assert "Triage not saved: Nothing to triage for 'file'." in html
+    assert "Exemption not saved: Nothing to triage for 'file'." in html
     assert not Triage.objects.exists()

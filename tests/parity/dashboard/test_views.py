@@ -17,14 +17,12 @@ from tests.parity.dashboard_scenario import (
     CUDA,
     DAY1,
     DAY2,
-    HEATMAP,
     ISSUE_URL,
     NEURON,
     WITH_ISSUE,
     A,
     B,
     C,
-    label,
     tid,
 )
 
@@ -93,7 +91,12 @@ def test_overview_card_per_backend(client, runs):
     # The last upload's age and status; a link to the backend's worst files.
     assert "ago" in by_name["cpu"] and "Done" in by_name["cpu"]
     assert f'href="{P}/?sort=neuron"' in by_name["neuron"]
-    assert "parity/vendor/plotly.min.js" in html
+    # Each backend's score trend, an inline SVG line (no charting library to load).
+    assert "plotly" not in html
+    assert "<title>parity of gpu, last 30 days: 80 % now, 80–90 %</title>" in by_name["gpu"]
+    assert re.search(r'<polyline points="0\.0,[\d.]+ 140\.0,[\d.]+"', by_name["gpu"])
+    assert "<title>parity of neuron, last 30 days: 60 % now, 60 %</title>" in by_name["neuron"]
+    assert "<svg" not in by_name["cpu"]  # the reference has no parity of its own
 
 
 def test_overview_data_is_the_score_trend_with_an_etag(client, runs):
@@ -121,22 +124,49 @@ def heat(html: str) -> dict[str, list[str]]:
 def test_heatmap_rows_columns_and_labels(client, runs):
     html = text(client.get(f"{P}/?sort=name"))
     header = html.split('id="heatmap"')[1].split("</thead>")[0]
-    assert re.findall(r'title="Sort by worst parity on (\w+)"', header) == list(BACKENDS)
-    assert heat(html) == {f: [label(HEATMAP[f][b]) for b in BACKENDS] for f in (A, B, C)}
+    # Every backend but the reference sorts by its gaps; the reference has none to sort by.
+    assert re.findall(r'title="Sort by the most gaps on (\w+)"', header) == list(BACKENDS[1:])
+    # The reference's passed / tests; elsewhere, of the tests the reference passes, how many
+    # pass: C's c3, which the reference skips too, is no gap on tpu.
+    assert heat(html) == {
+        A: ["4/4", "3/4", "4/4", "2/4"],
+        B: ["4/4", "4/4", "0/4", "4/4"],
+        C: ["2/3", "1/2", "2/2", "2/2"],
+    }
     # The colour bin and the hover text of one cell; the link opens the file on that backend.
     cell = r'<td class="cell s(\w+)( absent)?" data-backend="neuron">\s*<a href="([^"]+)"'
     neuron_b = re.search(cell + r' title="([^"]+)"', html.split(f'data-name="{B}"')[1])
     assert neuron_b.group(1) == "0"
     assert neuron_b.group(3) == f"{P}/file/?path={B}&backend=neuron"
-    assert neuron_b.group(4) == f"neuron · {B}: 0 passed, 0 failed, 0 error, 1 skipped, 3 missing"
+    assert neuron_b.group(4) == (
+        f"neuron · {B}: 0 passed, 0 failed, 0 error, 1 skipped, 3 missing; "
+        "of the 4 tests the reference passes, 0 pass here (4 gaps)"
+    )
 
 
-def test_heatmap_sorts_by_worst_parity(client, runs):
-    # Worst on any backend but the reference: B (0/4 on neuron), A (2/4 on tpu), C (2/3).
+def test_heatmap_sorts_by_gaps_against_the_reference(client, runs):
+    # Gaps on every backend: B 4 (neuron), A 3 (gpu 1, tpu 2), C 1 (gpu).
     assert list(heat(text(client.get(f"{P}/")))) == [B, A, C]
-    # By one backend: A (3/4) and C (2/3) on gpu are worse than B (4/4).
+    assert list(heat(text(client.get(f"{P}/?sort=-worst")))) == [C, A, B]
+    # By one backend: A and C have a gap each on gpu, C the lower parity (1/2); B none.
     assert list(heat(text(client.get(f"{P}/?sort=gpu")))) == [C, A, B]
+    assert list(heat(text(client.get(f"{P}/?sort=-gpu")))) == [B, A, C]
+    assert list(heat(text(client.get(f"{P}/?sort=-name")))) == [C, B, A]
     assert list(heat(text(client.get(f"{P}/?sort=bogus")))) == [B, A, C]
+
+
+def test_heatmap_shows_the_sort_in_force_and_links_the_other_direction(client, runs):
+    default = text(client.get(f"{P}/"))
+    sorts = default.split('id="heatmap-sort"')[1].split("</span>\n")[0]
+    assert re.search(r'href="\?sort=-worst" aria-current="true"[^>]*>most gaps first', sorts)
+    by_gpu = text(client.get(f"{P}/?sort=gpu"))
+    header = by_gpu.split('id="heatmap"')[1].split("</thead>")[0]
+    assert re.search(r'aria-sort="ascending">\s*<a href="\?sort=-gpu"[^>]*>gpu', header)
+    reversed_gpu = text(client.get(f"{P}/?sort=-gpu"))
+    header = reversed_gpu.split('id="heatmap"')[1].split("</thead>")[0]
+    assert re.search(r'aria-sort="descending">\s*<a href="\?sort=gpu"[^>]*>gpu', header)
+    # Filtering keeps the sort in force.
+    assert '<input type="hidden" name="sort" value="-gpu">' in reversed_gpu
 
 
 def test_heatmap_filter_folders_and_drill_down(client, runs):
@@ -144,15 +174,17 @@ def test_heatmap_filter_folders_and_drill_down(client, runs):
     html = text(client.get(f"{P}/?q=nothing-like-this"))
     assert "No file matches “nothing-like-this”" in html
 
+    # A folder's row totals its whole subtree: test/ holds test/ops/ and test/test_c.py.
     folders = text(client.get(f"{P}/?dir=1&sort=name"))
     assert heat(folders) == {
-        "test/": ["2/3", "2/3", "3/3", "2/3"],
+        "test/": ["10/11", "8/10", "6/10", "8/10"],
         "test/ops/": ["8/8", "7/8", "4/8", "6/8"],
     }
     assert 'href="?sort=name&folder=test%2Fops"' in folders  # drill into a folder
     drilled = text(client.get(f"{P}/?folder=test/ops&sort=name"))
     assert list(heat(drilled)) == [A, B]
     assert "all folders" in drilled
+    assert list(heat(text(client.get(f"{P}/?folder=test&sort=name")))) == [A, B, C]
 
 
 # --- File and test detail ---------------------------------------------------------------------
@@ -374,7 +406,7 @@ def test_triage_forms_are_for_logged_in_users_only(client, admin_client, runs):
     assert "Exempt…</summary>" not in text(client.get(f"{P}/gaps/"))
     assert "Log in</a> to triage gaps" in text(client.get(f"{P}/gaps/"))
     assert "Exempt…</summary>" in text(admin_client.get(f"{P}/gaps/"))
-    assert "Triage</summary>" in text(admin_client.get(f"{P}/skip-reasons/"))
+    assert "Exempt…</summary>" in text(admin_client.get(f"{P}/skip-reasons/"))
 
 
 def test_triage_needs_login(client, runs):
@@ -397,7 +429,7 @@ def test_triage_links_an_issue_and_the_numbers_move(admin_client, runs):
     response = admin_client.post(f"{P}/triage/", body, follow=True)
     assert response.redirect_chain == [(f"{P}/gaps/?backend=gpu", 302)]
     html = text(response)
-    assert "Triage saved: linked to its issue" in html
+    assert "Exemption saved: linked to its issue" in html
     assert "pytorch/xla#99" in html
     gap.refresh_from_db()
     assert gap.tracked and gap.triage.created_by.username == "admin"
@@ -410,7 +442,7 @@ def test_triage_a_reason_as_intended(admin_client, runs):
     response = admin_client.post(f"{P}/triage/", body)
     assert (response.status_code, response["Location"]) == (302, f"{P}/gaps/")
     row = [cells(r) for r in rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")]
-    assert [(r[0].split(" Triage")[0].strip(), r[7]) for r in row][-1] == (CUDA, "intended")
+    assert [(r[0].split(" Exempt…")[0].strip(), r[7]) for r in row][-1] == (CUDA, "intended")
 
 
 def test_triage_errors_are_shown_not_raised(admin_client, runs):
@@ -423,10 +455,11 @@ def test_triage_errors_are_shown_not_raised(admin_client, runs):
     }
     response = admin_client.post(f"{P}/triage/", missing_url, follow=True)
     assert response.redirect_chain[-1][0] == f"{P}/gaps/"  # never off-site
-    assert "Triage not saved: A tracked triage needs an 'issue_url'." in text(response)
+    refusal = "Exemption not saved: A tracked exemption needs the URL of an issue that tracks it."
+    assert refusal in text(response)
     no_target = {"kind": "intended", "scope": "reason", "note": "x"}
     html = text(admin_client.post(f"{P}/triage/", no_target, follow=True))
-    assert "Triage not saved: Nothing to triage for 'reason'." in html
+    assert "Exemption not saved: Nothing to triage for 'reason'." in html
     assert not Triage.objects.exists()
 
 
@@ -542,6 +575,8 @@ def test_exemptions_page_lists_the_files_ci_runs_on_a_backend(client, runs, exem
     heading, files, section = backend_files(text(client.get(f"{P}/exemptions/?files=neuron")))
     assert (heading, files) == ("Test files CI runs on neuron 2", [A, C])
     assert "current run, 3 files," in section
+    told = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", section.split('id="files-told"')[1]))
+    assert told.startswith(">2 told to run: neuron's current run ran 2 of them.")
     removed = section.split('id="removed-files"')[1].split("</ul>")[0]
     assert f'data-triage="{exemptions["file"].pk}"' in removed
     assert f"<code>{B}</code> leaves out that file" in removed
@@ -728,3 +763,26 @@ def test_pages_name_issues_with_their_titles_and_flag_gaps_tracked_only_by_close
     assert [names[pk] for pk in exemption_rows(exempted)] == ["expired", "test"]
     assert "pytorch/xla#501 test_a4 loses the device (closed)" in exempted
     assert "issue closed</span>" in exempted
+
+
+# --- HEAD and the favicon ---------------------------------------------------------------------
+
+
+def test_json_and_csv_endpoints_answer_head(client, runs):
+    for url in (
+        "/overview.json",
+        f"{P}/skip-reasons.json",
+        f"{P}/matrix.csv",
+        f"{P}/matrix/pair/files.csv?a=cpu&b=tpu",
+        f"{P}/matrix/pair/tests.csv?a=cpu&b=tpu",
+        f"{P}/digest/",
+    ):
+        response = client.head(url)
+        assert response.status_code == 200, url
+        assert response.content == b""
+
+
+def test_favicon_ico_leads_to_the_sites_icon(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"].endswith("parity/favicon.svg")

@@ -6,7 +6,8 @@ import io
 from django.core.management import call_command
 
 from parity.management.commands.load_demo import DEMO_REPRODUCE, DEMO_SLUG
-from parity.models import Gap, Project, TestCase
+from parity.models import Gap, Project, TestCase, UploadToken
+from parity.models.projects import token_digest
 from parity.pure.reproduce import reproduce_command, template_errors
 
 
@@ -76,3 +77,24 @@ def test_on_a_terminal_the_load_shows_one_progress_line(
     assert progress.count("\r") > 4 and "Uploading the runs of " in progress
     assert progress.endswith("\r")
     assert "Uploading" not in log.getvalue()  # a log keeps the summary alone
+
+
+def test_it_prints_the_served_address_and_the_ci_clients_variables(
+    db, settings, django_capture_on_commit_callbacks, eager_errors_propagate
+):
+    # `make demo PORT=8765` sets SITE_URL from HOST and PORT.
+    settings.SITE_URL = "http://127.0.0.1:8765"
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_demo", "--days", "1", stdout=out)
+
+    printed = out.getvalue()
+    assert "Dashboard: http://127.0.0.1:8765/  Admin: http://127.0.0.1:8765/admin/" in printed
+    assert ":8000" not in printed
+    export = next(line for line in printed.splitlines() if line.startswith("export "))
+    variables = dict(word.split("=", 1) for word in export.split()[1:])
+    assert variables.keys() == {"PARITY_URL", "PARITY_PROJECT", "PARITY_TOKEN"}
+    assert variables["PARITY_URL"] == "http://127.0.0.1:8765"
+    assert variables["PARITY_PROJECT"] == DEMO_SLUG
+    token = UploadToken.objects.get(digest=token_digest(variables["PARITY_TOKEN"]))
+    assert (token.project.slug, token.label) == (DEMO_SLUG, "demo")

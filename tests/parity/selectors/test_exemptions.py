@@ -31,9 +31,10 @@ def test_files_left_out_each_with_the_exemptions_that_left_it_out(
         TriageRequest(kind="quarantine", match=C, backends=["neuron"], issue_url=ISSUE),
         TriageRequest(kind="tracked", match=C, backends=["gpu"], issue_url=ISSUE),
     )
-    # 4 for the list (count, rows, their backends, their probe outcomes); 7 for the files: the
-    # backend, its manifest (6: it names the files it left out, and which exemptions pass now).
-    with django_assert_num_queries(11):
+    # 4 for the list (count, rows, their backends, their probe outcomes); 8 for the files: the
+    # backend, its manifest (6: it names the files it left out, and which exemptions pass now),
+    # the files its current run ran.
+    with django_assert_num_queries(12):
         page = selectors.exemptions_page(
             project=xla_runs, filters={"backend": "neuron"}, files_backend="neuron"
         )
@@ -44,7 +45,22 @@ def test_files_left_out_each_with_the_exemptions_that_left_it_out(
     assert files.reference_files == 3
     assert [(r.exemption.id, r.files) for r in files.removed] == [(ops, [A, B]), (b_file, [B])]
     assert files.removing == files.removed and files.idle == []
-    assert files.rows == [(C, files.durations[C])] and files.durations[C] > 0
+    assert files.rows == [(C, files.durations[C], True)] and files.durations[C] > 0
+    assert (files.ran_count, files.not_run) == (1, 0)
+
+
+def test_files_told_to_run_and_not_run_side_by_side():
+    files = selectors.BackendFiles(
+        backend="gpu",
+        reference="cpu",
+        files=[A, B, C],
+        durations={A: 2.0},
+        reference_files=3,
+        removed=[],
+        ran=frozenset({A, C, "test/only_on_gpu.py"}),
+    )
+    assert files.rows == [(A, 2.0, True), (B, None, False), (C, None, True)]
+    assert (len(files.files), files.ran_count, files.not_run) == (3, 2, 1)
 
 
 @pytest.mark.django_db
