@@ -81,11 +81,19 @@ class UploadCreateSerializer(serializers.Serializer):
             what = "" if isinstance(exc, ManifestError) else "not JSON: "
             raise serializers.ValidationError(f"{what}{exc}") from None
 
-    def validate(self, attrs: dict) -> dict:
-        if not attrs["file"] and not attrs["run_manifest"]:
-            raise serializers.ValidationError(
-                {"file": ["Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz)."]}
+    def to_internal_value(self, data: dict) -> dict:
+        # Checked beside the fields' own errors, so a request missing several is told all.
+        errors: dict = {}
+        try:
+            attrs = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            errors = dict(exc.detail)
+        if not data.get("file") and not data.get("run_manifest"):
+            errors.setdefault(
+                "file", ["Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz)."]
             )
+        if errors:
+            raise serializers.ValidationError(errors)
         return attrs
 
 

@@ -98,8 +98,7 @@ def _entry(item: object, index: int) -> FileRun:
     unknown = set(item) - set(_FIELDS)
     if unknown:
         raise ManifestError(
-            f"{where}: unknown field(s) {', '.join(sorted(unknown))} "
-            f"(known: {', '.join(_FIELDS)})"
+            f"{where}: unknown field(s) {', '.join(sorted(unknown))} (known: {', '.join(_FIELDS)})"
         )
     file = item.get("file")
     if not isinstance(file, str) or not file.strip() or len(file) > MAX_FILE_CHARS:

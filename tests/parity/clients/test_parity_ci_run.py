@@ -1,0 +1,96 @@
+"""``parity_ci.py run``'s own part, without a server: each test file in its own process, and
+the run manifest entry it writes for it, read back by the server's parser as the state its
+tests get (a segfault, a timeout, a file of no tests, a file that ran)."""
+
+import sys
+from pathlib import Path
+
+import parity_ci
+import pytest
+
+from parity.pure.run_manifest import file_state, manifest_parse
+
+SUITE = {
+    "test_ok.py": "def test_one():\n    pass\n\ndef test_two():\n    assert False\n",
+    "test_segv.py": (
+        "import os, signal\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGSEGV)\n"
+    ),
+    "test_slow.py": "import time\n\ndef test_sleeps():\n    time.sleep(120)\n",
+    "test_empty.py": "# no tests here\n",
+}
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+TIMEOUT = 10  # seconds: well past a small file's run on a busy machine
+
+
+@pytest.fixture
+def suite(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # this repo's plugins: slow
+
+    for name, text in SUITE.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_each_file_runs_alone_and_its_entry_says_how_it_ended(suite, monkeypatch):
+    monkeypatch.chdir(suite)
+    logged: list[str] = []
+    entries = parity_ci.run_files(
+        list(SUITE),
+        [*PYTEST, "{file}", "--junitxml={junit}"],
+        reports=suite / "reports",
+        timeout=TIMEOUT,
+        log=logged.append,
+    )
+    by_file = {entry["file"]: entry for entry in entries}
+
+    ok, segv, slow, empty = (by_file[name] for name in SUITE)
+    assert (ok["exit_code"], ok["signal"], ok["report"], ok["tests"]) == (1, "", True, 2)
+    assert (segv["exit_code"], segv["signal"], segv["report"]) == (None, "SIGSEGV", False)
+    assert slow["timed_out"] and not slow["report"] and TIMEOUT <= slow["duration"] < 60
+    assert (empty["exit_code"], empty["report"], empty["tests"]) == (5, True, 0)
+    assert len(logged) == 4 and "killed by SIGSEGV" in logged[1] and "timed out" in logged[2]
+
+    # What the server makes of them: a finished file's absent tests stay "missing".
+    states = {e.file: file_state(e) for e in manifest_parse({"files": entries})}
+    assert states == {
+        "test_ok.py": "ran",
+        "test_segv.py": "crashed",
+        "test_slow.py": "timed_out",
+        "test_empty.py": "empty",
+    }
+
+
+def test_a_report_left_by_an_earlier_run_is_not_taken_for_this_ones(suite, monkeypatch):
+    monkeypatch.chdir(suite)
+    reports = suite / "reports"
+    command = [*PYTEST, "{file}", "--junitxml={junit}"]
+    parity_ci.run_files(["test_ok.py"], command, reports=reports, log=lambda _: None)
+    (suite / "test_ok.py").write_text(SUITE["test_segv.py"])
+
+    [entry] = parity_ci.run_files(["test_ok.py"], command, reports=reports, log=lambda _: None)
+    assert (entry["signal"], entry["report"], entry["tests"]) == ("SIGSEGV", False, None)
+
+
+def test_placeholders_are_filled_in_every_argument():
+    filled = parity_ci.fill_command(
+        ["python", "{file}", "--junitxml={junit}", "-k", "x"], file="t/a.py", junit="r/1.xml"
+    )
+    assert filled == ["python", "t/a.py", "--junitxml=r/1.xml", "-k", "x"]
+
+
+def test_expected_files_are_listed_once_as_never_started(tmp_path):
+    listed = tmp_path / "shard.txt"
+    listed.write_text("test/a.py\n\n# a comment\ntest/b.py\ntest/a.py\n")
+    manifest = parity_ci.expected_manifest(parity_ci.expected_files_read(str(listed)))
+    assert manifest == {
+        "files": [{"file": "test/a.py", "started": False}, {"file": "test/b.py", "started": False}]
+    }
+    assert {file_state(e) for e in manifest_parse(manifest)} == {"not_run"}
+
+
+def test_run_without_a_file_placeholder_is_refused(tmp_path):
+    code = parity_ci.main(
+        ["run", "--backend", "tpu", "--url", "http://127.0.0.1:9", "--", "pytest", "-q"],
+        env={},
+    )
+    assert code == parity_ci.EXIT_USAGE
