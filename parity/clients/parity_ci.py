@@ -1043,6 +1043,25 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     )
 
 
+def verdict_files(verdict: Mapping[str, Any]) -> str:
+    """The run manifest's files whose tests have no result, one a line with how each ended,
+    and the CI run's page; empty when every file ran."""
+    files = verdict.get("unrun_files") or []
+    if not files:
+        return ""
+    rows = [("FILE", "STATE", "HOW IT ENDED")] + [
+        (f["file"], f["state"], f["status"] or "-") for f in files
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(2)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[2]
+        for row in rows
+    ]
+    if verdict.get("ci_url"):
+        lines.append(f"CI run: {verdict['ci_url']}")
+    return "\n".join(lines)
+
+
 def _md(text: str) -> str:
     """Text for a Markdown table cell."""
     escaped = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
@@ -1101,6 +1120,14 @@ def verdict_markdown(
             )
         if len(gaps) > SUMMARY_MAX_GAPS:
             lines.append(f"\n… and {len(gaps) - SUMMARY_MAX_GAPS:,} more.")
+        lines.append("")
+    files = verdict.get("unrun_files") or []
+    if files:
+        ci_url = verdict.get("ci_url") or ""
+        lines += ["| file | gave no result: | how it ended |", "|---|---|---|"]
+        for f in files[:SUMMARY_MAX_GAPS]:
+            status = _md_link(f["status"], ci_url) if ci_url and f["status"] else _md(f["status"])
+            lines.append(f"| {_md(f['file'])} | {f['state']} | {status} |")
         lines.append("")
     links = [
         _md_link("dashboard", client.dashboard_url()),
@@ -1277,6 +1304,9 @@ def _uploaded(
     print(verdict_headline(verdict))
     print(verdict_exemptions(verdict))
     print(verdict_table(verdict))
+    files = verdict_files(verdict)
+    if files:
+        print(files)
     print(f"dashboard: {client.dashboard_url('gaps/', backend=request.backend)}")
     _summaries_write(args, client, verdict, env, commit=request.commit)
     if args.gate and not verdict["ok"]:
