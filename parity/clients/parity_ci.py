@@ -945,6 +945,40 @@ def expected_manifest(files: Sequence[str]) -> dict[str, Any]:
     return {"files": [{"file": file, "started": False} for file in dict.fromkeys(files)]}
 
 
+def run_manifest_append(path: str | os.PathLike, entry: Mapping[str, Any]) -> None:
+    """Add a file's entry to a run manifest a runner writes as it goes (JSON Lines, read by
+    ``upload --run-manifest``): a line when the file starts, ``{"file", "started": true}``,
+    and one when it ends, with its exit code and report. A file whose process died between
+    the two has no end, and reads as crashed."""
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(dict(entry), separators=(",", ":")) + "\n")
+
+
+def run_manifest_read(
+    paths: Sequence[str], *, expected: Sequence[str] = (), log: Callable[[str], None] = _log
+) -> dict[str, Any]:
+    """One run manifest from runners' JSON Lines files and the files ``expected``: per file,
+    its last entry; an entry that started is never replaced by one that did not."""
+    entries = {entry["file"]: entry for entry in expected_manifest(expected)["files"]}
+    for path in paths:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"cannot read --run-manifest {path}: {exc}") from None
+        for number, line in enumerate(lines, start=1):
+            try:
+                entry = json.loads(line) if line.strip() else None
+            except ValueError:  # a line cut short by a crash: the file's start line stands
+                log(f"{path}:{number}: not a run manifest entry, skipped")
+                continue
+            if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+                continue
+            earlier = entries.get(entry["file"])
+            if earlier is None or earlier.get("started", True) <= entry.get("started", True):
+                entries[entry["file"]] = entry
+    return {"files": list(entries.values())}
+
+
 # --- The verdict, as a table and as Markdown -------------------------------------------------
 
 
@@ -1241,12 +1275,14 @@ def backend_required(args: argparse.Namespace) -> str:
 
 def command_upload(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     backend_required(args)
-    if not args.paths and not args.expected_files:
+    if not (args.paths or args.expected_files or args.run_manifest):
         raise ConfigError("name at least one XML file or folder to upload (or --expected-files)")
     client = client_from_args(args, env)
     request = upload_request(args, env)
-    expected = expected_files_read(args.expected_files) if args.expected_files else None
-    manifest = expected_manifest(expected) if expected is not None else None
+    manifest = None
+    if args.expected_files or args.run_manifest:
+        expected = expected_files_read(args.expected_files) if args.expected_files else []
+        manifest = run_manifest_read(args.run_manifest or [], expected=expected, log=client.log)
     answers = client.upload(args.paths, request, run_manifest=manifest)
     return _uploaded(args, client, request, answers, env)
 
@@ -1417,6 +1453,12 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         metavar="FILE",
         help="the test files this job was told to run, one a line: those no upload of the run "
         "started read as not_run, not missing",
+    )
+    upload.add_argument(
+        "--run-manifest",
+        metavar="FILE",
+        action="append",
+        help="a run manifest the pytest plugin or the unittest runner wrote (repeatable)",
     )
     _upload_options(upload)
     upload.add_argument(

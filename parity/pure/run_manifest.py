@@ -7,7 +7,9 @@ JSON, sent as the upload's ``run_manifest`` field::
                 "signal": "SIGSEGV", "timed_out": false, "duration": 12.5,
                 "report": false, "tests": null}, ...]}
 
-Only ``file`` is required; ``started`` defaults to true. ``file_state`` says what one entry
+Only ``file`` is required; ``started`` defaults to true. The pytest plugin and the unittest
+runner write an entry when a file starts and another when it ends; a crash leaves only the
+first, which reads as crashed. ``file_state`` says what one entry
 means for the tests of its file that have no result: the gap state they get
 (``parity.models.GapState``), or ``ran`` when the file ran normally (its absent tests stay
 ``missing``: the backend has no such test).
@@ -49,12 +51,13 @@ class FileRun:
 
 def file_state(entry: FileRun) -> str:
     """Why the file's tests without a result have none. A non-zero exit with a report written
-    is a run that finished (pytest exits 1 when a test fails), so it is no crash."""
+    is a run that finished (pytest exits 1 when a test fails), so it is no crash; a file that
+    started and never said how it ended (a runner's entry without its end) is one."""
     if not entry.started:
         return NOT_RUN
     if entry.timed_out:
         return TIMED_OUT
-    if entry.signal or (entry.exit_code not in (None, 0) and not entry.report):
+    if entry.signal or (entry.exit_code != 0 and not entry.report):
         return CRASHED
     if not entry.tests:
         return EMPTY
@@ -62,14 +65,17 @@ def file_state(entry: FileRun) -> str:
 
 
 def exit_status(entry: FileRun) -> str:
-    """How the file's process ended, for a person: "SIGSEGV", "exit 124", "timed out"..."""
+    """How the file's process ended, for a person: "SIGSEGV", "exit 124", "timed out",
+    "did not finish"..."""
     if not entry.started:
         return "not started"
     if entry.timed_out:
         return "timed out"
     if entry.signal:
         return entry.signal
-    return "" if entry.exit_code is None else f"exit {entry.exit_code}"
+    if entry.exit_code is None:  # a runner's entry whose end never came
+        return "" if entry.report else "did not finish"
+    return f"exit {entry.exit_code}"
 
 
 def manifest_parse(data: object) -> list[FileRun]:

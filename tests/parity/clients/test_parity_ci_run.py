@@ -2,6 +2,7 @@
 the run manifest entry it writes for it, read back by the server's parser as the state its
 tests get (a segfault, a timeout, a file of no tests, a file that ran)."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import parity_ci
 import pytest
 
 from parity.pure.run_manifest import file_state, manifest_parse
+from tests.parity.clients.conftest import CLIENTS_DIR
 
 SUITE = {
     "test_ok.py": "def test_one():\n    pass\n\ndef test_two():\n    assert False\n",
@@ -94,3 +96,69 @@ def test_run_without_a_file_placeholder_is_refused(tmp_path):
         env={},
     )
     assert code == parity_ci.EXIT_USAGE
+
+
+# --- The runners' own entries (JSON Lines, read by upload --run-manifest) -------------------
+
+
+def runner_env(monkeypatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(CLIENTS_DIR))
+    for name in ("PARITY_BACKEND", "PARITY_URL", "PARITY_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def read_states(manifest: Path) -> dict[str, tuple[str, int | None]]:
+    entries = manifest_parse(parity_ci.run_manifest_read([str(manifest)]))
+    return {e.file: (file_state(e), e.tests) for e in entries}
+
+
+def test_the_pytest_plugin_writes_each_files_start_and_end(suite, monkeypatch):
+    runner_env(monkeypatch)
+    monkeypatch.chdir(suite)
+    manifest = suite / "run.jsonl"
+    plugin = ["-p", "parity_pytest", "--parity-run-manifest", str(manifest)]
+    done = subprocess.run(
+        [*PYTEST, *plugin, "test_ok.py", "test_empty.py", "--junitxml=r1.xml"], check=False
+    )
+    assert done.returncode == 1  # test_two fails
+    assert read_states(manifest) == {"test_ok.py": ("ran", 2)}  # nothing collected: not listed
+
+    # A segfault ends the session before its end: every file it collected reads crashed.
+    manifest.unlink()
+    done = subprocess.run(
+        [*PYTEST, *plugin, "test_ok.py", "test_segv.py", "--junitxml=r2.xml"], check=False
+    )
+    assert done.returncode < 0 and not (suite / "r2.xml").exists()
+    assert read_states(manifest) == {
+        "test_ok.py": ("crashed", None),
+        "test_segv.py": ("crashed", None),
+    }
+
+
+def test_the_unittest_runner_writes_each_scripts_start_and_end(suite, monkeypatch):
+    runner_env(monkeypatch)
+    monkeypatch.chdir(suite)
+    (suite / "test_unit.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"
+    )
+    (suite / "test_abort.py").write_text("import os\nos.abort()\n")
+    manifest = suite / "run.jsonl"
+    runner = [sys.executable, "-m", "parity_unittest", "--run-manifest", str(manifest)]
+    assert (
+        subprocess.run([*runner, "test_unit.py", "--junit-xml", "u.xml"], check=False).returncode
+        == 0
+    )
+    assert (
+        subprocess.run([*runner, "test_abort.py", "--junit-xml", "a.xml"], check=False).returncode
+        < 0
+    )
+    states = read_states(manifest)
+    assert states == {"test_unit.py": ("ran", 1), "test_abort.py": ("crashed", None)}
+
+    # upload --run-manifest sends them with --expected-files' list, started entries winning.
+    expected = parity_ci.run_manifest_read([str(manifest)], expected=["test_unit.py", "lost.py"])
+    assert [(e["file"], e["started"]) for e in expected["files"]] == [
+        ("test_unit.py", True),
+        ("lost.py", False),
+        ("test_abort.py", True),
+    ]
