@@ -855,9 +855,13 @@ def run_file(
         junit.unlink()  # a report left by an earlier run must not pass for this one's
     started = time.monotonic()
     timed_out = False
-    process = subprocess.Popen(
-        fill_command(command, file=file, junit=str(junit)), start_new_session=os.name == "posix"
-    )
+    try:
+        process = subprocess.Popen(
+            fill_command(command, file=file, junit=str(junit)),
+            start_new_session=os.name == "posix",
+        )
+    except OSError as exc:  # no such program: no file would run, so say so once
+        raise ConfigError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
     try:
         code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -90,6 +90,11 @@ def test_expected_files_are_listed_once_as_never_started(tmp_path):
     assert {file_state(e) for e in manifest_parse(manifest)} == {"not_run"}
 
 
+def test_a_command_that_does_not_exist_is_named(tmp_path):
+    with pytest.raises(parity_ci.ConfigError, match="cannot run 'no-such-runner'"):
+        parity_ci.run_files(["a.py"], ["no-such-runner", "{file}"], reports=tmp_path)
+
+
 def test_run_without_a_file_placeholder_is_refused(tmp_path):
     code = parity_ci.main(
         ["run", "--backend", "tpu", "--url", "http://127.0.0.1:9", "--", "pytest", "-q"],
