@@ -167,3 +167,41 @@ def test_the_unittest_runner_writes_each_scripts_start_and_end(suite, monkeypatc
         ("lost.py", False),
         ("test_abort.py", True),
     ]
+
+
+# --- The verdict's files without a result ---------------------------------------------------
+
+UNRUN_VERDICT = {
+    "run": 7,
+    "backend": "tpu",
+    "ok": False,
+    "opened": {"tracked": 0, "untracked": 2, "intended": 0},
+    "closed": 0,
+    "complete": True,
+    "gaps": [],
+    "ci_url": "https://ci.example.org/runs/7",
+    "unrun_files": [
+        {"file": "test/test_segv.py", "state": "crashed", "status": "SIGSEGV", "tests": None},
+        {"file": "test/test_lost.py", "state": "not_run", "status": "not started", "tests": None},
+    ],
+}
+
+
+def test_the_verdict_names_each_unrun_file_how_it_ended_and_the_ci_run():
+    lines = [line.split() for line in parity_ci.verdict_files(UNRUN_VERDICT).splitlines()]
+    assert lines == [
+        ["FILE", "STATE", "HOW", "IT", "ENDED"],
+        ["test/test_segv.py", "crashed", "SIGSEGV"],
+        ["test/test_lost.py", "not_run", "not", "started"],
+        ["CI", "run:", "https://ci.example.org/runs/7"],
+    ]
+    assert parity_ci.verdict_files({**UNRUN_VERDICT, "unrun_files": []}) == ""
+
+    client = parity_ci.Client("https://parity.example.org", project="pytorch-xla")
+    markdown = parity_ci.verdict_markdown(UNRUN_VERDICT, client=client)
+    assert (
+        "| test/test\\_segv.py | crashed | [SIGSEGV](https://ci.example.org/runs/7) |" in markdown
+    )
+    assert "| test/test\\_lost.py | not_run | [not started](https://ci.example.org/runs/7) |" in (
+        markdown
+    )
