@@ -15,7 +15,17 @@ from django.utils import timezone
 
 from ingest.tasks import upload_ingest
 from parity.celery import task_send
-from parity.models import Backend, Project, Run, Upload, UploadFile, UploadStatus, UploadToken
+from parity.models import (
+    Backend,
+    Project,
+    Run,
+    RunFile,
+    Upload,
+    UploadFile,
+    UploadStatus,
+    UploadToken,
+)
+from parity.pure.run_manifest import FileRun, file_state
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +54,7 @@ class UploadRequest:
     started_at: datetime | None = None
     probe: bool = False
     exemptions_version: str = ""
+    run_manifest: tuple[FileRun, ...] = ()
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
@@ -110,13 +121,17 @@ def upload_create(
 ) -> tuple[Upload, bool]:
     """Store the raw files and queue their ingestion; the same content sent again to the same
     run returns the existing upload (``created`` False) and stores nothing."""
-    if not files:
+    if not files and not request.run_manifest:
         raise UploadRejected("Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz).")
     project = project_for_token(token=token, slug=request.project)
     backend = backend_resolve(project=project, name=request.backend)
     token_backend_check(token=token, backend=backend)
     digests = [_file_digest(f) for f in files]
-    upload_digest = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
+    # The manifest is part of the content: shards whose files all crashed send the same (no)
+    # reports, and each one's manifest must still be kept.
+    upload_digest = hashlib.sha256(
+        "\n".join([*sorted(digests), *_manifest_lines(request.run_manifest)]).encode()
+    ).hexdigest()
     run_key = request.run_key or default_run_key(
         commit=request.commit, branch=request.branch, backend=backend.name, probe=request.probe
     )
@@ -154,9 +169,58 @@ def upload_create(
             stored = UploadFile(upload=upload, name=file.name, sha256=digest, size=file.size)
             stored.raw.save(file.name, file, save=False)
             stored.save()
+        _run_files_merge(run=run, upload=upload, entries=request.run_manifest)
         transaction.on_commit(lambda: task_send(upload_ingest, upload.pk))
     logger.info("upload %s queued for run %s (%s bytes)", upload.pk, run.pk, upload.size)
     return upload, True
+
+
+def _manifest_lines(entries: tuple[FileRun, ...]) -> list[str]:
+    return [f"manifest {entry!r}" for entry in entries]
+
+
+def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) -> None:
+    """Record what the job was told to run and what happened to each file. Shards merge by
+    file: a file some upload started is kept over one that only expected it (a plain upload's
+    ``--expected-files``), and the latest started entry wins over an earlier one (a rerun)."""
+    rows = [
+        RunFile(
+            run=run,
+            upload=upload,
+            file=entry.file,
+            state=file_state(entry),
+            started=entry.started,
+            exit_code=entry.exit_code,
+            signal=entry.signal,
+            timed_out=entry.timed_out,
+            duration=entry.duration,
+            report=entry.report,
+            tests=entry.tests,
+        )
+        for entry in entries
+    ]
+    started = [row for row in rows if row.started]
+    expected = [row for row in rows if not row.started]
+    if started:
+        RunFile.objects.bulk_create(
+            started,
+            batch_size=5000,
+            update_conflicts=True,
+            unique_fields=["run", "file"],
+            update_fields=[
+                "upload",
+                "state",
+                "started",
+                "exit_code",
+                "signal",
+                "timed_out",
+                "duration",
+                "report",
+                "tests",
+            ],
+        )
+    if expected:
+        RunFile.objects.bulk_create(expected, batch_size=5000, ignore_conflicts=True)
 
 
 def _requeue_if_pending(upload: Upload) -> None:

@@ -11,12 +11,16 @@ from django.db.models import Q, QuerySet
 from psycopg2 import sql
 
 from parity.models import (
+    ABSENT_STATES,
     IssueState,
     Outcome,
     Project,
     Reason,
     Result,
     Run,
+    RunFile,
+    RunFileState,
+    TestCase,
     TrackingIssue,
     Triage,
 )
@@ -48,13 +52,36 @@ def run_outcomes(run_param: str) -> sql.Composed:
     )
 
 
-def gap_state(outcome: sql.Composable) -> sql.Composed:
+def gap_state(outcome: sql.Composable, absent: sql.Composable | None = None) -> sql.Composed:
     """The gap state of a reference-passing test whose outcome on the backend is ``outcome``
-    (NULL: the test is not in the backend's run)."""
+    (NULL: the test is not in the backend's run). ``absent``, for a test not in the run: why
+    (a state of ``absent_tests``; NULL: its file was not in the run manifest, ``missing``)."""
     return sql.SQL(
         "CASE {o} WHEN %(skipped)s THEN 'skipped' WHEN %(failed)s THEN 'failed' "
-        "WHEN %(error)s THEN 'error' ELSE 'missing' END"
-    ).format(o=outcome)
+        "WHEN %(error)s THEN 'error' ELSE coalesce({a}, 'missing') END"
+    ).format(o=outcome, a=absent if absent is not None else sql.NULL)
+
+
+def absent_tests(runs: sql.Composable) -> sql.Composed:
+    """(run_id, test_id, state): the project's tests (``%(project)s``) in files the run manifest
+    of the runs ``runs`` (a subquery or a list) lists as crashed, timed out, empty or not run;
+    a test of such a file that has a result is no gap of this kind (``gap_state``'s CASE)."""
+    # A file's tests by the (project, file, ...) index, file by file, even under the engine's
+    # hash_joins: the fence keeps the lateral subquery a loop over the few files listed.
+    return model_sql(
+        "SELECT rf.run_id, tc.id AS test_id, rf.state FROM {run_file} rf "
+        "CROSS JOIN LATERAL (SELECT t.id FROM {testcase} t "
+        "WHERE t.project_id = %(project)s AND t.file = rf.file OFFSET 0) tc "
+        "WHERE rf.run_id IN ({runs}) AND rf.state <> {ran}",
+        run_file=RunFile,
+        testcase=TestCase,
+        runs=runs,
+        ran=sql.Literal(RunFileState.RAN.value),
+    )
+
+
+# A gap state of a reference-passing test the run lacks, whatever the reason (``IN`` it).
+ABSENT = sql.SQL("({})").format(sql.SQL(", ").join(sql.Literal(s.value) for s in ABSENT_STATES))
 
 
 # An exemption applies through the day it expires on (in UTC, the database session's zone).

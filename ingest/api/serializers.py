@@ -1,8 +1,11 @@
+import json
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from parity.models import Upload
+from parity.pure.run_manifest import ManifestError, manifest_parse
 
 
 @extend_schema_field(OpenApiTypes.BINARY)
@@ -56,9 +59,42 @@ class UploadCreateSerializer(serializers.Serializer):
     )
     file = serializers.ListField(
         child=UploadedFileField(allow_empty_file=True),
-        allow_empty=False,
-        help_text="One or more .xml, .xml.gz, .zip or .tar.gz files.",
+        required=False,
+        default=list,
+        help_text="One or more .xml, .xml.gz, .zip or .tar.gz files (none: only a run_manifest).",
     )
+    run_manifest = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text='The run manifest, JSON: {"files": [{"file", "started", "exit_code", "signal", '
+        '"timed_out", "duration", "report", "tests"}]}, what the job was told to run and what '
+        "happened to each file (docs/api.md).",
+    )
+
+    def validate_run_manifest(self, value: str) -> tuple:
+        if not value:
+            return ()
+        try:
+            return tuple(manifest_parse(json.loads(value)))
+        except ValueError as exc:  # ManifestError, or JSON that does not decode
+            what = "" if isinstance(exc, ManifestError) else "not JSON: "
+            raise serializers.ValidationError(f"{what}{exc}") from None
+
+    def to_internal_value(self, data: dict) -> dict:
+        # Checked beside the fields' own errors, so a request missing several is told all.
+        errors: dict = {}
+        try:
+            attrs = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            errors = dict(exc.detail)
+        if not data.get("file") and not data.get("run_manifest"):
+            errors.setdefault(
+                "file", ["Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz)."]
+            )
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
 
 
 class UploadSerializer(serializers.ModelSerializer):

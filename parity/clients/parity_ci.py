@@ -6,6 +6,8 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
 
     python parity_ci.py upload test-reports --backend tpu --complete --wait --gate
     python parity_ci.py files --backend tpu --shard 2/4      # this runner's test files
+    python parity_ci.py run --backend tpu --shard 2/4 --timeout 1800 --complete --gate \
+        -- python -m pytest {file} --junitxml={junit}       # run them one by one, upload
     python parity_ci.py manifest --backend tpu -o parity-manifest.json
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
@@ -35,6 +37,7 @@ Also a library for the runner integrations (``parity_pytest``, ``parity_unittest
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import heapq
 import http.client
@@ -43,6 +46,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import ssl
 import statistics
 import subprocess
@@ -54,6 +58,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, Sequence
 
@@ -239,7 +244,9 @@ class Client:
                 exempted.append(item)
         return exempted
 
-    def upload(self, paths: Sequence[str], request: UploadRequest) -> list[dict]:
+    def upload(
+        self, paths: Sequence[str], request: UploadRequest, *, run_manifest: dict | None = None
+    ) -> list[dict]:
         """Send the XML under ``paths`` (folders are searched for ``*.xml``; ``.xml.gz``,
         ``.zip`` and ``.tar.gz`` files go as they are) and return the server's answer for each
         upload: ``{"id", "status", "run", "url", ...}``. XML is sent as a gzipped tar that keeps
@@ -247,18 +254,24 @@ class Client:
         when the XML names ``__main__``); more than ``PART_XML_BYTES`` of XML goes as several
         uploads to the same run, the last one carrying ``complete``. What the runner wrote into
         the reports fills in ``request.exemptions_version`` when unset, and ``request.probe``
-        (``request_from_reports``)."""
+        (``request_from_reports``). ``run_manifest`` (``{"files": [...]}``, see ``run_files``)
+        goes with the first; with it, ``paths`` may be empty (every file crashed, or only the
+        list of files expected)."""
         if not self.project:
             raise ConfigError("set PARITY_PROJECT (or --project) to the project's slug")
         if not self.token:
             raise ConfigError("set PARITY_TOKEN (or --token) to an upload token of the project")
-        reports = collect_reports(paths)
+        reports = collect_reports(paths) if paths or run_manifest is None else Reports([], [])
         request_from_reports(request, reports, self.log)
         parts = upload_parts(reports)
+        if not parts:
+            parts = [UploadPart([])]  # the manifest alone
         answers = []
         for number, part in enumerate(parts, start=1):
             last = number == len(parts)
             fields = request.fields(project=self.project, complete=request.complete and last)
+            if run_manifest is not None and number == 1:
+                fields["run_manifest"] = json.dumps(run_manifest, separators=(",", ":"))
             # Built once, spooled to disk past 16 MB, and sent again as is on a retry.
             with tempfile.SpooledTemporaryFile(max_size=16 * 2**20) as body:
                 content_type, file_size = multipart_write(body, fields, part)
@@ -524,6 +537,8 @@ class UploadPart:
         self.archive = archive
 
     def describe(self, size: int) -> str:
+        if self.archive is None and not self.xml:
+            return "the run manifest, no reports"
         if self.archive is not None:
             return f"{self.archive} ({_human_bytes(size)})"
         xml_bytes = _human_bytes(sum(path.stat().st_size for path, _ in self.xml))
@@ -649,6 +664,9 @@ def multipart_write(out: IO[bytes], fields: Mapping[str, str], part: UploadPart)
             + value.encode("utf-8")
             + b"\r\n"
         )
+    if part.archive is None and not part.xml:
+        out.write(f"--{boundary}--\r\n".encode())
+        return f"multipart/form-data; boundary={boundary}", 0
     filename = part.archive.name if part.archive is not None else "test-reports.tar.gz"
     quoted = filename.replace("\\", "_").replace('"', "_")
     out.write(
@@ -799,6 +817,172 @@ def load_manifest(path: str | os.PathLike) -> dict:
     return manifest
 
 
+# --- Running test files one by one: the run manifest ---------------------------------------
+
+KILL_GRACE_SECONDS = 10.0  # between SIGTERM and SIGKILL when a file runs past --timeout
+
+
+def fill_command(command: Sequence[str], *, file: str, junit: str) -> list[str]:
+    """``command`` with ``{file}`` and ``{junit}`` replaced in every argument."""
+    return [part.replace("{file}", file).replace("{junit}", junit) for part in command]
+
+
+def junit_path(folder: Path, index: int, file: str) -> Path:
+    """Where file number ``index`` writes its report: one name per file, in run order."""
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in file)[-120:]
+    return folder / f"{index:04d}-{stem}.xml"
+
+
+def report_tests(path: Path) -> int | None:
+    """How many tests the JUnit report at ``path`` holds; None when there is none, or it is not
+    XML (a process killed while writing it)."""
+    if not path.is_file():
+        return None
+    try:
+        return sum(
+            1 for _, element in ElementTree.iterparse(str(path)) if element.tag == "testcase"
+        )
+    except (ElementTree.ParseError, OSError):
+        return None
+
+
+def run_file(
+    command: Sequence[str], *, file: str, junit: Path, timeout: float | None
+) -> dict[str, Any]:
+    """Run one test file's command in its own process group (so a timeout kills what it
+    started too) and return its run manifest entry."""
+    if junit.exists():
+        junit.unlink()  # a report left by an earlier run must not pass for this one's
+    started = time.monotonic()
+    timed_out = False
+    try:
+        process = subprocess.Popen(
+            fill_command(command, file=file, junit=str(junit)),
+            start_new_session=os.name == "posix",
+        )
+    except OSError as exc:  # no such program: no file would run, so say so once
+        raise ConfigError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        code = _process_stop(process)
+    tests = report_tests(junit)
+    return {
+        "file": file,
+        "started": True,
+        "exit_code": code if code >= 0 else None,
+        "signal": "" if timed_out or code >= 0 else _signal_name(-code),
+        "timed_out": timed_out,
+        "duration": round(time.monotonic() - started, 3),
+        "report": tests is not None,
+        "tests": tests,
+    }
+
+
+def _process_stop(process: subprocess.Popen) -> int:
+    """Stop a file run past its time, and what it started: SIGTERM, then SIGKILL."""
+    if os.name != "posix":
+        process.kill()
+        return process.wait()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
+            os.killpg(process.pid, sig)
+        try:
+            return process.wait(timeout=KILL_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            continue
+    return process.wait()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def run_files(
+    files: Sequence[str],
+    command: Sequence[str],
+    *,
+    reports: Path,
+    timeout: float | None = None,
+    log: Callable[[str], None] = _log,
+) -> list[dict[str, Any]]:
+    """Run ``command`` once per file, one after another, and return the run manifest's
+    entries (``parity.pure.run_manifest`` on the server says what they mean)."""
+    reports.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for index, file in enumerate(files, start=1):
+        junit = junit_path(reports, index, file)
+        entry = run_file(command, file=file, junit=junit, timeout=timeout)
+        log(f"[{index}/{len(files)}] {file}: {describe_file_run(entry)}")
+        entries.append(entry)
+    return entries
+
+
+def describe_file_run(entry: Mapping[str, Any]) -> str:
+    if entry["timed_out"]:
+        how = "timed out"
+    elif entry["signal"]:
+        how = f"killed by {entry['signal']}"
+    else:
+        how = f"exit {entry['exit_code']}"
+    tests = f"{entry['tests']:,} tests" if entry["report"] else "no report"
+    return f"{how} after {entry['duration']:.1f} s, {tests}"
+
+
+def expected_files_read(path: str) -> list[str]:
+    """A list of test files, one a line (``files`` writes one); blank lines and # comments
+    are skipped."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --expected-files {path}: {exc}") from None
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def expected_manifest(files: Sequence[str]) -> dict[str, Any]:
+    """A run manifest of files the job was told to run and did not start (yet): what a lost
+    shard reads as once the run is complete, unless another upload ran them."""
+    return {"files": [{"file": file, "started": False} for file in dict.fromkeys(files)]}
+
+
+def run_manifest_append(path: str | os.PathLike, entry: Mapping[str, Any]) -> None:
+    """Add a file's entry to a run manifest a runner writes as it goes (JSON Lines, read by
+    ``upload --run-manifest``): a line when the file starts, ``{"file", "started": true}``,
+    and one when it ends, with its exit code and report. A file whose process died between
+    the two has no end, and reads as crashed."""
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(dict(entry), separators=(",", ":")) + "\n")
+
+
+def run_manifest_read(
+    paths: Sequence[str], *, expected: Sequence[str] = (), log: Callable[[str], None] = _log
+) -> dict[str, Any]:
+    """One run manifest from runners' JSON Lines files and the files ``expected``: per file,
+    its last entry; an entry that started is never replaced by one that did not."""
+    entries = {entry["file"]: entry for entry in expected_manifest(expected)["files"]}
+    for path in paths:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"cannot read --run-manifest {path}: {exc}") from None
+        for number, line in enumerate(lines, start=1):
+            try:
+                entry = json.loads(line) if line.strip() else None
+            except ValueError:  # a line cut short by a crash: the file's start line stands
+                log(f"{path}:{number}: not a run manifest entry, skipped")
+                continue
+            if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+                continue
+            earlier = entries.get(entry["file"])
+            if earlier is None or earlier.get("started", True) <= entry.get("started", True):
+                entries[entry["file"]] = entry
+    return {"files": list(entries.values())}
+
+
 # --- The verdict, as a table and as Markdown -------------------------------------------------
 
 
@@ -897,6 +1081,25 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     )
 
 
+def verdict_files(verdict: Mapping[str, Any]) -> str:
+    """The run manifest's files whose tests have no result, one a line with how each ended,
+    and the CI run's page; empty when every file ran."""
+    files = verdict.get("unrun_files") or []
+    if not files:
+        return ""
+    rows = [("FILE", "STATE", "HOW IT ENDED")] + [
+        (f["file"], f["state"], f["status"] or "-") for f in files
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(2)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[2]
+        for row in rows
+    ]
+    if verdict.get("ci_url"):
+        lines.append(f"CI run: {verdict['ci_url']}")
+    return "\n".join(lines)
+
+
 def _md(text: str) -> str:
     """Text for a Markdown table cell."""
     escaped = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
@@ -955,6 +1158,14 @@ def verdict_markdown(
             )
         if len(gaps) > SUMMARY_MAX_GAPS:
             lines.append(f"\n… and {len(gaps) - SUMMARY_MAX_GAPS:,} more.")
+        lines.append("")
+    files = verdict.get("unrun_files") or []
+    if files:
+        ci_url = verdict.get("ci_url") or ""
+        lines += ["| file | gave no result: | how it ended |", "|---|---|---|"]
+        for f in files[:SUMMARY_MAX_GAPS]:
+            status = _md_link(f["status"], ci_url) if ci_url and f["status"] else _md(f["status"])
+            lines.append(f"| {_md(f['file'])} | {f['state']} | {status} |")
         lines.append("")
     links = [
         _md_link("dashboard", client.dashboard_url()),
@@ -1068,9 +1279,55 @@ def backend_required(args: argparse.Namespace) -> str:
 
 def command_upload(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     backend_required(args)
+    if not (args.paths or args.expected_files or args.run_manifest):
+        raise ConfigError("name at least one XML file or folder to upload (or --expected-files)")
     client = client_from_args(args, env)
     request = upload_request(args, env)
-    answers = client.upload(args.paths, request)
+    manifest = None
+    if args.expected_files or args.run_manifest:
+        expected = expected_files_read(args.expected_files) if args.expected_files else []
+        manifest = run_manifest_read(args.run_manifest or [], expected=expected, log=client.log)
+    answers = client.upload(args.paths, request, run_manifest=manifest)
+    return _uploaded(args, client, request, answers, env)
+
+
+def command_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    backend = backend_required(args)
+    command = list(args.test_command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not any("{file}" in part for part in command):
+        raise ConfigError(
+            "give the command after --, with {file} (and {junit}), e.g. "
+            "-- python -m pytest {file} --junitxml={junit}"
+        )
+    client = client_from_args(args, env)
+    request = upload_request(args, env)  # before running: a bad setting fails fast
+    manifest = load_manifest(args.manifest) if args.manifest else client.manifest(backend)
+    files = shard_files(manifest, args.shard)
+    if not any("{junit}" in part for part in command):
+        client.log("the command has no {junit}: only the run manifest is uploaded")
+    reports = Path(args.reports)
+    entries = run_files(files, command, reports=reports, timeout=args.file_timeout, log=client.log)
+    written = [
+        str(junit_path(reports, index, entry["file"]))
+        for index, entry in enumerate(entries, start=1)
+        if entry["report"]
+    ]
+    client.log(f"ran {len(entries)} file(s), {len(written)} wrote a report")
+    answers = client.upload(written, request, run_manifest={"files": entries})
+    return _uploaded(args, client, request, answers, env)
+
+
+def _uploaded(
+    args: argparse.Namespace,
+    client: Client,
+    request: UploadRequest,
+    answers: list[dict],
+    env: Mapping[str, str],
+) -> int:
+    """After an upload: print where it is, or (--wait, --gate, --summary) wait for its
+    ingest, print the verdict and gate on it."""
     if not (args.wait or args.gate or args.summary):
         for answer in answers:
             print(answer["url"])
@@ -1087,6 +1344,9 @@ def command_upload(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     print(verdict_headline(verdict))
     print(verdict_exemptions(verdict))
     print(verdict_table(verdict))
+    files = verdict_files(verdict)
+    if files:
+        print(files)
     print(f"dashboard: {client.dashboard_url('gaps/', backend=request.backend)}")
     _summaries_write(args, client, verdict, env, commit=request.commit)
     if args.gate and not verdict["ok"]:
@@ -1133,15 +1393,21 @@ def command_manifest(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
+def shard_files(manifest: Mapping[str, Any], shard: str | None) -> list[str]:
+    """The manifest's files, or with ``shard`` ("I/N") the I-th of N duration-balanced shards."""
+    files = list(manifest["files"])
+    if shard:
+        number, count = parse_shard(shard)
+        files = split_into_shards(files, manifest.get("durations") or {}, count)[number - 1]
+    return files
+
+
 def command_files(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.manifest:
         manifest = load_manifest(args.manifest)
     else:
         manifest = client_from_args(args, env).manifest(backend_required(args))
-    files = manifest["files"]
-    if args.shard:
-        number, count = parse_shard(args.shard)
-        files = split_into_shards(files, manifest.get("durations") or {}, count)[number - 1]
+    files = shard_files(manifest, args.shard)
     if not files:
         _log("no test files to run here (is there a current run of the reference?)")
     sys.stdout.write("".join(f"{path}\n" for path in files))
@@ -1185,7 +1451,79 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     upload = commands.add_parser(
         "upload", parents=[settings, backend], help="upload JUnit XML; wait for the verdict"
     )
-    upload.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    upload.add_argument("paths", nargs="*", metavar="FILE_OR_DIR")
+    upload.add_argument(
+        "--expected-files",
+        metavar="FILE",
+        help="the test files this job was told to run, one a line: those no upload of the run "
+        "started read as not_run, not missing",
+    )
+    upload.add_argument(
+        "--run-manifest",
+        metavar="FILE",
+        action="append",
+        help="a run manifest the pytest plugin or the unittest runner wrote (repeatable)",
+    )
+    _upload_options(upload)
+    upload.add_argument(
+        "--timeout",
+        type=float,
+        default=WAIT_TIMEOUT_SECONDS,
+        help=f"seconds to wait for ingest (default {WAIT_TIMEOUT_SECONDS:.0f})",
+    )
+    upload.set_defaults(run_command=command_upload)
+
+    run = commands.add_parser(
+        "run",
+        parents=[settings, backend],
+        help="run each test file of the shard in its own process; upload reports and manifest",
+    )
+    run.add_argument("--shard", metavar="I/N", help="only shard I of N, balanced by duration")
+    run.add_argument("--manifest", metavar="FILE", help="read a saved manifest, not the server")
+    run.add_argument(
+        "--timeout",
+        dest="file_timeout",
+        type=float,
+        default=None,
+        help="seconds one file may run before it is killed (default: no limit)",
+    )
+    run.add_argument(
+        "--reports",
+        default="parity-reports",
+        help="the folder {junit} reports are written to (default parity-reports)",
+    )
+    _upload_options(run)
+    run.add_argument(
+        "--wait-timeout",
+        dest="timeout",
+        type=float,
+        default=WAIT_TIMEOUT_SECONDS,
+        help=f"seconds to wait for ingest (default {WAIT_TIMEOUT_SECONDS:.0f})",
+    )
+    run.add_argument(
+        "test_command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="run once per file; {file} and {junit} are replaced by the file and its report",
+    )
+    run.set_defaults(run_command=command_run)
+
+    manifest = commands.add_parser(
+        "manifest", parents=[settings, backend], help="save the backend's manifest (JSON)"
+    )
+    manifest.add_argument("-o", "--output", metavar="FILE", help="default: standard output")
+    manifest.set_defaults(run_command=command_manifest)
+
+    files = commands.add_parser(
+        "files", parents=[settings, backend], help="the test files to run, one a line"
+    )
+    files.add_argument("--shard", metavar="I/N", help="only shard I of N, balanced by duration")
+    files.add_argument("--manifest", metavar="FILE", help="read a saved manifest, not the server")
+    files.set_defaults(run_command=command_files)
+    return parser
+
+
+def _upload_options(upload: argparse.ArgumentParser) -> None:
     upload.add_argument("--commit", help="default: the CI's commit, or git rev-parse HEAD")
     upload.add_argument("--branch", help="default: the CI's branch, or git's")
     upload.add_argument(
@@ -1210,27 +1548,6 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     upload.add_argument("--wait", action="store_true", help="wait for ingest, print the verdict")
     upload.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not ok")
     upload.add_argument("--summary", metavar="FILE", help="write the verdict as Markdown")
-    upload.add_argument(
-        "--timeout",
-        type=float,
-        default=WAIT_TIMEOUT_SECONDS,
-        help=f"seconds to wait for ingest (default {WAIT_TIMEOUT_SECONDS:.0f})",
-    )
-    upload.set_defaults(run_command=command_upload)
-
-    manifest = commands.add_parser(
-        "manifest", parents=[settings, backend], help="save the backend's manifest (JSON)"
-    )
-    manifest.add_argument("-o", "--output", metavar="FILE", help="default: standard output")
-    manifest.set_defaults(run_command=command_manifest)
-
-    files = commands.add_parser(
-        "files", parents=[settings, backend], help="the test files to run, one a line"
-    )
-    files.add_argument("--shard", metavar="I/N", help="only shard I of N, balanced by duration")
-    files.add_argument("--manifest", metavar="FILE", help="read a saved manifest, not the server")
-    files.set_defaults(run_command=command_files)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:

@@ -30,6 +30,12 @@ Settings: ``--parity-backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY
 server cannot be reached the session stops with the reason, unless ``--parity-optional`` is
 given: then it warns and runs every test.
 
+``--parity-run-manifest FILE`` appends what the session runs to a run manifest (JSON Lines) for
+``parity_ci.py upload --run-manifest FILE``: each collected test file once collection is done,
+and how the session ended (its exit status, whether ``--junitxml`` was asked for, the file's
+test count) at its end. A session that crashes (a segfault) leaves its files started and
+unfinished: their tests read ``crashed`` on the server, not ``missing``.
+
 Offline: ``--parity-manifest FILE`` reads a manifest saved by ``parity_ci.py manifest -o FILE``
 instead of asking the server. Its ``match`` patterns are then applied to the node IDs exactly
 as pytest names them, without the server's normalization: an exemption written for
@@ -41,6 +47,8 @@ from __future__ import annotations
 
 import os
 import re
+import time
+from collections import Counter
 from typing import Sequence
 
 import parity_ci
@@ -72,6 +80,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the exempted tests too (a probe run, to learn which exemptions pass now)",
     )
     group.addoption(
+        "--parity-run-manifest",
+        metavar="FILE",
+        help="append the test files this session runs, and how it ended, to a run manifest "
+        "for 'parity_ci.py upload --run-manifest FILE' (a crash leaves them unfinished)",
+    )
+    group.addoption(
         "--parity-optional",
         action="store_true",
         help="when the parity server cannot be reached, warn and run every test",
@@ -86,6 +100,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    run_manifest = config.getoption("parity_run_manifest")
+    if run_manifest:
+        report = bool(getattr(config.option, "xmlpath", None))
+        config.pluginmanager.register(RunManifestPlugin(run_manifest, report=report))
     backend = config.getoption("parity_backend")
     manifest = config.getoption("parity_manifest")
     if not backend and not manifest:
@@ -103,6 +121,35 @@ def pytest_configure(config: pytest.Config) -> None:
         probe=config.getoption("parity_probe"),
     )
     config.pluginmanager.register(plugin, "parity-exemptions")
+
+
+class RunManifestPlugin:
+    """Writes the session's entries of the run manifest: a start line per collected file, then
+    an end line per file (``parity_ci.run_manifest_append``)."""
+
+    def __init__(self, path: str, *, report: bool) -> None:
+        self.path = path
+        self.report = report
+        self.files: Counter = Counter()
+        self.started = time.monotonic()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.files = Counter(item.nodeid.split(SEP, 1)[0] for item in session.items)
+        for file in self.files:
+            parity_ci.run_manifest_append(self.path, {"file": file, "started": True})
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        duration = round(time.monotonic() - self.started, 3)
+        for file, tests in self.files.items():
+            entry = {
+                "file": file,
+                "started": True,
+                "exit_code": int(exitstatus),
+                "duration": duration,
+                "report": self.report,
+                "tests": tests if self.report else None,
+            }
+            parity_ci.run_manifest_append(self.path, entry)
 
 
 class ServerExemptions:

@@ -31,6 +31,10 @@ weekly probe job, to learn which exemptions pass now; upload it with ``parity_ci
 --probe``). The JUnit XML records the manifest version of the exemptions applied, and a probe,
 as ``<properties>`` of each test suite, which ``parity_ci.py upload`` sends with the upload.
 
+``--run-manifest FILE`` appends each script to a run manifest (JSON Lines) for ``parity_ci.py
+upload --run-manifest FILE`` before importing it, and how the run ended after: a script that
+crashes the process leaves its entry unfinished, and its tests read ``crashed``, not ``missing``.
+
 Settings: ``--backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN`` and
 ``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the tests run as they are.
 
@@ -52,6 +56,7 @@ import sys
 import time
 import traceback
 import unittest
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 from xml.etree import ElementTree
@@ -468,6 +473,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--junit-xml", metavar="FILE", help="write the results as JUnit XML")
     parser.add_argument(
+        "--run-manifest",
+        metavar="FILE",
+        help="append the scripts run, and how the run ended, to a run manifest for "
+        "'parity_ci.py upload --run-manifest FILE' (a crash leaves them unfinished)",
+    )
+    parser.add_argument(
         "--root",
         default=os.curdir,
         help="the repository's root, which test files are named relative to (default: .)",
@@ -541,6 +552,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     global ROOT
     ROOT = args.root
+    files = [script_path(path) for path in dict.fromkeys(args.scripts)]
+    if args.run_manifest:  # before importing: a script may crash on import
+        for file in files:
+            parity_ci.run_manifest_append(args.run_manifest, {"file": file, "started": True})
     suite, broken = _load(args.scripts)
     tests = list(suite_tests(suite))
     quarantined: dict[unittest.TestCase, str] = {}
@@ -569,7 +584,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.makedirs(folder, exist_ok=True)
         with open(args.junit_xml, "wb") as out:
             out.write(report)
-    return 0 if result.wasSuccessful() and not broken else 1
+    code = 0 if result.wasSuccessful() and not broken else 1
+    if args.run_manifest:
+        _run_manifest_end(args, files, result, code=code, seconds=time.perf_counter() - started)
+    return code
+
+
+def _run_manifest_end(
+    args: argparse.Namespace, files: list[str], result: ParityResult, *, code: int, seconds: float
+) -> None:
+    tests = Counter(case.name.file for case in result.cases.values())
+    for file in files:
+        entry = {
+            "file": file,
+            "started": True,
+            "exit_code": code,
+            "duration": round(seconds, 3),
+            "report": bool(args.junit_xml),
+            "tests": tests[file] if args.junit_xml else None,
+        }
+        parity_ci.run_manifest_append(args.run_manifest, entry)
 
 
 if __name__ == "__main__":

@@ -247,6 +247,12 @@ class HeatCell(CellCounts):
     @property
     def counts_text(self) -> str:
         """The hover text."""
+        text = self._counts_sentence()
+        if self.run_state:
+            text += f" · the file {run_state_words(self.run_state, self.run_status)}"
+        return text
+
+    def _counts_sentence(self) -> str:
         counts = (
             f"{self.passed} passed, {self.failed} failed, {self.error} error, "
             f"{self.skipped} skipped, {self.missing} missing"
@@ -266,9 +272,11 @@ class HeatCell(CellCounts):
     @property
     def label(self) -> str:
         # A file the backend never ran has no "passed / tests" of its own: say so, with how
-        # many of the reference's tests it misses, so no cell can be read as 0 of N run.
+        # many of the reference's tests it misses, so no cell can be read as 0 of N run; and
+        # why, when its run manifest says (a crash is no list to edit).
         if self.absent:
-            return f"missing · {self.missing}"
+            word = ABSENT_LABELS.get(self.run_state, "missing")
+            return f"{word} · {self.missing}"
         if self.is_reference:
             return f"{self.passed}/{self.total}" if self.total else "–"
         if self.no_gap_possible:
@@ -276,6 +284,29 @@ class HeatCell(CellCounts):
         if not self.reference_passed:
             return "–"
         return f"{self.reference_passed - self.gaps}/{self.reference_passed}"
+
+
+# A gap state of a test absent from the backend's run, as a heatmap cell labels its file.
+ABSENT_LABELS = {
+    "missing": "missing",
+    "crashed": "crashed",
+    "timed_out": "timed out",
+    "empty": "no tests",
+    "not_run": "not started",
+}
+
+
+def run_state_words(state: str, status: str = "") -> str:
+    """What happened to a file a backend's CI was told to run, as a sentence's end: "crashed
+    (SIGSEGV)", "timed out", "ran no test (exit 5)", "never started"."""
+    words = {
+        "crashed": "crashed",
+        "timed_out": "timed out",
+        "empty": "ran no test",
+        "not_run": "never started",
+    }.get(state, state)
+    shown = status if status and status not in ("timed out", "not started") else ""
+    return f"{words} ({shown})" if shown else words
 
 
 def heatmap_cells(heatmap: Heatmap) -> Heatmap:

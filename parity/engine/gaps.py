@@ -9,7 +9,7 @@ need another triage (``parity.engine.gap_triages.triages_apply_touched``).
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import OUTCOME_PARAMS, gap_state
+from parity.definitions import OUTCOME_PARAMS, absent_tests, gap_state
 from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
 from parity.models.sql import model_sql
@@ -49,10 +49,13 @@ def gaps_diff(
 # (``plans.hash_joins``): the shared table's statistics know nothing of a backend new since its
 # last ANALYZE (and lag this transaction's writes), and planned on a guess of one row each, the
 # join on (backend, test) ran as a loop over every pair of tests (minutes at 100k tests).
+# A test absent from a backend's run whose file its run manifest says crashed, timed out, ran
+# empty or never started gets that state (``parity_absent``), not ``missing``.
 _DESIRED_SQL = model_sql(
     """
-    DROP TABLE IF EXISTS parity_desired, parity_gaps_touched;
+    DROP TABLE IF EXISTS parity_desired, parity_gaps_touched, parity_absent;
     CREATE TEMP TABLE parity_gaps_touched (id bigint PRIMARY KEY) ON COMMIT DROP;
+    {absent_write}
     CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
     WITH compared AS (
         SELECT backend_id FROM {state_table}
@@ -64,6 +67,7 @@ _DESIRED_SQL = model_sql(
     CROSS JOIN compared b
     LEFT JOIN {current} t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
         AND t.backend_id = ANY(%(backends)s)
+    LEFT JOIN parity_absent a ON a.backend_id = b.backend_id AND a.test_id = r.test_id
     WHERE r.backend_id = %(reference)s AND r.outcome = %(passed)s
       AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
     UNION ALL
@@ -77,7 +81,24 @@ _DESIRED_SQL = model_sql(
     """,
     current=CurrentOutcome,
     state_table=BackendState,
-    state=gap_state(sql.SQL("t.outcome")),
+    state=gap_state(sql.SQL("t.outcome"), sql.SQL("a.state")),
+    absent_write=model_sql(
+        """
+        CREATE TEMP TABLE parity_absent ON COMMIT DROP AS
+        SELECT s.backend_id, a.test_id, a.state
+        FROM {state_table} s JOIN ({absent}) a ON a.run_id = s.current_run_id
+        WHERE s.backend_id = ANY(%(backends)s) AND s.backend_id <> %(reference)s
+          AND %(has_reference)s;
+        ANALYZE parity_absent;
+        """,
+        state_table=BackendState,
+        absent=absent_tests(
+            model_sql(
+                "SELECT current_run_id FROM {state_table} WHERE backend_id = ANY(%(backends)s)",
+                state_table=BackendState,
+            )
+        ),
+    ),
 )
 
 

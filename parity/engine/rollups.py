@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from django.db import connection
 
-from parity.definitions import OUTCOME_PARAMS
+from parity.definitions import ABSENT, OUTCOME_PARAMS
 from parity.engine.plans import hash_joins
 from parity.models import (
     Backend,
@@ -22,7 +22,8 @@ from parity.models import (
 )
 from parity.models.sql import model_sql
 
-# Outcome 0 marks a reference-passing test the backend's run lacks (an open "missing" gap).
+# Outcome 0 marks a reference-passing test the backend's run lacks (an open gap in
+# ``parity.models.ABSENT_STATES``: missing, crashed, ...).
 # Upserted, rewriting only the cells that changed: most files keep their counts from one night
 # to the next, and the table stays free of dead rows that would slow the heatmap's reads.
 _FILE_CELLS_SQL = model_sql(
@@ -41,7 +42,7 @@ _FILE_CELLS_SQL = model_sql(
             UNION ALL
             SELECT g.backend_id, t.file, 0
             FROM {gap} g JOIN {test} t ON t.id = g.test_id AND t.project_id = %(project)s
-            WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
+            WHERE g.is_open AND g.state IN {absent} AND g.backend_id = ANY(%(backends)s)
         ) x
         GROUP BY x.backend_id, x.file
     ), gone AS (
@@ -64,6 +65,7 @@ _FILE_CELLS_SQL = model_sql(
     test=TestCase,
     gap=Gap,
     cell=FileCell,
+    absent=ABSENT,
 )
 
 
@@ -76,7 +78,7 @@ _FILE_CELLS_MISSING_SQL = model_sql(
     WITH missing AS (
         SELECT g.backend_id, t.file, count(*) AS n
         FROM {gap} g JOIN {test} t ON t.id = g.test_id AND t.project_id = %(project)s
-        WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
+        WHERE g.is_open AND g.state IN {absent} AND g.backend_id = ANY(%(backends)s)
         GROUP BY g.backend_id, t.file
     ), gone AS (
         DELETE FROM {cell} f
@@ -101,6 +103,7 @@ _FILE_CELLS_MISSING_SQL = model_sql(
     test=TestCase,
     gap=Gap,
     cell=FileCell,
+    absent=ABSENT,
 )
 
 

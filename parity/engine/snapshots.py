@@ -5,7 +5,7 @@ into ``Snapshot`` and pointed to by ``BackendState.snapshot``."""
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import OUTCOME_PARAMS
+from parity.definitions import ABSENT, OUTCOME_PARAMS
 from parity.models import BackendState, CurrentOutcome, Gap, Project, Run, Snapshot
 from parity.models.sql import model_sql
 
@@ -24,7 +24,7 @@ _SNAPSHOT_SQL = model_sql(
             count(*) FILTER (WHERE state = 'skipped') AS skipped,
             count(*) FILTER (WHERE state = 'failed') AS failed,
             count(*) FILTER (WHERE state = 'error') AS error,
-            count(*) FILTER (WHERE state = 'missing') AS missing,
+            count(*) FILTER (WHERE state IN {absent}) AS missing,
             count(*) FILTER (WHERE {scored} AND tracked) AS tracked,
             count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
             count(*) FILTER (WHERE {scored} AND intended) AS intended,
@@ -73,6 +73,7 @@ _SNAPSHOT_SQL = model_sql(
     state=BackendState,
     run=Run,
     scored=sql.SQL("state <> 'reference_missing'"),
+    absent=ABSENT,
 )
 
 

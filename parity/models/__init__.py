@@ -5,6 +5,7 @@ from parity.models.digest import (
     Subscription,
 )
 from parity.models.parity import (
+    ABSENT_STATES,
     BackendState,
     CurrentOutcome,
     ExemptionList,
@@ -22,10 +23,11 @@ from parity.models.parity import (
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
 from parity.models.reasons import IssueState, Reason, TrackingIssue
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
-from parity.models.runs import Run, Upload, UploadFile, UploadStatus
+from parity.models.runs import Run, RunFile, RunFileState, Upload, UploadFile, UploadStatus
 from parity.models.trust import TrustRule
 
 __all__ = [
+    "ABSENT_STATES",
     "DeliveryStatus",
     "DigestDelivery",
     "ReasonLinksRecord",
@@ -52,6 +54,8 @@ __all__ = [
     "Result",
     "Role",
     "Run",
+    "RunFile",
+    "RunFileState",
     "TestCase",
     "TrackingIssue",
     "TrustRule",

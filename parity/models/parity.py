@@ -16,8 +16,25 @@ class GapState(models.TextChoices):
     FAILED = "failed"
     ERROR = "error"
     MISSING = "missing"  # passes on the reference, absent from the backend's run
+    # Absent too, but the backend's CI was told to run the test's file (the run manifest,
+    # ``parity.models.RunFile``), which says why nothing came back.
+    CRASHED = "crashed"  # killed by a signal, or a non-zero exit without a report
+    TIMED_OUT = "timed_out"
+    EMPTY = "empty"  # the file ran and reported no test
+    NOT_RUN = "not_run"  # in the job's list, never started (a lost shard)
     # Runs on the backend but not on the reference at all: reported, outside the score.
     REFERENCE_MISSING = "reference_missing"
+
+
+# The states of a reference-passing test the backend's run lacks: what snapshots and file cells
+# count as missing, and what a page shows as "not in this run".
+ABSENT_STATES = (
+    GapState.MISSING,
+    GapState.CRASHED,
+    GapState.TIMED_OUT,
+    GapState.EMPTY,
+    GapState.NOT_RUN,
+)
 
 
 class TriageKind(models.TextChoices):

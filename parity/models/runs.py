@@ -3,6 +3,9 @@ from pathlib import Path
 from django.db import models
 from django.utils import timezone
 
+from parity.models.results import MAX_FILE_CHARS
+from parity.pure.run_manifest import FileRun, exit_status
+
 
 class Run(models.Model):
     """One backend's test run of one commit; several shard uploads may make it up."""
@@ -116,3 +119,54 @@ class UploadFile(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RunFileState(models.TextChoices):
+    """What happened to a test file a run's CI was told to run (``parity.pure.run_manifest``);
+    all but ``ran`` are also the gap state of its tests that have no result."""
+
+    RAN = "ran"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed_out"
+    EMPTY = "empty"
+    NOT_RUN = "not_run"
+
+
+class RunFile(models.Model):
+    """The run manifest: one test file a run's CI jobs were told to run, and what happened to
+    it. The uploads of a run's shards merge here, one row per file: a file some shard started
+    wins over a list that only expected it."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="files")
+    file = models.CharField(max_length=MAX_FILE_CHARS, db_collation="C")
+    state = models.CharField(max_length=10, choices=RunFileState.choices)
+    started = models.BooleanField(default=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=20, blank=True)
+    timed_out = models.BooleanField(default=False)
+    duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
+    report = models.BooleanField(default=False, help_text="Its JUnit report was written.")
+    tests = models.PositiveIntegerField(null=True, blank=True, help_text="Tests its report held.")
+    upload = models.ForeignKey(
+        Upload, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["run", "file"]
+        constraints = [models.UniqueConstraint(fields=["run", "file"], name="runfile_unique")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.file}: {self.state}"
+
+    @property
+    def exit_status(self) -> str:
+        """How its process ended: "SIGSEGV", "exit 124", "timed out", "not started"..."""
+        return exit_status(
+            FileRun(
+                file=self.file,
+                started=self.started,
+                exit_code=self.exit_code,
+                signal=self.signal,
+                timed_out=self.timed_out,
+            )
+        )

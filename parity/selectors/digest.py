@@ -44,7 +44,17 @@ from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.reason_links import LinkChange, link_changes
 
-STATE_ORDER = [GapState.FAILED, GapState.ERROR, GapState.MISSING, GapState.SKIPPED]
+# What did not run (a crash, a timeout...) before what the backend never had.
+STATE_ORDER = [
+    GapState.FAILED,
+    GapState.ERROR,
+    GapState.CRASHED,
+    GapState.TIMED_OUT,
+    GapState.EMPTY,
+    GapState.NOT_RUN,
+    GapState.MISSING,
+    GapState.SKIPPED,
+]
 TRACKING_ORDER = ["untracked", "tracked", "intended"]
 
 

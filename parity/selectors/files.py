@@ -13,6 +13,7 @@ from parity.selectors.fragments import (
     gap_info,
     reason_infos,
 )
+from parity.selectors.run_files import UnrunFile, unrun_files
 
 # With a backend chosen, its worst outcomes first: what a maintainer came to see.
 _OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
@@ -48,10 +49,13 @@ class FileGrid:
     counts: list[tuple[str, list[int]]]
     reasons: list[ReasonCount]  # why tests do not pass on ``backend`` (every backend if None)
     absent: int  # tests passing on the reference that ``backend``'s run (or any) lacks
+    # Backends (``backend`` only, if chosen) whose CI was told to run the file and it crashed,
+    # timed out, ran no test or never started, each with how many of its tests have that gap.
+    unrun: list[tuple[UnrunFile, int]]
 
 
 def file_grid(*, project: Project, file: str, backend: str | None = None) -> FileGrid:
-    """Tests of ``file`` that some current run has or some open gap names. Six queries."""
+    """Tests of ``file`` that some current run has or some open gap names. Seven queries."""
     names = backend_names(project)
     if backend not in names.values():
         backend = None
@@ -75,6 +79,18 @@ def file_grid(*, project: Project, file: str, backend: str | None = None) -> Fil
         for test in in_file.order_by("key")
         if test.pk in present
     ]
+    unrun = [
+        (
+            u,
+            sum(
+                c.gap is not None and c.gap.state == u.state and c.backend == name
+                for row in rows
+                for c in row.cells
+            ),
+        )
+        for (name, _), u in sorted(unrun_files(project=project, files=[file]).items())
+        if backend is None or name == backend
+    ]
     if backend is not None:
         column = list(names.values()).index(backend)
         rows.sort(key=lambda r: (_OUTCOME_ORDER[r.cells[column].outcome], r.key))
@@ -92,6 +108,7 @@ def file_grid(*, project: Project, file: str, backend: str | None = None) -> Fil
             for cell in row.cells
             if backend is None or cell.backend == backend
         ),
+        unrun=unrun,
     )
 
 

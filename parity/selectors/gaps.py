@@ -9,6 +9,10 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 from parity.models import Gap, GapState, Project
+from parity.selectors.run_files import unrun_files
+
+# States whose gaps say why their file gave no result; the page shows how its run ended.
+UNRUN_STATES = (GapState.CRASHED, GapState.TIMED_OUT, GapState.EMPTY, GapState.NOT_RUN)
 
 
 def gaps_list(
@@ -85,15 +89,28 @@ def gaps_page(
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``. ``filters``: ``gaps_list``'s ``backend``, ``state``,
     ``tracked``, ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page:
-    its count, its rows, their reasons' issues."""
+    its count, its rows, their reasons' issues; and one for how the files of crashed, timed out,
+    empty or unrun gaps ran (each such open gap gets ``unrun``, a
+    ``parity.selectors.run_files.UnrunFile``)."""
     new = gaps_list(project=project, since=None if open_any_age else since, **filters)
     fixed = gaps_list(project=project, closed_since=since, **filters)
+    new_page = _page(new.order_by("-opened_at", "backend__name", "test__key"), page, per_page)
+    _unrun_attach(project, new_page.object_list)
     return GapsPage(
-        new=_page(new.order_by("-opened_at", "backend__name", "test__key"), page, per_page),
+        new=new_page,
         fixed=_page(
             fixed.order_by("-closed_at", "backend__name", "test__key"), fixed_page, per_page
         ),
     )
+
+
+def _unrun_attach(project: Project, gaps: list[Gap]) -> None:
+    unrun = [gap for gap in gaps if gap.state in UNRUN_STATES]
+    if not unrun:
+        return
+    files = unrun_files(project=project, files=sorted({gap.test.file for gap in unrun}))
+    for gap in unrun:
+        gap.unrun = files.get((gap.backend.name, gap.test.file))
 
 
 def _page(gaps: QuerySet[Gap], number: int, per_page: int) -> Page:

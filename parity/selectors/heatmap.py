@@ -13,6 +13,7 @@ from parity.selectors.fragments import (
     file_gap_counts,
     folder_of,
 )
+from parity.selectors.run_files import unrun_files
 
 # "worst": the most gaps against the reference (on every backend but it) first; a backend name:
 # the most gaps on that backend first; "name": alphabetical. A leading "-" reverses the order.
@@ -38,6 +39,10 @@ class CellCounts:
     # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
     reference_tests: int = 0
     reference_skipped: int = 0
+    # Why, for a file its run manifest says did not run normally: crashed, timed_out, empty,
+    # not_run ("" for a folder, or a file that ran or that the manifest does not list).
+    run_state: str = ""
+    run_status: str = ""  # how its process ended: SIGSEGV, exit 124...
 
     @property
     def total(self) -> int:
@@ -92,7 +97,7 @@ def heatmap(
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q``, sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading
-    "-"). Three queries."""
+    "-"). Four queries (three for folders)."""
     by_dir = folders and not folder
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
@@ -106,7 +111,11 @@ def heatmap(
         counts = {name: cells for name, cells in counts.items() if _under(name, folder)}
     elif by_dir:
         counts = _subtrees(counts)
-    rows = [_row(name, cells, names=names, reference=reference) for name, cells in counts.items()]
+    unrun = {} if by_dir else unrun_files(project=project)
+    rows = [
+        _row(name, cells, names=names, reference=reference, unrun=unrun)
+        for name, cells in counts.items()
+    ]
     total = len(rows)
     needle = q.strip().lower()
     if needle:
@@ -154,9 +163,15 @@ def _subtrees(per_file: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[
 
 
 def _row(
-    name: str, cells: dict[str, dict[str, int]], *, names: list[str], reference: str | None
+    name: str,
+    cells: dict[str, dict[str, int]],
+    *,
+    names: list[str],
+    reference: str | None,
+    unrun: dict,
 ) -> HeatRow:
-    """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some."""
+    """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some;
+    ``unrun``: ``run_files.unrun_files`` by (backend, file)."""
     ref = cells[reference] if reference else {}
     compared = {
         "reference_passed": ref.get("passed", 0),
@@ -170,11 +185,16 @@ def _row(
                 backend=n,
                 **{**cells[n], "gaps": 0 if n == reference else cells[n].get("gaps", 0)},
                 **compared,
+                **_run(unrun.get((n, name))),
                 is_reference=n == reference,
             )
             for n in names
         ],
     )
+
+
+def _run(unrun) -> dict[str, str]:
+    return {"run_state": unrun.state, "run_status": unrun.status} if unrun else {}
 
 
 def _sorted(

@@ -22,6 +22,8 @@ from parity.selectors.fragments import (
     reason_infos,
     reference_first,
 )
+from parity.selectors.gaps import UNRUN_STATES
+from parity.selectors.run_files import UnrunFile, unrun_files
 
 HISTORY_RUNS = 30  # per backend, newest first
 
@@ -185,6 +187,9 @@ class BackendLine(TestCell):
     is_reference: bool
     timeline: list[RunOutcome]  # the last runs, oldest first
     reproduce: str  # "" when the backend has no command template
+    # How the test's file ended on the backend when its gap is crashed, timed_out, empty or
+    # not_run (its run manifest says so); None otherwise.
+    unrun: UnrunFile | None = None
 
 
 @dataclass(frozen=True)
@@ -198,7 +203,7 @@ class TestCasePage:
 def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
     """Five queries, each table read once: backends (with their command templates), history,
     current outcomes (with reasons), open gaps (with reasons and triages), and the reasons'
-    issues."""
+    issues; a sixth for the run manifest when a gap is crashed, timed out, empty or not run."""
     backends = reference_first(project, list(project.backends.all()))
     names = {b.pk: b.name for b in backends}
     commands = {b.pk: b.reproduce_command for b in backends}
@@ -217,6 +222,9 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
     found = list({r.pk: r for r in named if r is not None}.values())
     prefetch_related_objects(found, "issues")
     reasons = reason_infos(found)
+    unrun = {}
+    if any(g.state in UNRUN_STATES for g in gaps.values()):
+        unrun = unrun_files(project=project, files=[test.file])
     lines = []
     for pk, name in names.items():
         now, gap = current.get(pk), gaps.get(pk)
@@ -231,6 +239,7 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
                 reproduce=reproduce_command(
                     commands[pk], file=test.file, class_name=test.class_name, name=test.name
                 ),
+                unrun=unrun.get((name, test.file)) if gap and gap.state in UNRUN_STATES else None,
             )
         )
     return TestCasePage(test=test, lines=lines)

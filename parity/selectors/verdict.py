@@ -34,6 +34,7 @@ from psycopg2 import sql
 
 from parity.definitions import (
     OUTCOME_PARAMS,
+    absent_tests,
     coverage_dropped,
     default_branch_runs,
     gap_state,
@@ -46,6 +47,8 @@ from parity.models import (
     ExemptionList,
     Reason,
     Run,
+    RunFile,
+    RunFileState,
     TestCase,
     Triage,
     TriageKind,
@@ -89,6 +92,16 @@ class ExemptionsApplied:
 
 
 @dataclass(frozen=True)
+class VerdictFile:
+    """A file of the run manifest that did not run normally: why its tests have no result."""
+
+    file: str
+    state: str  # crashed, timed_out, empty, not_run
+    status: str  # how its process ended: SIGSEGV, exit 124, timed out, not started
+    tests: int | None
+
+
+@dataclass(frozen=True)
 class Verdict:
     run: int
     backend: str
@@ -103,6 +116,8 @@ class Verdict:
     gaps: list[VerdictGap]  # the gaps the run opened
     probe: bool
     exemptions: ExemptionsApplied
+    ci_url: str
+    unrun_files: list[VerdictFile]
 
 
 def _prefix(is_reference: bool) -> sql.Composed:
@@ -116,10 +131,11 @@ def _prefix(is_reference: bool) -> sql.Composed:
     )
     return sql.SQL(
         """
-        WITH x AS ({x}), p AS ({p}), ref AS ({reference}),
+        WITH x AS ({x}), p AS ({p}), ref AS ({reference}), a AS ({absent}),
         gx AS (
             SELECT r.test_id, {state} AS state, x.reason_id
             FROM ref r LEFT JOIN x ON x.test_id = r.test_id
+            LEFT JOIN a ON a.test_id = r.test_id
             WHERE r.outcome = %(passed)s
               AND (x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s))
         ), gp AS (
@@ -132,7 +148,8 @@ def _prefix(is_reference: bool) -> sql.Composed:
         x=run_outcomes("run"),
         p=run_outcomes("baseline"),
         reference=reference,
-        state=gap_state(sql.SQL("x.outcome")),
+        state=gap_state(sql.SQL("x.outcome"), sql.SQL("a.state")),
+        absent=absent_tests(sql.Placeholder("run")),
     )
 
 
@@ -230,6 +247,11 @@ def run_verdict(*, run: Run) -> Verdict:
         gaps=gaps,
         probe=run.probe,
         exemptions=applied,
+        ci_url=run.ci_url,
+        unrun_files=[
+            VerdictFile(file=f.file, state=f.state, status=f.exit_status, tests=f.tests)
+            for f in RunFile.objects.filter(run=run).exclude(state=RunFileState.RAN)
+        ],
     )
 
 

@@ -5,8 +5,8 @@
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
-``{{ moment|ago }}``; and two tags, ``{% outcome_cell cell %}`` and
-``{% sparkline trends project backend days %}``."""
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and two tags,
+``{% outcome_cell cell %}`` and ``{% sparkline trends project backend days %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -36,6 +36,7 @@ register.filter("run_title", presenters.run_title)
 register.filter("burndown_chart", presenters.burndown_chart)
 register.filter("count", presenters.count)
 register.filter("ago", presenters.ago)
+register.filter("run_state_words", presenters.run_state_words)
 
 
 @register.simple_tag

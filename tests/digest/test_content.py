@@ -1,5 +1,7 @@
 """What a week's digest lists, read from the engine's tables after runs uploaded through the API."""
 
+import json
+
 import pytest
 
 from parity.digest.render import digest_context, digest_render
@@ -93,6 +95,24 @@ def test_long_lists_are_cut_with_a_count_of_the_rest(xla, upload_run, settings):
     text = digest_render(content).text
     assert "  ... and 4 more on the gaps page\n" in text
     assert text.count("  - [untracked] ") == 2
+
+
+def test_a_crashed_file_is_listed_as_crashed_before_what_the_backend_never_had(xla, ingest):
+    run = {
+        "commit": "c" * 40,
+        "branch": "master",
+        "complete": "true",
+        "timestamp": "2026-04-06T12:00:00Z",
+    }
+    ingest(("cpu.xml", run_xml(dict.fromkeys(s.CPU, "passed"))), backend="cpu", **run)
+    # tpu's CI ran test_a.py, which segfaulted; test_b.py it never had in its list.
+    manifest = {"files": [{"file": s.T[1].split("::")[0], "signal": "SIGSEGV"}]}
+    ingest(backend="tpu", run_manifest=json.dumps(manifest), **run)
+
+    content = digest_content(project=xla, week=s.W15)
+    (tpu,) = content.new_gaps
+    assert [(g.state, g.total) for g in tpu.groups] == [("crashed", 4), ("missing", 4)]
+    assert "tpu, crashed: 4 (4 untracked)" in digest_render(content).text
 
 
 def test_a_quiet_week_says_so_in_one_line(three_weeks):

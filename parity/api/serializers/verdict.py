@@ -46,6 +46,15 @@ class ExemptionsAppliedSerializer(serializers.Serializer):
     removed = ListedExemptionSerializer(many=True, help_text="Exemptions removed since.")
 
 
+class VerdictFileSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    state = serializers.CharField(help_text="crashed, timed_out, empty or not_run.")
+    status = serializers.CharField(
+        help_text='How its process ended: "SIGSEGV", "exit 124", "timed out", "not started".'
+    )
+    tests = serializers.IntegerField(allow_null=True, help_text="Tests its report held.")
+
+
 class VerdictSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     backend = serializers.CharField()
@@ -65,4 +74,9 @@ class VerdictSerializer(serializers.Serializer):
     probe = serializers.BooleanField(help_text="A probe run: never a gate, always ok.")
     exemptions = ExemptionsAppliedSerializer(
         help_text="The exemption list the run applied and what changed in it since."
+    )
+    ci_url = serializers.CharField(help_text="The CI run's page, as uploaded; may be empty.")
+    unrun_files = VerdictFileSerializer(
+        many=True,
+        help_text="Files the run manifest lists as crashed, timed out, empty or never started.",
     )

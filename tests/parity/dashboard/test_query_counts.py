@@ -22,9 +22,9 @@ PAGES = {
         "/overview.json",
         4,
     ),  # ETag: readable projects, data version; projects, trend
-    "heatmap": (f"{P}/", 5),  # project; backends + snapshots, file cells, gaps; has runs
+    "heatmap": (f"{P}/", 6),  # project; backends + snapshots, file cells, gaps, run files
     "heatmap by folder": (f"{P}/?dir=1", 5),
-    "file": (f"{P}/file/?path={A}&backend=tpu", 8),  # project; 6 for the grid; has runs
+    "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart

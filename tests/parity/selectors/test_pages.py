@@ -36,15 +36,15 @@ def test_project_cards_in_three_queries(xla_runs, django_assert_num_queries):
     assert card.untracked == 7 and card.has_uploads
 
 
-def test_heatmap_in_three_queries(xla_runs, django_assert_num_queries):
-    with django_assert_num_queries(3):
+def test_heatmap_in_four_queries(xla_runs, django_assert_num_queries):
+    with django_assert_num_queries(4):
         heatmap = selectors.heatmap(project=xla_runs, sort="neuron")
     assert [row.name for row in heatmap.rows] == [B, A, C]
     assert [b.backend for b in heatmap.backends] == list(BACKENDS)
 
 
-def test_file_grid_in_six_queries(xla_runs, django_assert_num_queries):
-    with django_assert_num_queries(6):
+def test_file_grid_in_seven_queries(xla_runs, django_assert_num_queries):
+    with django_assert_num_queries(7):
         grid = selectors.file_grid(project=xla_runs, file=A, backend="tpu")
     assert grid.counts[0] == ("passed", [4, 3, 4, 2])
     assert [(r.reason.text, r.outcome, r.count) for r in grid.reasons][0][2] == 1
