@@ -9,6 +9,7 @@ process, a worker, the tests) gets it running without knowing about it.
 import logging
 import os
 import signal
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -43,11 +44,25 @@ def embedded_database_start(data_dir: Path) -> None:
         import pgserver
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(str(data_dir), cleanup_mode=None)
+    server = _server_get(pgserver, data_dir)
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DB_NAME}';")
     if "1 row" not in exists:
         server.psql(f"CREATE DATABASE {EMBEDDED_DB_NAME};")
     _started.add(data_dir)
+
+
+def _server_get(pgserver, data_dir: Path, attempts: int = 3):
+    """pgserver's server in ``data_dir``, started if need be. pgserver asserts on the lines of
+    ``postmaster.pid``, which a Postgres still starting up (another process started it a
+    moment ago) has not all written yet: on a busy machine, a second look a moment later
+    finds them."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return pgserver.get_server(str(data_dir), cleanup_mode=None)
+        except AssertionError:
+            if attempt == attempts:
+                raise
+            time.sleep(attempt)
 
 
 def embedded_database_stop(data_dir: Path) -> bool:
