@@ -29,7 +29,7 @@ from parity.dashboard.forms import (
     cleaned,
     query_form,
 )
-from parity.models import Project, TestCase
+from parity.models import Project, Run, TestCase
 from parity.services import issue_filing
 from parity.web.access import (
     may_triage,
@@ -41,6 +41,8 @@ from parity.web.access import (
 
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
+
+RUN_GAPS_SHOWN = selectors.RUN_GAPS_SHOWN
 
 # ``tracked`` choice of the gaps page -> ``gaps_list`` filters.
 TRACKED_FILTERS = {
@@ -159,6 +161,18 @@ def runs(request: HttpRequest, project: Project) -> HttpResponse:
     )
     return _render_project(
         request, project, "parity/runs.html", tab="runs", form=form, query=query, page=page
+    )
+
+
+@project_page
+def run_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
+    """One run, current or not: its verdict (the gaps it opens and closes, its coverage), its
+    uploads, and what it lacks against its backend's run before it."""
+    run = get_object_or_404(Run.objects.select_related("backend"), project=project, pk=pk)
+    run.project = project
+    detail = selectors.run_detail(run=run)
+    return _render_project(
+        request, project, "parity/run.html", tab="runs", detail=detail, shown=RUN_GAPS_SHOWN
     )
 
 

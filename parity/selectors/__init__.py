@@ -13,6 +13,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
+| ``p/<slug>/runs/<id>/``                   | ``run_detail``                            |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``                       |
@@ -58,6 +59,8 @@ from parity.selectors.reasons import (
     skip_reason_rows,
     skip_reasons_current,
 )
+from parity.selectors.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
+from parity.selectors.run_detail import RunDetail, run_detail
 from parity.selectors.runs import RunsPage, runs_page
 from parity.selectors.testcases import (
     TestCasePage,
@@ -79,6 +82,8 @@ __all__ = [
     "ProjectCard",
     "ReasonChart",
     "ReasonRow",
+    "RUN_GAPS_SHOWN",
+    "RunDetail",
     "RunsPage",
     "TestCasePage",
     "backend_files",
@@ -105,6 +110,7 @@ __all__ = [
     "project_cards",
     "project_has_runs",
     "reason_trend",
+    "run_detail",
     "run_verdict",
     "runs_page",
     "score_trends",

@@ -3,7 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from parity.models import Project, TrackingIssue
+from parity.models import Project, TestCase, TrackingIssue
 from parity.services.projects import project_create, upload_token_create
 
 A = "test/a.py::TestA::"
@@ -34,6 +34,7 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
     assert body["gaps"] == [
         {
             "test": T2,
+            "test_id": TestCase.objects.get(key=T2).pk,
             "backend": "tpu",
             "state": "skipped",
             "reason": "not supported yet",
