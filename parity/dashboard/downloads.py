@@ -82,12 +82,12 @@ def pair_files_csv(request: HttpRequest, project: Project) -> HttpResponse:
 @cache_control(private=True)
 def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
     """The tests passing on one backend and not on the other, both ways, with the outcome
-    there ("not run": not in its current run)."""
+    there ("not run": not in its current run) and its skip or failure reason there."""
     pair = _pair(request, project)
     if pair is None:
         return redirect("project-matrix", slug=project.slug)
     rows = [
-        (t.test, t.file, on, other, t.there or "not run")
+        (t.test, t.file, on, other, t.there or "not run", t.reason or "")
         for tests, on, other in (
             (pair.passes_only_a, pair.a, pair.b),
             (pair.passes_only_b, pair.b, pair.a),
@@ -95,7 +95,8 @@ def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
         for t in tests
     ]
     name = f"{project.slug}-passing-{pair.a}-vs-{pair.b}.csv"
-    return _csv(name, ("test", "file", "passes_on", "not_on", "outcome_there"), rows)
+    header = ("test", "file", "passes_on", "not_on", "outcome_there", "reason_there")
+    return _csv(name, header, rows)
 
 
 def _pair(request: HttpRequest, project: Project) -> selectors.PairLists | None:
