@@ -47,6 +47,10 @@ class HeatmapQuery(forms.Form):
     sort = forms.CharField(required=False, max_length=60, initial="worst")
 
 
+class TestSearchQuery(forms.Form):
+    q = forms.CharField(required=False, max_length=2000, label="Find a test")
+
+
 class FileQuery(forms.Form):
     path = forms.CharField(max_length=500)
     backend = forms.CharField(required=False, max_length=50)

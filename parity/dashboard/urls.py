@@ -10,6 +10,7 @@ urlpatterns = [
     path("overview.json", charts.overview_data, name="overview-data"),
     path(project, views.project_heatmap, name="project"),
     path(f"{project}file/", views.file_detail, name="project-file"),
+    path(f"{project}tests/", views.test_search, name="project-tests"),
     path(f"{project}tests/<int:pk>/", views.test_detail, name="project-test"),
     path(f"{project}skip-reasons/", views.skip_reasons, name="project-reasons"),
     path(f"{project}skip-reasons.json", charts.skip_reasons_data, name="project-reasons-data"),

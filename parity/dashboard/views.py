@@ -25,6 +25,7 @@ from parity.dashboard.forms import (
     PairQuery,
     ReasonsQuery,
     RunsQuery,
+    TestSearchQuery,
     TriageForm,
     cleaned,
     query_form,
@@ -99,6 +100,17 @@ def test_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse
     test = get_object_or_404(TestCase, project=project, pk=pk)
     page = selectors.testcase_page(project=project, test=test)
     return _render_project(request, project, "parity/test.html", tab="heatmap", page=page)
+
+
+@project_page
+def test_search(request: HttpRequest, project: Project) -> HttpResponse:
+    """The nav's search box: a test named exactly (its canonical ID, or as its runner names it)
+    opens its page; otherwise the tests whose ID holds the text."""
+    query = cleaned(TestSearchQuery(request.GET))
+    found = selectors.testcase_find(project=project, q=query["q"] or "")
+    if found.exact is not None:
+        return redirect("project-test", slug=project.slug, pk=found.exact.pk)
+    return _render_project(request, project, "parity/tests.html", tab="heatmap", found=found)
 
 
 @project_page

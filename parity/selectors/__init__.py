@@ -9,6 +9,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``/`` (overview) and ``overview.json``    | ``project_cards``, ``score_trends``       |
 | ``p/<slug>/`` (heatmap)                   | ``heatmap``                               |
 | ``p/<slug>/file/``                        | ``file_grid``                             |
+| ``p/<slug>/tests/`` (the search box)      | ``testcase_find``                         |
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
@@ -64,6 +65,8 @@ from parity.selectors.run_detail import RunDetail, run_detail
 from parity.selectors.runs import RunsPage, runs_page
 from parity.selectors.testcases import (
     TestCasePage,
+    TestFind,
+    testcase_find,
     testcase_history,
     testcase_page,
     testcases_search,
@@ -86,6 +89,7 @@ __all__ = [
     "RunDetail",
     "RunsPage",
     "TestCasePage",
+    "TestFind",
     "backend_files",
     "data_version",
     "exemptions_list",
@@ -117,6 +121,7 @@ __all__ = [
     "skip_reason_chart",
     "skip_reason_rows",
     "skip_reasons_current",
+    "testcase_find",
     "testcase_history",
     "testcase_page",
     "testcases_search",

@@ -24,6 +24,7 @@ PAGES = {
     "heatmap by folder": (f"{P}/?dir=1", 4),
     "file": (f"{P}/file/?path={A}&backend=tpu", 8),  # project; 6 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
+    "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
     "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
