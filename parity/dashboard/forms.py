@@ -92,6 +92,7 @@ class ReasonsQuery(ProjectQuery):
         initial=28,
         empty_value=28,
     )
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
 
 class GapsQuery(ProjectQuery):
@@ -112,6 +113,7 @@ class GapsQuery(ProjectQuery):
     fixed_page = forms.IntegerField(
         required=False, min_value=1, initial=1, widget=forms.HiddenInput
     )
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
     def __init__(self, *args, today: datetime.date, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -121,6 +123,7 @@ class GapsQuery(ProjectQuery):
 
 class RunsQuery(ProjectQuery):
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
 
 class ExemptionsQuery(ProjectQuery):
@@ -137,6 +140,7 @@ class ExemptionsQuery(ProjectQuery):
     )
     files = forms.ChoiceField(required=False)  # whose test files the page lists
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, project=project, **kwargs)
@@ -151,6 +155,7 @@ class ExemptionsQuery(ProjectQuery):
             "expired": flags.get(query["expired"]),
             "stale": flags.get(query["stale"]),
             "issue_closed": True if query["issue"] == "closed" else None,
+            "sort": query["sort"] or "",
         }
 
 

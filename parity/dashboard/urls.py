@@ -15,6 +15,7 @@ urlpatterns = [
     path(f"{project}skip-reasons/", views.skip_reasons, name="project-reasons"),
     path(f"{project}skip-reasons.json", charts.skip_reasons_data, name="project-reasons-data"),
     path(f"{project}gaps/", views.gaps, name="project-gaps"),
+    path(f"{project}gaps.csv", downloads.gaps_csv, name="project-gaps-csv"),
     path(f"{project}runs/", views.runs, name="project-runs"),
     path(f"{project}runs/<int:pk>/", views.run_detail, name="project-run"),
     path(f"{project}matrix/", views.matrix, name="project-matrix"),

@@ -119,8 +119,11 @@ def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(ReasonsQuery, request.GET, project=project)
     query = cleaned(form)
     backends = [name for name, _ in form.fields["backend"].choices if name]
+    sort = query["sort"] or ""
+    if sort.removeprefix("-") not in selectors.REASON_SORTS:
+        sort = ""  # the default order, which no one column makes
     rows = selectors.skip_reason_rows(
-        project=project, backends=backends, backend=query["backend"] or None
+        project=project, backends=backends, backend=query["backend"] or None, sort=sort
     )
     return _render_project(
         request,
@@ -131,26 +134,37 @@ def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
         query=query,
         backends=backends,
         rows=rows,
+        sort=sort,
         chart_url=f"{reverse('project-reasons-data', args=[slug])}?{request.GET.urlencode()}",
     )
 
 
-@project_page
-def gaps(request: HttpRequest, project: Project) -> HttpResponse:
+def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict, dict]:
+    """The gaps page's query string (its CSV's too): the form, its values, ``since`` as a
+    datetime and the ``gaps_list`` filters."""
     form = query_form(GapsQuery, request.GET, project=project, today=timezone.now().date())
     query = cleaned(form)
-    since = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
+    query["since"] = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
+    filters = {
+        "backend": query["backend"] or None,
+        "state": query["state"] or None,
+        **TRACKED_FILTERS[query["tracked"] or ""],
+    }
+    return form, query, filters
+
+
+@project_page
+def gaps(request: HttpRequest, project: Project) -> HttpResponse:
+    form, query, filters = gaps_query(request, project)
+    since = query["since"]
     page = selectors.gaps_page(
         project=project,
         since=since,
         open_any_age=query["open"],
-        filters={
-            "backend": query["backend"] or None,
-            "state": query["state"] or None,
-            **TRACKED_FILTERS[query["tracked"] or ""],
-        },
+        filters=filters,
         page=query["page"],
         fixed_page=query["fixed_page"],
+        sort=query["sort"] or "",
     )
     return _render_project(
         request,
@@ -169,7 +183,10 @@ def runs(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(RunsQuery, request.GET, project=project)
     query = cleaned(form)
     page = selectors.runs_page(
-        project=project, backend=query["backend"] or None, page=query["page"]
+        project=project,
+        backend=query["backend"] or None,
+        page=query["page"],
+        sort=query["sort"] or "",
     )
     return _render_project(
         request, project, "parity/runs.html", tab="runs", form=form, query=query, page=page

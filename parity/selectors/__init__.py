@@ -13,6 +13,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
+| ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
 | ``p/<slug>/runs/<id>/``                   | ``run_detail``                            |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
@@ -39,7 +40,14 @@ from parity.selectors.exemptions import (
 )
 from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
-from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
+from parity.selectors.gaps import (
+    GAP_SORTS,
+    GapsPage,
+    gap_is_stale,
+    gaps_list,
+    gaps_page,
+    open_gaps_sorted,
+)
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
@@ -53,6 +61,7 @@ from parity.selectors.overview import (
 )
 from parity.selectors.parity import backend_files, parity_overview
 from parity.selectors.reasons import (
+    REASON_SORTS,
     ReasonChart,
     ReasonRow,
     reason_trend,
@@ -74,7 +83,9 @@ from parity.selectors.testcases import (
 from parity.selectors.verdict import run_verdict
 
 __all__ = [
+    "GAP_SORTS",
     "HEATMAP_SORTS",
+    "REASON_SORTS",
     "IssueSubject",
     "BackendFiles",
     "ExemptionsPage",
@@ -98,6 +109,7 @@ __all__ = [
     "gap_is_stale",
     "gaps_list",
     "gaps_page",
+    "open_gaps_sorted",
     "heatmap",
     "manifest_build",
     "manifest_resolve",

@@ -10,8 +10,15 @@ from django.db.models import OuterRef, Q, Subquery
 
 from parity.definitions import coverage_dropped, default_branch_runs
 from parity.models import BackendState, Project, Run, Upload, UploadStatus
+from parity.selectors.fragments import sort_order
 
 COUNT_FIELDS = ("total", "passed", "skipped", "failed", "error")
+# ``?sort=`` columns (``fragments.sort_order``).
+RUN_SORTS = {
+    "ran": ("started_at", "pk"),
+    "backend": ("backend__name", "-started_at", "-pk"),
+    "commit": ("commit", "-started_at", "-pk"),
+}
 
 
 @dataclass(frozen=True)
@@ -37,10 +44,16 @@ class RunsPage:
     rows: list[RunRow]
     page: int
     has_next: bool
+    sort: str = "-ran"  # in force
 
 
 def runs_page(
-    *, project: Project, backend: str | None = None, page: int = 1, per_page: int = 25
+    *,
+    project: Project,
+    backend: str | None = None,
+    page: int = 1,
+    per_page: int = 25,
+    sort: str = "",
 ) -> RunsPage:
     """One page of runs. No total count: the page fetches one row more to know if another
     page follows, so its cost does not depend on the length of history. Four queries: runs
@@ -54,18 +67,15 @@ def runs_page(
     if backend:
         runs = runs.filter(backend__name=backend)
     offset = (page - 1) * per_page
-    found = list(
-        runs.order_by("-started_at", "-pk").prefetch_related("uploads")[
-            offset : offset + per_page + 1
-        ]
-    )
+    sort, order = sort_order(sort, RUN_SORTS, "-ran")
+    found = list(runs.order_by(*order).prefetch_related("uploads")[offset : offset + per_page + 1])
     current = set(
         BackendState.objects.filter(project=project).values_list("current_run_id", flat=True)
     )
-    found = found[:per_page]
+    has_next, found = len(found) > per_page, found[:per_page]
     totals = _baseline_totals({run.baseline_id for run in found if run.complete} - {None})
     rows = [_row(run, current, totals.get(run.baseline_id)) for run in found]
-    return RunsPage(rows=rows, page=page, has_next=len(found) > per_page)
+    return RunsPage(rows=rows, page=page, has_next=has_next, sort=sort)
 
 
 def _baseline_id(project: Project) -> Subquery:

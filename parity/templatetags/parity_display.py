@@ -4,7 +4,8 @@
 ``{{ test|test_id }}``, ``{{ test|test_suite }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
-``{{ run|run_title }}``; and one tag, ``{% outcome_cell cell %}``."""
+``{{ run|run_title }}``; and two tags, ``{% outcome_cell cell %}`` and
+``{% sort_header "Label" "column" sort_in_force %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -29,6 +30,34 @@ register.filter("duration", presenters.duration)
 register.filter("pattern_scope", presenters.pattern_scope)
 register.filter("upload_status_word", presenters.upload_status_word)
 register.filter("run_title", presenters.run_title)
+
+
+# --- A sortable column's header ---------------------------------------------------------------
+
+_ARROWS = {"ascending": "▲", "descending": "▼"}
+
+
+@register.simple_tag(takes_context=True)
+def sort_header(context, label: str, column: str, current: str, css: str = "") -> SafeString:
+    """A ``<th>`` whose link sorts the list by ``column`` (ascending, or descending when it is
+    already ascending), keeping the page's other parameters and going back to its first page;
+    ``current`` is the sort in force (the selector's), shown by an arrow and ``aria-sort``."""
+    state = {column: "ascending", f"-{column}": "descending"}.get(current)
+    query = context["request"].GET.copy()
+    query["sort"] = f"-{column}" if state == "ascending" else column
+    for name in ("page", "fixed_page"):
+        query.pop(name, None)
+    return format_html(
+        '<th scope="col" class="{}"{}><a class="sort" href="?{}" title="Sort by {}">{}</a>'
+        '<span class="arrow{}" aria-hidden="true">{}</span></th>',
+        f"sortable {css}".strip(),
+        format_html(' aria-sort="{}"', state) if state else "",
+        query.urlencode(),
+        label.lower(),
+        label,
+        "" if state else " off",
+        _ARROWS.get(state, "↕"),
+    )
 
 
 # --- One test on one backend -----------------------------------------------------------------
