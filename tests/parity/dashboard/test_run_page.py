@@ -60,7 +60,7 @@ def test_a_pull_requests_run_page_shows_the_gaps_it_would_open(client, history):
     test = TestCase.objects.get(key=f"{F}::TestF::test_3")
     assert f'href="{P}/tests/{test.pk}/"' in opened[0]
     assert "Opened 1 untracked, 0 tracked and 0 intended gap; closed 0." in words(html)
-    assert "Gaps below are the ones this run would open" in html
+    assert "Not the current run of tpu (a run of feature, not of master): the gaps below" in html
 
 
 def test_a_run_missing_a_shard_says_which_files_and_how_many_tests(client, history):
