@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from parity import selectors
 from parity.dashboard import presenters
@@ -106,7 +106,7 @@ def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
 GAP_COLUMNS = ("backend", "test", "file", "state", "reason", "issues", "tracking", "opened")
 
 
-@require_GET
+@require_safe
 @project_page
 @cache_control(private=True)
 def gaps_csv(request: HttpRequest, project: Project) -> HttpResponse:

@@ -28,6 +28,9 @@ PAGES = {
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
     "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
+    # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
+    # reasons' issues (once per 2,000 rows).
+    "gaps.csv": (f"{P}/gaps.csv?open=1", 5),
     "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
     # baselines' uploads; has runs
     # Project, run; the verdict's (baseline, opened, counts: it opens none), closed gaps, their

@@ -68,6 +68,7 @@ def test_the_gaps_csv_is_the_list_as_filtered_and_sorted_every_page(client, runs
     ]
     skipped = next(r for r in table[1:] if r[3] == "skipped")
     assert skipped[5] == "https://github.com/pytorch/xla/issues/4242" and skipped[6] == "tracked"
+    assert client.head(f"{P}/gaps.csv?open=1").status_code == 200
     page = text(client.get(f"{P}/gaps/?open=1&backend=tpu&sort=-test"))
     assert f'href="{P}/gaps.csv?open=1&backend=tpu&sort=-test"' in page
 
