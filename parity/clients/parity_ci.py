@@ -1015,7 +1015,7 @@ def command_upload(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     verdict = client.verdict(answers[-1]["run"])
     print(verdict_headline(verdict))
     print(verdict_table(verdict))
-    run_page = client.dashboard_url("runs/{}/".format(verdict["run"]))
+    run_page = client.dashboard_url(f"runs/{verdict['run']}/")
     print(f"dashboard: {run_page}")
     _summaries_write(args, client, verdict, env, commit=request.commit)
     if args.gate and not verdict["ok"]:

@@ -43,8 +43,6 @@ from parity.web.access import (
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
 
-RUN_GAPS_SHOWN = selectors.RUN_GAPS_SHOWN
-
 # ``tracked`` choice of the gaps page -> ``gaps_list`` filters.
 TRACKED_FILTERS = {
     "": {},
@@ -201,7 +199,12 @@ def run_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     run.project = project
     detail = selectors.run_detail(run=run)
     return _render_project(
-        request, project, "parity/run.html", tab="runs", detail=detail, shown=RUN_GAPS_SHOWN
+        request,
+        project,
+        "parity/run.html",
+        tab="runs",
+        detail=detail,
+        shown=selectors.RUN_GAPS_SHOWN,
     )
 
 

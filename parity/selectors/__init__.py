@@ -41,7 +41,6 @@ from parity.selectors.exemptions import (
 from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
 from parity.selectors.gaps import (
-    GAP_SORTS,
     GapsPage,
     gap_is_stale,
     gaps_list,
@@ -83,7 +82,6 @@ from parity.selectors.testcases import (
 from parity.selectors.verdict import run_verdict
 
 __all__ = [
-    "GAP_SORTS",
     "HEATMAP_SORTS",
     "REASON_SORTS",
     "IssueSubject",
