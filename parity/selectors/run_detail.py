@@ -11,8 +11,9 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connection, transaction
 
+from parity.definitions import HASH_JOINS_UNTIL_COMMIT
 from parity.models import BackendState, Result, Run, TestCase, Upload, UploadFile
 from parity.models.sql import model_sql
 from parity.selectors.runs import COUNT_FIELDS
@@ -112,7 +113,8 @@ def _uploads(run: Run) -> list[RunUpload]:
 def _missing(run: Run, baseline: int | None) -> list[MissingShard]:
     if baseline is None:
         return []
-    with connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         cursor.execute(_MISSING_SQL, {"run": run.pk, "baseline": baseline})
         rows = cursor.fetchall()
     by_upload: dict[int, list[MissingFile]] = defaultdict(list)

@@ -22,11 +22,12 @@ queued). Its cost depends on the size of the two runs, not on history.
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Q
 from psycopg2 import sql
 
 from parity.definitions import (
+    HASH_JOINS_UNTIL_COMMIT,
     OUTCOME_PARAMS,
     coverage_dropped,
     default_branch_runs,
@@ -163,7 +164,8 @@ def run_verdict(*, run: Run) -> Verdict:
     baseline = baseline_run_pick(run=run)
     params = _params(run, baseline.pk if baseline else None)
     prefix = _prefix(backend.pk == project.reference_backend_id)
-    with connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         cursor.execute(prefix + _OPENED_SQL, params)
         opened_rows = cursor.fetchall()
         cursor.execute(prefix + _COUNTS_SQL, params)
@@ -214,7 +216,8 @@ def verdict_closed_gaps(*, run: Run, baseline_run: int | None, limit: int) -> li
         return []
     params = {**_params(run, baseline_run), "limit": limit}
     prefix = _prefix(run.backend_id == run.project.reference_backend_id)
-    with connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         cursor.execute(prefix + _CLOSED_SQL, params)
         rows = cursor.fetchall()
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
