@@ -102,12 +102,16 @@ def test_the_search_box_finds_a_test_by_its_runners_name(page, ci_run):
     test = TestCase.objects.get(key="test/test_ops.py::TestOps::test_add_float32")
     page.goto(f"/p/{SLUG}/gaps/")
 
-    box = page.get_by_role("searchbox")
+    box = page.get_by_role("searchbox", name="Find a test")
     box.fill(RUNNER_NAME)
     box.press("Enter")
 
     expect(page).to_have_url(f"/p/{SLUG}/tests/{test.pk}/")
     expect(page.locator("h1")).to_contain_text("test_add_float32")
-    page.get_by_role("searchbox").fill("test_add_")
-    page.get_by_role("searchbox").press("Enter")
+    page.get_by_role("searchbox", name="Find a test").fill("test_add_")
+    page.get_by_role("searchbox", name="Find a test").press("Enter")
     expect(page.locator("#test-results")).to_contain_text(test.key)
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0, f"the search results scroll sideways by {overflow}px"
