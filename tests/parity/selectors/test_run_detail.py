@@ -103,3 +103,12 @@ def test_the_page_reads_a_fixed_number_of_queries(upload_run, django_assert_num_
     with django_assert_num_queries(15):
         page = run_detail(run=run)
     assert (page.missing_tests, len(page.verdict.gaps)) == (size + 1, size + 2)
+
+
+def test_the_reference_backends_run_is_judged_against_its_own_run_before(upload_run):
+    upload_run("cpu", cases(A, 3), day=DAY1)
+    run = upload_run("cpu", {**cases(A, 2), f"{A}::TA::test_2": ("failed", "boom")}, day=DAY2)
+
+    page = detail(run)
+    assert [(g.test, g.state) for g in page.verdict.gaps] == [(f"{A}::TA::test_2", "failed")]
+    assert (page.closed, page.missing) == ([], [])
