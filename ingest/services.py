@@ -42,6 +42,8 @@ class UploadRequest:
     complete: bool = False
     file_hint: str = ""
     started_at: datetime | None = None
+    probe: bool = False
+    exemptions_version: str = ""
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
@@ -79,8 +81,20 @@ def token_backend_check(*, token: UploadToken, backend: Backend) -> None:
         )
 
 
-def default_run_key(*, commit: str, branch: str, backend: str) -> str:
-    return f"{commit}:{branch}:{backend}"
+def default_run_key(*, commit: str, branch: str, backend: str, probe: bool = False) -> str:
+    # A probe of a commit is a run of its own beside that commit's run.
+    return f"{commit}:{branch}:{backend}" + (":probe" if probe else "")
+
+
+def _probe_check(run: Run, request: UploadRequest) -> None:
+    """A shard cannot turn a run into a probe or back: a probe's results must never be
+    compared, and a run's must."""
+    if run.probe != request.probe:
+        what = "a probe run" if run.probe else "not a probe run"
+        raise UploadRejected(
+            f"Run '{run.key}' is {what}: send every shard of it with probe={str(run.probe).lower()}"
+            " or use another 'run' key."
+        )
 
 
 def _file_digest(file: DjangoUploadedFile) -> str:
@@ -104,7 +118,7 @@ def upload_create(
     digests = [_file_digest(f) for f in files]
     upload_digest = hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
     run_key = request.run_key or default_run_key(
-        commit=request.commit, branch=request.branch, backend=backend.name
+        commit=request.commit, branch=request.branch, backend=backend.name, probe=request.probe
     )
     with transaction.atomic():
         run, _ = Run.objects.get_or_create(
@@ -116,8 +130,11 @@ def upload_create(
                 "branch": request.branch,
                 "ci_url": request.ci_url,
                 "started_at": request.started_at or timezone.now(),
+                "probe": request.probe,
+                "exemptions_version": request.exemptions_version,
             },
         )
+        _probe_check(run, request)
         existing = Upload.objects.filter(run=run, sha256=upload_digest).first()
         if existing is not None:
             _requeue_if_pending(existing)

@@ -205,8 +205,9 @@ def cited_issues_closed(reason_id: sql.Composable, triage_id: sql.Composable) ->
 
 
 def default_branch_runs(project: Project) -> QuerySet[Run]:
-    """Runs that may be current: on the default branch, or sent with no branch at all."""
-    return Run.objects.filter(project=project).filter(
+    """Runs that may be current: on the default branch, or sent with no branch at all; never a
+    probe run (it ran the exempted tests too: it says only which exemptions pass now)."""
+    return Run.objects.filter(project=project, probe=False).filter(
         Q(branch=project.default_branch) | Q(branch="")
     )
 

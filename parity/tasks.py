@@ -24,9 +24,14 @@ logger = logging.getLogger(__name__)
 
 @shared_task(**RETRY)
 def run_completed(run_id: int) -> None:
-    """Adapter: a run turned complete; recompute parity if it is now its backend's current."""
+    """Adapter: a run turned complete; recompute parity if it is now its backend's current,
+    or, for a probe run (never current), record which exemptions pass now."""
     run = Run.objects.filter(pk=run_id).first()
-    if run is not None:  # deleted since: nothing to do
+    if run is None:  # deleted since: nothing to do
+        return
+    if run.probe:
+        engine.probe_outcomes_write(run=run)
+    else:
         engine.parity_recompute(run=run)
 
 

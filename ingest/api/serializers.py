@@ -41,6 +41,19 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="Test file for XML that names none (unittest run as __main__).",
     )
+    probe = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="A probe run: exempted tests ran too. It never becomes current and moves no "
+        "number or gap; it records which exemptions pass now.",
+    )
+    exemptions_version = serializers.CharField(
+        max_length=64,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="The manifest 'version' of the exemption list the run applied.",
+    )
     file = serializers.ListField(
         child=UploadedFileField(allow_empty_file=True),
         allow_empty=False,
@@ -89,6 +102,8 @@ class RunSerializer(serializers.Serializer):
     branch = serializers.CharField()
     ci_url = serializers.CharField()
     complete = serializers.BooleanField()
+    probe = serializers.BooleanField()
+    exemptions_version = serializers.CharField()
     started_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
 

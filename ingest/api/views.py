@@ -71,6 +71,8 @@ class UploadCreateView(APIView):
             complete=fields["complete"],
             file_hint=fields["file_hint"],
             started_at=fields["timestamp"],
+            probe=fields["probe"],
+            exemptions_version=fields["exemptions_version"],
         )
         try:
             upload, created = services.upload_create(

@@ -116,33 +116,23 @@ class TestIdentifier:
 class _Place:
     """One (file, class) of an upload, and the key of its tests up to their name."""
 
-    __slots__ = ("path", "class_name", "rules", "prefix", "plain")
+    __slots__ = ("path", "class_name", "rules", "prefix", "generics", "plain")
 
     def __init__(self, path: str, class_name: str, rules: Rules) -> None:
         self.path, self.class_name, self.rules = path, class_name, rules
         self.prefix = make_key(path, class_name, "") if class_name else ""
+        self.generics = device_generics(class_name, rules)
         # Neither a device suffix to strip nor a rewrite to apply: the key is prefix + name.
-        self.plain = bool(class_name) and not rules.rewrites and not _may_strip(class_name, rules)
+        self.plain = bool(class_name) and not rules.rewrites and not self.generics
 
     def identity(self, name: str) -> TestIdentity:
         if self.plain:
             # tuple.__new__: TestIdentity(...) without a Python-level call, once per case.
             return _tuple_new(TestIdentity, (self.prefix + name, self.path, self.class_name, name))
-        return _identity(self.path, self.class_name, name, self.rules)
+        return _identity(self.path, self.class_name, name, self.rules, self.generics)
 
 
 _tuple_new = tuple.__new__
-
-
-def _may_strip(class_name: str, rules: Rules) -> bool:
-    """Whether ``strip_device`` could change a name of this class (see its conditions)."""
-    if rules.compiled.device_name is None:
-        return False
-    for suffix, _ in rules.compiled.suffixes:
-        generic = class_name[: -len(suffix)]
-        if class_name.endswith(suffix) and generic and not generic.endswith("."):
-            return True
-    return False
 
 
 def test_location(
@@ -162,8 +152,10 @@ def test_location(
     return path, class_name
 
 
-def _identity(path: str, class_name: str, name: str, rules: Rules) -> TestIdentity:
-    class_name, name = strip_device(class_name, name, rules)
+def _identity(
+    path: str, class_name: str, name: str, rules: Rules, generics: dict[str, str] | None = None
+) -> TestIdentity:
+    class_name, name = strip_device(class_name, name, rules, generics)
     if rules.rewrites:
         return _rewritten(path, class_name, name, rules)
     return TestIdentity(make_key(path, class_name, name), path, class_name, name)
@@ -238,23 +230,40 @@ def hint_path(hint: str | None, rules: Rules) -> str:
     return ""
 
 
-def strip_device(class_name: str, name: str, rules: Rules) -> tuple[str, str]:
-    """Drop PyTorch's generated device suffix from class and name, only when both carry it."""
-    pattern = rules.compiled.device_name
-    if pattern is None or not class_name:
-        return class_name, name
-    cut = min((i for i in (name.find("["), name.find(" "), name.find("(")) if i >= 0), default=-1)
-    base, params = (name, "") if cut < 0 else (name[:cut], name[cut:])
-    match = pattern.fullmatch(base)
-    if match is None:
-        return class_name, name
+def device_generics(class_name: str, rules: Rules) -> dict[str, str]:
+    """The generic class of a device-specific ``class_name``, by the device token its suffix
+    names (``TestFooXLA`` → ``{"xla": "TestFoo"}``; the longest suffix first); empty when no
+    name of the class can lose a device suffix."""
+    generics: dict[str, str] = {}
+    if rules.compiled.device_name is None or not class_name:
+        return generics
     for suffix, token in rules.compiled.suffixes:
-        if token != match["device"] or not class_name.endswith(suffix):
-            continue
         generic = class_name[: -len(suffix)]
-        if generic and not generic.endswith("."):
-            return generic, match["head"] + match["dtypes"] + params
-    return class_name, name
+        if class_name.endswith(suffix) and generic and not generic.endswith("."):
+            generics.setdefault(token, generic)
+    return generics
+
+
+# Where a test name's parameters start ("[shape0]", " (subtest)", "(x=1)"): after its device.
+_PARAMETERS = re.compile(r"[\[ (]")
+
+
+def strip_device(
+    class_name: str, name: str, rules: Rules, generics: dict[str, str] | None = None
+) -> tuple[str, str]:
+    """Drop PyTorch's generated device suffix from class and name, only when both carry it.
+    ``generics`` is ``device_generics(class_name, rules)``, for a caller that keeps it per
+    class (it runs once per case of an upload)."""
+    if generics is None:
+        generics = device_generics(class_name, rules)
+    if not generics:
+        return class_name, name
+    cut = _PARAMETERS.search(name)
+    base, params = (name, "") if cut is None else (name[: cut.start()], name[cut.start() :])
+    match = rules.compiled.device_name.fullmatch(base)
+    if match is None or match["device"] not in generics:
+        return class_name, name
+    return generics[match["device"]], match["head"] + match["dtypes"] + params
 
 
 def make_key(file: str, class_name: str, name: str) -> str:

@@ -43,7 +43,7 @@ from ingest.writer.known import KnownIds
 from ingest.writer.rows import ResultRow
 from ingest.writer.spools import Spool
 from ingest.writer.suites import LABEL_BITS, LABEL_MASK, Placement, written_id
-from parity.models import Outcome, Reason, Result, Run, TestCase, Upload
+from parity.models import FileSeconds, Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
 
@@ -131,6 +131,7 @@ class UploadWriter:
         self.new_reasons: list[tuple[int, str, str, str]] = []  # id, kind, text, fingerprint
         self.by_outcome = [0] * (max(Outcome.values) + 1)
         self.seen_reason_ids: set[int] = set()
+        self.file_seconds: dict[str, float] = {}  # each file's durations summed (FileSeconds)
         self.repeated: set[int] = set()  # tests written more than once
         self.line_start = f"{run_id}\t{upload_id}\t"
         # Durations repeat (pytest and JUnit write milliseconds): each one's COPY text is made
@@ -143,9 +144,13 @@ class UploadWriter:
         batch = list(islice(rows, BATCH_CASES))
         while batch:
             digests = [md5(row.key.encode()).digest() for row in batch]
+            # Only a batch looked up wholly under the tests lock may add its tests at once: the
+            # lock can be taken half-way through a batch, and the new tests found before it may
+            # have been added by another upload since (the insert at the end handles those).
+            locked_before = self.new_tests is NewTests.PER_BATCH
             new_tests = self._resolve(batch, digests, more_to_come=len(batch) == BATCH_CASES)
             ahead: list[ResultRow] = []
-            if new_tests and self.new_tests is NewTests.PER_BATCH:
+            if new_tests and locked_before:
                 chunk = "".join(new_tests).encode()
                 chunks = self._parsing_meanwhile(iter([chunk]), rows, ahead)
                 copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
@@ -299,9 +304,12 @@ class UploadWriter:
         tests, reasons, bits = self.known.tests, self.known.reasons, LABEL_BITS
         seen_reasons, by_outcome = self.seen_reason_ids, self.by_outcome
         durations, start = self.duration_texts, self.line_start
+        file_seconds = self.file_seconds
         lines: list[str] = []
         for row, digest in zip(cases, digests, strict=True):
             outcome, duration, message = row.outcome, row.duration, row.message
+            if duration is not None:
+                file_seconds[row.file] = file_seconds.get(row.file, 0.0) + duration
             if row.reason_fp is None:
                 reason_id = NULL
             else:
@@ -341,6 +349,12 @@ class UploadWriter:
         if self.moves:
             self._new_plain_tests_delete()
         new_reason_ids = self._reasons_insert() if self.new_reasons else []
+        if self.file_seconds:
+            files, seconds = zip(*self.file_seconds.items(), strict=True)
+            self.cursor.execute(
+                _FILE_SECONDS_INSERT,
+                {**self.params, "files": list(files), "seconds": list(seconds)},
+            )
         return WriteSummary(
             counts=outcome_counts(dict(enumerate(self.by_outcome))),
             new_reason_ids=new_reason_ids,
@@ -438,6 +452,16 @@ _RERUNS_COLLAPSE = model_sql(
     RETURNING r.outcome, r.reason_id
     """,
     result=Result,
+)
+
+# Reruns count: the time a file took includes them.
+_FILE_SECONDS_INSERT = model_sql(
+    """
+    INSERT INTO {seconds} (run_id, upload_id, file, seconds)
+    SELECT %(run)s, %(upload)s, file, seconds
+    FROM unnest(%(files)s::text[], %(seconds)s::float8[]) AS f(file, seconds)
+    """,
+    seconds=FileSeconds,
 )
 
 _REASONS_STILL_NAMED = model_sql(

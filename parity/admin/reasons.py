@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.db import models
 
 from parity.models import Reason, TrackingIssue
+from parity.services.triage import reason_issues_set
 
 
 @admin.register(Reason)
@@ -12,6 +13,12 @@ class ReasonAdmin(admin.ModelAdmin):
     list_filter = ["project", "kind"]
     search_fields = ["text"]
     filter_horizontal = ["issues"]
+
+    def save_related(self, request, form, formsets, change) -> None:
+        """The issues through the service, which re-applies triages (tracked follows them)."""
+        reason_issues_set(reason=form.instance, issues=form.cleaned_data["issues"])
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
 
 @admin.register(TrackingIssue)

@@ -16,8 +16,17 @@ class UploadInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "backend", "commit", "branch", "complete", "started_at"]
-    list_filter = ["project", "backend", "complete"]
+    list_display = [
+        "id",
+        "project",
+        "backend",
+        "commit",
+        "branch",
+        "complete",
+        "probe",
+        "started_at",
+    ]
+    list_filter = ["project", "backend", "complete", "probe"]
     search_fields = ["commit", "key"]
     date_hierarchy = "started_at"
     inlines = [UploadInline]

@@ -17,6 +17,7 @@ from parity import selectors
 from parity.api import serializers as s
 from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
+from parity.services.exemption_lists import exemption_list_record
 from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_delete
 from parity.web.access import ProjectAccess, django_user, project_for_request, run_for_request
 from parity.web.openapi import ID_PATH, SLUG_PATH, error_responses
@@ -237,6 +238,7 @@ class ManifestView(APIView):
         project = project_for_request(request, slug)
         backend = _backend(project, _query(s.ManifestQuery, request).validated_data["backend"])
         manifest = selectors.manifest_build(project=project, backend=backend)
+        exemption_list_record(backend=backend, manifest=manifest)
         etag = f'"{manifest.etag}-{request.accepted_renderer.format}"'
         if etag in parse_etags(request.headers.get("If-None-Match", "")):
             return HttpResponseNotModified(headers={"ETag": etag})
@@ -259,11 +261,19 @@ class ManifestResolveView(APIView):
         body.is_valid(raise_exception=True)
         backend = _backend(project, body.validated_data["backend"])
         tests = body.validated_data["tests"]
+        manifest = selectors.manifest_build(project=project, backend=backend)
         try:
-            exempted = selectors.manifest_resolve(project=project, backend=backend, tests=tests)
+            exempted = selectors.manifest_resolve(
+                project=project, backend=backend, tests=tests, exemptions=manifest.exemptions
+            )
         except RunnerIdError as exc:
             raise ValidationError({"tests": [str(exc)]}) from None
-        answer = {"backend": backend.name, "count": len(exempted), "exempted": exempted}
+        answer = {
+            "backend": backend.name,
+            "version": exemption_list_record(backend=backend, manifest=manifest),
+            "count": len(exempted),
+            "exempted": exempted,
+        }
         return Response(s.ResolveSerializer(answer).data)
 
 

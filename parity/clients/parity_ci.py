@@ -41,6 +41,7 @@ import http.client
 import json
 import os
 import random
+import re
 import shutil
 import ssl
 import statistics
@@ -181,6 +182,7 @@ class Client:
         self.timeout = timeout
         self.log = log
         self.last_etag: str | None = None  # of the last manifest answered
+        self.last_version = ""  # the manifest version of the last resolve answered
         self._opener = urllib.request.build_opener(_NoRedirects())
 
     @classmethod
@@ -231,6 +233,7 @@ class Client:
                 body=body,
                 headers={"Content-Type": "application/json"},
             ).json()
+            self.last_version = answer.get("version") or ""
             for item in answer["exempted"]:
                 item["index"] += start
                 exempted.append(item)
@@ -242,12 +245,16 @@ class Client:
         upload: ``{"id", "status", "run", "url", ...}``. XML is sent as a gzipped tar that keeps
         each file's folder (the server reads a test file from a folder like ``test.test_ops``
         when the XML names ``__main__``); more than ``PART_XML_BYTES`` of XML goes as several
-        uploads to the same run, the last one carrying ``complete``."""
+        uploads to the same run, the last one carrying ``complete``. What the runner wrote into
+        the reports fills in ``request.exemptions_version`` when unset, and ``request.probe``
+        (``request_from_reports``)."""
         if not self.project:
             raise ConfigError("set PARITY_PROJECT (or --project) to the project's slug")
         if not self.token:
             raise ConfigError("set PARITY_TOKEN (or --token) to an upload token of the project")
-        parts = upload_parts(collect_reports(paths))
+        reports = collect_reports(paths)
+        request_from_reports(request, reports, self.log)
+        parts = upload_parts(reports)
         answers = []
         for number, part in enumerate(parts, start=1):
             last = number == len(parts)
@@ -471,6 +478,8 @@ class UploadRequest:
         ci_url: str = "",
         complete: bool = False,
         file_hint: str = "",
+        probe: bool = False,
+        exemptions_version: str = "",
     ) -> None:
         self.backend = backend
         self.commit = commit
@@ -479,6 +488,8 @@ class UploadRequest:
         self.ci_url = ci_url
         self.complete = complete
         self.file_hint = file_hint
+        self.probe = probe  # exempted tests ran too: never current, says what passes now
+        self.exemptions_version = exemptions_version  # the manifest version the run applied
 
     def fields(self, *, project: str, complete: bool) -> dict[str, str]:
         fields = {
@@ -490,6 +501,8 @@ class UploadRequest:
             "ci_url": self.ci_url,
             "file_hint": self.file_hint,
             "complete": "true" if complete else "false",
+            "probe": "true" if self.probe else "",
+            "exemptions_version": self.exemptions_version,
         }
         return {name: value for name, value in fields.items() if value}
 
@@ -555,6 +568,37 @@ def collect_reports(paths: Sequence[str]) -> Reports:
         else:
             raise ConfigError(f"no such file or folder: {raw}")
     return Reports(xml, archives)
+
+
+# What the pytest plugin and the unittest runner write into their JUnit XML (testsuite
+# properties, near the top of the file): the exemption list they applied, and a probe.
+PROPERTY_VERSION = "parity_exemptions_version"
+PROPERTY_PROBE = "parity_probe"
+_PROPERTY = re.compile(rb'<property name="(parity_[a-z_]+)" value="([^"]*)"')
+PROPERTY_SCAN_BYTES = 64 * 1024
+
+
+def reports_applied(reports: Reports) -> dict[str, str]:
+    """The parity properties the runners wrote into the XML files (the first of each name);
+    archives are not opened."""
+    found: dict[str, str] = {}
+    for path, _ in reports.xml:
+        with path.open("rb") as xml:
+            head = xml.read(PROPERTY_SCAN_BYTES)
+        for name, value in _PROPERTY.findall(head):
+            found.setdefault(name.decode(), value.decode("utf-8", "replace"))
+    return found
+
+
+def request_from_reports(request: UploadRequest, reports: Reports, log: Callable) -> None:
+    """Fill in what the runner applied when the flags did not say: the exemption list's
+    version, and whether it was a probe (which must never be uploaded as a plain run)."""
+    applied = reports_applied(reports)
+    if not request.exemptions_version:
+        request.exemptions_version = applied.get(PROPERTY_VERSION, "")
+    if applied.get(PROPERTY_PROBE) == "true" and not request.probe:
+        log("the reports come from a probe (exempted tests ran): uploading them as a probe run")
+        request.probe = True
 
 
 def _xml_under(folder: Path) -> Iterable[str]:
@@ -703,6 +747,8 @@ def upload_request(args: argparse.Namespace, env: Mapping[str, str]) -> UploadRe
         ci_url=args.ci_url or ci["ci_url"],
         complete=args.complete,
         file_hint=args.file_hint or "",
+        probe=args.probe,
+        exemptions_version=args.exemptions_version or "",
     )
 
 
@@ -796,6 +842,38 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
     )
 
 
+def verdict_exemptions(verdict: Mapping[str, Any]) -> str:
+    """Which exemption list the run applied, what changed in it since, and the gaps that an
+    exemption added after the run covers; a probe run says it is one."""
+    applied = verdict.get("exemptions") or {}
+    lines = []
+    if verdict.get("probe"):
+        lines.append("probe run: exempted tests ran too; never a gate, it flags the exemptions")
+        lines.append("  that pass now on the exemptions page")
+    version = applied.get("version")
+    if not version:
+        lines.append("exemptions: no list version sent (reports made without the plugin or runner)")
+    elif not applied.get("known"):
+        lines.append(f"exemptions: version {version} applied (not one this server gave out)")
+    else:
+        added, removed = applied.get("added") or [], applied.get("removed") or []
+        changed = [f"added {_exemption_label(e)}" for e in added]
+        changed += [f"removed {_exemption_label(e)}" for e in removed]
+        since = "; since then " + ", ".join(changed) if changed else ", unchanged since"
+        lines.append(f"exemptions: version {version} applied{since}")
+    for gap in verdict.get("gaps", []):
+        if gap.get("exemption_added"):
+            lines.append(
+                f"  {gap['test']}: {gap_tracking(gap)} by exemption #{gap['exemption']}, "
+                "added after the run"
+            )
+    return "\n".join(lines)
+
+
+def _exemption_label(exemption: Mapping[str, Any]) -> str:
+    return f"#{exemption['id']} ({exemption['kind']} {exemption['match']})"
+
+
 def verdict_table(verdict: Mapping[str, Any]) -> str:
     """The gaps the run opened, one a line, untracked first: state, tracking, test, reason,
     issues."""
@@ -861,6 +939,7 @@ def verdict_markdown(
         facts.insert(0, f"Commit `{commit[:12]}`.")
     if not verdict.get("complete"):
         facts.append("The run is not complete: tests it lacks are not counted missing yet.")
+    facts += [_md(line.strip()) for line in verdict_exemptions(verdict).splitlines()]
     lines += [" ".join(facts), ""]
     if parity:
         lines += _scores_markdown(parity, client=client) + [""]
@@ -1014,6 +1093,7 @@ def command_upload(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         )
     verdict = client.verdict(answers[-1]["run"])
     print(verdict_headline(verdict))
+    print(verdict_exemptions(verdict))
     print(verdict_table(verdict))
     run_page = client.dashboard_url(f"runs/{verdict['run']}/")
     print(f"dashboard: {run_page}")
@@ -1125,6 +1205,17 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--complete", action="store_true", help="the run's last upload: complete the run"
     )
     upload.add_argument("--file-hint", help="the test file of XML that names none (__main__)")
+    upload.add_argument(
+        "--probe",
+        action="store_true",
+        help="a probe run (exempted tests ran too): never current, it flags the exemptions that "
+        "pass now (default: when the reports say so)",
+    )
+    upload.add_argument(
+        "--exemptions-version",
+        metavar="VERSION",
+        help="the manifest version of the exemptions the run applied (default: from the reports)",
+    )
     upload.add_argument("--wait", action="store_true", help="wait for ingest, print the verdict")
     upload.add_argument("--gate", action="store_true", help="exit 1 when the verdict is not ok")
     upload.add_argument("--summary", metavar="FILE", help="write the verdict as Markdown")

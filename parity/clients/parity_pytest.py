@@ -17,6 +17,14 @@ an exemption written for ``TestOps::test_add_float32``), then:
   the run does not fail and the JUnit shows ``<skipped message="… (<issue URL>)">``, which
   parity ingests as a tracked skip.
 
+With ``--parity-probe`` nothing is skipped or turned into a skip: the exempted tests run too,
+so a weekly probe job learns which exemptions pass now (upload its report as a probe run:
+``parity_ci.py upload --probe``; the report says so itself too).
+
+The report (``--junitxml``) records the manifest version of the exemptions applied and whether
+the run was a probe, as ``<properties>`` of its test suite; ``parity_ci.py upload`` sends them
+with the upload, so the verdict says which exemption list the run used.
+
 Settings: ``--parity-backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN``,
 ``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the plugin does nothing. When the
 server cannot be reached the session stops with the reason, unless ``--parity-optional`` is
@@ -37,6 +45,7 @@ from typing import Sequence
 
 import parity_ci
 import pytest
+from _pytest import junitxml  # its report's properties: pytest offers no public hook for them
 
 SKIPPING_KINDS = ("tracked", "intended")
 QUARANTINE = "quarantine"
@@ -56,6 +65,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="read exemptions from a manifest saved by 'parity_ci.py manifest -o FILE' "
         "(patterns are matched against node IDs as they are, not normalized)",
+    )
+    group.addoption(
+        "--parity-probe",
+        action="store_true",
+        help="run the exempted tests too (a probe run, to learn which exemptions pass now)",
     )
     group.addoption(
         "--parity-optional",
@@ -83,7 +97,11 @@ def pytest_configure(config: pytest.Config) -> None:
             exemptions = ServerExemptions(backend, retries=config.getoption("parity_retries"))
     except parity_ci.ParityError as exc:
         raise pytest.UsageError(f"parity: {exc}") from None
-    plugin = ExemptionsPlugin(exemptions, optional=config.getoption("parity_optional"))
+    plugin = ExemptionsPlugin(
+        exemptions,
+        optional=config.getoption("parity_optional"),
+        probe=config.getoption("parity_probe"),
+    )
     config.pluginmanager.register(plugin, "parity-exemptions")
 
 
@@ -93,12 +111,14 @@ class ServerExemptions:
     def __init__(self, backend: str, *, retries: int) -> None:
         self.backend = backend
         self.client = parity_ci.Client.from_env(retries=max(retries, 0))
+        self.version = ""
 
     def describe(self) -> str:
         return f"{self.backend} on {self.client.url}"
 
     def find(self, node_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         exempted = self.client.resolve(self.backend, node_ids)
+        self.version = self.client.last_version
         return {node_ids[e["index"]]: (e["kind"], e["message"]) for e in exempted}
 
 
@@ -113,6 +133,7 @@ class ManifestExemptions:
                 f"not '{backend}' (--parity-backend)"
             )
         self.backend = backend or manifest.get("backend") or "?"
+        self.version = manifest.get("version") or ""
         self.patterns = [
             (pattern_regex(e["match"]), e["kind"], e["message"])
             for e in manifest.get("exemptions", [])
@@ -132,9 +153,16 @@ class ManifestExemptions:
 
 
 class ExemptionsPlugin:
-    def __init__(self, exemptions: ServerExemptions | ManifestExemptions, *, optional: bool):
+    def __init__(
+        self,
+        exemptions: ServerExemptions | ManifestExemptions,
+        *,
+        optional: bool,
+        probe: bool = False,
+    ):
         self.exemptions = exemptions
         self.optional = optional
+        self.probe = probe
         self.quarantined: dict[str, str] = {}  # node ID -> message
         self.counts: dict[str, int] = {}
         self.quarantine_failures: list[str] = []
@@ -145,14 +173,29 @@ class ExemptionsPlugin:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         found = self._find([item.nodeid for item in items])
         self.resolved = True
+        self._record_applied(config)
         for item in items:
             kind, message = found.get(item.nodeid, ("", ""))
+            if kind:
+                self.counts[kind] = self.counts.get(kind, 0) + 1
+            if self.probe:  # every test runs as it is, and reports what it does
+                continue
             if kind in SKIPPING_KINDS:
                 item.add_marker(pytest.mark.skip(reason=message))
             elif kind == QUARANTINE:
                 self.quarantined[item.nodeid] = message
-            if kind:
-                self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def _record_applied(self, config: pytest.Config) -> None:
+        """Write the exemption list's version, and whether this is a probe, into the JUnit
+        report's properties, where ``parity_ci.py upload`` reads them."""
+        key = getattr(junitxml, "xml_key", None)  # pytest 7+; pytest 6 kept it in config._xml
+        xml = config.stash.get(key, None) if key is not None else getattr(config, "_xml", None)
+        if xml is None:
+            return
+        if self.exemptions.version and not self.unavailable:
+            xml.add_global_property(parity_ci.PROPERTY_VERSION, self.exemptions.version)
+        if self.probe:
+            xml.add_global_property(parity_ci.PROPERTY_PROBE, "true")
 
     def _find(self, node_ids: list[str]) -> dict[str, tuple[str, str]]:
         if not node_ids:
@@ -185,7 +228,8 @@ class ExemptionsPlugin:
         self.quarantine_failures.append(f"{item.nodeid} ({call.when})")
 
     def pytest_report_header(self) -> str:
-        return f"parity: exemptions of {self.exemptions.describe()}"
+        probe = " (probe: exempted tests run too)" if self.probe else ""
+        return f"parity: exemptions of {self.exemptions.describe()}{probe}"
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         write = terminalreporter.write_line
@@ -195,7 +239,8 @@ class ExemptionsPlugin:
         if not self.resolved:  # the session stopped before collection ended
             return
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.counts.items()))
-        write(f"parity: exempted tests of {self.exemptions.backend}: {counts or 'none'}")
+        ran = " (probe: they ran)" if self.probe else ""
+        write(f"parity: exempted tests of {self.exemptions.backend}: {counts or 'none'}{ran}")
         for failure in self.quarantine_failures:
             write(f"parity: quarantined test failed, reported as skipped: {failure}")
 

@@ -26,6 +26,11 @@ and ``file="test/test_ops.py"``) for ``parity_ci.py upload``: one test case per 
 loads, named as its ``id()`` names it (a doctest by its docstring's qualified name, in the file
 it documents), each file relative to the repository (the working folder, or ``--root``).
 
+With ``--probe`` nothing is skipped or turned into a skip: the exempted tests run too (a
+weekly probe job, to learn which exemptions pass now; upload it with ``parity_ci.py upload
+--probe``). The JUnit XML records the manifest version of the exemptions applied, and a probe,
+as ``<properties>`` of each test suite, which ``parity_ci.py upload`` sends with the upload.
+
 Settings: ``--backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN`` and
 ``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the tests run as they are.
 
@@ -393,8 +398,11 @@ class ParityRunner(unittest.TextTestRunner):
         )
 
 
-def junit_xml(cases: Sequence[CaseResult], *, seconds: float) -> bytes:
-    """The results as JUnit XML: one <testsuite> per module, in the order tests ran."""
+def junit_xml(
+    cases: Sequence[CaseResult], *, seconds: float, properties: Sequence[tuple[str, str]] = ()
+) -> bytes:
+    """The results as JUnit XML: one <testsuite> per module, in the order tests ran, each
+    with ``properties`` (what parity applied) first."""
     root = ElementTree.Element("testsuites", name="parity_unittest", time=f"{seconds:.3f}")
     suites: dict[str, ElementTree.Element] = {}
     for case in cases:
@@ -404,6 +412,7 @@ def junit_xml(cases: Sequence[CaseResult], *, seconds: float) -> bytes:
             suite = suites[module] = ElementTree.SubElement(
                 root, "testsuite", name=module, hostname=socket.gethostname()
             )
+            _properties(suite, properties)
         attributes = {"classname": case.name.classname, "name": case.name.name}
         if case.name.file:
             attributes["file"] = case.name.file
@@ -417,6 +426,13 @@ def junit_xml(cases: Sequence[CaseResult], *, seconds: float) -> bytes:
     for element in [root, *suites.values()]:
         _count(element)
     return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def _properties(suite: ElementTree.Element, properties: Sequence[tuple[str, str]]) -> None:
+    if properties:
+        holder = ElementTree.SubElement(suite, "properties")
+        for name, value in properties:
+            ElementTree.SubElement(holder, "property", name=name, value=value)
 
 
 def _count(element: ElementTree.Element) -> None:
@@ -455,6 +471,11 @@ def _parser() -> argparse.ArgumentParser:
         "--root",
         default=os.curdir,
         help="the repository's root, which test files are named relative to (default: .)",
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="run the exempted tests too (a probe run, to learn which exemptions pass now)",
     )
     parser.add_argument(
         "--optional",
@@ -498,7 +519,9 @@ def _load(scripts: Sequence[str]) -> tuple[unittest.TestSuite, list[str]]:
 
 def _exemptions(
     args: argparse.Namespace, tests: list[unittest.TestCase]
-) -> dict[unittest.TestCase, tuple[str, str]]:
+) -> tuple[dict[unittest.TestCase, tuple[str, str]], str]:
+    """The exempted tests, and the manifest version of the list they come from ("" when the
+    server could not be reached)."""
     client = parity_ci.Client.from_env(retries=max(args.retries, 0))
     try:
         found = exemptions_find(args.backend, tests, client=client)
@@ -506,11 +529,12 @@ def _exemptions(
         if not args.optional:
             raise
         _log(f"WARNING: no exemptions applied: {exc}")
-        return {}
+        return {}, ""
     kinds = [kind for kind, _ in found.values()]
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds))) or "none"
-    _log(f"exempted tests of {args.backend} ({client.url}): {counts}")
-    return found
+    ran = " (probe: they run)" if args.probe else ""
+    _log(f"exempted tests of {args.backend} ({client.url}): {counts}{ran}")
+    return found, client.last_version
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -520,18 +544,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     suite, broken = _load(args.scripts)
     tests = list(suite_tests(suite))
     quarantined: dict[unittest.TestCase, str] = {}
+    properties = [(parity_ci.PROPERTY_PROBE, "true")] if args.probe else []
     if args.backend and tests:
         try:
-            quarantined = exemptions_apply(tests, _exemptions(args, tests))
+            found, version = _exemptions(args, tests)
         except parity_ci.ParityError as exc:
             _log(str(exc))
             return exc.exit_code
+        if not args.probe:  # a probe runs every test as it is
+            quarantined = exemptions_apply(tests, found)
+        if version:
+            properties.append((parity_ci.PROPERTY_VERSION, version))
     started = time.perf_counter()
     result = ParityRunner(quarantined=quarantined, verbosity=args.verbosity).run(suite)
     for test_id in result.quarantine_failures:
         _log(f"quarantined test failed, reported as skipped: {test_id}")
     if args.junit_xml:
-        report = junit_xml(list(result.cases.values()), seconds=time.perf_counter() - started)
+        report = junit_xml(
+            list(result.cases.values()),
+            seconds=time.perf_counter() - started,
+            properties=properties,
+        )
         folder = os.path.dirname(os.path.abspath(args.junit_xml))
         os.makedirs(folder, exist_ok=True)
         with open(args.junit_xml, "wb") as out:

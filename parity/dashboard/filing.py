@@ -31,7 +31,12 @@ def issue_file_post(
     if filed.link_error:
         messages.warning(request, f"Filed {filed.url}, but not linked: {filed.link_error}")
     else:
-        what = "the reason" if subject.reason_id is not None else f"{filed.linked} gap(s)"
+        if subject.reason_id is not None:
+            what = "the reason"
+        elif subject.file is not None:
+            what = f"{subject.file} on {subject.backend}"
+        else:
+            what = f"{filed.linked} gap(s)"
         messages.success(
             request, f"Filed {filed.url} and linked it to {what}: they count tracked now."
         )

@@ -109,6 +109,9 @@ class GapsQuery(ProjectQuery):
     open = forms.BooleanField(required=False, label="every open gap, however old")
     state = forms.ChoiceField(required=False, choices=[("", "every state"), *GapState.choices])
     tracked = forms.ChoiceField(required=False, choices=TRACKED_CHOICES)
+    # A triage queue group's tests: kept in the URL, not offered as fields.
+    file = forms.CharField(required=False, max_length=500, widget=forms.HiddenInput)
+    reason = forms.IntegerField(required=False, widget=forms.HiddenInput)
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
     fixed_page = forms.IntegerField(
         required=False, min_value=1, initial=1, widget=forms.HiddenInput
@@ -119,6 +122,61 @@ class GapsQuery(ProjectQuery):
         super().__init__(*args, **kwargs)
         # Default: the last week, so the page answers "what broke since last Monday".
         self.fields["since"].initial = today - datetime.timedelta(days=7)
+
+
+class QueueQuery(ProjectQuery):
+    page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+    reason_page = forms.IntegerField(
+        required=False, min_value=1, initial=1, widget=forms.HiddenInput
+    )
+
+
+class QueueGroupField(forms.Field):
+    """Groups of the triage queue ticked (``group``, repeated): ``backend::file`` or
+    ``backend::#reason id`` (``parity.selectors.queue.QueueGroup.key``), at most ``LIMIT``."""
+
+    widget = forms.MultipleHiddenInput
+    LIMIT = 200
+
+    def to_python(self, value) -> list[tuple[str, str | None, int | None]]:
+        """(backend, file, reason id) per group."""
+        values = list(dict.fromkeys(v for v in (value or []) if str(v).strip()))  # once each
+        if len(values) > self.LIMIT:
+            raise forms.ValidationError(f"At most {self.LIMIT} groups at once.")
+        groups = []
+        for v in values:
+            backend, sep, what = str(v).partition("::")
+            if not (backend and sep and what):
+                raise forms.ValidationError(f"Not a group of the queue: {v}")
+            if what.startswith("#"):
+                if not what[1:].isdigit():
+                    raise forms.ValidationError(f"Not a group of the queue: {v}")
+                groups.append((backend, None, int(what[1:])))
+            else:
+                groups.append((backend, what, None))
+        return groups
+
+
+class QueueExemptForm(forms.Form):
+    """Exempt the groups ticked in the triage queue, each on its backend: a test file (a
+    file-level exemption: CI leaves it out) or a skip reason; tracked by one issue, or
+    intended for one reason."""
+
+    KINDS = [(TriageKind.TRACKED, "tracked by issue"), (TriageKind.INTENDED, "intended")]
+    group = QueueGroupField(required=True)
+    kind = forms.ChoiceField(choices=KINDS, widget=forms.RadioSelect, initial=TriageKind.TRACKED)
+    issue_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    note = forms.CharField(required=False, max_length=2000)
+    next = forms.CharField(required=False, max_length=2000)
+
+    def requests_fields(self) -> list[dict]:
+        """Keyword arguments of ``parity.services.triage.TriageRequest``, one per group."""
+        data = self.cleaned_data
+        common = {"kind": data["kind"], "issue_url": data["issue_url"], "note": data["note"]}
+        return [
+            {**common, "backend": backend, **({"match": file} if file else {"reason": reason})}
+            for backend, file, reason in data["group"]
+        ]
 
 
 class RunsQuery(ProjectQuery):
@@ -138,6 +196,9 @@ class ExemptionsQuery(ProjectQuery):
     issue = forms.ChoiceField(
         required=False, choices=[("", "any issue"), ("closed", "its issue closed")]
     )
+    probe = forms.ChoiceField(
+        required=False, choices=[("", "any probe outcome"), ("passes", "passes now")]
+    )
     files = forms.ChoiceField(required=False)  # whose test files the page lists
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
     sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
@@ -156,6 +217,7 @@ class ExemptionsQuery(ProjectQuery):
             "stale": flags.get(query["stale"]),
             "issue_closed": True if query["issue"] == "closed" else None,
             "sort": query["sort"] or "",
+            "passes_now": True if query["probe"] == "passes" else None,
         }
 
 
@@ -287,30 +349,38 @@ class IdsField(forms.Field):
 
 
 class IssueSubjectForm(forms.Form):
-    """What an issue filed from parity is about: gaps (``gap``, repeated), or a skip reason
-    (``reason``) on a backend (``backend``; empty: every backend)."""
+    """What an issue filed from parity is about: gaps (``gap``, repeated), a skip reason
+    (``reason``) on a backend (``backend``; empty: every backend), or a test file (``file``) on
+    a backend (a group of the triage queue)."""
 
     gap = IdsField(required=False)
     reason = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    file = forms.CharField(required=False, max_length=500, widget=forms.HiddenInput)
     backend = forms.CharField(required=False, max_length=50, widget=forms.HiddenInput)
     next = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
+    SUBJECT_FIELDS = ("gap", "reason", "file", "backend")
+
     def clean(self) -> dict:
         data = super().clean()
-        if not data.get("gap") and data.get("reason") is None:
+        if data.get("file") and not data.get("backend"):
+            raise forms.ValidationError("Name the backend of the file.")
+        if not data.get("gap") and data.get("reason") is None and not data.get("file"):
             raise forms.ValidationError("Choose gaps, or a skip reason, to file an issue about.")
         return data
 
     def subject_valid(self) -> bool:
-        """Whether the gaps or reason are (other fields may still be wrong)."""
+        """Whether the gaps, reason or file are (other fields may still be wrong)."""
         self.is_valid()
-        return not any(name in self.errors for name in ("gap", "reason", "backend", "__all__"))
+        return not any(name in self.errors for name in (*self.SUBJECT_FIELDS, "__all__"))
 
     def subject_fields(self) -> dict:
         """Keyword arguments of ``parity.selectors.issue_subject``."""
         data = self.cleaned_data
         if data.get("reason") is not None:
             return {"reason_id": data["reason"], "backend": data["backend"] or None}
+        if data.get("file"):
+            return {"file": data["file"], "backend": data["backend"]}
         return {"gap_ids": data["gap"]}
 
 
@@ -329,7 +399,7 @@ class IssueDraftForm(IssueSubjectForm):
     def drafted(cls, subject: IssueSubjectForm, *, draft, back: str) -> "IssueDraftForm":
         """The form for a valid ``subject``, filled with parity's ``draft``
         (``parity.services.issue_filing.IssueDraft``)."""
-        fields = {name: subject.cleaned_data[name] for name in ("gap", "reason", "backend")}
+        fields = {name: subject.cleaned_data[name] for name in cls.SUBJECT_FIELDS}
         labels = ", ".join(draft.labels)
         return cls(
             initial={

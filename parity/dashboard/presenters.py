@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from django.utils import timezone
 
 from ingest.normalize import display_id, is_expected_failure, suite_of
-from parity.models import Gap, Triage
+from parity.models import Gap, ProbeOutcome, Triage
 from parity.pure.globs import is_file_level
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
@@ -86,6 +86,22 @@ def triage_issue_links(triage: Triage) -> list[IssueLink]:
 def pattern_scope(match: str) -> str:
     """What a pattern covers: whole files (CI leaves them out of its run) or some tests."""
     return "every test of the matching files" if is_file_level(match) else "matching tests"
+
+
+def passes_now_on(triage: Triage) -> list[str]:
+    """The backends on whose latest probe run every test of the exemption passed (its probes
+    prefetched, as ``parity.selectors.exemptions_list`` reads them)."""
+    return [probe.backend.name for probe in triage.probes.all() if probe.passes_now]
+
+
+def probe_counts(probe: ProbeOutcome) -> str:
+    """How the exemption's tests did: "3 of 3 passed", or what did not pass, "1 failed, 1
+    error of 3"."""
+    if probe.passes_now:
+        return f"{probe.tests} of {probe.tests} passed"
+    counts = [(probe.failed, "failed"), (probe.error, "error"), (probe.skipped, "skipped")]
+    shown = ", ".join(f"{n} {word}" for n, word in counts if n)
+    return f"{shown} of {probe.tests}"
 
 
 def duration(seconds: float) -> str:
@@ -233,3 +249,67 @@ def heatmap_cells(heatmap: Heatmap) -> Heatmap:
         for row in heatmap.rows
     ]
     return replace(heatmap, rows=rows)
+
+
+# --- The burn-down of untracked gaps (overview) ---------------------------------------------
+
+BURN_WIDTH, BURN_HEIGHT = 600, 150
+BURN_PAD = {"left": 2, "right": 2, "top": 4, "bottom": 2}  # the axis labels are HTML, outside
+# Colour-blind-safe (Okabe-Ito), in backend order.
+BURN_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
+
+
+@dataclass(frozen=True)
+class BurnLine:
+    backend: str
+    colour: str
+    points: str  # an SVG polyline's points
+    last: int  # untracked at its last point
+
+
+@dataclass(frozen=True)
+class BurnChart:
+    width: int
+    height: int
+    lines: list[BurnLine]
+    top: int  # the y axis's largest value
+    first_day: str
+    last_day: str
+    plot: dict  # the plotting area: left, right, top, bottom (px)
+
+
+def burndown_chart(burndown) -> BurnChart | None:
+    """Untracked gaps per backend over time (``parity.selectors.BurnDown``) as polylines on a
+    shared day axis, drawn inline as SVG (no chart library); None without two days to draw."""
+    if burndown is None or len(burndown.days) < 2:
+        return None
+    days = burndown.days
+    left, right = BURN_PAD["left"], BURN_WIDTH - BURN_PAD["right"]
+    top, bottom = BURN_PAD["top"], BURN_HEIGHT - BURN_PAD["bottom"]
+    span = (days[-1] - days[0]).days or 1
+    highest = max((n for points in burndown.series.values() for _, n in points), default=0)
+    scale = max(highest, 1)
+
+    def xy(day, n) -> str:
+        x = left + (right - left) * (day - days[0]).days / span
+        y = bottom - (bottom - top) * n / scale
+        return f"{x:.1f},{y:.1f}"
+
+    lines = [
+        BurnLine(
+            backend=name,
+            colour=BURN_COLOURS[i % len(BURN_COLOURS)],
+            points=" ".join(xy(day, n) for day, n in points),
+            last=points[-1][1],
+        )
+        for i, (name, points) in enumerate(sorted(burndown.series.items()))
+    ]
+    return BurnChart(
+        width=BURN_WIDTH,
+        height=BURN_HEIGHT,
+        lines=lines,
+        top=highest,
+        first_day=days[0].isoformat(),
+        last_day=days[-1].isoformat(),
+        plot={"left": left, "right": right, "top": top, "bottom": bottom},
+    )

@@ -14,9 +14,15 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from parity.dashboard import presenters
-from parity.dashboard.forms import ExemptionForm, TriageForm
+from parity.dashboard.forms import ExemptionForm, QueueExemptForm, TriageForm
 from parity.models import Project, Triage, TriageKind
-from parity.services.triage import TriageRejected, TriageRequest, triage_create, triages_delete
+from parity.services.triage import (
+    TriageRejected,
+    TriageRequest,
+    triage_create,
+    triages_create,
+    triages_delete,
+)
 from parity.web.access import Refusal, project_refusal
 
 SAVED = {
@@ -43,6 +49,32 @@ def triage_submit(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"Triage not saved: {exc}")
     else:
         messages.success(request, f"Triage saved: {SAVED[triage.kind]}. The numbers are updated.")
+    return redirect(back)
+
+
+@require_POST
+def queue_exempt(request: HttpRequest, slug: str) -> HttpResponse:
+    """Exempt the triage queue's ticked groups, each a file or a reason on its backend, all in
+    one transaction (``triages_create``): all saved, or none."""
+    back = back_url(request, request.POST.get("next"), reverse("project-queue", args=[slug]))
+    project, refusal = project_refusal(request, slug, triage=True)
+    if refusal is not None:
+        return refused(refusal, back)
+    form = QueueExemptForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(str(e) for errs in form.errors.values() for e in errs)
+        messages.error(request, f"Nothing exempted: {errors}")
+        return redirect(back)
+    requests = [TriageRequest(**fields) for fields in form.requests_fields()]
+    try:
+        triages = triages_create(project=project, requests=requests, user=request.user)
+    except TriageRejected as exc:
+        messages.error(request, f"Nothing exempted: {exc}")
+    else:
+        kind = SAVED[triages[0].kind]
+        messages.success(
+            request, f"{len(triages)} group(s) exempted: {kind}. The numbers are updated."
+        )
     return redirect(back)
 
 

@@ -3,6 +3,7 @@
 looks (colours, symbols, labels) is decided in ``presenters``. Chart data comes from the JSON
 endpoints in ``charts``, triage goes through ``triage``."""
 
+import dataclasses
 import datetime
 
 from django.contrib import messages
@@ -23,6 +24,7 @@ from parity.dashboard.forms import (
     IssueDraftForm,
     IssueSubjectForm,
     PairQuery,
+    QueueQuery,
     ReasonsQuery,
     RunsQuery,
     TestSearchQuery,
@@ -43,6 +45,9 @@ from parity.web.access import (
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
 
+# The overview's burn-down of untracked gaps covers this many days of snapshots.
+BURNDOWN_DAYS = 90
+
 # ``tracked`` choice of the gaps page -> ``gaps_list`` filters.
 TRACKED_FILTERS = {
     "": {},
@@ -55,8 +60,18 @@ TRACKED_FILTERS = {
 
 def overview(request: HttpRequest) -> HttpResponse:
     projects = projects_readable(principal=principal_of(request))
-    context = {"cards": selectors.project_cards(projects=projects), **_upload_help(request)}
-    return render(request, "parity/overview.html", context)
+    headlines = selectors.triage_headlines(projects=projects)
+    since = timezone.now() - datetime.timedelta(days=BURNDOWN_DAYS)
+    burndowns = selectors.untracked_burndown(projects=projects, since=since)
+    cards = [
+        dataclasses.replace(
+            card,
+            headlines=headlines.get(card.project.pk, []),
+            burndown=burndowns.get(card.project.pk),
+        )
+        for card in selectors.project_cards(projects=projects)
+    ]
+    return render(request, "parity/overview.html", {"cards": cards, **_upload_help(request)})
 
 
 @project_page
@@ -146,6 +161,8 @@ def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict,
     filters = {
         "backend": query["backend"] or None,
         "state": query["state"] or None,
+        "file": query["file"] or None,
+        "reason": query["reason"],
         **TRACKED_FILTERS[query["tracked"] or ""],
     }
     return form, query, filters
@@ -173,6 +190,23 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
         query=query,
         since=since,
         page=page,
+    )
+
+
+@project_page
+def triage_queue(request: HttpRequest, project: Project) -> HttpResponse:
+    """Untracked gaps as decisions: grouped by (backend, file) and (backend, reason), largest
+    first, each group exempted, filed as one issue, or opened as a list of its tests."""
+    form = query_form(QueueQuery, request.GET, project=project)
+    query = cleaned(form)
+    queue = selectors.triage_queue(
+        project=project,
+        backend=query["backend"] or None,
+        file_page=query["page"],
+        reason_page=query["reason_page"],
+    )
+    return _render_project(
+        request, project, "parity/queue.html", tab="queue", form=form, query=query, queue=queue
     )
 
 

@@ -23,6 +23,7 @@ class DashboardLinks:
     fixed_gaps: str  # the same page, at its fixed gaps
     reasons: str
     closed_tracking: str  # every open gap tracked only by closed issues
+    passes_now: str  # the exemptions page at those that pass now
 
 
 def dashboard_links(*, slug: str, week: Week, backends: list[str]) -> DashboardLinks:
@@ -33,12 +34,15 @@ def dashboard_links(*, slug: str, week: Week, backends: list[str]) -> DashboardL
     gaps_path = reverse("project-gaps", kwargs={"slug": slug})
     gaps = absolute(f"{gaps_path}?{urlencode(query)}")
     closed = {"open": "1", "tracked": "closed", **{k: v for k, v in query.items() if k != "since"}}
+    exemptions_path = reverse("project-exemptions", kwargs={"slug": slug})
+    passing = {"probe": "passes", **{k: v for k, v in query.items() if k != "since"}}
     return DashboardLinks(
         project=absolute(reverse("project", kwargs={"slug": slug})),
         new_gaps=gaps,
         fixed_gaps=f"{gaps}#fixed-gaps",
         reasons=absolute(reverse("project-reasons", kwargs={"slug": slug})),
         closed_tracking=absolute(f"{gaps_path}?{urlencode(closed)}"),
+        passes_now=absolute(f"{exemptions_path}?{urlencode(passing)}"),
     )
 
 

@@ -13,7 +13,7 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from parity.digest.links import dashboard_links
-from parity.selectors.digest import ClosedTracking, DigestContent, ScoreRow
+from parity.selectors.digest import ClosedTracking, DigestContent, PassingExemptions, ScoreRow
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,13 @@ def closed_headline(row: ClosedTracking) -> str:
     return f"{what} {verb} issues closed since {day(row.since)}"
 
 
+def passes_now_headline(row: PassingExemptions) -> str:
+    """E.g. "3 tpu exemptions pass now: remove them"."""
+    if row.total == 1:
+        return f"1 {row.backend} exemption passes now: remove it"
+    return f"{row.total} {row.backend} exemptions pass now: remove them"
+
+
 def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> dict:
     """What the templates read: the content and its display strings."""
     width = max([len(s.backend) for s in content.scores] + [len("backend")])
@@ -111,6 +118,10 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
                 "issues": [(entry, day(entry.issue.closed_at)) for entry in row.issues],
             }
             for row in content.closed_tracking
+        ],
+        "passes_now": [
+            {"row": row, "headline": passes_now_headline(row), "probed": day(row.probed_at)}
+            for row in content.passes_now
         ],
         "unsubscribe_url": unsubscribe_url,
     }

@@ -19,26 +19,43 @@ def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
     )
 
 
-# Upsert rather than replace: from one night to the next most tests keep their outcome, and
-# unchanged rows are not rewritten. The temporary table is analyzed: without statistics the
-# planner guesses its size.
-_REFRESH_SQL = model_sql(
+# A diff rather than a replacement: from one night to the next most tests keep their outcome,
+# and only the rows that changed are written (an upsert of every row probed the unique index
+# once per test). One hash join of the run's outcomes with the backend's, planned so whatever
+# the statistics say (``plans.hash_joins``), finds the tests added, changed and gone; the
+# writes then touch those rows alone.
+_OUTCOMES_SQL = model_sql(
     """
-    DROP TABLE IF EXISTS parity_run_outcomes;
+    DROP TABLE IF EXISTS parity_run_outcomes, parity_outcome_changes;
     CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
-    ANALYZE parity_run_outcomes;
-    DELETE FROM {current} c
-    WHERE c.backend_id = %(backend)s
-      AND NOT EXISTS (SELECT 1 FROM parity_run_outcomes o WHERE o.test_id = c.test_id);
-    INSERT INTO {current} AS c (project_id, backend_id, test_id, outcome, reason_id)
-    SELECT %(project)s, %(backend)s, o.test_id, o.outcome, o.reason_id FROM parity_run_outcomes o
-    ON CONFLICT (backend_id, test_id) DO UPDATE
-    SET outcome = EXCLUDED.outcome, reason_id = EXCLUDED.reason_id
-    WHERE (c.outcome, c.reason_id) IS DISTINCT FROM (EXCLUDED.outcome, EXCLUDED.reason_id);
-    SELECT count(*) FROM parity_run_outcomes;
+    CREATE TEMP TABLE parity_outcome_changes ON COMMIT DROP AS
+    SELECT coalesce(o.test_id, c.test_id) AS test_id, o.outcome, o.reason_id,
+           c.test_id IS NULL AS added
+    FROM parity_run_outcomes o
+    FULL JOIN (
+        SELECT test_id, outcome, reason_id FROM {current} WHERE backend_id = %(backend)s
+    ) c ON c.test_id = o.test_id
+    WHERE o.test_id IS NULL OR c.test_id IS NULL
+       OR (o.outcome, o.reason_id) IS DISTINCT FROM (c.outcome, c.reason_id);
+    ANALYZE parity_outcome_changes;
     """,
     current=CurrentOutcome,
     outcomes=run_outcomes("run"),
+)
+_CHANGES_SQL = model_sql(
+    """
+    DELETE FROM {current} c USING parity_outcome_changes x
+    WHERE c.backend_id = %(backend)s AND c.test_id = x.test_id AND x.outcome IS NULL;
+    UPDATE {current} c SET outcome = x.outcome, reason_id = x.reason_id
+    FROM parity_outcome_changes x
+    WHERE c.backend_id = %(backend)s AND c.test_id = x.test_id AND NOT x.added
+      AND x.outcome IS NOT NULL;
+    INSERT INTO {current} (project_id, backend_id, test_id, outcome, reason_id)
+    SELECT %(project)s, %(backend)s, test_id, outcome, reason_id
+    FROM parity_outcome_changes WHERE added;
+    SELECT count(*) FROM parity_run_outcomes;
+    """,
+    current=CurrentOutcome,
 )
 
 
@@ -47,6 +64,7 @@ def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
     params = {**OUTCOME_PARAMS, "project": run.project_id, "backend": backend.pk, "run": run.pk}
     with connection.cursor() as cursor:
         with hash_joins(cursor):
-            cursor.execute(_REFRESH_SQL, params)
-            tests = cursor.fetchone()[0]
-        return tests
+            cursor.execute(_OUTCOMES_SQL, params)
+        # Planned on the changes' statistics: a few rows are probed through the unique index.
+        cursor.execute(_CHANGES_SQL, params)
+        return cursor.fetchone()[0]

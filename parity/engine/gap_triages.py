@@ -36,53 +36,83 @@ def triages_refresh(*, project: Project) -> None:
 
 # Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended: its
 # triage says so; an intended gap is never counted tracked or untracked. Tracked but closed: every
-# issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps the states).
-_APPLY_SQL = model_sql(
-    """
+# issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps the states). The
+# issue lookups run only where they can matter (CASE evaluates the branch it takes): most gaps
+# of a first completion are missing tests, with no reason and no triage.
+_APPLY_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
-        WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s)
-    ), picked AS MATERIALIZED ({picks})
-    UPDATE {gap} g
-    SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
-        tracked_closed = p.tracked AND p.all_closed
-    FROM (
-        SELECT t.id, t.triage_id,
+        WHERE g.is_open AND g.project_id = %(project)s AND {which}
+    ), picked AS MATERIALIZED ({picks}), flagged AS (
+        SELECT t.id, t.triage_id, t.reason_id,
                coalesce(t.kind = 'intended', false) AS intended,
                t.kind IS DISTINCT FROM 'intended'
-                   AND (coalesce(t.kind IN ('tracked', 'quarantine'), false) OR {reason_issue})
-                   AS tracked,
-               {all_closed} AS all_closed
+                   AND (coalesce(t.kind IN ('tracked', 'quarantine'), false)
+                        OR CASE WHEN t.reason_id IS NULL THEN false ELSE {reason_issue} END)
+                   AS tracked
         FROM picked t
+    )
+    UPDATE {gap} g
+    SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
+        tracked_closed = p.tracked_closed
+    FROM (
+        SELECT t.id, t.triage_id, t.intended, t.tracked,
+               CASE WHEN t.tracked THEN {all_closed} ELSE false END AS tracked_closed
+        FROM flagged t
     ) p
     WHERE g.id = p.id
       AND (g.triage_id, g.intended, g.tracked, g.tracked_closed)
-          IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked AND p.all_closed)
-    """,
-    gap=Gap,
-    testcase=TestCase,
-    picks=triage_picks("o", "id", every_row=True),
-    reason_issue=reason_has_issue(sql.SQL("t.reason_id")),
-    all_closed=cited_issues_closed(sql.SQL("t.reason_id"), sql.SQL("t.triage_id")),
-)
+          IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked_closed)
+    """
+
+
+def _apply_sql(which: str) -> sql.Composed:
+    return model_sql(
+        _APPLY_SQL,
+        which=sql.SQL(which),
+        gap=Gap,
+        testcase=TestCase,
+        picks=triage_picks("o", "id", every_row=True),
+        reason_issue=reason_has_issue(sql.SQL("t.reason_id")),
+        all_closed=cited_issues_closed(sql.SQL("t.reason_id"), sql.SQL("t.triage_id")),
+    )
+
+
+_APPLY_BACKENDS_SQL = _apply_sql("g.backend_id = ANY(%(backends)s)")
+_APPLY_TOUCHED_SQL = _apply_sql("g.id IN (SELECT id FROM parity_gaps_touched)")
 
 
 def triages_apply(*, project_id: int, backend_ids: list[int]) -> None:
     """Point each open gap of ``backend_ids`` at the triage that applies to it, and set its
     tracked, intended and tracked_closed flags from that triage and its reason's issues."""
     with connection.cursor() as cursor:
-        cursor.execute(_APPLY_SQL, {"project": project_id, "backends": backend_ids})
+        cursor.execute(_APPLY_BACKENDS_SQL, {"project": project_id, "backends": backend_ids})
 
 
-_STALE_SQL = model_sql(
-    """
+def triages_apply_touched(*, project_id: int) -> None:
+    """``triages_apply`` for the gaps the recompute's diff just opened or gave another reason
+    (``parity.engine.gaps``): no other gap can need another triage, since each change of a
+    triage (the triage services), an expiry (``triages_expire``) or a cited issue's state
+    (the issue sync) re-applies triages itself, and a reason's issues are linked when the
+    reason is first seen. A nightly run changes a few hundred gaps of its tens of thousands."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE parity_gaps_touched")
+        cursor.execute(_APPLY_TOUCHED_SQL, {"project": project_id})
+
+
+# Covering: the triages some open gap matches (expired ones too), and those an open gap picked
+# (the same, when every gap was matched; enough alone for the shortcut below).
+_STALE_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
-        WHERE g.is_open AND g.project_id = %(project)s
+        WHERE g.is_open AND g.project_id = %(project)s AND {which}
     ), covering AS MATERIALIZED (
-        SELECT DISTINCT c.triage_id FROM ({candidates}) c
+        SELECT c.triage_id FROM ({candidates}) c
+        UNION
+        SELECT g.triage_id FROM {gap} g
+        WHERE g.is_open AND g.project_id = %(project)s AND g.triage_id IS NOT NULL
     )
     UPDATE {triage} u SET stale = s.stale, expired = s.expired
     FROM (
@@ -91,12 +121,37 @@ _STALE_SQL = model_sql(
         FROM {triage} t WHERE t.project_id = %(project)s
     ) s
     WHERE u.id = s.id AND (u.stale, u.expired) IS DISTINCT FROM (s.stale, s.expired)
+    """
+
+
+def _stale_sql(which: str) -> sql.Composed:
+    return model_sql(
+        _STALE_SQL,
+        which=sql.SQL(which),
+        triage=Triage,
+        gap=Gap,
+        testcase=TestCase,
+        candidates=triage_candidates("o", "id", unexpired=False),
+        unexpired=TRIAGE_UNEXPIRED,
+    )
+
+
+_STALE_ALL_SQL = _stale_sql("true")
+_STALE_TOUCHED_SQL = _stale_sql("g.id IN (SELECT id FROM parity_gaps_touched)")
+
+# A triage that was not stale but that no open gap picks: one a more specific triage shadows
+# on every gap it matches, or an expired one. Only the match of every open gap can tell
+# whether it still matches one.
+_UNPICKED_COVERING_SQL = model_sql(
+    """
+    SELECT EXISTS (
+        SELECT 1 FROM {triage} t
+        WHERE t.project_id = %(project)s AND NOT t.stale
+          AND NOT EXISTS (SELECT 1 FROM {gap} g WHERE g.triage_id = t.id AND g.is_open)
+    )
     """,
     triage=Triage,
     gap=Gap,
-    testcase=TestCase,
-    candidates=triage_candidates("o", "id", unexpired=False),
-    unexpired=TRIAGE_UNEXPIRED,
 )
 
 
@@ -104,4 +159,16 @@ def triages_mark_stale(*, project_id: int) -> None:
     """A triage no open gap matches any more (the test passes now) is stale: clean it up. One
     past its expiry day is marked expired (the gaps it covered count untracked again)."""
     with connection.cursor() as cursor:
-        cursor.execute(_STALE_SQL, {"project": project_id})
+        cursor.execute(_STALE_ALL_SQL, {"project": project_id})
+
+
+def triages_mark_stale_touched(*, project_id: int) -> None:
+    """``triages_mark_stale`` after a recompute's diff, matching only the gaps it opened or gave
+    another reason (``parity_gaps_touched``, already given their triage) where that tells the
+    same: a triage matching an open gap the diff left alone matched it before, so it was not
+    stale; if an open gap picks it, it still is not; if none does, every open gap is matched."""
+    params = {"project": project_id}
+    with connection.cursor() as cursor:
+        cursor.execute(_UNPICKED_COVERING_SQL, params)
+        (unpicked,) = cursor.fetchone()
+        cursor.execute(_STALE_ALL_SQL if unpicked else _STALE_TOUCHED_SQL, params)

@@ -1,7 +1,9 @@
 """Diff each backend's current outcomes against the reference's into ``Gap`` rows, writing a
 ``GapEvent`` for every gap opened, changed or closed. Four set-based statements per call,
 whatever the number of tests or backends: the gaps each backend should have go to a temporary
-table (``parity_desired``), then the open gaps are closed, changed and opened to match it.
+table (``parity_desired``), then the open gaps are closed, changed and opened to match it. The
+gaps opened or given another reason are listed in ``parity_gaps_touched``: only theirs can
+need another triage (``parity.engine.gap_triages.triages_apply_touched``).
 """
 
 from django.db import connection
@@ -32,7 +34,8 @@ def gaps_diff(
         "run": cause.pk,
         "at": cause.started_at,
     }
-    with connection.cursor() as cursor:
+    # Every statement joins whole sets (a backend's tests, its open gaps): hash joins.
+    with connection.cursor() as cursor, hash_joins(cursor):
         _desired_write(cursor, params)
         return {
             "closed": _gaps_close(cursor, params),
@@ -42,23 +45,14 @@ def gaps_diff(
 
 
 # Every gap each backend should have now. Without a reference current run there is nothing
-# to compare with, so no gap at all (not "everything runs only here"). The outcomes compared
-# are copied into analyzed temporary tables first: the shared table's statistics know nothing
-# of a backend new since its last ANALYZE (and lag this transaction's writes), and planned on
-# a guess of one row each, the join on (backend, test) ran as a loop over every pair of tests
-# (minutes at 100k tests).
+# to compare with, so no gap at all (not "everything runs only here"). Planned as hash joins
+# (``plans.hash_joins``): the shared table's statistics know nothing of a backend new since its
+# last ANALYZE (and lag this transaction's writes), and planned on a guess of one row each, the
+# join on (backend, test) ran as a loop over every pair of tests (minutes at 100k tests).
 _DESIRED_SQL = model_sql(
     """
-    DROP TABLE IF EXISTS parity_desired, parity_ref, parity_target;
-    CREATE TEMP TABLE parity_ref ON COMMIT DROP AS
-    SELECT test_id, outcome FROM {current}
-    WHERE backend_id = %(reference)s AND %(has_reference)s;
-    CREATE TEMP TABLE parity_target ON COMMIT DROP AS
-    SELECT c.backend_id, c.test_id, c.outcome, c.reason_id FROM {current} c
-    WHERE c.backend_id = ANY(%(backends)s) AND c.backend_id <> %(reference)s
-      AND %(has_reference)s;
-    ANALYZE parity_ref;
-    ANALYZE parity_target;
+    DROP TABLE IF EXISTS parity_desired, parity_gaps_touched;
+    CREATE TEMP TABLE parity_gaps_touched (id bigint PRIMARY KEY) ON COMMIT DROP;
     CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
     WITH compared AS (
         SELECT backend_id FROM {state_table}
@@ -66,16 +60,20 @@ _DESIRED_SQL = model_sql(
           AND current_run_id IS NOT NULL AND %(has_reference)s
     )
     SELECT b.backend_id, r.test_id, {state} AS state, t.reason_id
-    FROM parity_ref r
+    FROM {current} r
     CROSS JOIN compared b
-    LEFT JOIN parity_target t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
-    WHERE r.outcome = %(passed)s AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
+    LEFT JOIN {current} t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
+        AND t.backend_id = ANY(%(backends)s)
+    WHERE r.backend_id = %(reference)s AND r.outcome = %(passed)s
+      AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
     UNION ALL
     SELECT t.backend_id, t.test_id, 'reference_missing', t.reason_id
-    FROM parity_target t
-    WHERE NOT EXISTS (SELECT 1 FROM parity_ref r WHERE r.test_id = t.test_id);
-    CREATE UNIQUE INDEX ON parity_desired (backend_id, test_id);
-    ANALYZE parity_desired;
+    FROM {current} t
+    WHERE t.backend_id = ANY(%(backends)s) AND t.backend_id <> %(reference)s
+      AND %(has_reference)s
+      AND NOT EXISTS (
+          SELECT 1 FROM {current} r WHERE r.backend_id = %(reference)s AND r.test_id = t.test_id
+      );
     """,
     current=CurrentOutcome,
     state_table=BackendState,
@@ -122,7 +120,10 @@ _CHANGE_SQL = model_sql(
         WHERE old.id = g.id AND g.is_open AND g.project_id = %(project)s
           AND g.backend_id = ANY(%(backends)s)
           AND (old.state <> d.state OR old.reason_id IS DISTINCT FROM d.reason_id)
-        RETURNING g.id, g.backend_id, old.state AS from_state, g.state AS to_state
+        RETURNING g.id, g.backend_id, old.state AS from_state, g.state AS to_state,
+                  old.reason_id IS DISTINCT FROM g.reason_id AS reason_changed
+    ), touched AS (
+        INSERT INTO parity_gaps_touched SELECT id FROM changed WHERE reason_changed
     )
     INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
     SELECT %(project)s, backend_id, id, 'changed', from_state, to_state, %(run)s, %(at)s
@@ -154,6 +155,8 @@ _OPEN_SQL = model_sql(
         )
         ORDER BY d.backend_id, d.test_id
         RETURNING id, backend_id, state
+    ), touched AS (
+        INSERT INTO parity_gaps_touched SELECT id FROM opened
     )
     INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
     SELECT %(project)s, backend_id, id, 'opened', '', state, %(run)s, %(at)s FROM opened;
@@ -165,7 +168,5 @@ _OPEN_SQL = model_sql(
 
 def _gaps_open(cursor, params: dict) -> int:
     """Open a gap for every desired one not open yet; returns how many."""
-    with hash_joins(cursor):
-        cursor.execute(_OPEN_SQL, params)
-        opened = cursor.rowcount
-    return opened
+    cursor.execute(_OPEN_SQL, params)
+    return cursor.rowcount

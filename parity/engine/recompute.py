@@ -16,7 +16,12 @@ from django.db import transaction
 
 from parity.definitions import coverage_dropped
 from parity.engine.current import current_outcomes_refresh, current_run_pick
-from parity.engine.gap_triages import triages_apply, triages_mark_stale
+from parity.engine.gap_triages import (
+    triages_apply,
+    triages_apply_touched,
+    triages_mark_stale,
+    triages_mark_stale_touched,
+)
 from parity.engine.gaps import gaps_diff
 from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
 from parity.engine.snapshots import snapshots_write
@@ -98,9 +103,15 @@ def _state_move(*, backend: Backend, run: Run) -> BackendState:
     return state
 
 
-def backends_refresh(*, project: Project, backend_ids: list[int], cause: Run) -> dict[str, int]:
+def backends_refresh(
+    *, project: Project, backend_ids: list[int], cause: Run, full: bool = False
+) -> dict[str, int]:
     """Gaps (with events caused by ``cause``), triage, snapshots and file cells of
-    ``backend_ids`` against the reference's current outcomes."""
+    ``backend_ids`` against the reference's current outcomes, after ``cause`` became its
+    backend's current run. Triages are picked again for the gaps the diff touched and the
+    other backends' file cells recount their missing tests only; with ``full``, every open
+    gap of ``backend_ids`` is picked again and every cell recounted (every current run may
+    have moved)."""
     reference_run_id = (
         BackendState.objects.filter(backend_id=project.reference_backend_id)
         .values_list("current_run_id", flat=True)
@@ -109,10 +120,18 @@ def backends_refresh(*, project: Project, backend_ids: list[int], cause: Run) ->
     gaps = gaps_diff(
         project=project, backend_ids=backend_ids, reference_run_id=reference_run_id, cause=cause
     )
-    triages_apply(project_id=project.pk, backend_ids=backend_ids)
-    triages_mark_stale(project_id=project.pk)
+    if full:
+        triages_apply(project_id=project.pk, backend_ids=backend_ids)
+        triages_mark_stale(project_id=project.pk)
+    else:
+        triages_apply_touched(project_id=project.pk)
+        triages_mark_stale_touched(project_id=project.pk)
     snapshots_write(project=project, backend_ids=backend_ids, reference_run_id=reference_run_id)
-    file_cells_write(project_id=project.pk, backend_ids=backend_ids)
+    file_cells_write(
+        project_id=project.pk,
+        backend_ids=backend_ids,
+        outcomes_changed=None if full else [cause.backend_id],
+    )
     return gaps
 
 
@@ -133,5 +152,5 @@ def project_recompute(*, project: Project) -> None:
             runs.values(), key=lambda r: (r.started_at, r.pk)
         )
         backend_ids = list(project.backends.values_list("pk", flat=True))
-        backends_refresh(project=project, backend_ids=backend_ids, cause=cause)
+        backends_refresh(project=project, backend_ids=backend_ids, cause=cause, full=True)
         file_durations_write(backend_ids=backend_ids)

@@ -3,18 +3,20 @@ each file's recent duration for CI's shards) and the per-day count of each reaso
 (``ReasonDaily``)."""
 
 import datetime
+from collections.abc import Collection
 
 from django.db import connection
 
 from parity.definitions import OUTCOME_PARAMS
+from parity.engine.plans import hash_joins
 from parity.models import (
     Backend,
     CurrentOutcome,
     FileCell,
+    FileSeconds,
     Gap,
     Project,
     ReasonDaily,
-    Result,
     Run,
     TestCase,
 )
@@ -65,30 +67,75 @@ _FILE_CELLS_SQL = model_sql(
 )
 
 
-def file_cells_write(*, project_id: int, backend_ids: list[int]) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _FILE_CELLS_SQL, {**OUTCOME_PARAMS, "project": project_id, "backends": backend_ids}
-        )
+# A backend whose current run stayed (the reference moved on) keeps its outcome counts: only its
+# missing counts can change, counted from its missing gaps alone. The three writes touch
+# different cells: those left with nothing, those with outcomes and no missing test any more, and
+# those with missing tests.
+_FILE_CELLS_MISSING_SQL = model_sql(
+    """
+    WITH missing AS (
+        SELECT g.backend_id, t.file, count(*) AS n
+        FROM {gap} g JOIN {test} t ON t.id = g.test_id
+        WHERE g.is_open AND g.state = 'missing' AND g.backend_id = ANY(%(backends)s)
+        GROUP BY g.backend_id, t.file
+    ), gone AS (
+        DELETE FROM {cell} f
+        WHERE f.backend_id = ANY(%(backends)s) AND f.missing > 0
+          AND f.passed + f.failed + f.error + f.skipped = 0
+          AND NOT EXISTS (
+              SELECT 1 FROM missing m WHERE m.backend_id = f.backend_id AND m.file = f.file
+          )
+    ), none_missing AS (
+        UPDATE {cell} f SET missing = 0
+        WHERE f.backend_id = ANY(%(backends)s) AND f.missing > 0
+          AND f.passed + f.failed + f.error + f.skipped > 0
+          AND NOT EXISTS (
+              SELECT 1 FROM missing m WHERE m.backend_id = f.backend_id AND m.file = f.file
+          )
+    )
+    INSERT INTO {cell} AS f (project_id, backend_id, file, passed, failed, error, skipped, missing)
+    SELECT %(project)s, backend_id, file, 0, 0, 0, 0, n FROM missing
+    ON CONFLICT (backend_id, file) DO UPDATE SET missing = EXCLUDED.missing
+    WHERE f.missing <> EXCLUDED.missing;
+    """,
+    test=TestCase,
+    gap=Gap,
+    cell=FileCell,
+)
+
+
+def file_cells_write(
+    *, project_id: int, backend_ids: list[int], outcomes_changed: Collection[int] | None = None
+) -> None:
+    """The heatmap cells of ``backend_ids``; ``outcomes_changed``: those of them whose current
+    outcomes may have changed (all, when not given), the others' missing counts only."""
+    changed = [b for b in backend_ids if outcomes_changed is None or b in outcomes_changed]
+    unchanged = [b for b in backend_ids if b not in changed]
+    params = {**OUTCOME_PARAMS, "project": project_id}
+    with connection.cursor() as cursor, hash_joins(cursor):
+        if changed:
+            cursor.execute(_FILE_CELLS_SQL, {**params, "backends": changed})
+        if unchanged:
+            cursor.execute(_FILE_CELLS_MISSING_SQL, {**params, "backends": unchanged})
 
 
 # Each file's seconds in each of the backend's last few complete default-branch runs whose
-# results are kept, averaged: one slow night does not reshuffle every shard. Read by run, through
-# the results' (run, test) index; bounded by the runs' size, not by history.
+# results are kept, averaged: one slow night does not reshuffle every shard. The writer summed
+# each upload's seconds per file (``FileSeconds``), so this reads a few rows per file, not the
+# runs' results.
 RECENT_RUNS_FOR_DURATIONS = 3
 _FILE_DURATIONS_SQL = model_sql(
     """
     WITH recent AS (
         SELECT r.id FROM {run} r JOIN {project} p ON p.id = r.project_id
         WHERE r.backend_id = %(backend)s AND r.complete AND r.results_expired_at IS NULL
-          AND (r.branch = p.default_branch OR r.branch = '')
+          AND NOT r.probe AND (r.branch = p.default_branch OR r.branch = '')
         ORDER BY r.started_at DESC, r.id DESC
         LIMIT %(runs)s
     ), per_run AS (
-        SELECT x.run_id, t.file, sum(x.duration) AS seconds
-        FROM {result} x JOIN {test} t ON t.id = x.test_id
-        WHERE x.run_id IN (SELECT id FROM recent) AND x.duration IS NOT NULL
-        GROUP BY x.run_id, t.file
+        SELECT run_id, file, sum(seconds) AS seconds FROM {seconds}
+        WHERE run_id IN (SELECT id FROM recent)
+        GROUP BY run_id, file
     ), durations AS (
         SELECT file, avg(seconds) AS seconds FROM per_run GROUP BY file
     )
@@ -99,8 +146,7 @@ _FILE_DURATIONS_SQL = model_sql(
     """,
     run=Run,
     project=Project,
-    result=Result,
-    test=TestCase,
+    seconds=FileSeconds,
     cell=FileCell,
 )
 

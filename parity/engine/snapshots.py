@@ -6,24 +6,19 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import OUTCOME_PARAMS
-from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, Project, Run, Snapshot
 from parity.models.sql import model_sql
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
-# Score: tests passing on both / tests passing on the reference (NULL with no reference).
+# Score: tests passing on both / tests passing on the reference (NULL with no reference). A
+# backend has an open gap of a scored state for each reference-passing test it does not pass
+# (``parity.engine.gaps``), so those it passes are the reference's passing tests less those
+# gaps: no join of the two backends' outcomes.
 _SNAPSHOT_SQL = model_sql(
     """
-    WITH ref AS (
-        SELECT test_id FROM {current}
+    WITH reference_passing AS (
+        SELECT count(*) AS n FROM {current}
         WHERE backend_id = %(reference)s AND outcome = %(passed)s AND %(has_reference)s
-    ), reference_passing AS (
-        SELECT count(*) AS n FROM ref
-    ), passing AS (
-        SELECT c.backend_id, count(*) AS n
-        FROM {current} c JOIN ref ON ref.test_id = c.test_id
-        WHERE c.backend_id = ANY(%(backends)s) AND c.outcome = %(passed)s
-        GROUP BY c.backend_id
     ), gaps AS (
         SELECT backend_id,
             count(*) FILTER (WHERE state = 'skipped') AS skipped,
@@ -34,7 +29,8 @@ _SNAPSHOT_SQL = model_sql(
             count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
             count(*) FILTER (WHERE {scored} AND intended) AS intended,
             count(*) FILTER (WHERE {scored} AND tracked_closed) AS tracked_closed,
-            count(*) FILTER (WHERE state = 'reference_missing') AS reference_missing
+            count(*) FILTER (WHERE state = 'reference_missing') AS reference_missing,
+            count(*) FILTER (WHERE {scored}) AS scored
         FROM {gap}
         WHERE is_open AND backend_id = ANY(%(backends)s)
         GROUP BY backend_id
@@ -45,8 +41,8 @@ _SNAPSHOT_SQL = model_sql(
             tracked_closed, reference_missing, test_count, coverage_drop
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
-               CASE WHEN rp.n > 0 THEN coalesce(p.n, 0)::float / rp.n END,
-               coalesce(p.n, 0), rp.n,
+               CASE WHEN rp.n > 0 THEN (rp.n - coalesce(g.scored, 0))::float / rp.n END,
+               rp.n - coalesce(g.scored, 0), rp.n,
                coalesce(g.skipped, 0), coalesce(g.failed, 0), coalesce(g.error, 0),
                coalesce(g.missing, 0), coalesce(g.tracked, 0), coalesce(g.untracked, 0),
                coalesce(g.intended, 0), coalesce(g.tracked_closed, 0),
@@ -55,7 +51,6 @@ _SNAPSHOT_SQL = model_sql(
         FROM {state} s
         JOIN {run} r ON r.id = s.current_run_id
         CROSS JOIN reference_passing rp
-        LEFT JOIN passing p ON p.backend_id = s.backend_id
         LEFT JOIN gaps g ON g.backend_id = s.backend_id
         WHERE s.backend_id = ANY(%(backends)s)
         ON CONFLICT (backend_id, run_id) DO UPDATE SET
@@ -92,5 +87,5 @@ def snapshots_write(
         "reference_run": reference_run_id,
         "has_reference": reference_run_id is not None,
     }
-    with connection.cursor() as cursor, hash_joins(cursor):
+    with connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_SQL, params)

@@ -7,11 +7,13 @@ from parity.models.digest import (
 from parity.models.parity import (
     BackendState,
     CurrentOutcome,
+    ExemptionList,
     FileCell,
     Gap,
     GapEvent,
     GapEventKind,
     GapState,
+    ProbeOutcome,
     ReasonDaily,
     Snapshot,
     Triage,
@@ -19,7 +21,7 @@ from parity.models.parity import (
 )
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
 from parity.models.reasons import IssueState, Reason, TrackingIssue
-from parity.models.results import Outcome, Result, TestCase
+from parity.models.results import FileSeconds, Outcome, Result, TestCase
 from parity.models.runs import Run, Upload, UploadFile, UploadStatus
 from parity.models.trust import TrustRule
 
@@ -31,11 +33,14 @@ __all__ = [
     "Backend",
     "BackendState",
     "CurrentOutcome",
+    "ExemptionList",
     "FileCell",
+    "FileSeconds",
     "Gap",
     "GapEvent",
     "GapEventKind",
     "GapState",
+    "ProbeOutcome",
     "ReasonDaily",
     "Snapshot",
     "Triage",

@@ -6,16 +6,20 @@ from django.db import connection, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
-from parity.models.results import Result
+from parity.models.results import FileSeconds, Result
 from parity.models.runs import Run, UploadFile
 from parity.models.sql import model_sql
 
 # Plain SQL: the ORM would fetch every row first. result_run_test serves the lookup.
 _RESULTS_DELETE_SQL = model_sql("DELETE FROM {result} WHERE run_id = %s", result=Result)
+_FILE_SECONDS_DELETE_SQL = model_sql("DELETE FROM {seconds} WHERE run_id = %s", seconds=FileSeconds)
 
 
 def results_delete(*, run_id: int) -> int:
+    """Delete a run's results, and the file durations the writer summed from them; returns
+    how many results."""
     with connection.cursor() as cursor:
+        cursor.execute(_FILE_SECONDS_DELETE_SQL, [run_id])
         cursor.execute(_RESULTS_DELETE_SQL, [run_id])
         return cursor.rowcount
 

@@ -31,6 +31,16 @@ class TriageKind(models.TextChoices):
 KINDS_WITH_ISSUE = (TriageKind.TRACKED, TriageKind.QUARANTINE)
 
 
+# The engine's roll-ups of rows per test (current outcomes, gaps and their events, file cells)
+# keep their foreign keys in Django only, without constraints in the database: the engine is
+# their one writer, and Postgres checked each key of each row written, at commit (a backend's
+# first completion at 100k tests wrote 50k gaps and events, and their checks took 2.5 s, more
+# than the rest of the recompute). Django still cascades deletes (it always did, in Python).
+# Keys another index already leads with (project, backend) have no index of their own.
+ROLLUP_KEY = {"on_delete": models.CASCADE, "related_name": "+", "db_constraint": False}
+ROLLUP_KEY_NULLABLE = {**ROLLUP_KEY, "on_delete": models.SET_NULL}
+
+
 class BackendState(models.Model):
     """Which run is a backend's current run (latest complete one on the default branch), the
     one before it, and the snapshot pages read for it."""
@@ -56,15 +66,13 @@ class BackendState(models.Model):
 class CurrentOutcome(models.Model):
     """A test's combined outcome in its backend's current run: the base of every gap."""
 
-    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
-    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
-    test = models.ForeignKey("TestCase", on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
+    test = models.ForeignKey("TestCase", **ROLLUP_KEY)
     # No run column: the run is BackendState.current_run, and without it a new current run
     # rewrites only the rows whose outcome or reason changed.
     outcome = models.PositiveSmallIntegerField()  # parity.models.Outcome
-    reason = models.ForeignKey(
-        "Reason", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    reason = models.ForeignKey("Reason", null=True, blank=True, **ROLLUP_KEY_NULLABLE)
 
     class Meta:
         constraints = [
@@ -158,24 +166,24 @@ class Gap(models.Model):
     """A test that passes on the reference's current run but not on a backend's (or runs only
     on the backend: ``reference_missing``). Open while it lasts; closed rows are history."""
 
-    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
-    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
-    test = models.ForeignKey("TestCase", on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
+    test = models.ForeignKey("TestCase", **ROLLUP_KEY)
     state = models.CharField(max_length=20, choices=GapState.choices)
+    # Keys that are empty when a gap opens (most gaps have no reason, triage or closing run
+    # then) are indexed where set only: opening a backend's gaps writes fewer index entries.
     reason = models.ForeignKey(
-        "Reason", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Reason", null=True, blank=True, **ROLLUP_KEY_NULLABLE, db_index=False
     )
     is_open = models.BooleanField(default=True)
-    opened_run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    opened_run = models.ForeignKey("Run", **ROLLUP_KEY)
     opened_at = models.DateTimeField()
     closed_run = models.ForeignKey(
-        "Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Run", null=True, blank=True, **ROLLUP_KEY_NULLABLE, db_index=False
     )
     closed_at = models.DateTimeField(null=True, blank=True)
     # Kept by the engine from triages and the reason's issues, so lists filter on columns.
-    triage = models.ForeignKey(
-        Triage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    triage = models.ForeignKey(Triage, null=True, blank=True, **ROLLUP_KEY_NULLABLE, db_index=False)
     tracked = models.BooleanField(default=False)
     intended = models.BooleanField(default=False)
     # Tracked, but every issue it cites is closed: the debt the dashboard exists to show.
@@ -191,6 +199,12 @@ class Gap(models.Model):
             models.Index(fields=["project", "is_open", "backend", "state"], name="gap_open"),
             models.Index(fields=["project", "opened_at"], name="gap_opened_at"),
             models.Index(fields=["project", "closed_at"], name="gap_closed_at"),
+            *(
+                models.Index(
+                    fields=[key], condition=Q(**{f"{key}__isnull": False}), name=f"gap_{key}"
+                )
+                for key in ("reason", "closed_run", "triage")
+            ),
         ]
 
     def __str__(self) -> str:
@@ -207,13 +221,15 @@ class GapEventKind(models.TextChoices):
 class GapEvent(models.Model):
     """One change of a gap's state, with the run whose completion caused it."""
 
-    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
-    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
-    gap = models.ForeignKey(Gap, on_delete=models.CASCADE, related_name="events")
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
+    gap = models.ForeignKey(
+        Gap, on_delete=models.CASCADE, related_name="events", db_constraint=False
+    )
     kind = models.CharField(max_length=10, choices=GapEventKind.choices)
     from_state = models.CharField(max_length=20, blank=True)
     to_state = models.CharField(max_length=20, blank=True)
-    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("Run", **ROLLUP_KEY)
     at = models.DateTimeField(help_text="When the causing run ran (its started_at).")
 
     class Meta:
@@ -265,8 +281,8 @@ class FileCell(models.Model):
     """The heatmap: per backend and test file, outcome counts in the current run, and how many
     of the file's reference-passing tests the backend's run lacks."""
 
-    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
-    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
     file = models.CharField(max_length=500)
     passed = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
@@ -303,3 +319,62 @@ class ReasonDaily(models.Model):
 
     def __str__(self) -> str:
         return f"reason {self.reason_id} backend {self.backend_id} {self.day}: {self.count}"
+
+
+class ProbeOutcome(models.Model):
+    """Per exemption and backend, how the tests it covers did in the backend's latest probe
+    run (a run with exempted tests run too): those all passed, it "passes now". Written by the
+    engine when a probe run completes; deleted with its exemption."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    triage = models.ForeignKey(Triage, on_delete=models.CASCADE, related_name="probes")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField(help_text="The probe run's started_at.")
+    tests = models.PositiveIntegerField(help_text="Tests it covers that the probe reported.")
+    passed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["triage", "backend"], name="probeoutcome_unique")
+        ]
+        indexes = [models.Index(fields=["backend", "run"], name="probeoutcome_run")]
+
+    def __str__(self) -> str:
+        return f"triage {self.triage_id} on backend {self.backend_id}: {self.outcome}"
+
+    @property
+    def passes_now(self) -> bool:
+        return self.tests > 0 and self.passed == self.tests
+
+    @property
+    def outcome(self) -> str:
+        """passed, error, failed, skipped, or not_run (the probe reported none of its tests:
+        it crashed, timed out, or did not run them)."""
+        if not self.tests:
+            return "not_run"
+        for name in ("error", "failed", "skipped"):
+            if getattr(self, name):
+                return name
+        return "passed"
+
+
+class ExemptionList(models.Model):
+    """A version of a backend's exemption list as CI was given it (the manifest or resolve
+    API), so a run that names the version it applied can say what changed since."""
+
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(max_length=64)
+    exemptions = models.JSONField(help_text="[{id, match, kind}], most specific first.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "version"], name="exemptionlist_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"backend {self.backend_id} exemptions {self.version}"

@@ -61,6 +61,15 @@ class Outcome(models.IntegerChoices):
     ERROR = 4, "error"
 
 
+# The keys of rows written by COPY in bulk: no constraint, no index of their own (see Result).
+BULK_KEY = {
+    "on_delete": models.DO_NOTHING,
+    "db_constraint": False,
+    "db_index": False,
+    "related_name": "+",
+}
+
+
 class Result(models.Model):
     """One test's outcome in one upload.
 
@@ -70,37 +79,15 @@ class Result(models.Model):
     table in the same transaction. Rows go away with their run (writer and run deletion).
     """
 
-    run = models.ForeignKey(
-        "Run", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
-    )
-    upload = models.ForeignKey(
-        "Upload",
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        db_index=False,
-        related_name="+",
-    )
-    test = models.ForeignKey(
-        TestCase,
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        db_index=False,
-        related_name="+",
-    )
+    run = models.ForeignKey("Run", **BULK_KEY)
+    upload = models.ForeignKey("Upload", **BULK_KEY)
+    test = models.ForeignKey(TestCase, **BULK_KEY)
     outcome = models.PositiveSmallIntegerField(choices=Outcome.choices)
     duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
     # Rerun in the upload with differing outcomes (failed, then passed): a flaky signal.
     flaky = models.BooleanField(default=False, db_default=False)
     message = models.TextField(blank=True, help_text="Raw skip or failure message, truncated.")
-    reason = models.ForeignKey(
-        "Reason",
-        null=True,
-        blank=True,
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        db_index=False,
-        related_name="+",
-    )
+    reason = models.ForeignKey("Reason", null=True, blank=True, **BULK_KEY)
 
     class Meta:
         # One index. Every read of results names the run: a run's outcomes (the engine), its
@@ -111,3 +98,21 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"{self.test_id} {self.get_outcome_display()} in run {self.run_id}"
+
+
+class FileSeconds(models.Model):
+    """How long one upload's tests of one file ran: the writer sums their durations as it
+    writes their results. The engine averages a backend's recent runs from these few rows (a
+    CI client balances its shards by each file's duration) instead of reading every result of
+    those runs again on each recompute. Like results, they go with their run's results."""
+
+    run = models.ForeignKey("Run", **BULK_KEY)
+    upload = models.ForeignKey("Upload", **BULK_KEY)
+    file = models.CharField(max_length=MAX_FILE_CHARS, blank=True, db_collation="C")
+    seconds = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["run"], name="fileseconds_run")]
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.seconds:.1f}s in upload {self.upload_id}"

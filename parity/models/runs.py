@@ -19,6 +19,14 @@ class Run(models.Model):
         default=timezone.now, help_text="When CI ran it (the first upload's timestamp)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    probe = models.BooleanField(
+        default=False,
+        help_text="A probe: exempted tests ran too. Never current; only says which exemptions "
+        "pass now.",
+    )
+    exemptions_version = models.CharField(
+        max_length=64, blank=True, help_text="The version of the exemption list CI applied."
+    )
     results_expired_at = models.DateTimeField(
         null=True,
         blank=True,

@@ -6,12 +6,14 @@ dashboard's (``parity.dashboard.presenters``).
 
 | page or endpoint                          | selector                                  |
 |-------------------------------------------|-------------------------------------------|
-| ``/`` (overview) and ``overview.json``    | ``project_cards``, ``score_trends``       |
+| ``/`` (overview) and ``overview.json``    | ``project_cards``, ``score_trends``,      |
+|                                           | ``triage_headlines``, ``untracked_burndown`` |
 | ``p/<slug>/`` (heatmap)                   | ``heatmap``                               |
 | ``p/<slug>/file/``                        | ``file_grid``                             |
 | ``p/<slug>/tests/`` (the search box)      | ``testcase_find``                         |
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
+| ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
@@ -59,6 +61,14 @@ from parity.selectors.overview import (
     score_trends,
 )
 from parity.selectors.parity import backend_files, parity_overview
+from parity.selectors.queue import (
+    BackendHeadline,
+    BurnDown,
+    TriageQueue,
+    triage_headlines,
+    triage_queue,
+    untracked_burndown,
+)
 from parity.selectors.reasons import (
     REASON_SORTS,
     ReasonChart,
@@ -84,6 +94,12 @@ from parity.selectors.verdict import run_verdict
 __all__ = [
     "HEATMAP_SORTS",
     "REASON_SORTS",
+    "BackendHeadline",
+    "BurnDown",
+    "TriageQueue",
+    "triage_headlines",
+    "triage_queue",
+    "untracked_burndown",
     "IssueSubject",
     "BackendFiles",
     "ExemptionsPage",

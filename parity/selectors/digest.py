@@ -16,6 +16,8 @@ gaps here are that page's "since Monday" lists.
   kept by the engine from the tracker sync), by backend and issue, with the earliest closing:
   "5 tpu skips cite issues closed since 2 Mar 2026". Issue states keep no history, so a past
   week reads them as they are now, minus issues closed after that week ended.
+- Exemptions that pass now: per backend, the exemptions whose every test passed in its latest
+  probe run (``ProbeOutcome``) that ran before the week's end: "3 tpu exemptions pass now".
 """
 
 import datetime
@@ -23,10 +25,20 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Min, Q
+from django.db.models import F, Min, Q
 
 from ingest.normalize import display_id
-from parity.models import Backend, Gap, GapState, Project, Reason, ReasonDaily, Snapshot
+from parity.models import (
+    Backend,
+    Gap,
+    GapState,
+    ProbeOutcome,
+    Project,
+    Reason,
+    ReasonDaily,
+    Snapshot,
+    Triage,
+)
 from parity.models.reasons import ReasonKind
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
@@ -116,6 +128,16 @@ class ClosedTracking:
 
 
 @dataclass(frozen=True)
+class PassingExemptions:
+    """A backend's exemptions whose tests all passed in its latest probe run: remove them."""
+
+    backend: str
+    total: int
+    probed_at: datetime.datetime  # when that probe run ran
+    matches: list[str]  # what they name, at most PARITY_DIGEST_MAX_GAPS
+
+
+@dataclass(frozen=True)
 class DigestContent:
     project: str
     week: Week
@@ -128,6 +150,7 @@ class DigestContent:
     new_reasons: list[NewReason]
     link_changes: list[LinkChange] | None  # None: not known (no record at the week's start)
     closed_tracking: list[ClosedTracking]
+    passes_now: list[PassingExemptions]
 
     @property
     def new_total(self) -> int:
@@ -167,6 +190,7 @@ def digest_content(
             project_id=project.pk, week=week, backend_ids=ids if backends else None
         ),
         closed_tracking=_closed_tracking(project, ids, week),
+        passes_now=_passes_now(ids, week),
     )
 
 
@@ -331,3 +355,32 @@ def _closed_tracking(project: Project, backend_ids: list[int], week: Week) -> li
             )
         )
     return result
+
+
+def _passes_now(backend_ids: list[int], week: Week) -> list[PassingExemptions]:
+    """Per backend, the exemptions that passed in its latest probe run before the week's end."""
+    passing = (
+        ProbeOutcome.objects.filter(
+            backend_id__in=backend_ids, tests__gt=0, passed=F("tests"), at__lt=week.end
+        )
+        .select_related("backend", "triage__test")
+        .order_by("backend__name", "triage__match", "triage_id")
+    )
+    by_backend: dict[str, list[ProbeOutcome]] = defaultdict(list)
+    for probe in passing:
+        by_backend[probe.backend.name].append(probe)
+    limit = settings.PARITY_DIGEST_MAX_GAPS
+    return [
+        PassingExemptions(
+            backend=backend,
+            total=len(probes),
+            probed_at=max(p.at for p in probes),
+            matches=[_exemption_match(p.triage) for p in probes[:limit]],
+        )
+        for backend, probes in by_backend.items()
+    ]
+
+
+def _exemption_match(triage: Triage) -> str:
+    test = triage.test
+    return display_id(test.file, test.class_name, test.name) if test else triage.match

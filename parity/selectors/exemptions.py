@@ -1,13 +1,14 @@
 """The exemptions page: a project's triages (every target: a test, a reason, a pattern), filtered
-and a page at a time, and for one backend the test files CI runs there and the file-level
-exemptions that took files out of its run."""
+and a page at a time, each with its latest probe outcome per backend (does it pass now?), and
+for one backend the test files CI runs there and the file-level exemptions that took files out
+of its run."""
 
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from parity.models import Backend, IssueState, Project, Triage
+from parity.models import Backend, IssueState, ProbeOutcome, Project, Triage
 from parity.pure.globs import file_matches
 from parity.selectors.fragments import sort_order, triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
@@ -83,12 +84,15 @@ def exemptions_list(
     stale: bool | None = None,
     issue_closed: bool | None = None,
     sort: str = "",
+    passes_now: bool | None = None,
 ) -> QuerySet[Triage]:
-    """Triages, newest first (or by ``sort``: ``EXEMPTION_SORTS``). ``backend``: those that
-    apply there (naming it, or naming no backend: every backend). ``expired``: past their
-    expiry day, today (not as the engine last applied them: this page says what CI gets now).
-    ``issue_closed``: those whose issue is (or is not) closed at its tracker: a closed one
-    tracks nothing any more."""
+    """Triages, newest first (or by ``sort``: ``EXEMPTION_SORTS``), each with its probe
+    outcomes (``probes``, by backend). ``backend``: those that apply there (naming it, or
+    naming no backend: every backend). ``expired``: past their expiry day, today (not as the
+    engine last applied them: this page says what CI gets now). ``issue_closed``: those whose
+    issue is (or is not) closed at its tracker: a closed one tracks nothing any more.
+    ``passes_now``: those whose every test passed in a backend's latest probe run (on
+    ``backend``, when given)."""
     triages = Triage.objects.filter(project=project)
     if backend:
         named = Triage.backends.through.objects.filter(triage=OuterRef("pk"))
@@ -103,9 +107,15 @@ def exemptions_list(
     if issue_closed is not None:
         closed = Q(issue__state=IssueState.CLOSED)
         triages = triages.filter(closed if issue_closed else ~closed)
+    if passes_now is not None:
+        passing = ProbeOutcome.objects.filter(triage=OuterRef("pk"), tests__gt=0, passed=F("tests"))
+        if backend:
+            passing = passing.filter(backend__name=backend)
+        triages = triages.filter(Exists(passing) if passes_now else ~Exists(passing))
+    probes = ProbeOutcome.objects.select_related("backend").order_by("backend__name")
     return (
         triages.select_related("test", "reason", "issue", "created_by")
-        .prefetch_related("backends")
+        .prefetch_related("backends", Prefetch("probes", queryset=probes))
         .order_by(*sort_order(sort, EXEMPTION_SORTS, "-made")[1])
     )
 
@@ -118,8 +128,8 @@ def exemptions_page(
     page: int = 1,
     per_page: int = 50,
 ) -> ExemptionsPage:
-    """A page of ``exemptions_list(**filters)`` (its count, its rows, their backends: three
-    queries) and the files of ``files_backend`` (seven more)."""
+    """A page of ``exemptions_list(**filters)`` (its count, its rows, their backends, their
+    probe outcomes: four queries) and the files of ``files_backend`` (eight more)."""
     paginator = Paginator(exemptions_list(project=project, **filters), per_page)
     triages = paginator.get_page(page)
     triages.object_list = list(triages.object_list)  # read once, with its prefetches

@@ -32,13 +32,16 @@ def gaps_list(
     tracked_closed: bool | None = None,
     since: datetime.datetime | None = None,
     closed_since: datetime.datetime | None = None,
+    file: str | None = None,
+    reason: int | None = None,
 ) -> QuerySet[Gap]:
     """Open gaps, or with ``closed_since`` the gaps fixed since then.
 
     ``reference_missing`` rows (tests the reference does not run) are outside the score and
     listed only when asked for by ``state``. ``tracked=False`` means untracked: intended gaps
     are never untracked. ``tracked_closed=True`` keeps tracked gaps whose every cited issue is
-    closed. ``since`` keeps gaps opened on or after it."""
+    closed. ``since`` keeps gaps opened on or after it; ``file`` those of one test file,
+    ``reason`` those skipped for one reason (a group of the triage queue)."""
     gaps = Gap.objects.filter(project=project)
     if closed_since is not None:
         gaps = gaps.filter(is_open=False, closed_at__gte=closed_since)
@@ -48,6 +51,10 @@ def gaps_list(
         gaps = gaps.filter(opened_at__gte=since)
     if backend:
         gaps = gaps.filter(backend__name=backend)
+    if file:
+        gaps = gaps.filter(test__file=file)
+    if reason is not None:
+        gaps = gaps.filter(reason_id=reason)
     # Outside the score: listed only when asked for by name.
     gaps = gaps.filter(state=state) if state else gaps.exclude(state=GapState.REFERENCE_MISSING)
     if tracked is True:
@@ -103,8 +110,8 @@ def gaps_page(
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
     first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
-    ``intended``, ``tracked_closed``. Three queries a page: its count, its rows, their
-    reasons' issues."""
+    ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page: its count,
+    its rows, their reasons' issues."""
     new_sort, new = open_gaps_sorted(
         project=project, since=None if open_any_age else since, filters=filters, sort=sort
     )

@@ -1,5 +1,6 @@
 """What an issue filed from parity is about: the open gaps a maintainer picked (one, or several
-selected on the gaps page) or those of one skip reason (on one backend, or on every one), with
+selected on the gaps page), those of one skip reason (on one backend, or on every one), or the
+untracked ones of a test file on a backend (a group of the triage queue), with
 what the issue's text names: tests, backends, states, reason, first seen. One query."""
 
 from dataclasses import dataclass
@@ -29,8 +30,9 @@ class IssueSubject:
     gaps: list[DraftGap]  # by backend, then test
     reference: str | None
     reason_id: int | None  # the skip reason, when the issue is about one
-    backend: str | None  # the reason's backend; None: every backend
+    backend: str | None  # the reason's or file's backend; None: every backend
     more: int  # gaps left out past MAX_GAPS
+    file: str | None = None  # the test file, when the issue is about one on ``backend``
 
     @property
     def backends(self) -> list[str]:
@@ -43,9 +45,11 @@ def issue_subject(
     gap_ids: list[int] | None = None,
     reason_id: int | None = None,
     backend: str | None = None,
+    file: str | None = None,
 ) -> IssueSubject:
-    """The open gaps named by ``gap_ids``, or those skipped for reason ``reason_id`` (on
-    ``backend`` when given). ``reference_missing`` rows are never an issue's subject."""
+    """The open gaps named by ``gap_ids``, those skipped for reason ``reason_id`` (on
+    ``backend`` when given), or the untracked ones of test ``file`` on ``backend``.
+    ``reference_missing`` rows are never an issue's subject."""
     gaps = Gap.objects.filter(project=project, is_open=True).exclude(
         state=GapState.REFERENCE_MISSING
     )
@@ -53,6 +57,10 @@ def issue_subject(
         gaps = gaps.filter(reason_id=reason_id)
         if backend:
             gaps = gaps.filter(backend__name=backend)
+    elif file is not None:
+        gaps = gaps.filter(
+            test__file=file, backend__name=backend or "", tracked=False, intended=False
+        )
     else:
         gaps = gaps.filter(pk__in=gap_ids or [])
     rows = list(
@@ -65,8 +73,9 @@ def issue_subject(
         gaps=[_draft_gap(gap) for gap in rows[:MAX_GAPS]],
         reference=reference,
         reason_id=reason_id,
-        backend=backend if reason_id is not None else None,
+        backend=backend if reason_id is not None or file is not None else None,
         more=max(0, gaps.count() - MAX_GAPS) if len(rows) > MAX_GAPS else 0,
+        file=file if reason_id is None else None,
     )
 
 

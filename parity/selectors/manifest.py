@@ -5,17 +5,22 @@ by default, and nobody keeps a per-backend copy of the list.
 
 ``manifest_resolve`` answers which of a runner's collected tests are exempted, naming them as
 the runner does: they are canonicalized with the project's own rules, by the code ingest uses.
+
+A manifest has a ``version``, a hash of its exemptions and files (not of durations, which move
+every night): CI sends the version it applied with its upload, and the verdict says what
+changed since. Each exemption says whether it ``passes_now``: every test it covers passed in
+the backend's latest probe run (``parity.engine.probes``).
 """
 
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
-from django.db.models import Q
+from django.db.models import F, Q
 
 from ingest.normalize.runner_ids import runner_identity
-from parity.models import Backend, FileCell, Project, Triage, TriageKind
+from parity.models import Backend, FileCell, ProbeOutcome, Project, Triage, TriageKind
 from parity.pure.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.selectors.fragments import issue_urls, triages_unexpired
 
@@ -39,6 +44,7 @@ class Exemption:
     file_level: bool
     regex: str  # internal: what a pattern's ``match`` matches, over canonical keys ("" for a test)
     shape: str  # internal: parity.pure.globs.pattern_shape of ``match`` ("key" for a test)
+    passes_now: bool = False  # every test it covers passed in the backend's latest probe run
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,18 @@ class Manifest:
         del body["left_out"]
         for exemption in body["exemptions"]:
             del exemption["regex"], exemption["shape"]
+        body["version"] = self.version
         return body
+
+    @property
+    def version(self) -> str:
+        """What CI applies, hashed: the exemptions (without whether they pass now) and files."""
+        exemptions = [
+            {k: v for k, v in asdict(e).items() if k not in ("regex", "shape", "passes_now")}
+            for e in self.exemptions
+        ]
+        applied = {"exemptions": exemptions, "files": self.files}
+        return hashlib.sha256(json.dumps(applied, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def etag(self) -> str:
@@ -90,8 +107,21 @@ def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]
     return [_exemption(triage) for triage in sorted(triages, key=_specificity)]
 
 
+def passing_exemptions(*, backend: Backend) -> set[int]:
+    """The exemptions of ``backend`` whose every test passed in its latest probe run."""
+    return set(
+        ProbeOutcome.objects.filter(backend=backend, tests__gt=0, passed=F("tests")).values_list(
+            "triage_id", flat=True
+        )
+    )
+
+
 def manifest_build(*, project: Project, backend: Backend) -> Manifest:
-    exemptions = backend_exemptions(project=project, backend=backend)
+    passing = passing_exemptions(backend=backend)
+    exemptions = [
+        replace(e, passes_now=e.id in passing)
+        for e in backend_exemptions(project=project, backend=backend)
+    ]
     removing = [e.regex for e in exemptions if e.file_level and e.kind in SKIPPING_KINDS]
     reference_files = set(
         FileCell.objects.filter(backend_id=project.reference_backend_id)
@@ -117,12 +147,17 @@ def manifest_build(*, project: Project, backend: Backend) -> Manifest:
 
 
 def manifest_resolve(
-    *, project: Project, backend: Backend, tests: Sequence[object]
+    *,
+    project: Project,
+    backend: Backend,
+    tests: Sequence[object],
+    exemptions: list[Exemption] | None = None,
 ) -> list[Resolved]:
     """The items of ``tests`` (runner IDs; see ``ingest.normalize.runner_ids``) that an
-    exemption of ``backend`` names, each with the most specific exemption. Raises
-    ``RunnerIdError`` naming the first item that names no test."""
-    exemptions = backend_exemptions(project=project, backend=backend)
+    exemption of ``backend`` (``exemptions``: a manifest's, already read) names, each with the
+    most specific exemption. Raises ``RunnerIdError`` naming the first item that names no test."""
+    if exemptions is None:
+        exemptions = backend_exemptions(project=project, backend=backend)
     if not exemptions:
         return []
     pick, rules = _ExemptionIndex(exemptions).pick, project.normalization()

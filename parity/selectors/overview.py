@@ -3,12 +3,13 @@
 
 import datetime
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count, Max, OuterRef, Subquery
 
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
 from parity.selectors.fragments import reference_first
+from parity.selectors.queue import BackendHeadline, BurnDown
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,9 @@ class BackendCard:
 class ProjectCard:
     project: Project
     backends: list[BackendCard]  # the reference first
+    # What is left to triage, when the page asks (``triage_headlines``, ``untracked_burndown``).
+    headlines: list[BackendHeadline] = field(default_factory=list)
+    burndown: BurnDown | None = None
 
     @property
     def untracked(self) -> int:

@@ -17,8 +17,14 @@ queued). Its cost depends on the size of the two runs, not on history.
 - A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
   project with ``closed_issues_untracked`` counts it untracked (``tracked`` false), so a skip
   citing a fixed bug fails CI until someone looks again.
+- Triage is read as it is now, not as it was when the run ran: a gap that an exemption added
+  after the run covers counts tracked (triage, then re-run the gate job: it passes), and the
+  gap names that exemption. The run's ``exemptions_version`` (the manifest version CI applied)
+  says which exemptions were added or removed since.
+- A probe run (exempted tests ran too) is never a gate: its verdict is ok, whatever it opens.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -36,10 +42,19 @@ from parity.definitions import (
     run_outcomes,
     triage_picks,
 )
-from parity.models import CurrentOutcome, Reason, Run, TestCase, Triage, TriageKind
+from parity.models import (
+    CurrentOutcome,
+    ExemptionList,
+    Reason,
+    Run,
+    TestCase,
+    Triage,
+    TriageKind,
+)
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
 from parity.selectors.fragments import all_closed, issue_infos
+from parity.selectors.manifest import backend_exemptions
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,25 @@ class VerdictGap:
     tracked: bool
     intended: bool
     tracked_closed: bool  # an issue tracks it, and every issue it cites is closed
+    exemption: int | None  # the triage that applies (an exemption or a reason's triage)
+    exemption_added: bool  # that triage was added after the run's exemption list
+
+
+@dataclass(frozen=True)
+class ListedExemption:
+    id: int
+    match: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class ExemptionsApplied:
+    """The exemption list a run applied, and what changed in it since."""
+
+    version: str  # "" when CI sent none
+    known: bool  # parity served that version, so what changed since is known
+    added: list[ListedExemption]
+    removed: list[ListedExemption]
 
 
 @dataclass(frozen=True)
@@ -69,6 +103,8 @@ class Verdict:
     test_count: int
     baseline_test_count: int | None
     gaps: list[VerdictGap]  # the gaps the run opened
+    probe: bool
+    exemptions: ExemptionsApplied
 
 
 def _prefix(is_reference: bool) -> sql.Composed:
@@ -170,8 +206,12 @@ def run_verdict(*, run: Run) -> Verdict:
         opened_rows = cursor.fetchall()
         cursor.execute(prefix + _COUNTS_SQL, params)
         closed, test_count, baseline_count = cursor.fetchone()
+    applied, listed_ids = _exemptions_applied(run)
     gaps = _verdict_gaps(
-        opened_rows, backend=backend.name, closed_untracked=project.closed_issues_untracked
+        opened_rows,
+        backend=backend.name,
+        closed_untracked=project.closed_issues_untracked,
+        added_after=_added_after(run, listed_ids),
     )
     drop = run.complete and coverage_dropped(
         previous=baseline_count if baseline else None,
@@ -189,13 +229,15 @@ def run_verdict(*, run: Run) -> Verdict:
         backend=backend.name,
         complete=run.complete,
         baseline_run=baseline.pk if baseline else None,
-        ok=opened["untracked"] == 0 and not drop,
+        ok=run.probe or (opened["untracked"] == 0 and not drop),
         opened=opened,
         closed=closed,
         coverage_drop=drop,
         test_count=test_count,
         baseline_test_count=baseline_count if baseline else None,
         gaps=gaps,
+        probe=run.probe,
+        exemptions=applied,
     )
 
 
@@ -252,7 +294,51 @@ def _params(run: Run, baseline: int | None) -> dict:
     }
 
 
-def _verdict_gaps(rows: list[tuple], *, backend: str, closed_untracked: bool) -> list[VerdictGap]:
+def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
+    """The run's exemption list against the backend's now, and the ids the run's list held
+    (None: not known)."""
+    version = run.exemptions_version
+    listed = (
+        ExemptionList.objects.filter(backend_id=run.backend_id, version=version).first()
+        if version
+        else None
+    )
+    if listed is None:
+        return ExemptionsApplied(version=version, known=False, added=[], removed=[]), None
+    before = {e["id"]: ListedExemption(**e) for e in listed.exemptions}
+    now = {
+        e.id: ListedExemption(id=e.id, match=e.match, kind=e.kind)
+        for e in backend_exemptions(project=run.project, backend=run.backend)
+    }
+    applied = ExemptionsApplied(
+        version=version,
+        known=True,
+        added=[e for pk, e in now.items() if pk not in before],
+        removed=[e for pk, e in before.items() if pk not in now],
+    )
+    return applied, set(before)
+
+
+def _added_after(run: Run, listed_ids: set[int] | None) -> Callable[[Triage], bool]:
+    """Whether a triage came after the run: an exemption not in the list it applied; a reason's
+    triage (in no list), or any when the list is not known, made after parity received the
+    run."""
+
+    def added_after(triage: Triage) -> bool:
+        if listed_ids is not None and (triage.test_id or triage.match):
+            return triage.pk not in listed_ids
+        return triage.created_at > run.created_at
+
+    return added_after
+
+
+def _verdict_gaps(
+    rows: list[tuple],
+    *,
+    backend: str,
+    closed_untracked: bool,
+    added_after: Callable[[Triage], bool],
+) -> list[VerdictGap]:
     tests = TestCase.objects.in_bulk({row[0] for row in rows})
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
         {row[2] for row in rows if row[2] is not None}
@@ -280,6 +366,8 @@ def _verdict_gaps(rows: list[tuple], *, backend: str, closed_untracked: bool) ->
                 tracked=tracked and not (tracked_closed and closed_untracked),
                 intended=intended,
                 tracked_closed=tracked_closed,
+                exemption=triage_id,
+                exemption_added=triage is not None and added_after(triage),
             )
         )
     return sorted(gaps, key=lambda g: g.test)

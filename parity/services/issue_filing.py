@@ -5,7 +5,8 @@ template, and then either
 
 - creates it through the tracker's adapter (``parity.trackers``), when
   ``PARITY_TRACKER_WRITE_TOKENS`` has a token for that host, and links it as a tracked triage
-  of those gaps (or of the reason) in the same step, so the gaps count tracked at once; or
+  of those gaps (or of the reason, or of the test file on its backend) in the same step, so
+  the gaps count tracked at once; or
 - gives the tracker's own "new issue" page, prefilled through its URL parameters, for the
   maintainer to file by hand (and link afterwards, as any issue).
 """
@@ -83,6 +84,8 @@ def draft_title(subject: IssueSubject) -> str:
     gaps = subject.gaps
     what = gaps[0].test if len(gaps) == 1 else f"{len(gaps) + subject.more} tests"
     reasons = {gap.reason for gap in gaps if gap.reason}
+    if subject.file is not None and len(gaps) > 1:
+        what = f"{subject.file}: {what}"
     title = f"[{backends}] {what} {_states(subject)}"
     if len(reasons) == 1:
         title += f": {reasons.pop()}"
@@ -127,6 +130,8 @@ def _gaps_path(project: Project, subject: IssueSubject) -> str:
     query = {"open": "1"}
     if len(subject.backends) == 1:
         query["backend"] = subject.backends[0]
+    if subject.file is not None:
+        query["file"] = subject.file
     path = reverse("project-gaps", kwargs={"slug": project.slug})
     return f"{path}?{urllib.parse.urlencode(query)}"
 
@@ -167,9 +172,9 @@ def new_issue_url(*, project: Project, subject: IssueSubject, draft: IssueDraft)
 def issue_file(*, project: Project, subject: IssueSubject, draft: IssueDraft, user=None) -> Filed:
     """Create the issue ``draft`` describes through the tracker (raises ``TrackerError``:
     refused, rate limited, unavailable) and link it as a tracked triage of ``subject``'s gaps,
-    or of its reason (on its backend, or every one). The issue is created first, outside any
-    transaction; a triage the rules then refuse (a gap fixed meanwhile) leaves the issue filed
-    and says why in ``link_error``."""
+    of its reason (on its backend, or every one), or of its file on its backend. The issue is
+    created first, outside any transaction; a triage the rules then refuse (a gap fixed
+    meanwhile) leaves the issue filed and says why in ``link_error``."""
     filing = filing_for(project=project)
     if not filing.can_create:
         raise ValueError(f"No write token for the tracker of project '{project.slug}'.")
@@ -199,6 +204,13 @@ def _issue_store(*, project: Project, created: Created) -> TrackingIssue:
 
 
 def _link(*, project: Project, subject: IssueSubject, url: str, user) -> int:
+    if subject.file is not None:
+        # The file on its backend, as the queue's exemption: later gaps there are tracked too.
+        request = TriageRequest(
+            kind=TriageKind.TRACKED, match=subject.file, backend=subject.backend, issue_url=url
+        )
+        triage_create(project=project, request=request, user=user)
+        return 1
     if subject.reason_id is not None:
         request = TriageRequest(
             kind=TriageKind.TRACKED,

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from parity.models import BackendState, Result, Run, UploadFile
+from parity.models import BackendState, FileSeconds, Result, Run, UploadFile
 from parity.models.sql import model_sql
 
 logger = logging.getLogger(__name__)
@@ -54,6 +54,7 @@ def results_expire(
             files = UploadFile.objects.filter(upload__run=run)
             expired.files += files.count()
             files.delete()  # the raw files go once this commits (parity.models.cleanup)
+            FileSeconds.objects.filter(run_id=run.pk).delete()
             Run.objects.filter(pk=run.pk).update(results_expired_at=now)
         expired.runs.append(run.pk)
     if expired.runs:

@@ -218,6 +218,17 @@ def triages_delete(*, triages: Iterable[Triage]) -> None:
         logger.info("%s triage(s) deleted in project %s", len(group), project_id)
 
 
+def reason_issues_set(*, reason: Reason, issues: Iterable[TrackingIssue]) -> None:
+    """Set the issues a reason cites (the admin's edit) and re-apply triages: whether its gaps
+    count as tracked follows from them, so the change shows at once rather than at the next
+    run (whose recompute picks triages for the gaps it touched only)."""
+    with transaction.atomic():
+        project = project_lock(project_id=reason.project_id)
+        reason.issues.set(issues)
+        triages_refresh(project=project)
+    logger.info("issues of reason %s set in project %s", reason.pk, reason.project_id)
+
+
 def triages_expire() -> list[int]:
     """Re-apply triages in projects where one passed its expiry day since the engine last
     applied them, so the gaps it covered count untracked again (a beat task). Returns the

@@ -4,8 +4,8 @@
 ``{{ test|test_id }}``, ``{{ test|test_suite }}``, ``{{ share|percent }}``, ``{{ share|shade }}``,
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
-``{{ run|run_title }}``; and two tags, ``{% outcome_cell cell %}`` and
-``{% sort_header "Label" "column" sort_in_force %}``."""
+``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``; and two tags,
+``{% outcome_cell cell %}`` and ``{% sort_header "Label" "column" sort_in_force %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -28,8 +28,11 @@ register.filter("issue_link", presenters.issue_link)
 register.filter("triage_issue_links", presenters.triage_issue_links)
 register.filter("duration", presenters.duration)
 register.filter("pattern_scope", presenters.pattern_scope)
+register.filter("passes_now_on", presenters.passes_now_on)
+register.filter("probe_counts", presenters.probe_counts)
 register.filter("upload_status_word", presenters.upload_status_word)
 register.filter("run_title", presenters.run_title)
+register.filter("burndown_chart", presenters.burndown_chart)
 
 
 # --- A sortable column's header ---------------------------------------------------------------

@@ -8,6 +8,7 @@ from parity.models import ReasonLinksRecord
 from parity.selectors.digest import digest_content
 from parity.selectors.reason_links import IssueLink
 from tests.digest import scenario as s
+from tests.parity.conftest import run_xml
 
 W16 = s.W13.next.next.next
 
@@ -137,9 +138,9 @@ def test_issue_links_compare_the_records_at_the_week_start_and_end(three_weeks):
 
 def test_a_digest_reads_a_fixed_number_of_queries(three_weeks, django_assert_max_num_queries):
     # Set-based reads (backends, two snapshot sets, new and fixed gaps with their reasons'
-    # issues, new reasons, link records and the links now, gaps tracked by closed issues):
-    # none per gap, reason or backend.
-    with django_assert_max_num_queries(16):
+    # issues, new reasons, link records and the links now, gaps tracked by closed issues,
+    # exemptions that pass now): none per gap, reason or backend.
+    with django_assert_max_num_queries(17):
         digest_content(project=three_weeks, week=s.W15)
 
 
@@ -186,3 +187,37 @@ def test_gaps_tracked_only_by_closed_issues_are_counted_with_when_they_closed(
     # A week that ended after #9018 closed counts it too.
     (later_tpu,) = digest_content(project=xla, week=s.W15.next.next).closed_tracking
     assert later_tpu.total == 3
+
+
+def test_exemptions_that_pass_in_a_probe_are_listed_to_remove(xla, upload_run, ingest, api):
+    upload_run("cpu", s.CPU, day="2026-04-06")
+    exempted = {n: ("skipped", "Exempted: a known issue") for n in (2, 3, 4, 5)}
+    upload_run("tpu", {**s.CPU, **{s.T[n]: o for n, o in exempted.items()}}, day="2026-04-06")
+    for n in (2, 3, 4, 5):
+        body = {"kind": "tracked", "match": s.T[n], "backends": ["tpu"], "issue_url": s.ISSUE_URL}
+        assert (
+            api.post("/api/v1/projects/pytorch-xla/triage/", body, format="json").status_code == 201
+        )
+    # The week's probe: t2-t4 pass now, t5 still fails.
+    probe = {**s.CPU, s.T[5]: ("failed", s.CLOSE)}
+    response = ingest(
+        ("probe.xml", run_xml(probe)),
+        backend="tpu",
+        commit="d" * 40,
+        complete="true",
+        probe="true",
+        timestamp="2026-04-09T03:00:00Z",
+    )
+    assert response.status_code == 202, response.content
+
+    content = digest_content(project=xla, week=s.W15)
+
+    (tpu,) = content.passes_now
+    assert (tpu.backend, tpu.total, tpu.matches) == ("tpu", 3, [s.T[2], s.T[3], s.T[4]])
+    rendered = digest_render(content)
+    assert "3 tpu exemptions pass now: remove them (probe run of 9 Apr 2026)" in rendered.text
+    assert f"    - {s.T[2]}\n" in rendered.text and s.T[5] not in rendered.text.split("PASS NOW")[1]
+    assert "/p/pytorch-xla/exemptions/?probe=passes" in rendered.text
+    assert "3 tpu exemptions pass now: remove them" in rendered.html
+    # Not a week before the probe ran.
+    assert digest_content(project=xla, week=s.W14).passes_now == []

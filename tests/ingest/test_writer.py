@@ -247,6 +247,54 @@ def test_a_first_ingest_of_many_new_files_draws_one_id_per_new_test(project):
 
 # --- one key in several suites ----------------------------------------------------------------
 
+
+@pytest.mark.django_db(transaction=True)
+def test_new_tests_looked_up_before_the_lock_wait_for_the_end(project, monkeypatch):
+    """A batch can take the tests lock half-way: its own cases had few new tests, then the
+    suite tests of a split key, looked up next, are all new. The new tests it found before the
+    lock may have been added by another upload since; they wait for the insert at the end
+    (which meets such a test and uses its row) instead of going in with the batch, where the
+    COPY failed on the duplicate and the upload with it."""
+    known_keys = [f"test/t.py::TestT::test_known_{n}" for n in range(3)]
+    with transaction.atomic():
+        results_write(upload=_upload(project, "before"), rows=_rows(known_keys))
+    new = "test/t.py::TestT::test_new"
+    place_in_suites = writer_results.UploadWriter._place_in_suites
+
+    def another_upload_adds_the_new_test_first(self, *args):
+        # Between the batch's look-up of ``new`` (not found) and its suite tests' look-up.
+        def add() -> None:
+            try:
+                file, class_name, name = new.split("::")
+                TestCase.objects.create(
+                    project=project, key=new, file=file, class_name=class_name, name=name
+                )
+            finally:
+                connection.close()
+
+        other = threading.Thread(target=add)
+        other.start()
+        other.join(30)
+        return place_in_suites(self, *args)
+
+    monkeypatch.setattr(
+        writer_results.UploadWriter, "_place_in_suites", another_upload_adds_the_new_test_first
+    )
+    upload = _upload(project, "split")
+    rows = [*_rows(known_keys), _in("suite one", key=new), _in("suite two", key=new)]
+
+    with transaction.atomic():
+        summary = results_write(upload=upload, rows=rows)
+
+    assert sorted(TestCase.objects.values_list("key", flat=True)) == sorted(
+        [*known_keys, new, f"{new} [suite: suite one]", f"{new} [suite: suite two]"]
+    )
+    assert [key for key, _, _ in _stored(upload)] == sorted(
+        [*known_keys, f"{new} [suite: suite one]", f"{new} [suite: suite two]"]
+    )
+    assert summary.counts["total"] == 5
+
+
 X = "test/t.py::TestT::test_x"
 
 

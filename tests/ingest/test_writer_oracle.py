@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ingest.normalize import TestIdentity, suite_qualified
 from ingest.writer import ResultRow, known, results_write
 from ingest.writer import results as writer_results
-from parity.models import Outcome, Project, Reason, Result, Run, TestCase, Upload
+from parity.models import FileSeconds, Outcome, Project, Reason, Result, Run, TestCase, Upload
 from parity.services.projects import project_create
 
 EXAMPLES = int(os.environ.get("PARITY_HYPOTHESIS_EXAMPLES", "60"))
@@ -124,6 +124,12 @@ def oracle_write(upload: Upload, rows: list[ResultRow]) -> dict[str, int]:
         )
         counts["total"] += 1
         counts[Outcome(last.outcome).label] += 1
+    seconds: dict[str, float] = {}
+    for identity, row in zip(identities, rows, strict=True):  # reruns ran too
+        if row.duration is not None:
+            seconds[identity.file] = seconds.get(identity.file, 0.0) + row.duration
+    for file, total in seconds.items():
+        FileSeconds.objects.create(run=upload.run, upload=upload, file=file, seconds=total)
     return counts
 
 
@@ -162,6 +168,10 @@ def _reasons(project: Project) -> set[tuple[str, str, str]]:
     return set(Reason.objects.filter(project=project).values_list("kind", "fingerprint", "text"))
 
 
+def _file_seconds(upload: Upload) -> dict[str, float]:
+    return dict(FileSeconds.objects.filter(upload=upload).values_list("file", "seconds"))
+
+
 def _results(upload: Upload) -> list[tuple]:
     fields = ("test__key", "outcome", "duration", "message", "reason__fingerprint", "flaky")
     return sorted(Result.objects.filter(upload=upload).values_list(*fields), key=repr)
@@ -194,6 +204,7 @@ def test_the_writer_stores_what_per_row_inserts_store(uploads, mode):
         counts = oracle_write(expected, rows)
 
         assert _results(upload) == _results(expected)
+        assert _file_seconds(upload) == pytest.approx(_file_seconds(expected))
         assert summary.counts == counts
         assert _tests(ours) == _tests(oracle)
         assert _reasons(ours) == _reasons(oracle)
@@ -251,3 +262,4 @@ def test_two_uploads_racing_store_what_one_after_the_other_store(first, second, 
     assert _tests(ours) == _tests(oracle)
     assert _reasons(ours) == _reasons(oracle)
     assert [_results(u) for u in ups] == [_results(u) for u in expected]
+    assert [_file_seconds(u) for u in ups] == [_file_seconds(u) for u in expected]

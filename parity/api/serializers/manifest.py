@@ -25,6 +25,9 @@ class ExemptionSerializer(serializers.Serializer):
     expires = serializers.DateField(allow_null=True)
     message = serializers.CharField(help_text="The skip message: '<reason> (<issue URL>)'.")
     file_level = serializers.BooleanField(help_text="It names whole files.")
+    passes_now = serializers.BooleanField(
+        help_text="Every test it covers passed in the backend's latest probe run: remove it."
+    )
 
 
 class ManifestSerializer(serializers.Serializer):
@@ -39,6 +42,10 @@ class ManifestSerializer(serializers.Serializer):
     )
     durations = serializers.DictField(
         child=serializers.FloatField(), help_text="Seconds per file in recent complete runs."
+    )
+    version = serializers.CharField(
+        help_text="A hash of the exemptions and files: send it with the upload "
+        "(exemptions_version) so the verdict says which list the run applied."
     )
 
 
@@ -76,5 +83,6 @@ class ResolvedSerializer(serializers.Serializer):
 
 class ResolveSerializer(serializers.Serializer):
     backend = serializers.CharField()
+    version = serializers.CharField(help_text="The manifest version these exemptions are of.")
     count = serializers.IntegerField()
     exempted = ResolvedSerializer(many=True)

@@ -28,6 +28,25 @@ class VerdictGapSerializer(serializers.Serializer):
         help_text="Every issue it cites is closed; with the project's closed_issues_untracked "
         "it counts untracked (tracked is false)."
     )
+    exemption = serializers.IntegerField(
+        allow_null=True, help_text="The triage (exemption) that covers it, if any."
+    )
+    exemption_added = serializers.BooleanField(
+        help_text="That exemption was added after the exemption list the run applied."
+    )
+
+
+class ListedExemptionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    match = serializers.CharField()
+    kind = serializers.CharField()
+
+
+class ExemptionsAppliedSerializer(serializers.Serializer):
+    version = serializers.CharField(help_text="The manifest version CI applied; '' if unsent.")
+    known = serializers.BooleanField(help_text="parity served that version: added/removed hold.")
+    added = ListedExemptionSerializer(many=True, help_text="Exemptions added since.")
+    removed = ListedExemptionSerializer(many=True, help_text="Exemptions removed since.")
 
 
 class VerdictSerializer(serializers.Serializer):
@@ -46,3 +65,7 @@ class VerdictSerializer(serializers.Serializer):
     coverage_drop = serializers.BooleanField()
     test_count = serializers.IntegerField()
     baseline_test_count = serializers.IntegerField(allow_null=True)
+    probe = serializers.BooleanField(help_text="A probe run: never a gate, always ok.")
+    exemptions = ExemptionsAppliedSerializer(
+        help_text="The exemption list the run applied and what changed in it since."
+    )

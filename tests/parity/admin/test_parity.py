@@ -136,3 +136,35 @@ def test_tracking_issues_list_what_their_tracker_said_and_the_sync_fields_stay_r
     form = admin_client.get(f"/admin/parity/trackingissue/{issue.pk}/change/").content.decode()
     assert 'name="title"' not in form and 'name="state"' not in form
     assert 'name="url"' in form
+
+
+def test_an_issue_linked_to_a_reason_in_the_admin_tracks_its_gaps_at_once(admin_client, gap, xla):
+    issue = TrackingIssue.objects.create(
+        project=xla,
+        kind="github",
+        key="pytorch/xla#5",
+        url="https://github.com/pytorch/xla/issues/5",
+    )
+    reason = gap.reason
+    form = {
+        "project": xla.pk,
+        "kind": reason.kind,
+        "text": reason.text,
+        "fingerprint": reason.fingerprint,
+        "first_seen_0": "2026-04-01",
+        "first_seen_1": "12:00:00",
+        "last_seen_0": "2026-04-01",
+        "last_seen_1": "12:00:00",
+        "issues": [issue.pk],
+    }
+
+    response = admin_client.post(f"/admin/parity/reason/{reason.pk}/change/", form)
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    gap.refresh_from_db()
+    assert gap.tracked and list(reason.issues.all()) == [issue]
+
+    form["issues"] = []
+    assert admin_client.post(f"/admin/parity/reason/{reason.pk}/change/", form).status_code == 302
+    gap.refresh_from_db()
+    assert not gap.tracked

@@ -220,6 +220,33 @@ def test_a_file_given_alone_keeps_its_folder_name_and_is_sent_once(tmp_path):
     assert len(names) == 2
 
 
+def test_what_the_runner_applied_is_read_from_the_reports_properties(tmp_path):
+    (tmp_path / "plain.xml").write_text('<testsuites><testsuite name="a"/></testsuites>')
+    (tmp_path / "probe.xml").write_text(
+        '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest"><properties>'
+        '<property name="parity_exemptions_version" value="4bc4abd8fbf0e91d" />'
+        '<property name="parity_probe" value="true" /></properties></testsuite></testsuites>'
+    )
+    request = parity_ci.UploadRequest(backend="tpu", commit="f" * 40)
+    logged = []
+
+    parity_ci.request_from_reports(
+        request, parity_ci.collect_reports([str(tmp_path)]), logged.append
+    )
+
+    assert (request.probe, request.exemptions_version) == (True, "4bc4abd8fbf0e91d")
+    assert request.fields(project="p", complete=True)["probe"] == "true"
+    assert logged == [
+        "the reports come from a probe (exempted tests ran): uploading them as a probe run"
+    ]
+    # A flag given wins over the reports; a plain report makes no probe.
+    flagged = parity_ci.UploadRequest(backend="tpu", commit="f", exemptions_version="given")
+    plain = parity_ci.collect_reports([str(tmp_path / "plain.xml")])
+    parity_ci.request_from_reports(flagged, plain, logged.append)
+    assert (flagged.probe, flagged.exemptions_version) == (False, "given")
+    assert "probe" not in flagged.fields(project="p", complete=True)
+
+
 def test_the_archive_is_the_same_bytes_for_the_same_files(tmp_path):
     members = parity_ci.collect_reports([str(reports_folder(tmp_path))]).xml
     first = io.BytesIO()

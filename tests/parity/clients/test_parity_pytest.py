@@ -7,10 +7,12 @@ JUnit the plugin's run writes is read by ingest's own parser, and uploaded to th
 """
 
 import shutil
+import time
 
 import parity_pytest
 import pytest
 
+from parity.models import BackendState, ProbeOutcome, Run
 from parity.pure.globs import key_matches, pattern_regex
 from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR
 from tests.parity.clients.reports import (
@@ -247,6 +249,78 @@ def test_exemptions_from_the_server_make_the_upload_tracked_and_the_verdict_ok(
         **dict.fromkeys(SHARDING, ("skipped", False, True, [])),
     }
     assert gaps[ALL_REDUCE]["reason"] == FLAKY_MESSAGE
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_a_probe_runs_the_exempted_tests_and_its_upload_flags_those_that_pass_now(
+    run_suite, pytester, live, http_api, parity_ci_run
+):
+    tpu_exemptions(
+        http_api,
+        complex64=f"{OPS}test_*_complex64",
+        flaky=ALL_REDUCE,
+        mesh="test/test_sharding.py",
+    )
+    server = {"PARITY_URL": live.base_url, "PARITY_TOKEN": http_api.token}
+    run_suite("--junitxml=cpu.xml", device="cpu")
+    upload_complete_run(http_api, live, pytester.path / "cpu.xml", backend="cpu", day="2026-05-01")
+    nightly = run_suite(
+        "--parity-backend", "tpu", "--junitxml=tpu.xml", PARITY_PROJECT="pytorch-xla", **server
+    )
+    assert nightly.ret == 0, nightly.stdout.str()
+    current = upload_complete_run(
+        http_api, live, pytester.path / "tpu.xml", backend="tpu", day="2026-05-01"
+    )
+
+    # The weekly probe, on a TPU that has complex64 kernels now; the mesh tests left out.
+    probe = run_suite(
+        *("--parity-backend", "tpu", "--parity-probe", "--junitxml=probe.xml"),
+        *("-k", "not sharding"),
+        device="tpu-v6",
+        PARITY_PROJECT="pytorch-xla",
+        **server,
+    )
+    probe.assert_outcomes(passed=5, deselected=2)  # nothing exempted is skipped
+    probe.stdout.fnmatch_lines(["parity: exempted tests of tpu: *2 tracked (probe: they ran)"])
+    manifest = http_api.request("GET", "/api/v1/projects/pytorch-xla/manifest/?backend=tpu").body
+    properties = (pytester.path / "probe.xml").read_text()
+    assert f'<property name="parity_exemptions_version" value="{manifest["version"]}"' in properties
+    assert '<property name="parity_probe" value="true"' in properties
+
+    # Uploaded without --probe: the report says it is one.
+    done = parity_ci_run(
+        *("upload", str(pytester.path / "probe.xml"), "--backend", "tpu", "--complete"),
+        *("--commit", "f" * 40, "--wait"),
+    )
+
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "uploading them as a probe run" in done.stderr
+    assert "probe run: exempted tests ran too" in done.stdout
+    assert f"exemptions: version {manifest['version']} applied, unchanged since" in done.stdout
+    run = Run.objects.get(probe=True)
+    assert run.exemptions_version == manifest["version"]
+    passing = probe_outcomes_wait(live, run_id=run.pk)
+    assert passing == {
+        f"{OPS}test_*_complex64": True,
+        ALL_REDUCE: True,
+        "test/test_sharding.py": False,
+    }
+    after = http_api.request("GET", "/api/v1/projects/pytorch-xla/manifest/?backend=tpu").body
+    assert {e["match"]: e["passes_now"] for e in after["exemptions"]} == passing
+    assert after["version"] == manifest["version"]  # what CI applies did not change
+    assert BackendState.objects.get(backend__name="tpu").current_run_id == current
+
+
+def probe_outcomes_wait(live, *, run_id: int) -> dict[str, bool]:
+    """Until the worker has recorded the probe run: each exemption's match, passing now."""
+    deadline = time.monotonic() + 60
+    while not ProbeOutcome.objects.filter(run_id=run_id).exists():
+        live.assert_worker_alive()
+        assert time.monotonic() < deadline, f"probe run {run_id} not recorded"
+        time.sleep(0.2)
+    probes = ProbeOutcome.objects.filter(run_id=run_id).select_related("triage")
+    return {p.triage.match: p.passes_now for p in probes}
 
 
 @pytest.mark.parametrize(

@@ -174,6 +174,7 @@ def test_exemptions_of_canonical_tests_reach_device_suffixed_tests(suite, live, 
     }
 
     reference = run_scripts(suite, *SCRIPTS, "--junit-xml", "cpu.xml", device="cpu")
+    before = manifest_version(http_api)
     tpu = run_scripts(suite, *SCRIPTS, "--backend", "tpu", "--junit-xml", "tpu.xml", **server)
 
     assert reference.returncode == 0, reference.stderr
@@ -201,3 +202,32 @@ def test_exemptions_of_canonical_tests_reach_device_suffixed_tests(suite, live, 
         ALL_REDUCE: ("skipped", [ISSUE_FLAKY]),
         f"{MESH}test_mesh_shape": ("skipped", []),
     }
+    assert applied(before) in (suite / "tpu.xml").read_text()  # for parity_ci.py upload to send
+
+    # A probe: the exempted tests run too, and report what they do on this device.
+    probe = run_scripts(
+        suite, *SCRIPTS, "--backend", "tpu", "--probe", "--junit-xml", "probe.xml", **server
+    )
+    assert probe.returncode == 1, probe.stderr  # they still fail here
+    assert "1 intended, 1 quarantine, 1 tracked (probe: they run)" in probe.stderr
+    probed = junit_outcomes(suite / "probe.xml")
+    assert {test: outcome for test, (outcome, _) in probed.items()} == {
+        VIEW_COMPLEX: "error",
+        ALL_REDUCE: "failed",  # not turned into a skip: a probe quarantines nothing
+        f"{MESH}setUpClass": "error",  # the class's fixture ran, and failed, as it would
+        **dict.fromkeys(PASSING, "passed"),
+    }
+    report = (suite / "probe.xml").read_text()
+    assert '<property name="parity_probe" value="true" />' in report
+    assert applied(manifest_version(http_api)) in report  # the reference's files came since
+
+
+def manifest_version(http_api) -> str:
+    reply = http_api.request("GET", "/api/v1/projects/pytorch-xla/manifest/?backend=tpu")
+    assert reply.status == 200, str(reply)
+    return reply.body["version"]
+
+
+def applied(version: str) -> str:
+    """The JUnit property that says which exemption list a run applied."""
+    return f'<property name="parity_exemptions_version" value="{version}" />'

@@ -1,8 +1,11 @@
 """How the dashboard shows the selectors' answers (``parity.dashboard.presenters``): colour
 bins, labels and issue names."""
 
+import datetime
+
 import pytest
 
+from parity import selectors
 from parity.dashboard import presenters
 from parity.dashboard.presenters import HeatCell
 from parity.selectors import IssueInfo
@@ -98,3 +101,30 @@ def test_pattern_scope_says_whether_whole_files_are_left_out():
 def test_an_issue_reads_with_its_title_and_state(issue, label, state):
     link = presenters.issue_link(issue)
     assert (link.label, link.url, link.state, link.title) == (label, issue.url, state, issue.title)
+
+
+# --- The burn-down --------------------------------------------------------------------------
+
+
+def test_the_burndown_draws_each_backend_on_a_shared_day_axis():
+    day = datetime.date(2026, 11, 1)
+    later = day + datetime.timedelta(days=4)
+    burndown = selectors.BurnDown(
+        days=[day, later], series={"tpu": [(day, 10), (later, 0)], "gpu": [(later, 5)]}
+    )
+    chart = presenters.burndown_chart(burndown)
+    assert chart.top == 10 and (chart.first_day, chart.last_day) == ("2026-11-01", "2026-11-05")
+    (gpu, tpu) = chart.lines
+    plot = chart.plot
+    assert (
+        tpu.points
+        == f"{plot['left']:.1f},{plot['top']:.1f} {plot['right']:.1f},{plot['bottom']:.1f}"
+    )
+    assert gpu.points == f"{plot['right']:.1f},{(plot['top'] + plot['bottom']) / 2:.1f}"
+    assert (gpu.last, tpu.last) == (5, 0) and gpu.colour != tpu.colour
+    # One day (or no snapshot) draws nothing: no trend yet.
+    assert (
+        presenters.burndown_chart(selectors.BurnDown(days=[day], series={"tpu": [(day, 3)]}))
+        is None
+    )
+    assert presenters.burndown_chart(None) is None

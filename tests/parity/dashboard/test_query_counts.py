@@ -15,7 +15,8 @@ P = "/p/pytorch-xla"
 
 # Anonymous visitor of a public project.
 PAGES = {
-    "overview": ("/", 3),  # readable projects, backends with their newest upload, uploads
+    # readable projects, backends with their newest upload, uploads; headlines (2), burn-down
+    "overview": ("/", 6),
     "overview.json": (
         "/overview.json",
         4,
@@ -27,6 +28,7 @@ PAGES = {
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
+    "queue": (f"{P}/queue/", 6),  # project, backend choices x2; 2 for the queue; has runs
     "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
     # reasons' issues (once per 2,000 rows).
@@ -81,10 +83,10 @@ EXEMPTIONS = {
 
 def test_the_exemptions_page_reads_a_fixed_number_of_queries(scenario, exemptions, maintainer, xla):
     # Project, backend choices (twice: query_form builds the form unbound, then bound);
-    # triages: count, rows, their backends; one backend's files: the backend, its manifest
-    # (exemptions and their backends, the reference's files, durations, the reference); has
-    # runs.
-    expected = {"exemptions": 13, "filtered": 13}
+    # triages: count, rows, their backends, their probe outcomes; one backend's files: the
+    # backend, its manifest (exemptions and their backends, which pass now, the reference's
+    # files, durations, the reference); has runs.
+    expected = {"exemptions": 15, "filtered": 15}
     for size in ("six exemptions", "two pages of them"):
         if size == "two pages of them":
             more = [

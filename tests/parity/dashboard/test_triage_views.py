@@ -8,8 +8,9 @@ import re
 import pytest
 
 from parity.models import Gap, Triage
+from tests.parity.conftest import run_xml
 from tests.parity.dashboard.conftest import ISSUES, text
-from tests.parity.dashboard_scenario import A, B, tid
+from tests.parity.dashboard_scenario import DAY2, A, B, runs_by_day, tid
 
 P = "/p/pytorch-xla"
 PAGE = f"{P}/exemptions/"
@@ -136,6 +137,41 @@ def test_removing_an_exemption_untracks_its_gaps(maintainer, runs, exemptions):
     assert neuron_b_gaps() == {(False, False)}
     # Another project's triage, or none, is not found.
     assert maintainer.post(f"{PAGE}{pk}/delete/").status_code == 404
+
+
+def test_an_exemption_that_passes_now_is_flagged_and_removed_after_a_confirmation(
+    maintainer, runs, exemptions, ingest
+):
+    # The weekly probe on TPU runs the exempted tests too: a4 (exempted) passes now.
+    probe = {**runs_by_day()[DAY2]["tpu"], tid(A, 4): "passed"}
+    response = ingest(
+        ("probe.xml", run_xml(probe)), backend="tpu", commit="e" * 40, complete="true", probe="true"
+    )
+    assert response.status_code == 202, response.content
+    probe_run = response.json()["run"]
+    pk = exemptions["test"].pk
+
+    html = text(maintainer.get(f"{PAGE}?probe=passes"))
+
+    rows = re.findall(r'<tr data-triage="(\d+)"', html)
+    assert rows == [str(pk)]  # the filter keeps only those that pass now
+    row = html.split(f'<tr data-triage="{pk}"')[1].split("</tr>")[0]
+    assert re.search(
+        r'data-backend="tpu" data-outcome="passed">.*passes now.* tpu · 1 of 1 passed', row
+    )
+    assert f"#run-{probe_run}" in row and f"run {probe_run}," in row
+    # The remove button sits behind a confirmation that says why.
+    confirm = row.split('<details class="confirm-remove">')[1].split("</details>")[0]
+    assert "Remove: passes now" in confirm
+    assert "Its tests passed in the last probe on tpu." in confirm
+    assert f'action="{PAGE}{pk}/delete/"' in confirm and "Yes, remove it</button>" in confirm
+
+    removed = maintainer.post(f"{PAGE}{pk}/delete/", {"next": f"{PAGE}?probe=passes"}, follow=True)
+
+    assert "Exemption removed:" in text(removed)
+    assert not Triage.objects.filter(pk=pk).exists()
+    gap = Gap.objects.get(is_open=True, backend__name="tpu", test__key=tid(A, 4))
+    assert (gap.tracked, gap.triage_id) == (False, None)  # its gap counts again, until fixed
 
 
 # --- "Exempt…" on a gap row and a heatmap row: the triage form's file scope ----------------------

@@ -466,7 +466,7 @@ def test_exemptions_page_lists_every_target_with_why_who_and_when(client, runs, 
     assert list(listed) == [made[n] for n in reversed(list(made))]
     today = str(exemptions["test"].created_at.date())
     assert listed[made["test"]] == [
-        "tracked", tid(A, 4) + " one test", "tpu", "pytorch/xla#501", "never",
+        "tracked", tid(A, 4) + " one test", "tpu", "pytorch/xla#501", "never", "—",
         f"maintainer {today}",
     ]  # fmt: skip
     reason = listed[made["reason"]]

@@ -69,3 +69,42 @@ def test_reason_daily_counts_per_day_and_drops_to_zero(project):
         ("2026-04-02", "later"): 2,
         ("2026-04-02", "gone"): 0,  # an explicit zero: its trend line drops
     }
+
+
+def _all_cells(project) -> dict[tuple[str, str], tuple[int, ...]]:
+    rows = FileCell.objects.filter(project=project).values_list(
+        "backend__name", "file", "passed", "failed", "error", "skipped", "missing"
+    )
+    return {(backend, file): tuple(counts) for backend, file, *counts in rows}
+
+
+def test_missing_only_recount_gives_the_full_recount(project):
+    """When the reference moves on, the other backends' cells recount their missing tests only
+    (their outcomes stayed): what every file of every backend recounted whole gives."""
+    backends = [b.pk for b in project.backends.all()]
+    run = run_make(project, "tpu")
+    current_set(project, "tpu", {"a.py::A::t1": P, "b.py::B::t1": (S, "x")}, run=run)
+    gap_open(project, "tpu", "a.py::A::t2", "missing", run=run)  # a.py: outcomes and missing
+    gap_open(project, "tpu", "c.py::C::t1", "missing", run=run)  # c.py: missing only
+    gap_open(project, "tpu", "d.py::D::t1", "missing", run=run)
+    file_cells_write(project_id=project.pk, backend_ids=backends)
+    # The reference moved on: a.py's and c.py's missing tests run no more there, d.py gained one,
+    # e.py is new.
+    Gap.objects.filter(test__key__in=["a.py::A::t2", "c.py::C::t1"]).delete()
+    gap_open(project, "tpu", "d.py::D::t2", "missing", run=run)
+    gap_open(project, "tpu", "e.py::E::t1", "missing", run=run)
+
+    file_cells_write(project_id=project.pk, backend_ids=backends, outcomes_changed=[])
+    recounted = _all_cells(project)
+    file_cells_write(project_id=project.pk, backend_ids=backends)
+
+    assert (
+        recounted
+        == _all_cells(project)
+        == {
+            ("tpu", "a.py"): (1, 0, 0, 0, 0),
+            ("tpu", "b.py"): (0, 0, 0, 1, 0),
+            ("tpu", "d.py"): (0, 0, 0, 0, 2),
+            ("tpu", "e.py"): (0, 0, 0, 0, 1),
+        }
+    )

@@ -31,9 +31,9 @@ def test_files_left_out_each_with_the_exemptions_that_left_it_out(
         TriageRequest(kind="quarantine", match=C, backends=["neuron"], issue_url=ISSUE),
         TriageRequest(kind="tracked", match=C, backends=["gpu"], issue_url=ISSUE),
     )
-    # 3 for the list (count, rows, their backends); 6 for the files: the backend, its manifest
-    # (5: it names the files it left out).
-    with django_assert_num_queries(9):
+    # 4 for the list (count, rows, their backends, their probe outcomes); 7 for the files: the
+    # backend, its manifest (6: it names the files it left out, and which exemptions pass now).
+    with django_assert_num_queries(11):
         page = selectors.exemptions_page(
             project=xla_runs, filters={"backend": "neuron"}, files_backend="neuron"
         )

@@ -3,8 +3,10 @@
 import pytest
 from rest_framework.test import APIClient
 
+from parity.clients import parity_ci
 from parity.models import Project, TestCase, TrackingIssue
 from parity.services.projects import project_create, upload_token_create
+from tests.parity.conftest import run_xml
 
 A = "test/a.py::TestA::"
 T1, T2, T3 = (f"{A}test_{n}" for n in range(1, 4))
@@ -43,6 +45,8 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
             "tracked": False,
             "intended": False,
             "tracked_closed": False,
+            "exemption": None,
+            "exemption_added": False,
         }
     ]
 
@@ -164,3 +168,76 @@ def test_a_quarantined_test_counts_tracked(history, upload_run, api):
         "quarantine",
         True,
     )
+
+
+def test_the_verdict_names_the_list_its_run_applied_and_an_exemption_added_since(
+    history, ingest, api
+):
+    url = "/api/v1/projects/pytorch-xla"
+    old = api.post(
+        f"{url}/triage/",
+        {"kind": "intended", "match": "test/old.py", "backends": ["tpu"], "note": "gone"},
+        format="json",
+    ).json()
+    # CI reads the manifest (its plugin resolves), runs, and uploads with the version.
+    resolved = api.post(
+        f"{url}/manifest/resolve/", {"backend": "tpu", "tests": [T1, T2]}, format="json"
+    ).json()
+    version = resolved["version"]
+    assert version == api.get(f"{url}/manifest/?backend=tpu").json()["version"]
+    response = ingest(
+        ("tpu.xml", run_xml({T1: "passed", T2: ("skipped", "not supported yet")})),
+        backend="tpu",
+        commit="b" * 40,
+        branch="master",
+        run="tpu-2",
+        complete="true",
+        timestamp=f"{DAY2}T12:00:00Z",
+        exemptions_version=version,
+    )
+    run = response.json()["run"]
+    before = verdict(api, run)
+    assert before["ok"] is False
+    assert before["exemptions"] == {"version": version, "known": True, "added": [], "removed": []}
+
+    # A maintainer triages the gap and removes a stale exemption while the job waits.
+    added = api.post(
+        f"{url}/triage/",
+        {"kind": "tracked", "match": before["gaps"][0]["test"], "backends": ["tpu"],
+         "issue_url": "https://github.com/pytorch/xla/issues/7"},
+        format="json",
+    )  # fmt: skip
+    assert added.status_code == 201, added.content
+    assert api.delete(f"{url}/triage/{old['id']}/").status_code == 204
+
+    body = verdict(api, run)  # the gate job, re-run
+    assert body["ok"] is True
+    assert body["opened"]["tracked"] == 1
+    assert (body["gaps"][0]["exemption"], body["gaps"][0]["exemption_added"]) == (
+        added.json()["id"],
+        True,
+    )
+    assert body["exemptions"] == {
+        "version": version,
+        "known": True,
+        "added": [{"id": added.json()["id"], "match": T2, "kind": "tracked"}],
+        "removed": [{"id": old["id"], "match": "test/old.py", "kind": "intended"}],
+    }
+    printed = parity_ci.verdict_exemptions(body)
+    assert f"version {version} applied; since then added #{added.json()['id']}" in printed
+    assert f"removed #{old['id']} (intended test/old.py)" in printed
+    assert f"{T2}: tracked by exemption #{added.json()['id']}, added after the run" in printed
+
+
+def test_a_probe_runs_verdict_is_never_a_gate(history, ingest, api):
+    response = ingest(
+        ("tpu.xml", run_xml({T1: "passed", T2: ("failed", "boom")})),
+        backend="tpu",
+        commit="c" * 40,
+        complete="true",
+        probe="true",
+    )
+    body = verdict(api, response.json()["run"])
+    assert (body["probe"], body["ok"], body["opened"]["untracked"]) == (True, True, 1)
+    assert body["exemptions"]["version"] == ""
+    assert "no list version sent" in parity_ci.verdict_exemptions(body)

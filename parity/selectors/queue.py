@@ -1,0 +1,226 @@
+"""The triage queue: a project's untracked open gaps as the decisions they stand for. Most
+untracked gaps come in blocks (a backend's CI never runs a whole test file; one skip reason
+covers hundreds of tests), so the queue groups them by (backend, file) and by (backend, reason),
+largest first, each with its state mix and first seen; one exemption settles a group.
+
+Also the overview's headline per backend (tests never run, in how many files; untracked
+reasons) and the burn-down of untracked gaps per backend, from the snapshots.
+
+"Untracked" as everywhere: open, neither tracked nor intended, and not ``reference_missing``
+(outside the score)."""
+
+import datetime
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, Min, Q, QuerySet
+
+from parity.models import Gap, GapState, Project, Snapshot
+
+GROUPS_PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class QueueGroup:
+    """Untracked open gaps of one backend sharing a file, or a reason."""
+
+    backend: str
+    file: str | None  # the file of a file group
+    reason_id: int | None  # the reason of a reason group
+    reason: str | None  # its text
+    gaps: int
+    missing: int
+    skipped: int
+    failed: int
+    error: int
+    first_seen: datetime.datetime
+
+    @property
+    def key(self) -> str:
+        """The group as the queue's bulk form names it (backends are slugs: no "::")."""
+        what = self.file if self.file is not None else f"#{self.reason_id}"
+        return f"{self.backend}::{what}"
+
+
+@dataclass(frozen=True)
+class GroupPage:
+    groups: list[QueueGroup]
+    total: int  # groups in all pages
+    number: int
+    pages: int
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.pages
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+
+@dataclass(frozen=True)
+class TriageQueue:
+    by_file: GroupPage
+    by_reason: GroupPage
+    headlines: list["BackendHeadline"]  # each backend's (``backend``'s, when given)
+
+    @property
+    def untracked(self) -> int:
+        return sum(h.untracked for h in self.headlines)
+
+
+def untracked_gaps(*, projects: list[Project], backend: str | None = None) -> QuerySet[Gap]:
+    """The open gaps nobody has triaged (of ``backend``, when given)."""
+    gaps = Gap.objects.filter(
+        project__in=projects, is_open=True, tracked=False, intended=False
+    ).exclude(state=GapState.REFERENCE_MISSING)
+    return gaps.filter(backend__name=backend) if backend else gaps
+
+
+def triage_queue(
+    *,
+    project: Project,
+    backend: str | None = None,
+    file_page: int = 1,
+    reason_page: int = 1,
+    per_page: int = GROUPS_PER_PAGE,
+) -> TriageQueue:
+    """Untracked open gaps grouped by (backend, file) and by (backend, reason), largest first,
+    a page of each, and the backends' headlines. Two queries, one GROUP BY each, reading
+    every group (there are at most backends x files, and backends x reasons): the headlines
+    are sums over them, and a page is a slice."""
+    gaps = untracked_gaps(projects=[project], backend=backend)
+    by_file = _groups(gaps, ("backend__name", "test__file"))
+    # Tests a backend never ran have no reason: their decisions are the file groups'.
+    with_reason = gaps.filter(reason__isnull=False)
+    by_reason = _groups(with_reason, ("backend__name", "reason_id", "reason__text"))
+    files: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for group in by_file:
+        files[group.backend].append((group.gaps, group.missing))
+    reasons = Counter(g.backend for g in by_reason)
+    headlines = [_headline(name, files[name], reasons[name]) for name in sorted(files)]
+    return TriageQueue(
+        by_file=_page(by_file, file_page, per_page),
+        by_reason=_page(by_reason, reason_page, per_page),
+        headlines=headlines,
+    )
+
+
+def _groups(gaps: QuerySet[Gap], by: tuple[str, ...]) -> list[QueueGroup]:
+    """Every group of ``gaps`` by the fields ``by``, largest first. One query."""
+    states = {
+        state: Count("pk", filter=Q(state=state))
+        for state in (GapState.MISSING, GapState.SKIPPED, GapState.FAILED, GapState.ERROR)
+    }
+    rows = (
+        gaps.order_by()
+        .values(*by)
+        .annotate(n=Count("pk"), first_seen=Min("opened_at"), **states)
+        .order_by("-n", *by)
+    )
+    return [_group(row) for row in rows]
+
+
+def _page(groups: list[QueueGroup], number: int, per_page: int) -> GroupPage:
+    pages = max(1, -(-len(groups) // per_page))
+    number = number if 1 <= number <= pages else 1  # past the end (a stale link): the first
+    start = (number - 1) * per_page
+    return GroupPage(
+        groups=groups[start : start + per_page], total=len(groups), number=number, pages=pages
+    )
+
+
+def _group(row: dict) -> QueueGroup:
+    return QueueGroup(
+        backend=row["backend__name"],
+        file=row.get("test__file"),
+        reason_id=row.get("reason_id"),
+        reason=row.get("reason__text"),
+        gaps=row["n"],
+        missing=row[GapState.MISSING],
+        skipped=row[GapState.SKIPPED],
+        failed=row[GapState.FAILED],
+        error=row[GapState.ERROR],
+        first_seen=row["first_seen"],
+    )
+
+
+@dataclass(frozen=True)
+class BackendHeadline:
+    """What a backend lacks, untriaged: "neuron: 809 tests in 41 files never run; 12 untracked
+    reasons"."""
+
+    backend: str
+    untracked: int
+    never_run: int  # untracked missing gaps: tests the backend's run lacks
+    never_run_files: int
+    reasons: int  # distinct reasons of its untracked gaps
+
+
+def triage_headlines(*, projects: list[Project]) -> dict[int, list[BackendHeadline]]:
+    """Per project pk, a headline per backend with untracked gaps, by name. Two queries: the
+    gaps grouped by file (summed here), their reasons counted without reading tests."""
+    gaps = untracked_gaps(projects=projects)
+    files = (
+        gaps.order_by()
+        .values_list("project_id", "backend__name", "test__file")
+        .annotate(n=Count("pk"), missing=Count("pk", filter=Q(state=GapState.MISSING)))
+    )
+    reasons = (
+        gaps.filter(reason__isnull=False)
+        .order_by()
+        .values_list("project_id", "backend__name")
+        .annotate(reasons=Count("reason_id", distinct=True))
+    )
+    reason_counts = {(project_id, name): n for project_id, name, n in reasons}
+    by_backend: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
+    for project_id, name, _file, n, missing in files:
+        by_backend[(project_id, name)].append((n, missing))
+    headlines: dict[int, list[BackendHeadline]] = defaultdict(list)
+    for (project_id, name), counts in sorted(by_backend.items()):
+        reasons_of = reason_counts.get((project_id, name), 0)
+        headlines[project_id].append(_headline(name, counts, reasons_of))
+    return dict(headlines)
+
+
+def _headline(backend: str, files: list[tuple[int, int]], reasons: int) -> BackendHeadline:
+    """``backend``'s headline from its file groups' (untracked gaps, of which never run)."""
+    return BackendHeadline(
+        backend=backend,
+        untracked=sum(n for n, _ in files),
+        never_run=sum(missing for _, missing in files),
+        never_run_files=sum(1 for _, missing in files if missing),
+        reasons=reasons,
+    )
+
+
+@dataclass(frozen=True)
+class BurnDown:
+    """Untracked gaps per backend, one point per day with a snapshot (its day's last)."""
+
+    days: list[datetime.date]  # every day any backend has a point, oldest first
+    series: dict[str, list[tuple[datetime.date, int]]]  # backend -> (day, untracked), by day
+
+
+def untracked_burndown(*, projects: list[Project], since: datetime.datetime) -> dict[int, BurnDown]:
+    """Per project pk, its burn-down since ``since``. One query, bounded by the window (a
+    snapshot per backend and run). A snapshot keeps the count of when it was last computed:
+    a current run's is recounted at each triage, older ones as their run left them."""
+    rows = (
+        Snapshot.objects.filter(project__in=projects, at__gte=since)
+        .exclude(
+            backend_id__in=[p.reference_backend_id for p in projects if p.reference_backend_id]
+        )
+        .order_by("project_id", "backend__name", "at", "pk")
+        .values_list("project_id", "backend__name", "at", "untracked")
+    )
+    last: dict[int, dict[str, dict[datetime.date, int]]] = defaultdict(lambda: defaultdict(dict))
+    for project_id, backend, at, untracked in rows:
+        last[project_id][backend][at.date()] = untracked  # the day's last snapshot wins
+    return {
+        project_id: BurnDown(
+            days=sorted({day for points in backends.values() for day in points}),
+            series={name: sorted(points.items()) for name, points in backends.items()},
+        )
+        for project_id, backends in last.items()
+    }
