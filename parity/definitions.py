@@ -32,7 +32,9 @@ OUTCOME_PARAMS = {
 # Reads that join one run's results with another run's or with a backend's current outcomes
 # are planned as hash joins, as the engine's are (``parity.engine.plans`` says why: a run newer
 # than the last ANALYZE is guessed at one row, and a nested loop over it is quadratic, seconds
-# at the demo's 1.4k tests). SET LOCAL: it ends with the transaction the read runs in.
+# at the demo's 1.4k tests). SET LOCAL: it ends with the transaction the read runs in (the
+# engine's ``plans.hash_joins`` resets it sooner). JIT is off with them: disabling a join method
+# inflates the plan's cost past jit_above_cost, and compiling takes longer than these run.
 HASH_JOINS_UNTIL_COMMIT = sql.SQL(
     "SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off"
 )
