@@ -6,6 +6,7 @@ import re
 import pytest
 
 from parity.models import TestCase
+from tests.parity.conftest import run_xml
 from tests.parity.dashboard.conftest import text
 from tests.parity.dashboard.test_views import cells, rows
 
@@ -74,3 +75,35 @@ def test_a_run_missing_a_shard_says_which_files_and_how_many_tests(client, histo
 
 def test_a_run_of_another_project_or_none_is_404(client, history):
     assert client.get(f"{P}/runs/999999/").status_code == 404
+
+
+def test_a_probe_runs_page_says_it_is_never_a_gate_and_names_its_exemption_list(
+    client, history, ingest, api
+):
+    resolved = api.post(
+        "/api/v1/projects/pytorch-xla/manifest/resolve/",
+        {"backend": "tpu", "tests": list(cases(F, 10))},
+        format="json",
+    ).json()
+    failing = {f"{F}::TestF::test_0": ("failed", "boom")}
+    probe = ingest(
+        ("tpu.xml", run_xml({**cases(F, 10), **failing, **cases(G, 2)})),
+        backend="tpu",
+        commit="c" * 40,
+        run="probe",
+        complete="true",
+        timestamp=f"{DAY3}T13:00:00Z",
+        probe="true",
+        exemptions_version=resolved["version"],
+    ).json()["run"]
+    html = text(client.get(f"{P}/runs/{probe}/"))
+    assert 'data-ok="true"' in html  # it opens an untracked gap, and is never a gate
+    assert [cells(row)[:2] for row in rows(html, "opened-gaps")] == [
+        [f"{F}::TestF::test_0", "failed"]
+    ]
+    assert "A probe run: the exempted tests ran too" in words(html)
+    assert "Not the current run" not in html
+    listed = f"Exemption list: version {resolved['version']} applied, unchanged since."
+    assert listed in " ".join(words(html).split())
+    # A run that sent no version (the history's, made without the plugin) says nothing of it.
+    assert "Exemption list" not in text(client.get(f"{P}/runs/{history['pr']}/"))
