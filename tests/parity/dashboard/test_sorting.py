@@ -4,6 +4,7 @@ gaps, skip reasons, exemptions and runs pages, and the gaps list as CSV, as filt
 import csv
 import io
 import re
+from urllib.parse import urlencode
 
 import pytest
 
@@ -105,3 +106,24 @@ def test_exemptions_sort_by_kind(client, runs, exemptions):
         re.search(r'data-kind="(\w+)"', row).group(1) for row in rows(html, "exemptions-table")
     ]
     assert kinds == sorted(kinds, reverse=True)
+
+
+def test_a_queue_groups_gaps_sort_and_download_with_its_filter(client, runs):
+    """The triage queue opens a group as the gaps list with ``file=`` or ``reason=``: sorting
+    it and its CSV keep the group."""
+    gap = open_gaps(state=GapState.SKIPPED).exclude(reason=None).first()
+    groups = {
+        urlencode({"file": gap.test.file}): open_gaps(test__file=gap.test.file),
+        urlencode({"reason": gap.reason_id}): open_gaps(reason_id=gap.reason_id),
+    }
+    for query, gaps in groups.items():
+        keys = sorted((g.test.key for g in gaps), reverse=True)
+        assert 0 < len(keys) < open_gaps().count()
+        html = text(client.get(f"{P}/gaps/?open=1&{query}&sort=-test"))
+        section = html.split('id="new-gaps"')[1].split("</section>")[0]
+        assert re.findall(r'<td class="test"><a href="[^"]+">([^<]+)</a>', section) == keys
+        assert query in header(section, "Backend")  # another column's sort keeps the group
+        csv_url = f"{P}/gaps.csv?open=1&{query}&sort=-test"
+        assert f'href="{csv_url}"' in html
+        table = list(csv.reader(io.StringIO(client.get(csv_url).content.decode())))
+        assert [r[1] for r in table[1:]] == keys
