@@ -33,6 +33,16 @@ OUTCOME_PARAMS = {
     "error": Outcome.ERROR.value,
 }
 
+# Reads that join one run's results with another run's or with a backend's current outcomes
+# are planned as hash joins, as the engine's are (``parity.engine.plans`` says why: a run newer
+# than the last ANALYZE is guessed at one row, and a nested loop over it is quadratic, seconds
+# at the demo's 1.4k tests). SET LOCAL: it ends with the transaction the read runs in (the
+# engine's ``plans.hash_joins`` resets it sooner). JIT is off with them: disabling a join method
+# inflates the plan's cost past jit_above_cost, and compiling takes longer than these run.
+HASH_JOINS_UNTIL_COMMIT = sql.SQL(
+    "SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off"
+)
+
 # A test's outcome in a run combines its results there (shards, reruns across uploads):
 # error beats failed beats passed beats skipped. The reason comes from the winning result.
 OUTCOME_RANK = sql.SQL(

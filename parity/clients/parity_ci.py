@@ -1125,6 +1125,7 @@ def verdict_markdown(
     backend = verdict["backend"]
     opened = verdict["opened"]
     mark = "✅ ok" if verdict["ok"] else "❌ not ok"
+    run_link = _md_link(f"run {verdict['run']}", client.dashboard_url(f"runs/{verdict['run']}/"))
     lines = [f"### parity: {_md(backend)} run {verdict['run']}: {mark}", ""]
     facts = [
         f"Opened **{opened['untracked']} untracked**, {opened['tracked']} tracked and "
@@ -1149,15 +1150,14 @@ def verdict_markdown(
     if gaps:
         lines += ["| state | tracking | test | reason | issues |", "|---|---|---|---|---|"]
         for gap in gaps[:SUMMARY_MAX_GAPS]:
-            test = gap["test"]
-            file_url = client.dashboard_url("file/", path=test.split("::")[0], backend=backend)
+            test = _md_link(gap["test"], _test_url(gap, client))
             issues = " ".join(_md_link(_issue_label(u), u) for u in gap.get("issues") or [])
             lines.append(
-                f"| {gap['state']} | {gap_tracking(gap)} | {_md_link(test, file_url)} | "
+                f"| {gap['state']} | {gap_tracking(gap)} | {test} | "
                 f"{_md(gap.get('reason') or '')} | {issues} |"
             )
         if len(gaps) > SUMMARY_MAX_GAPS:
-            lines.append(f"\n… and {len(gaps) - SUMMARY_MAX_GAPS:,} more.")
+            lines.append(f"\n… and {len(gaps) - SUMMARY_MAX_GAPS:,} more on {run_link}.")
         lines.append("")
     files = verdict.get("unrun_files") or []
     if files:
@@ -1168,6 +1168,7 @@ def verdict_markdown(
             lines.append(f"| {_md(f['file'])} | {f['state']} | {status} |")
         lines.append("")
     links = [
+        run_link,
         _md_link("dashboard", client.dashboard_url()),
         _md_link(
             f"untracked gaps of {backend}",
@@ -1178,6 +1179,13 @@ def verdict_markdown(
     ]
     lines.append(" · ".join(links))
     return "\n".join(lines) + "\n"
+
+
+def _test_url(gap: Mapping[str, Any], client: Client) -> str:
+    """The test's page; a server older than the test ids in its verdict: the test's file."""
+    if gap.get("test_id"):
+        return client.dashboard_url(f"tests/{gap['test_id']}/")
+    return client.dashboard_url("file/", path=gap["test"].split("::")[0], backend=gap["backend"])
 
 
 def _scores_markdown(parity: Mapping[str, Any], *, client: Client) -> list[str]:
@@ -1347,7 +1355,8 @@ def _uploaded(
     files = verdict_files(verdict)
     if files:
         print(files)
-    print(f"dashboard: {client.dashboard_url('gaps/', backend=request.backend)}")
+    run_page = client.dashboard_url(f"runs/{verdict['run']}/")
+    print(f"dashboard: {run_page}")
     _summaries_write(args, client, verdict, env, commit=request.commit)
     if args.gate and not verdict["ok"]:
         return EXIT_GATE

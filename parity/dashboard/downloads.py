@@ -1,6 +1,8 @@
 """CSV downloads of the backend matrix (``parity.selectors.matrix``): every pair's numbers, and
 for one pair the files on one backend and not the other and the tests passing on one and not
-the other, whole (the pages show the first ones). A spreadsheet opens them as they are."""
+the other, with the reason there, whole (the pages show the first ones); and the gaps page's
+list of open gaps as filtered and sorted, every page of it. A spreadsheet opens them as they
+are."""
 
 import csv
 from collections.abc import Iterable
@@ -11,8 +13,10 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from parity import selectors
+from parity.dashboard import presenters
 from parity.dashboard.forms import PairQuery
-from parity.models import Project
+from parity.dashboard.views import gaps_query
+from parity.models import Gap, Project
 from parity.web.access import project_page
 
 MATRIX_COLUMNS = (
@@ -82,12 +86,12 @@ def pair_files_csv(request: HttpRequest, project: Project) -> HttpResponse:
 @cache_control(private=True)
 def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
     """The tests passing on one backend and not on the other, both ways, with the outcome
-    there ("not run": not in its current run)."""
+    there ("not run": not in its current run) and its skip or failure reason there."""
     pair = _pair(request, project)
     if pair is None:
         return redirect("project-matrix", slug=project.slug)
     rows = [
-        (t.test, t.file, on, other, t.there or "not run")
+        (t.test, t.file, on, other, t.there or "not run", t.reason or "")
         for tests, on, other in (
             (pair.passes_only_a, pair.a, pair.b),
             (pair.passes_only_b, pair.b, pair.a),
@@ -95,7 +99,41 @@ def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
         for t in tests
     ]
     name = f"{project.slug}-passing-{pair.a}-vs-{pair.b}.csv"
-    return _csv(name, ("test", "file", "passes_on", "not_on", "outcome_there"), rows)
+    header = ("test", "file", "passes_on", "not_on", "outcome_there", "reason_there")
+    return _csv(name, header, rows)
+
+
+GAP_COLUMNS = ("backend", "test", "file", "state", "reason", "issues", "tracking", "opened")
+
+
+@require_safe
+@project_page
+@cache_control(private=True)
+def gaps_csv(request: HttpRequest, project: Project) -> HttpResponse:
+    """The gaps page's first list whole: open gaps as its query string filters and sorts them
+    (opened since its day, or every open gap with ``open=1``)."""
+    _, query, filters = gaps_query(request, project)
+    since = None if query["open"] else query["since"]
+    _, gaps = selectors.open_gaps_sorted(
+        project=project, since=since, filters=filters, sort=query["sort"] or ""
+    )
+    rows = (_gap_row(gap) for gap in gaps.iterator(chunk_size=2000))
+    return _csv(f"{project.slug}-gaps.csv", GAP_COLUMNS, rows)
+
+
+def _gap_row(gap: Gap) -> tuple:
+    issues = selectors.issue_infos(reason=gap.reason, triage=gap.triage)
+    tracking = "intended" if gap.intended else "tracked" if gap.tracked else "untracked"
+    return (
+        gap.backend.name,
+        presenters.test_id(gap.test),
+        gap.test.file,
+        gap.state,
+        gap.reason.text if gap.reason else "",
+        " ".join(dict.fromkeys(issue.ref for issue in issues)),
+        tracking,
+        gap.opened_at.date().isoformat(),
+    )
 
 
 def _pair(request: HttpRequest, project: Project) -> selectors.PairLists | None:

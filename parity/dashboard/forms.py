@@ -47,6 +47,10 @@ class HeatmapQuery(forms.Form):
     sort = forms.CharField(required=False, max_length=60, initial="worst")
 
 
+class TestSearchQuery(forms.Form):
+    q = forms.CharField(required=False, max_length=2000, label="Find a test")
+
+
 class FileQuery(forms.Form):
     path = forms.CharField(max_length=500)
     backend = forms.CharField(required=False, max_length=50)
@@ -88,6 +92,7 @@ class ReasonsQuery(ProjectQuery):
         initial=28,
         empty_value=28,
     )
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
 
 class GapsQuery(ProjectQuery):
@@ -111,6 +116,7 @@ class GapsQuery(ProjectQuery):
     fixed_page = forms.IntegerField(
         required=False, min_value=1, initial=1, widget=forms.HiddenInput
     )
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
     def __init__(self, *args, today: datetime.date, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -175,6 +181,7 @@ class QueueExemptForm(forms.Form):
 
 class RunsQuery(ProjectQuery):
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
 
 class ExemptionsQuery(ProjectQuery):
@@ -194,6 +201,7 @@ class ExemptionsQuery(ProjectQuery):
     )
     files = forms.ChoiceField(required=False)  # whose test files the page lists
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
+    sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, project=project, **kwargs)
@@ -208,6 +216,7 @@ class ExemptionsQuery(ProjectQuery):
             "expired": flags.get(query["expired"]),
             "stale": flags.get(query["stale"]),
             "issue_closed": True if query["issue"] == "closed" else None,
+            "sort": query["sort"] or "",
             "passes_now": True if query["probe"] == "passes" else None,
         }
 

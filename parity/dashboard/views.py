@@ -29,11 +29,12 @@ from parity.dashboard.forms import (
     QueueQuery,
     ReasonsQuery,
     RunsQuery,
+    TestSearchQuery,
     TriageForm,
     cleaned,
     query_form,
 )
-from parity.models import Project, TestCase
+from parity.models import Project, Run, TestCase
 from parity.services import issue_filing
 from parity.web.access import (
     may_triage,
@@ -130,13 +131,27 @@ def test_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse
 
 
 @project_page
+def test_search(request: HttpRequest, project: Project) -> HttpResponse:
+    """The nav's search box: a test named exactly (its canonical ID, or as its runner names it)
+    opens its page; otherwise the tests whose ID holds the text."""
+    query = cleaned(TestSearchQuery(request.GET))
+    found = selectors.testcase_find(project=project, q=query["q"] or "")
+    if found.exact is not None:
+        return redirect("project-test", slug=project.slug, pk=found.exact.pk)
+    return _render_project(request, project, "parity/tests.html", tab="heatmap", found=found)
+
+
+@project_page
 def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
     slug = project.slug
     form = query_form(ReasonsQuery, request.GET, project=project)
     query = cleaned(form)
     backends = [name for name, _ in form.fields["backend"].choices if name]
+    sort = query["sort"] or ""
+    if sort.removeprefix("-") not in selectors.REASON_SORTS:
+        sort = ""  # the default order, which no one column makes
     rows = selectors.skip_reason_rows(
-        project=project, backends=backends, backend=query["backend"] or None
+        project=project, backends=backends, backend=query["backend"] or None, sort=sort
     )
     return _render_project(
         request,
@@ -147,28 +162,39 @@ def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
         query=query,
         backends=backends,
         rows=rows,
+        sort=sort,
         chart_url=f"{reverse('project-reasons-data', args=[slug])}?{request.GET.urlencode()}",
     )
 
 
-@project_page
-def gaps(request: HttpRequest, project: Project) -> HttpResponse:
+def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict, dict]:
+    """The gaps page's query string (its CSV's too): the form, its values, ``since`` as a
+    datetime and the ``gaps_list`` filters."""
     form = query_form(GapsQuery, request.GET, project=project, today=timezone.now().date())
     query = cleaned(form)
-    since = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
+    query["since"] = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
+    filters = {
+        "backend": query["backend"] or None,
+        "state": query["state"] or None,
+        "file": query["file"] or None,
+        "reason": query["reason"],
+        **TRACKED_FILTERS[query["tracked"] or ""],
+    }
+    return form, query, filters
+
+
+@project_page
+def gaps(request: HttpRequest, project: Project) -> HttpResponse:
+    form, query, filters = gaps_query(request, project)
+    since = query["since"]
     page = selectors.gaps_page(
         project=project,
         since=since,
         open_any_age=query["open"],
-        filters={
-            "backend": query["backend"] or None,
-            "state": query["state"] or None,
-            "file": query["file"] or None,
-            "reason": query["reason"],
-            **TRACKED_FILTERS[query["tracked"] or ""],
-        },
+        filters=filters,
         page=query["page"],
         fixed_page=query["fixed_page"],
+        sort=query["sort"] or "",
     )
     return _render_project(
         request,
@@ -204,10 +230,30 @@ def runs(request: HttpRequest, project: Project) -> HttpResponse:
     form = query_form(RunsQuery, request.GET, project=project)
     query = cleaned(form)
     page = selectors.runs_page(
-        project=project, backend=query["backend"] or None, page=query["page"]
+        project=project,
+        backend=query["backend"] or None,
+        page=query["page"],
+        sort=query["sort"] or "",
     )
     return _render_project(
         request, project, "parity/runs.html", tab="runs", form=form, query=query, page=page
+    )
+
+
+@project_page
+def run_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
+    """One run, current or not: its verdict (the gaps it opens and closes, its coverage), its
+    uploads, and what it lacks against its backend's run before it."""
+    run = get_object_or_404(Run.objects.select_related("backend"), project=project, pk=pk)
+    run.project = project
+    detail = selectors.run_detail(run=run)
+    return _render_project(
+        request,
+        project,
+        "parity/run.html",
+        tab="runs",
+        detail=detail,
+        shown=selectors.RUN_GAPS_SHOWN,
     )
 
 

@@ -16,11 +16,9 @@ temporary table instead, as ``gaps._DESIRED_SQL`` does.)
 import contextlib
 from collections.abc import Iterator
 
-# JIT is off with them: disabling a join method inflates the plan's cost past jit_above_cost,
-# and compiling takes longer than these statements run.
-_HASH_ONLY = (
-    "SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off"
-)
+# The same settings as the selectors that join whole runs (the verdict, the run page).
+from parity.definitions import HASH_JOINS_UNTIL_COMMIT
+
 _DEFAULTS = "RESET enable_nestloop; RESET enable_mergejoin; RESET jit"
 
 
@@ -28,6 +26,6 @@ _DEFAULTS = "RESET enable_nestloop; RESET enable_mergejoin; RESET jit"
 def hash_joins(cursor) -> Iterator[None]:
     """Statements run on ``cursor`` inside the block are planned with hash joins only. (Should
     one fail, the transaction or savepoint rolling back undoes the settings too.)"""
-    cursor.execute(_HASH_ONLY)
+    cursor.execute(HASH_JOINS_UNTIL_COMMIT)
     yield
     cursor.execute(_DEFAULTS)

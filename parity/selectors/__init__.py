@@ -10,11 +10,14 @@ dashboard's (``parity.dashboard.presenters``).
 |                                           | ``triage_headlines``, ``untracked_burndown`` |
 | ``p/<slug>/`` (heatmap)                   | ``heatmap``                               |
 | ``p/<slug>/file/``                        | ``file_grid``                             |
+| ``p/<slug>/tests/`` (the search box)      | ``testcase_find``                         |
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
+| ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
+| ``p/<slug>/runs/<id>/``                   | ``run_detail``                            |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``                       |
@@ -39,7 +42,13 @@ from parity.selectors.exemptions import (
 )
 from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
-from parity.selectors.gaps import GapsPage, gap_is_stale, gaps_list, gaps_page
+from parity.selectors.gaps import (
+    GapsPage,
+    gap_is_stale,
+    gaps_list,
+    gaps_page,
+    open_gaps_sorted,
+)
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
@@ -61,6 +70,7 @@ from parity.selectors.queue import (
     untracked_burndown,
 )
 from parity.selectors.reasons import (
+    REASON_SORTS,
     ReasonChart,
     ReasonRow,
     reason_trend,
@@ -68,9 +78,13 @@ from parity.selectors.reasons import (
     skip_reason_rows,
     skip_reasons_current,
 )
+from parity.selectors.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
+from parity.selectors.run_detail import RunDetail, run_detail
 from parity.selectors.runs import RunsPage, runs_page
 from parity.selectors.testcases import (
     TestCasePage,
+    TestFind,
+    testcase_find,
     testcase_history,
     testcase_page,
     testcases_search,
@@ -79,6 +93,7 @@ from parity.selectors.verdict import run_verdict
 
 __all__ = [
     "HEATMAP_SORTS",
+    "REASON_SORTS",
     "BackendHeadline",
     "BurnDown",
     "TriageQueue",
@@ -95,8 +110,11 @@ __all__ = [
     "ProjectCard",
     "ReasonChart",
     "ReasonRow",
+    "RUN_GAPS_SHOWN",
+    "RunDetail",
     "RunsPage",
     "TestCasePage",
+    "TestFind",
     "backend_files",
     "data_version",
     "exemptions_list",
@@ -105,6 +123,7 @@ __all__ = [
     "gap_is_stale",
     "gaps_list",
     "gaps_page",
+    "open_gaps_sorted",
     "heatmap",
     "manifest_build",
     "manifest_resolve",
@@ -121,12 +140,14 @@ __all__ = [
     "project_cards",
     "project_has_runs",
     "reason_trend",
+    "run_detail",
     "run_verdict",
     "runs_page",
     "score_trends",
     "skip_reason_chart",
     "skip_reason_rows",
     "skip_reasons_current",
+    "testcase_find",
     "testcase_history",
     "testcase_page",
     "testcases_search",

@@ -10,7 +10,7 @@ from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from parity.models import Backend, FileCell, IssueState, ProbeOutcome, Project, Triage
 from parity.pure.globs import file_matches
-from parity.selectors.fragments import triages_unexpired
+from parity.selectors.fragments import sort_order, triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
 
@@ -76,6 +76,15 @@ class BackendFiles:
 class ExemptionsPage:
     triages: Page  # of Triage, with test, reason, issue, created_by and backends
     files: BackendFiles | None  # None: no backend chosen, or the project has no reference
+    sort: str = "-made"  # in force
+
+
+# ``?sort=`` columns of the exemptions page (``fragments.sort_order``); ties newest first.
+EXEMPTION_SORTS = {
+    "kind": ("kind", "-created_at", "-pk"),
+    "expires": ("expires_on", "-created_at", "-pk"),
+    "made": ("created_at", "pk"),
+}
 
 
 def exemptions_list(
@@ -86,14 +95,16 @@ def exemptions_list(
     expired: bool | None = None,
     stale: bool | None = None,
     issue_closed: bool | None = None,
+    sort: str = "",
     passes_now: bool | None = None,
 ) -> QuerySet[Triage]:
-    """Triages, newest first, each with its probe outcomes (``probes``, by backend).
-    ``backend``: those that apply there (naming it, or naming no backend: every backend).
-    ``expired``: past their expiry day, today (not as the engine last applied them: this page
-    says what CI gets now). ``issue_closed``: those whose issue is (or is not) closed at its
-    tracker: a closed one tracks nothing any more. ``passes_now``: those whose every test
-    passed in a backend's latest probe run (on ``backend``, when given)."""
+    """Triages, newest first (or by ``sort``: ``EXEMPTION_SORTS``), each with its probe
+    outcomes (``probes``, by backend). ``backend``: those that apply there (naming it, or
+    naming no backend: every backend). ``expired``: past their expiry day, today (not as the
+    engine last applied them: this page says what CI gets now). ``issue_closed``: those whose
+    issue is (or is not) closed at its tracker: a closed one tracks nothing any more.
+    ``passes_now``: those whose every test passed in a backend's latest probe run (on
+    ``backend``, when given)."""
     triages = Triage.objects.filter(project=project)
     if backend:
         named = Triage.backends.through.objects.filter(triage=OuterRef("pk"))
@@ -117,7 +128,7 @@ def exemptions_list(
     return (
         triages.select_related("test", "reason", "issue", "created_by")
         .prefetch_related("backends", Prefetch("probes", queryset=probes))
-        .order_by("-created_at", "-pk")
+        .order_by(*sort_order(sort, EXEMPTION_SORTS, "-made")[1])
     )
 
 
@@ -135,7 +146,9 @@ def exemptions_page(
     triages = paginator.get_page(page)
     triages.object_list = list(triages.object_list)  # read once, with its prefetches
     return ExemptionsPage(
-        triages=triages, files=_backend_files(project=project, name=files_backend)
+        triages=triages,
+        files=_backend_files(project=project, name=files_backend),
+        sort=sort_order(filters.get("sort", ""), EXEMPTION_SORTS, "-made")[0],
     )
 
 

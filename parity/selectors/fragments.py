@@ -7,7 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
+from django.db.models.expressions import OrderBy
 from django.utils import timezone
 
 from ingest.normalize import is_expected_failure
@@ -281,3 +282,18 @@ def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
         issues=list({issue.key: issue for issue in issues}.values()),
         tracked_closed=gap.tracked_closed,
     )
+
+
+def sort_order(
+    sort: str, columns: dict[str, tuple[str, ...]], default: str
+) -> tuple[str, list[OrderBy | str]]:
+    """A list's ``?sort=``: a column's name, ascending, or ``-`` and its name, descending, of
+    ``columns`` (name -> the fields it orders by: its own, then the ties', always ascending);
+    an unknown one is ``default``; empty values last either way. Returns the sort in force and
+    ``order_by``'s arguments. No query."""
+    name = sort.removeprefix("-")
+    if name not in columns:
+        sort, name = default, default.removeprefix("-")
+    first, *ties = columns[name]
+    column = F(first).desc(nulls_last=True) if sort.startswith("-") else F(first).asc()
+    return sort, [column, *ties]

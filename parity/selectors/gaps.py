@@ -9,10 +9,21 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 from parity.models import Gap, GapState, Project
+from parity.selectors.fragments import sort_order
 from parity.selectors.run_files import unrun_files
 
 # States whose gaps say why their file gave no result; the page shows how its run ended.
 UNRUN_STATES = (GapState.CRASHED, GapState.TIMED_OUT, GapState.EMPTY, GapState.NOT_RUN)
+
+# ``?sort=`` columns of the gaps lists (``fragments.sort_order``); ties by backend and test.
+GAP_SORTS = {
+    "backend": ("backend__name", "test__key", "pk"),
+    "test": ("test__key", "backend__name", "pk"),
+    "state": ("state", "backend__name", "test__key", "pk"),
+    "reason": ("reason__text", "backend__name", "test__key", "pk"),
+    "opened": ("opened_at", "backend__name", "test__key", "pk"),
+    "fixed": ("closed_at", "backend__name", "test__key", "pk"),
+}
 
 
 def gaps_list(
@@ -74,6 +85,19 @@ def gap_is_stale(gap: Gap) -> bool:
 class GapsPage:
     new: Page  # of Gap, with backend, test, reason (and its issues) and triage (and its issue)
     fixed: Page  # of Gap, the same
+    new_sort: str = "-opened"  # the sort in force of each list
+    fixed_sort: str = "-fixed"
+
+
+def open_gaps_sorted(
+    *, project: Project, since: datetime.datetime | None, filters: dict, sort: str = ""
+) -> tuple[str, QuerySet[Gap]]:
+    """Open gaps opened since ``since`` (every open gap when None), filtered (``gaps_list``'s
+    filters) and sorted by ``sort`` (``GAP_SORTS``; newest first by default): the gaps page's
+    first list, and its CSV whole. Returns the sort in force too."""
+    columns = {k: v for k, v in GAP_SORTS.items() if k != "fixed"}
+    sort, order = sort_order(sort, columns, "-opened")
+    return sort, gaps_list(project=project, since=since, **filters).order_by(*order)
 
 
 def gaps_page(
@@ -85,22 +109,27 @@ def gaps_page(
     page: int = 1,
     fixed_page: int = 1,
     per_page: int = 50,
+    sort: str = "",
 ) -> GapsPage:
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
-    gaps fixed since ``since``. ``filters``: ``gaps_list``'s ``backend``, ``state``,
-    ``tracked``, ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page:
-    its count, its rows, their reasons' issues; and one for how the files of crashed, timed out,
-    empty or unrun gaps ran (each such open gap gets ``unrun``, a
+    gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
+    first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
+    ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page: its count,
+    its rows, their reasons' issues; and one for how the files of crashed, timed out, empty or
+    unrun gaps ran (each such open gap gets ``unrun``, a
     ``parity.selectors.run_files.UnrunFile``)."""
-    new = gaps_list(project=project, since=None if open_any_age else since, **filters)
+    new_sort, new = open_gaps_sorted(
+        project=project, since=None if open_any_age else since, filters=filters, sort=sort
+    )
+    fixed_sort, fixed_order = sort_order(sort, GAP_SORTS, "-fixed")
     fixed = gaps_list(project=project, closed_since=since, **filters)
-    new_page = _page(new.order_by("-opened_at", "backend__name", "test__key"), page, per_page)
+    new_page = _page(new, page, per_page)
     _unrun_attach(project, new_page.object_list)
     return GapsPage(
         new=new_page,
-        fixed=_page(
-            fixed.order_by("-closed_at", "backend__name", "test__key"), fixed_page, per_page
-        ),
+        fixed=_page(fixed.order_by(*fixed_order), fixed_page, per_page),
+        new_sort=new_sort,
+        fixed_sort=fixed_sort,
     )
 
 

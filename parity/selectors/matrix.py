@@ -15,7 +15,7 @@ from itertools import permutations
 from django.db import connection
 
 from ingest.normalize import display_id
-from parity.models import CurrentOutcome, FileCell, Outcome, Project, TestCase
+from parity.models import CurrentOutcome, FileCell, Outcome, Project, Reason, TestCase
 from parity.models.sql import model_sql
 from parity.selectors.fragments import backend_names
 
@@ -172,6 +172,7 @@ class TestGap:
     test: str  # its real ID (unescaped)
     file: str
     there: str | None  # its outcome on the other backend; None: not in its current run
+    reason: str | None = None  # why, there: its skip or failure reason
 
 
 @dataclass(frozen=True)
@@ -214,18 +215,20 @@ def backend_pair(*, project: Project, a: str, b: str, limit: int | None = None) 
 
 _PASSING_ON_ONE = model_sql(
     """
-    SELECT one.backend_id, t.id, t.file, t.class_name, t.name, other.outcome
+    SELECT one.backend_id, t.id, t.file, t.class_name, t.name, other.outcome, reason.text
     FROM {current} one
     JOIN {test} t ON t.id = one.test_id
     LEFT JOIN {current} other
            ON other.test_id = one.test_id
           AND other.backend_id = CASE one.backend_id WHEN %(a)s THEN %(b)s ELSE %(a)s END
+    LEFT JOIN {reason} reason ON reason.id = other.reason_id
     WHERE one.project_id = %(project)s AND one.backend_id IN (%(a)s, %(b)s)
       AND one.outcome = %(passed)s AND other.outcome IS DISTINCT FROM %(passed)s
     ORDER BY one.backend_id, t.key
     """,
     current=CurrentOutcome,
     test=TestCase,
+    reason=Reason,
 )
 
 
@@ -239,7 +242,7 @@ def _passing_on_one(
     params = {"project": project.pk, "a": a, "b": b, "passed": Outcome.PASSED}
     with connection.cursor() as cursor:
         cursor.execute(_PASSING_ON_ONE, params)
-        for backend_id, pk, file, class_name, name, there in cursor:
+        for backend_id, pk, file, class_name, name, there, reason in cursor:
             counts[backend_id] += 1
             if limit is not None and len(found[backend_id]) >= limit:
                 continue
@@ -249,6 +252,7 @@ def _passing_on_one(
                     test=display_id(file, class_name, name),
                     file=file,
                     there=Outcome(there).label if there is not None else None,
+                    reason=reason,
                 )
             )
     return found, counts

@@ -141,13 +141,23 @@ class ReasonRow:
         return "untracked" if self.untriaged_total else "triaged"
 
 
+# ``?sort=`` columns of the reasons table: a row's value to sort by (rows without one last).
+REASON_SORTS = {
+    "reason": lambda r: r.given.lower() or None,
+    "gaps": lambda r: r.gap_total,
+    "first": lambda r: r.first_seen,
+    "last": lambda r: r.last_seen,
+}
+
+
 def skip_reason_rows(
-    *, project: Project, backends: list[str], backend: str | None = None
+    *, project: Project, backends: list[str], backend: str | None = None, sort: str = ""
 ) -> list[ReasonRow]:
-    """Reasons with their tests and gaps per backend (only those on ``backend`` when given):
-    skips that gave no reason first when they cause a gap (they are the first to triage), then
-    the reasons causing the most gaps, untracked before tracked before intended among equals,
-    then the most tests. Six queries."""
+    """Reasons with their tests and gaps per backend (only those on ``backend`` when given).
+    By default skips that gave no reason first when they cause a gap (they are the first to
+    triage), then the reasons causing the most gaps, untracked before tracked before intended
+    among equals, then the most tests; or by ``sort`` (``REASON_SORTS``, ``-`` first:
+    descending). Six queries."""
     found = _skip_reasons(project)
     empty = found.no_reason
     rows = [
@@ -158,8 +168,7 @@ def skip_reason_rows(
         ),
     ]
     rows = [row for row in rows if row.total]
-    return sorted(
-        rows,
+    rows.sort(
         key=lambda r: (
             bool(r.given) or not r.gap_total,
             -r.gap_total,
@@ -167,8 +176,15 @@ def skip_reason_rows(
             r.tracked,
             -r.total,
             r.text,
-        ),
+        )
     )
+    value = REASON_SORTS.get(sort.removeprefix("-"))
+    if value is None:
+        return rows
+    # A stable sort: equal values keep the default order; rows without a value go last.
+    rest = [r for r in rows if value(r) is not None]
+    rest.sort(key=value, reverse=sort.startswith("-"))
+    return rest + [r for r in rows if value(r) is None]
 
 
 def _row(

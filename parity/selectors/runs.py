@@ -1,12 +1,24 @@
-"""Runs and uploads, newest first, a page at a time: what CI sent, whether it was ingested, and
-which run is each backend's current one."""
+"""Runs and uploads, newest first, a page at a time: what CI sent, whether it was ingested,
+which run is each backend's current one, and which complete runs dropped coverage against the
+run before them (the verdict's baseline: ``verdict.baseline_run_pick``)."""
 
 from collections import Counter
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.db.models import OuterRef, Q, Subquery
+
+from parity.definitions import coverage_dropped, default_branch_runs
 from parity.models import BackendState, Project, Run, Upload, UploadStatus
+from parity.selectors.fragments import sort_order
 
 COUNT_FIELDS = ("total", "passed", "skipped", "failed", "error")
+# ``?sort=`` columns (``fragments.sort_order``).
+RUN_SORTS = {
+    "ran": ("started_at", "pk"),
+    "backend": ("backend__name", "-started_at", "-pk"),
+    "commit": ("commit", "-started_at", "-pk"),
+}
 
 
 @dataclass(frozen=True)
@@ -15,6 +27,8 @@ class RunRow:
     uploads: list[Upload]  # oldest first
     is_current: bool
     counts: dict[str, int]  # summed over the run's ingested uploads
+    baseline_total: int | None = None  # the tests of the run before it, by the same sum
+    coverage_drop: bool = False  # complete, with too few tests against its baseline
 
     @property
     def failed_uploads(self) -> int:
@@ -30,39 +44,79 @@ class RunsPage:
     rows: list[RunRow]
     page: int
     has_next: bool
+    sort: str = "-ran"  # in force
 
 
 def runs_page(
-    *, project: Project, backend: str | None = None, page: int = 1, per_page: int = 25
+    *,
+    project: Project,
+    backend: str | None = None,
+    page: int = 1,
+    per_page: int = 25,
+    sort: str = "",
 ) -> RunsPage:
     """One page of runs. No total count: the page fetches one row more to know if another
-    page follows, so its cost does not depend on the length of history. Three queries."""
+    page follows, so its cost does not depend on the length of history. Four queries: runs
+    (each with its baseline's id), uploads, current runs, the baselines' uploads."""
     page = max(page, 1)
-    runs = Run.objects.filter(project=project).select_related("backend")
+    runs = (
+        Run.objects.filter(project=project)
+        .select_related("backend")
+        .annotate(baseline_id=_baseline_id(project))
+    )
     if backend:
         runs = runs.filter(backend__name=backend)
     offset = (page - 1) * per_page
-    found = list(
-        runs.order_by("-started_at", "-pk").prefetch_related("uploads")[
-            offset : offset + per_page + 1
-        ]
-    )
+    sort, order = sort_order(sort, RUN_SORTS, "-ran")
+    found = list(runs.order_by(*order).prefetch_related("uploads")[offset : offset + per_page + 1])
     current = set(
         BackendState.objects.filter(project=project).values_list("current_run_id", flat=True)
     )
-    rows = [_row(run, current) for run in found[:per_page]]
-    return RunsPage(rows=rows, page=page, has_next=len(found) > per_page)
+    has_next, found = len(found) > per_page, found[:per_page]
+    totals = _baseline_totals({run.baseline_id for run in found if run.complete} - {None})
+    rows = [_row(run, current, totals.get(run.baseline_id)) for run in found]
+    return RunsPage(rows=rows, page=page, has_next=has_next, sort=sort)
 
 
-def _row(run: Run, current: set[int]) -> RunRow:
+def _baseline_id(project: Project) -> Subquery:
+    """Each run's baseline: its backend's latest complete default-branch run CI ran before it.
+    The (backend, branch, -started_at) index finds it."""
+    earlier = Q(started_at__lt=OuterRef("started_at")) | Q(
+        started_at=OuterRef("started_at"), pk__lt=OuterRef("pk")
+    )
+    baselines = (
+        default_branch_runs(project)
+        .filter(earlier, backend_id=OuterRef("backend_id"), complete=True)
+        .order_by("-started_at", "-pk")
+        .values("pk")[:1]
+    )
+    return Subquery(baselines)
+
+
+def _baseline_totals(run_ids: set[int]) -> dict[int, int]:
+    totals: Counter = Counter()
+    uploads = Upload.objects.filter(run_id__in=run_ids, status=UploadStatus.DONE)
+    for run_id, counts in uploads.values_list("run_id", "counts"):
+        totals[run_id] += counts.get("total", 0)
+    return totals
+
+
+def _row(run: Run, current: set[int], baseline_total: int | None) -> RunRow:
     uploads = sorted(run.uploads.all(), key=lambda u: (u.created_at, u.pk))
     counts: Counter = Counter()
     for upload in uploads:
         if upload.status == UploadStatus.DONE:
             counts.update({k: upload.counts.get(k, 0) for k in COUNT_FIELDS})
+    drop = run.complete and coverage_dropped(
+        previous=baseline_total,
+        current=counts["total"],
+        percent=settings.PARITY_COVERAGE_DROP_PERCENT,
+    )
     return RunRow(
         run=run,
         uploads=uploads,
         is_current=run.pk in current,
         counts={k: counts[k] for k in COUNT_FIELDS},
+        baseline_total=baseline_total,
+        coverage_drop=drop,
     )

@@ -11,6 +11,7 @@ from django.db import connection
 from django.db.models import QuerySet, prefetch_related_objects
 from psycopg2 import sql
 
+from ingest.normalize.runner_ids import RunnerIdError, runner_identity
 from parity.definitions import OUTCOME_PARAMS, OUTCOME_RANK
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
@@ -33,6 +34,38 @@ def testcases_search(*, project: Project, q: str = "") -> QuerySet[TestCase]:
     if q.strip():
         tests = tests.filter(key__icontains=q.strip())
     return tests.order_by("key")
+
+
+@dataclass(frozen=True)
+class TestFind:
+    __test__ = False  # not a pytest test class
+
+    q: str
+    exact: TestCase | None  # the test ``q`` names, as its canonical ID or as a runner names it
+    tests: list[TestCase]  # tests whose canonical ID holds ``q``, the first ``limit`` by ID
+    more: bool  # more than ``limit`` hold it
+
+
+def testcase_find(*, project: Project, q: str, limit: int = 50) -> TestFind:
+    """The search box: ``q`` read as a runner's test ID (a pytest node ID, a unittest ID;
+    ``ingest.normalize.runner_ids``) and normalized by the project's rules, as ingest does, so
+    ``test/test_ops.py::TestOpsXLA::test_add_xla_float32`` finds its canonical test; and the
+    tests whose canonical ID holds ``q``. Two queries: the exact one by the tests' unique
+    (project, file, digest) index, then the substring's first ``limit``."""
+    q = q.strip()
+    if not q:
+        return TestFind(q=q, exact=None, tests=[], more=False)
+    exact = None
+    try:
+        identity = runner_identity(q, project.normalization())
+    except RunnerIdError:
+        identity = None
+    if identity is not None:
+        exact = TestCase.objects.filter(
+            project=project, file=identity.file, key=identity.key
+        ).first()
+    found = list(testcases_search(project=project, q=q)[: limit + 1])
+    return TestFind(q=q, exact=exact, tests=found[:limit], more=len(found) > limit)
 
 
 @dataclass(frozen=True)

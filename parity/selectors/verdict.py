@@ -28,11 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Q
 from psycopg2 import sql
 
 from parity.definitions import (
+    HASH_JOINS_UNTIL_COMMIT,
     OUTCOME_PARAMS,
     absent_tests,
     coverage_dropped,
@@ -62,6 +63,7 @@ from parity.selectors.manifest import backend_exemptions
 @dataclass(frozen=True)
 class VerdictGap:
     test: str
+    test_id: int
     backend: str
     state: str
     reason: str | None
@@ -142,6 +144,10 @@ def _prefix(is_reference: bool) -> sql.Composed:
             SELECT r.test_id FROM ref r LEFT JOIN p ON p.test_id = r.test_id
             WHERE r.outcome = %(passed)s AND (p.outcome IS NULL OR p.outcome <> %(passed)s)
               AND %(has_baseline)s
+        ), closed AS (
+            SELECT gp.test_id FROM gp
+            WHERE NOT EXISTS (SELECT 1 FROM gx WHERE gx.test_id = gp.test_id)
+              AND (%(complete)s OR EXISTS (SELECT 1 FROM x WHERE x.test_id = gp.test_id))
         )
         """
     ).format(
@@ -173,12 +179,23 @@ _OPENED_SQL = model_sql(
 _COUNTS_SQL = sql.SQL(
     """
     SELECT
-        (SELECT count(*) FROM gp
-         WHERE NOT EXISTS (SELECT 1 FROM gx WHERE gx.test_id = gp.test_id)
-           AND (%(complete)s OR EXISTS (SELECT 1 FROM x WHERE x.test_id = gp.test_id))),
+        (SELECT count(*) FROM closed),
         (SELECT count(*) FROM x),
         (SELECT count(*) FROM p)
     """
+)
+
+
+# Continues the prefix's WITH: the gaps the run closes, with what they were in the baseline.
+_CLOSED_SQL = model_sql(
+    """
+    SELECT c.test_id, tc.key, {state}, p.reason_id
+    FROM closed c JOIN {testcase} tc ON tc.id = c.test_id LEFT JOIN p ON p.test_id = c.test_id
+    ORDER BY tc.key
+    LIMIT %(limit)s
+    """,
+    testcase=TestCase,
+    state=gap_state(sql.SQL("p.outcome")),
 )
 
 
@@ -198,19 +215,10 @@ def baseline_run_pick(*, run: Run) -> Run | None:
 def run_verdict(*, run: Run) -> Verdict:
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
-    is_reference = backend.pk == project.reference_backend_id
-    params = {
-        **OUTCOME_PARAMS,
-        "project": project.pk,
-        "backend": backend.pk,
-        "reference": project.reference_backend_id,
-        "run": run.pk,
-        "baseline": baseline.pk if baseline else None,
-        "has_baseline": baseline is not None,
-        "complete": run.complete,
-    }
-    prefix = _prefix(is_reference)
-    with connection.cursor() as cursor:
+    params = _params(run, baseline.pk if baseline else None)
+    prefix = _prefix(backend.pk == project.reference_backend_id)
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         cursor.execute(prefix + _OPENED_SQL, params)
         opened_rows = cursor.fetchall()
         cursor.execute(prefix + _COUNTS_SQL, params)
@@ -253,6 +261,59 @@ def run_verdict(*, run: Run) -> Verdict:
             for f in RunFile.objects.filter(run=run).exclude(state=RunFileState.RAN)
         ],
     )
+
+
+@dataclass(frozen=True)
+class ClosedGap:
+    test: str
+    test_id: int
+    was: str  # its gap state in the baseline run
+    reason: str | None  # the baseline's reason
+    issues: list[str]
+
+
+def verdict_closed_gaps(*, run: Run, baseline_run: int | None, limit: int) -> list[ClosedGap]:
+    """The first ``limit`` gaps (by test) that ``run`` closes against ``baseline_run`` (the
+    verdict's ``baseline_run``), as the verdict counts them, with the reason and issues each had
+    there. Two queries (three with reasons): the run's size bounds them, as the verdict's."""
+    if baseline_run is None:
+        return []
+    params = {**_params(run, baseline_run), "limit": limit}
+    prefix = _prefix(run.backend_id == run.project.reference_backend_id)
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
+        cursor.execute(prefix + _CLOSED_SQL, params)
+        rows = cursor.fetchall()
+    reasons = Reason.objects.prefetch_related("issues").in_bulk(
+        {row[3] for row in rows if row[3] is not None}
+    )
+    closed = []
+    for test_id, key, was, reason_id in rows:
+        reason = reasons.get(reason_id)
+        issues = issue_infos(reason=reason, triage=None)
+        closed.append(
+            ClosedGap(
+                test=key,
+                test_id=test_id,
+                was=was,
+                reason=reason.text if reason else None,
+                issues=list(dict.fromkeys(issue.ref for issue in issues)),
+            )
+        )
+    return closed
+
+
+def _params(run: Run, baseline: int | None) -> dict:
+    return {
+        **OUTCOME_PARAMS,
+        "project": run.project_id,
+        "backend": run.backend_id,
+        "reference": run.project.reference_backend_id,
+        "run": run.pk,
+        "baseline": baseline,
+        "has_baseline": baseline is not None,
+        "complete": run.complete,
+    }
 
 
 def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
@@ -318,6 +379,7 @@ def _verdict_gaps(
         gaps.append(
             VerdictGap(
                 test=tests[test_id].key,
+                test_id=test_id,
                 backend=backend,
                 state=state,
                 reason=reason.text if reason else None,

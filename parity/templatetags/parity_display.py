@@ -5,8 +5,9 @@
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and two tags,
-``{% outcome_cell cell %}`` and ``{% sparkline trends project backend days %}``."""
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and three tags,
+``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}`` and
+``{% sort_header "Label" "column" sort_in_force %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -57,6 +58,34 @@ def sparkline(trends: dict, project: str, backend: str, days: int) -> SafeString
         backend,
         line.title,
         shapes,
+    )
+
+
+# --- A sortable column's header ---------------------------------------------------------------
+
+_ARROWS = {"ascending": "▲", "descending": "▼"}
+
+
+@register.simple_tag(takes_context=True)
+def sort_header(context, label: str, column: str, current: str, css: str = "") -> SafeString:
+    """A ``<th>`` whose link sorts the list by ``column`` (ascending, or descending when it is
+    already ascending), keeping the page's other parameters and going back to its first page;
+    ``current`` is the sort in force (the selector's), shown by an arrow and ``aria-sort``."""
+    state = {column: "ascending", f"-{column}": "descending"}.get(current)
+    query = context["request"].GET.copy()
+    query["sort"] = f"-{column}" if state == "ascending" else column
+    for name in ("page", "fixed_page"):
+        query.pop(name, None)
+    return format_html(
+        '<th scope="col" class="{}"{}><a class="sort" href="?{}" title="Sort by {}">{}</a>'
+        '<span class="arrow{}" aria-hidden="true">{}</span></th>',
+        f"sortable {css}".strip(),
+        format_html(' aria-sort="{}"', state) if state else "",
+        query.urlencode(),
+        label.lower(),
+        label,
+        "" if state else " off",
+        _ARROWS.get(state, "↕"),
     )
 
 

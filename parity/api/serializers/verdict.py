@@ -14,6 +14,9 @@ class OpenedCountsSerializer(serializers.Serializer):
 
 class VerdictGapSerializer(serializers.Serializer):
     test = serializers.CharField()
+    test_id = serializers.IntegerField(
+        help_text="The test's id: its page is /p/<slug>/tests/<id>/."
+    )
     backend = serializers.CharField()
     state = serializers.CharField()
     reason = serializers.CharField(allow_null=True)

@@ -30,7 +30,10 @@ READS = {
     "tests": (f"{URL}/tests/?q=test_a", 4),  # token, project; count, page
     "test": (f"{URL}/tests/{{test}}/", 7),  # token, project, test; 4
     "triages": (f"{URL}/triage/", 3),  # token, project; page (no count: unpaginated)
-    "verdict": ("/api/v1/runs/{run}/verdict/", 6),  # token, run; baseline, 2 statements, run files
+    "verdict": (
+        "/api/v1/runs/{run}/verdict/",
+        7,
+    ),  # token, run; baseline, its plan, 2 statements, run files
 }
 ANONYMOUS = -1  # no token to look up
 

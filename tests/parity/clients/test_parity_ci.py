@@ -374,6 +374,18 @@ def test_markdown_links_the_dashboard_and_keeps_table_cells_whole():
         in markdown
     )
     assert "https://parity.example.org/p/pytorch-xla/exemptions/?backend=tpu" in markdown
+    assert "[run 41](https://parity.example.org/p/pytorch-xla/runs/41/)" in markdown
+
+
+def test_markdown_links_each_test_to_its_page_when_the_verdict_names_its_id():
+    client = parity_ci.Client("https://parity.example.org", project="pytorch-xla")
+    gaps = [{**gap, "test_id": 7 + n} for n, gap in enumerate(VERDICT["gaps"])]
+
+    markdown = parity_ci.verdict_markdown({**VERDICT, "gaps": gaps}, client=client)
+
+    for gap in gaps:
+        assert f"](https://parity.example.org/p/pytorch-xla/tests/{gap['test_id']}/)" in markdown
+    assert "/file/?path=" not in markdown
 
 
 # --- Settings and the server's absence -------------------------------------------------------

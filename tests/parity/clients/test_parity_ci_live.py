@@ -220,7 +220,10 @@ def test_gate_passes_an_ok_verdict_and_fails_an_untracked_gap(parity_ci_run, liv
     markdown = step_summary.read_text()
     assert markdown.startswith("## an earlier step\n### parity: tpu run")  # appended
     assert "❌ not ok" in markdown and "| cpu (reference) | 100.0% |" in markdown
-    assert "/p/pytorch-xla/file/?path=test%2Ftest_x.py&backend=tpu" in markdown
+    test_page = f"/p/pytorch-xla/tests/{TestCase.objects.get(key=B).pk}/"
+    assert f"[{B.replace('_', chr(92) + '_')}]({live.base_url}{test_page})" in markdown
+    assert f"dashboard: {live.base_url}/p/pytorch-xla/runs/{run.pk}/" in bad.stdout
+    assert f"[run {run.pk}]({live.base_url}/p/pytorch-xla/runs/{run.pk}/)" in markdown
     assert f"{live.base_url}/p/pytorch-xla/gaps/?backend=tpu&tracked=untracked&open=1" in markdown
 
 

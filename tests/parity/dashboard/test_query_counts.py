@@ -26,11 +26,21 @@ PAGES = {
     "heatmap by folder": (f"{P}/?dir=1", 5),
     "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
+    "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
     "queue": (f"{P}/queue/", 6),  # project, backend choices x2; 2 for the queue; has runs
     "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
-    "runs": (f"{P}/runs/", 7),  # project, backend choices; runs, uploads, current; has runs
+    # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
+    # reasons' issues (once per 2,000 rows).
+    "gaps.csv": (f"{P}/gaps.csv?open=1", 5),
+    "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
+    # baselines' uploads; has runs
+    # Project, run; the verdict's (baseline, opened, counts: it opens none), closed gaps, their
+    # reasons and issues, what it lacks (each of the three reads of results after a SET LOCAL
+    # of its plan), current, uploads, their files; has runs. The run's size changes none
+    # (tests/parity/selectors/test_run_detail.py).
+    "run": (f"{P}/runs/{{run}}/", 16),
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
     "matrix.csv": (f"{P}/matrix.csv", 4),  # project; backends, files, tests
     "pair": (f"{P}/matrix/pair/?a=cpu&b=tpu", 6),  # project, backend choices; 3; has runs
@@ -43,9 +53,9 @@ LOGGED_IN_PROJECT_PAGE = 3
 
 @pytest.fixture
 def scenario(upload_run) -> dict[str, str]:
-    upload_history(upload_run)
+    run = upload_history(upload_run)["tpu2"]
     test = Gap.objects.get(backend__name="tpu", test__key=tid(A, 2)).test_id
-    return {name: url.format(test=test) for name, (url, _) in PAGES.items()}
+    return {name: url.format(test=test, run=run) for name, (url, _) in PAGES.items()}
 
 
 def test_each_page_reads_a_fixed_number_of_queries(scenario, maintainer, upload_run):

@@ -163,7 +163,7 @@ def test_an_exemption_that_passes_now_is_flagged_and_removed_after_a_confirmatio
     assert re.search(
         r'data-backend="tpu" data-outcome="passed">.*passes now.* tpu · 1 of 1 passed', row
     )
-    assert f"#run-{probe_run}" in row and f"run {probe_run}," in row
+    assert f'href="{P}/runs/{probe_run}/"' in row and f"run {probe_run}," in row
     # The remove button sits behind a confirmation that says why.
     confirm = row.split('<details class="confirm-remove">')[1].split("</details>")[0]
     assert "Remove: passes now" in confirm

@@ -691,10 +691,10 @@ def test_a_pair_lists_what_one_backend_has_and_the_other_lacks(client, runs):
     section = html.split('id="passes-only-a"')[1].split("</section>")[0]
     listed = [cells(r) for r in re.findall(r"<tr>.*?</tr>", section.split("<tbody>")[1])]
     assert listed == [
-        [tid(B, 1), "⊘ skipped"],
-        [tid(B, 2), "– not run"],
-        [tid(B, 3), "– not run"],
-        [tid(B, 4), "– not run"],
+        [tid(B, 1), "⊘ skipped", NEURON],
+        [tid(B, 2), "– not run", ""],
+        [tid(B, 3), "– not run", ""],
+        [tid(B, 4), "– not run", ""],
     ]
     assert "None: every test file cpu runs, neuron runs too." in html
     assert f'href="{P}/matrix/pair/tests.csv?a=cpu&b=neuron"' in html
@@ -717,12 +717,12 @@ def test_matrix_and_pair_lists_download_as_csv(client, runs):
 
     tests = client.get(f"{P}/matrix/pair/tests.csv?a=neuron&b=cpu").content.decode().splitlines()
     assert tests == [
-        "test,file,passes_on,not_on,outcome_there",
-        f"{tid(C, 3)},{C},neuron,cpu,skipped",
-        f"{tid(B, 1)},{B},cpu,neuron,skipped",
-        f"{tid(B, 2)},{B},cpu,neuron,not run",
-        f"{tid(B, 3)},{B},cpu,neuron,not run",
-        f"{tid(B, 4)},{B},cpu,neuron,not run",
+        "test,file,passes_on,not_on,outcome_there,reason_there",
+        f"{tid(C, 3)},{C},neuron,cpu,skipped,{CUDA}",
+        f"{tid(B, 1)},{B},cpu,neuron,skipped,{NEURON}",
+        f"{tid(B, 2)},{B},cpu,neuron,not run,",
+        f"{tid(B, 3)},{B},cpu,neuron,not run,",
+        f"{tid(B, 4)},{B},cpu,neuron,not run,",
     ]
     files = client.get(f"{P}/matrix/pair/files.csv?a=cpu&b=neuron").content.decode()
     assert files.splitlines() == ["file,runs_on,not_on"]

@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from parity.clients import parity_ci
-from parity.models import Project, TrackingIssue
+from parity.models import Project, TestCase, TrackingIssue
 from parity.services.projects import project_create, upload_token_create
 from tests.parity.conftest import run_xml
 
@@ -36,6 +36,7 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
     assert body["gaps"] == [
         {
             "test": T2,
+            "test_id": TestCase.objects.get(key=T2).pk,
             "backend": "tpu",
             "state": "skipped",
             "reason": "not supported yet",

@@ -1,0 +1,148 @@
+"""One run's page: its CI verdict (``verdict``: the gaps it opens, the gaps it closes, its
+coverage), its uploads, and what it lacks against its backend's run before it (the verdict's
+baseline), test files grouped by the baseline's upload they came in (a shard, named by its
+files).
+
+Works for any run, current or not (a pull request's, an incomplete one): everything is read
+from the run's and the baseline's results by the results' (run, test) index, so its cost follows
+the two runs' sizes, not the history. A fixed number of queries (``tests/parity/selectors``)."""
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from parity.definitions import HASH_JOINS_UNTIL_COMMIT
+from parity.models import BackendState, Result, Run, TestCase, Upload, UploadFile
+from parity.models.sql import model_sql
+from parity.selectors.runs import COUNT_FIELDS
+from parity.selectors.verdict import ClosedGap, Verdict, run_verdict, verdict_closed_gaps
+
+GAPS_SHOWN = 500  # of each list, opened and closed; the verdict API lists every opened gap
+FILES_SHOWN = 30  # per shard that lacks tests
+
+
+@dataclass(frozen=True)
+class RunUpload:
+    upload: Upload
+    label: str  # the files it sent
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class MissingFile:
+    file: str
+    tests: int
+
+
+@dataclass(frozen=True)
+class MissingShard:
+    """Tests of the baseline run that this run does not have, from one upload of the baseline
+    (``label`` names its files; empty when its results outlived the upload row)."""
+
+    label: str
+    tests: int
+    files: list[MissingFile]  # most tests first, the first ``FILES_SHOWN``
+    file_count: int
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    run: Run
+    is_current: bool
+    verdict: Verdict
+    closed: list[ClosedGap]  # the first ``GAPS_SHOWN``
+    uploads: list[RunUpload]  # oldest first
+    missing: list[MissingShard]  # most tests first; empty without a baseline
+    missing_tests: int
+
+    @property
+    def baseline_run(self) -> int | None:
+        return self.verdict.baseline_run
+
+
+# The baseline's tests that the run lacks, per (baseline upload, file). A test the baseline ran
+# in several uploads counts once, in its first.
+_MISSING_SQL = model_sql(
+    """
+    WITH x AS (SELECT test_id FROM {result} WHERE run_id = %(run)s),
+    b AS (
+        SELECT DISTINCT ON (test_id) test_id, upload_id FROM {result}
+        WHERE run_id = %(baseline)s ORDER BY test_id, id
+    )
+    SELECT b.upload_id, tc.file, count(*)
+    FROM b JOIN {testcase} tc ON tc.id = b.test_id
+    WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.test_id = b.test_id)
+    GROUP BY b.upload_id, tc.file
+    """,
+    result=Result,
+    testcase=TestCase,
+)
+
+
+def run_detail(*, run: Run) -> RunDetail:
+    """``run`` with its project and backend selected. About a dozen queries: the verdict's (up
+    to seven), its closed gaps (one or two), the uploads with their files (three), what the run
+    lacks (two), whether it is current (one)."""
+    verdict = run_verdict(run=run)
+    missing = _missing(run, verdict.baseline_run)
+    return RunDetail(
+        run=run,
+        is_current=BackendState.objects.filter(backend_id=run.backend_id, current_run=run).exists(),
+        verdict=verdict,
+        closed=verdict_closed_gaps(run=run, baseline_run=verdict.baseline_run, limit=GAPS_SHOWN),
+        uploads=_uploads(run),
+        missing=missing,
+        missing_tests=sum(shard.tests for shard in missing),
+    )
+
+
+def _uploads(run: Run) -> list[RunUpload]:
+    uploads = run.uploads.prefetch_related("files").order_by("created_at", "pk")
+    return [
+        RunUpload(
+            upload=upload,
+            label=_label(file.name for file in upload.files.all()),
+            counts={k: upload.counts.get(k, 0) for k in COUNT_FIELDS},
+        )
+        for upload in uploads
+    ]
+
+
+def _missing(run: Run, baseline: int | None) -> list[MissingShard]:
+    if baseline is None:
+        return []
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
+        cursor.execute(_MISSING_SQL, {"run": run.pk, "baseline": baseline})
+        rows = cursor.fetchall()
+    by_upload: dict[int, list[MissingFile]] = defaultdict(list)
+    for upload_id, file, tests in rows:
+        by_upload[upload_id].append(MissingFile(file=file, tests=tests))
+    names: dict[int, list[str]] = defaultdict(list)
+    for upload_id, name in UploadFile.objects.filter(upload_id__in=list(by_upload)).values_list(
+        "upload_id", "name"
+    ):
+        names[upload_id].append(name)
+    shards = []
+    for upload_id, files in by_upload.items():
+        files.sort(key=lambda f: (-f.tests, f.file))
+        shards.append(
+            MissingShard(
+                label=_label(names.get(upload_id, [])),
+                tests=sum(f.tests for f in files),
+                files=files[:FILES_SHOWN],
+                file_count=len(files),
+            )
+        )
+    return sorted(shards, key=lambda s: (-s.tests, s.label))
+
+
+def _label(names) -> str:
+    """An upload as CI named it: its file (a shard's report or archive), or the first and how
+    many more."""
+    names = sorted(posixpath.basename(name) for name in names)
+    if len(names) > 1:
+        return f"{names[0]} and {len(names) - 1} more"
+    return names[0] if names else ""
