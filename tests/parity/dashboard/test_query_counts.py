@@ -38,9 +38,10 @@ PAGES = {
     # baselines' uploads; has runs
     # Project, run; the verdict's (baseline, opened, counts: it opens none), closed gaps, their
     # reasons and issues, what it lacks (each of the three reads of results after a SET LOCAL
-    # of its plan), current, uploads, their files; has runs. The run's size changes none
+    # of its plan), current, uploads, their files; how its files ran (run manifests); has
+    # runs. The run's size changes none
     # (tests/parity/selectors/test_run_detail.py).
-    "run": (f"{P}/runs/{{run}}/", 16),
+    "run": (f"{P}/runs/{{run}}/", 17),
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
     "matrix.csv": (f"{P}/matrix.csv", 4),  # project; backends, files, tests
     "pair": (f"{P}/matrix/pair/?a=cpu&b=tpu", 6),  # project, backend choices; 3; has runs
