@@ -204,6 +204,8 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
         form=form,
         query=query,
         since=since,
+        # The form's default week, said as such rather than as a bare date.
+        since_days=None if request.GET.get("since") else GapsQuery.DEFAULT_DAYS,
         page=page,
     )
 
