@@ -650,6 +650,9 @@ def test_skips_with_no_reason_come_first_and_xfails_are_told_apart(client, quiet
         ("xfail XLA lowers it wrong", ["0", "0", "0", "1 1 gap"], "1", "untracked"),
         ("xfail rounds differently everywhere", ["1", "0", "0", "1"], "0", "common"),
     ]  # fmt: skip
+    # No Reason row holds the empty message's days: said so, not a bare dash.
+    assert table[0][8:] == ["not recorded for skips without a message"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", day) for r in table[1:] for day in r[8:10])
 
 
 def test_a_file_page_counts_every_skip_and_names_xfails(client, quiet_skips):
