@@ -13,9 +13,12 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from parity import selectors
 from parity.dashboard import presenters
 from parity.dashboard.forms import ExemptionForm, QueueExemptForm, TriageForm
 from parity.models import Project, Triage, TriageKind
+from parity.pure.globs import PatternError, pattern_check
+from parity.selectors import ExemptionPreview
 from parity.services.triage import (
     TriageRejected,
     TriageRequest,
@@ -113,6 +116,22 @@ def exemption_save(request: HttpRequest, project: Project, form: ExemptionForm) 
         request, f"Exemption saved: {triage.match} {SAVED[triage.kind]}. The numbers are updated."
     )
     return True
+
+
+def exemption_preview(project: Project, form: ExemptionForm) -> ExemptionPreview | None:
+    """What the pattern of ``form`` (bound to a POST) would cover on its backends, nothing
+    saved; None, with the error beside its field, when the pattern or a backend is invalid."""
+    form.is_valid()
+    if "match" in form.errors or "backends" in form.errors:
+        return None
+    try:
+        match = pattern_check(form.cleaned_data["match"])
+    except PatternError as exc:
+        form.add_error("match", str(exc))
+        return None
+    return selectors.exemption_preview(
+        project=project, match=match, backends=form.cleaned_data["backends"]
+    )
 
 
 @require_POST

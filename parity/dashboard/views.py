@@ -292,15 +292,18 @@ def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
 def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
     """Every exemption (triage) of the project, filtered; a backend's test files; and, for
     maintainers, a form for a new exemption (POSTed here, so its errors show beside its
-    fields) and a remove button per row."""
+    fields; its Preview button POSTs it too, to count what it would cover without saving) and
+    a remove button per row."""
     form = query_form(ExemptionsQuery, request.GET, project=project)
     query = cleaned(form)
     backends = [name for name, _ in form.fields["files"].choices]
-    new = None
+    new = preview = None
     refusal = triage_refusal(request, project)
     if refusal is None:
         new = ExemptionForm(request.POST if request.method == "POST" else None, backends=backends)
-        if request.method == "POST" and triage_views.exemption_save(request, project, new):
+        if request.method == "POST" and "preview" in request.POST:
+            preview = triage_views.exemption_preview(project, new)
+        elif request.method == "POST" and triage_views.exemption_save(request, project, new):
             return redirect(request.get_full_path())
     elif request.method == "POST":
         return triage_views.refused(refusal, request.get_full_path())
@@ -321,6 +324,7 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         backends=backends,
         page=page,
         exemption_form=new,
+        preview=preview,
         today=timezone.now().date(),
     )
 

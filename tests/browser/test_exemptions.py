@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from parity.models import Triage
+from parity.models import Gap, GapState, TestCase, Triage
 from tests.browser.conftest import MAINTAINER, SCREENSHOTS, log_in, no_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
@@ -69,6 +69,19 @@ def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site
     form.get_by_label("Tests").fill("test/spmd/**")
     form.get_by_label("tpu").check()
     form.get_by_label("intended").check()
+    # Before saving: how many tests and open gaps it covers, counted here apart.
+    form.get_by_role("button", name="Preview").click()
+    tests = TestCase.objects.filter(project__slug=SLUG, key__startswith="test/spmd/")
+    files = len({t.file for t in tests})
+    gaps = Gap.objects.filter(test__in=tests, backend__name="tpu", is_open=True).exclude(
+        state=GapState.REFERENCE_MISSING
+    )
+    expect(page.locator("#exemption-preview")).to_contain_text(
+        f"names {tests.count():,} tests in {files} files; on tpu it would cover "
+        f"{gaps.count():,} open gaps"
+    )
+    expect(page.locator("#new-exemption")).to_have_attribute("open", "")
+    expect(form.get_by_label("tpu")).to_be_checked()
     form.get_by_role("button", name="Save exemption").click()
     note_error = page.locator("#new-exemption .errorlist")
     expect(note_error).to_have_text("An intended exemption needs a short note saying why.")

@@ -99,6 +99,22 @@ def test_the_form_refuses_beside_the_field(maintainer, runs, body, field, messag
         assert f'value="{body["match"]}"' in field_group(html, "match")  # kept to correct
 
 
+def test_preview_counts_what_a_pattern_covers_and_saves_nothing(maintainer, runs):
+    body = {"match": "test/ops/**", "backends": ["neuron"], "kind": "tracked", "preview": "1"}
+    html = text(maintainer.post(f"{PAGE}?backend=neuron", body))
+    assert '<details class="card new-exemption" id="new-exemption" open>' in html
+    preview = html.split('id="exemption-preview"')[1].split("</p>")[0]
+    assert "names 8 tests in 2 files; on neuron it would cover 4 open gaps, 4 of them" in (
+        re.sub(r"<[^>]+>", "", preview)
+    )
+    assert not Triage.objects.exists()  # no issue URL needed to look
+    assert 'value="test/ops/**"' in field_group(html, "match")  # kept, to save next
+
+    bad = text(maintainer.post(PAGE, {"match": "**", "kind": "tracked", "preview": "1"}))
+    assert any(e.startswith("'**' names every file") for e in errors(bad, "match"))
+    assert 'id="exemption-preview"' not in bad
+
+
 def test_a_new_exemption_tracks_its_gaps_at_once(maintainer, runs):
     assert neuron_b_gaps() == {(False, False)}
     response = maintainer.post(f"{PAGE}?backend=neuron", NEW, follow=True)
