@@ -378,13 +378,16 @@ def _first_compared(project: Project, backends: list[str]) -> str | None:
 def _render_project(
     request: HttpRequest, project: Project, template: str, *, tab: str, **context
 ) -> HttpResponse:
-    """Every project page: its tabs, the triage form for those who may triage (maintainers), and
-    the upload instructions its empty states show."""
+    """Every project page: its tabs, the triage form for those who may triage (maintainers) and
+    the one they last had refused, and the upload instructions its empty states show."""
+    triage_form = TriageForm() if may_triage(request, project) else None
     context = {
         "project": project,
         "tab": tab,
         "has_runs": selectors.project_has_runs(project=project),
-        "triage_form": TriageForm() if may_triage(request, project) else None,
+        "triage_form": triage_form,
+        # A small triage form refused on the last post: it opens again (``_triage_form.html``).
+        "triage_refused": request.session.pop("triage_refused", None) if triage_form else None,
         **_upload_help(request, project),
         **context,
     }

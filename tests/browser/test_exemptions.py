@@ -59,6 +59,29 @@ def test_a_maintainer_exempts_a_gaps_file_from_its_row(page, site, request):
     narrow_screenshot(page, request)
 
 
+def test_a_refused_exempt_form_stays_open_with_the_refusal_beside_its_field(page, site, request):
+    log_in(page, site)
+    page.goto(f"/p/{SLUG}/gaps/?open=1&tracked=untracked")
+    row = page.locator("#new-gaps tbody tr").nth(2)
+    test = row.locator("td.test").inner_text()
+    row.locator("details.triage summary").click()
+    row.get_by_label("intended, because").check()
+    row.get_by_role("button", name="Save").click()
+
+    row = page.locator("#new-gaps tbody tr", has=page.locator("td.test", has_text=test))
+    form = row.locator("details.triage")
+    expect(form).to_have_attribute("open", "")
+    error = form.locator(".errorlist")
+    expect(error).to_have_text("Not saved: An intended exemption needs a short note saying why.")
+    expect(error).to_be_in_viewport()  # the page went back to the form, not to its top
+    expect(form.get_by_label("intended, because")).to_be_checked()
+    expect(page.locator("#new-gaps details.triage[open]")).to_have_count(1)
+    narrow_screenshot(page, request)
+    form.locator("input[name=note]").fill("not on this backend by design")
+    form.get_by_role("button", name="Save").click()
+    expect(page.locator(".message.success")).to_contain_text("Exemption saved: marked intended")
+
+
 def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site, request):
     page.goto(f"/p/{SLUG}/exemptions/")
     expect(page.locator("#new-exemption")).to_have_count(0)  # anonymous: no form
