@@ -103,6 +103,7 @@ class GapsQuery(ProjectQuery):
         ("closed", "tracked by closed issues only"),
         ("intended", "intended"),
     ]
+    DEFAULT_DAYS = 7
     since = forms.DateField(
         required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Since"
     )
@@ -121,7 +122,7 @@ class GapsQuery(ProjectQuery):
     def __init__(self, *args, today: datetime.date, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Default: the last week, so the page answers "what broke since last Monday".
-        self.fields["since"].initial = today - datetime.timedelta(days=7)
+        self.fields["since"].initial = today - datetime.timedelta(days=self.DEFAULT_DAYS)
 
 
 class QueueQuery(ProjectQuery):

@@ -3,6 +3,7 @@ hover texts and labels, outcome symbols. Display decisions only; no queries. Tem
 them through ``parity.templatetags.parity_display``."""
 
 import datetime
+import hashlib
 import re
 from dataclasses import dataclass, replace
 
@@ -436,3 +437,14 @@ def burndown_chart(burndown) -> BurnChart | None:
         last_day=days[-1].isoformat(),
         plot={"left": left, "right": right, "top": top, "bottom": bottom},
     )
+
+
+def triage_form_key(*parts: object) -> str:
+    """Which small triage form on a page (the gap, test, reason, file and backend it names):
+    posted with it, so that a refusal reopens that form and no other."""
+    return ":".join("" if part is None else str(part) for part in parts)
+
+
+def triage_anchor(key: str) -> str:
+    """The element id of the triage form of ``key``, to go back to it after a refusal."""
+    return "triage-" + hashlib.sha256(key.encode()).hexdigest()[:12]

@@ -13,9 +13,12 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from parity import selectors
 from parity.dashboard import presenters
 from parity.dashboard.forms import ExemptionForm, QueueExemptForm, TriageForm
 from parity.models import Project, Triage, TriageKind
+from parity.pure.globs import PatternError, pattern_check
+from parity.selectors import ExemptionPreview
 from parity.services.triage import (
     TriageRejected,
     TriageRequest,
@@ -59,18 +62,41 @@ def triage_submit(request: HttpRequest, slug: str) -> HttpResponse:
         return refused(refusal, back)
     form = TriageForm(request.POST)
     if not form.is_valid():
-        errors = "; ".join(str(e) for errs in form.errors.values() for e in errs)
-        messages.error(request, f"Exemption not saved: {errors}")
-        return redirect(back)
+        field, errs = next(iter(form.errors.items()))
+        return _refused_form(request, back, "; ".join(errs), field)
     try:
         triage = _create(request, project, form)
     except TriageRejected as exc:
-        messages.error(request, f"Exemption not saved: {refusal_text(exc)}")
+        return _refused_form(request, back, refusal_text(exc), exc.field)
     else:
         messages.success(
             request, f"Exemption saved: {SAVED[triage.kind]}. The numbers are updated."
         )
     return redirect(back)
+
+
+# ``TriageRejected.field`` -> the small form's input that shows the refusal.
+_SMALL_FORM_FIELD = {"issue": "issue_url", "issue_url": "issue_url", "note": "note"}
+
+
+def _refused_form(request: HttpRequest, back: str, error: str, field: str | None) -> HttpResponse:
+    """Back to the page with the refusal at its top, where the refused form (named by its
+    posted ``form_key``) opens again with what it held and the refusal beside its field too
+    (the session carries them one page view; the message stays for a form no longer there)."""
+    messages.error(request, f"Exemption not saved: {error}")
+    key = request.POST.get("form_key")
+    if not key:
+        return redirect(back)
+    request.session["triage_refused"] = {
+        "key": key,
+        "error": f"Not saved: {error}",
+        "field": _SMALL_FORM_FIELD.get(field or ""),
+        **{
+            name: request.POST.get(name, "")[:2000]
+            for name in ("scope", "kind", "issue_url", "note")
+        },
+    }
+    return redirect(f"{back}#{presenters.triage_anchor(key)}")
 
 
 @require_POST
@@ -113,6 +139,22 @@ def exemption_save(request: HttpRequest, project: Project, form: ExemptionForm) 
         request, f"Exemption saved: {triage.match} {SAVED[triage.kind]}. The numbers are updated."
     )
     return True
+
+
+def exemption_preview(project: Project, form: ExemptionForm) -> ExemptionPreview | None:
+    """What the pattern of ``form`` (bound to a POST) would cover on its backends, nothing
+    saved; None, with the error beside its field, when the pattern or a backend is invalid."""
+    form.is_valid()
+    if "match" in form.errors or "backends" in form.errors:
+        return None
+    try:
+        match = pattern_check(form.cleaned_data["match"])
+    except PatternError as exc:
+        form.add_error("match", str(exc))
+        return None
+    return selectors.exemption_preview(
+        project=project, match=match, backends=form.cleaned_data["backends"]
+    )
 
 
 @require_POST

@@ -204,6 +204,8 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
         form=form,
         query=query,
         since=since,
+        # The form's default week, said as such rather than as a bare date.
+        since_days=None if request.GET.get("since") else GapsQuery.DEFAULT_DAYS,
         page=page,
     )
 
@@ -290,15 +292,18 @@ def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
 def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
     """Every exemption (triage) of the project, filtered; a backend's test files; and, for
     maintainers, a form for a new exemption (POSTed here, so its errors show beside its
-    fields) and a remove button per row."""
+    fields; its Preview button POSTs it too, to count what it would cover without saving) and
+    a remove button per row."""
     form = query_form(ExemptionsQuery, request.GET, project=project)
     query = cleaned(form)
     backends = [name for name, _ in form.fields["files"].choices]
-    new = None
+    new = preview = None
     refusal = triage_refusal(request, project)
     if refusal is None:
         new = ExemptionForm(request.POST if request.method == "POST" else None, backends=backends)
-        if request.method == "POST" and triage_views.exemption_save(request, project, new):
+        if request.method == "POST" and "preview" in request.POST:
+            preview = triage_views.exemption_preview(project, new)
+        elif request.method == "POST" and triage_views.exemption_save(request, project, new):
             return redirect(request.get_full_path())
     elif request.method == "POST":
         return triage_views.refused(refusal, request.get_full_path())
@@ -319,6 +324,7 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         backends=backends,
         page=page,
         exemption_form=new,
+        preview=preview,
         today=timezone.now().date(),
     )
 
@@ -372,13 +378,16 @@ def _first_compared(project: Project, backends: list[str]) -> str | None:
 def _render_project(
     request: HttpRequest, project: Project, template: str, *, tab: str, **context
 ) -> HttpResponse:
-    """Every project page: its tabs, the triage form for those who may triage (maintainers), and
-    the upload instructions its empty states show."""
+    """Every project page: its tabs, the triage form for those who may triage (maintainers) and
+    the one they last had refused, and the upload instructions its empty states show."""
+    triage_form = TriageForm() if may_triage(request, project) else None
     context = {
         "project": project,
         "tab": tab,
         "has_runs": selectors.project_has_runs(project=project),
-        "triage_form": TriageForm() if may_triage(request, project) else None,
+        "triage_form": triage_form,
+        # A small triage form refused on the last post: it opens again (``_triage_form.html``).
+        "triage_refused": request.session.pop("triage_refused", None) if triage_form else None,
         **_upload_help(request, project),
         **context,
     }

@@ -20,7 +20,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/runs/<id>/``                   | ``run_detail``                            |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
-| ``p/<slug>/exemptions/``                  | ``exemptions_page``                       |
+| ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
 | ``…/gaps/``                               | ``gaps_list``                             |
@@ -35,7 +35,9 @@ Every project page also asks ``project_has_runs`` (its empty state), and chart d
 
 from parity.selectors.exemptions import (
     BackendFiles,
+    ExemptionPreview,
     ExemptionsPage,
+    exemption_preview,
     exemptions_list,
     exemptions_page,
     triages_list,
@@ -117,6 +119,8 @@ __all__ = [
     "TestFind",
     "backend_files",
     "data_version",
+    "ExemptionPreview",
+    "exemption_preview",
     "exemptions_list",
     "exemptions_page",
     "file_grid",

@@ -6,10 +6,20 @@ of its run."""
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from parity.models import Backend, FileCell, IssueState, ProbeOutcome, Project, Triage
-from parity.pure.globs import file_matches
+from parity.models import (
+    Backend,
+    FileCell,
+    Gap,
+    GapState,
+    IssueState,
+    ProbeOutcome,
+    Project,
+    TestCase,
+    Triage,
+)
+from parity.pure.globs import file_matches, pattern_literal, pattern_regex, pattern_shape
 from parity.selectors.fragments import sort_order, triages_unexpired
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
@@ -181,3 +191,42 @@ def _files_run(backend: Backend) -> frozenset[str]:
     ran = Q(passed__gt=0) | Q(failed__gt=0) | Q(error__gt=0) | Q(skipped__gt=0)
     cells = FileCell.objects.filter(ran, backend=backend)
     return frozenset(cells.values_list("file", flat=True))
+
+
+@dataclass(frozen=True)
+class ExemptionPreview:
+    """What a new exemption's pattern would cover, before it is saved."""
+
+    tests: int  # the project's tests it names, on any backend
+    files: int  # their test files
+    gaps: int  # open gaps of those tests on the backends named (every backend: none named)
+    untracked: int  # of those, the gaps no issue tracks and no triage calls intended
+
+
+def exemption_preview(*, project: Project, match: str, backends: list[str]) -> ExemptionPreview:
+    """How many tests (and files) ``match`` names and how many open gaps it would cover on
+    ``backends``: the new-exemption form's preview. Two queries, each one pass over the
+    project's tests at most: one test's or one file's pattern is found by equality, a glob by
+    a substring every match contains, then its regular expression (``parity.pure.globs``).
+    ``match`` must be a valid pattern (``pattern_check``)."""
+    tests = TestCase.objects.filter(project=project).filter(_pattern_q(match))
+    counted = tests.aggregate(tests=Count("pk"), files=Count("file", distinct=True))
+    gaps = Gap.objects.filter(project=project, is_open=True, test__in=tests.values("pk")).exclude(
+        state=GapState.REFERENCE_MISSING
+    )
+    if backends:
+        gaps = gaps.filter(backend__name__in=backends)
+    gap_counts = gaps.aggregate(
+        gaps=Count("pk"), untracked=Count("pk", filter=Q(tracked=False, intended=False))
+    )
+    return ExemptionPreview(**counted, **gap_counts)
+
+
+def _pattern_q(match: str) -> Q:
+    shape = pattern_shape(match)
+    if shape == "file":
+        return Q(file=match.strip())
+    if shape == "key":
+        return Q(key=match.strip())
+    # Every key the regex matches contains the literal: a cheap test first.
+    return Q(key__contains=pattern_literal(match), key__regex=pattern_regex(match))

@@ -87,6 +87,9 @@ class GapsPage:
     fixed: Page  # of Gap, the same
     new_sort: str = "-opened"  # the sort in force of each list
     fixed_sort: str = "-fixed"
+    # Open gaps of any age under the same filters, when ``new`` keeps only the recent ones:
+    # the page says how many the date leaves out.
+    open_total: int | None = None
 
 
 def open_gaps_sorted(
@@ -115,9 +118,10 @@ def gaps_page(
     gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
     first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
     ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page: its count,
-    its rows, their reasons' issues; and one for how the files of crashed, timed out, empty or
+    its rows, their reasons' issues; one for how the files of crashed, timed out, empty or
     unrun gaps ran (each such open gap gets ``unrun``, a
-    ``parity.selectors.run_files.UnrunFile``)."""
+    ``parity.selectors.run_files.UnrunFile``); and without ``open_any_age``, one count of the
+    open gaps of any age (``open_total``)."""
     new_sort, new = open_gaps_sorted(
         project=project, since=None if open_any_age else since, filters=filters, sort=sort
     )
@@ -130,6 +134,7 @@ def gaps_page(
         fixed=_page(fixed.order_by(*fixed_order), fixed_page, per_page),
         new_sort=new_sort,
         fixed_sort=fixed_sort,
+        open_total=None if open_any_age else gaps_list(project=project, **filters).count(),
     )
 
 

@@ -5,9 +5,10 @@
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and three tags,
-``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}`` and
-``{% sort_header "Label" "column" sort_in_force %}``."""
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and four tags,
+``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
+``{% sort_header "Label" "column" sort_in_force %}`` and
+``{% triage_form_state gap_id test_id reason_id file backend as state %}``."""
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -156,3 +157,14 @@ def _gap_html(gap) -> SafeString:
         badge = mark_safe(_BADGES["tracked" if gap.tracked else "untracked"])
     missing = " (passes on the reference)" if gap.state == "missing" else ""
     return format_html('<span class="gapline">gap: {}{} {}</span>', gap.state, missing, badge)
+
+
+@register.simple_tag(takes_context=True)
+def triage_form_state(context, *parts) -> dict:
+    """A small triage form's ``key`` (posted back) and ``anchor`` (its id); and when the last
+    post of this very form was refused (``triage_refused``, from the session), what it held and
+    the ``error`` with its ``field``: the form opens again, the refusal beside that field."""
+    key = presenters.triage_form_key(*parts)
+    state = {"key": key, "anchor": presenters.triage_anchor(key)}
+    refused = context.get("triage_refused") or {}
+    return {**refused, **state} if refused.get("key") == key else state

@@ -132,6 +132,26 @@ def test_at_400px_the_file_page_shows_its_reasons_and_the_chosen_backend(page):
         assert box["x"] + box["width"] <= 400
 
 
+@pytest.mark.parametrize("page", ["narrow"], indirect=True)
+def test_at_400px_a_fixed_gap_says_which_date_opened_it_and_which_fixed_it(page):
+    page.goto(f"{P}/gaps/?since=2000-01-01")
+
+    expect(page.locator("#fixed-gaps thead")).to_be_hidden()  # each row a block of its own
+    dates = page.eval_on_selector_all("#fixed-gaps tbody tr:first-child td.nowrap", _AS_READ)
+    assert len(dates) == 2
+    assert re.fullmatch(r"opened \d{4}-\d\d-\d\d", dates[0]), dates
+    assert re.fullmatch(r"fixed \d{4}-\d\d-\d\d", dates[1]), dates
+    opened = page.eval_on_selector_all("#new-gaps tbody tr:first-child td.nowrap", _AS_READ)
+    assert re.fullmatch(r"opened \d{4}-\d\d-\d\d", opened[-1]), opened
+
+
+# Cells as a reader sees them: the label CSS puts before each (``::before``), then the text.
+_AS_READ = """els => els.map(el => {
+    const label = getComputedStyle(el, '::before').content;
+    return ((label && label !== 'none' ? JSON.parse(label) : '') + el.innerText).trim();
+})"""
+
+
 # An absolute URL to this machine, with its port if it names one (in a page's HTML, or
 # percent-encoded in a link such as a tracker's prefilled new-issue URL).
 _LOCAL_URL = re.compile(r"https?://(?:127\.0\.0\.1|localhost)(?::(\d+))?")

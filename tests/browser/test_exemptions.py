@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from parity.models import Triage
+from parity.models import Gap, GapState, TestCase, Triage
 from tests.browser.conftest import MAINTAINER, SCREENSHOTS, log_in, no_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
@@ -59,6 +59,29 @@ def test_a_maintainer_exempts_a_gaps_file_from_its_row(page, site, request):
     narrow_screenshot(page, request)
 
 
+def test_a_refused_exempt_form_stays_open_with_the_refusal_beside_its_field(page, site, request):
+    log_in(page, site)
+    page.goto(f"/p/{SLUG}/gaps/?open=1&tracked=untracked")
+    row = page.locator("#new-gaps tbody tr").nth(2)
+    test = row.locator("td.test").inner_text()
+    row.locator("details.triage summary").click()
+    row.get_by_label("intended, because").check()
+    row.get_by_role("button", name="Save").click()
+
+    row = page.locator("#new-gaps tbody tr", has=page.locator("td.test", has_text=test))
+    form = row.locator("details.triage")
+    expect(form).to_have_attribute("open", "")
+    error = form.locator(".errorlist")
+    expect(error).to_have_text("Not saved: An intended exemption needs a short note saying why.")
+    expect(error).to_be_in_viewport()  # the page went back to the form, not to its top
+    expect(form.get_by_label("intended, because")).to_be_checked()
+    expect(page.locator("#new-gaps details.triage[open]")).to_have_count(1)
+    narrow_screenshot(page, request)
+    form.locator("input[name=note]").fill("not on this backend by design")
+    form.get_by_role("button", name="Save").click()
+    expect(page.locator(".message.success")).to_contain_text("Exemption saved: marked intended")
+
+
 def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site, request):
     page.goto(f"/p/{SLUG}/exemptions/")
     expect(page.locator("#new-exemption")).to_have_count(0)  # anonymous: no form
@@ -69,6 +92,19 @@ def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site
     form.get_by_label("Tests").fill("test/spmd/**")
     form.get_by_label("tpu").check()
     form.get_by_label("intended").check()
+    # Before saving: how many tests and open gaps it covers, counted here apart.
+    form.get_by_role("button", name="Preview").click()
+    tests = TestCase.objects.filter(project__slug=SLUG, key__startswith="test/spmd/")
+    files = len({t.file for t in tests})
+    gaps = Gap.objects.filter(test__in=tests, backend__name="tpu", is_open=True).exclude(
+        state=GapState.REFERENCE_MISSING
+    )
+    expect(page.locator("#exemption-preview")).to_contain_text(
+        f"names {tests.count():,} tests in {files} files; on tpu it would cover "
+        f"{gaps.count():,} open gaps"
+    )
+    expect(page.locator("#new-exemption")).to_have_attribute("open", "")
+    expect(form.get_by_label("tpu")).to_be_checked()
     form.get_by_role("button", name="Save exemption").click()
     note_error = page.locator("#new-exemption .errorlist")
     expect(note_error).to_have_text("An intended exemption needs a short note saying why.")

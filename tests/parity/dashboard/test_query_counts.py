@@ -30,7 +30,8 @@ PAGES = {
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
     "queue": (f"{P}/queue/", 6),  # project, backend choices x2; 2 for the queue; has runs
-    "gaps": (f"{P}/gaps/", 10),  # project, backend choices; 2 x (count, rows, issues); has runs
+    # Project, backend choices; 2 x (count, rows, issues); the open gaps of any age; has runs
+    "gaps": (f"{P}/gaps/", 11),
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
     # reasons' issues (once per 2,000 rows).
     "gaps.csv": (f"{P}/gaps.csv?open=1", 5),

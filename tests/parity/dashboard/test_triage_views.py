@@ -4,6 +4,7 @@ form
 the file scopes of the gap rows' and heatmap rows' small form, and who may do any of it."""
 
 import re
+from html import unescape
 
 import pytest
 
@@ -97,6 +98,22 @@ def test_the_form_refuses_beside_the_field(maintainer, runs, body, field, messag
     assert not Triage.objects.exists()
     if body["match"]:
         assert f'value="{body["match"]}"' in field_group(html, "match")  # kept to correct
+
+
+def test_preview_counts_what_a_pattern_covers_and_saves_nothing(maintainer, runs):
+    body = {"match": "test/ops/**", "backends": ["neuron"], "kind": "tracked", "preview": "1"}
+    html = text(maintainer.post(f"{PAGE}?backend=neuron", body))
+    assert '<details class="card new-exemption" id="new-exemption" open>' in html
+    preview = html.split('id="exemption-preview"')[1].split("</p>")[0]
+    assert "names 8 tests in 2 files; on neuron it would cover 4 open gaps, 4 of them" in (
+        re.sub(r"<[^>]+>", "", preview)
+    )
+    assert not Triage.objects.exists()  # no issue URL needed to look
+    assert 'value="test/ops/**"' in field_group(html, "match")  # kept, to save next
+
+    bad = text(maintainer.post(PAGE, {"match": "**", "kind": "tracked", "preview": "1"}))
+    assert any(e.startswith("'**' names every file") for e in errors(bad, "match"))
+    assert 'id="exemption-preview"' not in bad
 
 
 def test_a_new_exemption_tracks_its_gaps_at_once(maintainer, runs):
@@ -225,3 +242,31 @@ def test_the_small_form_insists_on_an_issue_or_a_note(maintainer, runs):
     html = text(maintainer.post(f"{P}/triage/", no_file, follow=True))
     assert "Exemption not saved: Nothing to triage for 'file'." in html
     assert not Triage.objects.exists()
+
+
+def test_a_refused_small_form_opens_again_with_the_refusal_beside_its_field(maintainer, runs):
+    page = f"{P}/gaps/?open=1&backend=neuron"
+    html = maintainer.get(page).content.decode()
+    forms = re.findall(r'<details class="triage" id="([^"]+)">.*?</details>', html, re.S)
+    assert len(forms) == 4 and len(set(forms)) == 4  # neuron's four gaps, one form each
+    first = html.split(f'id="{forms[0]}"')[1].split("</details>")[0]
+    fields = {
+        name: unescape(value)
+        for name, value in re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', first)
+    }
+    body = {**fields, "scope": "test", "kind": "intended", "issue_url": f"{ISSUES}9"}
+
+    response = maintainer.post(f"{P}/triage/", body)
+    assert response["Location"] == f"{page}#{forms[0]}"  # back to the form itself
+    again = text(maintainer.get(page))
+    refused = again.split(f'id="{forms[0]}"')[1].split("</details>")[0]
+    assert refused.startswith(" open>")
+    note = "Not saved: An intended exemption needs a short note saying why."
+    assert re.search(
+        r'name="note"[^>]*></label> <p class="errorlist" role="alert">' + re.escape(note), refused
+    )
+    assert re.search(r'value="intended" checked', refused)  # what it held, to correct
+    assert f'value="{ISSUES}9"' in refused and '<option value="test" selected>' in refused
+    assert len(re.findall(r'<details class="triage" id="[^"]+" open>', again)) == 1  # only it
+    assert not Triage.objects.exists()
+    assert f'id="{forms[0]}" open' not in text(maintainer.get(page))  # one view only

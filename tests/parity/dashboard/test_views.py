@@ -3,12 +3,14 @@ for the scenario of ``dashboard_scenario``, their empty states, and who may tria
 
 import datetime
 import re
+from html import unescape
 
 import pytest
 from django.contrib.staticfiles import finders
+from django.utils import timezone
 
 from parity.dashboard.staticfiles import PLOTLY_DIR
-from parity.models import Gap, Reason, TestCase, Triage
+from parity.models import Gap, Reason, Run, TestCase, Triage
 from parity.services.triage import TriageRequest, triages_create
 from tests.conftest import FIXTURES_DIR
 from tests.parity.dashboard.conftest import ISSUES, text
@@ -381,6 +383,34 @@ def test_gaps_new_and_fixed_since_a_day_with_filters(client, runs):
     assert "No new gap on tpu since" in none and "See every open gap" in none
 
 
+def test_gaps_page_says_what_it_counts_and_opens_every_open_gap_in_one_click(client, runs):
+    week = text(client.get(f"{P}/gaps/?tracked=tracked"))  # the README's link
+    assert "Opened in the last 7 days, still open" in week
+    assert "1 gap open in all with these filters:" in week
+
+    day2 = text(client.get(f"{P}/gaps/?since={DAY2}"))  # the digest's links name their day
+    assert f"Opened since {DAY2}, still open" in day2
+    assert len(gap_rows(day2, "new-gaps")) == 1
+    assert "8 gaps open in all with these filters, the older ones not listed here" in day2
+    every = re.search(r'<a href="([^"]*)" id="every-open-gap">every open gap</a>', day2)
+    assert every and "open=1" in every[1]
+
+    every_open = text(client.get(f"{P}/gaps/{unescape(every[1])}"))
+    assert "Every open gap, however old" in every_open
+    assert len(gap_rows(every_open, "new-gaps")) == 8
+    assert f"Only those opened since {DAY2}" in every_open
+
+
+def test_runs_page_past_its_last_page_links_the_first_and_says_just_now(client, runs):
+    html = text(client.get(f"{P}/runs/?page=40"))
+    assert "No runs on page 40." in html
+    first = re.search(r'<a href="([^"]*)" id="first-page">Go to the first page</a>', html)
+    assert first and "page=" not in first[1]
+    Run.objects.filter(pk=runs["tpu2"]).update(started_at=timezone.now())
+    html = text(client.get(f"{P}/runs/"))
+    assert "just now" in html and "0 minutes ago" not in html
+
+
 def test_runs_page_lists_runs_uploads_and_errors_in_plain_words(client, runs, ingest):
     response = ingest(
         ("broken.xml", b"this is not XML"), backend="gpu", commit="f" * 40, run="broken-gpu",
@@ -620,6 +650,9 @@ def test_skips_with_no_reason_come_first_and_xfails_are_told_apart(client, quiet
         ("xfail XLA lowers it wrong", ["0", "0", "0", "1 1 gap"], "1", "untracked"),
         ("xfail rounds differently everywhere", ["1", "0", "0", "1"], "0", "common"),
     ]  # fmt: skip
+    # No Reason row holds the empty message's days: said so, not a bare dash.
+    assert table[0][8:] == ["not recorded for skips without a message"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", day) for r in table[1:] for day in r[8:10])
 
 
 def test_a_file_page_counts_every_skip_and_names_xfails(client, quiet_skips):

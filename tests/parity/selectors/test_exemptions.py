@@ -6,7 +6,7 @@ import pytest
 from parity import selectors
 from parity.models import Project
 from parity.services.triage import TriageRequest, triages_create
-from tests.parity.dashboard_scenario import A, B, C, upload_history
+from tests.parity.dashboard_scenario import A, B, C, tid, upload_history
 
 ISSUE = "https://github.com/pytorch/xla/issues/1"
 
@@ -84,3 +84,24 @@ def test_an_exemption_that_names_no_file_of_the_reference_is_idle(xla_runs):
     assert files.files == [A, B]
     assert [(r.exemption.id, r.files) for r in files.removing] == [(c_for_gpu, [C])]
     assert [r.exemption.id for r in files.idle] == [gone]
+
+
+@pytest.mark.parametrize(
+    "match, backends, expected",
+    [
+        # Files A and B, 4 tests each; open gaps: gpu's a2, neuron's b1-b4, tpu's a2 (an issue
+        # tracks it) and a4.
+        ("test/ops/**", [], (8, 2, 7, 6)),
+        (B, ["neuron"], (4, 1, 4, 4)),  # one file, by equality
+        (B, ["gpu"], (4, 1, 0, 0)),
+        ("**::TestA::test_a2", [], (1, 1, 2, 1)),  # one class's test, whatever its file
+        (tid(A, 4), ["tpu", "gpu"], (1, 1, 1, 1)),  # one test ID
+        ("test/ops/test_[ab].py", [], (0, 0, 0, 0)),  # brackets are literal
+    ],
+)
+def test_a_patterns_preview_counts_its_tests_and_the_open_gaps_it_covers(
+    xla_runs, django_assert_num_queries, match, backends, expected
+):
+    with django_assert_num_queries(2):
+        preview = selectors.exemption_preview(project=xla_runs, match=match, backends=backends)
+    assert (preview.tests, preview.files, preview.gaps, preview.untracked) == expected
