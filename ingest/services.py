@@ -179,26 +179,28 @@ def _manifest_lines(entries: tuple[FileRun, ...]) -> list[str]:
     return [f"manifest {entry!r}" for entry in entries]
 
 
+def run_file_row(entry: FileRun, *, run: Run, upload: Upload | None = None) -> RunFile:
+    """The row (unsaved) of one run manifest entry, its state read from it."""
+    return RunFile(
+        run=run,
+        upload=upload,
+        file=entry.file,
+        state=file_state(entry),
+        started=entry.started,
+        exit_code=entry.exit_code,
+        signal=entry.signal,
+        timed_out=entry.timed_out,
+        duration=entry.duration,
+        report=entry.report,
+        tests=entry.tests,
+    )
+
+
 def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) -> None:
     """Record what the job was told to run and what happened to each file. Shards merge by
     file: a file some upload started is kept over one that only expected it (a plain upload's
     ``--expected-files``), and the latest started entry wins over an earlier one (a rerun)."""
-    rows = [
-        RunFile(
-            run=run,
-            upload=upload,
-            file=entry.file,
-            state=file_state(entry),
-            started=entry.started,
-            exit_code=entry.exit_code,
-            signal=entry.signal,
-            timed_out=entry.timed_out,
-            duration=entry.duration,
-            report=entry.report,
-            tests=entry.tests,
-        )
-        for entry in entries
-    ]
+    rows = [run_file_row(entry, run=run, upload=upload) for entry in entries]
     started = [row for row in rows if row.started]
     expected = [row for row in rows if not row.started]
     if started:

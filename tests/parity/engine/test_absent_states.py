@@ -1,11 +1,12 @@
 """Tests the reference passes and a backend's run lacks: the run manifest says why (crashed,
 timed out, empty, not run), and only a file it never listed reads ``missing``."""
 
+from ingest.services import run_file_row
 from parity.engine.gaps import gaps_diff
 from parity.engine.rollups import file_cells_write
 from parity.engine.snapshots import snapshots_write
 from parity.models import FileCell, Outcome, RunFile, Snapshot
-from parity.pure.run_manifest import FileRun, file_state
+from parity.pure.run_manifest import FileRun
 from tests.parity.engine.rows import backend_of, current_set, open_gaps, run_make
 
 P, F = Outcome.PASSED, Outcome.FAILED
@@ -14,20 +15,7 @@ REF = {f"test/{name}.py::T::t{i}": P for name in FILES for i in (1, 2)}
 
 
 def manifest_write(run, *entries: FileRun) -> None:
-    RunFile.objects.bulk_create(
-        RunFile(
-            run=run,
-            file=e.file,
-            state=file_state(e),
-            started=e.started,
-            exit_code=e.exit_code,
-            signal=e.signal,
-            timed_out=e.timed_out,
-            report=e.report,
-            tests=e.tests,
-        )
-        for e in entries
-    )
+    RunFile.objects.bulk_create(run_file_row(e, run=run) for e in entries)
 
 
 def test_each_file_gives_its_absent_tests_the_state_of_what_happened_to_it(project):
