@@ -46,7 +46,7 @@ def sparkline(trends: dict, project: str, backend: str, days: int) -> SafeString
     """A backend's parity over ``days`` as an inline SVG line (``presenters.sparkline``)."""
     line = presenters.sparkline(trends.get(project, {}).get(backend), backend=backend, days=days)
     if line is None:
-        return format_html('<span class="muted">no data</span>')
+        return mark_safe('<span class="muted">no data</span>')
     shapes = format_html_join(
         "", '<polyline points="{}" vector-effect="non-scaling-stroke"/>', ((p,) for p in line.lines)
     ) + format_html_join("", '<circle cx="{}" cy="{}" r="2"/>', line.dots)
