@@ -9,8 +9,8 @@ second). Nor is a merge join safe: on a guess of one row per backend, it merges 
 backend alone and compares every pair of tests of it. ANALYZE in the transaction would fix the
 estimates but holds a lock that serializes every project's recompute on the shared table, so
 these statements are planned as hash joins instead: at these sizes the right plan whatever the
-estimates say. (Where the estimates can be right, the engine copies the rows into an analyzed
-temporary table instead, as ``gaps._DESIRED_SQL`` does.)
+estimates say. (Small sets the engine writes itself, such as a run's changed outcomes, go to
+an analyzed temporary table instead, so their writes can probe an index row by row.)
 """
 
 import contextlib
