@@ -138,17 +138,21 @@ def _stale_sql(which: str) -> sql.Composed:
 
 _STALE_ALL_SQL = _stale_sql("true")
 _STALE_TOUCHED_SQL = _stale_sql("g.id IN (SELECT id FROM parity_gaps_touched)")
+# Covering from the open gaps' picks alone: no gap matched at all.
+_STALE_PICKED_SQL = _stale_sql("false")
 
-# A triage that was not stale but that no open gap picks: one a more specific triage shadows
-# on every gap it matches, or an expired one. Only the match of every open gap can tell
-# whether it still matches one.
-_UNPICKED_COVERING_SQL = model_sql(
+# Unpicked: a triage that was not stale but that no open gap picks (one a more specific triage
+# shadows on every gap it matches, or an expired one): only the match of every open gap can
+# tell whether it still matches one. Stale: a triage the touched gaps may match again.
+_TRIAGES_STATE_SQL = model_sql(
     """
-    SELECT EXISTS (
-        SELECT 1 FROM {triage} t
-        WHERE t.project_id = %(project)s AND NOT t.stale
-          AND NOT EXISTS (SELECT 1 FROM {gap} g WHERE g.triage_id = t.id AND g.is_open)
-    )
+    SELECT
+        EXISTS (
+            SELECT 1 FROM {triage} t
+            WHERE t.project_id = %(project)s AND NOT t.stale
+              AND NOT EXISTS (SELECT 1 FROM {gap} g WHERE g.triage_id = t.id AND g.is_open)
+        ),
+        EXISTS (SELECT 1 FROM {triage} t WHERE t.project_id = %(project)s AND t.stale)
     """,
     triage=Triage,
     gap=Gap,
@@ -166,9 +170,17 @@ def triages_mark_stale_touched(*, project_id: int) -> None:
     """``triages_mark_stale`` after a recompute's diff, matching only the gaps it opened or gave
     another reason (``parity_gaps_touched``, already given their triage) where that tells the
     same: a triage matching an open gap the diff left alone matched it before, so it was not
-    stale; if an open gap picks it, it still is not; if none does, every open gap is matched."""
+    stale; if an open gap picks it, it still is not; if none does, every open gap is matched.
+    With no stale triage to wake, the touched gaps need no match either (a first completion
+    touches every gap of its backend)."""
     params = {"project": project_id}
     with connection.cursor() as cursor:
-        cursor.execute(_UNPICKED_COVERING_SQL, params)
-        (unpicked,) = cursor.fetchone()
-        cursor.execute(_STALE_ALL_SQL if unpicked else _STALE_TOUCHED_SQL, params)
+        cursor.execute(_TRIAGES_STATE_SQL, params)
+        unpicked, any_stale = cursor.fetchone()
+        if unpicked:
+            statement = _STALE_ALL_SQL
+        elif any_stale:
+            statement = _STALE_TOUCHED_SQL
+        else:
+            statement = _STALE_PICKED_SQL
+        cursor.execute(statement, params)

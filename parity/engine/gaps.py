@@ -1,5 +1,6 @@
-"""Diff each backend's current outcomes against the reference's into ``Gap`` rows, writing a
-``GapEvent`` for every gap opened, changed or closed. Four set-based statements per call,
+"""Diff each backend's current outcomes against the reference's into ``Gap`` rows: a gap's row
+names the run that opened it and the one that closed it, and each change of its state between
+is a ``GapEvent``. Four set-based statements per call,
 whatever the number of tests or backends: the gaps each backend should have go to a temporary
 table (``parity_desired``), then the open gaps are closed, changed and opened to match it. The
 gaps opened or given another reason are listed in ``parity_gaps_touched``: only theirs can
@@ -108,20 +109,14 @@ def _desired_write(cursor, params: dict) -> None:
 
 _CLOSE_SQL = model_sql(
     """
-    WITH closed AS (
-        UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
-        WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s)
-          AND NOT EXISTS (
-              SELECT 1 FROM parity_desired d
-              WHERE d.backend_id = g.backend_id AND d.test_id = g.test_id
-          )
-        RETURNING g.id, g.backend_id, g.state
-    )
-    INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
-    SELECT %(project)s, backend_id, id, 'closed', state, '', %(run)s, %(at)s FROM closed;
+    UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
+    WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s)
+      AND NOT EXISTS (
+          SELECT 1 FROM parity_desired d
+          WHERE d.backend_id = g.backend_id AND d.test_id = g.test_id
+      );
     """,
     gap=Gap,
-    event=GapEvent,
 )
 
 
@@ -146,8 +141,8 @@ _CHANGE_SQL = model_sql(
     ), touched AS (
         INSERT INTO parity_gaps_touched SELECT id FROM changed WHERE reason_changed
     )
-    INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
-    SELECT %(project)s, backend_id, id, 'changed', from_state, to_state, %(run)s, %(at)s
+    INSERT INTO {event} (project_id, backend_id, gap_id, from_state, to_state, run_id, at)
+    SELECT %(project)s, backend_id, id, from_state, to_state, %(run)s, %(at)s
     FROM changed WHERE from_state <> to_state;
     """,
     gap=Gap,
@@ -175,15 +170,11 @@ _OPEN_SQL = model_sql(
               AND g.backend_id = d.backend_id AND g.test_id = d.test_id
         )
         ORDER BY d.backend_id, d.test_id
-        RETURNING id, backend_id, state
-    ), touched AS (
-        INSERT INTO parity_gaps_touched SELECT id FROM opened
+        RETURNING id
     )
-    INSERT INTO {event} (project_id, backend_id, gap_id, kind, from_state, to_state, run_id, at)
-    SELECT %(project)s, backend_id, id, 'opened', '', state, %(run)s, %(at)s FROM opened;
+    INSERT INTO parity_gaps_touched SELECT id FROM opened;
     """,
     gap=Gap,
-    event=GapEvent,
 )
 
 

@@ -215,12 +215,16 @@ class Gap(models.Model):
         indexes = [
             models.Index(fields=["project", "is_open", "backend", "state"], name="gap_open"),
             models.Index(fields=["project", "opened_at"], name="gap_opened_at"),
-            models.Index(fields=["project", "closed_at"], name="gap_closed_at"),
             *(
                 models.Index(
                     fields=[key], condition=Q(**{f"{key}__isnull": False}), name=f"gap_{key}"
                 )
                 for key in ("reason", "closed_run", "triage")
+            ),
+            models.Index(
+                fields=["project", "closed_at"],
+                condition=Q(closed_at__isnull=False),
+                name="gap_closed_at",
             ),
         ]
 
@@ -229,32 +233,28 @@ class Gap(models.Model):
         return f"{self.backend_id}/{self.test_id} {self.state}{closed}"
 
 
-class GapEventKind(models.TextChoices):
-    OPENED = "opened"
-    CHANGED = "changed"
-    CLOSED = "closed"
-
-
 class GapEvent(models.Model):
-    """One change of a gap's state, with the run whose completion caused it."""
+    """A change of an open gap's state (skipped to failed, say), with the run whose completion
+    caused it. A gap's opening and closing are its own row's (``opened_run``/``opened_at``,
+    ``closed_run``/``closed_at``): an event for them would copy those columns, and a backend's
+    first completion would write each of its tens of thousands of gaps twice."""
 
     project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
     backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
     gap = models.ForeignKey(
         Gap, on_delete=models.CASCADE, related_name="events", db_constraint=False
     )
-    kind = models.CharField(max_length=10, choices=GapEventKind.choices)
-    from_state = models.CharField(max_length=20, blank=True)
-    to_state = models.CharField(max_length=20, blank=True)
+    from_state = models.CharField(max_length=20, choices=GapState.choices)
+    to_state = models.CharField(max_length=20, choices=GapState.choices)
     run = models.ForeignKey("Run", **ROLLUP_KEY)
     at = models.DateTimeField(help_text="When the causing run ran (its started_at).")
 
     class Meta:
         ordering = ["at", "pk"]
-        indexes = [models.Index(fields=["project", "kind", "at"], name="gapevent_kind_at")]
+        indexes = [models.Index(fields=["project", "at"], name="gapevent_at")]
 
     def __str__(self) -> str:
-        return f"gap {self.gap_id} {self.kind} by run {self.run_id}"
+        return f"gap {self.gap_id} {self.from_state} -> {self.to_state} by run {self.run_id}"
 
 
 class Snapshot(models.Model):

@@ -11,6 +11,7 @@ from parity.models import (
     BackendState,
     CurrentOutcome,
     Gap,
+    GapEvent,
     Outcome,
     Project,
     Reason,
@@ -123,3 +124,29 @@ def gap_open(project: Project, backend: str, key: str, state: str, *, run: Run, 
 def open_gaps(backend: str = "tpu") -> dict[str, str]:
     gaps = Gap.objects.filter(backend__name=backend, is_open=True)
     return dict(gaps.values_list("test__key", "state"))
+
+
+def gap_history() -> set[tuple[str, str, str, str, str, int]]:
+    """Every gap's story as (backend, test key, what, from state, to state, causing run): its
+    opening and closing read from its own row, the changes between from its ``GapEvent``s."""
+    story = set()
+    for gap in Gap.objects.select_related("backend", "test").prefetch_related("events"):
+        name, key = gap.backend.name, gap.test.key
+        first = min(gap.events.all(), key=lambda e: (e.at, e.pk), default=None)
+        story.add(
+            (name, key, "opened", "", first.from_state if first else gap.state, gap.opened_run_id)
+        )
+        if not gap.is_open:
+            story.add((name, key, "closed", gap.state, "", gap.closed_run_id))
+    for event in GapEvent.objects.select_related("backend", "gap__test"):
+        story.add(
+            (
+                event.backend.name,
+                event.gap.test.key,
+                "changed",
+                event.from_state,
+                event.to_state,
+                event.run_id,
+            )
+        )
+    return story

@@ -1,9 +1,10 @@
 """The gaps diff alone: current outcomes (set with the ORM) against the reference's become
-open gaps, with an event for each gap opened, changed or closed."""
+open gaps, each saying which run opened and closed it, with an event for each change of state
+between."""
 
 from parity.engine.gaps import gaps_diff
 from parity.models import Gap, GapEvent, Outcome
-from tests.parity.engine.rows import backend_of, current_set, open_gaps, run_make
+from tests.parity.engine.rows import backend_of, current_set, gap_history, open_gaps, run_make
 
 A = "test/a.py::TestA::"
 P, S, F, E = Outcome.PASSED, Outcome.SKIPPED, Outcome.FAILED, Outcome.ERROR
@@ -20,12 +21,9 @@ def diff(project, cause, reference_run):
     )
 
 
-def events() -> list[tuple[str, str, str, str]]:
-    return list(
-        GapEvent.objects.order_by("pk").values_list(
-            "gap__test__name", "kind", "from_state", "to_state"
-        )
-    )
+def events() -> set[tuple[str, str, str, str, int]]:
+    """(test name, what, from state, to state, causing run) of every gap's story."""
+    return {(key.rsplit("::", 1)[1], *rest) for _, key, *rest in gap_history()}
 
 
 def test_gaps_open_for_each_way_a_backend_falls_short(project):
@@ -41,12 +39,13 @@ def test_gaps_open_for_each_way_a_backend_falls_short(project):
         f"{A}t4": "missing",  # passes on the reference, absent here
         f"{A}t6": "reference_missing",  # runs here only
     }
-    assert {(name, kind) for name, kind, *_ in events()} == {
-        ("t2", "opened"),
-        ("t3", "opened"),
-        ("t4", "opened"),
-        ("t6", "opened"),
+    assert events() == {
+        ("t2", "opened", "", "skipped", tpu_run.pk),
+        ("t3", "opened", "", "error", tpu_run.pk),
+        ("t4", "opened", "", "missing", tpu_run.pk),
+        ("t6", "opened", "", "reference_missing", tpu_run.pk),
     }
+    assert not GapEvent.objects.exists()  # opening is the gap row's own record
 
 
 def test_a_later_diff_changes_and_closes_gaps_then_changes_nothing(project):
@@ -54,7 +53,7 @@ def test_a_later_diff_changes_and_closes_gaps_then_changes_nothing(project):
     current_set(project, "cpu", REF, run=cpu_run)
     current_set(project, "tpu", {f"{A}t1": P, f"{A}t2": (S, "a"), f"{A}t3": (S, "b")}, run=day1)
     diff(project, day1, cpu_run)
-    first = GapEvent.objects.count()
+    first = events()
 
     day2 = run_make(project, "tpu", day="2026-04-02")
     later = {f"{A}t1": P, f"{A}t2": F, f"{A}t3": (S, "b reworded"), f"{A}t4": P}
@@ -63,10 +62,10 @@ def test_a_later_diff_changes_and_closes_gaps_then_changes_nothing(project):
     assert diff(project, day2, cpu_run) == {"closed": 1, "changed": 1, "opened": 0}
     assert open_gaps() == {f"{A}t2": "failed", f"{A}t3": "skipped"}
     # t3's reason changed without its state: no event, but the gap names the new reason.
-    assert events()[first:] == [
-        ("t4", "closed", "missing", ""),
-        ("t2", "changed", "skipped", "failed"),
-    ]
+    assert events() - first == {
+        ("t4", "closed", "missing", "", day2.pk),
+        ("t2", "changed", "skipped", "failed", day2.pk),
+    }
     assert Gap.objects.get(is_open=True, test__name="t3").reason.text == "b reworded"
     assert diff(project, day2, cpu_run) == {"closed": 0, "changed": 0, "opened": 0}
 

@@ -9,12 +9,12 @@ from parity.models import (
     CurrentOutcome,
     FileCell,
     Gap,
-    GapEvent,
     ProbeOutcome,
     Run,
     Snapshot,
 )
 from tests.parity.conftest import commit_of, run_xml
+from tests.parity.engine.rows import gap_history
 
 URL = "/api/v1/projects/pytorch-xla"
 OPS = "test/test_ops.py::TestOps::"
@@ -94,7 +94,7 @@ def roll_ups() -> dict:
         "gaps": sorted(
             Gap.objects.values_list("backend_id", "test_id", "state", "is_open", "tracked")
         ),
-        "events": GapEvent.objects.count(),
+        "history": gap_history(),
         "snapshots": sorted(Snapshot.objects.values_list("backend_id", "run_id", "score")),
         "cells": sorted(FileCell.objects.values_list("backend_id", "file", "passed", "missing")),
     }

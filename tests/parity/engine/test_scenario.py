@@ -18,8 +18,9 @@ Day 2:
 
 import pytest
 
-from parity.models import Gap, GapEvent, Reason, Run, TestCase
+from parity.models import Gap, Reason, Run, TestCase
 from tests.parity.conftest import utc
+from tests.parity.engine.rows import gap_history
 
 A, B, C = "test/ops/test_a.py::TestA::", "test/ops/test_b.py::TestB::", "test/test_c.py::TestC::"
 T = {n: f"{(A, B, C)[(n - 1) // 4]}test_{n}" for n in range(1, 13)}
@@ -266,11 +267,8 @@ def test_gap_fields(runs, api):
     }
 
 
-def test_every_gap_change_is_an_event_with_its_run(runs):
-    events = [
-        (e.backend.name, number(e.gap.test.key), e.kind, e.from_state, e.to_state, e.run_id)
-        for e in GapEvent.objects.select_related("backend", "gap__test").order_by("pk")
-    ]
+def test_every_gap_opening_change_and_closing_names_its_run(runs):
+    events = [(b, number(key), *rest) for b, key, *rest in gap_history()]
     day1 = [e for e in events if e[5] in (runs["gpu1"], runs["tpu1"], runs["neuron1"])]
     assert sorted(day1) == sorted(
         [("gpu", "2", "opened", "", "failed", runs["gpu1"])]

@@ -88,3 +88,25 @@ def test_the_touched_gaps_pick_what_a_full_pick_would(xla, upload_run):
     upload_run("tpu", tpu3, day="2026-03-03")
     assert not Triage.objects.get(pk=gone.pk).stale
     _full_pick_changes_nothing(project)
+
+
+@pytest.mark.django_db
+def test_a_stale_triage_a_returning_gap_matches_but_does_not_pick_wakes(xla, upload_run):
+    # A tracked triage under a file exemption (intended wins): it covers the gap without
+    # being picked. When the test passes both go stale; when it fails again, only matching the
+    # returning gap against the stale triages can tell the tracked one covers a gap again.
+    project, failing = xla, f"{F}test_0"
+    upload_run("cpu", REFERENCE, day="2026-03-01")
+    upload_run("tpu", REFERENCE | {failing: ("failed", "RuntimeError")}, day="2026-03-01")
+    shadowed = _triage(
+        project, kind="tracked", match=failing, issue_url="https://github.com/pytorch/xla/issues/7"
+    )
+    _triage(project, kind="intended", match="test/test_ops.py", backend="tpu", note="no ops")
+    _full_pick_changes_nothing(project)
+
+    upload_run("tpu", REFERENCE, day="2026-03-02")
+    assert Triage.objects.filter(project=project, stale=True).count() == 2
+
+    upload_run("tpu", REFERENCE | {failing: ("failed", "RuntimeError")}, day="2026-03-03")
+    assert not Triage.objects.get(pk=shadowed.pk).stale
+    _full_pick_changes_nothing(project)
