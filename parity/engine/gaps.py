@@ -7,6 +7,9 @@ gaps opened or given another reason are listed in ``parity_gaps_touched``: only 
 need another triage (``parity.engine.gap_triages.triages_apply_touched``).
 """
 
+import contextlib
+from dataclasses import dataclass
+
 from django.db import connection
 from psycopg2 import sql
 
@@ -22,10 +25,17 @@ def gaps_diff(
     backend_ids: list[int],
     reference_run_id: int | None,
     cause: Run,
+    changed_only: bool = False,
 ) -> dict[str, int]:
     """Bring the open gaps of ``backend_ids`` in line with their current outcomes versus the
     reference's; events carry ``cause`` (the run whose completion triggered this) and its
-    time. Returns how many gaps were closed, changed and opened."""
+    time. Returns how many gaps were closed, changed and opened.
+
+    ``changed_only``: only the tests whose outcome on the reference just changed
+    (``parity_outcome_changes``, left by ``current.current_outcomes_refresh`` of the reference's
+    run) are diffed. That is exact when the reference moved on and no other backend's run did:
+    a gap depends on the test's outcome on the reference and on the backend (and the backend's
+    run manifest), so every other test keeps the gaps the last diff gave it."""
     params = {
         **OUTCOME_PARAMS,
         "project": project.pk,
@@ -35,25 +45,37 @@ def gaps_diff(
         "run": cause.pk,
         "at": cause.started_at,
     }
-    # Every statement joins whole sets (a backend's tests, its open gaps): hash joins.
-    with connection.cursor() as cursor, hash_joins(cursor):
-        _desired_write(cursor, params)
-        return {
-            "closed": _gaps_close(cursor, params),
-            "changed": _gaps_change(cursor, params),
-            "opened": _gaps_open(cursor, params),
-        }
+    statements = _CHANGED_ONLY if changed_only else _EVERY_TEST
+    with connection.cursor() as cursor, _planned(cursor, every_test=not changed_only):
+        cursor.execute(statements.desired, params)
+        closed = _rows(cursor, statements.close, params)
+        changed = _rows(cursor, _CHANGE_SQL, params)
+        opened = _rows(cursor, _OPEN_SQL, params)
+    return {"closed": closed, "changed": changed, "opened": opened}
+
+
+def _planned(cursor, *, every_test: bool) -> contextlib.AbstractContextManager:
+    """Over every test, each statement joins whole sets (a backend's tests, its open gaps):
+    hash joins. Scoped to the reference's changes (an analyzed table), the planner's own
+    choice probes the (backend, test) indexes for those few tests instead of reading whole
+    backends."""
+    return hash_joins(cursor) if every_test else contextlib.nullcontext()
+
+
+def _rows(cursor, statement, params: dict) -> int:
+    cursor.execute(statement, params)
+    return cursor.rowcount
 
 
 # Every gap each backend should have now. Without a reference current run there is nothing
-# to compare with, so no gap at all (not "everything runs only here"). Planned as hash joins
-# (``plans.hash_joins``): the shared table's statistics know nothing of a backend new since its
-# last ANALYZE (and lag this transaction's writes), and planned on a guess of one row each, the
-# join on (backend, test) ran as a loop over every pair of tests (minutes at 100k tests).
-# A test absent from a backend's run whose file its run manifest says crashed, timed out, ran
-# empty or never started gets that state (``parity_absent``), not ``missing``.
-_DESIRED_SQL = model_sql(
-    """
+# to compare with, so no gap at all (not "everything runs only here"). Over every test,
+# planned as hash joins (``plans.hash_joins``): the shared table's statistics know nothing of a
+# backend new since its last ANALYZE (and lag this transaction's writes), and planned on a
+# guess of one row each, the join on (backend, test) ran as a loop over every pair of tests
+# (minutes at 100k tests). A test absent from a backend's run whose file its run manifest says
+# crashed, timed out, ran empty or never started gets that state (``parity_absent``), not
+# ``missing``.
+_DESIRED_SQL = """
     DROP TABLE IF EXISTS parity_desired, parity_gaps_touched, parity_absent;
     CREATE TEMP TABLE parity_gaps_touched (id bigint PRIMARY KEY) ON COMMIT DROP;
     {absent_write}
@@ -70,60 +92,84 @@ _DESIRED_SQL = model_sql(
         AND t.backend_id = ANY(%(backends)s)
     LEFT JOIN parity_absent a ON a.backend_id = b.backend_id AND a.test_id = r.test_id
     WHERE r.backend_id = %(reference)s AND r.outcome = %(passed)s
-      AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
+      AND (t.outcome IS NULL OR t.outcome <> %(passed)s) {scope_r}
     UNION ALL
     SELECT t.backend_id, t.test_id, 'reference_missing', t.reason_id
     FROM {current} t
     WHERE t.backend_id = ANY(%(backends)s) AND t.backend_id <> %(reference)s
-      AND %(has_reference)s
+      AND %(has_reference)s {scope_t}
       AND NOT EXISTS (
           SELECT 1 FROM {current} r WHERE r.backend_id = %(reference)s AND r.test_id = t.test_id
       );
+    """
+
+
+_ABSENT_WRITE = model_sql(
+    """
+    CREATE TEMP TABLE parity_absent ON COMMIT DROP AS
+    SELECT s.backend_id, a.test_id, a.state
+    FROM {state_table} s JOIN ({absent}) a ON a.run_id = s.current_run_id
+    WHERE s.backend_id = ANY(%(backends)s) AND s.backend_id <> %(reference)s
+      AND %(has_reference)s;
+    ANALYZE parity_absent;
     """,
-    current=CurrentOutcome,
     state_table=BackendState,
-    state=gap_state(sql.SQL("t.outcome"), sql.SQL("a.state")),
-    absent_write=model_sql(
-        """
-        CREATE TEMP TABLE parity_absent ON COMMIT DROP AS
-        SELECT s.backend_id, a.test_id, a.state
-        FROM {state_table} s JOIN ({absent}) a ON a.run_id = s.current_run_id
-        WHERE s.backend_id = ANY(%(backends)s) AND s.backend_id <> %(reference)s
-          AND %(has_reference)s;
-        ANALYZE parity_absent;
-        """,
-        state_table=BackendState,
-        absent=absent_tests(
-            model_sql(
-                "SELECT current_run_id FROM {state_table} WHERE backend_id = ANY(%(backends)s)",
-                state_table=BackendState,
-            )
-        ),
+    absent=absent_tests(
+        model_sql(
+            "SELECT current_run_id FROM {state_table} WHERE backend_id = ANY(%(backends)s)",
+            state_table=BackendState,
+        )
     ),
 )
 
 
-def _desired_write(cursor, params: dict) -> None:
-    cursor.execute(_DESIRED_SQL, params)
+def _desired_sql(scope: str) -> sql.Composed:
+    return model_sql(
+        _DESIRED_SQL,
+        scope_r=_scoped("r.test_id", scope),
+        scope_t=_scoped("t.test_id", scope),
+        current=CurrentOutcome,
+        state_table=BackendState,
+        state=gap_state(sql.SQL("t.outcome"), sql.SQL("a.state")),
+        absent_write=_ABSENT_WRITE,
+    )
 
 
-_CLOSE_SQL = model_sql(
-    """
+# Close the open gaps no longer desired.
+_CLOSE_SQL = """
     UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
-    WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s)
+    WHERE g.is_open AND g.project_id = %(project)s AND g.backend_id = ANY(%(backends)s) {scope}
       AND NOT EXISTS (
           SELECT 1 FROM parity_desired d
           WHERE d.backend_id = g.backend_id AND d.test_id = g.test_id
       );
-    """,
-    gap=Gap,
-)
+    """
 
 
-def _gaps_close(cursor, params: dict) -> int:
-    """Close the open gaps no longer desired; returns how many."""
-    cursor.execute(_CLOSE_SQL, params)
-    return cursor.rowcount
+def _scoped(column: str, scope: str) -> sql.Composable:
+    """``AND column IN (the scope's tests)``, or nothing for every test."""
+    if not scope:
+        return sql.SQL("")
+    return sql.SQL("AND {} IN (SELECT test_id FROM {})").format(
+        sql.SQL(column), sql.Identifier(scope)
+    )
+
+
+@dataclass(frozen=True)
+class _Statements:
+    desired: sql.Composed
+    close: sql.Composed
+
+
+def _statements(scope: str) -> _Statements:
+    return _Statements(
+        desired=_desired_sql(scope),
+        close=model_sql(_CLOSE_SQL, gap=Gap, scope=_scoped("g.test_id", scope)),
+    )
+
+
+_EVERY_TEST = _statements("")
+_CHANGED_ONLY = _statements("parity_outcome_changes")
 
 
 # A reason change alone (same state, other wording) updates the row without an event.
@@ -150,12 +196,6 @@ _CHANGE_SQL = model_sql(
 )
 
 
-def _gaps_change(cursor, params: dict) -> int:
-    """Move open gaps to their desired state and reason; returns how many changed state."""
-    cursor.execute(_CHANGE_SQL, params)
-    return cursor.rowcount
-
-
 _OPEN_SQL = model_sql(
     """
     WITH opened AS (
@@ -176,9 +216,3 @@ _OPEN_SQL = model_sql(
     """,
     gap=Gap,
 )
-
-
-def _gaps_open(cursor, params: dict) -> int:
-    """Open a gap for every desired one not open yet; returns how many."""
-    cursor.execute(_OPEN_SQL, params)
-    return cursor.rowcount

@@ -118,7 +118,12 @@ def backends_refresh(
         .first()
     )
     gaps = gaps_diff(
-        project=project, backend_ids=backend_ids, reference_run_id=reference_run_id, cause=cause
+        project=project,
+        backend_ids=backend_ids,
+        reference_run_id=reference_run_id,
+        cause=cause,
+        # The reference moved on and no other run did: its changed tests alone can change.
+        changed_only=not full and cause.backend_id == project.reference_backend_id,
     )
     if full:
         triages_apply(project_id=project.pk, backend_ids=backend_ids)
