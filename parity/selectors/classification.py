@@ -43,8 +43,10 @@ class CategoryCount:
         return self.category or "uncategorized"
 
 
-def skip_categories_current(*, project: Project, backend: str | None = None) -> list[CategoryCount]:
-    """Current skips (of ``backend``, when given) per category of their reason, with the
+def skip_categories_current(
+    *, project: Project, backends: list[str] | None = None
+) -> list[CategoryCount]:
+    """Current skips (of ``backends``, when given) per category of their reason, with the
     skipped gaps they cause, the most gaps first. Skips that gave no reason (no reason row)
     count as "no reason given". Two queries, one GROUP BY each over the current outcomes and
     the open gaps."""
@@ -52,20 +54,19 @@ def skip_categories_current(*, project: Project, backend: str | None = None) -> 
         Q(reason__kind=ReasonKind.SKIP) | Q(reason__isnull=True)
     )
     gaps = Gap.objects.filter(project=project, is_open=True, state=GapState.SKIPPED)
-    if backend:
-        outcomes = outcomes.filter(backend__name=backend)
-        gaps = gaps.filter(backend__name=backend)
-    keys = ("reason__category", "reason__disposition", "reason_id__isnull")
+    if backends:
+        outcomes = outcomes.filter(backend__name__in=backends)
+        gaps = gaps.filter(backend__name__in=backends)
+    # A skip with no reason row groups as (None, None): a reason's category is never NULL.
+    keys = ("reason__category", "reason__disposition")
     found: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    for category, disposition, none, n in (
-        outcomes.order_by().values_list(*keys).annotate(n=Count("pk"))
-    ):
-        found[_key(category, disposition, none)][0] += n
+    for category, disposition, n in outcomes.order_by().values_list(*keys).annotate(n=Count("pk")):
+        found[_key(category, disposition)][0] += n
     untracked = Count("pk", filter=Q(tracked=False, intended=False))
-    for category, disposition, none, n, m in (
+    for category, disposition, n, m in (
         gaps.order_by().values_list(*keys).annotate(n=Count("pk"), m=untracked)
     ):
-        counts = found[_key(category, disposition, none)]
+        counts = found[_key(category, disposition)]
         counts[1] += n
         counts[2] += m
     rows = [
@@ -75,7 +76,7 @@ def skip_categories_current(*, project: Project, backend: str | None = None) -> 
     return sorted(rows, key=lambda r: (-r.gaps, -r.tests, r.label))
 
 
-def _key(category: str | None, disposition: str | None, no_reason: bool) -> tuple[str, str]:
-    if no_reason:
+def _key(category: str | None, disposition: str | None) -> tuple[str, str]:
+    if category is None:  # no reason row: the skip gave no reason
         return NO_REASON.category, NO_REASON.disposition
     return category or UNCATEGORIZED.category, disposition or UNCATEGORIZED.disposition

@@ -1,5 +1,5 @@
-// Skip reasons: the stacked area chart of skipped tests per reason and day, from the page's
-// JSON endpoint (same filters as the page). Filters apply as soon as a select changes.
+// Skip reasons: the stacked area chart of skipped tests per category of reason (or per
+// reason) and day, from the page's JSON endpoint (same filters as the page). Filters apply as soon as a select changes.
 (function () {
   "use strict";
   var form = document.getElementById("reasons-filter");
@@ -27,7 +27,7 @@
       var chars = Math.min(60, Math.max(24, Math.floor(el.clientWidth / 7.5)));
       var ticks = narrow ? 4 : 10;
       var traces = body.series.map(function (s, i) {
-        var other = s.reason === null;
+        var other = s.rest;
         return {
           x: body.days,
           y: s.counts,
@@ -37,7 +37,8 @@
           mode: "lines",
           stackgroup: "one",
           line: { width: 0.5, color: other ? "#9aa3ad" : palette[i % palette.length] },
-          hovertemplate: "%{meta[0]}<br>%{x|%Y-%m-%d}: %{y} tests<extra></extra>",
+          hovertemplate: "%{meta[0]}" + (s.disposition ? " (" + s.disposition.replace("_", " ") + ")" : "") +
+            "<br>%{x|%Y-%m-%d}: %{y} tests<extra></extra>",
         };
       });
       Plotly.newPlot(el, traces, {
