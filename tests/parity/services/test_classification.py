@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from parity.models import Reason, Result, SkipRule, Upload
+from parity.models import Gap, Reason, Result, SkipRule, Upload
 from parity.pure.skip_rules import skip_rules_default, skip_rules_parse
 from parity.selectors import triage_queue
 from parity.selectors.classification import skip_categories_current, skip_rules_current
@@ -165,3 +165,11 @@ def test_the_queue_shows_each_groups_category(skips, upload_run, client):
     assert by_file == {"test/test_pallas.py": "not on this hardware", "test/test_a.py": ""}
     html = client.get("/p/pytorch-xla/queue/").content.decode()
     assert html.count('<div class="category" data-category="not on this hardware">') == 2
+
+
+def test_rules_that_do_not_compile_never_stop_a_recompute(skips, upload_run):
+    # Written past the service's and the admin's checks (a shell, a raw UPDATE).
+    SkipRule.objects.filter(project=skips).update(message="(unclosed")
+    upload_run("cpu", {f"{A}::test_{n}": "passed" for n in (1, 2, 3, 9)}, day=DAY2)
+    # The run is current all the same: the recompute ran, its new test is a gap on tpu.
+    assert Gap.objects.filter(project=skips, test__name="test_9", is_open=True).exists()
