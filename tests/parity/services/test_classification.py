@@ -173,3 +173,19 @@ def test_rules_that_do_not_compile_never_stop_a_recompute(skips, upload_run):
     upload_run("cpu", {f"{A}::test_{n}": "passed" for n in (1, 2, 3, 9)}, day=DAY2)
     # The run is current all the same: the recompute ran, its new test is a gap on tpu.
     assert Gap.objects.filter(project=skips, test__name="test_9", is_open=True).exists()
+
+
+def test_the_admin_imports_yaml_rules(skips, admin_client):
+    assert b"Import YAML" in admin_client.get("/admin/parity/skiprule/").content
+    url = "/admin/parity/skiprule/import/"
+    bad = admin_client.post(url, {"project": skips.pk, "rules": "rules: [{category: x}]"})
+    assert bad.status_code == 200 and b"rule 1: disposition must be one of" in bad.content
+    assert categories(skips)[DEVICES][0] == "needs more devices"
+
+    yaml = "rules:\n  - {category: more chips, disposition: infra, message: devices}\n"
+    response = admin_client.post(url, {"project": skips.pk, "rules": yaml}, follow=True)
+    assert b"1 skip rules of pytorch-xla" in response.content
+    assert categories(skips)[DEVICES][0] == "more chips"
+
+    admin_client.post(url, {"project": skips.pk, "default": "on"})
+    assert categories(skips)[DEVICES][0] == "needs more devices"
