@@ -375,8 +375,9 @@ def skip_reason_chart(
     """Skipped tests per reason (or per category of reason, ``by_category``) and day over the
     last ``days`` days, summed over the backends (or one). A backend's count on a day is that
     of its latest ``ReasonDaily`` day on or before it: the current run stays current until the
-    next one. Three queries, a fourth when a backend ran before the window; their cost is
-    bounded by the window, not by the history."""
+    next one. Three queries, a fourth when a backend ran before the window, and by category
+    one more, the reasons' categories; their cost is bounded by the window, not by the
+    history."""
     today = today or datetime.datetime.now(datetime.UTC).date()
     start = today - datetime.timedelta(days=days - 1)
     backends = project.backends.filter(**({"name": backend} if backend else {}))
