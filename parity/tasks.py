@@ -13,7 +13,8 @@ from celery import shared_task
 from parity import engine
 from parity.celery import RETRY_ON_DATABASE_ERRORS
 from parity.models import Run
-from parity.services import issue_sync, retention, triage
+from parity.pure.skip_rules import SkipRulesError
+from parity.services import classification, issue_sync, retention, triage
 
 # Recomputes are idempotent (the same run gives the same tables, no duplicate events), so a
 # redelivery after a lost worker (acks_late) or a retry after a database error is harmless.
@@ -29,6 +30,12 @@ def run_completed(run_id: int) -> None:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:  # deleted since: nothing to do
         return
+    # The reasons ingest created since the last pass, before the recompute shows them. Rules
+    # that no longer compile (written past the service's checks) must not stop the recompute.
+    try:
+        classification.reasons_classify(project=run.project)
+    except SkipRulesError:
+        logger.exception("skip rules of project %s do not compile: not classified", run.project_id)
     if run.probe:
         engine.probe_outcomes_write(run=run)
     else:

@@ -7,4 +7,12 @@ registered from ``AppConfig.ready`` or from the bottom of another module. Writes
 service (triage) go through it from here, as the API's do.
 """
 
-from parity.admin import digest, parity, projects, reasons, results, runs  # noqa: F401
+from parity.admin import (  # noqa: F401
+    classification,
+    digest,
+    parity,
+    projects,
+    reasons,
+    results,
+    runs,
+)

@@ -9,8 +9,10 @@ from parity.services.triage import reason_issues_set
 
 @admin.register(Reason)
 class ReasonAdmin(admin.ModelAdmin):
-    list_display = ["text", "project", "kind", "first_seen", "last_seen"]
-    list_filter = ["project", "kind"]
+    list_display = ["text", "project", "kind", "category", "disposition", "last_seen"]
+    list_filter = ["project", "kind", "disposition", "category"]
+    # The classification's: the project's skip rules give them (edit the rules instead).
+    readonly_fields = ["category", "disposition", "rules_version"]
     search_fields = ["text"]
     filter_horizontal = ["issues"]
 

@@ -48,17 +48,31 @@ def overview_data(request: HttpRequest) -> JsonResponse:
 @cache_control(max_age=60, private=True)
 @condition(etag_func=_etag)
 def skip_reasons_data(request: HttpRequest, project: Project) -> JsonResponse:
-    """Skipped tests per day for the top reasons and "other", as stacked-area series."""
+    """Skipped tests per day per category of reason (``?by=reason``: for the top reasons and
+    "other"), as stacked-area series."""
     query = cleaned(ReasonsQuery(request.GET, project=project))
+    by = query["by"] or "category"
     chart = selectors.skip_reason_chart(
-        project=project, backend=query["backend"] or None, days=query["days"]
+        project=project,
+        backend=query["backend"] or None,
+        days=query["days"],
+        by_category=by == "category",
     )
+    series = [
+        {
+            "name": s.name,
+            "reason": s.reason,
+            "counts": s.counts,
+            "disposition": s.disposition,
+            "rest": s.rest,
+        }
+        for s in chart.series
+    ]
     return JsonResponse(
         {
             "backend": query["backend"] or None,
+            "by": by,
             "days": [day.isoformat() for day in chart.days],
-            "series": [
-                {"name": s.name, "reason": s.reason, "counts": s.counts} for s in chart.series
-            ],
+            "series": series,
         }
     )

@@ -92,6 +92,12 @@ class ReasonsQuery(ProjectQuery):
         initial=28,
         empty_value=28,
     )
+    by = forms.ChoiceField(
+        choices=[("category", "category"), ("reason", "reason")],
+        required=False,
+        initial="category",
+        label="Stack by",
+    )
     sort = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
 

@@ -358,6 +358,14 @@ def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Spa
     )
 
 
+# --- Skip categories ---------------------------------------------------------------------------
+
+
+def disposition(value: str) -> str:
+    """A skip category's disposition as a reader says it: ``needs_work`` -> ``needs work``."""
+    return value.replace("_", " ")
+
+
 # --- Numbers and ages -------------------------------------------------------------------------
 
 

@@ -150,8 +150,12 @@ def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
     sort = query["sort"] or ""
     if sort.removeprefix("-") not in selectors.REASON_SORTS:
         sort = ""  # the default order, which no one column makes
+    backend = query["backend"] or None
     rows = selectors.skip_reason_rows(
-        project=project, backends=backends, backend=query["backend"] or None, sort=sort
+        project=project, backends=backends, backend=backend, sort=sort
+    )
+    categories = selectors.skip_categories_current(
+        project=project, backends=[backend] if backend else None
     )
     return _render_project(
         request,
@@ -162,6 +166,7 @@ def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
         query=query,
         backends=backends,
         rows=rows,
+        categories=categories,
         sort=sort,
         chart_url=f"{reverse('project-reasons-data', args=[slug])}?{request.GET.urlencode()}",
     )

@@ -13,6 +13,7 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from parity.digest.links import dashboard_links
+from parity.selectors.classification import CategoryCount
 from parity.selectors.digest import ClosedTracking, DigestContent, PassingExemptions, ScoreRow
 
 
@@ -90,6 +91,13 @@ def passes_now_headline(row: PassingExemptions) -> str:
     return f"{row.total} {row.backend} exemptions pass now: remove them"
 
 
+def category_line(row: CategoryCount) -> str:
+    """E.g. "needs more devices [infra]: 91 skipped, 3 gaps, 3 untracked"."""
+    where = f"{row.label} [{row.disposition.replace('_', ' ')}]"
+    gaps = f"{row.gaps:,} gap{'' if row.gaps == 1 else 's'}"
+    return f"{where}: {row.tests:,} skipped, {gaps}, {row.untracked:,} untracked"
+
+
 def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> dict:
     """What the templates read: the content and its display strings."""
     width = max([len(s.backend) for s in content.scores] + [len("backend")])
@@ -123,6 +131,7 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
             {"row": row, "headline": passes_now_headline(row), "probed": day(row.probed_at)}
             for row in content.passes_now
         ],
+        "category_lines": [category_line(row) for row in content.skip_categories],
         "unsubscribe_url": unsubscribe_url,
     }
 

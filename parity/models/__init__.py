@@ -20,7 +20,7 @@ from parity.models.parity import (
     TriageKind,
 )
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
-from parity.models.reasons import IssueState, Reason, TrackingIssue
+from parity.models.reasons import Disposition, IssueState, Reason, SkipRule, TrackingIssue
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
 from parity.models.runs import Run, RunFile, RunFileState, Upload, UploadFile, UploadStatus
 from parity.models.trust import TrustRule
@@ -49,6 +49,8 @@ __all__ = [
     "Outcome",
     "Project",
     "Reason",
+    "SkipRule",
+    "Disposition",
     "Result",
     "Role",
     "Run",

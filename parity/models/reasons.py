@@ -43,6 +43,16 @@ class ReasonKind(models.TextChoices):
     FAILURE = "failure"
 
 
+class Disposition(models.TextChoices):
+    """What a skip category asks of the team: ``parity.pure.skip_rules.DISPOSITIONS`` says
+    each (a test holds the two lists equal)."""
+
+    INTENDED = "intended"
+    NEEDS_WORK = "needs_work", "needs work"
+    INFRA = "infra"
+    UNKNOWN = "unknown"
+
+
 class Reason(models.Model):
     """A canonical skip (or failure) reason: the many spellings of one message count as one."""
 
@@ -53,6 +63,14 @@ class Reason(models.Model):
     issues = models.ManyToManyField(TrackingIssue, blank=True, related_name="reasons")
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    # Its skip category, by the project's rules (``parity.services.classification``): written
+    # by the classification pass, never by ingest; ``rules_version`` is the version of the
+    # rules that gave it ("" until a pass classifies it).
+    category = models.CharField(max_length=60, blank=True, default="", db_default="")
+    disposition = models.CharField(
+        max_length=12, choices=Disposition.choices, default="unknown", db_default="unknown"
+    )
+    rules_version = models.CharField(max_length=12, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["project", "kind", "text"]
@@ -64,3 +82,24 @@ class Reason(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class SkipRule(models.Model):
+    """One of a project's ordered skip-reason rules (``parity.pure.skip_rules``): the first
+    whose every pattern matches gives a skip its category and disposition."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="skip_rules")
+    position = models.PositiveIntegerField(help_text="Rules are tried lowest first.")
+    category = models.CharField(max_length=60)
+    disposition = models.CharField(max_length=12, choices=Disposition.choices)
+    message = models.TextField(blank=True, help_text="A regular expression on the skip message.")
+    file = models.TextField(blank=True, help_text="A regular expression on the test's file.")
+    klass = models.TextField("class", blank=True, help_text="On the test's class.")
+    name = models.TextField(blank=True, help_text="On the test's name.")
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["project", "position", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.position}: {self.category}"

@@ -12,7 +12,8 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/file/``                        | ``file_grid``                             |
 | ``p/<slug>/tests/`` (the search box)      | ``testcase_find``                         |
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
-| ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
+| ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart``, |
+|                                           | ``skip_categories_current``               |
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
@@ -33,6 +34,11 @@ dashboard's (``parity.dashboard.presenters``).
 Every project page also asks ``project_has_runs`` (its empty state), and chart data's ETag
 ``data_version``."""
 
+from parity.selectors.classification import (
+    CategoryCount,
+    skip_categories_current,
+    skip_rules_current,
+)
 from parity.selectors.exemptions import (
     BackendFiles,
     ExemptionPreview,
@@ -94,6 +100,9 @@ from parity.selectors.testcases import (
 from parity.selectors.verdict import run_verdict
 
 __all__ = [
+    "CategoryCount",
+    "skip_categories_current",
+    "skip_rules_current",
     "HEATMAP_SORTS",
     "REASON_SORTS",
     "BackendHeadline",

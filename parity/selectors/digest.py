@@ -16,13 +16,16 @@ gaps here are that page's "since Monday" lists.
   kept by the engine from the tracker sync), by backend and issue, with the earliest closing:
   "5 tpu skips cite issues closed since 2 Mar 2026". Issue states keep no history, so a past
   week reads them as they are now, minus issues closed after that week ended.
+- Skips by category: the current runs' skips per category of their reason (the project's skip
+  rules, ``parity.selectors.classification``), with the gaps they cause, untracked apart. The
+  roll-ups keep no categories per day, so a past week reads them as they are now.
 - Exemptions that pass now: per backend, the exemptions whose every test passed in its latest
   probe run (``ProbeOutcome``) that ran before the week's end: "3 tpu exemptions pass now".
 """
 
 import datetime
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import F, Min, Q
@@ -42,6 +45,7 @@ from parity.models import (
 from parity.models.reasons import ReasonKind
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
+from parity.selectors.classification import CategoryCount, skip_categories_current
 from parity.selectors.reason_links import LinkChange, link_changes
 
 # What did not run (a crash, a timeout...) before what the backend never had.
@@ -112,6 +116,7 @@ class NewReason:
     reason: str
     backends: list[str]
     issues: list[IssueInfo]
+    category: str = ""  # by the project's skip rules; "": none matched
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,8 @@ class DigestContent:
     link_changes: list[LinkChange] | None  # None: not known (no record at the week's start)
     closed_tracking: list[ClosedTracking]
     passes_now: list[PassingExemptions]
+    # The current runs' skips per category of their reason, with the gaps they cause.
+    skip_categories: list[CategoryCount] = field(default_factory=list)
 
     @property
     def new_total(self) -> int:
@@ -201,6 +208,7 @@ def digest_content(
         ),
         closed_tracking=_closed_tracking(project, ids, week),
         passes_now=_passes_now(ids, week),
+        skip_categories=skip_categories_current(project=project, backends=filtered or None),
     )
 
 
@@ -325,6 +333,7 @@ def _new_reasons(
             reason=r.text,
             backends=sorted(backends[r.pk]),
             issues=issue_infos(reason=r, triage=None),
+            category=r.category,
         )
         for r in reasons
     ]

@@ -11,11 +11,12 @@ reasons) and the burn-down of untracked gaps per backend, from the snapshots.
 
 import datetime
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db.models import Count, Min, Q, QuerySet
 
 from parity.models import Gap, GapState, Project, Snapshot
+from parity.selectors.classification import skip_rules_current
 
 GROUPS_PER_PAGE = 50
 
@@ -34,6 +35,10 @@ class QueueGroup:
     failed: int
     error: int
     first_seen: datetime.datetime
+    # The group's skip category: its reason's (a skip reason's), or, for a file group, the one
+    # the project's file rules give the file; "" when none does.
+    category: str = ""
+    disposition: str = ""
 
     @property
     def key(self) -> str:
@@ -86,21 +91,25 @@ def triage_queue(
     per_page: int = GROUPS_PER_PAGE,
 ) -> TriageQueue:
     """Untracked open gaps grouped by (backend, file) and by (backend, reason), largest first,
-    a page of each, and the backends' headlines. Two queries, one GROUP BY each, reading
-    every group (there are at most backends x files, and backends x reasons): the headlines
-    are sums over them, and a page is a slice."""
+    a page of each, and the backends' headlines; a reason group carries its reason's skip
+    category, a file group the one the project's file rules give. Three queries: one GROUP BY
+    each, reading every group (there are at most backends x files, and backends x reasons):
+    the headlines are sums over them, and a page is a slice; and the rules."""
     gaps = untracked_gaps(projects=[project], backend=backend)
     by_file = _groups(gaps, ("backend__name", "test__file"))
     # Tests a backend never ran have no reason: their decisions are the file groups'.
     with_reason = gaps.filter(reason__isnull=False)
-    by_reason = _groups(with_reason, ("backend__name", "reason_id", "reason__text"))
+    by_reason = _groups(
+        with_reason,
+        ("backend__name", "reason_id", "reason__text", "reason__category", "reason__disposition"),
+    )
     files: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for group in by_file:
         files[group.backend].append((group.gaps, group.missing))
     reasons = Counter(g.backend for g in by_reason)
     headlines = [_headline(name, files[name], reasons[name]) for name in sorted(files)]
     return TriageQueue(
-        by_file=_page(by_file, file_page, per_page),
+        by_file=_files_classified(project, _page(by_file, file_page, per_page)),
         by_reason=_page(by_reason, reason_page, per_page),
         headlines=headlines,
     )
@@ -130,6 +139,18 @@ def _page(groups: list[QueueGroup], number: int, per_page: int) -> GroupPage:
     )
 
 
+def _files_classified(project: Project, page: GroupPage) -> GroupPage:
+    """The page's file groups with the category the project's file rules give their file
+    (tests a backend never ran have no message: only a rule on the file can say why). One
+    query, the rules; the classifying is the page's, so it costs the same at any size."""
+    rules = skip_rules_current(project=project)
+    groups = []
+    for group in page.groups:
+        found = rules.classify(file=group.file)
+        groups.append(replace(group, category=found.category, disposition=found.disposition))
+    return replace(page, groups=groups)
+
+
 def _group(row: dict) -> QueueGroup:
     return QueueGroup(
         backend=row["backend__name"],
@@ -142,6 +163,8 @@ def _group(row: dict) -> QueueGroup:
         failed=row[GapState.FAILED],
         error=row[GapState.ERROR],
         first_seen=row["first_seen"],
+        category=row.get("reason__category") or "",
+        disposition=row.get("reason__disposition") or "",
     )
 
 

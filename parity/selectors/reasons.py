@@ -35,6 +35,7 @@ from parity.models import (
     Triage,
 )
 from parity.models.reasons import ReasonKind
+from parity.pure.skip_rules import NO_REASON
 from parity.selectors.fragments import IssueInfo, issue_infos, triages_unexpired
 
 OTHER = "other"
@@ -53,6 +54,8 @@ class SkipReason:
     intended: bool
     first_seen: datetime.datetime
     last_seen: datetime.datetime
+    category: str = ""  # by the project's skip rules; "": none matched
+    disposition: str = "unknown"
 
     @property
     def xfail(self) -> bool:
@@ -112,6 +115,8 @@ class ReasonRow:
     intended: bool
     first_seen: datetime.datetime | None
     last_seen: datetime.datetime | None
+    category: str  # by the project's skip rules; "" when none matched
+    disposition: str  # intended, needs_work, infra or unknown
 
     @property
     def per_backend(self) -> list[tuple[str, int, int]]:
@@ -144,6 +149,7 @@ class ReasonRow:
 # ``?sort=`` columns of the reasons table: a row's value to sort by (rows without one last).
 REASON_SORTS = {
     "reason": lambda r: r.given.lower() or None,
+    "category": lambda r: r.category.lower() or None,
     "gaps": lambda r: r.gap_total,
     "first": lambda r: r.first_seen,
     "last": lambda r: r.last_seen,
@@ -214,6 +220,8 @@ def _row(
         intended=reason.intended if reason else False,
         first_seen=reason.first_seen if reason else None,
         last_seen=reason.last_seen if reason else None,
+        category=reason.category if reason else NO_REASON.category,
+        disposition=reason.disposition if reason else NO_REASON.disposition,
     )
 
 
@@ -306,6 +314,8 @@ def _skip_reason(
         intended=intended,
         first_seen=reason.first_seen,
         last_seen=reason.last_seen,
+        category=reason.category,
+        disposition=reason.disposition,
     )
 
 
@@ -341,8 +351,10 @@ def reason_trend(*, project: Project, reason: Reason, days: int = TREND_DAYS) ->
 @dataclass(frozen=True)
 class ReasonSeries:
     name: str
-    reason: int | None  # None for "other"
+    reason: int | None  # None for "other", and for a category's series
     counts: list[int]  # per day
+    disposition: str = ""  # a category's series: its disposition
+    rest: bool = False  # "other" reasons, or the uncategorized ones: drawn in grey
 
 
 @dataclass(frozen=True)
@@ -358,11 +370,14 @@ def skip_reason_chart(
     days: int = 28,
     top: int = 8,
     today: datetime.date | None = None,
+    by_category: bool = False,
 ) -> ReasonChart:
-    """Skipped tests per reason and day over the last ``days`` days, summed over the backends
-    (or one). A backend's count on a day is that of its latest ``ReasonDaily`` day on or before
-    it: the current run stays current until the next one. Three queries, a fourth when a backend
-    ran before the window; their cost is bounded by the window, not by the history."""
+    """Skipped tests per reason (or per category of reason, ``by_category``) and day over the
+    last ``days`` days, summed over the backends (or one). A backend's count on a day is that
+    of its latest ``ReasonDaily`` day on or before it: the current run stays current until the
+    next one. Three queries, a fourth when a backend ran before the window, and by category
+    one more, the reasons' categories; their cost is bounded by the window, not by the
+    history."""
     today = today or datetime.datetime.now(datetime.UTC).date()
     start = today - datetime.timedelta(days=days - 1)
     backends = project.backends.filter(**({"name": backend} if backend else {}))
@@ -386,6 +401,8 @@ def skip_reason_chart(
     start = max(start, min((day for _, day in by_day), default=start))
     dates = [start + datetime.timedelta(days=n) for n in range((today - start).days + 1)]
     totals = _carried_totals(by_day, list(anchors), dates)
+    if by_category:
+        return _category_series(totals, dates)
     return _top_series(totals, dates, top=top)
 
 
@@ -420,5 +437,31 @@ def _top_series(
     if rest:
         other = [sum(totals[r][i] for r in rest) for i in range(len(dates))]
         name = f"{OTHER} ({len(rest)} reasons)"
-        series.append(ReasonSeries(name=name, reason=None, counts=other))
+        series.append(ReasonSeries(name=name, reason=None, counts=other, rest=True))
+    return ReasonChart(days=dates, series=series)
+
+
+def _category_series(totals: dict[int, list[int]], dates: list[datetime.date]) -> ReasonChart:
+    """Per category of the reasons (as their last classification gave it), the sum of their
+    counts; every category, biggest first, "uncategorized" last. One query."""
+    shown = [r for r in totals if sum(totals[r])]
+    found = Reason.objects.filter(pk__in=shown).values_list("pk", "category", "disposition")
+    by_category: dict[str, list[int]] = defaultdict(lambda: [0] * len(dates))
+    dispositions = {"": "unknown"}
+    for pk, category, disposition in found if shown else ():
+        dispositions.setdefault(category, disposition)
+        by_category[category] = [
+            a + b for a, b in zip(by_category[category], totals[pk], strict=True)
+        ]
+    ranked = sorted(by_category, key=lambda c: (c == "", -sum(by_category[c]), c))
+    series = [
+        ReasonSeries(
+            name=category or "uncategorized",
+            reason=None,
+            counts=by_category[category],
+            disposition=dispositions[category],
+            rest=not category,
+        )
+        for category in ranked
+    ]
     return ReasonChart(days=dates, series=series)

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from parity.models import Backend, Project, TrustRule, UploadToken
 from parity.models.projects import token_digest
+from parity.services.classification import skip_rules_give_default
 
 
 class ProjectSetupError(ValueError):
@@ -48,6 +49,7 @@ def project_create(
     created = Backend.objects.bulk_create(Backend(project=project, name=n) for n in names)
     project.reference_backend = next(b for b in created if b.name == reference.lower())
     project.save(update_fields=["reference_backend"])
+    skip_rules_give_default(project=project)
     return project
 
 

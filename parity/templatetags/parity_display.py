@@ -5,6 +5,7 @@
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
+``{{ reason.disposition|disposition }}``,
 ``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and four tags,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% sort_header "Label" "column" sort_in_force %}`` and
@@ -37,6 +38,7 @@ register.filter("upload_status_word", presenters.upload_status_word)
 register.filter("run_title", presenters.run_title)
 register.filter("burndown_chart", presenters.burndown_chart)
 register.filter("count", presenters.count)
+register.filter("disposition", presenters.disposition)
 register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
 

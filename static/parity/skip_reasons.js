@@ -1,5 +1,5 @@
-// Skip reasons: the stacked area chart of skipped tests per reason and day, from the page's
-// JSON endpoint (same filters as the page). Filters apply as soon as a select changes.
+// Skip reasons: the stacked area chart of skipped tests per category of reason (or per
+// reason) and day, from the page's JSON endpoint (same filters as the page). Filters apply as soon as a select changes.
 (function () {
   "use strict";
   var form = document.getElementById("reasons-filter");
@@ -11,8 +11,9 @@
   var el = document.getElementById("reason-chart");
   if (!el) return;
   // Colour-blind-safe qualitative palette (Okabe-Ito), then grey for "other".
+  // Categories can number a dozen: Paul Tol's muted colours follow, so no two share one.
   var palette = ["#0072B2", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#CC79A7", "#F0E442",
-                 "#000000"];
+                 "#000000", "#882255", "#44AA99", "#999933", "#332288"];
   fetch(el.getAttribute("data-url"), { headers: { Accept: "application/json" } })
     .then(function (response) { return response.json(); })
     .then(function (body) {
@@ -26,8 +27,11 @@
       var narrow = el.clientWidth < 600;
       var chars = Math.min(60, Math.max(24, Math.floor(el.clientWidth / 7.5)));
       var ticks = narrow ? 4 : 10;
+      // Below the plot, one legend line a series on a phone: make room for all of them (a
+      // legend taller than its share of the chart scrolls, and hides the last entries).
+      if (narrow) el.style.height = (260 + 21 * body.series.length) + "px";
       var traces = body.series.map(function (s, i) {
-        var other = s.reason === null;
+        var other = s.rest;
         return {
           x: body.days,
           y: s.counts,
@@ -37,7 +41,8 @@
           mode: "lines",
           stackgroup: "one",
           line: { width: 0.5, color: other ? "#9aa3ad" : palette[i % palette.length] },
-          hovertemplate: "%{meta[0]}<br>%{x|%Y-%m-%d}: %{y} tests<extra></extra>",
+          hovertemplate: "%{meta[0]}" + (s.disposition ? " (" + s.disposition.replace("_", " ") + ")" : "") +
+            "<br>%{x|%Y-%m-%d}: %{y} tests<extra></extra>",
         };
       });
       Plotly.newPlot(el, traces, {

@@ -164,7 +164,7 @@ def test_skip_reason_backend_filter_changes_url_table_and_chart(page):
     assert query(page)["backend"] == ["tpu"]
     expect(page.locator("h1")).to_contain_text("on tpu")
     expect(page.locator("#reason-chart .main-svg").first).to_be_visible()
-    tpu_column = 4  # cpu, gpu, neuron, tpu after the reason
+    tpu_column = 5  # cpu, gpu, neuron, tpu after the reason and its category
     counts = page.locator(f"#reasons-table tbody tr td:nth-child({tpu_column + 1})")
     # Each cell: the tests skipped on tpu, then the gaps they cause ("3" and "2 gaps").
     assert all(int(n.split()[0]) > 0 for n in counts.all_inner_texts())

@@ -53,7 +53,12 @@ All new gaps: {P}/gaps/?since=2026-03-30
 
 NEW SKIP REASONS
   - "Not supported on TPU, see https://github.com/pytorch/xla/issues/1234" on tpu
+    category: not implemented on the backend
     issue: pytorch/xla#1234 https://github.com/pytorch/xla/issues/1234
+
+SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
+  - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
+  - not on this hardware [intended]: 3 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/
@@ -79,7 +84,11 @@ ALICE_W14_HTML = (
     "Not supported on TPU, see https://github.com/pytorch/xla/issues/1234 "
     "pytorch/xla#1234 All new gaps "
     "New skip reasons “Not supported on TPU, see https://github.com/pytorch/xla/issues/1234” "
-    "on tpu · pytorch/xla#1234 Skip reasons Dashboard · Unsubscribe"
+    "on tpu (not implemented on the backend) · pytorch/xla#1234 "
+    "Skips by category in the current runs, by the project's skip rules "
+    "Category Disposition Skipped tests Gaps Untracked "
+    "not implemented on the backend needs work 2 2 1 not on this hardware intended 3 0 0 "
+    "Skip reasons Dashboard · Unsubscribe"
 )
 
 BOB_W14 = """\
@@ -107,7 +116,12 @@ All new gaps: {P}/gaps/?since=2026-03-30&backend=tpu
 
 NEW SKIP REASONS
   - "Not supported on TPU, see https://github.com/pytorch/xla/issues/1234" on tpu
+    category: not implemented on the backend
     issue: pytorch/xla#1234 https://github.com/pytorch/xla/issues/1234
+
+SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
+  - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
+  - not on this hardware [intended]: 1 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/
@@ -140,6 +154,12 @@ All fixed gaps: {P}/gaps/?since=2026-04-06#fixed-gaps
 
 NEW SKIP REASONS
   - "TPU computes in bf16" on tpu
+    category: numerics or tolerance
+
+SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
+  - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
+  - numerics or tolerance [needs work]: 1 skipped, 1 gap, 1 untracked
+  - not on this hardware [intended]: 3 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 REASONS THAT GAINED OR LOST AN ISSUE LINK
@@ -164,7 +184,11 @@ ALICE_W15_HTML = (
     "test/test_b.py::TestB::test_5 untracked TPU computes in bf16 All new gaps "
     "Fixed this week Backend Test Was "
     "neuron test/test_b.py::TestB::test_6 missing tpu test/ops/test_a.py::TestA::test_3 failed "
-    "All fixed gaps New skip reasons “TPU computes in bf16” on tpu Skip reasons "
+    "All fixed gaps New skip reasons “TPU computes in bf16” on tpu (numerics or tolerance) "
+    "Skips by category in the current runs, by the project's skip rules "
+    "Category Disposition Skipped tests Gaps Untracked "
+    "not implemented on the backend needs work 2 2 1 numerics or tolerance needs work 1 1 1 "
+    "not on this hardware intended 3 0 0 Skip reasons "
     "Reasons that gained or lost an issue link "
     "“Not supported on TPU, see https://github.com/pytorch/xla/issues/1234” lost pytorch/xla#1234 "
     "“not implemented yet” gained pytorch/xla#777 Dashboard · Unsubscribe"

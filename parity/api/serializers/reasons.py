@@ -35,6 +35,13 @@ class SkipReasonSerializer(serializers.Serializer):
     common = serializers.BooleanField(help_text="It causes no gap on any backend.")
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
+    category = serializers.CharField(
+        help_text="Its category by the project's skip rules; empty when no rule matches."
+    )
+    disposition = serializers.ChoiceField(
+        choices=["intended", "needs_work", "infra", "unknown"],
+        help_text="What its category asks: by design, backend work, CI work, or nobody said.",
+    )
 
 
 class NoReasonSerializer(serializers.Serializer):

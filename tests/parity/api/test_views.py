@@ -206,6 +206,9 @@ def test_gaps_citing_only_closed_issues_are_counted_and_listed_apart(
     reasons = {r["reason"]: r for r in api.get(f"{URL}/skip-reasons/").json()["results"]}
     details = reasons["see https://github.com/pytorch/xla/issues/11"]["issue_details"]
     assert [(i["title"], i["state"]) for i in details] == [("No complex64", "closed")]
+    # Its category by the project's (default) skip rules: a link to an issue is a known bug.
+    reason = reasons["see https://github.com/pytorch/xla/issues/11"]
+    assert (reason["category"], reason["disposition"]) == ("known bug", "needs_work")
 
 
 def test_an_exemption_says_its_issues_state(gaps, api, fake_tracker):

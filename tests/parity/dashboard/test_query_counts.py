@@ -27,9 +27,11 @@ PAGES = {
     "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
-    "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
+    # Project, backend choices; 6 rows; skips and gaps per category; has runs
+    "skip reasons": (f"{P}/skip-reasons/", 12),
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
-    "queue": (f"{P}/queue/", 6),  # project, backend choices x2; 2 for the queue; has runs
+    # Project, backend choices x2; 3 for the queue (the groups, the file rules); has runs
+    "queue": (f"{P}/queue/", 7),
     # Project, backend choices; 2 x (count, rows, issues); the open gaps of any age; has runs
     "gaps": (f"{P}/gaps/", 11),
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their

@@ -308,22 +308,26 @@ def test_test_detail_of_a_test_in_one_suite_names_no_suite(client, runs):
 def test_skip_reasons_table_the_most_gaps_first_and_common_reasons_last(client, runs):
     html = text(client.get(f"{P}/skip-reasons/"))
     table = [cells(r) for r in rows(html, "reasons-table")]
-    # Per backend: tests skipped, then the gaps it causes there ("1 gap": the reference passes).
-    assert [(r[0], r[1:5], r[5], r[7]) for r in table] == [
-        (NEURON, ["0", "0", "1 1 gap", "0"], "1", "untracked"),
-        (WITH_ISSUE, ["0", "0", "0", "1 1 gap"], "1", "tracked"),
+    # Its category by the default skip rules; per backend: tests skipped, then the gaps it
+    # causes there ("1 gap": the reference passes).
+    assert [(r[0], r[1], r[2:6], r[6], r[8]) for r in table] == [
+        (NEURON, NOT_IMPLEMENTED, ["0", "0", "1 1 gap", "0"], "1", "untracked"),
+        (WITH_ISSUE, NOT_IMPLEMENTED, ["0", "0", "0", "1 1 gap"], "1", "tracked"),
         # The reference skips the same test: no gap anywhere, so nothing to track.
-        (CUDA, ["1", "0", "0", "1"], "0", "common"),
+        (CUDA, "not on this hardware intended", ["1", "0", "0", "1"], "0", "common"),
     ]
-    assert table[1][6] == "pytorch/xla#4242"
-    assert table[2][8] == DAY1 and table[2][9] == DAY2  # first and last seen
+    assert table[1][7] == "pytorch/xla#4242"
+    assert table[2][9] == DAY1 and table[2][10] == DAY2  # first and last seen
     only_neuron = text(client.get(f"{P}/skip-reasons/?backend=neuron"))
     assert [cells(r)[0] for r in rows(only_neuron, "reasons-table")] == [NEURON]
     assert 'data-url="/p/pytorch-xla/skip-reasons.json?backend=neuron"' in only_neuron
 
 
+NOT_IMPLEMENTED = "not implemented on the backend needs work"
+
+
 def test_skip_reasons_chart_data(client, runs):
-    body = client.get(f"{P}/skip-reasons.json?days=7").json()
+    body = client.get(f"{P}/skip-reasons.json?days=7&by=reason").json()
     # The history starts on day 1, inside the 7-day window: so does the chart.
     today = datetime.date.fromisoformat(DAY2) + datetime.timedelta(days=1)
     assert body["days"] == [DAY1, DAY2, str(today)]
@@ -334,8 +338,19 @@ def test_skip_reasons_chart_data(client, runs):
         "not implemented yet": [1, 0, 0],  # fixed on day 2
         NEURON: [0, 1, 1],
     }
-    tpu = client.get(f"{P}/skip-reasons.json?days=7&backend=tpu").json()
+    tpu = client.get(f"{P}/skip-reasons.json?days=7&backend=tpu&by=reason").json()
     assert {s["name"] for s in tpu["series"]} == {CUDA, WITH_ISSUE, "not implemented yet"}
+
+
+def test_skip_reasons_chart_stacks_categories_by_default(client, runs):
+    body = client.get(f"{P}/skip-reasons.json?days=7").json()
+    assert body["by"] == "category"
+    series = {(s["name"], s["disposition"]): s["counts"] for s in body["series"]}
+    assert series == {
+        # no neuron kernel, the issue's "Not supported on TPU", not implemented yet (day 1)
+        ("not implemented on the backend", "needs_work"): [2, 2, 2],
+        ("not on this hardware", "intended"): [2, 2, 2],  # needs cuda, on cpu and tpu
+    }
 
 
 # --- Gaps and runs ----------------------------------------------------------------------------
@@ -472,7 +487,7 @@ def test_triage_a_reason_as_intended(admin_client, runs):
     response = admin_client.post(f"{P}/triage/", body)
     assert (response.status_code, response["Location"]) == (302, f"{P}/gaps/")
     row = [cells(r) for r in rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")]
-    assert [(r[0].split(" Exempt…")[0].strip(), r[7]) for r in row][-1] == (CUDA, "intended")
+    assert [(r[0].split(" Exempt…")[0].strip(), r[8]) for r in row][-1] == (CUDA, "intended")
 
 
 def test_triage_errors_are_shown_not_raised(admin_client, runs):
@@ -641,18 +656,19 @@ def quiet_skips(xla, ingest, eager_errors_propagate) -> None:
 def test_skips_with_no_reason_come_first_and_xfails_are_told_apart(client, quiet_skips):
     table = [cells(r) for r in rows(text(client.get(f"{P}/skip-reasons/")), "reasons-table")]
 
-    # Reason; cpu, gpu, neuron, tpu (tests, gaps); gaps; status.
-    assert [(r[0], r[1:5], r[5], r[7]) for r in table] == [
-        ("no reason given (the skip message is empty)", ["0", "0", "0", "2 2 gaps"], "2",
-         "untracked"),
-        ("xfail no reason given (the xfail message is empty)", ["0", "0", "0", "1 1 gap"], "1",
-         "untracked"),
-        ("xfail XLA lowers it wrong", ["0", "0", "0", "1 1 gap"], "1", "untracked"),
-        ("xfail rounds differently everywhere", ["1", "0", "0", "1"], "0", "common"),
+    # Reason; category; cpu, gpu, neuron, tpu (tests, gaps); gaps; status.
+    xfail = "expected failure needs work"
+    assert [(r[0], r[1], r[2:6], r[6], r[8]) for r in table] == [
+        ("no reason given (the skip message is empty)", "no reason given unknown",
+         ["0", "0", "0", "2 2 gaps"], "2", "untracked"),
+        ("xfail no reason given (the xfail message is empty)", xfail,
+         ["0", "0", "0", "1 1 gap"], "1", "untracked"),
+        ("xfail XLA lowers it wrong", xfail, ["0", "0", "0", "1 1 gap"], "1", "untracked"),
+        ("xfail rounds differently everywhere", xfail, ["1", "0", "0", "1"], "0", "common"),
     ]  # fmt: skip
     # No Reason row holds the empty message's days: said so, not a bare dash.
-    assert table[0][8:] == ["not recorded for skips without a message"]
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", day) for r in table[1:] for day in r[8:10])
+    assert table[0][9:] == ["not recorded for skips without a message"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", day) for r in table[1:] for day in r[9:11])
 
 
 def test_a_file_page_counts_every_skip_and_names_xfails(client, quiet_skips):
