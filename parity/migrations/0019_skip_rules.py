@@ -32,7 +32,7 @@ def default_rules_give(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('parity', '0017_run_files'),
+        ('parity', '0018_gap_events_changes_only'),
     ]
 
     operations = [
