@@ -103,7 +103,17 @@ def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
     return _csv(name, header, rows)
 
 
-GAP_COLUMNS = ("backend", "test", "file", "state", "reason", "issues", "tracking", "opened")
+GAP_COLUMNS = (
+    "backend",
+    "test",
+    "file",
+    "state",
+    "reason",
+    "issues",
+    "tracking",
+    "opened",
+    "owners",  # last: the columns before it kept their places when it came
+)
 
 
 @require_safe
@@ -133,6 +143,7 @@ def _gap_row(gap: Gap) -> tuple:
         " ".join(dict.fromkeys(issue.ref for issue in issues)),
         tracking,
         gap.opened_at.date().isoformat(),
+        " ".join(gap.file_owners or ()),
     )
 
 

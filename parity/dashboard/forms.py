@@ -45,6 +45,7 @@ class HeatmapQuery(forms.Form):
     folder = forms.CharField(required=False, max_length=500)
     q = forms.CharField(required=False, max_length=200, label="Filter files")
     sort = forms.CharField(required=False, max_length=60, initial="worst")
+    owner = forms.CharField(required=False, max_length=200)  # a code owner's files only
 
 
 class TestSearchQuery(forms.Form):
@@ -110,6 +111,12 @@ class GapsQuery(ProjectQuery):
     open = forms.BooleanField(required=False, label="every open gap, however old")
     state = forms.ChoiceField(required=False, choices=[("", "every state"), *GapState.choices])
     tracked = forms.ChoiceField(required=False, choices=TRACKED_CHOICES)
+    owner = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Owner",
+        widget=forms.TextInput(attrs={"placeholder": "@org/team", "size": 14}),
+    )
     # A triage queue group's tests: kept in the URL, not offered as fields.
     file = forms.CharField(required=False, max_length=500, widget=forms.HiddenInput)
     reason = forms.IntegerField(required=False, widget=forms.HiddenInput)
@@ -126,6 +133,12 @@ class GapsQuery(ProjectQuery):
 
 
 class QueueQuery(ProjectQuery):
+    owner = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Owner",
+        widget=forms.TextInput(attrs={"placeholder": "@org/team", "size": 14}),
+    )
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
     reason_page = forms.IntegerField(
         required=False, min_value=1, initial=1, widget=forms.HiddenInput

@@ -99,6 +99,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         folder=query["folder"] or "",
         q=query["q"] or "",
         sort=query["sort"],
+        owner=query["owner"] or "",
     )
     return _render_project(
         request,
@@ -178,6 +179,7 @@ def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict,
         "state": query["state"] or None,
         "file": query["file"] or None,
         "reason": query["reason"],
+        "owner": query["owner"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
     }
     return form, query, filters
@@ -221,6 +223,7 @@ def triage_queue(request: HttpRequest, project: Project) -> HttpResponse:
         backend=query["backend"] or None,
         file_page=query["page"],
         reason_page=query["reason_page"],
+        owner=query["owner"] or None,
     )
     return _render_project(
         request, project, "parity/queue.html", tab="queue", form=form, query=query, queue=queue

@@ -60,7 +60,10 @@ def summary(content: DigestContent) -> str:
 
 
 def subject(content: DigestContent) -> str:
-    scope = f" ({', '.join(content.backends)})" if content.backends else ""
+    scopes = [", ".join(content.backends)] if content.backends else []
+    if content.owner:
+        scopes.append(f"{content.owner}'s gaps")
+    scope = f" ({'; '.join(scopes)})" if scopes else ""
     return f"[parity] {content.project}{scope} {content.week}: {summary(content)}"
 
 
@@ -97,7 +100,7 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
         "c": content,
         # The dashboard's pages, absolute: the selector reads, the digest says where to look.
         "links": dashboard_links(
-            slug=content.project, week=content.week, backends=content.backends
+            slug=content.project, week=content.week, backends=content.backends, owner=content.owner
         ),
         "summary": summary(content),
         "dates": week_dates(content),

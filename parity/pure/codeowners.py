@@ -134,10 +134,15 @@ def owners_parse(text: str, *, name: str = "CODEOWNERS") -> OwnersFile:
     return codeowners_parse(text)
 
 
+def is_owner(owner: str) -> bool:
+    """Whether ``owner`` is spelled as CODEOWNERS names an owner: @user, @org/team, an email."""
+    return len(owner) <= MAX_OWNER_CHARS and _OWNER.match(owner) is not None
+
+
 def rule_make(*, line: int, pattern: str, owners: Iterable[str]) -> OwnerRule:
     """One rule, or ``OwnersError`` saying why GitHub would not take it."""
     owners = tuple(dict.fromkeys(owner.lower() for owner in owners))  # once each, in order
-    bad = [owner for owner in owners if len(owner) > MAX_OWNER_CHARS or not _OWNER.match(owner)]
+    bad = [owner for owner in owners if not is_owner(owner)]
     if bad:
         raise OwnersError(f"Not an owner (@user, @org/team or an email): {', '.join(bad)}")
     if len(owners) > MAX_OWNERS:

@@ -22,14 +22,16 @@ PAGES = {
         "/overview.json",
         4,
     ),  # ETag: readable projects, data version; projects, trend
-    "heatmap": (f"{P}/", 6),  # project; backends + snapshots, file cells, gaps, run files
-    "heatmap by folder": (f"{P}/?dir=1", 5),
+    # project; backends + snapshots, file cells, files' owners, gaps, run files
+    "heatmap": (f"{P}/", 7),
+    "heatmap by folder": (f"{P}/?dir=1", 6),
     "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
-    "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
+    "test": (f"{P}/tests/{{test}}/", 9),  # project, test; 6 for the page (its owners); has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     "skip reasons": (f"{P}/skip-reasons/", 10),  # project, backend choices; 6 rows; has runs
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
-    "queue": (f"{P}/queue/", 6),  # project, backend choices x2; 2 for the queue; has runs
+    # project, backend choices x2; 2 for the queue, 2 for its groups' owners; has runs
+    "queue": (f"{P}/queue/", 8),
     # Project, backend choices; 2 x (count, rows, issues); the open gaps of any age; has runs
     "gaps": (f"{P}/gaps/", 11),
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
