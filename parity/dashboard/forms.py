@@ -40,12 +40,20 @@ def cleaned(form: forms.Form) -> dict:
     return values
 
 
+class OwnerField(forms.CharField):
+    """A code owner as CODEOWNERS names it (@user, @org/team, an email), compared without case:
+    stored lower-cased (``parity.selectors.owners.owner_clean``)."""
+
+    def to_python(self, value) -> str:
+        return super().to_python(value).strip().lower()
+
+
 class HeatmapQuery(forms.Form):
     dir = forms.BooleanField(required=False, label="Folders")
     folder = forms.CharField(required=False, max_length=500)
     q = forms.CharField(required=False, max_length=200, label="Filter files")
     sort = forms.CharField(required=False, max_length=60, initial="worst")
-    owner = forms.CharField(required=False, max_length=200)  # a code owner's files only
+    owner = OwnerField(required=False, max_length=200)  # a code owner's files only
 
 
 class TestSearchQuery(forms.Form):
@@ -111,7 +119,7 @@ class GapsQuery(ProjectQuery):
     open = forms.BooleanField(required=False, label="every open gap, however old")
     state = forms.ChoiceField(required=False, choices=[("", "every state"), *GapState.choices])
     tracked = forms.ChoiceField(required=False, choices=TRACKED_CHOICES)
-    owner = forms.CharField(
+    owner = OwnerField(
         required=False,
         max_length=200,
         label="Owner",
@@ -133,7 +141,7 @@ class GapsQuery(ProjectQuery):
 
 
 class QueueQuery(ProjectQuery):
-    owner = forms.CharField(
+    owner = OwnerField(
         required=False,
         max_length=200,
         label="Owner",

@@ -14,14 +14,7 @@ from tests.parity.dashboard_scenario import A, B, C, passing, upload_history
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "owners" / "CODEOWNERS"
 
-# The dashboard scenario's three files: test/ops/test_a.py, test/ops/test_b.py, test/test_c.py.
-SCENARIO_OWNERS = """\
-# GitHub's syntax: the last matching rule wins.
-*               @pytorch/xla-infra
-/test/ops/      @ops-team
-test_b.py       @bee @Ops-Team
-/test/test_c.py
-"""
+SCENARIO_OWNERS = (FIXTURE.parent / "scenario.CODEOWNERS").read_text()
 
 
 def roll_up(project) -> dict[str, list[str]]:
@@ -117,7 +110,7 @@ def test_the_command_imports_and_says_what_it_skipped(xla, upload_run, tmp_path,
 
     out, err = capsys.readouterr()
     assert "4 rule(s) imported into pytorch-xla: 2 of 3 test file(s) have owners." in out
-    assert "line 6 skipped: Character classes" in err
+    assert "line 8 skipped: Character classes" in err
     assert roll_up(xla)[A] == ["@ops-team"]
     path.write_text("# nothing\n")
     with pytest.raises(CommandError, match="no rule parity can read.*Nothing was imported"):
