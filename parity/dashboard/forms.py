@@ -435,3 +435,37 @@ class IssueDraftForm(IssueSubjectForm):
 
     def label_list(self) -> list[str]:
         return [label.strip() for label in self.cleaned_data["labels"].split(",") if label.strip()]
+
+
+class OwnersUploadForm(forms.Form):
+    """A maintainer's import of the project's code owners: a CODEOWNERS file or a YAML, as a
+    file or pasted (``parity.services.owners.owners_import``)."""
+
+    file = forms.FileField(required=False, label="CODEOWNERS or YAML file")
+    text = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "placeholder": "/test/spmd/  @org/spmd-team"}),
+        label="or paste it",
+    )
+    yaml = forms.BooleanField(required=False, label="pasted text is YAML")
+    root = forms.CharField(
+        required=False,
+        max_length=500,
+        label="Test paths start at",
+        widget=forms.TextInput(attrs={"placeholder": "the repository's root"}),
+    )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        upload = data.get("file")
+        if upload:
+            try:
+                data["text"] = upload.read().decode()
+            except UnicodeDecodeError as exc:
+                raise forms.ValidationError("The file is not UTF-8 text.") from exc
+            data["name"] = upload.name
+        elif (data.get("text") or "").strip():
+            data["name"] = "pasted.yaml" if data.get("yaml") else "CODEOWNERS"
+        else:
+            raise forms.ValidationError("Choose a file, or paste its text.")
+        return data

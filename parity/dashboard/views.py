@@ -5,6 +5,7 @@ endpoints in ``charts``, triage goes through ``triage``."""
 
 import dataclasses
 import datetime
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -25,6 +26,7 @@ from parity.dashboard.forms import (
     HeatmapQuery,
     IssueDraftForm,
     IssueSubjectForm,
+    OwnersUploadForm,
     PairQuery,
     QueueQuery,
     ReasonsQuery,
@@ -226,7 +228,29 @@ def triage_queue(request: HttpRequest, project: Project) -> HttpResponse:
         owner=query["owner"] or None,
     )
     return _render_project(
-        request, project, "parity/queue.html", tab="queue", form=form, query=query, queue=queue
+        request,
+        project,
+        "parity/queue.html",
+        tab="queue",
+        form=form,
+        query=query,
+        queue=queue,
+        # The queue's owner, kept by its links to the gaps list.
+        owner_query=f"&owner={quote(query['owner'])}" if query["owner"] else "",
+    )
+
+
+@project_page
+def owners(request: HttpRequest, project: Project) -> HttpResponse:
+    """The project's code owners: what was imported and how much it covers, each owner's files
+    and open gaps, the rules; maintainers import a new CODEOWNERS or YAML here."""
+    return _render_project(
+        request,
+        project,
+        "parity/owners.html",
+        tab="gaps",
+        summary=selectors.owners_summary(project=project),
+        upload_form=OwnersUploadForm(),
     )
 
 

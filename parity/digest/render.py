@@ -67,6 +67,12 @@ def subject(content: DigestContent) -> str:
     return f"[parity] {content.project}{scope} {content.week}: {summary(content)}"
 
 
+def scope(content: DigestContent) -> str:
+    """What the digest is narrowed to, after the project's name: " (tpu): @alice's gaps"."""
+    text = f" ({', '.join(content.backends)})" if content.backends else ""
+    return text + (f": {content.owner}'s gaps" if content.owner else "")
+
+
 def week_dates(content: DigestContent) -> str:
     monday, sunday = content.week.monday, content.week.sunday
     return f"{monday.day} {monday:%b} to {sunday.day} {sunday:%b %Y}"
@@ -103,6 +109,7 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
             slug=content.project, week=content.week, backends=content.backends, owner=content.owner
         ),
         "summary": summary(content),
+        "scope": scope(content),
         "dates": week_dates(content),
         "scores": [
             {

@@ -14,6 +14,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart`` |
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
+| ``p/<slug>/owners/`` (code owners)        | ``owners_summary``                        |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
@@ -62,6 +63,7 @@ from parity.selectors.overview import (
     project_has_runs,
     score_trends,
 )
+from parity.selectors.owners import OwnersSummary, owners_summary
 from parity.selectors.parity import backend_files, parity_overview
 from parity.selectors.queue import (
     BackendHeadline,
@@ -140,6 +142,8 @@ __all__ = [
     "issue_infos",
     "issue_subject",
     "issue_urls",
+    "owners_summary",
+    "OwnersSummary",
     "parity_overview",
     "project_cards",
     "project_has_runs",

@@ -8,12 +8,23 @@ compared without case; ``owner_clean`` makes a query string's spelling the store
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.contrib.postgres.fields import ArrayField
+from django.db import connection
 from django.db.models import CharField, OuterRef, QuerySet, Subquery
 
-from parity.models import FileOwners, Gap, Project
+from parity.models import (
+    FileOwners,
+    Gap,
+    GapState,
+    OwnerRule,
+    OwnersSource,
+    Project,
+    TestCase,
+)
 from parity.models.owners import OWNER_CHARS
+from parity.models.sql import model_sql
 
 
 def owner_clean(owner: str | None) -> str:
@@ -57,3 +68,73 @@ def groups_owners(gaps: QuerySet[Gap], *, by: tuple[str, ...]) -> dict[tuple, li
     for *key, names in rows.distinct():
         owners[tuple(key)].update(names or ())
     return {key: sorted(names) for key, names in owners.items() if names}
+
+
+@dataclass(frozen=True)
+class OwnerCounts:
+    owner: str
+    files: int  # test files it owns
+    open: int  # open gaps in them (outside the score: never)
+    untracked: int
+
+
+@dataclass(frozen=True)
+class OwnersSummary:
+    """The owners page: what was imported, how much of the project it covers, each owner."""
+
+    source: OwnersSource | None  # None: no import yet
+    rules: list[OwnerRule]
+    files: int  # test files the roll-up knows
+    owned: int  # of them, those some rule gives owners
+    owners: list[OwnerCounts]  # the most untracked gaps first
+    unowned_open: int  # open gaps in files no rule gives an owner
+
+
+_OWNER_GAPS_SQL = model_sql(
+    """
+    SELECT u.owner, count(*), count(*) FILTER (WHERE NOT g.tracked AND NOT g.intended)
+    FROM {gap} g
+    JOIN {test} t ON t.id = g.test_id
+    LEFT JOIN {owners} o ON o.project_id = g.project_id AND o.file = t.file
+    CROSS JOIN unnest(coalesce(nullif(o.owners, '{{}}'), ARRAY[''])) u(owner)  -- '': no owner
+    WHERE g.project_id = %(project)s AND g.is_open AND g.state <> %(outside)s
+    GROUP BY u.owner
+    """,
+    gap=Gap,
+    test=TestCase,
+    owners=FileOwners,
+)
+
+
+def owners_summary(*, project: Project) -> OwnersSummary:
+    """What the owners page shows. Four queries: the import, its rules, the files' owners, and
+    the open gaps per owner (one GROUP BY over the gaps joined to their files' owners)."""
+    source = OwnersSource.objects.filter(project=project).first()
+    rules = list(OwnerRule.objects.filter(project=project).order_by("position"))
+    files: dict[str, int] = defaultdict(int)
+    known = owned = 0
+    for names in FileOwners.objects.filter(project=project).values_list("owners", flat=True):
+        known += 1
+        owned += bool(names)
+        for name in names:
+            files[name] += 1
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _OWNER_GAPS_SQL, {"project": project.pk, "outside": GapState.REFERENCE_MISSING}
+        )
+        gaps = {owner: (n, untracked) for owner, n, untracked in cursor.fetchall()}
+    counts = [
+        OwnerCounts(
+            owner=name, files=n, open=gaps.get(name, (0, 0))[0], untracked=gaps.get(name, (0, 0))[1]
+        )
+        for name, n in files.items()
+    ]
+    counts.sort(key=lambda c: (-c.untracked, -c.open, c.owner))
+    return OwnersSummary(
+        source=source,
+        rules=rules,
+        files=known,
+        owned=owned,
+        owners=counts,
+        unowned_open=gaps.get("", (0, 0))[0],
+    )

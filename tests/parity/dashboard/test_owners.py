@@ -127,3 +127,35 @@ def test_the_test_page_names_its_files_owners(client, owned):
 def test_pages_of_a_project_without_owners_show_none(client, runs):
     for url in (f"{P}/", f"{P}/queue/", f"{P}/gaps/?open=1"):
         assert 'class="owner"' not in text(client.get(url))
+
+
+def test_a_maintainer_uploads_owners_and_the_page_says_what_they_cover(maintainer, viewer, runs):
+    page = text(maintainer.get(f"{P}/owners/"))
+    assert "No code owners imported yet." in page and 'id="owners-import"' in page
+    assert 'id="owners-import"' not in text(viewer.get(f"{P}/owners/"))
+    upload = io.BytesIO(OWNERS.encode())
+    upload.name = "CODEOWNERS"
+    assert viewer.post(f"{P}/owners/import/", {"file": upload}).status_code == 403
+
+    upload.seek(0)
+    answer = maintainer.post(f"{P}/owners/import/", {"file": upload}, follow=True)
+
+    page = text(answer)
+    assert "4 rule(s) imported: 2 of 3 test files have owners." in page
+    assert re.search(r'id="owners-coverage">2 of 3</strong>', page)
+    ops = row(page, 'data-owner="@ops-team"')
+    expected = owned_open_gaps("@ops-team")
+    untracked = sum(not (g.tracked or g.intended) for g in expected)
+    cells = re.findall(r'<td class="num"[^>]*>(?:<a[^>]*>)?(\d+)', ops)
+    assert cells == ["2", str(len(expected)), str(untracked)]
+
+
+def test_pasted_yaml_replaces_the_rules_and_a_bad_file_changes_nothing(maintainer, runs):
+    pasted = {"text": "/test/:\n  - '@everyone'\n", "yaml": "on"}
+    page = text(maintainer.post(f"{P}/owners/import/", pasted, follow=True))
+    assert "3 of 3 test files have owners" in page
+
+    page = text(maintainer.post(f"{P}/owners/import/", {"text": "!/test/ @x\n"}, follow=True))
+
+    assert "Owners not imported: The file has no rule parity can read" in page
+    assert 'data-owner="@everyone"' in page
