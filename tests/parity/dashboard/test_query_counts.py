@@ -37,6 +37,8 @@ PAGES = {
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
     # reasons' issues (once per 2,000 rows).
     "gaps.csv": (f"{P}/gaps.csv?open=1", 5),
+    # project; the import, its rules, the files' owners, open gaps per owner; has runs
+    "owners": (f"{P}/owners/", 6),
     "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
     # baselines' uploads; has runs
     # Project, run; the verdict's (baseline, opened, counts: it opens none), closed gaps, their
