@@ -25,16 +25,26 @@ _REPOSITORY_PATH = sql.SQL(
                 '^(\\.?/)+', '')) END"""
 )
 
+# Rule by rule, every file (a LATERAL join with rules outside; OFFSET 0 keeps the planner from
+# flattening it back): Postgres keeps only a few dozen compiled regexes, and matching file by
+# file, every rule, compiled each rule again per file (1.1 s for 129 rules and 250 files).
 _OWNERS_SQL = """
-    INSERT INTO {owners} (project_id, file, owners, rule_line)
-    SELECT DISTINCT ON (p.file) %(project)s, p.file, coalesce(r.owners, '{{}}'), r.line
-    FROM (
+    WITH paths AS MATERIALIZED (
         SELECT f.file, {path} AS path
         FROM {source} s CROSS JOIN ({files}) f
         WHERE s.project_id = %(project)s
-    ) p
-    LEFT JOIN {rule} r ON r.project_id = %(project)s AND p.path <> '' AND p.path ~ r.regex
-    ORDER BY p.file, r.position DESC NULLS LAST
+    ), decided AS (
+        SELECT DISTINCT ON (m.file) m.file, r.owners, r.line
+        FROM {rule} r
+        CROSS JOIN LATERAL (
+            SELECT p.file FROM paths p WHERE p.path <> '' AND p.path ~ r.regex OFFSET 0
+        ) m
+        WHERE r.project_id = %(project)s
+        ORDER BY m.file, r.position DESC
+    )
+    INSERT INTO {owners} (project_id, file, owners, rule_line)
+    SELECT %(project)s, p.file, coalesce(d.owners, '{{}}'), d.line
+    FROM paths p LEFT JOIN decided d ON d.file = p.file
     ON CONFLICT (project_id, file) DO NOTHING
 """
 

@@ -63,7 +63,7 @@ from parity.selectors.overview import (
     project_has_runs,
     score_trends,
 )
-from parity.selectors.owners import OwnersSummary, owners_summary
+from parity.selectors.owners import OwnersSummary, gaps_owners_attach, owners_summary
 from parity.selectors.parity import backend_files, parity_overview
 from parity.selectors.queue import (
     BackendHeadline,
@@ -143,6 +143,7 @@ __all__ = [
     "issue_subject",
     "issue_urls",
     "owners_summary",
+    "gaps_owners_attach",
     "OwnersSummary",
     "parity_overview",
     "project_cards",

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 
 from parity.models import Gap, GapState, Project
 from parity.selectors.fragments import sort_order
-from parity.selectors.owners import gap_owners, gaps_owned
+from parity.selectors.owners import gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
 
 # States whose gaps say why their file gave no result; the page shows how its run ended.
@@ -48,8 +48,8 @@ def gaps_list(
     are never untracked. ``tracked_closed=True`` keeps tracked gaps whose every cited issue is
     closed. ``since`` keeps gaps opened on or after it; ``file`` those of one test file,
     ``reason`` those skipped for one reason (a group of the triage queue), ``owner`` those of
-    the test files a code owner owns. Each gap comes with ``file_owners``, its file's owners
-    (None when none are recorded)."""
+    the test files a code owner owns (``gaps_owners_attach`` gives a page of them their
+    owners)."""
     gaps = Gap.objects.filter(project=project)
     if closed_since is not None:
         gaps = gaps.filter(is_open=False, closed_at__gte=closed_since)
@@ -78,7 +78,6 @@ def gaps_list(
     return (
         gaps.select_related("backend", "test", "reason", "triage__issue")
         .prefetch_related("reason__issues")
-        .annotate(file_owners=gap_owners())
         .order_by("backend__name", "test__key", "pk")
     )
 
@@ -125,20 +124,22 @@ def gaps_page(
     gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
     first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
     ``intended``, ``tracked_closed``, ``file``, ``reason``, ``owner``. Three queries a page:
-    its count, its rows (with their files' owners), their reasons' issues; one for how the
-    files of crashed, timed out, empty or unrun gaps ran (each such open gap gets ``unrun``, a
-    ``parity.selectors.run_files.UnrunFile``); and without ``open_any_age``, one count of the
-    open gaps of any age (``open_total``)."""
+    its count, its rows, their reasons' issues; one for both pages' files' code owners (each
+    gap gets ``file_owners``); one for how the files of crashed, timed out, empty or unrun gaps
+    ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``); and
+    without ``open_any_age``, one count of the open gaps of any age (``open_total``)."""
     new_sort, new = open_gaps_sorted(
         project=project, since=None if open_any_age else since, filters=filters, sort=sort
     )
     fixed_sort, fixed_order = sort_order(sort, GAP_SORTS, "-fixed")
     fixed = gaps_list(project=project, closed_since=since, **filters)
     new_page = _page(new, page, per_page)
+    fixed_page = _page(fixed.order_by(*fixed_order), fixed_page, per_page)
     _unrun_attach(project, new_page.object_list)
+    gaps_owners_attach([*new_page.object_list, *fixed_page.object_list], project=project)
     return GapsPage(
         new=new_page,
-        fixed=_page(fixed.order_by(*fixed_order), fixed_page, per_page),
+        fixed=fixed_page,
         new_sort=new_sort,
         fixed_sort=fixed_sort,
         open_total=None if open_any_age else gaps_list(project=project, **filters).count(),

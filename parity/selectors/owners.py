@@ -44,11 +44,14 @@ def gaps_owned(gaps: QuerySet[Gap], *, project: Project, owner: str) -> QuerySet
     return gaps.filter(test__file__in=owned_files(project=project, owner=owner))
 
 
-def gap_owners() -> Subquery:
-    """An annotation of a ``Gap`` queryset: the owners of the gap's test file (None when the
-    roll-up has no row for it). One index probe per row, no query of its own."""
-    rows = FileOwners.objects.filter(project_id=OuterRef("project_id"), file=OuterRef("test__file"))
-    return Subquery(rows.values("owners")[:1], output_field=ArrayField(CharField()))
+def gaps_owners_attach(gaps: Iterable[Gap], *, project: Project) -> None:
+    """Give each gap (read with its test) ``file_owners``, its file's owners ([] for none).
+    One query for all, after a page or a batch is read: as an annotation of the list's query,
+    Postgres looked the owners up for every open gap before sorting and cutting the page."""
+    gaps = list(gaps)
+    owners = files_owners(project=project, files={gap.test.file for gap in gaps})
+    for gap in gaps:
+        gap.file_owners = owners.get(gap.test.file, [])
 
 
 def files_owners(*, project: Project, files: Iterable[str] | None = None) -> dict[str, list[str]]:
@@ -63,7 +66,14 @@ def groups_owners(gaps: QuerySet[Gap], *, by: tuple[str, ...]) -> dict[tuple, li
     """Per group of ``gaps`` by the fields ``by`` (the triage queue's reason groups), the owners
     of the files its gaps are in, each once, by name. One query, its rows one per group and
     distinct owner list."""
-    rows = gaps.order_by().annotate(file_owners=gap_owners()).values_list(*by, "file_owners")
+    owners_of_file = FileOwners.objects.filter(
+        project_id=OuterRef("project_id"), file=OuterRef("test__file")
+    ).values("owners")[:1]
+    rows = (
+        gaps.order_by()
+        .annotate(file_owners=Subquery(owners_of_file, output_field=ArrayField(CharField())))
+        .values_list(*by, "file_owners")
+    )
     owners: dict[tuple, set[str]] = defaultdict(set)
     for *key, names in rows.distinct():
         owners[tuple(key)].update(names or ())
@@ -90,14 +100,20 @@ class OwnersSummary:
     unowned_open: int  # open gaps in files no rule gives an owner
 
 
+# Counted per file first (a few hundred rows), then per owner.
 _OWNER_GAPS_SQL = model_sql(
     """
-    SELECT u.owner, count(*), count(*) FILTER (WHERE NOT g.tracked AND NOT g.intended)
-    FROM {gap} g
-    JOIN {test} t ON t.id = g.test_id
-    LEFT JOIN {owners} o ON o.project_id = g.project_id AND o.file = t.file
+    WITH files AS (
+        SELECT t.file, count(*) AS n,
+               count(*) FILTER (WHERE NOT g.tracked AND NOT g.intended) AS untracked
+        FROM {gap} g JOIN {test} t ON t.id = g.test_id
+        WHERE g.project_id = %(project)s AND g.is_open AND g.state <> %(outside)s
+        GROUP BY t.file
+    )
+    SELECT u.owner, sum(f.n)::int, sum(f.untracked)::int
+    FROM files f
+    LEFT JOIN {owners} o ON o.project_id = %(project)s AND o.file = f.file
     CROSS JOIN unnest(coalesce(nullif(o.owners, '{{}}'), ARRAY[''])) u(owner)  -- '': no owner
-    WHERE g.project_id = %(project)s AND g.is_open AND g.state <> %(outside)s
     GROUP BY u.owner
     """,
     gap=Gap,

@@ -32,11 +32,12 @@ PAGES = {
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
     # project, backend choices x2; 2 for the queue, 2 for its groups' owners; has runs
     "queue": (f"{P}/queue/", 8),
-    # Project, backend choices; 2 x (count, rows, issues); the open gaps of any age; has runs
-    "gaps": (f"{P}/gaps/", 11),
+    # Project, backend choices; 2 x (count, rows, issues); their files' owners; the open gaps
+    # of any age; has runs
+    "gaps": (f"{P}/gaps/", 12),
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
-    # reasons' issues (once per 2,000 rows).
-    "gaps.csv": (f"{P}/gaps.csv?open=1", 5),
+    # reasons' issues and their files' owners (once per 2,000 rows each).
+    "gaps.csv": (f"{P}/gaps.csv?open=1", 6),
     # project; the import, its rules, the files' owners, open gaps per owner; has runs
     "owners": (f"{P}/owners/", 6),
     "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
