@@ -84,7 +84,7 @@ def groups_owners(gaps: QuerySet[Gap], *, by: tuple[str, ...]) -> dict[tuple, li
 class OwnerCounts:
     owner: str
     files: int  # test files it owns
-    open: int  # open gaps in them (outside the score: never)
+    open: int  # open gaps in them (not reference_missing: outside the score)
     untracked: int
 
 

@@ -116,13 +116,13 @@ def triage_queue(
     )
 
 
-def _owners_of_files(project: Project, page: "GroupPage") -> "GroupPage":
+def _owners_of_files(project: Project, page: GroupPage) -> GroupPage:
     owners = files_owners(project=project, files=[g.file for g in page.groups])
     groups = [dataclasses.replace(g, owners=tuple(owners.get(g.file, ()))) for g in page.groups]
     return dataclasses.replace(page, groups=groups)
 
 
-def _owners_of_reasons(gaps: QuerySet[Gap], page: "GroupPage") -> "GroupPage":
+def _owners_of_reasons(gaps: QuerySet[Gap], page: GroupPage) -> GroupPage:
     shown = gaps.filter(reason_id__in=sorted({g.reason_id for g in page.groups}))
     owners = groups_owners(shown, by=("backend__name", "reason_id"))
     groups = [
