@@ -6,12 +6,14 @@ from django.contrib import admin, messages
 
 from parity.digest.services import subscription_unsubscribe
 from parity.models import DigestDelivery, Subscription
+from parity.pure.codeowners import is_owner
+from parity.selectors.owners import owner_clean
 
 
 class SubscriptionForm(forms.ModelForm):
     class Meta:
         model = Subscription
-        fields = ["project", "email", "backends", "active"]
+        fields = ["project", "email", "backends", "owner", "active"]
 
     def clean(self):
         cleaned = super().clean()
@@ -22,13 +24,27 @@ class SubscriptionForm(forms.ModelForm):
                 self.add_error("backends", f"Not backends of {project}: {', '.join(foreign)}.")
         if cleaned.get("email"):
             cleaned["email"] = cleaned["email"].strip().lower()
+        owner = owner_clean(cleaned.get("owner"))
+        if owner and not is_owner(owner):
+            self.add_error(
+                "owner", "Give a code owner as CODEOWNERS names it: @user, @org/team or an email."
+            )
+        cleaned["owner"] = owner
         return cleaned
 
 
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
     form = SubscriptionForm
-    list_display = ["email", "project", "backend_names", "active", "created_at", "unsubscribed_at"]
+    list_display = [
+        "email",
+        "project",
+        "backend_names",
+        "owner",
+        "active",
+        "created_at",
+        "unsubscribed_at",
+    ]
     list_filter = ["project", "active"]
     search_fields = ["email"]
     filter_horizontal = ["backends"]

@@ -57,9 +57,15 @@ class GapListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        project = project_for_request(self.request, self.kwargs["slug"])
+        self.project = project_for_request(self.request, self.kwargs["slug"])
         filters = _query(s.GapsQuery, self.request).filters()
-        return selectors.gaps_list(project=project, **filters)
+        return selectors.gaps_list(project=self.project, **filters)
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        if page:  # the page's code owners, in one query
+            selectors.gaps_owners_attach(page, project=self.project)
+        return page
 
 
 class SkipReasonListView(APIView):

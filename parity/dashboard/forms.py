@@ -40,11 +40,20 @@ def cleaned(form: forms.Form) -> dict:
     return values
 
 
+class OwnerField(forms.CharField):
+    """A code owner as CODEOWNERS names it (@user, @org/team, an email), compared without case:
+    stored lower-cased (``parity.selectors.owners.owner_clean``)."""
+
+    def to_python(self, value) -> str:
+        return super().to_python(value).strip().lower()
+
+
 class HeatmapQuery(forms.Form):
     dir = forms.BooleanField(required=False, label="Folders")
     folder = forms.CharField(required=False, max_length=500)
     q = forms.CharField(required=False, max_length=200, label="Filter files")
     sort = forms.CharField(required=False, max_length=60, initial="worst")
+    owner = OwnerField(required=False, max_length=200)  # a code owner's files only
 
 
 class TestSearchQuery(forms.Form):
@@ -116,6 +125,12 @@ class GapsQuery(ProjectQuery):
     open = forms.BooleanField(required=False, label="every open gap, however old")
     state = forms.ChoiceField(required=False, choices=[("", "every state"), *GapState.choices])
     tracked = forms.ChoiceField(required=False, choices=TRACKED_CHOICES)
+    owner = OwnerField(
+        required=False,
+        max_length=200,
+        label="Owner",
+        widget=forms.TextInput(attrs={"placeholder": "@org/team", "size": 14}),
+    )
     # A triage queue group's tests: kept in the URL, not offered as fields.
     file = forms.CharField(required=False, max_length=500, widget=forms.HiddenInput)
     reason = forms.IntegerField(required=False, widget=forms.HiddenInput)
@@ -132,6 +147,12 @@ class GapsQuery(ProjectQuery):
 
 
 class QueueQuery(ProjectQuery):
+    owner = OwnerField(
+        required=False,
+        max_length=200,
+        label="Owner",
+        widget=forms.TextInput(attrs={"placeholder": "@org/team", "size": 14}),
+    )
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
     reason_page = forms.IntegerField(
         required=False, min_value=1, initial=1, widget=forms.HiddenInput
@@ -420,3 +441,37 @@ class IssueDraftForm(IssueSubjectForm):
 
     def label_list(self) -> list[str]:
         return [label.strip() for label in self.cleaned_data["labels"].split(",") if label.strip()]
+
+
+class OwnersUploadForm(forms.Form):
+    """A maintainer's import of the project's code owners: a CODEOWNERS file or a YAML, as a
+    file or pasted (``parity.services.owners.owners_import``)."""
+
+    file = forms.FileField(required=False, label="CODEOWNERS or YAML file")
+    text = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "placeholder": "/test/spmd/  @org/spmd-team"}),
+        label="or paste it",
+    )
+    yaml = forms.BooleanField(required=False, label="pasted text is YAML")
+    root = forms.CharField(
+        required=False,
+        max_length=500,
+        label="Test paths start at",
+        widget=forms.TextInput(attrs={"placeholder": "the repository's root"}),
+    )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        upload = data.get("file")
+        if upload:
+            try:
+                data["text"] = upload.read().decode()
+            except UnicodeDecodeError as exc:
+                raise forms.ValidationError("The file is not UTF-8 text.") from exc
+            data["name"] = upload.name
+        elif (data.get("text") or "").strip():
+            data["name"] = "pasted.yaml" if data.get("yaml") else "CODEOWNERS"
+        else:
+            raise forms.ValidationError("Choose a file, or paste its text.")
+        return data

@@ -313,7 +313,9 @@ def run_state_words(state: str, status: str = "") -> str:
 def heatmap_cells(heatmap: Heatmap) -> Heatmap:
     """The heatmap with each cell as drawn (``HeatCell``)."""
     rows = [
-        HeatRow(name=row.name, cells=[HeatCell(**vars(cell)) for cell in row.cells])
+        HeatRow(
+            name=row.name, cells=[HeatCell(**vars(cell)) for cell in row.cells], owners=row.owners
+        )
         for row in heatmap.rows
     ]
     return replace(heatmap, rows=rows)

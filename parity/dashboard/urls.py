@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.dashboard import charts, downloads, triage_views, views
+from parity.dashboard import charts, downloads, owners_views, triage_views, views
 
 # Names are prefixed: the API's URL names share the root namespace.
 project = "p/<slug:slug>/"
@@ -19,6 +19,8 @@ urlpatterns = [
     path(f"{project}queue/exempt/", triage_views.queue_exempt, name="project-queue-exempt"),
     path(f"{project}gaps/", views.gaps, name="project-gaps"),
     path(f"{project}gaps.csv", downloads.gaps_csv, name="project-gaps-csv"),
+    path(f"{project}owners/", views.owners, name="project-owners"),
+    path(f"{project}owners/import/", owners_views.owners_upload, name="project-owners-import"),
     path(f"{project}runs/", views.runs, name="project-runs"),
     path(f"{project}runs/<int:pk>/", views.run_detail, name="project-run"),
     path(f"{project}matrix/", views.matrix, name="project-matrix"),

@@ -5,6 +5,7 @@ endpoints in ``charts``, triage goes through ``triage``."""
 
 import dataclasses
 import datetime
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -25,6 +26,7 @@ from parity.dashboard.forms import (
     HeatmapQuery,
     IssueDraftForm,
     IssueSubjectForm,
+    OwnersUploadForm,
     PairQuery,
     QueueQuery,
     ReasonsQuery,
@@ -99,6 +101,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         folder=query["folder"] or "",
         q=query["q"] or "",
         sort=query["sort"],
+        owner=query["owner"] or "",
     )
     return _render_project(
         request,
@@ -183,6 +186,7 @@ def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict,
         "state": query["state"] or None,
         "file": query["file"] or None,
         "reason": query["reason"],
+        "owner": query["owner"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
     }
     return form, query, filters
@@ -226,9 +230,32 @@ def triage_queue(request: HttpRequest, project: Project) -> HttpResponse:
         backend=query["backend"] or None,
         file_page=query["page"],
         reason_page=query["reason_page"],
+        owner=query["owner"] or None,
     )
     return _render_project(
-        request, project, "parity/queue.html", tab="queue", form=form, query=query, queue=queue
+        request,
+        project,
+        "parity/queue.html",
+        tab="queue",
+        form=form,
+        query=query,
+        queue=queue,
+        # The queue's owner, kept by its links to the gaps list.
+        owner_query=f"&owner={quote(query['owner'])}" if query["owner"] else "",
+    )
+
+
+@project_page
+def owners(request: HttpRequest, project: Project) -> HttpResponse:
+    """The project's code owners: what was imported and how much it covers, each owner's files
+    and open gaps, the rules; maintainers import a new CODEOWNERS or YAML here."""
+    return _render_project(
+        request,
+        project,
+        "parity/owners.html",
+        tab="gaps",
+        summary=selectors.owners_summary(project=project),
+        upload_form=OwnersUploadForm(),
     )
 
 

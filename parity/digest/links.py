@@ -24,18 +24,24 @@ class DashboardLinks:
     reasons: str
     closed_tracking: str  # every open gap tracked only by closed issues
     passes_now: str  # the exemptions page at those that pass now
+    owned: str = ""  # every open gap of the subscription's code owner ("my gaps")
 
 
-def dashboard_links(*, slug: str, week: Week, backends: list[str]) -> DashboardLinks:
+def dashboard_links(
+    *, slug: str, week: Week, backends: list[str], owner: str = ""
+) -> DashboardLinks:
     # One backend filters the gaps page; with several, the page shows every backend.
     query = {"since": week.monday.isoformat()}
     if len(backends) == 1:
         query["backend"] = backends[0]
+    if owner:
+        query["owner"] = owner
     gaps_path = reverse("project-gaps", kwargs={"slug": slug})
     gaps = absolute(f"{gaps_path}?{urlencode(query)}")
     closed = {"open": "1", "tracked": "closed", **{k: v for k, v in query.items() if k != "since"}}
     exemptions_path = reverse("project-exemptions", kwargs={"slug": slug})
-    passing = {"probe": "passes", **{k: v for k, v in query.items() if k != "since"}}
+    passing = {"probe": "passes", **{k: v for k, v in query.items() if k not in ("since", "owner")}}
+    owned = {"open": "1", **{k: v for k, v in query.items() if k != "since"}}
     return DashboardLinks(
         project=absolute(reverse("project", kwargs={"slug": slug})),
         new_gaps=gaps,
@@ -43,6 +49,7 @@ def dashboard_links(*, slug: str, week: Week, backends: list[str]) -> DashboardL
         reasons=absolute(reverse("project-reasons", kwargs={"slug": slug})),
         closed_tracking=absolute(f"{gaps_path}?{urlencode(closed)}"),
         passes_now=absolute(f"{exemptions_path}?{urlencode(passing)}"),
+        owned=absolute(f"{gaps_path}?{urlencode(owned)}") if owner else "",
     )
 
 

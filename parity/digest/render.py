@@ -61,8 +61,17 @@ def summary(content: DigestContent) -> str:
 
 
 def subject(content: DigestContent) -> str:
-    scope = f" ({', '.join(content.backends)})" if content.backends else ""
+    scopes = [", ".join(content.backends)] if content.backends else []
+    if content.owner:
+        scopes.append(f"{content.owner}'s gaps")
+    scope = f" ({'; '.join(scopes)})" if scopes else ""
     return f"[parity] {content.project}{scope} {content.week}: {summary(content)}"
+
+
+def scope(content: DigestContent) -> str:
+    """What the digest is narrowed to, after the project's name: " (tpu): @alice's gaps"."""
+    text = f" ({', '.join(content.backends)})" if content.backends else ""
+    return text + (f": {content.owner}'s gaps" if content.owner else "")
 
 
 def week_dates(content: DigestContent) -> str:
@@ -105,9 +114,10 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
         "c": content,
         # The dashboard's pages, absolute: the selector reads, the digest says where to look.
         "links": dashboard_links(
-            slug=content.project, week=content.week, backends=content.backends
+            slug=content.project, week=content.week, backends=content.backends, owner=content.owner
         ),
         "summary": summary(content),
+        "scope": scope(content),
         "dates": week_dates(content),
         "scores": [
             {

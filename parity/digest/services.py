@@ -22,8 +22,10 @@ from parity.models import (
     ReasonLinksRecord,
     Subscription,
 )
+from parity.pure.codeowners import is_owner
 from parity.pure.weeks import Week
 from parity.selectors.digest import digest_content
+from parity.selectors.owners import owner_clean
 from parity.selectors.reason_links import reason_links_now
 
 logger = logging.getLogger(__name__)
@@ -46,15 +48,19 @@ class DigestSendFailed(Exception):
 
 
 def subscription_subscribe(
-    *, project: Project, email: str, backends: list[str] | None = None
+    *, project: Project, email: str, backends: list[str] | None = None, owner: str = ""
 ) -> tuple[Subscription, bool]:
     """Subscribe ``email`` to the project's digest, or reactivate and refilter its
-    subscription. Returns the subscription and whether it is new."""
+    subscription; with ``owner``, to that code owner's gaps only ("my gaps"). Returns the
+    subscription and whether it is new."""
     email = email.strip().lower()
     try:
         validate_email(email)
     except ValidationError as exc:
         raise SubscriptionRejected(f"'{email}' is not an email address.") from exc
+    owner = owner_clean(owner)
+    if owner and not is_owner(owner):
+        raise SubscriptionRejected(f"'{owner}' is not a code owner (@user, @org/team or an email).")
     known = {b.name: b for b in project.backends.all()}
     unknown = sorted(set(backends or []) - known.keys())
     if unknown:
@@ -68,6 +74,9 @@ def subscription_subscribe(
             subscription.active, subscription.unsubscribed_at = True, None
             subscription.save(update_fields=["active", "unsubscribed_at"])
         subscription.backends.set([known[name] for name in backends or []])
+        if subscription.owner != owner:
+            subscription.owner = owner
+            subscription.save(update_fields=["owner"])
     logger.info("subscription %s of project %s (new: %s)", subscription.pk, project.pk, created)
     return subscription, created
 
@@ -178,7 +187,9 @@ def _message(delivery: DigestDelivery) -> EmailMultiAlternatives | str:
         return "unsubscribed"
     week = Week.of(delivery.week)
     backends = list(subscription.backends.values_list("name", flat=True))
-    content = digest_content(project=subscription.project, week=week, backends=backends)
+    content = digest_content(
+        project=subscription.project, week=week, backends=backends, owner=subscription.owner
+    )
     if content.quiet and settings.PARITY_DIGEST_SKIP_QUIET:
         return "quiet week"
     link = unsubscribe_url(token=subscription.token)

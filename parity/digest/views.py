@@ -18,8 +18,9 @@ from parity.web.access import project_page
 @require_safe
 @project_page
 def preview(request: HttpRequest, project: Project) -> HttpResponse:
-    """This week's digest so far (``?week=2026-W14`` for another, ``?backend=tpu`` to
-    narrow it as a subscription's filter does), for those who may read the project."""
+    """This week's digest so far (``?week=2026-W14`` for another, ``?backend=tpu`` or
+    ``?owner=@team`` to narrow it as a subscription's filters do), for those who may read the
+    project."""
     refusal = ""
     try:
         week = Week.parse(request.GET["week"]) if "week" in request.GET else None
@@ -27,7 +28,12 @@ def preview(request: HttpRequest, project: Project) -> HttpResponse:
         week, refusal = None, f"{exc} This week's digest instead:"
     current = Week.of(timezone.now())
     week = week or current
-    content = digest_content(project=project, week=week, backends=request.GET.getlist("backend"))
+    content = digest_content(
+        project=project,
+        week=week,
+        backends=request.GET.getlist("backend"),
+        owner=request.GET.get("owner", ""),
+    )
     context = {
         **digest_context(content, unsubscribe_url=None),
         "project": project,

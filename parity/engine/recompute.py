@@ -23,6 +23,7 @@ from parity.engine.gap_triages import (
     triages_mark_stale_touched,
 )
 from parity.engine.gaps import gaps_diff
+from parity.engine.owners import owners_add
 from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
 from parity.engine.snapshots import snapshots_write
 from parity.models import Backend, BackendState, Project, Run
@@ -137,6 +138,7 @@ def backends_refresh(
         backend_ids=backend_ids,
         outcomes_changed=None if full else [cause.backend_id],
     )
+    owners_add(project_id=project.pk, backend_ids=backend_ids)  # files new to the owners roll-up
     return gaps
 
 

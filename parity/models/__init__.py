@@ -4,6 +4,7 @@ from parity.models.digest import (
     ReasonLinksRecord,
     Subscription,
 )
+from parity.models.owners import FileOwners, OwnerRule, OwnersSource
 from parity.models.parity import (
     ABSENT_STATES,
     BackendState,
@@ -36,6 +37,7 @@ __all__ = [
     "CurrentOutcome",
     "ExemptionList",
     "FileCell",
+    "FileOwners",
     "FileSeconds",
     "Gap",
     "GapEvent",
@@ -47,6 +49,8 @@ __all__ = [
     "TriageKind",
     "Membership",
     "Outcome",
+    "OwnerRule",
+    "OwnersSource",
     "Project",
     "Reason",
     "SkipRule",

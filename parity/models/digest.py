@@ -15,7 +15,8 @@ def unsubscribe_token() -> str:
 
 
 class Subscription(models.Model):
-    """An address that gets a project's weekly digest, optionally only for some backends."""
+    """An address that gets a project's weekly digest, optionally only for some backends, or
+    only for one code owner's test files."""
 
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="subscriptions")
     email = models.EmailField(max_length=254)
@@ -24,6 +25,12 @@ class Subscription(models.Model):
         blank=True,
         related_name="+",
         help_text="Only these backends' scores, gaps and reasons; none selected: every backend.",
+    )
+    owner = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Only the gaps of this code owner's test files (@user, @org/team or an email, "
+        "as the project's CODEOWNERS names it): 'my gaps'. Blank: the whole project.",
     )
     active = models.BooleanField(default=True)
     # The secret of the one-click unsubscribe link. Stored as is, unlike upload tokens: every

@@ -107,14 +107,15 @@ def key_matches(regex: str, key: str) -> bool:
 def _translate(glob: str, wildcards: dict[str, str]) -> str:
     parts, end = [], 0
     for wildcard in _WILDCARD.finditer(glob):
-        parts.append(_literal(glob[end : wildcard.start()]))
+        parts.append(regex_literal(glob[end : wildcard.start()]))
         parts.append(wildcards[wildcard.group()])
         end = wildcard.end()
-    parts.append(_literal(glob[end:]))
+    parts.append(regex_literal(glob[end:]))
     return "".join(parts)
 
 
-def _literal(text: str) -> str:
+def regex_literal(text: str) -> str:
+    """``text`` as a regular expression matching itself, in Python and in Postgres alike."""
     # A backslash before any ASCII punctuation is a literal in both dialects; letters, digits
     # and non-ASCII characters are literal as they are (a backslash before them is an escape).
     return "".join("\\" + c if c.isascii() and not c.isalnum() else c for c in text)

@@ -15,6 +15,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart``, |
 |                                           | ``skip_categories_current``               |
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
+| ``p/<slug>/owners/`` (code owners)        | ``owners_summary``                        |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
@@ -68,6 +69,7 @@ from parity.selectors.overview import (
     project_has_runs,
     score_trends,
 )
+from parity.selectors.owners import OwnersSummary, gaps_owners_attach, owners_summary
 from parity.selectors.parity import backend_files, parity_overview
 from parity.selectors.queue import (
     BackendHeadline,
@@ -149,6 +151,9 @@ __all__ = [
     "issue_infos",
     "issue_subject",
     "issue_urls",
+    "owners_summary",
+    "gaps_owners_attach",
+    "OwnersSummary",
     "parity_overview",
     "project_cards",
     "project_has_runs",

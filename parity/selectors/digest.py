@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import F, Min, Q
+from django.db.models import Count, F, Min, Q
 
 from ingest.normalize import display_id
 from parity.models import (
@@ -46,6 +46,7 @@ from parity.models.reasons import ReasonKind
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.classification import CategoryCount, skip_categories_current
+from parity.selectors.owners import gaps_owned, owner_clean
 from parity.selectors.reason_links import LinkChange, link_changes
 
 # What did not run (a crash, a timeout...) before what the backend never had.
@@ -168,6 +169,10 @@ class DigestContent:
     passes_now: list[PassingExemptions]
     # The current runs' skips per category of their reason, with the gaps they cause.
     skip_categories: list[CategoryCount] = field(default_factory=list)
+    # "My gaps": a code owner's subscription narrows the gaps (new, fixed, tracked by closed
+    # issues) to the test files the owner owns, and says how many of theirs are open.
+    owner: str = ""
+    owned_open: list["OwnedGaps"] = field(default_factory=list)
 
     @property
     def new_total(self) -> int:
@@ -183,32 +188,45 @@ class DigestContent:
         return not (self.new_total or self.fixed_total or self.new_reasons or self.link_changes)
 
 
+@dataclass(frozen=True)
+class OwnedGaps:
+    """A code owner's open gaps on one backend at the week's end (the gaps page's count)."""
+
+    backend: str
+    open: int
+    untracked: int
+
+
 def digest_content(
-    *, project: Project, week: Week, backends: list[str] | None = None
+    *, project: Project, week: Week, backends: list[str] | None = None, owner: str = ""
 ) -> DigestContent:
-    """The digest of ``week``; ``backends`` (names) narrows it to those backends."""
+    """The digest of ``week``; ``backends`` (names) narrows it to those backends, ``owner`` its
+    gaps to the test files that code owner owns ("my gaps")."""
+    owner = owner_clean(owner)
     chosen = _backends(project, backends or [])
     ids = [b.pk for b in chosen]
     names = {b.pk: b.name for b in chosen}
     reference = Backend.objects.filter(pk=project.reference_backend_id).first()
     filtered = sorted(names.values()) if backends else []
-    fixed = _fixed(project, ids, week)
+    fixed = _fixed(project, ids, week, owner)
     return DigestContent(
         project=project.slug,
         week=week,
         reference=reference.name if reference else None,
         backends=filtered,
         scores=_scores(project, chosen, week),
-        new_gaps=_new_gaps(project, ids, week),
+        new_gaps=_new_gaps(project, ids, week, owner),
         fixed=fixed[: settings.PARITY_DIGEST_MAX_GAPS],
         fixed_total=len(fixed),
         new_reasons=_new_reasons(project, ids if backends else None, names, week),
         link_changes=link_changes(
             project_id=project.pk, week=week, backend_ids=ids if backends else None
         ),
-        closed_tracking=_closed_tracking(project, ids, week),
+        closed_tracking=_closed_tracking(project, ids, week, owner),
         passes_now=_passes_now(ids, week),
         skip_categories=skip_categories_current(project=project, backends=filtered or None),
+        owner=owner,
+        owned_open=_owned_open(project, ids, week, owner) if owner else [],
     )
 
 
@@ -254,13 +272,28 @@ def _gap_total(snapshot: Snapshot | None) -> int:
     return snapshot.skipped + snapshot.failed + snapshot.error + snapshot.missing
 
 
-def _gaps(project: Project, backend_ids: list[int]):
-    return (
-        Gap.objects.filter(project=project, backend_id__in=backend_ids)
-        .exclude(state=GapState.REFERENCE_MISSING)
-        .select_related("backend", "test", "reason", "triage__issue")
-        .prefetch_related("reason__issues")
+def _gaps(project: Project, backend_ids: list[int], owner: str = ""):
+    gaps = Gap.objects.filter(project=project, backend_id__in=backend_ids).exclude(
+        state=GapState.REFERENCE_MISSING
     )
+    if owner:
+        gaps = gaps_owned(gaps, project=project, owner=owner)
+    return gaps.select_related("backend", "test", "reason", "triage__issue").prefetch_related(
+        "reason__issues"
+    )
+
+
+def _owned_open(project: Project, backend_ids: list[int], week: Week, owner: str):
+    """Per backend, ``owner``'s gaps open now that opened before the week's end. One query."""
+    rows = (
+        _gaps(project, backend_ids, owner)
+        .filter(is_open=True, opened_at__lt=week.end)
+        .order_by()
+        .values("backend__name")
+        .annotate(open=Count("pk"), untracked=Count("pk", filter=Q(tracked=False, intended=False)))
+        .order_by("backend__name")
+    )
+    return [OwnedGaps(r["backend__name"], r["open"], r["untracked"]) for r in rows]
 
 
 def _row(gap: Gap) -> GapRow:
@@ -276,8 +309,10 @@ def _row(gap: Gap) -> GapRow:
     )
 
 
-def _new_gaps(project: Project, backend_ids: list[int], week: Week) -> list[BackendGaps]:
-    opened = _gaps(project, backend_ids).filter(
+def _new_gaps(
+    project: Project, backend_ids: list[int], week: Week, owner: str
+) -> list[BackendGaps]:
+    opened = _gaps(project, backend_ids, owner).filter(
         Q(is_open=True) | Q(closed_at__gte=week.end),
         opened_at__gte=week.start,
         opened_at__lt=week.end,
@@ -301,8 +336,8 @@ def _new_gaps(project: Project, backend_ids: list[int], week: Week) -> list[Back
     return result
 
 
-def _fixed(project: Project, backend_ids: list[int], week: Week) -> list[GapRow]:
-    closed = _gaps(project, backend_ids).filter(
+def _fixed(project: Project, backend_ids: list[int], week: Week, owner: str) -> list[GapRow]:
+    closed = _gaps(project, backend_ids, owner).filter(
         is_open=False, closed_at__gte=week.start, closed_at__lt=week.end
     )
     return sorted((_row(g) for g in closed), key=lambda r: (r.backend, r.test))
@@ -340,9 +375,11 @@ def _new_reasons(
     return sorted(rows, key=lambda r: r.reason)
 
 
-def _closed_tracking(project: Project, backend_ids: list[int], week: Week) -> list[ClosedTracking]:
+def _closed_tracking(
+    project: Project, backend_ids: list[int], week: Week, owner: str
+) -> list[ClosedTracking]:
     """Per backend, the gaps open at the week's end that cite only issues closed by then."""
-    gaps = _gaps(project, backend_ids).filter(
+    gaps = _gaps(project, backend_ids, owner).filter(
         is_open=True, tracked_closed=True, opened_at__lt=week.end
     )
     by_backend: dict[str, list[tuple[Gap, list[IssueInfo]]]] = defaultdict(list)

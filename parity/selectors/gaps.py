@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 
 from parity.models import Gap, GapState, Project
 from parity.selectors.fragments import sort_order
+from parity.selectors.owners import gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
 
 # States whose gaps say why their file gave no result; the page shows how its run ended.
@@ -38,6 +39,7 @@ def gaps_list(
     closed_since: datetime.datetime | None = None,
     file: str | None = None,
     reason: int | None = None,
+    owner: str | None = None,
 ) -> QuerySet[Gap]:
     """Open gaps, or with ``closed_since`` the gaps fixed since then.
 
@@ -45,7 +47,9 @@ def gaps_list(
     listed only when asked for by ``state``. ``tracked=False`` means untracked: intended gaps
     are never untracked. ``tracked_closed=True`` keeps tracked gaps whose every cited issue is
     closed. ``since`` keeps gaps opened on or after it; ``file`` those of one test file,
-    ``reason`` those skipped for one reason (a group of the triage queue)."""
+    ``reason`` those skipped for one reason (a group of the triage queue), ``owner`` those of
+    the test files a code owner owns (``gaps_owners_attach`` gives a page of them their
+    owners)."""
     gaps = Gap.objects.filter(project=project)
     if closed_since is not None:
         gaps = gaps.filter(is_open=False, closed_at__gte=closed_since)
@@ -59,6 +63,8 @@ def gaps_list(
         gaps = gaps.filter(test__file=file)
     if reason is not None:
         gaps = gaps.filter(reason_id=reason)
+    if owner:
+        gaps = gaps_owned(gaps, project=project, owner=owner)
     # Outside the score: listed only when asked for by name.
     gaps = gaps.filter(state=state) if state else gaps.exclude(state=GapState.REFERENCE_MISSING)
     if tracked is True:
@@ -117,21 +123,23 @@ def gaps_page(
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
     first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
-    ``intended``, ``tracked_closed``, ``file``, ``reason``. Three queries a page: its count,
-    its rows, their reasons' issues; one for how the files of crashed, timed out, empty or
-    unrun gaps ran (each such open gap gets ``unrun``, a
-    ``parity.selectors.run_files.UnrunFile``); and without ``open_any_age``, one count of the
-    open gaps of any age (``open_total``)."""
+    ``intended``, ``tracked_closed``, ``file``, ``reason``, ``owner``. Three queries a page:
+    its count, its rows, their reasons' issues; one for both pages' files' code owners (each
+    gap gets ``file_owners``); one for how the files of crashed, timed out, empty or unrun gaps
+    ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``); and
+    without ``open_any_age``, one count of the open gaps of any age (``open_total``)."""
     new_sort, new = open_gaps_sorted(
         project=project, since=None if open_any_age else since, filters=filters, sort=sort
     )
     fixed_sort, fixed_order = sort_order(sort, GAP_SORTS, "-fixed")
     fixed = gaps_list(project=project, closed_since=since, **filters)
     new_page = _page(new, page, per_page)
+    fixed_page = _page(fixed.order_by(*fixed_order), fixed_page, per_page)
     _unrun_attach(project, new_page.object_list)
+    gaps_owners_attach([*new_page.object_list, *fixed_page.object_list], project=project)
     return GapsPage(
         new=new_page,
-        fixed=_page(fixed.order_by(*fixed_order), fixed_page, per_page),
+        fixed=fixed_page,
         new_sort=new_sort,
         fixed_sort=fixed_sort,
         open_total=None if open_any_age else gaps_list(project=project, **filters).count(),

@@ -13,6 +13,7 @@ from parity.selectors.fragments import (
     file_gap_counts,
     folder_of,
 )
+from parity.selectors.owners import files_owners, owner_clean
 from parity.selectors.run_files import unrun_files
 
 # "worst": the most gaps against the reference (on every backend but it) first; a backend name:
@@ -66,6 +67,7 @@ class CellCounts:
 class HeatRow:
     name: str  # a test file, or a folder ("." for the root)
     cells: list[CellCounts]  # in the order of Heatmap.backends
+    owners: tuple[str, ...] = ()  # a file's code owners (none for a folder)
 
     @property
     def gaps(self) -> int:
@@ -83,6 +85,7 @@ class Heatmap:
     q: str
     sort: str  # "worst", "name" or a backend name
     reverse: bool = False  # fewest gaps (or Z to A) first
+    owner: str = ""  # only this code owner's files
 
     @property
     def sort_param(self) -> str:
@@ -93,27 +96,38 @@ class Heatmap:
 
 
 def heatmap(
-    *, project: Project, folders: bool = False, folder: str = "", q: str = "", sort: str = "worst"
+    *,
+    project: Project,
+    folders: bool = False,
+    folder: str = "",
+    q: str = "",
+    sort: str = "worst",
+    owner: str = "",
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
-    ``q``, sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading
-    "-"). Four queries (three for folders)."""
+    ``q`` (of the files ``owner`` owns, when given), each file with its code owners,
+    sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Five
+    queries (four for folders)."""
+    owner = owner_clean(owner)
     by_dir = folders and not folder
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
     reference = next((b.backend for b in backends if b.is_reference), None)
     counts = file_counts(project=project, names=names)
+    owners = files_owners(project=project)  # a row per file: no list of paths to send
     for file, gaps in file_gap_counts(project=project).items():
         for backend, count in gaps.items():
             if file in counts:  # the reference passes its tests: it has a file cell
                 counts[file][backend]["gaps"] = count
+    if owner:
+        counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
     if folder:
         counts = {name: cells for name, cells in counts.items() if _under(name, folder)}
     elif by_dir:
         counts = _subtrees(counts)
     unrun = {} if by_dir else unrun_files(project=project)
     rows = [
-        _row(name, cells, names=names, reference=reference, unrun=unrun)
+        _row(name, cells, names=names, reference=reference, unrun=unrun, owners=owners)
         for name, cells in counts.items()
     ]
     total = len(rows)
@@ -134,6 +148,7 @@ def heatmap(
         q=q.strip(),
         sort=sort,
         reverse=reverse,
+        owner=owner,
     )
 
 
@@ -169,6 +184,7 @@ def _row(
     names: list[str],
     reference: str | None,
     unrun: dict,
+    owners: dict[str, list[str]],
 ) -> HeatRow:
     """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some;
     ``unrun``: ``run_files.unrun_files`` by (backend, file)."""
@@ -180,6 +196,7 @@ def _row(
     }
     return HeatRow(
         name=name,
+        owners=tuple(owners.get(name, ())),
         cells=[
             CellCounts(
                 backend=n,

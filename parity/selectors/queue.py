@@ -17,6 +17,7 @@ from django.db.models import Count, Min, Q, QuerySet
 
 from parity.models import Gap, GapState, Project, Snapshot
 from parity.selectors.classification import skip_rules_current
+from parity.selectors.owners import files_owners, gaps_owned, groups_owners
 
 GROUPS_PER_PAGE = 50
 
@@ -39,6 +40,8 @@ class QueueGroup:
     # the project's file rules give the file; "" when none does.
     category: str = ""
     disposition: str = ""
+    # Code owners of the group's file, or of the files its reason's gaps are in (by name).
+    owners: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -89,13 +92,17 @@ def triage_queue(
     file_page: int = 1,
     reason_page: int = 1,
     per_page: int = GROUPS_PER_PAGE,
+    owner: str | None = None,
 ) -> TriageQueue:
-    """Untracked open gaps grouped by (backend, file) and by (backend, reason), largest first,
-    a page of each, and the backends' headlines; a reason group carries its reason's skip
-    category, a file group the one the project's file rules give. Three queries: one GROUP BY
-    each, reading every group (there are at most backends x files, and backends x reasons):
-    the headlines are sums over them, and a page is a slice; and the rules."""
+    """Untracked open gaps (of the files ``owner`` owns, when given) grouped by (backend, file)
+    and by (backend, reason), largest first, a page of each with their code owners, and the
+    backends' headlines; a reason group carries its reason's skip category, a file group the
+    one the project's file rules give. Five queries: one GROUP BY each, reading every group
+    (there are at most backends x files, and backends x reasons: the headlines are sums over
+    them, and a page is a slice), the owners of each page's groups, and the skip rules."""
     gaps = untracked_gaps(projects=[project], backend=backend)
+    if owner:
+        gaps = gaps_owned(gaps, project=project, owner=owner)
     by_file = _groups(gaps, ("backend__name", "test__file"))
     # Tests a backend never ran have no reason: their decisions are the file groups'.
     with_reason = gaps.filter(reason__isnull=False)
@@ -108,11 +115,28 @@ def triage_queue(
         files[group.backend].append((group.gaps, group.missing))
     reasons = Counter(g.backend for g in by_reason)
     headlines = [_headline(name, files[name], reasons[name]) for name in sorted(files)]
+    file_groups = _page(by_file, file_page, per_page)
+    reason_groups = _page(by_reason, reason_page, per_page)
     return TriageQueue(
-        by_file=_files_classified(project, _page(by_file, file_page, per_page)),
-        by_reason=_page(by_reason, reason_page, per_page),
+        by_file=_owners_of_files(project, _files_classified(project, file_groups)),
+        by_reason=_owners_of_reasons(with_reason, reason_groups),
         headlines=headlines,
     )
+
+
+def _owners_of_files(project: Project, page: GroupPage) -> GroupPage:
+    owners = files_owners(project=project, files=[g.file for g in page.groups])
+    groups = [replace(g, owners=tuple(owners.get(g.file, ()))) for g in page.groups]
+    return replace(page, groups=groups)
+
+
+def _owners_of_reasons(gaps: QuerySet[Gap], page: GroupPage) -> GroupPage:
+    shown = gaps.filter(reason_id__in=sorted({g.reason_id for g in page.groups}))
+    owners = groups_owners(shown, by=("backend__name", "reason_id"))
+    groups = [
+        replace(g, owners=tuple(owners.get((g.backend, g.reason_id), ()))) for g in page.groups
+    ]
+    return replace(page, groups=groups)
 
 
 def _groups(gaps: QuerySet[Gap], by: tuple[str, ...]) -> list[QueueGroup]:

@@ -24,6 +24,7 @@ from parity.selectors.fragments import (
     reference_first,
 )
 from parity.selectors.gaps import UNRUN_STATES
+from parity.selectors.owners import files_owners
 from parity.selectors.run_files import UnrunFile, unrun_files
 
 HISTORY_RUNS = 30  # per backend, newest first
@@ -231,12 +232,14 @@ class TestCasePage:
 
     test: TestCase
     lines: list[BackendLine]  # the reference first
+    owners: tuple[str, ...] = ()  # its file's code owners
 
 
 def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
-    """Five queries, each table read once: backends (with their command templates), history,
-    current outcomes (with reasons), open gaps (with reasons and triages), and the reasons'
-    issues; a sixth for the run manifest when a gap is crashed, timed out, empty or not run."""
+    """Six queries, each table read once: backends (with their command templates), history,
+    current outcomes (with reasons), open gaps (with reasons and triages), the reasons'
+    issues, its file's code owners; a seventh for the run manifest when a gap is crashed,
+    timed out, empty or not run."""
     backends = reference_first(project, list(project.backends.all()))
     names = {b.pk: b.name for b in backends}
     commands = {b.pk: b.reproduce_command for b in backends}
@@ -275,4 +278,5 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
                 unrun=unrun.get((name, test.file)) if gap and gap.state in UNRUN_STATES else None,
             )
         )
-    return TestCasePage(test=test, lines=lines)
+    owners = files_owners(project=project, files=[test.file]).get(test.file, ())
+    return TestCasePage(test=test, lines=lines, owners=tuple(owners))

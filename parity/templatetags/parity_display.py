@@ -6,8 +6,9 @@
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and four tags,
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and five tags,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
+``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
 ``{% triage_form_state gap_id test_id reason_id file backend as state %}``."""
 
@@ -41,6 +42,13 @@ register.filter("count", presenters.count)
 register.filter("disposition", presenters.disposition)
 register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
+
+
+@register.inclusion_tag("parity/_owners.html", takes_context=True)
+def owners(context: template.Context, names, owner_url: str = "") -> dict:
+    """A test file's code owners as links: to the gaps page filtered to each (``owner_url``),
+    or to this page filtered to each (its query string kept)."""
+    return {"owners": names or (), "owner_url": owner_url, "request": context.get("request")}
 
 
 @register.simple_tag

@@ -43,6 +43,12 @@ class GapsQuery(serializers.Serializer):
         default=None,
         help_text="List the gaps fixed on or after this day (UTC) instead of open ones.",
     )
+    owner = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Only the gaps of the test files this code owner owns (@user, @org/team or "
+        "an email, as the project's CODEOWNERS names it; without case).",
+    )
 
     def filters(self) -> dict:
         data = dict(self.validated_data)
@@ -79,6 +85,9 @@ class GapSerializer(serializers.Serializer):
     stale = serializers.SerializerMethodField()
     first_seen = serializers.DateTimeField(source="opened_at")
     closed_at = serializers.DateTimeField(allow_null=True)
+    owners = serializers.SerializerMethodField(
+        help_text="The code owners of the test's file (none: no rule gives it one)."
+    )
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_issues(self, gap) -> list[str]:
@@ -90,3 +99,7 @@ class GapSerializer(serializers.Serializer):
 
     def get_stale(self, gap) -> bool:
         return gap_is_stale(gap)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_owners(self, gap) -> list[str]:
+        return list(getattr(gap, "file_owners", None) or [])

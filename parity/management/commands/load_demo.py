@@ -17,10 +17,12 @@ from parity.demo.ahead import demo_uploads_ahead
 from parity.demo.scenario import BRANCH, upstream_disabled
 from parity.models import Project
 from parity.pure.exemption_files import disabled_dict_entries, exemptions_parse
+from parity.services.owners import owners_import
 from parity.services.projects import project_create, project_rules_update, upload_token_create
 from parity.services.triage import exemptions_import
 
 FIXTURE = Path(__file__).resolve().parents[2] / "demo" / "fixture.json"
+OWNERS = FIXTURE.with_name("CODEOWNERS")  # illustrative owners of the demo's test files
 DEMO_SLUG = "pytorch-xla"
 # The CPU and GPU runners start PyTorch's own test files as `python3 ../../test/test_x.py`
 # from pytorch/xla's checkout: name them by the repository they live in.
@@ -72,6 +74,8 @@ class Command(BaseCommand):
                 backend.save(update_fields=["reproduce_command"])
             fixture = json.loads(FIXTURE.read_text())
             self._exempt(project, fixture)
+            # Before the uploads: each run's recompute gives the files it brings their owners.
+            owners_import(project=project, text=OWNERS.read_text(), name="CODEOWNERS")
             self._upload_all(project, fixture, days=options["days"])
         else:
             self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")

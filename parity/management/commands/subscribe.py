@@ -17,6 +17,12 @@ class Command(BaseCommand):
             default=[],
             help="Only this backend (repeatable, or comma-separated); default: every backend.",
         )
+        parser.add_argument(
+            "--owner",
+            default="",
+            help="Only the gaps of this code owner's test files ('my gaps'), as the project's "
+            "CODEOWNERS names it: @user, @org/team or an email.",
+        )
 
     def handle(self, *args, **options):
         project = Project.objects.filter(slug=options["project"]).first()
@@ -26,11 +32,13 @@ class Command(BaseCommand):
         backends = [b.strip() for arg in options["backend"] for b in arg.split(",") if b.strip()]
         try:
             subscription, created = subscription_subscribe(
-                project=project, email=options["email"], backends=backends
+                project=project, email=options["email"], backends=backends, owner=options["owner"]
             )
         except SubscriptionRejected as exc:
             raise CommandError(str(exc)) from exc
         scope = ", ".join(sorted(backends)) if backends else "every backend"
+        if subscription.owner:
+            scope += f"; {subscription.owner}'s gaps"
         verb = "Subscribed" if created else "Updated the subscription of"
         self.stdout.write(f"{verb} {subscription.email} to {project.slug} ({scope}).")
         self.stdout.write(f"Unsubscribe link: {unsubscribe_url(token=subscription.token)}")

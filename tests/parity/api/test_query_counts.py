@@ -23,8 +23,9 @@ URL = "/api/v1/projects/pytorch-xla"
 READS = {
     "parity": (f"{URL}/parity/", 4),  # token, project; backends, file cells
     "parity by folder": (f"{URL}/parity/?dir=true", 4),
-    "gaps": (f"{URL}/gaps/", 5),  # token, project; count, page, reasons' issues
-    "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 5),
+    # token, project; count, page, reasons' issues, their files' owners
+    "gaps": (f"{URL}/gaps/", 6),
+    "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 6),
     "skip reasons": (f"{URL}/skip-reasons/", 8),  # token, project; 6
     "reason trend": (f"{URL}/skip-reasons/{{reason}}/trend/", 5),  # + the reason; 2
     "tests": (f"{URL}/tests/?q=test_a", 4),  # token, project; count, page

@@ -22,21 +22,26 @@ PAGES = {
         "/overview.json",
         4,
     ),  # ETag: readable projects, data version; projects, trend
-    "heatmap": (f"{P}/", 6),  # project; backends + snapshots, file cells, gaps, run files
-    "heatmap by folder": (f"{P}/?dir=1", 5),
+    # project; backends + snapshots, file cells, files' owners, gaps, run files
+    "heatmap": (f"{P}/", 7),
+    "heatmap by folder": (f"{P}/?dir=1", 6),
     "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
-    "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
+    "test": (f"{P}/tests/{{test}}/", 9),  # project, test; 6 for the page (its owners); has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     # Project, backend choices; 6 rows; skips and gaps per category; has runs
     "skip reasons": (f"{P}/skip-reasons/", 12),
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
-    # Project, backend choices x2; 3 for the queue (the groups, the file rules); has runs
-    "queue": (f"{P}/queue/", 7),
-    # Project, backend choices; 2 x (count, rows, issues); the open gaps of any age; has runs
-    "gaps": (f"{P}/gaps/", 11),
+    # Project, backend choices x2; 3 for the queue (the groups, the file rules), 2 for its
+    # groups' owners; has runs
+    "queue": (f"{P}/queue/", 9),
+    # Project, backend choices; 2 x (count, rows, issues); their files' owners; the open gaps
+    # of any age; has runs
+    "gaps": (f"{P}/gaps/", 12),
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
-    # reasons' issues (once per 2,000 rows).
-    "gaps.csv": (f"{P}/gaps.csv?open=1", 5),
+    # reasons' issues and their files' owners (once per 2,000 rows each).
+    "gaps.csv": (f"{P}/gaps.csv?open=1", 6),
+    # project; the import, its rules, the files' owners, open gaps per owner; has runs
+    "owners": (f"{P}/owners/", 6),
     "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
     # baselines' uploads; has runs
     # Project, run; the verdict's (baseline, opened, counts: it opens none), closed gaps, their

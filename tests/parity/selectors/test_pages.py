@@ -36,8 +36,8 @@ def test_project_cards_in_three_queries(xla_runs, django_assert_num_queries):
     assert card.untracked == 7 and card.has_uploads
 
 
-def test_heatmap_in_four_queries(xla_runs, django_assert_num_queries):
-    with django_assert_num_queries(4):
+def test_heatmap_in_five_queries(xla_runs, django_assert_num_queries):
+    with django_assert_num_queries(5):
         heatmap = selectors.heatmap(project=xla_runs, sort="neuron")
     assert [row.name for row in heatmap.rows] == [B, A, C]
     assert [b.backend for b in heatmap.backends] == list(BACKENDS)
@@ -122,10 +122,10 @@ def test_testcase_page_lines(xla_runs):
 
 def test_the_test_page_reads_each_table_once(xla_runs, django_assert_num_queries):
     """Backends, the history (results and runs, with reason texts), current outcomes (with
-    reasons), open gaps (with reasons and triages), the reasons' issues: 5 (10 before the
-    page stopped re-reading what the endpoint's selector had read)."""
+    reasons), open gaps (with reasons and triages), the reasons' issues, its file's owners: 6
+    (11 before the page stopped re-reading what the endpoint's selector had read)."""
     test = xla_runs.tests.get(key=tid(A, 2))
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         page = selectors.testcase_page(project=xla_runs, test=test)
     tpu = next(line for line in page.lines if line.backend == "tpu")
     assert tpu.reason.text == WITH_ISSUE and [i.ref for i in tpu.issues] == [ISSUE_URL]
