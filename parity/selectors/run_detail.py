@@ -85,7 +85,7 @@ def run_detail(*, run: Run) -> RunDetail:
     """``run`` with its project and backend selected. About a dozen queries: the verdict's (up
     to seven), its closed gaps (one or two), the uploads with their files (three), what the run
     lacks (two), whether it is current (one)."""
-    verdict = run_verdict(run=run)
+    verdict = run_verdict(run=run, gaps_limit=GAPS_SHOWN)
     missing = _missing(run, verdict.baseline_run)
     return RunDetail(
         run=run,

@@ -115,11 +115,16 @@ class Verdict:
     coverage_drop: bool
     test_count: int
     baseline_test_count: int | None
-    gaps: list[VerdictGap]  # the gaps the run opened
+    gaps: list[VerdictGap]  # the gaps the run opened (the first ``gaps_limit`` by test)
     probe: bool
     exemptions: ExemptionsApplied
     ci_url: str
     unrun_files: list[VerdictFile]
+
+    @property
+    def gaps_total(self) -> int:
+        """The gaps the run opened, listed in ``gaps`` or not."""
+        return self.opened["tracked"] + self.opened["untracked"] + self.opened["intended"]
 
 
 def _prefix(is_reference: bool) -> sql.Composed:
@@ -167,9 +172,8 @@ _OPENED_SQL = model_sql(
         FROM gx JOIN {testcase} tc ON tc.id = gx.test_id
         WHERE NOT EXISTS (SELECT 1 FROM gp WHERE gp.test_id = gx.test_id)
     ), picked AS MATERIALIZED ({picks})
-    SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}
+    SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}, o.test_key
     FROM o LEFT JOIN picked t ON t.test_id = o.test_id
-    ORDER BY o.test_id
     """,
     testcase=TestCase,
     reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
@@ -212,7 +216,9 @@ def baseline_run_pick(*, run: Run) -> Run | None:
     )
 
 
-def run_verdict(*, run: Run) -> Verdict:
+def run_verdict(*, run: Run, gaps_limit: int | None = None) -> Verdict:
+    """``gaps_limit``: list only the first that many opened gaps (by test), as a page shows
+    them; the counts are of every one either way."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
     params = _params(run, baseline.pk if baseline else None)
@@ -224,23 +230,18 @@ def run_verdict(*, run: Run) -> Verdict:
         cursor.execute(prefix + _COUNTS_SQL, params)
         closed, test_count, baseline_count = cursor.fetchone()
     applied, listed_ids = _exemptions_applied(run)
-    gaps = _verdict_gaps(
+    opened, gaps = _verdict_gaps(
         opened_rows,
         backend=backend.name,
         closed_untracked=project.closed_issues_untracked,
         added_after=_added_after(run, listed_ids),
+        limit=gaps_limit,
     )
     drop = run.complete and coverage_dropped(
         previous=baseline_count if baseline else None,
         current=test_count,
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
-    opened = {
-        "tracked": sum(g.tracked for g in gaps),
-        "untracked": sum(not g.tracked and not g.intended for g in gaps),
-        "intended": sum(g.intended for g in gaps),
-        "tracked_closed": sum(g.tracked_closed for g in gaps),
-    }
     return Verdict(
         run=run.pk,
         backend=backend.name,
@@ -360,36 +361,73 @@ def _verdict_gaps(
     backend: str,
     closed_untracked: bool,
     added_after: Callable[[Triage], bool],
-) -> list[VerdictGap]:
-    tests = TestCase.objects.in_bulk({row[0] for row in rows})
+    limit: int | None,
+) -> tuple[dict[str, int], list[VerdictGap]]:
+    """The opened counts of every row, and the gaps of the first ``limit`` rows by test. A row's
+    tracking follows from its reason, triage and kind alone, so it is worked out once per such
+    combination (a handful), not per gap: a first run opens tens of thousands."""
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
         {row[2] for row in rows if row[2] is not None}
     )
     triages = Triage.objects.select_related("issue").in_bulk(
         {row[3] for row in rows if row[3] is not None}
     )
+    tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
+    opened = dict.fromkeys(("tracked", "untracked", "intended", "tracked_closed"), 0)
+    for _test_id, _state, reason_id, triage_id, kind, reason_issue, _key in rows:
+        combination = (reason_id, triage_id, kind, reason_issue)
+        if combination not in tracking:
+            tracking[combination] = _tracking(
+                reasons.get(reason_id), triages.get(triage_id), kind, reason_issue, closed_untracked
+            )
+        tracked, intended, tracked_closed, _issues = tracking[combination]
+        opened["tracked"] += tracked
+        opened["untracked"] += not tracked and not intended
+        opened["intended"] += intended
+        opened["tracked_closed"] += tracked_closed
+    listed = sorted(rows, key=lambda row: row[6])[:limit]
     gaps = []
-    for test_id, state, reason_id, triage_id, kind, reason_issue in rows:
+    for test_id, state, reason_id, triage_id, kind, reason_issue, key in listed:
         reason, triage = reasons.get(reason_id), triages.get(triage_id)
-        intended = kind == TriageKind.INTENDED
-        # As the engine: a tracked or quarantine triage tracks it, or its reason's issue does.
-        tracked = not intended and (kind in KINDS_WITH_ISSUE or bool(reason_issue))
-        issues = issue_infos(reason=reason, triage=triage)
-        tracked_closed = tracked and all_closed(issues)
+        tracked, intended, tracked_closed, issues = tracking[
+            (reason_id, triage_id, kind, reason_issue)
+        ]
         gaps.append(
             VerdictGap(
-                test=tests[test_id].key,
+                test=key,
                 test_id=test_id,
                 backend=backend,
                 state=state,
                 reason=reason.text if reason else None,
-                issues=list(dict.fromkeys(issue.ref for issue in issues)),
+                issues=issues,
                 triage=kind,
-                tracked=tracked and not (tracked_closed and closed_untracked),
+                tracked=tracked,
                 intended=intended,
                 tracked_closed=tracked_closed,
                 exemption=triage_id,
                 exemption_added=triage is not None and added_after(triage),
             )
         )
-    return sorted(gaps, key=lambda g: g.test)
+    return opened, gaps
+
+
+def _tracking(
+    reason: Reason | None,
+    triage: Triage | None,
+    kind: str | None,
+    reason_issue: bool,
+    closed_untracked: bool,
+) -> tuple[bool, bool, bool, list[str]]:
+    """Whether a gap with this reason, triage and kind is tracked, intended, tracked by closed
+    issues only, and the issues it cites."""
+    intended = kind == TriageKind.INTENDED
+    # As the engine: a tracked or quarantine triage tracks it, or its reason's issue does.
+    tracked = not intended and (kind in KINDS_WITH_ISSUE or bool(reason_issue))
+    issues = issue_infos(reason=reason, triage=triage)
+    tracked_closed = tracked and all_closed(issues)
+    return (
+        tracked and not (tracked_closed and closed_untracked),
+        intended,
+        tracked_closed,
+        list(dict.fromkeys(issue.ref for issue in issues)),
+    )
