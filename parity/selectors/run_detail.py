@@ -17,7 +17,7 @@ from parity.definitions import HASH_JOINS_UNTIL_COMMIT
 from parity.models import BackendState, Result, Run, TestCase, Upload, UploadFile
 from parity.models.sql import model_sql
 from parity.selectors.runs import COUNT_FIELDS
-from parity.selectors.verdict import ClosedGap, Verdict, run_verdict, verdict_closed_gaps
+from parity.selectors.verdict import ClosedGap, Verdict, run_verdict
 
 GAPS_SHOWN = 500  # of each list, opened and closed; the verdict API lists every opened gap
 FILES_SHOWN = 30  # per shard that lacks tests
@@ -82,16 +82,16 @@ _MISSING_SQL = model_sql(
 
 
 def run_detail(*, run: Run) -> RunDetail:
-    """``run`` with its project and backend selected. About a dozen queries: the verdict's (up
-    to seven), its closed gaps (one or two), the uploads with their files (three), what the run
-    lacks (two), whether it is current (one)."""
-    verdict = run_verdict(run=run, gaps_limit=GAPS_SHOWN)
+    """``run`` with its project and backend selected. About a dozen queries: the verdict's with
+    its closed gaps (up to eight), the uploads with their files (two), what the run lacks
+    (three), whether it is current (one)."""
+    verdict = run_verdict(run=run, gaps_limit=GAPS_SHOWN, closed_limit=GAPS_SHOWN)
     missing = _missing(run, verdict.baseline_run)
     return RunDetail(
         run=run,
         is_current=BackendState.objects.filter(backend_id=run.backend_id, current_run=run).exists(),
         verdict=verdict,
-        closed=verdict_closed_gaps(run=run, baseline_run=verdict.baseline_run, limit=GAPS_SHOWN),
+        closed=verdict.closed_gaps,
         uploads=_uploads(run),
         missing=missing,
         missing_tests=sum(shard.tests for shard in missing),

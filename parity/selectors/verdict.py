@@ -104,6 +104,15 @@ class VerdictFile:
 
 
 @dataclass(frozen=True)
+class ClosedGap:
+    test: str
+    test_id: int
+    was: str  # its gap state in the baseline run
+    reason: str | None  # the baseline's reason
+    issues: list[str]
+
+
+@dataclass(frozen=True)
 class Verdict:
     run: int
     backend: str
@@ -120,6 +129,7 @@ class Verdict:
     exemptions: ExemptionsApplied
     ci_url: str
     unrun_files: list[VerdictFile]
+    closed_gaps: list[ClosedGap]  # the first ``closed_limit`` it closes, by test (none asked: [])
 
     @property
     def gaps_total(self) -> int:
@@ -164,42 +174,40 @@ def _prefix(is_reference: bool) -> sql.Composed:
     )
 
 
-# Continues the prefix's WITH: the gaps the run opens, with the triage each gets.
-_OPENED_SQL = model_sql(
+# Continues the prefix's WITH. One statement, so the run's, the baseline's and the reference's
+# outcomes are read once (a nightly run of 90k tests: each read costs 150-250 ms at 4 x 100k,
+# bench/pages_bench.py --big): every row has the counts and the first closed gaps (as JSON),
+# and, when the run opens gaps, one of them with the triage it gets.
+_VERDICT_SQL = model_sql(
     """
     , o AS (
         SELECT %(backend)s::bigint AS backend_id, gx.*, tc.key AS test_key
         FROM gx JOIN {testcase} tc ON tc.id = gx.test_id
         WHERE NOT EXISTS (SELECT 1 FROM gp WHERE gp.test_id = gx.test_id)
-    ), picked AS MATERIALIZED ({picks})
-    SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}, o.test_key
-    FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+    ), picked AS MATERIALIZED ({picks}),
+    cl AS MATERIALIZED (
+        SELECT c.test_id, tc.key, {was} AS was, p.reason_id
+        FROM closed c JOIN {testcase} tc ON tc.id = c.test_id LEFT JOIN p ON p.test_id = c.test_id
+        ORDER BY tc.key
+        LIMIT %(closed_limit)s
+    ), n AS (
+        SELECT
+            (SELECT count(*) FROM closed) AS closed,
+            (SELECT count(*) FROM x) AS tests,
+            (SELECT count(*) FROM p) AS baseline_tests,
+            (SELECT json_agg(json_build_array(test_id, key, was, reason_id) ORDER BY key)
+             FROM cl) AS closed_rows
+    )
+    SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, g.*
+    FROM n LEFT JOIN (
+        SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}, o.test_key
+        FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+    ) g ON true
     """,
     testcase=TestCase,
     reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
     picks=triage_picks("o", "test_id"),
-)
-
-_COUNTS_SQL = sql.SQL(
-    """
-    SELECT
-        (SELECT count(*) FROM closed),
-        (SELECT count(*) FROM x),
-        (SELECT count(*) FROM p)
-    """
-)
-
-
-# Continues the prefix's WITH: the gaps the run closes, with what they were in the baseline.
-_CLOSED_SQL = model_sql(
-    """
-    SELECT c.test_id, tc.key, {state}, p.reason_id
-    FROM closed c JOIN {testcase} tc ON tc.id = c.test_id LEFT JOIN p ON p.test_id = c.test_id
-    ORDER BY tc.key
-    LIMIT %(limit)s
-    """,
-    testcase=TestCase,
-    state=gap_state(sql.SQL("p.outcome")),
+    was=gap_state(sql.SQL("p.outcome")),
 )
 
 
@@ -216,19 +224,20 @@ def baseline_run_pick(*, run: Run) -> Run | None:
     )
 
 
-def run_verdict(*, run: Run, gaps_limit: int | None = None) -> Verdict:
+def run_verdict(*, run: Run, gaps_limit: int | None = None, closed_limit: int = 0) -> Verdict:
     """``gaps_limit``: list only the first that many opened gaps (by test), as a page shows
-    them; the counts are of every one either way."""
+    them; the counts are of every one either way. ``closed_limit``: list the first that many
+    gaps it closes (by test), with the reason and issues each had in the baseline."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
-    params = _params(run, baseline.pk if baseline else None)
+    params = {**_params(run, baseline.pk if baseline else None), "closed_limit": closed_limit}
     prefix = _prefix(backend.pk == project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        cursor.execute(prefix + _OPENED_SQL, params)
-        opened_rows = cursor.fetchall()
-        cursor.execute(prefix + _COUNTS_SQL, params)
-        closed, test_count, baseline_count = cursor.fetchone()
+        cursor.execute(prefix + _VERDICT_SQL, params)
+        rows = cursor.fetchall()
+    closed, test_count, baseline_count, closed_rows = rows[0][:4]
+    opened_rows = [row[4:] for row in rows if row[4] is not None]
     applied, listed_ids = _exemptions_applied(run)
     opened, gaps = _verdict_gaps(
         opened_rows,
@@ -261,30 +270,13 @@ def run_verdict(*, run: Run, gaps_limit: int | None = None) -> Verdict:
             VerdictFile(file=f.file, state=f.state, status=f.exit_status, tests=f.tests)
             for f in RunFile.objects.filter(run=run).exclude(state=RunFileState.RAN)
         ],
+        closed_gaps=_closed_gaps(closed_rows or []),
     )
 
 
-@dataclass(frozen=True)
-class ClosedGap:
-    test: str
-    test_id: int
-    was: str  # its gap state in the baseline run
-    reason: str | None  # the baseline's reason
-    issues: list[str]
-
-
-def verdict_closed_gaps(*, run: Run, baseline_run: int | None, limit: int) -> list[ClosedGap]:
-    """The first ``limit`` gaps (by test) that ``run`` closes against ``baseline_run`` (the
-    verdict's ``baseline_run``), as the verdict counts them, with the reason and issues each had
-    there. Two queries (three with reasons): the run's size bounds them, as the verdict's."""
-    if baseline_run is None:
-        return []
-    params = {**_params(run, baseline_run), "limit": limit}
-    prefix = _prefix(run.backend_id == run.project.reference_backend_id)
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        cursor.execute(prefix + _CLOSED_SQL, params)
-        rows = cursor.fetchall()
+def _closed_gaps(rows: list[list]) -> list[ClosedGap]:
+    """The closed gaps listed, from the statement's JSON rows: test id, key, state, reason id.
+    One query for their reasons and issues (none when there are no reasons)."""
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
         {row[3] for row in rows if row[3] is not None}
     )
