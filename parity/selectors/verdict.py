@@ -47,6 +47,7 @@ from parity.models import (
     CurrentOutcome,
     ExemptionList,
     Reason,
+    Result,
     Run,
     RunFile,
     RunFileState,
@@ -130,6 +131,9 @@ class Verdict:
     ci_url: str
     unrun_files: list[VerdictFile]
     closed_gaps: list[ClosedGap]  # the first ``closed_limit`` it closes, by test (none asked: [])
+    # Asked for: the baseline's tests the run lacks, as (the baseline's upload that first had
+    # them, file, tests); empty without a baseline.
+    lacking: list[tuple[int, str, int]]
 
     @property
     def gaps_total(self) -> int:
@@ -149,20 +153,22 @@ def _prefix(is_reference: bool) -> sql.Composed:
     return sql.SQL(
         """
         WITH x AS ({x}), p AS ({p}), ref AS ({reference}), a AS ({absent}),
-        gx AS (
-            SELECT r.test_id, {state} AS state, x.reason_id
+        -- Each test the reference passes, joined once to the run, the baseline and the absent
+        -- (two joins, the run's gaps and the baseline's, hashed the reference's 100k twice):
+        -- is_gx, a gap of the run; is_gp, a gap of the baseline.
+        j AS (
+            SELECT r.test_id, {state} AS state, x.reason_id, x.test_id IS NOT NULL AS in_run,
+                   coalesce(x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s),
+                            false) AS is_gx,
+                   coalesce(p.outcome IS NULL OR p.outcome <> %(passed)s, false)
+                       AND %(has_baseline)s AS is_gp
             FROM ref r LEFT JOIN x ON x.test_id = r.test_id
+            LEFT JOIN p ON p.test_id = r.test_id
             LEFT JOIN a ON a.test_id = r.test_id
             WHERE r.outcome = %(passed)s
-              AND (x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s))
-        ), gp AS (
-            SELECT r.test_id FROM ref r LEFT JOIN p ON p.test_id = r.test_id
-            WHERE r.outcome = %(passed)s AND (p.outcome IS NULL OR p.outcome <> %(passed)s)
-              AND %(has_baseline)s
-        ), closed AS (
-            SELECT gp.test_id FROM gp
-            WHERE NOT EXISTS (SELECT 1 FROM gx WHERE gx.test_id = gp.test_id)
-              AND (%(complete)s OR EXISTS (SELECT 1 FROM x WHERE x.test_id = gp.test_id))
+        ),
+        closed AS (
+            SELECT test_id FROM j WHERE is_gp AND NOT is_gx AND (%(complete)s OR in_run)
         )
         """
     ).format(
@@ -176,35 +182,58 @@ def _prefix(is_reference: bool) -> sql.Composed:
 
 # Continues the prefix's WITH. One statement, so the run's, the baseline's and the reference's
 # outcomes are read once (a nightly run of 90k tests: each read costs 150-250 ms at 4 x 100k,
-# bench/pages_bench.py --big): every row has the counts and the first closed gaps (as JSON),
-# and, when the run opens gaps, one of them with the triage it gets.
+# bench/pages_bench.py --big): one row has the counts, the first closed gaps and what the run
+# lacks (as JSON, decoded once: on every row, decoding took longer than the query), each other
+# row a gap it opens, with the triage it gets. The few tests named are looked up one by one
+# by their key: a join hashed all 100k of the project's.
 _VERDICT_SQL = model_sql(
     """
     , o AS (
-        SELECT %(backend)s::bigint AS backend_id, gx.*, tc.key AS test_key
-        FROM gx JOIN {testcase} tc ON tc.id = gx.test_id
-        WHERE NOT EXISTS (SELECT 1 FROM gp WHERE gp.test_id = gx.test_id)
+        SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
+               (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key
+        FROM j
+        WHERE j.is_gx AND NOT j.is_gp
     ), picked AS MATERIALIZED ({picks}),
     cl AS MATERIALIZED (
-        SELECT c.test_id, tc.key, {was} AS was, p.reason_id
-        FROM closed c JOIN {testcase} tc ON tc.id = c.test_id LEFT JOIN p ON p.test_id = c.test_id
-        ORDER BY tc.key
+        SELECT c.test_id, c.key, {was} AS was, p.reason_id
+        FROM (
+            SELECT test_id, (SELECT tc.key FROM {testcase} tc WHERE tc.id = closed.test_id) AS key
+            FROM closed
+        ) c LEFT JOIN p ON p.test_id = c.test_id
+        ORDER BY c.key
         LIMIT %(closed_limit)s
+    ),
+    lacking AS (
+        -- Asked for: the baseline's tests the run lacks, per (the baseline's upload that first
+        -- had the test, file); each looked up by index, as they are few beside the run's.
+        SELECT (
+            SELECT r.upload_id FROM {result} r
+            WHERE r.run_id = %(baseline)s AND r.test_id = m.test_id ORDER BY r.id LIMIT 1
+        ) AS upload_id, (SELECT t.file FROM {testcase} t WHERE t.id = m.test_id) AS file,
+        count(*) AS tests
+        FROM p m
+        WHERE %(lacking)s AND NOT EXISTS (SELECT 1 FROM x WHERE x.test_id = m.test_id)
+        GROUP BY 1, 2
     ), n AS (
         SELECT
             (SELECT count(*) FROM closed) AS closed,
             (SELECT count(*) FROM x) AS tests,
             (SELECT count(*) FROM p) AS baseline_tests,
             (SELECT json_agg(json_build_array(test_id, key, was, reason_id) ORDER BY key)
-             FROM cl) AS closed_rows
+             FROM cl) AS closed_rows,
+            (SELECT json_agg(json_build_array(upload_id, file, tests)) FROM lacking)
+                AS lacking_rows
     )
-    SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, g.*
-    FROM n LEFT JOIN (
-        SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}, o.test_key
-        FROM o LEFT JOIN picked t ON t.test_id = o.test_id
-    ) g ON true
+    SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, n.lacking_rows,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM n
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL,
+           o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}, o.test_key
+    FROM o LEFT JOIN picked t ON t.test_id = o.test_id
     """,
     testcase=TestCase,
+    result=Result,
     reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
     picks=triage_picks("o", "test_id"),
     was=gap_state(sql.SQL("p.outcome")),
@@ -224,20 +253,29 @@ def baseline_run_pick(*, run: Run) -> Run | None:
     )
 
 
-def run_verdict(*, run: Run, gaps_limit: int | None = None, closed_limit: int = 0) -> Verdict:
+def run_verdict(
+    *, run: Run, gaps_limit: int | None = None, closed_limit: int = 0, lacking: bool = False
+) -> Verdict:
     """``gaps_limit``: list only the first that many opened gaps (by test), as a page shows
     them; the counts are of every one either way. ``closed_limit``: list the first that many
-    gaps it closes (by test), with the reason and issues each had in the baseline."""
+    gaps it closes (by test), with the reason and issues each had in the baseline.
+    ``lacking``: say which of the baseline's tests the run lacks (``Verdict.lacking``)."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
-    params = {**_params(run, baseline.pk if baseline else None), "closed_limit": closed_limit}
+    params = {
+        **_params(run, baseline.pk if baseline else None),
+        "closed_limit": closed_limit,
+        "lacking": lacking,
+    }
     prefix = _prefix(backend.pk == project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         cursor.execute(prefix + _VERDICT_SQL, params)
         rows = cursor.fetchall()
-    closed, test_count, baseline_count, closed_rows = rows[0][:4]
-    opened_rows = [row[4:] for row in rows if row[4] is not None]
+    closed, test_count, baseline_count, closed_rows, lacking_rows = next(
+        row[:5] for row in rows if row[5] is None
+    )
+    opened_rows = [row[5:] for row in rows if row[5] is not None]
     applied, listed_ids = _exemptions_applied(run)
     opened, gaps = _verdict_gaps(
         opened_rows,
@@ -271,6 +309,7 @@ def run_verdict(*, run: Run, gaps_limit: int | None = None, closed_limit: int = 
             for f in RunFile.objects.filter(run=run).exclude(state=RunFileState.RAN)
         ],
         closed_gaps=_closed_gaps(closed_rows or []),
+        lacking=[(upload, file, tests) for upload, file, tests in lacking_rows or []],
     )
 
 
