@@ -270,7 +270,8 @@ def big_urls(project) -> dict[str, str]:
         .first()["file"]
     )
     test = Gap.objects.filter(project=project, is_open=True, test__file=file).first().test
-    run = Run.objects.get(project=project, key="1-neuron")
+    first = Run.objects.get(project=project, key="1-neuron")  # opens every neuron gap: 52k
+    nightly = Run.objects.get(project=project, key="2-gpu")  # a few gaps open, a few close
     reason = Reason.objects.filter(project=project).order_by("pk").first()
     p, api = f"/p/{project.slug}", f"/api/v1/projects/{project.slug}"
     return {
@@ -289,7 +290,8 @@ def big_urls(project) -> dict[str, str]:
         "gaps (all open)": f"{p}/gaps/?open=1",
         "gaps (open, neuron)": f"{p}/gaps/?open=1&backend=neuron",
         "runs": f"{p}/runs/",
-        "run page": f"{p}/runs/{run.pk}/",
+        "run page (nightly)": f"{p}/runs/{nightly.pk}/",
+        "run page (first run)": f"{p}/runs/{first.pk}/",
         "matrix": f"{p}/matrix/",
         "matrix pair": f"{p}/matrix/pair/?a=neuron&b=cpu",
         "exemptions": f"{p}/exemptions/",
@@ -301,7 +303,8 @@ def big_urls(project) -> dict[str, str]:
         "api test": f"{api}/tests/{test.pk}/",
         "api triage": f"{api}/triage/",
         "api manifest": f"{api}/manifest/?backend=neuron",
-        "api run verdict": f"/api/v1/runs/{run.pk}/verdict/",
+        "api verdict (nightly)": f"/api/v1/runs/{nightly.pk}/verdict/",
+        "api verdict (first)": f"/api/v1/runs/{first.pk}/verdict/",
     }
 
 
