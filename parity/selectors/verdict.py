@@ -182,10 +182,11 @@ def _prefix(is_reference: bool) -> sql.Composed:
 
 # Continues the prefix's WITH. One statement, so the run's, the baseline's and the reference's
 # outcomes are read once (a nightly run of 90k tests: each read costs 150-250 ms at 4 x 100k,
-# bench/pages_bench.py --big): one row has the counts, the first closed gaps and what the run
-# lacks (as JSON, decoded once: on every row, decoding took longer than the query), each other
-# row a gap it opens, with the triage it gets. The few tests named are looked up one by one
-# by their key: a join hashed all 100k of the project's.
+# bench/pages_bench.py --big): one row has the counts, the first closed gaps, what the run
+# lacks and how many opened gaps have each (reason, triage, kind) (as JSON, decoded once: on
+# every row, decoding took longer than the query); each other row one of the first
+# ``gaps_limit`` gaps it opens, with the triage it gets. The few tests named are looked up one
+# by one by their key: a join hashed all 100k of the project's.
 _VERDICT_SQL = model_sql(
     """
     , o AS (
@@ -194,6 +195,11 @@ _VERDICT_SQL = model_sql(
         FROM j
         WHERE j.is_gx AND NOT j.is_gp
     ), picked AS MATERIALIZED ({picks}),
+    og AS MATERIALIZED (
+        SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind,
+               {reason_issue} AS reason_issue, o.test_key
+        FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+    ),
     cl AS MATERIALIZED (
         SELECT c.test_id, c.key, {was} AS was, p.reason_id
         FROM (
@@ -222,15 +228,17 @@ _VERDICT_SQL = model_sql(
             (SELECT json_agg(json_build_array(test_id, key, was, reason_id) ORDER BY key)
              FROM cl) AS closed_rows,
             (SELECT json_agg(json_build_array(upload_id, file, tests)) FROM lacking)
-                AS lacking_rows
+                AS lacking_rows,
+            (SELECT json_agg(json_build_array(reason_id, triage_id, kind, reason_issue, n))
+             FROM (SELECT reason_id, triage_id, kind, reason_issue, count(*) AS n
+                   FROM og GROUP BY 1, 2, 3, 4) kinds) AS kinds
     )
-    SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, n.lacking_rows,
+    SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, n.lacking_rows, n.kinds,
            NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM n
     UNION ALL
-    SELECT NULL, NULL, NULL, NULL, NULL,
-           o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}, o.test_key
-    FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, g.*
+    FROM (SELECT * FROM og ORDER BY test_key LIMIT %(gaps_limit)s) g
     """,
     testcase=TestCase,
     result=Result,
@@ -266,23 +274,24 @@ def run_verdict(
         **_params(run, baseline.pk if baseline else None),
         "closed_limit": closed_limit,
         "lacking": lacking,
+        "gaps_limit": gaps_limit,
     }
     prefix = _prefix(backend.pk == project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         cursor.execute(prefix + _VERDICT_SQL, params)
         rows = cursor.fetchall()
-    closed, test_count, baseline_count, closed_rows, lacking_rows = next(
-        row[:5] for row in rows if row[5] is None
+    closed, test_count, baseline_count, closed_rows, lacking_rows, kinds = next(
+        row[:6] for row in rows if row[6] is None
     )
-    opened_rows = [row[5:] for row in rows if row[5] is not None]
+    opened_rows = [row[6:] for row in rows if row[6] is not None]
     applied, listed_ids = _exemptions_applied(run)
     opened, gaps = _verdict_gaps(
         opened_rows,
+        kinds or [],
         backend=backend.name,
         closed_untracked=project.closed_issues_untracked,
         added_after=_added_after(run, listed_ids),
-        limit=gaps_limit,
     )
     drop = run.complete and coverage_dropped(
         previous=baseline_count if baseline else None,
@@ -388,35 +397,36 @@ def _added_after(run: Run, listed_ids: set[int] | None) -> Callable[[Triage], bo
 
 def _verdict_gaps(
     rows: list[tuple],
+    kinds: list[list],
     *,
     backend: str,
     closed_untracked: bool,
     added_after: Callable[[Triage], bool],
-    limit: int | None,
 ) -> tuple[dict[str, int], list[VerdictGap]]:
-    """The opened counts of every row, and the gaps of the first ``limit`` rows by test. A row's
-    tracking follows from its reason, triage and kind alone, so it is worked out once per such
-    combination (a handful), not per gap: a first run opens tens of thousands."""
+    """The opened counts, from how many gaps have each (reason, triage, kind, reason has an
+    issue): a gap's tracking follows from those alone, so it is worked out once per such
+    combination (a handful), not per gap (a first run opens tens of thousands). And the gaps
+    of ``rows``, by test."""
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
-        {row[2] for row in rows if row[2] is not None}
+        {kind[0] for kind in kinds if kind[0] is not None}
     )
     triages = Triage.objects.select_related("issue").in_bulk(
-        {row[3] for row in rows if row[3] is not None}
+        {kind[1] for kind in kinds if kind[1] is not None}
     )
     tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
     opened = dict.fromkeys(("tracked", "untracked", "intended", "tracked_closed"), 0)
-    for _test_id, _state, reason_id, triage_id, kind, reason_issue, _key in rows:
-        combination = (reason_id, triage_id, kind, reason_issue)
-        if combination not in tracking:
-            tracking[combination] = _tracking(
-                reasons.get(reason_id), triages.get(triage_id), kind, reason_issue, closed_untracked
-            )
-        tracked, intended, tracked_closed, _issues = tracking[combination]
-        opened["tracked"] += tracked
-        opened["untracked"] += not tracked and not intended
-        opened["intended"] += intended
-        opened["tracked_closed"] += tracked_closed
-    listed = sorted(rows, key=lambda row: row[6])[:limit]
+    for reason_id, triage_id, kind, reason_issue, n in kinds:
+        tracking[(reason_id, triage_id, kind, reason_issue)] = _tracking(
+            reasons.get(reason_id), triages.get(triage_id), kind, reason_issue, closed_untracked
+        )
+        tracked, intended, tracked_closed, _issues = tracking[
+            (reason_id, triage_id, kind, reason_issue)
+        ]
+        opened["tracked"] += n * tracked
+        opened["untracked"] += n * (not tracked and not intended)
+        opened["intended"] += n * intended
+        opened["tracked_closed"] += n * tracked_closed
+    listed = sorted(rows, key=lambda row: row[6])
     gaps = []
     for test_id, state, reason_id, triage_id, kind, reason_issue, key in listed:
         reason, triage = reasons.get(reason_id), triages.get(triage_id)
