@@ -169,9 +169,10 @@ def project_drop(project) -> None:
     project.delete()
 
 
-def _project_fill(slug: str, tests: int):
+def _project_fill(slug: str, tests: int, *, per_file: int = TESTS_PER_FILE, **create):
     """Tests, reasons and triages, the first night of cpu, gpu and tpu recomputed, then the runs
-    the scenarios complete: neuron's first, and the second night of gpu and cpu."""
+    the scenarios complete: neuron's first, and the second night of gpu and cpu. ``per_file``
+    and ``create`` (``project_create``'s options) are for ``bench/pages_bench.py``'s project."""
     from django.db import connection
 
     from parity.engine import parity_recompute
@@ -179,10 +180,10 @@ def _project_fill(slug: str, tests: int):
     from parity.services.triage import TriageRequest, triage_create
 
     project = project_create(
-        slug=slug, backends=list(BACKENDS), reference="cpu", default_branch="main"
+        slug=slug, backends=list(BACKENDS), reference="cpu", default_branch="main", **create
     )
     with connection.cursor() as cursor:
-        cursor.execute(_TESTS_SQL, {"project": project.pk, "tests": tests, "per_file": 100})
+        cursor.execute(_TESTS_SQL, {"project": project.pk, "tests": tests, "per_file": per_file})
         cursor.execute(
             """
             INSERT INTO parity_reason (project_id, kind, text, fingerprint, first_seen, last_seen)
@@ -206,17 +207,26 @@ def _project_fill(slug: str, tests: int):
         triage_create(project=project, request=request)
     night = {}
     for b, name in enumerate(BACKENDS):
-        night[name] = _run_write(project, backends[name], b=b, night=1, reason=first_reason)
+        night[name] = _run_write(
+            project, backends[name], b=b, night=1, reason=first_reason, per_file=per_file
+        )
     for name in BACKENDS[:3]:
         parity_recompute(run=night[name])
     for name in ("gpu", "cpu"):
-        _run_write(project, backends[name], b=BACKENDS.index(name), night=2, reason=first_reason)
+        _run_write(
+            project,
+            backends[name],
+            b=BACKENDS.index(name),
+            night=2,
+            reason=first_reason,
+            per_file=per_file,
+        )
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     return project
 
 
-def _run_write(project, backend, *, b: int, night: int, reason: int):
+def _run_write(project, backend, *, b: int, night: int, reason: int, per_file: int):
     from django.db import connection
 
     from parity.models import Run, Upload
@@ -241,7 +251,7 @@ def _run_write(project, backend, *, b: int, night: int, reason: int):
         "i": night,
         "reason": reason,
         "reasons": REASONS,
-        "per_file": TESTS_PER_FILE,
+        "per_file": per_file,
         "missing": MISSING_FILES_PERCENT[b],
     }
     with connection.cursor() as cursor:

@@ -83,7 +83,24 @@ class Matrix:
         return self.rows[self.backends.index(a)][self.backends.index(b)]
 
 
+# Each test's backends as bits (bit i: the project's i-th backend in ``%(backends)s``): summing
+# small integers per test took the 400k rows of 4 backends x 100k tests from 250 ms to 160 ms
+# against sorted arrays (bench/pages_bench.py --big). A bigint holds 63 backends; a project
+# with more is grouped by the arrays.
 _TEST_GROUPS = model_sql(
+    """
+    SELECT present, passing, count(*) FROM (
+        SELECT bit_or(1::bigint << (array_position(%(backends)s, backend_id) - 1)) AS present,
+               bit_or(1::bigint << (array_position(%(backends)s, backend_id) - 1))
+                   FILTER (WHERE outcome = %(passed)s) AS passing
+        FROM {current} WHERE project_id = %(project)s
+        GROUP BY test_id
+    ) per_test
+    GROUP BY present, passing
+    """,
+    current=CurrentOutcome,
+)
+_TEST_GROUPS_ARRAYS = model_sql(
     """
     SELECT present, passing, count(*) FROM (
         SELECT array_agg(backend_id ORDER BY backend_id) AS present,
@@ -96,6 +113,7 @@ _TEST_GROUPS = model_sql(
     """,
     current=CurrentOutcome,
 )
+BIT_BACKENDS = 63
 _PRESENT = ("passed", "failed", "error", "skipped")  # FileCell counts of tests in the run
 
 
@@ -103,12 +121,17 @@ def backend_matrix(*, project: Project) -> Matrix:
     """Every ordered pair of the project's backends. Three queries: backends, files, tests."""
     names = backend_names(project)
     file_groups = _file_groups(project)
-    tests: Counter = Counter()  # (backends having the test, backends passing it) -> tests
-    with connection.cursor() as cursor:
-        cursor.execute(_TEST_GROUPS, {"project": project.pk, "passed": Outcome.PASSED})
-        for present, passing, n in cursor.fetchall():
-            tests[frozenset(present), frozenset(passing or ())] += n
     ids = list(names)
+    tests: Counter = Counter()  # (backends having the test, backends passing it) -> tests
+    params = {"project": project.pk, "passed": Outcome.PASSED, "backends": ids}
+    bits = len(ids) <= BIT_BACKENDS
+    with connection.cursor() as cursor:
+        cursor.execute(_TEST_GROUPS if bits else _TEST_GROUPS_ARRAYS, params)
+        for present, passing, n in cursor.fetchall():
+            if bits:
+                tests[_backends_of(present, ids), _backends_of(passing or 0, ids)] += n
+            else:
+                tests[frozenset(present), frozenset(passing or ())] += n
     totals = [
         BackendTotals(
             backend=names[pk],
@@ -125,6 +148,10 @@ def backend_matrix(*, project: Project) -> Matrix:
         totals=totals,
         rows=[[cells.get((a, b)) for b in ids] for a in ids],
     )
+
+
+def _backends_of(bits: int, ids: list[int]) -> frozenset[int]:
+    return frozenset(pk for i, pk in enumerate(ids) if bits >> i & 1)
 
 
 def _file_groups(project: Project) -> Counter:

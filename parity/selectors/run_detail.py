@@ -11,13 +11,9 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db import connection, transaction
-
-from parity.definitions import HASH_JOINS_UNTIL_COMMIT
-from parity.models import BackendState, Result, Run, TestCase, Upload, UploadFile
-from parity.models.sql import model_sql
+from parity.models import BackendState, Run, Upload, UploadFile
 from parity.selectors.runs import COUNT_FIELDS
-from parity.selectors.verdict import ClosedGap, Verdict, run_verdict, verdict_closed_gaps
+from parity.selectors.verdict import ClosedGap, Verdict, run_verdict
 
 GAPS_SHOWN = 500  # of each list, opened and closed; the verdict API lists every opened gap
 FILES_SHOWN = 30  # per shard that lacks tests
@@ -62,36 +58,17 @@ class RunDetail:
         return self.verdict.baseline_run
 
 
-# The baseline's tests that the run lacks, per (baseline upload, file). A test the baseline ran
-# in several uploads counts once, in its first.
-_MISSING_SQL = model_sql(
-    """
-    WITH x AS (SELECT test_id FROM {result} WHERE run_id = %(run)s),
-    b AS (
-        SELECT DISTINCT ON (test_id) test_id, upload_id FROM {result}
-        WHERE run_id = %(baseline)s ORDER BY test_id, id
-    )
-    SELECT b.upload_id, tc.file, count(*)
-    FROM b JOIN {testcase} tc ON tc.id = b.test_id
-    WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.test_id = b.test_id)
-    GROUP BY b.upload_id, tc.file
-    """,
-    result=Result,
-    testcase=TestCase,
-)
-
-
 def run_detail(*, run: Run) -> RunDetail:
-    """``run`` with its project and backend selected. About a dozen queries: the verdict's (up
-    to seven), its closed gaps (one or two), the uploads with their files (three), what the run
-    lacks (two), whether it is current (one)."""
-    verdict = run_verdict(run=run)
-    missing = _missing(run, verdict.baseline_run)
+    """``run`` with its project and backend selected. About ten queries: the verdict's with its
+    closed gaps and what the run lacks (up to eight), the files of the baseline's uploads that
+    had those tests (one), the uploads with their files (two), whether it is current (one)."""
+    verdict = run_verdict(run=run, gaps_limit=GAPS_SHOWN, closed_limit=GAPS_SHOWN, lacking=True)
+    missing = _missing(verdict.lacking)
     return RunDetail(
         run=run,
         is_current=BackendState.objects.filter(backend_id=run.backend_id, current_run=run).exists(),
         verdict=verdict,
-        closed=verdict_closed_gaps(run=run, baseline_run=verdict.baseline_run, limit=GAPS_SHOWN),
+        closed=verdict.closed_gaps,
         uploads=_uploads(run),
         missing=missing,
         missing_tests=sum(shard.tests for shard in missing),
@@ -110,13 +87,8 @@ def _uploads(run: Run) -> list[RunUpload]:
     ]
 
 
-def _missing(run: Run, baseline: int | None) -> list[MissingShard]:
-    if baseline is None:
-        return []
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        cursor.execute(_MISSING_SQL, {"run": run.pk, "baseline": baseline})
-        rows = cursor.fetchall()
+def _missing(rows: list[tuple[int, str, int]]) -> list[MissingShard]:
+    """The verdict's ``lacking`` rows as shards of the baseline, named by their files."""
     by_upload: dict[int, list[MissingFile]] = defaultdict(list)
     for upload_id, file, tests in rows:
         by_upload[upload_id].append(MissingFile(file=file, tests=tests))

@@ -47,6 +47,7 @@ from parity.models import (
     CurrentOutcome,
     ExemptionList,
     Reason,
+    Result,
     Run,
     RunFile,
     RunFileState,
@@ -104,6 +105,15 @@ class VerdictFile:
 
 
 @dataclass(frozen=True)
+class ClosedGap:
+    test: str
+    test_id: int
+    was: str  # its gap state in the baseline run
+    reason: str | None  # the baseline's reason
+    issues: list[str]
+
+
+@dataclass(frozen=True)
 class Verdict:
     run: int
     backend: str
@@ -115,11 +125,20 @@ class Verdict:
     coverage_drop: bool
     test_count: int
     baseline_test_count: int | None
-    gaps: list[VerdictGap]  # the gaps the run opened
+    gaps: list[VerdictGap]  # the gaps the run opened (the first ``gaps_limit`` by test)
     probe: bool
     exemptions: ExemptionsApplied
     ci_url: str
     unrun_files: list[VerdictFile]
+    closed_gaps: list[ClosedGap]  # the first ``closed_limit`` it closes, by test (none asked: [])
+    # Asked for: the baseline's tests the run lacks, as (the baseline's upload that first had
+    # them, file, tests); empty without a baseline.
+    lacking: list[tuple[int, str, int]]
+
+    @property
+    def gaps_total(self) -> int:
+        """The gaps the run opened, listed in ``gaps`` or not."""
+        return self.opened["tracked"] + self.opened["untracked"] + self.opened["intended"]
 
 
 def _prefix(is_reference: bool) -> sql.Composed:
@@ -134,20 +153,22 @@ def _prefix(is_reference: bool) -> sql.Composed:
     return sql.SQL(
         """
         WITH x AS ({x}), p AS ({p}), ref AS ({reference}), a AS ({absent}),
-        gx AS (
-            SELECT r.test_id, {state} AS state, x.reason_id
+        -- Each test the reference passes, joined once to the run, the baseline and the absent
+        -- (two joins, the run's gaps and the baseline's, hashed the reference's 100k twice):
+        -- is_gx, a gap of the run; is_gp, a gap of the baseline.
+        j AS (
+            SELECT r.test_id, {state} AS state, x.reason_id, x.test_id IS NOT NULL AS in_run,
+                   coalesce(x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s),
+                            false) AS is_gx,
+                   coalesce(p.outcome IS NULL OR p.outcome <> %(passed)s, false)
+                       AND %(has_baseline)s AS is_gp
             FROM ref r LEFT JOIN x ON x.test_id = r.test_id
+            LEFT JOIN p ON p.test_id = r.test_id
             LEFT JOIN a ON a.test_id = r.test_id
             WHERE r.outcome = %(passed)s
-              AND (x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s))
-        ), gp AS (
-            SELECT r.test_id FROM ref r LEFT JOIN p ON p.test_id = r.test_id
-            WHERE r.outcome = %(passed)s AND (p.outcome IS NULL OR p.outcome <> %(passed)s)
-              AND %(has_baseline)s
-        ), closed AS (
-            SELECT gp.test_id FROM gp
-            WHERE NOT EXISTS (SELECT 1 FROM gx WHERE gx.test_id = gp.test_id)
-              AND (%(complete)s OR EXISTS (SELECT 1 FROM x WHERE x.test_id = gp.test_id))
+        ),
+        closed AS (
+            SELECT test_id FROM j WHERE is_gp AND NOT is_gx AND (%(complete)s OR in_run)
         )
         """
     ).format(
@@ -159,43 +180,71 @@ def _prefix(is_reference: bool) -> sql.Composed:
     )
 
 
-# Continues the prefix's WITH: the gaps the run opens, with the triage each gets.
-_OPENED_SQL = model_sql(
+# Continues the prefix's WITH. One statement, so the run's, the baseline's and the reference's
+# outcomes are read once (a nightly run of 90k tests: each read costs 150-250 ms at 4 x 100k,
+# bench/pages_bench.py --big): one row has the counts, the first closed gaps, what the run
+# lacks and how many opened gaps have each (reason, triage, kind) (as JSON, decoded once: on
+# every row, decoding took longer than the query); each other row one of the first
+# ``gaps_limit`` gaps it opens, with the triage it gets. The few tests named are looked up one
+# by one by their key: a join hashed all 100k of the project's.
+_VERDICT_SQL = model_sql(
     """
     , o AS (
-        SELECT %(backend)s::bigint AS backend_id, gx.*, tc.key AS test_key
-        FROM gx JOIN {testcase} tc ON tc.id = gx.test_id
-        WHERE NOT EXISTS (SELECT 1 FROM gp WHERE gp.test_id = gx.test_id)
-    ), picked AS MATERIALIZED ({picks})
-    SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind, {reason_issue}
-    FROM o LEFT JOIN picked t ON t.test_id = o.test_id
-    ORDER BY o.test_id
+        SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
+               (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key
+        FROM j
+        WHERE j.is_gx AND NOT j.is_gp
+    ), picked AS MATERIALIZED ({picks}),
+    og AS MATERIALIZED (
+        SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind,
+               {reason_issue} AS reason_issue, o.test_key
+        FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+    ),
+    cl AS MATERIALIZED (
+        SELECT c.test_id, c.key, {was} AS was, p.reason_id
+        FROM (
+            SELECT test_id, (SELECT tc.key FROM {testcase} tc WHERE tc.id = closed.test_id) AS key
+            FROM closed
+        ) c LEFT JOIN p ON p.test_id = c.test_id
+        ORDER BY c.key
+        LIMIT %(closed_limit)s
+    ),
+    lacking AS (
+        -- Asked for: the baseline's tests the run lacks, per (the baseline's upload that first
+        -- had the test, file); each looked up by index, as they are few beside the run's.
+        SELECT (
+            SELECT r.upload_id FROM {result} r
+            WHERE r.run_id = %(baseline)s AND r.test_id = m.test_id ORDER BY r.id LIMIT 1
+        ) AS upload_id, (SELECT t.file FROM {testcase} t WHERE t.id = m.test_id) AS file,
+        count(*) AS tests
+        FROM p m
+        WHERE %(lacking)s AND NOT EXISTS (SELECT 1 FROM x WHERE x.test_id = m.test_id)
+        GROUP BY 1, 2
+    ), n AS (
+        SELECT
+            (SELECT count(*) FROM closed) AS closed,
+            (SELECT count(*) FROM x) AS tests,
+            (SELECT count(*) FROM p) AS baseline_tests,
+            (SELECT json_agg(json_build_array(test_id, key, was, reason_id) ORDER BY key)
+             FROM cl) AS closed_rows,
+            (SELECT json_agg(json_build_array(upload_id, file, tests)) FROM lacking)
+                AS lacking_rows,
+            (SELECT json_agg(json_build_array(reason_id, triage_id, kind, reason_issue, n))
+             FROM (SELECT reason_id, triage_id, kind, reason_issue, count(*) AS n
+                   FROM og GROUP BY 1, 2, 3, 4) kinds) AS kinds
+    )
+    SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, n.lacking_rows, n.kinds,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM n
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, g.*
+    FROM (SELECT * FROM og ORDER BY test_key LIMIT %(gaps_limit)s) g
     """,
     testcase=TestCase,
+    result=Result,
     reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
     picks=triage_picks("o", "test_id"),
-)
-
-_COUNTS_SQL = sql.SQL(
-    """
-    SELECT
-        (SELECT count(*) FROM closed),
-        (SELECT count(*) FROM x),
-        (SELECT count(*) FROM p)
-    """
-)
-
-
-# Continues the prefix's WITH: the gaps the run closes, with what they were in the baseline.
-_CLOSED_SQL = model_sql(
-    """
-    SELECT c.test_id, tc.key, {state}, p.reason_id
-    FROM closed c JOIN {testcase} tc ON tc.id = c.test_id LEFT JOIN p ON p.test_id = c.test_id
-    ORDER BY tc.key
-    LIMIT %(limit)s
-    """,
-    testcase=TestCase,
-    state=gap_state(sql.SQL("p.outcome")),
+    was=gap_state(sql.SQL("p.outcome")),
 )
 
 
@@ -212,20 +261,34 @@ def baseline_run_pick(*, run: Run) -> Run | None:
     )
 
 
-def run_verdict(*, run: Run) -> Verdict:
+def run_verdict(
+    *, run: Run, gaps_limit: int | None = None, closed_limit: int = 0, lacking: bool = False
+) -> Verdict:
+    """``gaps_limit``: list only the first that many opened gaps (by test), as a page shows
+    them; the counts are of every one either way. ``closed_limit``: list the first that many
+    gaps it closes (by test), with the reason and issues each had in the baseline.
+    ``lacking``: say which of the baseline's tests the run lacks (``Verdict.lacking``)."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
-    params = _params(run, baseline.pk if baseline else None)
+    params = {
+        **_params(run, baseline.pk if baseline else None),
+        "closed_limit": closed_limit,
+        "lacking": lacking,
+        "gaps_limit": gaps_limit,
+    }
     prefix = _prefix(backend.pk == project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        cursor.execute(prefix + _OPENED_SQL, params)
-        opened_rows = cursor.fetchall()
-        cursor.execute(prefix + _COUNTS_SQL, params)
-        closed, test_count, baseline_count = cursor.fetchone()
+        cursor.execute(prefix + _VERDICT_SQL, params)
+        rows = cursor.fetchall()
+    closed, test_count, baseline_count, closed_rows, lacking_rows, kinds = next(
+        row[:6] for row in rows if row[6] is None
+    )
+    opened_rows = [row[6:] for row in rows if row[6] is not None]
     applied, listed_ids = _exemptions_applied(run)
-    gaps = _verdict_gaps(
+    opened, gaps = _verdict_gaps(
         opened_rows,
+        kinds or [],
         backend=backend.name,
         closed_untracked=project.closed_issues_untracked,
         added_after=_added_after(run, listed_ids),
@@ -235,12 +298,6 @@ def run_verdict(*, run: Run) -> Verdict:
         current=test_count,
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
-    opened = {
-        "tracked": sum(g.tracked for g in gaps),
-        "untracked": sum(not g.tracked and not g.intended for g in gaps),
-        "intended": sum(g.intended for g in gaps),
-        "tracked_closed": sum(g.tracked_closed for g in gaps),
-    }
     return Verdict(
         run=run.pk,
         backend=backend.name,
@@ -260,30 +317,14 @@ def run_verdict(*, run: Run) -> Verdict:
             VerdictFile(file=f.file, state=f.state, status=f.exit_status, tests=f.tests)
             for f in RunFile.objects.filter(run=run).exclude(state=RunFileState.RAN)
         ],
+        closed_gaps=_closed_gaps(closed_rows or []),
+        lacking=[(upload, file, tests) for upload, file, tests in lacking_rows or []],
     )
 
 
-@dataclass(frozen=True)
-class ClosedGap:
-    test: str
-    test_id: int
-    was: str  # its gap state in the baseline run
-    reason: str | None  # the baseline's reason
-    issues: list[str]
-
-
-def verdict_closed_gaps(*, run: Run, baseline_run: int | None, limit: int) -> list[ClosedGap]:
-    """The first ``limit`` gaps (by test) that ``run`` closes against ``baseline_run`` (the
-    verdict's ``baseline_run``), as the verdict counts them, with the reason and issues each had
-    there. Two queries (three with reasons): the run's size bounds them, as the verdict's."""
-    if baseline_run is None:
-        return []
-    params = {**_params(run, baseline_run), "limit": limit}
-    prefix = _prefix(run.backend_id == run.project.reference_backend_id)
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        cursor.execute(prefix + _CLOSED_SQL, params)
-        rows = cursor.fetchall()
+def _closed_gaps(rows: list[list]) -> list[ClosedGap]:
+    """The closed gaps listed, from the statement's JSON rows: test id, key, state, reason id.
+    One query for their reasons and issues (none when there are no reasons)."""
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
         {row[3] for row in rows if row[3] is not None}
     )
@@ -356,40 +397,78 @@ def _added_after(run: Run, listed_ids: set[int] | None) -> Callable[[Triage], bo
 
 def _verdict_gaps(
     rows: list[tuple],
+    kinds: list[list],
     *,
     backend: str,
     closed_untracked: bool,
     added_after: Callable[[Triage], bool],
-) -> list[VerdictGap]:
-    tests = TestCase.objects.in_bulk({row[0] for row in rows})
+) -> tuple[dict[str, int], list[VerdictGap]]:
+    """The opened counts, from how many gaps have each (reason, triage, kind, reason has an
+    issue): a gap's tracking follows from those alone, so it is worked out once per such
+    combination (a handful), not per gap (a first run opens tens of thousands). And the gaps
+    of ``rows``, by test."""
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
-        {row[2] for row in rows if row[2] is not None}
+        {kind[0] for kind in kinds if kind[0] is not None}
     )
     triages = Triage.objects.select_related("issue").in_bulk(
-        {row[3] for row in rows if row[3] is not None}
+        {kind[1] for kind in kinds if kind[1] is not None}
     )
+    tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
+    opened = dict.fromkeys(("tracked", "untracked", "intended", "tracked_closed"), 0)
+    for reason_id, triage_id, kind, reason_issue, n in kinds:
+        tracking[(reason_id, triage_id, kind, reason_issue)] = _tracking(
+            reasons.get(reason_id), triages.get(triage_id), kind, reason_issue, closed_untracked
+        )
+        tracked, intended, tracked_closed, _issues = tracking[
+            (reason_id, triage_id, kind, reason_issue)
+        ]
+        opened["tracked"] += n * tracked
+        opened["untracked"] += n * (not tracked and not intended)
+        opened["intended"] += n * intended
+        opened["tracked_closed"] += n * tracked_closed
+    listed = sorted(rows, key=lambda row: row[6])
     gaps = []
-    for test_id, state, reason_id, triage_id, kind, reason_issue in rows:
+    for test_id, state, reason_id, triage_id, kind, reason_issue, key in listed:
         reason, triage = reasons.get(reason_id), triages.get(triage_id)
-        intended = kind == TriageKind.INTENDED
-        # As the engine: a tracked or quarantine triage tracks it, or its reason's issue does.
-        tracked = not intended and (kind in KINDS_WITH_ISSUE or bool(reason_issue))
-        issues = issue_infos(reason=reason, triage=triage)
-        tracked_closed = tracked and all_closed(issues)
+        tracked, intended, tracked_closed, issues = tracking[
+            (reason_id, triage_id, kind, reason_issue)
+        ]
         gaps.append(
             VerdictGap(
-                test=tests[test_id].key,
+                test=key,
                 test_id=test_id,
                 backend=backend,
                 state=state,
                 reason=reason.text if reason else None,
-                issues=list(dict.fromkeys(issue.ref for issue in issues)),
+                issues=issues,
                 triage=kind,
-                tracked=tracked and not (tracked_closed and closed_untracked),
+                tracked=tracked,
                 intended=intended,
                 tracked_closed=tracked_closed,
                 exemption=triage_id,
                 exemption_added=triage is not None and added_after(triage),
             )
         )
-    return sorted(gaps, key=lambda g: g.test)
+    return opened, gaps
+
+
+def _tracking(
+    reason: Reason | None,
+    triage: Triage | None,
+    kind: str | None,
+    reason_issue: bool,
+    closed_untracked: bool,
+) -> tuple[bool, bool, bool, list[str]]:
+    """Whether a gap with this reason, triage and kind is tracked, intended, tracked by closed
+    issues only, and the issues it cites."""
+    intended = kind == TriageKind.INTENDED
+    # As the engine: a tracked or quarantine triage tracks it, or its reason's issue does.
+    tracked = not intended and (kind in KINDS_WITH_ISSUE or bool(reason_issue))
+    issues = issue_infos(reason=reason, triage=triage)
+    tracked_closed = tracked and all_closed(issues)
+    return (
+        tracked and not (tracked_closed and closed_untracked),
+        intended,
+        tracked_closed,
+        list(dict.fromkeys(issue.ref for issue in issues)),
+    )

@@ -33,8 +33,8 @@ READS = {
     "triages": (f"{URL}/triage/", 3),  # token, project; page (no count: unpaginated)
     "verdict": (
         "/api/v1/runs/{run}/verdict/",
-        7,
-    ),  # token, run; baseline, its plan, 2 statements, run files
+        6,
+    ),  # token, run; baseline, its plan, 1 statement, run files
 }
 ANONYMOUS = -1  # no token to look up
 

@@ -44,12 +44,11 @@ PAGES = {
     "owners": (f"{P}/owners/", 6),
     "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
     # baselines' uploads; has runs
-    # Project, run; the verdict's (baseline, opened, counts: it opens none), closed gaps, their
-    # reasons and issues, what it lacks (each of the three reads of results after a SET LOCAL
-    # of its plan), current, uploads, their files; how its files ran (run manifests); has
-    # runs. The run's size changes none
-    # (tests/parity/selectors/test_run_detail.py).
-    "run": (f"{P}/runs/{{run}}/", 17),
+    # Project, run; the verdict's baseline, its one statement (opened, counts, closed gaps,
+    # what it lacks) after a SET LOCAL of its plan, the closed gaps' reasons and issues, the
+    # baseline's upload files, current, uploads, their files; how its files ran (run
+    # manifests); has runs. The run's size changes none (tests/parity/selectors/test_run_detail.py).
+    "run": (f"{P}/runs/{{run}}/", 12),
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
     "matrix.csv": (f"{P}/matrix.csv", 4),  # project; backends, files, tests
     "pair": (f"{P}/matrix/pair/?a=cpu&b=tpu", 6),  # project, backend choices; 3; has runs
