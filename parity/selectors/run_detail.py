@@ -91,7 +91,12 @@ def run_detail(*, run: Run) -> RunDetail:
         run=run,
         is_current=BackendState.objects.filter(backend_id=run.backend_id, current_run=run).exists(),
         verdict=verdict,
-        closed=verdict_closed_gaps(run=run, baseline_run=verdict.baseline_run, limit=GAPS_SHOWN),
+        closed=verdict_closed_gaps(
+            run=run,
+            baseline_run=verdict.baseline_run,
+            baseline_started_at=verdict.baseline_started_at,
+            limit=GAPS_SHOWN,
+        ),
         uploads=_uploads(run),
         missing=missing,
         missing_tests=sum(shard.tests for shard in missing),

@@ -8,8 +8,10 @@ queued). Its cost depends on the size of the two runs, not on history.
 
 - A gap of the run: a test passing on the reference's current run that is skipped, failed or
   errored in the run, or absent from it. Absent counts only once the run is complete: shards of
-  an incomplete run may still come. For the reference backend itself, the baseline plays the
-  reference: the run's gaps are tests that passed on the baseline and no longer pass.
+  an incomplete run may still come, and never for a test the reference first ran after the
+  run started (``pending``: not yet run there). For the reference backend itself, the
+  baseline plays the reference: the run's gaps are tests that passed on the baseline and no
+  longer pass.
 - Opened: a gap of the run that was no gap of the baseline. Closed: a gap of the baseline that
   the run no longer has (a test absent from an incomplete run is not known to be fixed).
 - ``ok`` is false when the run opens an untracked gap or, complete, has more than
@@ -26,6 +28,7 @@ queued). Its cost depends on the size of the two runs, not on history.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -109,6 +112,7 @@ class Verdict:
     backend: str
     complete: bool
     baseline_run: int | None
+    baseline_started_at: datetime | None
     ok: bool
     opened: dict[str, int]  # tracked, untracked, intended, tracked_closed
     closed: int
@@ -124,10 +128,10 @@ class Verdict:
 
 def _prefix(is_reference: bool) -> sql.Composed:
     reference = (
-        sql.SQL("SELECT test_id, outcome FROM p")
+        sql.SQL("SELECT test_id, outcome, NULL::timestamptz AS since FROM p")
         if is_reference
         else model_sql(
-            "SELECT test_id, outcome FROM {current} WHERE backend_id = %(reference)s",
+            "SELECT test_id, outcome, since FROM {current} WHERE backend_id = %(reference)s",
             current=CurrentOutcome,
         )
     )
@@ -139,10 +143,15 @@ def _prefix(is_reference: bool) -> sql.Composed:
             FROM ref r LEFT JOIN x ON x.test_id = r.test_id
             LEFT JOIN a ON a.test_id = r.test_id
             WHERE r.outcome = %(passed)s
-              AND (x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s))
+              AND (x.outcome <> %(passed)s
+                   OR (x.outcome IS NULL AND %(complete)s
+                       AND NOT coalesce(r.since > %(started_at)s, false)))
         ), gp AS (
             SELECT r.test_id FROM ref r LEFT JOIN p ON p.test_id = r.test_id
-            WHERE r.outcome = %(passed)s AND (p.outcome IS NULL OR p.outcome <> %(passed)s)
+            WHERE r.outcome = %(passed)s
+              AND (p.outcome <> %(passed)s
+                   OR (p.outcome IS NULL
+                       AND NOT coalesce(r.since > %(baseline_started_at)s, false)))
               AND %(has_baseline)s
         ), closed AS (
             SELECT gp.test_id FROM gp
@@ -215,7 +224,7 @@ def baseline_run_pick(*, run: Run) -> Run | None:
 def run_verdict(*, run: Run) -> Verdict:
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
-    params = _params(run, baseline.pk if baseline else None)
+    params = _params(run, baseline)
     prefix = _prefix(backend.pk == project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
@@ -246,6 +255,7 @@ def run_verdict(*, run: Run) -> Verdict:
         backend=backend.name,
         complete=run.complete,
         baseline_run=baseline.pk if baseline else None,
+        baseline_started_at=baseline.started_at if baseline else None,
         ok=run.probe or (opened["untracked"] == 0 and not drop),
         opened=opened,
         closed=closed,
@@ -272,13 +282,16 @@ class ClosedGap:
     issues: list[str]
 
 
-def verdict_closed_gaps(*, run: Run, baseline_run: int | None, limit: int) -> list[ClosedGap]:
+def verdict_closed_gaps(
+    *, run: Run, baseline_run: int | None, baseline_started_at: datetime | None, limit: int
+) -> list[ClosedGap]:
     """The first ``limit`` gaps (by test) that ``run`` closes against ``baseline_run`` (the
     verdict's ``baseline_run``), as the verdict counts them, with the reason and issues each had
     there. Two queries (three with reasons): the run's size bounds them, as the verdict's."""
     if baseline_run is None:
         return []
-    params = {**_params(run, baseline_run), "limit": limit}
+    baseline = Run(pk=baseline_run, started_at=baseline_started_at)
+    params = {**_params(run, baseline), "limit": limit}
     prefix = _prefix(run.backend_id == run.project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
@@ -303,14 +316,16 @@ def verdict_closed_gaps(*, run: Run, baseline_run: int | None, limit: int) -> li
     return closed
 
 
-def _params(run: Run, baseline: int | None) -> dict:
+def _params(run: Run, baseline: Run | None) -> dict:
     return {
         **OUTCOME_PARAMS,
         "project": run.project_id,
         "backend": run.backend_id,
         "reference": run.project.reference_backend_id,
         "run": run.pk,
-        "baseline": baseline,
+        "started_at": run.started_at,
+        "baseline": baseline.pk if baseline else None,
+        "baseline_started_at": baseline.started_at if baseline else None,
         "has_baseline": baseline is not None,
         "complete": run.complete,
     }
