@@ -31,6 +31,9 @@ class CellCounts:
     error: int = 0
     skipped: int = 0
     missing: int = 0  # reference-passing tests the backend's current run lacks
+    # Reference-passing tests the reference first ran after the backend's current run: not yet
+    # run there, so neither gaps nor compared (``compared`` leaves them out).
+    pending: int = 0
     # The row's tests the reference passes, and how many of those do not pass on this backend
     # (its open gaps there: skipped, failed, error or missing). 0 gaps on the reference itself.
     reference_passed: int = 0
@@ -57,9 +60,15 @@ class CellCounts:
     def parity(self) -> float | None:
         """Of the tests the reference passes, the share that pass here; None when the reference
         passes none of the row's tests (then nothing here is a gap) and on the reference."""
-        if self.is_reference or not self.reference_passed:
+        compared = self.compared
+        if self.is_reference or not compared:
             return None
-        return max(self.reference_passed - self.gaps, 0) / self.reference_passed
+        return max(compared - self.gaps, 0) / compared
+
+    @property
+    def compared(self) -> int:
+        """The reference's passing tests this backend was asked to run: all but the pending."""
+        return max(self.reference_passed - self.pending, 0)
 
 
 @dataclass(frozen=True)
@@ -102,7 +111,7 @@ def heatmap(
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
     reference = next((b.backend for b in backends if b.is_reference), None)
-    counts = file_counts(project=project, names=names)
+    counts = file_counts(project=project, names=names, pending=any(b.pending for b in backends))
     for file, gaps in file_gap_counts(project=project).items():
         for backend, count in gaps.items():
             if file in counts:  # the reference passes its tests: it has a file cell

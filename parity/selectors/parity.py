@@ -25,7 +25,9 @@ class ProjectParity:
 def parity_overview(*, project: Project, by_dir: bool = False) -> ProjectParity:
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
-    counts = file_counts(project=project, names=names, by_dir=by_dir)
+    counts = file_counts(
+        project=project, names=names, by_dir=by_dir, pending=any(b.pending for b in backends)
+    )
     return ProjectParity(
         project=project.slug,
         reference=next((b.backend for b in backends if b.is_reference), None),

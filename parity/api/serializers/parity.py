@@ -38,6 +38,10 @@ class BackendParitySerializer(serializers.Serializer):
     reference_missing = serializers.IntegerField(
         help_text="Tests run here but not on the reference (outside the score)."
     )
+    pending = serializers.IntegerField(
+        help_text="Tests the reference passes that it first ran after this backend's current "
+        "run: not yet run there, outside reference_passing and the gaps."
+    )
     test_count = serializers.IntegerField()
     coverage_drop = serializers.BooleanField()
 
@@ -48,6 +52,10 @@ class CellSerializer(serializers.Serializer):
     error = serializers.IntegerField()
     skipped = serializers.IntegerField()
     missing = serializers.IntegerField()
+    pending = serializers.IntegerField(
+        help_text="Tests the reference passes that it first ran after this backend's current "
+        "run: not yet run there, no gap."
+    )
 
 
 class FileRowSerializer(serializers.Serializer):
