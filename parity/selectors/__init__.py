@@ -23,7 +23,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
-| ``…/gaps/``                               | ``gaps_list``                             |
+| ``…/gaps/`` (``?aligned=1``)              | ``gaps_list`` (``aligned_view``)          |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
 | ``…/tests/``, ``…/tests/<id>/``           | ``testcases_search``, ``testcase_history`` |
 | ``…/triage/``                             | ``triages_list``                          |
@@ -33,6 +33,7 @@ dashboard's (``parity.dashboard.presenters``).
 Every project page also asks ``project_has_runs`` (its empty state), and chart data's ETag
 ``data_version``."""
 
+from parity.selectors.aligned import aligned_view
 from parity.selectors.exemptions import (
     BackendFiles,
     ExemptionPreview,
@@ -129,6 +130,7 @@ __all__ = [
     "gaps_page",
     "open_gaps_sorted",
     "heatmap",
+    "aligned_view",
     "manifest_build",
     "manifest_resolve",
     "Matrix",

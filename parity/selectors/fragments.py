@@ -124,6 +124,9 @@ class BackendParity:
     pending: int = 0  # not yet run there: the reference first ran them after this run
     test_count: int = 0
     coverage_drop: bool = False
+    # The aligned view (``parity.selectors.aligned``): the reference's run compared with
+    # ``run``, of the same ``commit``. None otherwise (the reference's current run).
+    reference_run: int | None = None
 
 
 def backend_parities(*, project: Project) -> list[BackendParity]:

@@ -5,6 +5,7 @@ reference. Colours and labels are the dashboard's (``parity.dashboard.presenters
 from dataclasses import dataclass
 
 from parity.models import Project
+from parity.selectors.aligned import aligned_backends, aligned_file_counts, aligned_view
 from parity.selectors.fragments import (
     CELL_FIELDS,
     BackendParity,
@@ -92,6 +93,7 @@ class Heatmap:
     q: str
     sort: str  # "worst", "name" or a backend name
     reverse: bool = False  # fewest gaps (or Z to A) first
+    aligned: bool = False  # each backend read at the newest commit it and the reference ran
 
     @property
     def sort_param(self) -> str:
@@ -102,25 +104,38 @@ class Heatmap:
 
 
 def heatmap(
-    *, project: Project, folders: bool = False, folder: str = "", q: str = "", sort: str = "worst"
+    *,
+    project: Project,
+    folders: bool = False,
+    folder: str = "",
+    q: str = "",
+    sort: str = "worst",
+    aligned: bool = False,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q``, sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading
-    "-"). Four queries (three for folders)."""
+    "-"). Four queries (three for folders, one more when a test is pending somewhere). With
+    ``aligned``, each backend at its aligned commit (``parity.selectors.aligned``: a few more,
+    sized by the runs compared)."""
     by_dir = folders and not folder
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
     reference = next((b.backend for b in backends if b.is_reference), None)
     counts = file_counts(project=project, names=names, pending=any(b.pending for b in backends))
-    for file, gaps in file_gap_counts(project=project).items():
-        for backend, count in gaps.items():
-            if file in counts:  # the reference passes its tests: it has a file cell
-                counts[file][backend]["gaps"] = count
+    if aligned:
+        view = aligned_view(project=project, cells=True)
+        backends = aligned_backends(current=backends, view=view)
+        counts = aligned_file_counts(project=project, current=counts, view=view)
+    else:
+        for file, gaps in file_gap_counts(project=project).items():
+            for backend, count in gaps.items():
+                if file in counts:  # the reference passes its tests: it has a file cell
+                    counts[file][backend]["gaps"] = count
     if folder:
         counts = {name: cells for name, cells in counts.items() if _under(name, folder)}
     elif by_dir:
         counts = _subtrees(counts)
-    unrun = {} if by_dir else unrun_files(project=project)
+    unrun = {} if by_dir or aligned else unrun_files(project=project)
     rows = [
         _row(name, cells, names=names, reference=reference, unrun=unrun)
         for name, cells in counts.items()
@@ -143,6 +158,7 @@ def heatmap(
         q=q.strip(),
         sort=sort,
         reverse=reverse,
+        aligned=aligned,
     )
 
 
@@ -187,13 +203,17 @@ def _row(
         "reference_tests": sum(ref.get(field, 0) for field in CELL_FIELDS),
         "reference_skipped": ref.get("skipped", 0),
     }
+    # An aligned cell carries the counts of the reference run it was compared with.
     return HeatRow(
         name=name,
         cells=[
             CellCounts(
                 backend=n,
-                **{**cells[n], "gaps": 0 if n == reference else cells[n].get("gaps", 0)},
-                **compared,
+                **{
+                    **compared,
+                    **cells[n],
+                    "gaps": 0 if n == reference else cells[n].get("gaps", 0),
+                },
                 **_run(unrun.get((n, name))),
                 is_reference=n == reference,
             )

@@ -7,6 +7,13 @@ class ParityQuery(serializers.Serializer):
     dir = serializers.BooleanField(
         required=False, default=False, help_text="Aggregate the file heatmap by folder."
     )
+    aligned = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Compare each backend with the reference at the newest commit both have "
+        "complete runs of (named per backend: commit, run, reference_run), not at their "
+        "current runs.",
+    )
 
 
 class GapCountsSerializer(serializers.Serializer):
@@ -44,6 +51,10 @@ class BackendParitySerializer(serializers.Serializer):
     )
     test_count = serializers.IntegerField()
     coverage_drop = serializers.BooleanField()
+    reference_run = serializers.IntegerField(
+        allow_null=True,
+        help_text="With ?aligned=1: the reference's run compared with run, of the same commit.",
+    )
 
 
 class CellSerializer(serializers.Serializer):
@@ -68,3 +79,4 @@ class ParitySerializer(serializers.Serializer):
     reference = serializers.CharField(allow_null=True)
     backends = BackendParitySerializer(many=True)
     files = FileRowSerializer(many=True)
+    aligned = serializers.BooleanField(help_text="Whether ?aligned=1 asked for the aligned view.")
