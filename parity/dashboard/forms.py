@@ -45,6 +45,7 @@ class HeatmapQuery(forms.Form):
     folder = forms.CharField(required=False, max_length=500)
     q = forms.CharField(required=False, max_length=200, label="Filter files")
     sort = forms.CharField(required=False, max_length=60, initial="worst")
+    aligned = forms.BooleanField(required=False, label="Aligned commits")
 
 
 class TestSearchQuery(forms.Form):
