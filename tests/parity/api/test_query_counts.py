@@ -23,7 +23,11 @@ URL = "/api/v1/projects/pytorch-xla"
 READS = {
     "parity": (f"{URL}/parity/", 4),  # token, project; backends, file cells
     "parity by folder": (f"{URL}/parity/?dir=true", 4),
+    # token, project; backends, file cells; names, pairs, 2 SETs, rows, triage, numbers, cells
+    "parity aligned": (f"{URL}/parity/?aligned=1", 12),
     "gaps": (f"{URL}/gaps/", 5),  # token, project; count, page, reasons' issues
+    # token, project; names, pairs, 2 SETs, rows, triage, gaps
+    "gaps aligned": (f"{URL}/gaps/?aligned=1", 9),
     "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 5),
     "skip reasons": (f"{URL}/skip-reasons/", 8),  # token, project; 6
     "reason trend": (f"{URL}/skip-reasons/{{reason}}/trend/", 5),  # + the reason; 2

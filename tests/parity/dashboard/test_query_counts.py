@@ -24,6 +24,8 @@ PAGES = {
     ),  # ETag: readable projects, data version; projects, trend
     "heatmap": (f"{P}/", 6),  # project; backends + snapshots, file cells, gaps, run files
     "heatmap by folder": (f"{P}/?dir=1", 5),
+    # project; backends, file cells; names, pairs, 2 SETs, rows, triage, numbers, cells; has runs
+    "heatmap aligned": (f"{P}/?aligned=1", 12),
     "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 8),  # project, test; 5 for the page; has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
@@ -35,6 +37,8 @@ PAGES = {
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
     # reasons' issues (once per 2,000 rows).
     "gaps.csv": (f"{P}/gaps.csv?open=1", 5),
+    # project, backend choices x2; names, pairs, 2 SETs, rows, triage, gaps; has runs
+    "gaps aligned": (f"{P}/gaps/?aligned=1", 11),
     "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
     # baselines' uploads; has runs
     # Project, run; the verdict's (baseline, opened, counts: it opens none), closed gaps, their
