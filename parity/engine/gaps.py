@@ -84,10 +84,11 @@ _DESIRED_SQL = """
     {absent_write}
     CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
     WITH compared AS (
-        SELECT s.backend_id, cr.started_at FROM {state_table} s
-        JOIN {run} cr ON cr.id = s.current_run_id
-        WHERE s.backend_id = ANY(%(backends)s) AND s.backend_id <> %(reference)s
-          AND %(has_reference)s
+        SELECT backend_id,
+               (SELECT cr.started_at FROM {run} cr WHERE cr.id = current_run_id) AS started_at
+        FROM {state_table}
+        WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
+          AND current_run_id IS NOT NULL AND %(has_reference)s
     )
     SELECT b.backend_id, r.test_id,
            CASE WHEN t.outcome IS NULL AND r.since > b.started_at THEN 'pending'

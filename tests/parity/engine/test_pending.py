@@ -6,7 +6,7 @@ that still lacks it makes it a gap. A test the reference dropped after the backe
 
 import datetime
 
-from parity.models import GapEvent, PendingTest, Run, Snapshot
+from parity.models import Gap, GapEvent, PendingTest, Run, Snapshot
 from parity.pure.weeks import Week
 from parity.selectors import run_verdict
 from parity.selectors.digest import digest_content
@@ -41,6 +41,7 @@ def test_a_new_file_is_pending_until_the_backend_runs_that_commit(upload_run, ap
 
     assert open_gaps() == {f"{A}test_2": "skipped"}
     assert pending() == {f"{NEW}test_1", f"{NEW}test_2"}
+    assert not Gap.objects.filter(opened_run_id=cpu_b).exists()
     assert not GapEvent.objects.filter(run_id=cpu_b).exists()
     assert not any("test_new" in t for t in digest_tests(xla))
     verdict = run_verdict(run=Run.objects.get(pk=tpu_a))
@@ -69,8 +70,8 @@ def test_a_new_file_is_pending_until_the_backend_runs_that_commit(upload_run, ap
         f"{NEW}test_2": "missing",
     }
     assert pending() == set()
-    opened = GapEvent.objects.filter(run_id=tpu_b, kind="opened")
-    assert sorted(opened.values_list("gap__test__key", flat=True)) == [
+    opened = Gap.objects.filter(opened_run_id=tpu_b)
+    assert sorted(opened.values_list("test__key", flat=True)) == [
         f"{NEW}test_1",
         f"{NEW}test_2",
     ]

@@ -102,6 +102,7 @@ def _backend(run: int, commit: str, score, passing, gaps=(0, 0, 0, 0), **counts)
         "reference_missing": 0,
         "pending": 0,
         "coverage_drop": False,
+        "reference_run": None,
         **counts,
     }
 

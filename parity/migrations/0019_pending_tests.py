@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('parity', '0017_run_files'),
+        ('parity', '0018_gap_events_changes_only'),
     ]
 
     operations = [
