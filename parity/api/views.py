@@ -39,8 +39,10 @@ class ParityView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_request(request, slug)
-        by_dir = _query(s.ParityQuery, request).validated_data["dir"]
-        overview = selectors.parity_overview(project=project, by_dir=by_dir)
+        query = _query(s.ParityQuery, request).validated_data
+        overview = selectors.parity_overview(
+            project=project, by_dir=query["dir"], aligned=query["aligned"]
+        )
         return Response(s.ParitySerializer(overview).data)
 
 
@@ -58,14 +60,28 @@ class GapListView(generics.ListAPIView):
 
     def get_queryset(self):
         self.project = project_for_request(self.request, self.kwargs["slug"])
-        filters = _query(s.GapsQuery, self.request).filters()
-        return selectors.gaps_list(project=self.project, **filters)
+        query = _query(s.GapsQuery, self.request)
+        self.aligned = query.validated_data["aligned"]
+        if self.aligned:
+            data = query.validated_data
+            return selectors.aligned_view(
+                project=self.project,
+                numbers=False,
+                gaps=True,
+                backend=data.get("backend"),
+                state=data.get("state"),
+            ).gaps
+        return selectors.gaps_list(project=self.project, **query.filters())
 
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
-        if page:  # the page's code owners, in one query
+        if page and not self.aligned:  # the page's code owners, in one query
             selectors.gaps_owners_attach(page, project=self.project)
         return page
+
+    def get_serializer_class(self):
+        # get_queryset, which reads ?aligned=, runs first.
+        return s.AlignedGapSerializer if getattr(self, "aligned", False) else s.GapSerializer
 
 
 class SkipReasonListView(APIView):

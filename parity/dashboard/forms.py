@@ -54,6 +54,7 @@ class HeatmapQuery(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Filter files")
     sort = forms.CharField(required=False, max_length=60, initial="worst")
     owner = OwnerField(required=False, max_length=200)  # a code owner's files only
+    aligned = forms.BooleanField(required=False, label="Aligned commits")
 
 
 class TestSearchQuery(forms.Form):

@@ -231,6 +231,12 @@ class HeatCell(CellCounts):
         return self.missing > 0 and self.passed + self.failed + self.error + self.skipped == 0
 
     @property
+    def pending_only(self) -> bool:
+        """The backend's run has none of the row's tests, and the reference first ran them all
+        after it: not yet run there (grey), no gap."""
+        return self.pending > 0 and self.total == 0
+
+    @property
     def no_gap_possible(self) -> bool:
         """The reference passes none of the row's tests: what this backend does is no gap."""
         return not self.is_reference and not self.reference_passed and self.total > 0
@@ -251,6 +257,11 @@ class HeatCell(CellCounts):
         text = self._counts_sentence()
         if self.run_state:
             text += f" · the file {run_state_words(self.run_state, self.run_status)}"
+        if self.pending and not self.is_reference:
+            text += (
+                f" · {self.pending} not yet run there: the reference first ran them after "
+                "this backend's current run"
+            )
         return text
 
     def _counts_sentence(self) -> str:
@@ -262,12 +273,12 @@ class HeatCell(CellCounts):
             return f"{counts} (the reference)"
         if not self.total:
             return "none of these tests in the current run"
-        if not self.reference_passed:
+        if not self.compared:
             return f"{counts}; the reference passes none of these tests, so none is a gap"
         gaps = f"{self.gaps} gap" if self.gaps == 1 else f"{self.gaps} gaps"
         return (
-            f"{counts}; of the {self.reference_passed} tests the reference passes, "
-            f"{self.reference_passed - self.gaps} pass here ({gaps})"
+            f"{counts}; of the {self.compared} tests the reference passes, "
+            f"{self.compared - self.gaps} pass here ({gaps})"
         )
 
     @property
@@ -280,11 +291,13 @@ class HeatCell(CellCounts):
             return f"{word} · {self.missing}"
         if self.is_reference:
             return f"{self.passed}/{self.total}" if self.total else "–"
+        if self.pending_only:
+            return f"not yet run there · {self.pending}"
         if self.no_gap_possible:
             return self.reference_says
-        if not self.reference_passed:
+        if not self.compared:
             return "–"
-        return f"{self.reference_passed - self.gaps}/{self.reference_passed}"
+        return f"{self.compared - self.gaps}/{self.compared}"
 
 
 # A gap state of a test absent from the backend's run, as a heatmap cell labels its file.

@@ -8,6 +8,7 @@ import datetime
 from urllib.parse import quote
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
@@ -46,6 +47,8 @@ from parity.web.access import (
     triage_refusal,
 )
 
+# Gaps listed per page of the gaps page's aligned view.
+ALIGNED_GAPS_PER_PAGE = 100
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
 
@@ -102,6 +105,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         q=query["q"] or "",
         sort=query["sort"],
         owner=query["owner"] or "",
+        aligned=query["aligned"],
     )
     return _render_project(
         request,
@@ -195,6 +199,8 @@ def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict,
 @project_page
 def gaps(request: HttpRequest, project: Project) -> HttpResponse:
     form, query, filters = gaps_query(request, project)
+    if request.GET.get("aligned") == "1":
+        return _gaps_aligned(request, project, form, filters)
     since = query["since"]
     page = selectors.gaps_page(
         project=project,
@@ -216,6 +222,31 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
         # The form's default week, said as such rather than as a bare date.
         since_days=None if request.GET.get("since") else GapsQuery.DEFAULT_DAYS,
         page=page,
+    )
+
+
+def _gaps_aligned(request: HttpRequest, project: Project, form, filters: dict) -> HttpResponse:
+    """The gaps page's aligned view: each backend's gaps at the newest commit it and the
+    reference both ran (``?aligned=1``), a page of them; backend and state filter it."""
+    view = selectors.aligned_view(
+        project=project,
+        numbers=False,
+        gaps=True,
+        backend=filters["backend"],
+        state=filters["state"],
+    )
+    pairs = sorted(
+        ((view.names[pk], pair) for pk, pair in view.pairs.items()), key=lambda item: item[0]
+    )
+    paginator = Paginator(view.gaps, ALIGNED_GAPS_PER_PAGE)
+    return _render_project(
+        request,
+        project,
+        "parity/gaps_aligned.html",
+        tab="gaps",
+        form=form,
+        pairs=pairs,
+        page=paginator.get_page(request.GET.get("page")),
     )
 
 

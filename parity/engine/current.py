@@ -50,8 +50,8 @@ _CHANGES_SQL = model_sql(
     FROM parity_outcome_changes x
     WHERE c.backend_id = %(backend)s AND c.test_id = x.test_id AND NOT x.added
       AND x.outcome IS NOT NULL;
-    INSERT INTO {current} (project_id, backend_id, test_id, outcome, reason_id)
-    SELECT %(project)s, %(backend)s, test_id, outcome, reason_id
+    INSERT INTO {current} (project_id, backend_id, test_id, outcome, reason_id, since)
+    SELECT %(project)s, %(backend)s, test_id, outcome, reason_id, %(since)s
     FROM parity_outcome_changes WHERE added;
     SELECT count(*) FROM parity_run_outcomes;
     """,
@@ -61,7 +61,13 @@ _CHANGES_SQL = model_sql(
 
 def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
     """Replace the backend's current outcomes with ``run``'s; returns its number of tests."""
-    params = {**OUTCOME_PARAMS, "project": run.project_id, "backend": backend.pk, "run": run.pk}
+    params = {
+        **OUTCOME_PARAMS,
+        "project": run.project_id,
+        "backend": backend.pk,
+        "run": run.pk,
+        "since": run.started_at,
+    }
     with connection.cursor() as cursor:
         with hash_joins(cursor):
             cursor.execute(_OUTCOMES_SQL, params)

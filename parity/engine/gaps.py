@@ -14,6 +14,7 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import OUTCOME_PARAMS, absent_tests, gap_state
+from parity.engine.pending import pending_split
 from parity.engine.plans import hash_joins
 from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
 from parity.models.sql import model_sql
@@ -48,6 +49,7 @@ def gaps_diff(
     statements = _CHANGED_ONLY if changed_only else _EVERY_TEST
     with connection.cursor() as cursor, _planned(cursor, every_test=not changed_only):
         cursor.execute(statements.desired, params)
+        pending_split(cursor, params, changed_only=changed_only)
         closed = _rows(cursor, statements.close, params)
         changed = _rows(cursor, _CHANGE_SQL, params)
         opened = _rows(cursor, _OPEN_SQL, params)
@@ -74,18 +76,24 @@ def _rows(cursor, statement, params: dict) -> int:
 # guess of one row each, the join on (backend, test) ran as a loop over every pair of tests
 # (minutes at 100k tests). A test absent from a backend's run whose file its run manifest says
 # crashed, timed out, ran empty or never started gets that state (``parity_absent``), not
-# ``missing``.
+# ``missing``; one the reference first ran after the backend's run started is ``pending``
+# (``parity.engine.pending`` takes those out, with the tests the reference dropped after it).
 _DESIRED_SQL = """
     DROP TABLE IF EXISTS parity_desired, parity_gaps_touched, parity_absent;
     CREATE TEMP TABLE parity_gaps_touched (id bigint PRIMARY KEY) ON COMMIT DROP;
     {absent_write}
     CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
     WITH compared AS (
-        SELECT backend_id FROM {state_table}
+        SELECT backend_id,
+               (SELECT cr.started_at FROM {run} cr WHERE cr.id = current_run_id) AS started_at
+        FROM {state_table}
         WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
           AND current_run_id IS NOT NULL AND %(has_reference)s
     )
-    SELECT b.backend_id, r.test_id, {state} AS state, t.reason_id
+    SELECT b.backend_id, r.test_id,
+           CASE WHEN t.outcome IS NULL AND r.since > b.started_at THEN 'pending'
+                ELSE {state} END AS state,
+           t.reason_id
     FROM {current} r
     CROSS JOIN compared b
     LEFT JOIN {current} t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
@@ -130,6 +138,7 @@ def _desired_sql(scope: str) -> sql.Composed:
         scope_t=_scoped("t.test_id", scope),
         current=CurrentOutcome,
         state_table=BackendState,
+        run=Run,
         state=gap_state(sql.SQL("t.outcome"), sql.SQL("a.state")),
         absent_write=_ABSENT_WRITE,
     )

@@ -6,14 +6,15 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import ABSENT, OUTCOME_PARAMS
-from parity.models import BackendState, CurrentOutcome, Gap, Project, Run, Snapshot
+from parity.models import BackendState, CurrentOutcome, Gap, PendingTest, Project, Run, Snapshot
 from parity.models.sql import model_sql
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
 # Score: tests passing on both / tests passing on the reference (NULL with no reference). A
 # backend has an open gap of a scored state for each reference-passing test it does not pass
 # (``parity.engine.gaps``), so those it passes are the reference's passing tests less those
-# gaps: no join of the two backends' outcomes.
+# gaps: no join of the two backends' outcomes. Tests pending on a backend (the reference first
+# ran them after its run) are neither: left out of its reference_passing, counted apart.
 _SNAPSHOT_SQL = model_sql(
     """
     WITH reference_passing AS (
@@ -34,24 +35,30 @@ _SNAPSHOT_SQL = model_sql(
         FROM {gap}
         WHERE is_open AND backend_id = ANY(%(backends)s)
         GROUP BY backend_id
+    ), pending AS (
+        SELECT backend_id, count(*) AS n FROM {pending}
+        WHERE backend_id = ANY(%(backends)s) GROUP BY backend_id
     ), written AS (
         INSERT INTO {snapshot} (
             project_id, backend_id, run_id, reference_run_id, at, score, passing,
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
-            tracked_closed, reference_missing, test_count, coverage_drop
+            tracked_closed, reference_missing, pending, test_count, coverage_drop
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
-               CASE WHEN rp.n > 0 THEN (rp.n - coalesce(g.scored, 0))::float / rp.n END,
-               rp.n - coalesce(g.scored, 0), rp.n,
+               CASE WHEN rp.n - coalesce(pd.n, 0) > 0
+                    THEN (rp.n - coalesce(pd.n, 0) - coalesce(g.scored, 0))::float
+                         / (rp.n - coalesce(pd.n, 0)) END,
+               rp.n - coalesce(pd.n, 0) - coalesce(g.scored, 0), rp.n - coalesce(pd.n, 0),
                coalesce(g.skipped, 0), coalesce(g.failed, 0), coalesce(g.error, 0),
                coalesce(g.missing, 0), coalesce(g.tracked, 0), coalesce(g.untracked, 0),
                coalesce(g.intended, 0), coalesce(g.tracked_closed, 0),
-               coalesce(g.reference_missing, 0),
+               coalesce(g.reference_missing, 0), coalesce(pd.n, 0),
                s.test_count, s.coverage_drop
         FROM {state} s
         JOIN {run} r ON r.id = s.current_run_id
         CROSS JOIN reference_passing rp
         LEFT JOIN gaps g ON g.backend_id = s.backend_id
+        LEFT JOIN pending pd ON pd.backend_id = s.backend_id
         WHERE s.backend_id = ANY(%(backends)s)
         ON CONFLICT (backend_id, run_id) DO UPDATE SET
             reference_run_id = EXCLUDED.reference_run_id, at = EXCLUDED.at,
@@ -60,7 +67,7 @@ _SNAPSHOT_SQL = model_sql(
             failed = EXCLUDED.failed, error = EXCLUDED.error, missing = EXCLUDED.missing,
             tracked = EXCLUDED.tracked, untracked = EXCLUDED.untracked,
             intended = EXCLUDED.intended, tracked_closed = EXCLUDED.tracked_closed,
-            reference_missing = EXCLUDED.reference_missing,
+            reference_missing = EXCLUDED.reference_missing, pending = EXCLUDED.pending,
             test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop
         RETURNING id, backend_id
     )
@@ -69,6 +76,7 @@ _SNAPSHOT_SQL = model_sql(
     """,
     current=CurrentOutcome,
     gap=Gap,
+    pending=PendingTest,
     snapshot=Snapshot,
     state=BackendState,
     run=Run,

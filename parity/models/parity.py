@@ -90,6 +90,10 @@ class CurrentOutcome(models.Model):
     # rewrites only the rows whose outcome or reason changed.
     outcome = models.PositiveSmallIntegerField()  # parity.models.Outcome
     reason = models.ForeignKey("Reason", null=True, blank=True, **ROLLUP_KEY_NULLABLE)
+    # When the backend's current runs have had the test since: the started_at of the run that
+    # added it (kept while each next current run has it). On the reference, a test newer than a
+    # backend's current run is pending there, not a gap. NULL: from before this was kept.
+    since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -280,6 +284,9 @@ class Snapshot(models.Model):
     intended = models.PositiveIntegerField(default=0)
     tracked_closed = models.PositiveIntegerField(default=0, db_default=0)
     reference_missing = models.PositiveIntegerField(default=0)
+    # Reference-passing tests the run lacks that the reference first ran after it: not gaps,
+    # and left out of ``reference_passing`` (the backend has not been asked to run them yet).
+    pending = models.PositiveIntegerField(default=0, db_default=0)
     test_count = models.PositiveIntegerField(default=0)
     coverage_drop = models.BooleanField(default=False)
 
@@ -292,6 +299,26 @@ class Snapshot(models.Model):
 
     def __str__(self) -> str:
         return f"backend {self.backend_id} run {self.run_id}: score {self.score}"
+
+
+class PendingTest(models.Model):
+    """A test the reference passes, that a backend's current run lacks, and that the reference
+    first ran in a run CI started after that run (``CurrentOutcome.since``): not yet run there.
+    Never a gap; it becomes one (``missing``, ``crashed``...) only when a run of the backend at
+    least as new still lacks it. Rewritten with the backend's gaps (``parity.engine.pending``)."""
+
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
+    test = models.ForeignKey("TestCase", **ROLLUP_KEY)
+    since = models.DateTimeField(help_text="When the reference's run that added it started.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "test"], name="pendingtest_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"backend {self.backend_id} test {self.test_id}: pending"
 
 
 class FileCell(models.Model):

@@ -25,7 +25,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
-| ``…/gaps/``                               | ``gaps_list``                             |
+| ``…/gaps/`` (``?aligned=1``)              | ``gaps_list`` (``aligned_view``)          |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
 | ``…/tests/``, ``…/tests/<id>/``           | ``testcases_search``, ``testcase_history`` |
 | ``…/triage/``                             | ``triages_list``                          |
@@ -35,6 +35,7 @@ dashboard's (``parity.dashboard.presenters``).
 Every project page also asks ``project_has_runs`` (its empty state), and chart data's ETag
 ``data_version``."""
 
+from parity.selectors.aligned import aligned_view
 from parity.selectors.classification import (
     CategoryCount,
     skip_categories_current,
@@ -140,6 +141,7 @@ __all__ = [
     "gaps_page",
     "open_gaps_sorted",
     "heatmap",
+    "aligned_view",
     "manifest_build",
     "manifest_resolve",
     "Matrix",

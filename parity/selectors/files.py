@@ -11,13 +11,16 @@ from parity.selectors.fragments import (
     TestCell,
     backend_names,
     gap_info,
+    pending_pairs,
     reason_infos,
 )
 from parity.selectors.run_files import UnrunFile, unrun_files
 
+# Tests the reference first ran after the backend's current run (shown only when there are).
+PENDING_ROW = "not yet run there"
 # With a backend chosen, its worst outcomes first: what a maintainer came to see.
 _OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
-SUMMARY_ROWS = ("passed", "skipped", "xfail", "failed", "error", "not run")
+SUMMARY_ROWS = ("passed", "skipped", "xfail", "failed", "error", "not run", PENDING_ROW)
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,8 @@ class FileGrid:
 
 
 def file_grid(*, project: Project, file: str, backend: str | None = None) -> FileGrid:
-    """Tests of ``file`` that some current run has or some open gap names. Seven queries."""
+    """Tests of ``file`` that some current run has or some open gap names. Seven queries, and
+    an eighth when a test may be pending on a backend."""
     names = backend_names(project)
     if backend not in names.values():
         backend = None
@@ -70,12 +74,13 @@ def file_grid(*, project: Project, file: str, backend: str | None = None) -> Fil
             "triage__issue"
         )
     }
+    pending = _pending(project, in_file, names, outcomes, gaps)
     reason_ids = {c.reason_id for c in outcomes.values()} | {g.reason_id for g in gaps.values()}
     reasons = _reasons(reason_ids - {None})
     # Tests no current run has and no gap names (renamed, deleted) are history: left out.
     present = {test_id for test_id, _ in outcomes} | {test_id for test_id, _ in gaps}
     rows = [
-        _row(test, names, outcomes, gaps, reasons)
+        _row(test, names, outcomes, gaps, reasons, pending)
         for test in in_file.order_by("key")
         if test.pk in present
     ]
@@ -112,6 +117,22 @@ def file_grid(*, project: Project, file: str, backend: str | None = None) -> Fil
     )
 
 
+def _pending(project: Project, in_file, names: dict, outcomes: dict, gaps: dict) -> set:
+    """``pending_pairs`` of the file's tests, read only when a test the reference passes has
+    neither an outcome nor a gap on some backend (the only way one can be pending)."""
+    reference = project.reference_backend_id
+    passing = {
+        test_id
+        for (test_id, backend_id), c in outcomes.items()
+        if backend_id == reference and c.outcome == Outcome.PASSED
+    }
+    if all(
+        (test_id, pk) in outcomes or (test_id, pk) in gaps for test_id in passing for pk in names
+    ):
+        return set()
+    return pending_pairs(project=project, tests=in_file)
+
+
 def _reasons(ids: set[int]) -> dict[int, ReasonInfo]:
     if not ids:
         return {}
@@ -124,6 +145,7 @@ def _row(
     outcomes: dict[tuple[int, int], CurrentOutcome],
     gaps: dict[tuple[int, int], Gap],
     reasons: dict[int, ReasonInfo],
+    pending: set[tuple[int, int]],
 ) -> TestRow:
     cells = []
     for backend_id, name in names.items():
@@ -136,6 +158,7 @@ def _row(
                 outcome=Outcome(current.outcome).label if current else None,
                 reason=reasons.get(reason_id),
                 gap=gap_info(gap, reasons) if gap else None,
+                pending=(test.pk, backend_id) in pending,
             )
         )
     return TestRow(
@@ -148,11 +171,13 @@ def _counts(rows: list[TestRow], names: list[str]) -> list[tuple[str, list[int]]
     for row in rows:
         for cell in row.cells:
             outcome = "xfail" if cell.xfail else cell.outcome or "not run"
+            if cell.pending:
+                outcome = PENDING_ROW
             counts[cell.backend][outcome] += 1
     return [
         (outcome, [counts[name][outcome] for name in names])
         for outcome in SUMMARY_ROWS
-        if outcome != "xfail" or any(counts[name]["xfail"] for name in names)
+        if outcome not in ("xfail", PENDING_ROW) or any(counts[name][outcome] for name in names)
     ]
 
 

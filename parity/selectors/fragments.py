@@ -18,6 +18,7 @@ from parity.models import (
     Gap,
     GapState,
     IssueState,
+    PendingTest,
     Project,
     Reason,
     Snapshot,
@@ -26,6 +27,9 @@ from parity.models import (
 )
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
+# A cell's count of the reference-passing tests the backend's run lacks because the reference
+# first ran them after it (``PendingTest``): not yet run there, no gap.
+PENDING = "pending"
 GAP_FIELDS = ("skipped", "failed", "error", "missing")
 
 
@@ -117,8 +121,12 @@ class BackendParity:
     intended: int = 0
     tracked_closed: int = 0  # of the tracked, those whose every issue is closed
     reference_missing: int = 0
+    pending: int = 0  # not yet run there: the reference first ran them after this run
     test_count: int = 0
     coverage_drop: bool = False
+    # The aligned view (``parity.selectors.aligned``): the reference's run compared with
+    # ``run``, of the same ``commit``. None otherwise (the reference's current run).
+    reference_run: int | None = None
 
 
 def backend_parities(*, project: Project) -> list[BackendParity]:
@@ -153,6 +161,7 @@ def _backend_parity(backend: Backend, *, is_reference: bool) -> BackendParity:
             "intended": snapshot.intended,
             "tracked_closed": snapshot.tracked_closed,
             "reference_missing": snapshot.reference_missing,
+            "pending": snapshot.pending,
         }
     return BackendParity(
         backend=backend.name,
@@ -175,20 +184,31 @@ def folder_of(file: str) -> str:
 
 
 def file_counts(
-    *, project: Project, names: list[str], by_dir: bool = False
+    *, project: Project, names: list[str], by_dir: bool = False, pending: bool = False
 ) -> dict[str, dict[str, dict[str, int]]]:
     """Per test file (or folder), per backend name in ``names``, its counts of CELL_FIELDS in
-    the backend's current run; every backend has a cell. One query."""
+    the backend's current run, and of its tests ``pending`` there, read only with ``pending``
+    (some backend's snapshot counts some); every backend has a cell. One query, two with
+    ``pending`` (grouped in Postgres)."""
     cells = FileCell.objects.filter(project=project).values_list(
         "backend__name", "file", *CELL_FIELDS
     )
     totals: dict[str, dict[str, dict[str, int]]] = defaultdict(
-        lambda: {name: dict.fromkeys(CELL_FIELDS, 0) for name in names}
+        lambda: {name: dict.fromkeys((*CELL_FIELDS, PENDING), 0) for name in names}
     )
     for backend, file, *counts in cells:
         cell = totals[folder_of(file) if by_dir else file][backend]
         for name, count in zip(CELL_FIELDS, counts, strict=True):
             cell[name] += count
+    pending_rows = (
+        PendingTest.objects.filter(project=project)
+        .values_list("backend__name", "test__file")
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    for backend, file, count in pending_rows if pending else ():
+        # The reference passes a pending test: its file has cells already.
+        totals[folder_of(file) if by_dir else file][backend][PENDING] += count
     return {key: totals[key] for key in sorted(totals)}
 
 
@@ -239,6 +259,9 @@ class TestCell:
     outcome: str | None  # passed, skipped, failed, error; None: not in the current run
     reason: ReasonInfo | None
     gap: GapInfo | None
+    # Not in the backend's current run because the reference first ran it after that run
+    # (``PendingTest``): not yet run there, no gap.
+    pending: bool = field(default=False, kw_only=True)
 
     @property
     def xfail(self) -> bool:
@@ -281,6 +304,15 @@ def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
         note=triage.note if triage else "",
         issues=list({issue.key: issue for issue in issues}.values()),
         tracked_closed=gap.tracked_closed,
+    )
+
+
+def pending_pairs(*, project: Project, tests) -> set[tuple[int, int]]:
+    """(test_id, backend_id) of ``tests`` (ids or a queryset) pending on a backend. One query."""
+    return set(
+        PendingTest.objects.filter(project=project, test__in=tests).values_list(
+            "test_id", "backend_id"
+        )
     )
 
 

@@ -5,6 +5,7 @@ reference. Colours and labels are the dashboard's (``parity.dashboard.presenters
 from dataclasses import dataclass
 
 from parity.models import Project
+from parity.selectors.aligned import aligned_backends, aligned_file_counts, aligned_view
 from parity.selectors.fragments import (
     CELL_FIELDS,
     BackendParity,
@@ -32,6 +33,9 @@ class CellCounts:
     error: int = 0
     skipped: int = 0
     missing: int = 0  # reference-passing tests the backend's current run lacks
+    # Reference-passing tests the reference first ran after the backend's current run: not yet
+    # run there, so neither gaps nor compared (``compared`` leaves them out).
+    pending: int = 0
     # The row's tests the reference passes, and how many of those do not pass on this backend
     # (its open gaps there: skipped, failed, error or missing). 0 gaps on the reference itself.
     reference_passed: int = 0
@@ -58,9 +62,15 @@ class CellCounts:
     def parity(self) -> float | None:
         """Of the tests the reference passes, the share that pass here; None when the reference
         passes none of the row's tests (then nothing here is a gap) and on the reference."""
-        if self.is_reference or not self.reference_passed:
+        compared = self.compared
+        if self.is_reference or not compared:
             return None
-        return max(self.reference_passed - self.gaps, 0) / self.reference_passed
+        return max(compared - self.gaps, 0) / compared
+
+    @property
+    def compared(self) -> int:
+        """The reference's passing tests this backend was asked to run: all but the pending."""
+        return max(self.reference_passed - self.pending, 0)
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,7 @@ class Heatmap:
     sort: str  # "worst", "name" or a backend name
     reverse: bool = False  # fewest gaps (or Z to A) first
     owner: str = ""  # only this code owner's files
+    aligned: bool = False  # each backend read at the newest commit it and the reference ran
 
     @property
     def sort_param(self) -> str:
@@ -103,29 +114,37 @@ def heatmap(
     q: str = "",
     sort: str = "worst",
     owner: str = "",
+    aligned: bool = False,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
-    ``q`` (of the files ``owner`` owns, when given), each file with its code owners,
-    sorted by ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Five
-    queries (four for folders)."""
+    ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
+    ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Five queries
+    (four for folders, one more when a test is pending somewhere). With ``aligned``, each
+    backend at its aligned commit (``parity.selectors.aligned``: a few more, sized by the runs
+    compared)."""
     owner = owner_clean(owner)
     by_dir = folders and not folder
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
     reference = next((b.backend for b in backends if b.is_reference), None)
-    counts = file_counts(project=project, names=names)
+    counts = file_counts(project=project, names=names, pending=any(b.pending for b in backends))
     owners = files_owners(project=project)  # a row per file: no list of paths to send
-    for file, gaps in file_gap_counts(project=project).items():
-        for backend, count in gaps.items():
-            if file in counts:  # the reference passes its tests: it has a file cell
-                counts[file][backend]["gaps"] = count
+    if aligned:
+        view = aligned_view(project=project, cells=True)
+        backends = aligned_backends(current=backends, view=view)
+        counts = aligned_file_counts(project=project, current=counts, view=view)
+    else:
+        for file, gaps in file_gap_counts(project=project).items():
+            for backend, count in gaps.items():
+                if file in counts:  # the reference passes its tests: it has a file cell
+                    counts[file][backend]["gaps"] = count
     if owner:
         counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
     if folder:
         counts = {name: cells for name, cells in counts.items() if _under(name, folder)}
     elif by_dir:
         counts = _subtrees(counts)
-    unrun = {} if by_dir else unrun_files(project=project)
+    unrun = {} if by_dir or aligned else unrun_files(project=project)
     rows = [
         _row(name, cells, names=names, reference=reference, unrun=unrun, owners=owners)
         for name, cells in counts.items()
@@ -149,6 +168,7 @@ def heatmap(
         sort=sort,
         reverse=reverse,
         owner=owner,
+        aligned=aligned,
     )
 
 
@@ -194,14 +214,18 @@ def _row(
         "reference_tests": sum(ref.get(field, 0) for field in CELL_FIELDS),
         "reference_skipped": ref.get("skipped", 0),
     }
+    # An aligned cell carries the counts of the reference run it was compared with.
     return HeatRow(
         name=name,
         owners=tuple(owners.get(name, ())),
         cells=[
             CellCounts(
                 backend=n,
-                **{**cells[n], "gaps": 0 if n == reference else cells[n].get("gaps", 0)},
-                **compared,
+                **{
+                    **compared,
+                    **cells[n],
+                    "gaps": 0 if n == reference else cells[n].get("gaps", 0),
+                },
                 **_run(unrun.get((n, name))),
                 is_reference=n == reference,
             )

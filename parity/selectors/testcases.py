@@ -20,6 +20,7 @@ from parity.selectors.fragments import (
     TestCell,
     backend_names,
     gap_info,
+    pending_pairs,
     reason_infos,
     reference_first,
 )
@@ -261,6 +262,7 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
     unrun = {}
     if any(g.state in UNRUN_STATES for g in gaps.values()):
         unrun = unrun_files(project=project, files=[test.file])
+    pending = _pending_backends(project, test, names, current, gaps)
     lines = []
     for pk, name in names.items():
         now, gap = current.get(pk), gaps.get(pk)
@@ -276,7 +278,21 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
                     commands[pk], file=test.file, class_name=test.class_name, name=test.name
                 ),
                 unrun=unrun.get((name, test.file)) if gap and gap.state in UNRUN_STATES else None,
+                pending=pk in pending,
             )
         )
     owners = files_owners(project=project, files=[test.file]).get(test.file, ())
     return TestCasePage(test=test, lines=lines, owners=tuple(owners))
+
+
+def _pending_backends(
+    project: Project, test: TestCase, backends: dict, current: dict, gaps: dict
+) -> set[int]:
+    """Backends the test is pending on: read (one query) only when the reference passes it and
+    some backend has neither an outcome nor a gap for it, the only way it can be pending."""
+    reference = current.get(project.reference_backend_id)
+    if reference is None or reference.outcome != Outcome.PASSED:
+        return set()
+    if all(pk in current or pk in gaps for pk in backends):
+        return set()
+    return {backend for _, backend in pending_pairs(project=project, tests=[test.pk])}

@@ -8,8 +8,10 @@ queued). Its cost depends on the size of the two runs, not on history.
 
 - A gap of the run: a test passing on the reference's current run that is skipped, failed or
   errored in the run, or absent from it. Absent counts only once the run is complete: shards of
-  an incomplete run may still come. For the reference backend itself, the baseline plays the
-  reference: the run's gaps are tests that passed on the baseline and no longer pass.
+  an incomplete run may still come, and never for a test the reference first ran after the
+  run started (``pending``: not yet run there). For the reference backend itself, the
+  baseline plays the reference: the run's gaps are tests that passed on the baseline and no
+  longer pass.
 - Opened: a gap of the run that was no gap of the baseline. Closed: a gap of the baseline that
   the run no longer has (a test absent from an incomplete run is not known to be fixed).
 - ``ok`` is false when the run opens an untracked gap or, complete, has more than
@@ -26,6 +28,7 @@ queued). Its cost depends on the size of the two runs, not on history.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -119,6 +122,7 @@ class Verdict:
     backend: str
     complete: bool
     baseline_run: int | None
+    baseline_started_at: datetime | None
     ok: bool
     opened: dict[str, int]  # tracked, untracked, intended, tracked_closed
     closed: int
@@ -143,10 +147,10 @@ class Verdict:
 
 def _prefix(is_reference: bool) -> sql.Composed:
     reference = (
-        sql.SQL("SELECT test_id, outcome FROM p")
+        sql.SQL("SELECT test_id, outcome, NULL::timestamptz AS since FROM p")
         if is_reference
         else model_sql(
-            "SELECT test_id, outcome FROM {current} WHERE backend_id = %(reference)s",
+            "SELECT test_id, outcome, since FROM {current} WHERE backend_id = %(reference)s",
             current=CurrentOutcome,
         )
     )
@@ -155,12 +159,18 @@ def _prefix(is_reference: bool) -> sql.Composed:
         WITH x AS ({x}), p AS ({p}), ref AS ({reference}), a AS ({absent}),
         -- Each test the reference passes, joined once to the run, the baseline and the absent
         -- (two joins, the run's gaps and the baseline's, hashed the reference's 100k twice):
-        -- is_gx, a gap of the run; is_gp, a gap of the baseline.
+        -- is_gx, a gap of the run; is_gp, a gap of the baseline. A test the reference first ran
+        -- after a run started is pending there, no gap (its ``since``).
         j AS (
             SELECT r.test_id, {state} AS state, x.reason_id, x.test_id IS NOT NULL AS in_run,
-                   coalesce(x.outcome <> %(passed)s OR (x.outcome IS NULL AND %(complete)s),
+                   coalesce(x.outcome <> %(passed)s
+                            OR (x.outcome IS NULL AND %(complete)s
+                                AND NOT coalesce(r.since > %(started_at)s, false)),
                             false) AS is_gx,
-                   coalesce(p.outcome IS NULL OR p.outcome <> %(passed)s, false)
+                   coalesce(p.outcome <> %(passed)s
+                            OR (p.outcome IS NULL
+                                AND NOT coalesce(r.since > %(baseline_started_at)s, false)),
+                            false)
                        AND %(has_baseline)s AS is_gp
             FROM ref r LEFT JOIN x ON x.test_id = r.test_id
             LEFT JOIN p ON p.test_id = r.test_id
@@ -271,7 +281,7 @@ def run_verdict(
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
     params = {
-        **_params(run, baseline.pk if baseline else None),
+        **_params(run, baseline),
         "closed_limit": closed_limit,
         "lacking": lacking,
         "gaps_limit": gaps_limit,
@@ -303,6 +313,7 @@ def run_verdict(
         backend=backend.name,
         complete=run.complete,
         baseline_run=baseline.pk if baseline else None,
+        baseline_started_at=baseline.started_at if baseline else None,
         ok=run.probe or (opened["untracked"] == 0 and not drop),
         opened=opened,
         closed=closed,
@@ -344,14 +355,16 @@ def _closed_gaps(rows: list[list]) -> list[ClosedGap]:
     return closed
 
 
-def _params(run: Run, baseline: int | None) -> dict:
+def _params(run: Run, baseline: Run | None) -> dict:
     return {
         **OUTCOME_PARAMS,
         "project": run.project_id,
         "backend": run.backend_id,
         "reference": run.project.reference_backend_id,
         "run": run.pk,
-        "baseline": baseline,
+        "started_at": run.started_at,
+        "baseline": baseline.pk if baseline else None,
+        "baseline_started_at": baseline.started_at if baseline else None,
         "has_baseline": baseline is not None,
         "complete": run.complete,
     }

@@ -118,6 +118,13 @@ def outcome_cell(cell, hide_gap: bool = False) -> SafeString:
     """A cell's symbol and word; unless it passed, its reason and issues; its gap unless
     ``hide_gap``. ``cell``: a ``TestCell`` (or anything with its attributes)."""
     shown = presenters.shown_outcome(cell.outcome, cell.reason)
+    if shown is None and getattr(cell, "pending", False):
+        return format_html(
+            '<span class="sym" aria-hidden="true">–</span> <span class="word pending" title="{}">'
+            "not yet run there</span>",
+            "The reference first ran this test after this backend's current run: no gap until "
+            "a run of the backend at least as new lacks it.",
+        )
     html = format_html(
         '<span class="sym" aria-hidden="true">{}</span> <span class="word">{}</span>',
         presenters.outcome_symbol(shown),

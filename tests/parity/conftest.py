@@ -48,15 +48,19 @@ def upload_run(xla, ingest, eager_errors_propagate):
         branch: str = "master",
         run: str | None = None,
         name: str = "results.xml",
+        commit: str | None = None,
+        time: str = "12:00",
     ) -> int:
+        """``commit``: a per-commit run's commit (default: the day's); ``time``: when CI
+        started it that day (UTC)."""
         response = ingest(
             (name, run_xml(cases)),
             backend=backend,
-            commit=commit_of(day, branch),
+            commit=commit or commit_of(day, branch),
             branch=branch,
-            run=run or f"{day}-{branch}-{backend}",
+            run=run or f"{day}-{commit or branch}-{backend}",
             complete="true" if complete else "false",
-            timestamp=f"{day}T12:00:00Z",
+            timestamp=f"{day}T{time}:00Z",
         )
         assert response.status_code in (200, 202), response.content
         return response.json()["run"]

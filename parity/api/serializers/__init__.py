@@ -4,7 +4,12 @@ writes. The helpers both APIs share (path parameters, documented refusals) are
 ``parity.web.openapi``."""
 
 from parity.api.serializers.exemptions import TriageCreateSerializer, TriageSerializer
-from parity.api.serializers.gaps import GapSerializer, GapsQuery, IssueSerializer
+from parity.api.serializers.gaps import (
+    AlignedGapSerializer,
+    GapSerializer,
+    GapsQuery,
+    IssueSerializer,
+)
 from parity.api.serializers.manifest import (
     MAX_RESOLVE_TESTS,
     ExemptionSerializer,
@@ -47,6 +52,7 @@ from parity.api.serializers.verdict import (
 __all__ = [
     "ParityQuery",
     "GapsQuery",
+    "AlignedGapSerializer",
     "TestsQuery",
     "GapCountsSerializer",
     "BackendParitySerializer",

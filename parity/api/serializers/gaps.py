@@ -50,8 +50,17 @@ class GapsQuery(serializers.Serializer):
         "an email, as the project's CODEOWNERS names it; without case).",
     )
 
+    aligned = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="List the gaps of each backend's aligned comparison (the newest commit it and "
+        "the reference both have complete runs of) instead of the open gaps; backend and state "
+        "filter it, the others do not apply.",
+    )
+
     def filters(self) -> dict:
         data = dict(self.validated_data)
+        data.pop("aligned")
         data["since"] = _utc_midnight(data["since"])
         data["closed_since"] = _utc_midnight(data["closed_since"])
         return data
@@ -103,3 +112,18 @@ class GapSerializer(serializers.Serializer):
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_owners(self, gap) -> list[str]:
         return list(getattr(gap, "file_owners", None) or [])
+
+
+class AlignedGapSerializer(serializers.Serializer):
+    """A gap of the aligned view: computed from two runs of one commit, not an open gap."""
+
+    test = serializers.CharField()
+    test_id = serializers.IntegerField()
+    backend = serializers.CharField()
+    state = serializers.CharField()
+    reason = serializers.CharField(allow_null=True)
+    triage = serializers.CharField(allow_null=True)
+    tracked = serializers.BooleanField()
+    intended = serializers.BooleanField()
+    commit = serializers.CharField(help_text="The commit both runs compared ran.")
+    run = serializers.IntegerField(help_text="The backend's run compared.")

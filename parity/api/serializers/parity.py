@@ -7,6 +7,13 @@ class ParityQuery(serializers.Serializer):
     dir = serializers.BooleanField(
         required=False, default=False, help_text="Aggregate the file heatmap by folder."
     )
+    aligned = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Compare each backend with the reference at the newest commit both have "
+        "complete runs of (named per backend: commit, run, reference_run), not at their "
+        "current runs.",
+    )
 
 
 class GapCountsSerializer(serializers.Serializer):
@@ -38,8 +45,16 @@ class BackendParitySerializer(serializers.Serializer):
     reference_missing = serializers.IntegerField(
         help_text="Tests run here but not on the reference (outside the score)."
     )
+    pending = serializers.IntegerField(
+        help_text="Tests the reference passes that it first ran after this backend's current "
+        "run: not yet run there, outside reference_passing and the gaps."
+    )
     test_count = serializers.IntegerField()
     coverage_drop = serializers.BooleanField()
+    reference_run = serializers.IntegerField(
+        allow_null=True,
+        help_text="With ?aligned=1: the reference's run compared with run, of the same commit.",
+    )
 
 
 class CellSerializer(serializers.Serializer):
@@ -48,6 +63,10 @@ class CellSerializer(serializers.Serializer):
     error = serializers.IntegerField()
     skipped = serializers.IntegerField()
     missing = serializers.IntegerField()
+    pending = serializers.IntegerField(
+        help_text="Tests the reference passes that it first ran after this backend's current "
+        "run: not yet run there, no gap."
+    )
 
 
 class FileRowSerializer(serializers.Serializer):
@@ -60,3 +79,4 @@ class ParitySerializer(serializers.Serializer):
     reference = serializers.CharField(allow_null=True)
     backends = BackendParitySerializer(many=True)
     files = FileRowSerializer(many=True)
+    aligned = serializers.BooleanField(help_text="Whether ?aligned=1 asked for the aligned view.")

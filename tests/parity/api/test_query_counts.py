@@ -26,6 +26,10 @@ READS = {
     # token, project; count, page, reasons' issues, their files' owners
     "gaps": (f"{URL}/gaps/", 6),
     "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 6),
+    # token, project; backends, file cells; names, pairs, 2 SETs, rows, triage, numbers, cells
+    "parity aligned": (f"{URL}/parity/?aligned=1", 12),
+    # token, project; names, pairs, 2 SETs, rows, triage, gaps
+    "gaps aligned": (f"{URL}/gaps/?aligned=1", 9),
     "skip reasons": (f"{URL}/skip-reasons/", 8),  # token, project; 6
     "reason trend": (f"{URL}/skip-reasons/{{reason}}/trend/", 5),  # + the reason; 2
     "tests": (f"{URL}/tests/?q=test_a", 4),  # token, project; count, page

@@ -25,6 +25,9 @@ PAGES = {
     # project; backends + snapshots, file cells, files' owners, gaps, run files
     "heatmap": (f"{P}/", 7),
     "heatmap by folder": (f"{P}/?dir=1", 6),
+    # project; backends, file cells, files' owners; names, pairs, 2 SETs, rows, triage,
+    # numbers, cells; has runs
+    "heatmap aligned": (f"{P}/?aligned=1", 13),
     "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 9),  # project, test; 6 for the page (its owners); has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
@@ -42,6 +45,8 @@ PAGES = {
     "gaps.csv": (f"{P}/gaps.csv?open=1", 6),
     # project; the import, its rules, the files' owners, open gaps per owner; has runs
     "owners": (f"{P}/owners/", 6),
+    # project, backend choices x2; names, pairs, 2 SETs, rows, triage, gaps; has runs
+    "gaps aligned": (f"{P}/gaps/?aligned=1", 11),
     "runs": (f"{P}/runs/", 8),  # project, backend choices; runs, uploads, current,
     # baselines' uploads; has runs
     # Project, run; the verdict's baseline, its one statement (opened, counts, closed gaps,

@@ -5,7 +5,7 @@ what diffing every test gives, which the full rebuild (``project_recompute``) ch
 import pytest
 
 from parity.engine import project_recompute
-from parity.models import Gap, Project, Run
+from parity.models import Gap, PendingTest, Project, Run
 from parity.pure.run_manifest import FileRun
 from tests.parity.engine.test_absent_states import manifest_write
 
@@ -26,10 +26,15 @@ def _open(project: Project, backend: str) -> dict[str, str]:
     return dict(gaps.values_list("test__key", "state"))
 
 
+def _pending(project: Project) -> set[tuple]:
+    rows = PendingTest.objects.filter(project=project)
+    return set(rows.values_list("backend__name", "test__key", "since"))
+
+
 def _full_rebuild_changes_nothing(project: Project) -> None:
-    before = _gaps(project)
+    before = _gaps(project), _pending(project)
     project_recompute(project=project)
-    assert _gaps(project) == before
+    assert (_gaps(project), _pending(project)) == before
 
 
 @pytest.mark.django_db
@@ -49,25 +54,45 @@ def test_the_reference_moving_on_diffs_its_changed_tests_as_a_full_diff_would(xl
     assert ("tpu", f"{B}t0", "crashed", None, True, None) in _gaps(project)
     assert ("gpu", f"{C}t9", "reference_missing", None, True, None) in _gaps(project)
 
-    # The reference: A's t0 fails (its gaps close), t5 is gone (gpu still runs it), B gains
-    # a test (crashed on tpu), C's t9 appears (gpu's reference_missing closes; tpu never ran
-    # C's file).
+    # The reference: A's t0 fails (its gaps close), t5 is gone (gpu, whose run is older, still
+    # runs it: no reference_missing, the reference dropped it since), B gains a test and C's
+    # t9 appears (gpu's reference_missing closes): new since the backends' runs, both are
+    # pending on them, not gaps.
     day2 = {k: v for k, v in REFERENCE.items() if k != f"{A}t5"}
     day2 |= {f"{A}t0": ("failed", "RuntimeError"), f"{B}t3": "passed", f"{C}t9": "passed"}
     upload_run("cpu", day2, day="2026-03-02")
-    crashed = {f"{B}t{n}": "crashed" for n in range(4)}
+    crashed = {f"{B}t{n}": "crashed" for n in range(3)}
     tpu_gaps = {f"{A}t1": "skipped", f"{A}t2": "failed", f"{A}t3": "missing", f"{A}t4": "missing"}
-    assert _open(project, "tpu") == tpu_gaps | crashed | {f"{C}t9": "missing"}
-    gpu_gaps = {f"{A}t3": "missing", f"{A}t5": "reference_missing"}
-    assert _open(project, "gpu") == gpu_gaps | {f"{B}t3": "missing"}
+    assert _open(project, "tpu") == tpu_gaps | crashed
+    gpu_gaps = {f"{A}t3": "missing"}
+    assert _open(project, "gpu") == gpu_gaps
+    assert {(b, t) for b, t, _ in _pending(project)} == {
+        ("tpu", f"{B}t3"),
+        ("tpu", f"{C}t9"),
+        ("gpu", f"{B}t3"),
+    }
     _full_rebuild_changes_nothing(project)
 
-    # Then A's t0 passes again (no gap: both pass), C's t9 skips there (no gap), and B's t1 is
-    # gone from the reference (gpu still runs it).
+    # Then A's t0 passes again (no gap: both pass), C's t9 skips there (no gap, nor pending),
+    # and B's t1 is gone from the reference (gpu still runs it: dropped since, no gap).
     day3 = {k: v for k, v in day2.items() if k != f"{B}t1"}
     day3 |= {f"{A}t0": "passed", f"{C}t9": ("skipped", "flaky")}
     upload_run("cpu", day3, day="2026-03-03")
     del crashed[f"{B}t1"]
     assert _open(project, "tpu") == tpu_gaps | crashed
-    assert _open(project, "gpu") == gpu_gaps | {f"{B}t1": "reference_missing", f"{B}t3": "missing"}
+    assert _open(project, "gpu") == gpu_gaps
+    assert {(b, t) for b, t, _ in _pending(project)} == {("tpu", f"{B}t3"), ("gpu", f"{B}t3")}
+    _full_rebuild_changes_nothing(project)
+
+    # The backends run the reference's latest commit as it is: what was pending or dropped
+    # is compared now (t5 and B's t1 run only on gpu).
+    upload_run("tpu", tpu, day="2026-03-03")
+    upload_run("gpu", gpu, day="2026-03-03")
+    assert _open(project, "gpu") == gpu_gaps | {
+        f"{A}t5": "reference_missing",
+        f"{B}t1": "reference_missing",
+        f"{B}t3": "missing",
+    }
+    assert _open(project, "tpu")[f"{B}t3"] == "missing"  # the day-3 run sent no manifest
+    assert _pending(project) == set()
     _full_rebuild_changes_nothing(project)

@@ -100,7 +100,9 @@ def _backend(run: int, commit: str, score, passing, gaps=(0, 0, 0, 0), **counts)
         "intended": 0,
         "tracked_closed": 0,
         "reference_missing": 0,
+        "pending": 0,
         "coverage_drop": False,
+        "reference_run": None,
         **counts,
     }
 
@@ -143,7 +145,7 @@ def test_parity_numbers_per_backend(runs, api):
 
 
 def _cells(**by_backend: dict) -> dict:
-    zero = dict.fromkeys(("passed", "failed", "error", "skipped", "missing"), 0)
+    zero = dict.fromkeys(("passed", "failed", "error", "skipped", "missing", "pending"), 0)
     return {b: {**zero, **by_backend.get(b, {})} for b in ("cpu", "gpu", "neuron", "tpu")}
 
 
