@@ -24,16 +24,15 @@ ODD = "the moon is in the wrong phase"
 def skips(upload_run, xla):
     """cpu passes three tests; tpu skips them, each with its own message."""
     upload_run("cpu", {f"{A}::test_{n}": "passed" for n in (1, 2, 3)}, day=DAY1)
-    upload_run(
-        "tpu",
-        {
-            f"{A}::test_1": ("skipped", HARDWARE),
-            f"{A}::test_2": ("skipped", DEVICES),
-            f"{A}::test_3": ("skipped", ODD),
-        },
-        day=DAY1,
-    )
+    upload_run("tpu", TPU, day=DAY1)
     return xla
+
+
+TPU = {
+    f"{A}::test_1": ("skipped", HARDWARE),
+    f"{A}::test_2": ("skipped", DEVICES),
+    f"{A}::test_3": ("skipped", ODD),
+}
 
 
 def categories(project) -> dict[str, tuple[str, str, str]]:
@@ -151,7 +150,8 @@ def test_a_rule_edited_in_the_admin_reclassifies(skips, admin_client):
 def test_the_queue_shows_each_groups_category(skips, upload_run, client):
     pallas = "test/test_pallas.py::PallasTest::test_flash"
     cpu = {f"{A}::test_{n}": "passed" for n in (1, 2, 3)}
-    upload_run("cpu", {**cpu, pallas: "passed"}, day=DAY2)  # a file tpu's run lacks
+    upload_run("cpu", {**cpu, pallas: "passed"}, day=DAY2)  # a file tpu's next run lacks
+    upload_run("tpu", TPU, day=DAY2)  # before it, the file's test is pending there, no gap
 
     queue = triage_queue(project=skips)
     by_reason = {g.reason: (g.category, g.disposition) for g in queue.by_reason.groups}
@@ -171,7 +171,8 @@ def test_rules_that_do_not_compile_never_stop_a_recompute(skips, upload_run):
     # Written past the service's and the admin's checks (a shell, a raw UPDATE).
     SkipRule.objects.filter(project=skips).update(message="(unclosed")
     upload_run("cpu", {f"{A}::test_{n}": "passed" for n in (1, 2, 3, 9)}, day=DAY2)
-    # The run is current all the same: the recompute ran, its new test is a gap on tpu.
+    upload_run("tpu", TPU, day=DAY2)
+    # The runs are current all the same: the recompute ran, the new test is a gap on tpu.
     assert Gap.objects.filter(project=skips, test__name="test_9", is_open=True).exists()
 
 
