@@ -7,7 +7,6 @@ gaps opened or given another reason are listed in ``parity_gaps_touched``: only 
 need another triage (``parity.engine.gap_triages.triages_apply_touched``).
 """
 
-import contextlib
 from dataclasses import dataclass
 
 from django.db import connection
@@ -47,7 +46,9 @@ def gaps_diff(
         "at": cause.started_at,
     }
     statements = _CHANGED_ONLY if changed_only else _EVERY_TEST
-    with connection.cursor() as cursor, _planned(cursor, every_test=not changed_only):
+    # Every statement joins whole sets (a backend's tests, its open gaps): hash joins. The
+    # changed tests alone are probed one by one (``_CHANGED_ROWS``), whatever the settings.
+    with connection.cursor() as cursor, hash_joins(cursor):
         cursor.execute(statements.desired, params)
         pending_split(cursor, params, changed_only=changed_only)
         closed = _rows(cursor, statements.close, params)
@@ -56,28 +57,24 @@ def gaps_diff(
     return {"closed": closed, "changed": changed, "opened": opened}
 
 
-def _planned(cursor, *, every_test: bool) -> contextlib.AbstractContextManager:
-    """Over every test, each statement joins whole sets (a backend's tests, its open gaps):
-    hash joins. Scoped to the reference's changes (an analyzed table), the planner's own
-    choice probes the (backend, test) indexes for those few tests instead of reading whole
-    backends."""
-    return hash_joins(cursor) if every_test else contextlib.nullcontext()
-
-
 def _rows(cursor, statement, params: dict) -> int:
     cursor.execute(statement, params)
     return cursor.rowcount
 
 
 # Every gap each backend should have now. Without a reference current run there is nothing
-# to compare with, so no gap at all (not "everything runs only here"). Over every test,
-# planned as hash joins (``plans.hash_joins``): the shared table's statistics know nothing of a
-# backend new since its last ANALYZE (and lag this transaction's writes), and planned on a
-# guess of one row each, the join on (backend, test) ran as a loop over every pair of tests
-# (minutes at 100k tests). A test absent from a backend's run whose file its run manifest says
-# crashed, timed out, ran empty or never started gets that state (``parity_absent``), not
-# ``missing``; one the reference first ran after the backend's run started is ``pending``
-# (``parity.engine.pending`` takes those out, with the tests the reference dropped after it).
+# to compare with, so no gap at all (not "everything runs only here"). Planned as hash joins
+# (``plans.hash_joins``): the shared table's statistics know nothing of a backend new since its
+# last ANALYZE (and lag this transaction's writes), and planned on a guess of one row each, the
+# join on (backend, test) ran as a loop over every pair of tests (minutes at 100k tests).
+# A test absent from a backend's run whose file its run manifest says crashed, timed out, ran
+# empty or never started gets that state (``parity_absent``), not ``missing``; one the reference
+# first ran after the backend's run started is ``pending`` (``parity.engine.pending`` takes
+# those out, with the tests the reference dropped after it).
+#
+# {compared}: the reference's rows compared, each with every backend compared, and the
+# backend's row (``t``, NULL when it lacks the test); {runs_only_here}: the backends' tests the
+# reference lacks.
 _DESIRED_SQL = """
     DROP TABLE IF EXISTS parity_desired, parity_gaps_touched, parity_absent;
     CREATE TEMP TABLE parity_gaps_touched (id bigint PRIMARY KEY) ON COMMIT DROP;
@@ -94,22 +91,60 @@ _DESIRED_SQL = """
            CASE WHEN t.outcome IS NULL AND r.since > b.started_at THEN 'pending'
                 ELSE {state} END AS state,
            t.reason_id
-    FROM {current} r
+    {compared}
+    LEFT JOIN parity_absent a ON a.backend_id = b.backend_id AND a.test_id = r.test_id
+    WHERE r.outcome = %(passed)s AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
+    UNION ALL
+    {runs_only_here};
+    """
+
+# Over every test: whole backends, hash-joined.
+_EVERY_ROWS = {
+    "compared": """
+    FROM (SELECT test_id, outcome, since FROM {current} WHERE backend_id = %(reference)s) r
     CROSS JOIN compared b
     LEFT JOIN {current} t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
         AND t.backend_id = ANY(%(backends)s)
-    LEFT JOIN parity_absent a ON a.backend_id = b.backend_id AND a.test_id = r.test_id
-    WHERE r.backend_id = %(reference)s AND r.outcome = %(passed)s
-      AND (t.outcome IS NULL OR t.outcome <> %(passed)s) {scope_r}
-    UNION ALL
+    """,
+    "runs_only_here": """
     SELECT t.backend_id, t.test_id, 'reference_missing', t.reason_id
     FROM {current} t
     WHERE t.backend_id = ANY(%(backends)s) AND t.backend_id <> %(reference)s
-      AND %(has_reference)s {scope_t}
+      AND %(has_reference)s
       AND NOT EXISTS (
           SELECT 1 FROM {current} r WHERE r.backend_id = %(reference)s AND r.test_id = t.test_id
-      );
-    """
+      )
+    """,
+}
+# Over the tests whose outcome on the reference changed (``parity_outcome_changes``, analyzed,
+# its ``outcome`` NULL when the reference dropped the test): each looked up by the (backend,
+# test) index, a probe per test and backend (the fence keeps it a loop whatever the planner
+# guesses), so a nightly's few hundred changes read a few hundred rows, and the reference's
+# 100k changes at worst read each once.
+_CHANGED_ROWS = {
+    "compared": """
+    FROM parity_outcome_changes x
+    CROSS JOIN LATERAL (
+        SELECT x.test_id, r.outcome, r.since FROM {current} r
+        WHERE r.backend_id = %(reference)s AND r.test_id = x.test_id OFFSET 0
+    ) r
+    CROSS JOIN compared b
+    LEFT JOIN LATERAL (
+        SELECT t.outcome, t.reason_id FROM {current} t
+        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id OFFSET 0
+    ) t ON true
+    """,
+    "runs_only_here": """
+    SELECT b.backend_id, x.test_id, 'reference_missing', t.reason_id
+    FROM parity_outcome_changes x
+    CROSS JOIN compared b
+    CROSS JOIN LATERAL (
+        SELECT t.reason_id FROM {current} t
+        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id OFFSET 0
+    ) t
+    WHERE x.outcome IS NULL
+    """,
+}
 
 
 _ABSENT_WRITE = model_sql(
@@ -131,12 +166,12 @@ _ABSENT_WRITE = model_sql(
 )
 
 
-def _desired_sql(scope: str) -> sql.Composed:
+def _desired_sql(rows: dict[str, str]) -> sql.Composed:
+    tables = {"current": CurrentOutcome}
     return model_sql(
         _DESIRED_SQL,
-        scope_r=_scoped("r.test_id", scope),
-        scope_t=_scoped("t.test_id", scope),
-        current=CurrentOutcome,
+        compared=model_sql(rows["compared"], **tables),
+        runs_only_here=model_sql(rows["runs_only_here"], **tables),
         state_table=BackendState,
         run=Run,
         state=gap_state(sql.SQL("t.outcome"), sql.SQL("a.state")),
@@ -170,15 +205,15 @@ class _Statements:
     close: sql.Composed
 
 
-def _statements(scope: str) -> _Statements:
+def _statements(rows: dict[str, str], scope: str) -> _Statements:
     return _Statements(
-        desired=_desired_sql(scope),
+        desired=_desired_sql(rows),
         close=model_sql(_CLOSE_SQL, gap=Gap, scope=_scoped("g.test_id", scope)),
     )
 
 
-_EVERY_TEST = _statements("")
-_CHANGED_ONLY = _statements("parity_outcome_changes")
+_EVERY_TEST = _statements(_EVERY_ROWS, "")
+_CHANGED_ONLY = _statements(_CHANGED_ROWS, "parity_outcome_changes")
 
 
 # A reason change alone (same state, other wording) updates the row without an event.

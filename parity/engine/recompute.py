@@ -53,13 +53,21 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
         if current is None or current.pk != run.pk:
             logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
             return None
-        _state_move(backend=backend, run=current)
+        state = _state_move(backend=backend, run=current)
         reason_daily_write(backend=backend, run=current)
-        if backend.pk == project.reference_backend_id:
+        is_reference = backend.pk == project.reference_backend_id
+        if is_reference:
             targets = list(project.backends.values_list("pk", flat=True))
         else:
             targets = [backend.pk]
-        gaps = backends_refresh(project=project, backend_ids=targets, cause=current)
+        gaps = backends_refresh(
+            project=project,
+            backend_ids=targets,
+            cause=current,
+            # Every gap was diffed against the reference's last run: only the tests whose
+            # outcome changed there can change. (Its first run: every test of every backend.)
+            reference_moved_on=is_reference and state.previous_run_id is not None,
+        )
         file_durations_write(backend_ids=[backend.pk])
     logger.info(
         "parity recomputed for run %s (backends %s): gaps %s in %.2fs",
@@ -105,14 +113,20 @@ def _state_move(*, backend: Backend, run: Run) -> BackendState:
 
 
 def backends_refresh(
-    *, project: Project, backend_ids: list[int], cause: Run, full: bool = False
+    *,
+    project: Project,
+    backend_ids: list[int],
+    cause: Run,
+    full: bool = False,
+    reference_moved_on: bool = False,
 ) -> dict[str, int]:
     """Gaps (with events caused by ``cause``), triage, snapshots and file cells of
     ``backend_ids`` against the reference's current outcomes, after ``cause`` became its
     backend's current run. Triages are picked again for the gaps the diff touched and the
     other backends' file cells recount their missing tests only; with ``full``, every open
     gap of ``backend_ids`` is picked again and every cell recounted (every current run may
-    have moved)."""
+    have moved). ``reference_moved_on``: ``cause`` is the reference's run and replaced one it
+    had, which every gap was diffed against: only the tests whose outcome changed are diffed."""
     reference_run_id = (
         BackendState.objects.filter(backend_id=project.reference_backend_id)
         .values_list("current_run_id", flat=True)
@@ -123,8 +137,7 @@ def backends_refresh(
         backend_ids=backend_ids,
         reference_run_id=reference_run_id,
         cause=cause,
-        # The reference moved on and no other run did: its changed tests alone can change.
-        changed_only=not full and cause.backend_id == project.reference_backend_id,
+        changed_only=reference_moved_on and not full,
     )
     if full:
         triages_apply(project_id=project.pk, backend_ids=backend_ids)

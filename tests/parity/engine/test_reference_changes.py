@@ -96,3 +96,15 @@ def test_the_reference_moving_on_diffs_its_changed_tests_as_a_full_diff_would(xl
     assert _open(project, "tpu")[f"{B}t3"] == "missing"  # the day-3 run sent no manifest
     assert _pending(project) == set()
     _full_rebuild_changes_nothing(project)
+
+
+@pytest.mark.django_db
+def test_the_references_first_run_diffs_every_test(xla, upload_run):
+    # Before the reference's first run no backend has a gap; after it, a test only tpu runs
+    # is reference_missing there though it is no change of the reference's.
+    tpu_only = "test/test_z.py::TestZ::t1"
+    upload_run("tpu", {f"{A}t0": "passed", tpu_only: "passed"}, day="2026-03-01")
+    assert _open(xla, "tpu") == {}
+    upload_run("cpu", {f"{A}t0": "passed", f"{A}t1": "passed"}, day="2026-03-01")
+    assert _open(xla, "tpu") == {tpu_only: "reference_missing", f"{A}t1": "missing"}
+    _full_rebuild_changes_nothing(xla)
