@@ -80,7 +80,8 @@ _DESIRED_SQL = """
     CREATE TEMP TABLE parity_gaps_touched (id bigint PRIMARY KEY) ON COMMIT DROP;
     {absent_write}
     CREATE TEMP TABLE parity_desired ON COMMIT DROP AS
-    WITH compared AS (
+    -- Materialized: each backend's run start is read once, not once per test.
+    WITH compared AS MATERIALIZED (
         SELECT backend_id,
                (SELECT cr.started_at FROM {run} cr WHERE cr.id = current_run_id) AS started_at
         FROM {state_table}
