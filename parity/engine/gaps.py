@@ -191,15 +191,6 @@ _CLOSE_SQL = """
     """
 
 
-def _scoped(column: str, scope: str) -> sql.Composable:
-    """``AND column IN (the scope's tests)``, or nothing for every test."""
-    if not scope:
-        return sql.SQL("")
-    return sql.SQL("AND {} IN (SELECT test_id FROM {})").format(
-        sql.SQL(column), sql.Identifier(scope)
-    )
-
-
 @dataclass(frozen=True)
 class _Statements:
     desired: sql.Composed
@@ -209,12 +200,14 @@ class _Statements:
 def _statements(rows: dict[str, str], scope: str) -> _Statements:
     return _Statements(
         desired=_desired_sql(rows),
-        close=model_sql(_CLOSE_SQL, gap=Gap, scope=_scoped("g.test_id", scope)),
+        close=model_sql(_CLOSE_SQL, gap=Gap, scope=sql.SQL(scope)),
     )
 
 
 _EVERY_TEST = _statements(_EVERY_ROWS, "")
-_CHANGED_ONLY = _statements(_CHANGED_ROWS, "parity_outcome_changes")
+_CHANGED_ONLY = _statements(
+    _CHANGED_ROWS, "AND g.test_id IN (SELECT test_id FROM parity_outcome_changes)"
+)
 
 
 # A reason change alone (same state, other wording) updates the row without an event.
