@@ -237,6 +237,12 @@ class HeatCell(CellCounts):
         return self.pending > 0 and self.total == 0
 
     @property
+    def css(self) -> str:
+        """The cell's classes: its colour bin, and what the run says of the file."""
+        marks = (("absent", self.absent), ("unrun", self.run_state), ("pending", self.pending_only))
+        return " ".join([f"cell s{self.shade}", *(name for name, on in marks if on)])
+
+    @property
     def no_gap_possible(self) -> bool:
         """The reference passes none of the row's tests: what this backend does is no gap."""
         return not self.is_reference and not self.reference_passed and self.total > 0

@@ -136,7 +136,7 @@ def test_heatmap_rows_columns_and_labels(client, runs):
         C: ["2/3", "1/2", "2/2", "2/2"],
     }
     # The colour bin and the hover text of one cell; the link opens the file on that backend.
-    cell = r'<td class="cell s(\w+)( absent)?" data-backend="neuron">\s*<a href="([^"]+)"'
+    cell = r'<td class="cell s(\w+)( absent)?" data-backend="neuron"\s*>\s*<a href="([^"]+)"'
     neuron_b = re.search(cell + r' title="([^"]+)"', html.split(f'data-name="{B}"')[1])
     assert neuron_b.group(1) == "0"
     assert neuron_b.group(3) == f"{P}/file/?path={B}&backend=neuron"
