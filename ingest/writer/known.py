@@ -9,8 +9,8 @@ are taken from the tables' own sequences, so a result can name its test before t
 written.
 """
 
-import io
 import struct
+import tempfile
 
 from django.db import models
 from psycopg2 import sql
@@ -19,7 +19,10 @@ from parity.models import Reason, TestCase
 from parity.models.sql import model_sql
 
 # Binary COPY: a million (digest, id) pairs arrive as 34 MB of fixed-size records that struct
-# unpacks in C, where a fetchall() of them would build a million tuples and buffers.
+# unpacks in C, where a fetchall() of them would build a million tuples and buffers. They land in
+# a temporary file, not in memory: psycopg2 hands the file each row (a C call), and the records
+# are then read back a piece at a time, so the worker never holds the 34 MB beside the dict they
+# fill (a million known tests' re-ingest peaked at 310 MB with them in a BytesIO; bench/matrix.md).
 _TESTS_OF_FILES = model_sql(
     "COPY (SELECT key_digest, id FROM {test} "
     "WHERE project_id = {project} AND file = ANY({files}::text[]) LIMIT {limit}) "
@@ -46,6 +49,7 @@ _TESTS_BY_DIGEST = model_sql(
 # and bytes (a uuid is 16, a bigint 8), then a -1 trailer.
 _COPY_HEADER_BYTES = 19
 _DIGEST_ID = struct.Struct(">hi16siq")
+_RECORDS_READ = _DIGEST_ID.size * 32_768  # 1 MB
 # Files are read whole when together they have at most WHOLE_FILE_SHARE times as many tests as
 # the upload has had of each so far, or, while more rows are to come, WHOLE_FILE_TESTS each.
 # A test read with its whole file costs a small share of one looked up by its digest (see
@@ -74,6 +78,8 @@ class KnownIds:
         self.reasons: dict[tuple[str, str], int] = {}
         self.seen_per_file: dict[str, int] = {}  # held cases of each file, over all rounds
         self._sequences: dict[type[models.Model], str] = {}
+        # Closed by close(), with the writer; reused by every lookup of the upload.
+        self._records = tempfile.TemporaryFile()  # noqa: SIM115
 
     def tests_load(self, wanted: dict[str, set[bytes]], *, more_to_come: bool) -> None:
         """Look up the tests of ``wanted`` (digests by file): the files are read whole when they
@@ -100,16 +106,23 @@ class KnownIds:
     def _tests_add(self, statement: sql.Composed, params: dict) -> int:
         """Run a COPY of (digest, id) pairs into ``tests``; returns how many it read. An id the
         writer has already (reserved for a test it believed new) stays: its results name it."""
-        out = io.BytesIO()
+        records = self._records
+        records.seek(0)
+        records.truncate()
         query = self.cursor.mogrify(statement, {"project": self.project_id, **params})
-        self.cursor.copy_expert(query, out)
-        records = out.getbuffer()[_COPY_HEADER_BYTES:-2]
-        tests, read = self.tests, 0
-        for _, _, digest, _, test_id in _DIGEST_ID.iter_unpack(records):
-            tests.setdefault(digest, test_id)
-            read += 1
-        records.release()
+        self.cursor.copy_expert(query, records)
+        records.seek(_COPY_HEADER_BYTES)
+        tests, read, size = self.tests, 0, _DIGEST_ID.size
+        while piece := records.read(_RECORDS_READ):
+            # The last piece ends with the 2-byte trailer, which no whole record holds.
+            whole = len(piece) - len(piece) % size
+            for _, _, digest, _, test_id in _DIGEST_ID.iter_unpack(memoryview(piece)[:whole]):
+                tests.setdefault(digest, test_id)
+                read += 1
         return read
+
+    def close(self) -> None:
+        self._records.close()
 
     def reasons_load(self, wanted: set[tuple[str, str]]) -> None:
         kinds, fps = zip(*wanted, strict=True) if wanted else ((), ())

@@ -150,16 +150,27 @@ class UploadWriter:
             locked_before = self.new_tests is NewTests.PER_BATCH
             new_tests = self._resolve(batch, digests, more_to_come=len(batch) == BATCH_CASES)
             ahead: list[ResultRow] = []
-            if new_tests and locked_before:
-                chunk = "".join(new_tests).encode()
-                chunks = self._parsing_meanwhile(iter([chunk]), rows, ahead)
-                copy_from_chunks(self.cursor, _TESTS_COPY, chunks)
-            elif new_tests:
-                self.tests_waiting.write("".join(new_tests).encode(), len(new_tests))
+            if new_tests:
+                self._tests_write(new_tests, now=locked_before, rows=rows, ahead=ahead)
             chunks = self._parsing_meanwhile(self._result_chunks(batch, digests), rows, ahead)
             copy_from_chunks(self.cursor, _COPY_RESULTS, chunks)
             ahead.extend(islice(rows, BATCH_CASES - len(ahead)))
             batch = ahead
+
+    def _tests_write(
+        self, lines: list[str], *, now: bool, rows: Iterator[ResultRow], ahead: list[ResultRow]
+    ) -> None:
+        """A batch's new tests: COPied ``now``, while the parser reads on, or kept in the spool
+        for the end. ``lines`` is emptied: a batch's lines (4 MB) are not held through the next
+        batch, when a million-test upload is at its largest."""
+        data, count = "".join(lines).encode(), len(lines)
+        lines.clear()
+        if now:
+            copy_from_chunks(
+                self.cursor, _TESTS_COPY, self._parsing_meanwhile(iter([data]), rows, ahead)
+            )
+        else:
+            self.tests_waiting.write(data, count)
 
     def _resolve(
         self, cases: list[ResultRow], digests: list[bytes], *, more_to_come: bool
@@ -364,6 +375,7 @@ class UploadWriter:
 
     def close(self) -> None:
         self.tests_waiting.close()
+        self.known.close()
 
     def _reruns_collapse(self) -> None:
         """Keep each repeated test's last result, flagged flaky when the runs disagreed; delete the
