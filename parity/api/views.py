@@ -173,10 +173,9 @@ class RunVerdictView(APIView):
         query = _query(s.VerdictQuery, request).validated_data
         limit, offset = query["gaps_limit"], query["gaps_offset"]
         verdict = selectors.run_verdict(run=run, gaps_limit=limit, gaps_offset=offset)
-        more = limit and offset + limit < verdict.gaps_total
         gaps_next = (
             replace_query_param(request.build_absolute_uri(), "gaps_offset", offset + limit)
-            if more
+            if limit > 0 and offset + limit < verdict.gaps_total
             else None
         )
         return Response(s.VerdictSerializer(verdict, context={"gaps_next": gaps_next}).data)
