@@ -10,6 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from ingest.normalize.runner_ids import RunnerIdError
@@ -163,13 +164,21 @@ class RunVerdictView(APIView):
     permission_classes = [ProjectAccess]
 
     @extend_schema(
-        parameters=[ID_PATH],
-        responses={200: s.VerdictSerializer, **error_responses(401, 403, 404, 429)},
+        parameters=[ID_PATH, s.VerdictQuery],
+        responses={200: s.VerdictSerializer, **error_responses(400, 401, 403, 404, 429)},
         summary="CI verdict: the gaps a run opens against its backend's previous current run",
     )
     def get(self, request: Request, pk: int) -> Response:
         run = run_for_request(request, pk)
-        return Response(s.VerdictSerializer(selectors.run_verdict(run=run)).data)
+        query = _query(s.VerdictQuery, request).validated_data
+        limit, offset = query["gaps_limit"], query["gaps_offset"]
+        verdict = selectors.run_verdict(run=run, gaps_limit=limit, gaps_offset=offset)
+        gaps_next = (
+            replace_query_param(request.build_absolute_uri(), "gaps_offset", offset + limit)
+            if limit > 0 and offset + limit < verdict.gaps_total
+            else None
+        )
+        return Response(s.VerdictSerializer(verdict, context={"gaps_next": gaps_next}).data)
 
 
 class TriageListView(generics.ListAPIView):

@@ -15,7 +15,7 @@ from parity.models import BackendState, Run, Upload, UploadFile
 from parity.selectors.runs import COUNT_FIELDS
 from parity.selectors.verdict import ClosedGap, Verdict, run_verdict
 
-GAPS_SHOWN = 500  # of each list, opened and closed; the verdict API lists every opened gap
+GAPS_SHOWN = 500  # of each list, opened (untracked first) and closed (by test)
 FILES_SHOWN = 30  # per shard that lacks tests
 
 

@@ -24,6 +24,10 @@ queued). Its cost depends on the size of the two runs, not on history.
   gap names that exemption. The run's ``exemptions_version`` (the manifest version CI applied)
   says which exemptions were added or removed since.
 - A probe run (exempted tests ran too) is never a gate: its verdict is ok, whatever it opens.
+- The opened gaps are listed a page at a time (a first run opens tens of thousands), in the
+  order CI prints them: untracked first (a tracked gap whose issues are all closed first among
+  the tracked, or with the untracked when the project counts it so), then tracked, then
+  intended, each by test; the counts are of every gap, listed or not.
 """
 
 from collections.abc import Callable
@@ -39,6 +43,7 @@ from parity.definitions import (
     HASH_JOINS_UNTIL_COMMIT,
     OUTCOME_PARAMS,
     absent_tests,
+    cited_issues_closed,
     coverage_dropped,
     default_branch_runs,
     gap_state,
@@ -129,7 +134,7 @@ class Verdict:
     coverage_drop: bool
     test_count: int
     baseline_test_count: int | None
-    gaps: list[VerdictGap]  # the gaps the run opened (the first ``gaps_limit`` by test)
+    gaps: list[VerdictGap]  # the gaps the run opened: a page of them, untracked first
     probe: bool
     exemptions: ExemptionsApplied
     ci_url: str
@@ -194,9 +199,10 @@ def _prefix(is_reference: bool) -> sql.Composed:
 # outcomes are read once (a nightly run of 90k tests: each read costs 150-250 ms at 4 x 100k,
 # bench/pages_bench.py --big): one row has the counts, the first closed gaps, what the run
 # lacks and how many opened gaps have each (reason, triage, kind) (as JSON, decoded once: on
-# every row, decoding took longer than the query); each other row one of the first
-# ``gaps_limit`` gaps it opens, with the triage it gets. The few tests named are looked up one
-# by one by their key: a join hashed all 100k of the project's.
+# every row, decoding took longer than the query); each other row one gap of the page of gaps
+# it opens (``gaps_limit`` from ``gaps_offset``), with the triage it gets. The opened gaps'
+# keys are looked up one by one: a join hashes all 100k of the project's tests, 30 ms more for
+# a nightly run's few hundred gaps, 25 ms less for a first run's 52k (bench/README.md).
 _VERDICT_SQL = model_sql(
     """
     , o AS (
@@ -209,6 +215,18 @@ _VERDICT_SQL = model_sql(
         SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind,
                {reason_issue} AS reason_issue, o.test_key
         FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+    ), listed AS (
+        -- The page of opened gaps, in CI's order: untracked (0), tracked by closed issues only
+        -- (%(closed_order)s: 0 where the project counts them untracked), tracked (2), intended
+        -- (3); the issue lookups run only for the tracked (CASE takes one branch).
+        SELECT og.*,
+               CASE WHEN og.kind = 'intended' THEN 3
+                    WHEN coalesce(og.kind IN ('tracked', 'quarantine'), false) OR og.reason_issue
+                    THEN CASE WHEN {all_closed} THEN %(closed_order)s ELSE 2 END
+                    ELSE 0 END AS listed_order
+        FROM og
+        ORDER BY listed_order, og.test_key
+        LIMIT %(gaps_limit)s OFFSET %(gaps_offset)s
     ),
     cl AS MATERIALIZED (
         SELECT c.test_id, c.key, {was} AS was, p.reason_id
@@ -244,16 +262,17 @@ _VERDICT_SQL = model_sql(
                    FROM og GROUP BY 1, 2, 3, 4) kinds) AS kinds
     )
     SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, n.lacking_rows, n.kinds,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM n
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, NULL, g.*
-    FROM (SELECT * FROM og ORDER BY test_key LIMIT %(gaps_limit)s) g
+    FROM listed g
     """,
     testcase=TestCase,
     result=Result,
     reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
     picks=triage_picks("o", "test_id"),
+    all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
     was=gap_state(sql.SQL("p.outcome")),
 )
 
@@ -272,12 +291,18 @@ def baseline_run_pick(*, run: Run) -> Run | None:
 
 
 def run_verdict(
-    *, run: Run, gaps_limit: int | None = None, closed_limit: int = 0, lacking: bool = False
+    *,
+    run: Run,
+    gaps_limit: int | None = None,
+    gaps_offset: int = 0,
+    closed_limit: int = 0,
+    lacking: bool = False,
 ) -> Verdict:
-    """``gaps_limit``: list only the first that many opened gaps (by test), as a page shows
-    them; the counts are of every one either way. ``closed_limit``: list the first that many
-    gaps it closes (by test), with the reason and issues each had in the baseline.
-    ``lacking``: say which of the baseline's tests the run lacks (``Verdict.lacking``)."""
+    """``gaps_limit`` and ``gaps_offset``: list only that many opened gaps (None: all), from
+    that one on, in CI's order (untracked first, then by test); the counts are of every one
+    either way. ``closed_limit``: list the first that many gaps it closes (by test), with the
+    reason and issues each had in the baseline. ``lacking``: say which of the baseline's tests
+    the run lacks (``Verdict.lacking``)."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
     params = {
@@ -285,6 +310,8 @@ def run_verdict(
         "closed_limit": closed_limit,
         "lacking": lacking,
         "gaps_limit": gaps_limit,
+        "gaps_offset": gaps_offset,
+        "closed_order": 0 if project.closed_issues_untracked else 1,
     }
     prefix = _prefix(backend.pk == project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -419,7 +446,7 @@ def _verdict_gaps(
     """The opened counts, from how many gaps have each (reason, triage, kind, reason has an
     issue): a gap's tracking follows from those alone, so it is worked out once per such
     combination (a handful), not per gap (a first run opens tens of thousands). And the gaps
-    of ``rows``, by test."""
+    of ``rows``, in the order the statement listed them."""
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
         {kind[0] for kind in kinds if kind[0] is not None}
     )
@@ -439,9 +466,9 @@ def _verdict_gaps(
         opened["untracked"] += n * (not tracked and not intended)
         opened["intended"] += n * intended
         opened["tracked_closed"] += n * tracked_closed
-    listed = sorted(rows, key=lambda row: row[6])
+    listed = sorted(rows, key=lambda row: (row[7], row[6]))  # the statement's order
     gaps = []
-    for test_id, state, reason_id, triage_id, kind, reason_issue, key in listed:
+    for test_id, state, reason_id, triage_id, kind, reason_issue, key, _order in listed:
         reason, triage = reasons.get(reason_id), triages.get(triage_id)
         tracked, intended, tracked_closed, issues = tracking[
             (reason_id, triage_id, kind, reason_issue)

@@ -46,6 +46,7 @@ from parity.api.serializers.testcases import (
 from parity.api.serializers.verdict import (
     OpenedCountsSerializer,
     VerdictGapSerializer,
+    VerdictQuery,
     VerdictSerializer,
 )
 
@@ -74,6 +75,7 @@ __all__ = [
     "OpenedCountsSerializer",
     "VerdictGapSerializer",
     "VerdictSerializer",
+    "VerdictQuery",
     "TriageCreateSerializer",
     "TriageSerializer",
     "MAX_RESOLVE_TESTS",

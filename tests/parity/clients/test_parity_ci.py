@@ -388,6 +388,38 @@ def test_markdown_links_each_test_to_its_page_when_the_verdict_names_its_id():
     assert "/file/?path=" not in markdown
 
 
+def test_a_verdict_listing_a_page_of_its_gaps_says_how_many_more_and_counts_them_all():
+    """A first run opens tens of thousands of gaps; the server lists a page of them. The
+    headline counts every gap; the table and the Markdown say how many they leave out."""
+    client = parity_ci.Client("https://parity.example.org", project="pytorch-xla")
+    gap = VERDICT["gaps"][1]
+    page = [{**gap, "test": f"{gap['test']}_{n:03}"} for n in range(300)]
+    verdict = {
+        **VERDICT,
+        "opened": {"tracked": 0, "untracked": 52_761, "intended": 0},
+        "gaps": page,
+        "gaps_total": 52_761,
+    }
+
+    assert "NOT OK (opens untracked gaps); opened 52761 untracked" in (
+        parity_ci.verdict_headline(verdict)
+    )
+    lines = parity_ci.verdict_table(verdict).splitlines()
+    assert len(lines) == 1 + 300 + 1
+    assert lines[-1].startswith("... and 52,461 more: 52,761 new gaps, the first 300 listed")
+    markdown = parity_ci.verdict_markdown(verdict, client=client)
+    assert len([line for line in markdown.splitlines() if line.startswith("| failed")]) == 200
+    assert "… and 52,561 more on [run 41](https://parity.example.org/p/pytorch-xla/runs/41/)." in (
+        markdown
+    )
+
+
+def test_a_verdict_from_a_server_that_lists_every_gap_says_no_more():
+    """An older server sends no gaps_total: its list is every gap."""
+    assert not any(line.startswith("...") for line in parity_ci.verdict_table(VERDICT).splitlines())
+    assert parity_ci.gaps_total(VERDICT) == 2
+
+
 # --- Settings and the server's absence -------------------------------------------------------
 
 

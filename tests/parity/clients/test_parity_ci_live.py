@@ -227,6 +227,39 @@ def test_gate_passes_an_ok_verdict_and_fails_an_untracked_gap(parity_ci_run, liv
     assert f"{live.base_url}/p/pytorch-xla/gaps/?backend=tpu&tracked=untracked&open=1" in markdown
 
 
+def test_gate_fails_a_run_opening_more_gaps_than_it_lists_with_their_full_count(
+    parity_ci_run, live, tmp_path
+):
+    """The verdict lists a page of the gaps (a first run opens tens of thousands): the job
+    fails on the count of all, and prints the page and how many more there are."""
+    tests = [f"test/test_x.py::TestX::test_{n:03}" for n in range(parity_ci.VERDICT_GAPS + 20)]
+    reference_current(parity_ci_run, live, tmp_path / "cpu", dict.fromkeys(tests, "passed"))
+    failing = write_reports(tmp_path / "tpu", dict.fromkeys(tests, "failed"))
+    summary = tmp_path / "summary.md"
+
+    done = parity_ci_run(
+        "upload",
+        str(failing),
+        "--backend",
+        "tpu",
+        "--commit",
+        commit_of("tpu"),
+        "--complete",
+        "--gate",
+        "--summary",
+        str(summary),
+    )
+
+    assert done.returncode == parity_ci.EXIT_GATE, done.stderr
+    assert f"opened {len(tests)} untracked, 0 tracked" in done.stdout
+    listed = [line for line in done.stdout.splitlines() if line.startswith("failed ")]
+    assert [line.split()[2] for line in listed] == tests[: parity_ci.VERDICT_GAPS]
+    more = f"... and 20 more: {len(tests)} new gaps, the first {parity_ci.VERDICT_GAPS} listed"
+    assert more in done.stdout
+    rest = len(tests) - parity_ci.SUMMARY_MAX_GAPS
+    assert f"… and {rest} more on [run " in summary.read_text()
+
+
 # --- The files a backend runs ---------------------------------------------------------------
 
 FILE_SECONDS = {"a": 40.0, "b": 30.0, "c": 20.0, "d": 12.0, "e": 8.0, "f": 5.0}

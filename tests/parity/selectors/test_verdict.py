@@ -243,9 +243,10 @@ def test_a_probe_runs_verdict_is_never_a_gate(history, ingest, api):
     assert "no list version sent" in parity_ci.verdict_exemptions(body)
 
 
-def test_a_page_lists_the_first_gaps_by_test_and_counts_every_one(history, upload_run, api):
+def test_a_page_lists_the_first_gaps_untracked_first_and_counts_every_one(history, upload_run, api):
     """The run page asks for its first gaps only (a first run opens tens of thousands): the
-    list is the full verdict's head, in the same order, and the counts stay those of all."""
+    list is the full verdict's head, in the same order (the untracked T2 before the tracked
+    T1), and the counts stay those of all."""
     from parity.models import Run
     from parity.selectors.verdict import run_verdict
 
@@ -253,6 +254,7 @@ def test_a_page_lists_the_first_gaps_by_test_and_counts_every_one(history, uploa
     run = upload_run("tpu", {T1: ("skipped", tracked), T2: ("failed", "boom")}, day=DAY2)
     body = verdict(api, run)
     assert body["opened"] == {"tracked": 1, "untracked": 1, "intended": 0, "tracked_closed": 0}
+    assert [g["test"] for g in body["gaps"]] == [T2, T1]
 
     head = run_verdict(run=Run.objects.get(pk=run), gaps_limit=1)
     assert head.opened == body["opened"]
