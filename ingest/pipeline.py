@@ -225,18 +225,14 @@ def _claim(upload_id: int) -> bool:
     """queued → processing, visible to the API at once, and one more attempt counted. An upload
     already processing may be taken again (its worker died, or recovery queued it); an upload
     a live worker holds is skipped, here and in ``_lock``."""
-    with transaction.atomic():
-        upload = (
-            Upload.objects.select_for_update(skip_locked=True, no_key=True)
-            .filter(pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING])
-            .first()
-        )
-        if upload is None:
-            return False
-        Upload.objects.filter(pk=upload_id).update(
+    claimable = Upload.objects.select_for_update(skip_locked=True, no_key=True).filter(
+        pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING]
+    )
+    with transaction.atomic():  # one UPDATE, its row locked by the subquery (or skipped)
+        claimed = Upload.objects.filter(pk__in=claimable.values("pk")).update(
             status=UploadStatus.PROCESSING, started_at=timezone.now(), attempts=F("attempts") + 1
         )
-    return True
+    return claimed > 0
 
 
 def _finish(upload: Upload, status: str, *, counts: dict[str, int], warnings: list[str]) -> None:

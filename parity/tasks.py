@@ -27,7 +27,8 @@ logger = logging.getLogger(__name__)
 def run_completed(run_id: int) -> None:
     """Adapter: a run turned complete; recompute parity if it is now its backend's current,
     or, for a probe run (never current), record which exemptions pass now."""
-    run = Run.objects.filter(pk=run_id).first()
+    # Its project and backend are read below (classification, the recompute's first checks).
+    run = Run.objects.select_related("project", "backend").filter(pk=run_id).first()
     if run is None:  # deleted since: nothing to do
         return
     # The reasons ingest created since the last pass, before the recompute shows them. Rules

@@ -48,7 +48,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
         # Serializes recomputes and triage writes of one project (several workers may finish
         # runs of one project at once); other projects proceed in parallel.
         project = project_lock(project_id=run.project_id)
-        backend = Backend.objects.get(pk=run.backend_id)
+        backend = run.backend  # read with the run: the recompute needs its id and project only
         current = current_run_pick(project=project, backend=backend)
         if current is None or current.pk != run.pk:
             logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
