@@ -200,17 +200,10 @@ def _prefix(is_reference: bool) -> sql.Composed:
 # bench/pages_bench.py --big): one row has the counts, the first closed gaps, what the run
 # lacks and how many opened gaps have each (reason, triage, kind) (as JSON, decoded once: on
 # every row, decoding took longer than the query); each other row one gap of the page of gaps
-# it opens (``gaps_limit`` from ``gaps_offset``), with the triage it gets. The opened gaps'
-# keys are looked up one by one: a join hashes all 100k of the project's tests, 30 ms more for
-# a nightly run's few hundred gaps, 25 ms less for a first run's 52k (bench/README.md).
-_VERDICT_SQL = model_sql(
-    """
-    , o AS (
-        SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
-               (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key
-        FROM j
-        WHERE j.is_gx AND NOT j.is_gp
-    ), picked AS MATERIALIZED ({picks}),
+# it opens (``gaps_limit`` from ``gaps_offset``), with the triage it gets. {opened}: the opened
+# gaps with their tests' keys (``_OPENED_PROBED`` or ``_OPENED_HASHED``).
+_VERDICT_SQL = """
+    , o AS ({opened}), picked AS MATERIALIZED ({picks}),
     og AS MATERIALIZED (
         SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind,
                {reason_issue} AS reason_issue, o.test_key
@@ -267,14 +260,44 @@ _VERDICT_SQL = model_sql(
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, NULL, g.*
     FROM listed g
-    """,
-    testcase=TestCase,
-    result=Result,
-    reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
-    picks=triage_picks("o", "test_id"),
-    all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
-    was=gap_state(sql.SQL("p.outcome")),
-)
+    """
+# The opened gaps' keys. A run with a baseline opens a few hundred gaps: each key is looked up
+# by the tests' primary key. A run without one (a backend's first) opens every gap it has, 52k
+# at 4 x 100k tests: one hash join with the project's tests costs less than that many lookups
+# (25 ms less there; 30 ms more for a nightly run, whose gaps are few; bench/README.md).
+_OPENED_PROBED = """
+    SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
+           (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key
+    FROM j
+    WHERE j.is_gx AND NOT j.is_gp
+    """
+_OPENED_HASHED = """
+    SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
+           tc.key AS test_key
+    FROM j JOIN {testcase} tc ON tc.id = j.test_id AND tc.project_id = %(project)s
+    WHERE j.is_gx AND NOT j.is_gp
+    """
+
+
+def _verdict_sql(opened: str) -> sql.Composed:
+    return model_sql(
+        _VERDICT_SQL,
+        opened=model_sql(opened, testcase=TestCase),
+        testcase=TestCase,
+        result=Result,
+        reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
+        picks=triage_picks("o", "test_id"),
+        all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
+        was=gap_state(sql.SQL("p.outcome")),
+    )
+
+
+# Each run's outcomes are its results deduplicated by a sort: at the default 4 MB, a first run's
+# 50k spilled to disk (12 ms of its verdict at 4 x 100k tests; a nightly run's the same either
+# way, bench/README.md). Until the end of the transaction, as the join settings.
+_PLAN_SETTINGS = HASH_JOINS_UNTIL_COMMIT + sql.SQL("; SET LOCAL work_mem = '32MB'")
+
+_VERDICT_PROBED, _VERDICT_HASHED = _verdict_sql(_OPENED_PROBED), _verdict_sql(_OPENED_HASHED)
 
 
 def baseline_run_pick(*, run: Run) -> Run | None:
@@ -315,8 +338,9 @@ def run_verdict(
     }
     prefix = _prefix(backend.pk == project.reference_backend_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        cursor.execute(prefix + _VERDICT_SQL, params)
+        cursor.execute(_PLAN_SETTINGS)
+        verdict_sql = _VERDICT_PROBED if baseline else _VERDICT_HASHED
+        cursor.execute(prefix + verdict_sql, params)
         rows = cursor.fetchall()
     closed, test_count, baseline_count, closed_rows, lacking_rows, kinds = next(
         row[:6] for row in rows if row[6] is None
