@@ -46,6 +46,7 @@ from ingest.normalize.rules import DEFAULT_RULES, Rules
 SEP = "::"
 
 _IDENT = re.compile(r"\w+", re.ASCII)
+_DOTTED_IDENTS = re.compile(r"\w+(?:\.\w+)*", re.ASCII)  # every dot-separated part an _IDENT
 _TEST_MODULE = re.compile(r"test_\w+|\w+_tests?", re.ASCII)
 _NEEDS_ESCAPE = re.compile(r":(?=[:\\]|$)")
 _ESCAPED = re.compile(r":\\")
@@ -172,8 +173,9 @@ def clean_path(raw: str, rules: Rules = DEFAULT_RULES) -> str:
     if not path:
         return ""
     path = posixpath.normpath(path)
-    cut = max((m.end() for rx in rules.compiled.path_prefixes if (m := rx.match(path))), default=0)
-    path = path[cut:]
+    prefixes = rules.compiled
+    if prefixes.any_path_prefix is not None and prefixes.any_path_prefix.match(path):
+        path = path[max(m.end() for rx in prefixes.path_prefixes if (m := rx.match(path))) :]
     return "" if path == "." else path
 
 
@@ -182,9 +184,9 @@ def split_classname(classname: str, path: str, rules: Rules) -> tuple[tuple[str,
     Python (see the module docstring)."""
     if classname == _MAIN or classname.startswith(_MAIN + "."):
         return (), classname[len(_MAIN) + 1 :]
-    parts = classname.split(".")
-    if not all(_IDENT.fullmatch(part) for part in parts):
+    if not _DOTTED_IDENTS.fullmatch(classname):
         return (), classname
+    parts = classname.split(".")
     count = _file_module_length(parts, path)
     if not count and (not path or path.endswith(".py")):
         count = module_length(parts, rules)
@@ -219,9 +221,9 @@ def hint_path(hint: str | None, rules: Rules) -> str:
     if not path or path.endswith(".py"):
         return path
     last = path.rsplit("/", 1)[-1]
-    parts = last.split(".")
-    if not all(_IDENT.fullmatch(part) for part in parts):
+    if not _DOTTED_IDENTS.fullmatch(last):
         return ""
+    parts = last.split(".")
     if len(parts) == 1 and "/" in path and _TEST_MODULE.fullmatch(last):
         return path + ".py"
     lower = all(not part[0].isupper() for part in parts)
@@ -235,11 +237,13 @@ def device_generics(class_name: str, rules: Rules) -> dict[str, str]:
     names (``TestFooXLA`` → ``{"xla": "TestFoo"}``; the longest suffix first); empty when no
     name of the class can lose a device suffix."""
     generics: dict[str, str] = {}
-    if rules.compiled.device_name is None or not class_name:
+    compiled = rules.compiled
+    if compiled.device_name is None or not class_name.endswith(compiled.suffix_ends):
         return generics
-    for suffix, token in rules.compiled.suffixes:
-        generic = class_name[: -len(suffix)]
-        if class_name.endswith(suffix) and generic and not generic.endswith("."):
+    for length in compiled.suffix_lengths:
+        token = rules.class_suffixes.get(class_name[-length:])
+        generic = class_name[:-length]
+        if token is not None and generic and not generic.endswith("."):
             generics.setdefault(token, generic)
     return generics
 

@@ -38,8 +38,12 @@ class _Compiled:
     """Regexes built once per Rules, so per-testcase work is matching only."""
 
     path_prefixes: tuple[re.Pattern[str], ...]
+    # Any of them matches: most paths are already relative, and one match tells so.
+    any_path_prefix: re.Pattern[str] | None
     device_name: re.Pattern[str] | None
     suffixes: tuple[tuple[str, str], ...]  # (class suffix, device token), longest suffix first
+    suffix_ends: tuple[str, ...]  # the suffixes, for one str.endswith before looking closer
+    suffix_lengths: tuple[int, ...]  # their lengths, longest first: a class's tails to look up
     module_paths: tuple[tuple[tuple[str, ...], str], ...]  # longest dotted prefix first
     rewrites: tuple[tuple[re.Pattern[str], str], ...]
 
@@ -61,10 +65,17 @@ class Rules:
 
 
 def _compile(rules: Rules) -> _Compiled:
+    prefixes = tuple(_prefix_regex(prefix) for prefix in rules.path_prefixes)
+    suffixes = tuple(sorted(rules.class_suffixes.items(), key=lambda kv: -len(kv[0])))
     return _Compiled(
-        path_prefixes=tuple(_prefix_regex(prefix) for prefix in rules.path_prefixes),
+        path_prefixes=prefixes,
+        any_path_prefix=(
+            re.compile("|".join(f"(?:{rx.pattern})" for rx in prefixes)) if prefixes else None
+        ),
         device_name=_device_name_regex(rules.device_tokens),
-        suffixes=tuple(sorted(rules.class_suffixes.items(), key=lambda kv: -len(kv[0]))),
+        suffixes=suffixes,
+        suffix_ends=tuple(suffix for suffix, _ in suffixes),
+        suffix_lengths=tuple(sorted({len(suffix) for suffix, _ in suffixes}, reverse=True)),
         module_paths=tuple(
             sorted(
                 ((tuple(module.split(".")), path) for module, path in rules.module_paths.items()),

@@ -19,7 +19,7 @@ from ingest.normalize import (
     TestIdentity,
     test_identity,
 )
-from ingest.normalize.ids import clean_path, display_id, make_key, split_key
+from ingest.normalize.ids import clean_path, device_generics, display_id, make_key, split_key
 from tests.conftest import FIXTURES_DIR
 from tests.shared_data import CORPUS_DIR, PYTORCH_XLA_DIR, needs_corpus, needs_pytorch_xla
 
@@ -367,3 +367,64 @@ def test_the_identifier_gives_what_test_identity_gives(rules, cases) -> None:
             classname=classname, name=name, file=file, folder_hint=None, rules=rules
         )
         assert identify(classname=classname, name=name, file=file, folder_hint=None) == expected
+
+
+# The per-class shortcuts (one ``endswith`` over every suffix, a look-up per suffix length, one
+# regex for the prefixes) must give what the plain definitions give.
+_SUFFIXED_RULES = Rules(
+    device_tokens=("cpu", "xla", "tpu", "neuron", "privateuse1"),
+    class_suffixes={
+        "CPU": "cpu",
+        "XLA": "xla",
+        "TPU": "tpu",
+        "UTPU": "xla",
+        "NEURON": "neuron",
+        "PRIVATEUSE1": "privateuse1",
+    },
+    path_prefixes=("/src", "/src/xla/", "/home/*/w/", "C:/a/*/"),
+    module_paths={},
+    rewrites=(),
+)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Test",
+                "Foo",
+                ".",
+                "CPU",
+                "XLA",
+                "TPU",
+                "UTPU",
+                "U",
+                "NEURON",
+                "1",
+                "PRIVATEUSE1",
+                "PRIVATEUSE",
+            ]
+        ),
+        max_size=5,
+    ).map("".join)
+)
+def test_device_generics_is_every_suffix_it_ends_with(class_name):
+    expected: dict[str, str] = {}
+    for suffix, token in sorted(_SUFFIXED_RULES.class_suffixes.items(), key=lambda kv: -len(kv[0])):
+        generic = class_name[: -len(suffix)]
+        if class_name.endswith(suffix) and generic and not generic.endswith("."):
+            expected.setdefault(token, generic)
+    assert device_generics(class_name, _SUFFIXED_RULES) == expected
+
+
+@given(
+    st.lists(
+        st.sampled_from(["/src", "/xla", "/", "home", "runner", "w", "C:", "a", "x", "test_a.py"]),
+        max_size=6,
+    ).map("".join)
+)
+def test_clean_path_cuts_the_longest_prefix(raw):
+    uncut = clean_path(raw, NO_DEVICES)  # no prefixes: only normalized
+    cuts = [m.end() for rx in _SUFFIXED_RULES.compiled.path_prefixes if (m := rx.match(uncut))]
+    expected = uncut[max(cuts, default=0) :]
+    assert clean_path(raw, _SUFFIXED_RULES) == ("" if expected == "." else expected)
