@@ -117,7 +117,7 @@ class TestIdentifier:
 class _Place:
     """One (file, class) of an upload, and the key of its tests up to their name."""
 
-    __slots__ = ("path", "class_name", "rules", "prefix", "generics", "plain")
+    __slots__ = ("path", "class_name", "rules", "prefix", "generics", "generic_prefixes", "plain")
 
     def __init__(self, path: str, class_name: str, rules: Rules) -> None:
         self.path, self.class_name, self.rules = path, class_name, rules
@@ -125,11 +125,26 @@ class _Place:
         self.generics = device_generics(class_name, rules)
         # Neither a device suffix to strip nor a rewrite to apply: the key is prefix + name.
         self.plain = bool(class_name) and not rules.rewrites and not self.generics
+        # A device class and no rewrite: the key is the generic class's prefix + the name
+        # without its device, or prefix + name when the name carries no device of the class.
+        self.generic_prefixes = (
+            {token: make_key(path, generic, "") for token, generic in self.generics.items()}
+            if class_name and not rules.rewrites
+            else None
+        )
 
     def identity(self, name: str) -> TestIdentity:
+        # tuple.__new__: TestIdentity(...) without a Python-level call, once per case.
         if self.plain:
-            # tuple.__new__: TestIdentity(...) without a Python-level call, once per case.
             return _tuple_new(TestIdentity, (self.prefix + name, self.path, self.class_name, name))
+        if self.generic_prefixes is not None:
+            split = device_split(name, self.rules, self.generics)
+            if split is None:
+                key, class_name = self.prefix + name, self.class_name
+            else:
+                token, name = split
+                key, class_name = self.generic_prefixes[token] + name, self.generics[token]
+            return _tuple_new(TestIdentity, (key, self.path, class_name, name))
         return _identity(self.path, self.class_name, name, self.rules, self.generics)
 
 
@@ -260,14 +275,22 @@ def strip_device(
     class (it runs once per case of an upload)."""
     if generics is None:
         generics = device_generics(class_name, rules)
-    if not generics:
+    split = device_split(name, rules, generics) if generics else None
+    if split is None:
         return class_name, name
+    token, name = split
+    return generics[token], name
+
+
+def device_split(name: str, rules: Rules, generics: dict[str, str]) -> tuple[str, str] | None:
+    """(device token, the name without it) when ``name`` carries a device token of its
+    class's ``generics``; None otherwise."""
     cut = _PARAMETERS.search(name)
     base, params = (name, "") if cut is None else (name[: cut.start()], name[cut.start() :])
     match = rules.compiled.device_name.fullmatch(base)
     if match is None or match["device"] not in generics:
-        return class_name, name
-    return generics[match["device"]], match["head"] + match["dtypes"] + params
+        return None
+    return match["device"], match["head"] + match["dtypes"] + params
 
 
 def make_key(file: str, class_name: str, name: str) -> str:
