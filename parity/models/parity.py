@@ -89,7 +89,11 @@ class CurrentOutcome(models.Model):
     # No run column: the run is BackendState.current_run, and without it a new current run
     # rewrites only the rows whose outcome or reason changed.
     outcome = models.PositiveSmallIntegerField()  # parity.models.Outcome
-    reason = models.ForeignKey("Reason", null=True, blank=True, **ROLLUP_KEY_NULLABLE)
+    # Indexed where set only (``currentoutcome_reason``): most outcomes are passes with none,
+    # and a backend's first run inserts every one of its tests' rows.
+    reason = models.ForeignKey(
+        "Reason", null=True, blank=True, **ROLLUP_KEY_NULLABLE, db_index=False
+    )
     # When the backend's current runs have had the test since: the started_at of the run that
     # added it (kept while each next current run has it). On the reference, a test newer than a
     # backend's current run is pending there, not a gap. NULL: from before this was kept.
@@ -99,7 +103,14 @@ class CurrentOutcome(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["backend", "test"], name="currentoutcome_unique")
         ]
-        indexes = [models.Index(fields=["project", "reason"], name="currentoutcome_reason")]
+        indexes = [
+            # The reasons of a backend's current run (the reason trend's daily counts).
+            models.Index(
+                fields=["backend", "reason"],
+                condition=Q(reason__isnull=False),
+                name="currentoutcome_reason",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"backend {self.backend_id} test {self.test_id}: {self.outcome}"
