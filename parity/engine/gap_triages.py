@@ -41,7 +41,8 @@ def triages_refresh(*, project: Project) -> None:
 # of a first completion are missing tests, with no reason and no triage.
 _APPLY_SQL = """
     WITH o AS (
-        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
+               tc.file AS test_file
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
         WHERE g.is_open AND g.project_id = %(project)s AND {which}
     ), picked AS MATERIALIZED ({picks}), flagged AS (
@@ -112,7 +113,8 @@ _ANY_TOUCHED_SQL = "SELECT EXISTS (SELECT 1 FROM parity_gaps_touched)"
 # (the same, when every gap was matched; enough alone for the shortcut below).
 _STALE_SQL = """
     WITH o AS (
-        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
+               tc.file AS test_file
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
         WHERE g.is_open AND g.project_id = %(project)s AND {which}
     ), covering AS MATERIALIZED (
