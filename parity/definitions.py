@@ -139,9 +139,15 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     return model_sql(
         """
         WITH files AS MATERIALIZED (SELECT DISTINCT r.test_file FROM {rows} r),
-        globbed_files AS MATERIALIZED (
-            -- (file, triage) for each plain file of the rows that a glob over files matches
+        file_hits AS MATERIALIZED (
+            -- (file, triage) for each plain file of the rows a file pattern names or a glob
+            -- over files matches
             SELECT f.test_file, t.id AS triage_id
+            FROM files f JOIN {triage} t
+              ON t.project_id = %(project)s AND t.match_shape = 'file' AND t.match = f.test_file
+            WHERE {plain_file}
+            UNION ALL
+            SELECT f.test_file, t.id
             FROM {triage} t CROSS JOIN LATERAL (
                 SELECT f.test_file FROM files f
                 WHERE {plain_file} AND (f.test_file || '::') ~ t.match_regex
@@ -149,8 +155,12 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
             ) f
             WHERE t.project_id = %(project)s AND {file_glob}
         ),
-        -- The rows whose key's file part is not their file: their file patterns go by the key
-        by_key AS MATERIALIZED (SELECT * FROM {rows} r WHERE NOT {plain})
+        -- The rows whose key's file part is not their file (most often none: a hash join on
+        -- no files never reads the rows): their file patterns and globs go by the key.
+        by_key AS MATERIALIZED (
+            SELECT r.* FROM {rows} r JOIN files f ON f.test_file = r.test_file
+            WHERE NOT {plain_file}
+        )
         SELECT x.row_id AS {row_id}, x.reason_id, t.id AS triage_id, t.kind,
                t.test_id IS NOT NULL AS names_test,
                t.match_regex <> '' AS names_pattern,
@@ -167,14 +177,8 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
             FROM {rows} r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'key' AND t.match = r.test_key
             UNION ALL
-            -- A file pattern with a ":" names no plain file: only rows by_key can match it.
-            SELECT r.{row_id}, r.backend_id, r.reason_id, t.id
-            FROM {rows} r JOIN {triage} t
-              ON t.project_id = %(project)s AND t.match_shape = 'file'
-             AND t.match = r.test_file AND strpos(t.match, ':') = 0
-            UNION ALL
-            SELECT r.{row_id}, r.backend_id, r.reason_id, g.triage_id
-            FROM {rows} r JOIN globbed_files g ON g.test_file = r.test_file
+            SELECT r.{row_id}, r.backend_id, r.reason_id, h.triage_id
+            FROM {rows} r JOIN file_hits h ON h.test_file = r.test_file
             UNION ALL
             SELECT r.{row_id}, r.backend_id, r.reason_id, t.id
             FROM by_key r JOIN {triage} t
@@ -208,7 +212,6 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
         unexpired=TRIAGE_UNEXPIRED if unexpired else sql.SQL("true"),
         rows=sql.Identifier(rows),
         row_id=sql.Identifier(row_id),
-        plain=_PLAIN_FILE.format(file=sql.SQL("r.test_file")),
         plain_file=_PLAIN_FILE.format(file=sql.SQL("f.test_file")),
         file_glob=_FILE_GLOB,
         key_file=_KEY_FILE,
