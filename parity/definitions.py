@@ -219,21 +219,26 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     )
 
 
-def triage_picks(rows: str, row_id: str, *, every_row: bool = False) -> sql.Composed:
+def triage_picks(
+    rows: str, row_id: str, *, untriaged: sql.Composable | None = None
+) -> sql.Composed:
     """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
     ``triage_candidates``): intended wins over tracked and quarantine, then the most specific
     (a test, then a pattern, then a reason; named backends over all), then the newest. With
-    ``every_row``, rows no triage applies to are there too, with a NULL triage (one row per
-    row: no outer join needed, which Postgres, blind to a CTE's size, would run as a loop).
-    Columns: ``row_id``, reason_id (the row's), triage_id, kind."""
-    untriaged = sql.SQL(
-        "UNION ALL SELECT r.{row_id}, r.reason_id, NULL, NULL, false, false, false, NULL "
-        "FROM {rows} r"
-    ).format(row_id=sql.Identifier(row_id), rows=sql.Identifier(rows))
+    ``untriaged``, a condition on a row ``r``, the rows where it holds are there even when no
+    triage applies, with a NULL triage (one row per row: no outer join needed, which Postgres,
+    blind to a CTE's size, would run as a loop). Columns: ``row_id``, reason_id (the row's),
+    triage_id, kind."""
+    every = sql.SQL("")
+    if untriaged is not None:
+        every = sql.SQL(
+            "UNION ALL SELECT r.{row_id}, r.reason_id, NULL, NULL, false, false, false, NULL "
+            "FROM {rows} r WHERE {untriaged}"
+        ).format(row_id=sql.Identifier(row_id), rows=sql.Identifier(rows), untriaged=untriaged)
     return sql.SQL(
         """
         SELECT DISTINCT ON (c.{row_id}) c.{row_id}, c.reason_id, c.triage_id, c.kind
-        FROM ({candidates} {untriaged}) c
+        FROM ({candidates} {every}) c
         ORDER BY c.{row_id}, c.triage_id IS NOT NULL DESC, c.kind = 'intended' DESC,
                  c.names_test DESC, c.names_pattern DESC, c.has_backends DESC,
                  c.created_at DESC, c.triage_id DESC
@@ -241,7 +246,7 @@ def triage_picks(rows: str, row_id: str, *, every_row: bool = False) -> sql.Comp
     ).format(
         row_id=sql.Identifier(row_id),
         candidates=triage_candidates(rows, row_id),
-        untriaged=untriaged if every_row else sql.SQL(""),
+        every=every,
     )
 
 

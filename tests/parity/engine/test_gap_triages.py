@@ -5,9 +5,10 @@ import datetime
 
 from django.db import connection
 from django.utils import timezone
+from psycopg2 import sql
 
 from ingest.normalize.ids import make_key
-from parity.definitions import triage_candidates
+from parity.definitions import triage_candidates, triage_picks
 from parity.engine.gap_triages import triages_apply, triages_mark_stale
 from parity.models import Gap, TestCase, TrackingIssue, Triage
 from parity.models.sql import model_sql
@@ -270,6 +271,34 @@ def test_the_database_finds_exactly_the_keys_each_pattern_matches(project):
     }
     assert found == expected
     assert {t.match_shape for t in triages.values()} == {"key", "file", "anyfile", "glob"}
+
+
+def test_a_pick_has_the_rows_no_triage_applies_to_only_where_asked(project):
+    """``untriaged``: a row no triage applies to is picked, with no triage, only where the
+    condition holds (the engine leaves out the gaps whose flags no pick would change); a row a
+    triage applies to is picked whatever the condition says."""
+    run = run_make(project, "tpu")
+    for name in ("t1", "t2", "t3"):
+        gap_open(project, "tpu", f"{A}{name}", "skipped", run=run)
+    named = pattern(project, f"{A}t1", kind="intended", note="x")
+    picks = model_sql(
+        """
+        WITH o AS (
+            SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
+                   tc.file AS test_file, tc.name <> 't3' AS settled
+            FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
+        )
+        SELECT tc.name, p.triage_id
+        FROM ({picks}) p JOIN {gap} g ON g.id = p.id JOIN {testcase} tc ON tc.id = g.test_id
+        """,
+        gap=Gap,
+        testcase=TestCase,
+        picks=triage_picks("o", "id", untriaged=sql.SQL("NOT r.settled")),
+    )
+
+    with connection.cursor() as cursor:
+        cursor.execute(picks, {"project": project.pk})
+        assert sorted(cursor.fetchall()) == [("t1", named.pk), ("t3", None)]
 
 
 # Tests as ingest stores them: the key escapes the file (ingest.normalize.ids), ``file`` keeps it
