@@ -138,7 +138,12 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     a row-at-a-time loop over many would recompile them."""
     return model_sql(
         """
-        WITH files AS MATERIALIZED (SELECT DISTINCT r.test_file FROM {rows} r),
+        WITH files AS MATERIALIZED (
+            -- None when no triage goes by the key's file part (the rows are then not read)
+            SELECT DISTINCT r.test_file FROM {rows} r
+            WHERE EXISTS (SELECT 1 FROM {triage} t WHERE t.project_id = %(project)s
+                          AND (t.match_shape = 'file' OR {file_glob}))
+        ),
         file_hits AS MATERIALIZED (
             -- (file, triage) for each plain file of the rows a file pattern names or a glob
             -- over files matches
