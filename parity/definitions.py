@@ -98,21 +98,74 @@ ABSENT = sql.SQL("({})").format(sql.SQL(", ").join(sql.Literal(s.value) for s in
 TRIAGE_UNEXPIRED = sql.SQL("(t.expires_on IS NULL OR t.expires_on >= CURRENT_DATE)")
 
 
+# A test whose file holds no ":" (and is not empty: a test with no file has its class or name
+# there) has that file, unescaped, before the first "::" of its key (ingest.normalize.ids
+# escapes only after a ":"): its key's file part is its file.
+_PLAIN_FILE = sql.SQL("({file} <> '' AND strpos({file}, ':') = 0)")
+
+# A glob over files with no ":" matches a key exactly when it matches the key's file part and
+# "::": its regex cannot match a ":", so the "::" it ends with is the first of the key. Those
+# of a plain file are matched once per file.
+_FILE_GLOB = sql.SQL("(t.match_shape = 'glob' AND strpos(t.match, ':') = 0)")
+
+# What a ``file`` and an ``anyfile`` pattern must equal to match a row ``r``'s key: the key's
+# file part (before its first "::", which the escaping keeps out of file parts), and ``**::`` +
+# the rest when no ":" comes before that "::" (what ``^[^:]*::rest$`` needs).
+_KEY_FILE = sql.SQL(
+    "CASE WHEN strpos(r.test_key, '::') > 0 THEN split_part(r.test_key, '::', 1) END"
+)
+_KEY_ANY_FILE = sql.SQL(
+    "CASE WHEN strpos(r.test_key, '::') > 0 AND strpos(r.test_key, ':') = strpos(r.test_key, '::') "
+    "THEN '**::' || substr(r.test_key, strpos(r.test_key, '::') + 2) END"
+)
+
+
 def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.Composed:
     """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
-    (columns ``row_id``, backend_id, test_id, reason_id and test_key, the test's canonical ID;
-    one project, bound as ``%(project)s``): by its test, its reason or its pattern, on its
-    backends; with ``unexpired``, only triages not past their expiry day. Columns: ``row_id``,
-    reason_id (the row's), triage_id, kind, names_test, names_pattern, has_backends,
-    created_at.
+    (columns ``row_id``, backend_id, test_id, reason_id, test_key, the test's canonical ID, and
+    test_file, its file; one project, bound as ``%(project)s``): by its test, its reason or its
+    pattern, on its backends; with ``unexpired``, only triages not past their expiry day.
+    Columns: ``row_id``, reason_id (the row's), triage_id, kind, names_test, names_pattern,
+    has_backends, created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
     equality on part of the key (``parity.pure.globs.pattern_shape``; the same keys their regex
-    matches). Globs are matched one triage at a time over all rows: Postgres keeps only a few
-    compiled regular expressions, and a row-at-a-time loop over many would recompile them."""
+    matches). A file pattern, and a glob over files with no ":" (``_FILE_GLOB``), depend on the
+    key's file part alone, which is the test's file whenever that has no ":" (``_PLAIN_FILE``:
+    the key starts with it and "::", unescaped): those are matched once per file of the rows,
+    not once per row, and only the other rows' keys are split. Other globs are matched one
+    triage at a time over all rows: Postgres keeps only a few compiled regular expressions, and
+    a row-at-a-time loop over many would recompile them."""
     return model_sql(
         """
-        WITH parts AS MATERIALIZED ({parts})
+        WITH files AS MATERIALIZED (
+            -- None when no triage goes by the key's file part (the rows are then not read)
+            SELECT DISTINCT r.test_file FROM {rows} r
+            WHERE EXISTS (SELECT 1 FROM {triage} t WHERE t.project_id = %(project)s
+                          AND (t.match_shape = 'file' OR {file_glob}))
+        ),
+        file_hits AS MATERIALIZED (
+            -- (file, triage) for each plain file of the rows a file pattern names or a glob
+            -- over files matches
+            SELECT f.test_file, t.id AS triage_id
+            FROM files f JOIN {triage} t
+              ON t.project_id = %(project)s AND t.match_shape = 'file' AND t.match = f.test_file
+            WHERE {plain_file}
+            UNION ALL
+            SELECT f.test_file, t.id
+            FROM {triage} t CROSS JOIN LATERAL (
+                SELECT f.test_file FROM files f
+                WHERE {plain_file} AND (f.test_file || '::') ~ t.match_regex
+                OFFSET 0  -- a fence: keeps the triage the outer loop, one regex at a time
+            ) f
+            WHERE t.project_id = %(project)s AND {file_glob}
+        ),
+        -- The rows whose key's file part is not their file (most often none: a hash join on
+        -- no files never reads the rows): their file patterns and globs go by the key.
+        by_key AS MATERIALIZED (
+            SELECT r.* FROM {rows} r JOIN files f ON f.test_file = r.test_file
+            WHERE NOT {plain_file}
+        )
         SELECT x.row_id AS {row_id}, x.reason_id, t.id AS triage_id, t.kind,
                t.test_id IS NOT NULL AS names_test,
                t.match_regex <> '' AS names_pattern,
@@ -129,14 +182,17 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
             FROM {rows} r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'key' AND t.match = r.test_key
             UNION ALL
-            SELECT r.row_id, r.backend_id, r.reason_id, t.id
-            FROM parts r JOIN {triage} t
-              ON t.project_id = %(project)s AND t.match_shape = 'file' AND t.match = r.key_file
+            SELECT r.{row_id}, r.backend_id, r.reason_id, h.triage_id
+            FROM {rows} r JOIN file_hits h ON h.test_file = r.test_file
             UNION ALL
-            SELECT r.row_id, r.backend_id, r.reason_id, t.id
-            FROM parts r JOIN {triage} t
+            SELECT r.{row_id}, r.backend_id, r.reason_id, t.id
+            FROM by_key r JOIN {triage} t
+              ON t.project_id = %(project)s AND t.match_shape = 'file' AND t.match = {key_file}
+            UNION ALL
+            SELECT r.{row_id}, r.backend_id, r.reason_id, t.id
+            FROM {rows} r JOIN {triage} t
               ON t.project_id = %(project)s AND t.match_shape = 'anyfile'
-             AND t.match = r.key_any_file
+             AND t.match = {key_any_file}
             UNION ALL
             SELECT hit.row_id, hit.backend_id, hit.reason_id, t.id
             FROM {triage} t CROSS JOIN LATERAL (
@@ -144,7 +200,11 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
                 WHERE strpos(r.test_key, t.match_literal) > 0 AND r.test_key ~ t.match_regex
                 OFFSET 0  -- a fence: keeps the triage the outer loop, one regex at a time
             ) hit
-            WHERE t.project_id = %(project)s AND t.match_shape = 'glob'
+            WHERE t.project_id = %(project)s AND t.match_shape = 'glob' AND NOT {file_glob}
+            UNION ALL
+            SELECT r.{row_id}, r.backend_id, r.reason_id, t.id
+            FROM by_key r JOIN {triage} t
+              ON t.project_id = %(project)s AND {file_glob} AND r.test_key ~ t.match_regex
         ) x
         JOIN {triage} t ON t.id = x.triage_id
         WHERE t.project_id = %(project)s AND {unexpired}
@@ -157,43 +217,33 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
         unexpired=TRIAGE_UNEXPIRED if unexpired else sql.SQL("true"),
         rows=sql.Identifier(rows),
         row_id=sql.Identifier(row_id),
-        parts=_key_parts(rows, row_id),
+        plain_file=_PLAIN_FILE.format(file=sql.SQL("f.test_file")),
+        file_glob=_FILE_GLOB,
+        key_file=_KEY_FILE,
+        key_any_file=_KEY_ANY_FILE,
     )
 
 
-def _key_parts(rows: str, row_id: str) -> sql.Composed:
-    """Each row with what a ``file`` and an ``anyfile`` pattern must equal to match its key:
-    the key's file part (before its first "::", which the escaping keeps out of file parts),
-    and ``**::`` + the rest when no ":" comes before that "::" (what ``^[^:]*::rest$`` needs)."""
-    return sql.SQL(
-        """
-        SELECT r.{row_id} AS row_id, r.backend_id, r.reason_id,
-               CASE WHEN strpos(r.test_key, '::') > 0
-                    THEN split_part(r.test_key, '::', 1) END AS key_file,
-               CASE WHEN strpos(r.test_key, '::') > 0
-                         AND strpos(r.test_key, ':') = strpos(r.test_key, '::')
-                    THEN '**::' || substr(r.test_key, strpos(r.test_key, '::') + 2) END
-                   AS key_any_file
-        FROM {rows} r
-        """
-    ).format(rows=sql.Identifier(rows), row_id=sql.Identifier(row_id))
-
-
-def triage_picks(rows: str, row_id: str, *, every_row: bool = False) -> sql.Composed:
+def triage_picks(
+    rows: str, row_id: str, *, untriaged: sql.Composable | None = None
+) -> sql.Composed:
     """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
     ``triage_candidates``): intended wins over tracked and quarantine, then the most specific
     (a test, then a pattern, then a reason; named backends over all), then the newest. With
-    ``every_row``, rows no triage applies to are there too, with a NULL triage (one row per
-    row: no outer join needed, which Postgres, blind to a CTE's size, would run as a loop).
-    Columns: ``row_id``, reason_id (the row's), triage_id, kind."""
-    untriaged = sql.SQL(
-        "UNION ALL SELECT r.{row_id}, r.reason_id, NULL, NULL, false, false, false, NULL "
-        "FROM {rows} r"
-    ).format(row_id=sql.Identifier(row_id), rows=sql.Identifier(rows))
+    ``untriaged``, a condition on a row ``r``, the rows where it holds are there even when no
+    triage applies, with a NULL triage (one row per row: no outer join needed, which Postgres,
+    blind to a CTE's size, would run as a loop). Columns: ``row_id``, reason_id (the row's),
+    triage_id, kind."""
+    every = sql.SQL("")
+    if untriaged is not None:
+        every = sql.SQL(
+            "UNION ALL SELECT r.{row_id}, r.reason_id, NULL, NULL, false, false, false, NULL "
+            "FROM {rows} r WHERE {untriaged}"
+        ).format(row_id=sql.Identifier(row_id), rows=sql.Identifier(rows), untriaged=untriaged)
     return sql.SQL(
         """
         SELECT DISTINCT ON (c.{row_id}) c.{row_id}, c.reason_id, c.triage_id, c.kind
-        FROM ({candidates} {untriaged}) c
+        FROM ({candidates} {every}) c
         ORDER BY c.{row_id}, c.triage_id IS NOT NULL DESC, c.kind = 'intended' DESC,
                  c.names_test DESC, c.names_pattern DESC, c.has_backends DESC,
                  c.created_at DESC, c.triage_id DESC
@@ -201,7 +251,7 @@ def triage_picks(rows: str, row_id: str, *, every_row: bool = False) -> sql.Comp
     ).format(
         row_id=sql.Identifier(row_id),
         candidates=triage_candidates(rows, row_id),
-        untriaged=untriaged if every_row else sql.SQL(""),
+        every=every,
     )
 
 

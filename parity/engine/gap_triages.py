@@ -38,10 +38,16 @@ def triages_refresh(*, project: Project) -> None:
 # triage says so; an intended gap is never counted tracked or untracked. Tracked but closed: every
 # issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps the states). The
 # issue lookups run only where they can matter (CASE evaluates the branch it takes): most gaps
-# of a first completion are missing tests, with no reason and no triage.
+# of a first completion are missing tests, with no reason and no triage. Such a gap (settled:
+# no triage, no flag, no reason) keeps its flags unless a triage applies now, so the pick
+# leaves it out then (a first completion's 52k gaps were each sorted, flagged and looked up
+# again by the update, to change a few thousand).
 _APPLY_SQL = """
     WITH o AS (
-        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
+               tc.file AS test_file,
+               g.triage_id IS NULL AND NOT (g.intended OR g.tracked OR g.tracked_closed)
+                   AND g.reason_id IS NULL AS settled
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
         WHERE g.is_open AND g.project_id = %(project)s AND {which}
     ), picked AS MATERIALIZED ({picks}), flagged AS (
@@ -73,7 +79,7 @@ def _apply_sql(which: str) -> sql.Composed:
         which=sql.SQL(which),
         gap=Gap,
         testcase=TestCase,
-        picks=triage_picks("o", "id", every_row=True),
+        picks=triage_picks("o", "id", untriaged=sql.SQL("NOT r.settled")),
         reason_issue=reason_has_issue(sql.SQL("t.reason_id")),
         all_closed=cited_issues_closed(sql.SQL("t.reason_id"), sql.SQL("t.triage_id")),
     )
@@ -112,7 +118,8 @@ _ANY_TOUCHED_SQL = "SELECT EXISTS (SELECT 1 FROM parity_gaps_touched)"
 # (the same, when every gap was matched; enough alone for the shortcut below).
 _STALE_SQL = """
     WITH o AS (
-        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
+               tc.file AS test_file
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
         WHERE g.is_open AND g.project_id = %(project)s AND {which}
     ), covering AS MATERIALIZED (

@@ -26,7 +26,7 @@ _PROBE_SQL = model_sql(
     DROP TABLE IF EXISTS parity_probe_rows;
     CREATE TEMP TABLE parity_probe_rows ON COMMIT DROP AS
     SELECT o.test_id, %(backend)s::bigint AS backend_id, o.outcome, o.reason_id,
-           tc.key AS test_key
+           tc.key AS test_key, tc.file AS test_file
     FROM ({outcomes}) o JOIN {testcase} tc ON tc.id = o.test_id;
     ANALYZE parity_probe_rows;
     DELETE FROM {probe} WHERE backend_id = %(backend)s;

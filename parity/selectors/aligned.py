@@ -152,7 +152,9 @@ _TRIAGE_SQL = sql.SQL(
     """
     DROP TABLE IF EXISTS parity_aligned_triage;
     CREATE TEMP TABLE parity_aligned_triage ON COMMIT DROP AS
-    WITH gaps AS MATERIALIZED (SELECT * FROM parity_aligned WHERE gap IS NOT NULL),
+    WITH gaps AS MATERIALIZED (
+        SELECT *, file AS test_file FROM parity_aligned WHERE gap IS NOT NULL
+    ),
     picked AS ({picks})
     SELECT g.row_id, t.kind,
            coalesce(t.kind = 'intended', false) AS intended,

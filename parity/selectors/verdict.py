@@ -267,13 +267,14 @@ _VERDICT_SQL = """
 # (25 ms less there; 30 ms more for a nightly run, whose gaps are few; bench/README.md).
 _OPENED_PROBED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
-           (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key
+           (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key,
+           (SELECT tc.file FROM {testcase} tc WHERE tc.id = j.test_id) AS test_file
     FROM j
     WHERE j.is_gx AND NOT j.is_gp
     """
 _OPENED_HASHED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
-           tc.key AS test_key
+           tc.key AS test_key, tc.file AS test_file
     FROM j JOIN {testcase} tc ON tc.id = j.test_id AND tc.project_id = %(project)s
     WHERE j.is_gx AND NOT j.is_gp
     """

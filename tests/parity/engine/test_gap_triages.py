@@ -5,8 +5,10 @@ import datetime
 
 from django.db import connection
 from django.utils import timezone
+from psycopg2 import sql
 
-from parity.definitions import triage_candidates
+from ingest.normalize.ids import make_key
+from parity.definitions import triage_candidates, triage_picks
 from parity.engine.gap_triages import triages_apply, triages_mark_stale
 from parity.models import Gap, TestCase, TrackingIssue, Triage
 from parity.models.sql import model_sql
@@ -271,10 +273,111 @@ def test_the_database_finds_exactly_the_keys_each_pattern_matches(project):
     assert {t.match_shape for t in triages.values()} == {"key", "file", "anyfile", "glob"}
 
 
+def test_a_pick_has_the_rows_no_triage_applies_to_only_where_asked(project):
+    """``untriaged``: a row no triage applies to is picked, with no triage, only where the
+    condition holds (the engine leaves out the gaps whose flags no pick would change); a row a
+    triage applies to is picked whatever the condition says."""
+    run = run_make(project, "tpu")
+    for name in ("t1", "t2", "t3"):
+        gap_open(project, "tpu", f"{A}{name}", "skipped", run=run)
+    named = pattern(project, f"{A}t1", kind="intended", note="x")
+    picks = model_sql(
+        """
+        WITH o AS (
+            SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
+                   tc.file AS test_file, tc.name <> 't3' AS settled
+            FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
+        )
+        SELECT tc.name, p.triage_id
+        FROM ({picks}) p JOIN {gap} g ON g.id = p.id JOIN {testcase} tc ON tc.id = g.test_id
+        """,
+        gap=Gap,
+        testcase=TestCase,
+        picks=triage_picks("o", "id", untriaged=sql.SQL("NOT r.settled")),
+    )
+
+    with connection.cursor() as cursor:
+        cursor.execute(picks, {"project": project.pk})
+        assert sorted(cursor.fetchall()) == [("t1", named.pk), ("t3", None)]
+
+
+# Tests as ingest stores them: the key escapes the file (ingest.normalize.ids), ``file`` keeps it
+# as it is. A file pattern and a glob over files with no ":" are matched per file, and only where
+# a test's file is its key's file part; these are the tests where it is not, and the patterns
+# (a class, a test, a ":") that per-file matching must leave to the key.
+STORED = [
+    ("test/a.py", "TestA", "test_x"),
+    ("test/a.py", "TestB", "test_x"),
+    ("test/ab.py", "TestA", "test_y[a::b]"),
+    ("a::b.py", "TestA", "test_x"),  # key a:\:b.py::TestA::test_x
+    ("a:", "TestA", "test_x"),  # key a:\::TestA::test_x
+    ("a:b.py", "TestA", "test_x"),  # a lone ":" is kept
+    ("", "TestA", "test_x"),  # no file: the key's first part is the class
+    ("", "", "test/a.py"),  # no file, no class: no "::" at all
+]
+STORED_PATTERNS = [
+    "test/a.py",
+    "test/a*",
+    "test/**",
+    "a",
+    "a*",
+    "*.py",
+    "TestA",
+    "Test*",
+    "a:b.py",
+    "a:\\",
+    "a:*",
+    "test/a*::TestA::*",
+    "test/**::*::test_x",
+    "**::TestA::test_x",
+    "a:\\:b.py::TestA::test_x",
+]
+
+
+def test_patterns_matched_per_file_find_what_the_key_matches(project):
+    """A file's tests are matched at once only where the file is the key's file part: not for
+    a file the key escapes (a "::" or a trailing ":"), nor a test with no file; a glob naming a
+    class or test, or holding a ":", is matched key by key."""
+    run = run_make(project, "tpu")
+    tpu = backend_of(project, "tpu")
+    gaps = {}
+    for file, class_name, name in STORED:
+        key = make_key(file, class_name, name)
+        test = TestCase.objects.create(
+            project=project, key=key, file=file, class_name=class_name, name=name
+        )
+        gaps[key] = Gap.objects.create(
+            project=project, backend=tpu, test=test, state="skipped", opened_run=run,
+            opened_at=run.started_at,
+        )  # fmt: skip
+    triages = {p: pattern(project, p, kind="intended", note="x") for p in STORED_PATTERNS}
+
+    with connection.cursor() as cursor:
+        cursor.execute(CANDIDATES, {"project": project.pk})
+        found = sorted(cursor.fetchall())
+
+    expected = sorted(
+        (gap.pk, triages[p].pk)
+        for p in STORED_PATTERNS
+        for key, gap in gaps.items()
+        if key_matches(pattern_regex(p), key)
+    )
+    assert found == expected  # sorted lists: a pair found twice fails too
+    pairs = {(g.pk, t.pk): (key, p) for key, g in gaps.items() for p, t in triages.items()}
+    named = {pairs[pair] for pair in found}
+    assert ("TestA::test_x", "TestA") in named  # no file: the class is the key's file part
+    assert ("TestA::test_x", "Test*") in named
+    assert ("a:\\::TestA::test_x", "a:\\") in named
+    assert not any(key.startswith("a:\\:b.py") for key, p in named if p in ("a", "a*"))
+    assert ("test/a.py::TestB::test_x", "test/a*::TestA::*") not in named
+    assert {t.match_shape for t in triages.values()} == {"key", "file", "anyfile", "glob"}
+
+
 CANDIDATES = model_sql(
     """
     WITH o AS (
-        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key
+        SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
+               tc.file AS test_file
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
     )
     SELECT c.id, c.triage_id FROM ({candidates}) c
