@@ -15,7 +15,18 @@ from psycopg2 import sql
 from parity.definitions import OUTCOME_PARAMS, absent_tests, gap_state
 from parity.engine.pending import pending_split
 from parity.engine.plans import hash_joins
-from parity.models import BackendState, CurrentOutcome, Gap, GapEvent, Project, Run
+from parity.models import (
+    BackendState,
+    CurrentOutcome,
+    Gap,
+    GapEvent,
+    PendingTest,
+    Project,
+    Run,
+    RunFile,
+    RunFileState,
+    TestCase,
+)
 from parity.models.sql import model_sql
 
 
@@ -26,6 +37,7 @@ def gaps_diff(
     reference_run_id: int | None,
     cause: Run,
     changed_only: bool = False,
+    replaced_run_id: int | None = None,
 ) -> dict[str, int]:
     """Bring the open gaps of ``backend_ids`` in line with their current outcomes versus the
     reference's; events carry ``cause`` (the run whose completion triggered this) and its
@@ -35,7 +47,12 @@ def gaps_diff(
     (``parity_outcome_changes``, left by ``current.current_outcomes_refresh`` of the reference's
     run) are diffed. That is exact when the reference moved on and no other backend's run did:
     a gap depends on the test's outcome on the reference and on the backend (and the backend's
-    run manifest), so every other test keeps the gaps the last diff gave it."""
+    run manifest), so every other test keeps the gaps the last diff gave it.
+
+    ``replaced_run_id``: ``backend_ids`` is one backend, not the reference, whose current run
+    (``cause``) just replaced ``replaced_run_id``, which its every gap was diffed against: only
+    the tests that can change are diffed (``parity_diff_scope``, see ``_NIGHTLY_SCOPE_SQL``), or
+    every test where that set cannot be bounded."""
     params = {
         **OUTCOME_PARAMS,
         "project": project.pk,
@@ -45,12 +62,19 @@ def gaps_diff(
         "run": cause.pk,
         "at": cause.started_at,
     }
-    statements = _CHANGED_ONLY if changed_only else _EVERY_TEST
     # Every statement joins whole sets (a backend's tests, its open gaps): hash joins. The
     # changed tests alone are probed one by one (``_CHANGED_ROWS``), whatever the settings.
     with connection.cursor() as cursor, hash_joins(cursor):
+        if changed_only:
+            statements, scope = _CHANGED_ONLY, "parity_outcome_changes"
+        elif replaced_run_id is not None and _nightly_scope(
+            cursor, {**params, "replaced": replaced_run_id, "backend": backend_ids[0]}
+        ):
+            statements, scope = _NIGHTLY, "parity_diff_scope"
+        else:
+            statements, scope = _EVERY_TEST, None
         cursor.execute(statements.desired, params)
-        pending_split(cursor, params, changed_only=changed_only)
+        pending_split(cursor, params, scope=scope)
         closed = _rows(cursor, statements.close, params)
         changed = _rows(cursor, _CHANGE_SQL, params)
         opened = _rows(cursor, _OPEN_SQL, params)
@@ -147,6 +171,27 @@ _CHANGED_ROWS = {
     """,
 }
 
+# Over the tests of ``parity_diff_scope`` (a backend's nightly, ``_NIGHTLY_SCOPE_SQL``), probed
+# as ``_CHANGED_ROWS`` probes the reference's changes; a test the backend has and the reference
+# lacks is ``reference_missing`` (a probe that finds no reference row).
+_NIGHTLY_ROWS = {
+    "compared": _CHANGED_ROWS["compared"].replace("parity_outcome_changes", "parity_diff_scope"),
+    "runs_only_here": """
+    SELECT b.backend_id, x.test_id, 'reference_missing', t.reason_id
+    FROM parity_diff_scope x
+    CROSS JOIN compared b
+    CROSS JOIN LATERAL (
+        SELECT t.reason_id FROM {current} t
+        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id OFFSET 0
+    ) t
+    LEFT JOIN LATERAL (
+        SELECT 1 AS found FROM {current} r
+        WHERE r.backend_id = %(reference)s AND r.test_id = x.test_id OFFSET 0
+    ) r ON true
+    WHERE r.found IS NULL
+    """,
+}
+
 
 _ABSENT_WRITE = model_sql(
     """
@@ -208,6 +253,114 @@ _EVERY_TEST = _statements(_EVERY_ROWS, "")
 _CHANGED_ONLY = _statements(
     _CHANGED_ROWS, "AND g.test_id IN (SELECT test_id FROM parity_outcome_changes)"
 )
+_NIGHTLY = _statements(_NIGHTLY_ROWS, "AND g.test_id IN (SELECT test_id FROM parity_diff_scope)")
+
+
+# A backend's nightly: its run ``%(run)s`` replaced ``%(replaced)s``, the reference stayed. A
+# gap of a test depends on the test's row on the reference (unchanged), its row on the backend
+# (changed only for the tests of ``parity_outcome_changes``) and the backend's run: its start
+# (a test the reference first ran after it is pending), its manifest (a test of a crashed file
+# is ``crashed``, not ``missing``) and the reference's run that was current when it started (a
+# test the reference dropped since is no gap, ``pending.py``). So the tests that can change:
+# - the backend's changed outcomes;
+# - its pending tests: the new run started later, so some of them are due now. (One that was
+#   not pending cannot become so: the run started no earlier, checked below, or every test);
+# - the tests of the files whose state differs between the two runs' manifests (the
+#   ``absent_tests`` states; a file crashed last night and fine tonight changes no outcome);
+# - when the reference's run current at the run's start changed, every test the backend has
+#   and the reference lacks (those it drops as the reference's since, or no longer).
+# Every other test keeps the outcome, manifest state, pending state and reference it was
+# diffed with. Every test is diffed instead when the reference has no current run or the new
+# run started before the old one (tests due before could be pending again): neither happens
+# when a newer run completes, as a current run is the latest started.
+
+# The reference's run that was current when a run started at ``{at}`` started, where that run
+# is older than the reference's current run (as ``pending._THEN_SQL`` picks it); else NULL.
+_REFERENCE_THEN = """
+    CASE WHEN {at} < r.reference_at THEN (
+        SELECT x.id FROM {run} x
+        WHERE x.project_id = %(project)s AND x.backend_id = %(reference)s AND x.complete
+          AND NOT x.probe AND (x.branch = r.default_branch OR x.branch = '')
+          AND x.started_at <= {at}
+        ORDER BY x.started_at DESC, x.id DESC LIMIT 1
+    ) END
+"""
+_NIGHTLY_CHECK_SQL = model_sql(
+    """
+    WITH runs AS (
+        SELECT n.started_at AS new_at, o.started_at AS old_at, rr.started_at AS reference_at,
+               p.default_branch
+        FROM {run} n, {run} o, {project} p, {state} rs JOIN {run} rr ON rr.id = rs.current_run_id
+        WHERE n.id = %(run)s AND o.id = %(replaced)s AND p.id = %(project)s
+          AND rs.backend_id = %(reference)s
+    )
+    SELECT r.new_at >= r.old_at, """
+    + _REFERENCE_THEN.format(at="r.old_at", run="{run}")
+    + " IS DISTINCT FROM "
+    + _REFERENCE_THEN.format(at="r.new_at", run="{run}")
+    + """
+    FROM runs r
+    """,
+    run=Run,
+    project=Project,
+    state=BackendState,
+)
+_NIGHTLY_SCOPE_SQL = """
+    DROP TABLE IF EXISTS parity_diff_scope;
+    CREATE TEMP TABLE parity_diff_scope ON COMMIT DROP AS
+    SELECT test_id FROM parity_outcome_changes
+    UNION
+    SELECT test_id FROM {pending} WHERE backend_id = %(backend)s
+    UNION
+    SELECT tc.id FROM (
+        (SELECT file, state FROM {run_file} WHERE run_id = %(replaced)s AND state <> {ran}
+         EXCEPT SELECT file, state FROM {run_file} WHERE run_id = %(run)s AND state <> {ran})
+        UNION ALL
+        (SELECT file, state FROM {run_file} WHERE run_id = %(run)s AND state <> {ran}
+         EXCEPT SELECT file, state FROM {run_file} WHERE run_id = %(replaced)s AND state <> {ran})
+    ) f
+    CROSS JOIN LATERAL (  -- a fence: the files' tests by the (project, file) index
+        SELECT t.id FROM {test} t WHERE t.project_id = %(project)s AND t.file = f.file OFFSET 0
+    ) tc
+    {reference_missing};
+    ANALYZE parity_diff_scope;
+    """
+_NIGHTLY_REFERENCE_MISSING = """
+    UNION
+    SELECT t.test_id FROM {current} t
+    WHERE t.backend_id = %(backend)s AND NOT EXISTS (
+        SELECT 1 FROM {current} r WHERE r.backend_id = %(reference)s AND r.test_id = t.test_id
+    )
+    """
+
+
+def _nightly_scope_sql(*, reference_missing: bool) -> sql.Composed:
+    return model_sql(
+        _NIGHTLY_SCOPE_SQL,
+        pending=PendingTest,
+        run_file=RunFile,
+        test=TestCase,
+        ran=sql.Literal(RunFileState.RAN.value),
+        reference_missing=model_sql(_NIGHTLY_REFERENCE_MISSING, current=CurrentOutcome)
+        if reference_missing
+        else sql.SQL(""),
+    )
+
+
+_NIGHTLY_SCOPES = {flag: _nightly_scope_sql(reference_missing=flag) for flag in (False, True)}
+
+
+def _nightly_scope(cursor, params: dict) -> bool:
+    """Write ``parity_diff_scope`` for a backend's nightly (``_NIGHTLY_SCOPE_SQL``); False
+    when its tests cannot be bounded and every test must be diffed."""
+    if not params["has_reference"]:
+        return False
+    cursor.execute(_NIGHTLY_CHECK_SQL, params)
+    row = cursor.fetchone()
+    if row is None or not row[0]:
+        return False
+    cursor.execute(_NIGHTLY_SCOPES[row[1]], params)
+    return True
 
 
 # A reason change alone (same state, other wording) updates the row without an event.

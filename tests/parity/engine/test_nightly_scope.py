@@ -1,0 +1,117 @@
+"""A backend's nightly (its new run replacing the one its gaps were diffed against, the
+reference staying) diffs only the tests that can change (``gaps._NIGHTLY_SCOPE_SQL``): every
+gap, event, pending test and file cell must still be what a full rebuild (``project_recompute``)
+gives. Random sequences of runs exercise each part of that scope: outcomes flipping, files
+dropped and returning, manifests naming crashed or unstarted files, tests the reference adds
+(pending on a backend whose run is older) or drops (no gap on a backend whose run is older),
+runs starting before or after the reference's."""
+
+import datetime
+import hashlib
+import random
+
+import pytest
+
+from parity.engine import parity_recompute, project_recompute
+from parity.models import FileCell, Gap, GapEvent, Outcome, PendingTest, Project, Run
+from parity.pure.run_manifest import FileRun
+from tests.parity.engine.rows import backend_of, results_upload
+from tests.parity.engine.test_absent_states import manifest_write
+
+FILES = [f"test/test_{f}.py" for f in "abcde"]
+TESTS = [f"{file}::T::t{n}" for file in FILES for n in range(4)]
+MANIFEST_ENTRIES = (
+    lambda file: FileRun(file, signal="SIGSEGV"),
+    lambda file: FileRun(file, timed_out=True, exit_code=-9, signal="SIGKILL"),
+    lambda file: FileRun(file, exit_code=5, report=True, tests=0),
+    lambda file: FileRun(file, started=False),
+    lambda file: FileRun(file, exit_code=1, report=True, tests=1),  # ran
+)
+START = datetime.datetime(2026, 5, 1, tzinfo=datetime.UTC)
+
+
+def _tables(project: Project) -> tuple:
+    gaps = Gap.objects.filter(project=project).values_list(
+        "backend__name",
+        "test__key",
+        "state",
+        "reason__text",
+        "is_open",
+        "opened_run_id",
+        "closed_run_id",
+    )
+    events = GapEvent.objects.filter(project=project).values_list(
+        "backend__name", "gap__test__key", "from_state", "to_state", "run_id"
+    )
+    pending = PendingTest.objects.filter(project=project).values_list(
+        "backend__name", "test__key", "since"
+    )
+    cells = FileCell.objects.filter(project=project).values_list(
+        "backend__name", "file", "passed", "failed", "error", "skipped", "missing"
+    )
+    return tuple(sorted(map(repr, rows)) for rows in (gaps, events, pending, cells))
+
+
+def _results(rng: random.Random, *, reference: bool) -> dict:
+    """A run's results: some files left out whole, some tests of a file missing (added or
+    removed since), the rest passing, skipped for one of two reasons or failing."""
+    results = {}
+    for file in FILES:
+        if rng.random() < (0.1 if reference else 0.3):
+            continue
+        for test in TESTS:
+            if not test.startswith(file) or rng.random() < 0.15:
+                continue
+            roll = rng.random()
+            if roll < (0.7 if reference else 0.5):
+                results[test] = Outcome.PASSED
+            elif roll < 0.8:
+                results[test] = (Outcome.SKIPPED, rng.choice(("no fp64", "no sparse")))
+            elif roll < 0.95:
+                results[test] = (Outcome.FAILED, "RuntimeError")
+            else:
+                results[test] = Outcome.ERROR
+    return results
+
+
+def _run_write(project: Project, backend: str, at: datetime.datetime, rng, n: int) -> Run:
+    run = Run.objects.create(
+        project=project,
+        backend=backend_of(project, backend),
+        key=f"{n}-{backend}",
+        commit=hashlib.sha1(f"{n}{backend}".encode()).hexdigest(),
+        branch=project.default_branch,
+        complete=True,
+        started_at=at,
+    )
+    results = _results(rng, reference=backend == "cpu")
+    if results:
+        results_upload(run, results)
+    if backend != "cpu" and rng.random() < 0.7:
+        files = rng.sample(FILES, rng.randint(1, 3))
+        manifest_write(run, *(rng.choice(MANIFEST_ENTRIES)(file) for file in files))
+    return run
+
+
+def _nightlies(seed: int, steps: int) -> None:
+    rng = random.Random(seed)
+    project = Project.objects.get(slug="pytorch-xla")
+    latest = {}
+    for n in range(steps):
+        # The reference now and then; a backend's run started a few hours either side of the
+        # reference's latest, so tests are pending on it or dropped since its run started.
+        backend = rng.choice(("cpu", "cpu", "gpu", "tpu", "tpu"))
+        at = START + datetime.timedelta(hours=6 * n + rng.choice((-5, -1, 0, 1, 3)))
+        at = max(at, latest.get(backend, at) + datetime.timedelta(minutes=1))
+        latest[backend] = at
+        run = _run_write(project, backend, at, rng, n)
+        parity_recompute(run=run)
+        after = _tables(project)
+        project_recompute(project=project)
+        assert _tables(project) == after, f"seed {seed}, step {n}: {backend}'s run {run.pk}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("seed", range(6))
+def test_a_backends_nightly_diffs_what_a_full_rebuild_would(project, seed):
+    _nightlies(seed, steps=24)
