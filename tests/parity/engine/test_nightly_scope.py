@@ -11,6 +11,7 @@ import hashlib
 import random
 
 import pytest
+from django.db import connection
 
 from parity.engine import parity_recompute, project_recompute
 from parity.models import FileCell, Gap, GapEvent, Outcome, PendingTest, Project, Run
@@ -115,3 +116,42 @@ def _nightlies(seed: int, steps: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_a_backends_nightly_diffs_what_a_full_rebuild_would(project, seed):
     _nightlies(seed, steps=24)
+
+
+def _temp_count(table: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {table}")  # noqa: S608 (a name of ours)
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db
+def test_a_nightly_diffs_its_changed_tests_not_every_test(project):
+    # The temporary tables live until the test's transaction ends: what the last diff covered.
+    reference = {f"test/test_a.py::T::t{n}": Outcome.PASSED for n in range(20)}
+    cpu = _run_at(project, "cpu", START)
+    results_upload(cpu, reference)
+    parity_recompute(run=cpu)
+    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    results_upload(first, dict(list(reference.items())[:10]))  # t10-t19 missing
+    parity_recompute(run=first)
+    assert _temp_count("parity_desired") == 10  # every test: the backend's first run
+
+    tonight = dict(list(reference.items())[:10]) | {"test/test_a.py::T::t3": Outcome.FAILED}
+    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    results_upload(nightly, tonight)
+    parity_recompute(run=nightly)
+    assert _temp_count("parity_diff_scope") == 1
+    assert _temp_count("parity_desired") == 1  # t3 failing; the 10 missing not diffed again
+    assert Gap.objects.filter(is_open=True).count() == 11
+
+
+def _run_at(project: Project, backend: str, at: datetime.datetime) -> Run:
+    return Run.objects.create(
+        project=project,
+        backend=backend_of(project, backend),
+        key=f"{at:%Y%m%d%H}-{backend}",
+        commit=hashlib.sha1(f"{at}{backend}".encode()).hexdigest(),
+        branch=project.default_branch,
+        complete=True,
+        started_at=at,
+    )
