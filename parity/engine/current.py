@@ -30,7 +30,7 @@ _OUTCOMES_SQL = model_sql(
     CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
     CREATE TEMP TABLE parity_outcome_changes ON COMMIT DROP AS
     SELECT coalesce(o.test_id, c.test_id) AS test_id, o.outcome, o.reason_id,
-           c.test_id IS NULL AS added
+           c.test_id IS NULL AS added, c.outcome AS was
     FROM parity_run_outcomes o
     FULL JOIN (
         SELECT test_id, outcome, reason_id FROM {current} WHERE backend_id = %(backend)s

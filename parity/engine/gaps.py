@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import OUTCOME_PARAMS, absent_tests, gap_state
+from parity.definitions import ABSENT, OUTCOME_PARAMS, absent_tests, gap_state
 from parity.engine.pending import pending_split
 from parity.engine.plans import hash_joins
 from parity.models import (
@@ -38,10 +38,11 @@ def gaps_diff(
     cause: Run,
     changed_only: bool = False,
     replaced_run_id: int | None = None,
-) -> dict[str, int]:
+) -> "Diffed":
     """Bring the open gaps of ``backend_ids`` in line with their current outcomes versus the
     reference's; events carry ``cause`` (the run whose completion triggered this) and its
-    time. Returns how many gaps were closed, changed and opened.
+    time. Returns how many gaps were closed, changed and opened, and whether the diff was
+    scoped.
 
     ``changed_only``: only the tests whose outcome on the reference just changed
     (``parity_outcome_changes``, left by ``current.current_outcomes_refresh`` of the reference's
@@ -75,10 +76,25 @@ def gaps_diff(
             statements, scope = _EVERY_TEST, None
         cursor.execute(statements.desired, params)
         pending_split(cursor, params, scope=scope)
+        if scope is not None:
+            cursor.execute(statements.moves_before, params)
         closed = _rows(cursor, statements.close, params)
         changed = _rows(cursor, statements.change, params)
         opened = _rows(cursor, statements.open, params)
-    return {"closed": closed, "changed": changed, "opened": opened}
+        if scope is not None:
+            cursor.execute(statements.moves_after, params)
+    return Diffed(
+        counts={"closed": closed, "changed": changed, "opened": opened}, scoped=scope is not None
+    )
+
+
+@dataclass(frozen=True)
+class Diffed:
+    """How many gaps were closed, changed and opened; ``scoped``: only a scope of tests was
+    diffed, and ``parity_gap_moves`` lists how each of its tests' absent gaps moved."""
+
+    counts: dict[str, int]
+    scoped: bool
 
 
 def _rows(cursor, statement, params: dict) -> int:
@@ -452,12 +468,47 @@ _OPEN_SCOPED_SQL = model_sql(
 )
 
 
+# A scoped diff's open gaps in an absent state (``missing``, ``crashed``...) among its tests,
+# before (-1) and after (+1) the writes: the file cells' missing counts move by their sum
+# (``rollups.file_cells_write``), without a recount of every open gap of the backends.
+_MOVES_SQL = """
+    {create}
+    SELECT b.backend_id, x.test_id, {n} AS n
+    FROM {scope} x
+    CROSS JOIN unnest(%(backends)s::integer[]) b(backend_id)
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM {gap} o
+        WHERE o.is_open AND o.backend_id = b.backend_id AND o.test_id = x.test_id
+          AND o.state IN {absent} OFFSET 0
+    ) o;
+    """
+
+
+def _moves_sql(scope: str, *, before: bool) -> sql.Composed:
+    create = (
+        "DROP TABLE IF EXISTS parity_gap_moves; "
+        "CREATE TEMP TABLE parity_gap_moves ON COMMIT DROP AS"
+        if before
+        else "INSERT INTO parity_gap_moves"
+    )
+    return model_sql(
+        _MOVES_SQL,
+        create=sql.SQL(create),
+        n=sql.Literal(-1 if before else 1),
+        scope=sql.Identifier(scope),
+        gap=Gap,
+        absent=ABSENT,
+    )
+
+
 @dataclass(frozen=True)
 class _Statements:
     desired: sql.Composed
     close: sql.Composed
     change: sql.Composed
     open: sql.Composed
+    moves_before: sql.Composed | None = None
+    moves_after: sql.Composed | None = None
 
 
 def _statements(rows: dict[str, str], scope: str | None) -> _Statements:
@@ -471,6 +522,8 @@ def _statements(rows: dict[str, str], scope: str | None) -> _Statements:
         close=model_sql(_CLOSE_SCOPED_SQL, **tables),
         change=model_sql(_CHANGE_SCOPED_SQL, event=GapEvent, **tables),
         open=_OPEN_SCOPED_SQL,
+        moves_before=_moves_sql(scope, before=True),
+        moves_after=_moves_sql(scope, before=False),
     )
 
 

@@ -143,7 +143,7 @@ def backends_refresh(
         .values_list("current_run_id", flat=True)
         .first()
     )
-    gaps = gaps_diff(
+    diffed = gaps_diff(
         project=project,
         backend_ids=backend_ids,
         reference_run_id=reference_run_id,
@@ -162,9 +162,11 @@ def backends_refresh(
         project_id=project.pk,
         backend_ids=backend_ids,
         outcomes_changed=None if full else [cause.backend_id],
+        # Only the scope's tests moved, and the outcomes of parity_outcome_changes.
+        deltas=diffed.scoped,
     )
     owners_add(project_id=project.pk, backend_ids=backend_ids)  # files new to the owners roll-up
-    return gaps
+    return diffed.counts
 
 
 def project_recompute(*, project: Project) -> None:

@@ -155,3 +155,51 @@ def _run_at(project: Project, backend: str, at: datetime.datetime) -> Run:
         complete=True,
         started_at=at,
     )
+
+
+def _cells(project: Project, backend: str) -> dict[str, tuple]:
+    cells = FileCell.objects.filter(project=project, backend__name=backend)
+    return {
+        c.file: (c.passed, c.failed, c.error, c.skipped, c.missing) for c in cells.order_by("file")
+    }
+
+
+def _two_files_nightly(project: Project) -> tuple[Run, dict]:
+    """The reference passes 2 files of 5 tests; tpu's first run lacks b's t4; returns tpu's
+    next run (unrecomputed) and its results: a's t0 fails now."""
+    keys = [f"test/test_{f}.py::T::t{n}" for f in "ab" for n in range(5)]
+    cpu = _run_at(project, "cpu", START)
+    results_upload(cpu, dict.fromkeys(keys, Outcome.PASSED))
+    parity_recompute(run=cpu)
+    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    results_upload(first, dict.fromkeys(keys[:-1], Outcome.PASSED))
+    parity_recompute(run=first)
+    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    tonight = dict.fromkeys(keys[:-1], Outcome.PASSED) | {keys[0]: Outcome.FAILED}
+    return nightly, tonight
+
+
+@pytest.mark.django_db
+def test_a_nightlys_file_cells_move_by_its_changes(project):
+    nightly, tonight = _two_files_nightly(project)
+    assert _cells(project, "tpu") == {
+        "test/test_a.py": (5, 0, 0, 0, 0),
+        "test/test_b.py": (4, 0, 0, 0, 1),
+    }
+    results_upload(nightly, tonight)
+    parity_recompute(run=nightly)
+    assert _cells(project, "tpu") == {
+        "test/test_a.py": (4, 1, 0, 0, 0),
+        "test/test_b.py": (4, 0, 0, 0, 1),
+    }
+    assert _temp_count("parity_cell_deltas") == 1  # a's: b's cell was not counted again
+
+
+@pytest.mark.django_db
+def test_file_cells_that_drifted_are_recounted_not_failed(project):
+    nightly, tonight = _two_files_nightly(project)
+    # Cells that are not what a recount gives: a's passed count would go below zero.
+    FileCell.objects.filter(backend__name="tpu", file="test/test_a.py").update(passed=0)
+    results_upload(nightly, tonight)
+    parity_recompute(run=nightly)
+    assert _cells(project, "tpu")["test/test_a.py"] == (4, 1, 0, 0, 0)
