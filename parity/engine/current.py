@@ -23,9 +23,11 @@ def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
 # and only the rows that changed are written (an upsert of every row probed the unique index
 # once per test). One hash join of the run's outcomes with the backend's, planned so whatever
 # the statistics say (``plans.hash_joins``), finds the tests added, changed and gone; the
-# writes then touch those rows alone.
+# writes then touch those rows alone. The run's results are sorted in memory (they spilled to
+# disk at 100k tests under the default work_mem, as the verdict's did).
 _OUTCOMES_SQL = model_sql(
     """
+    SET LOCAL work_mem = '32MB';
     DROP TABLE IF EXISTS parity_run_outcomes, parity_outcome_changes;
     CREATE TEMP TABLE parity_run_outcomes ON COMMIT DROP AS {outcomes};
     CREATE TEMP TABLE parity_outcome_changes ON COMMIT DROP AS
@@ -38,6 +40,7 @@ _OUTCOMES_SQL = model_sql(
     WHERE o.test_id IS NULL OR c.test_id IS NULL
        OR (o.outcome, o.reason_id) IS DISTINCT FROM (c.outcome, c.reason_id);
     ANALYZE parity_outcome_changes;
+    RESET work_mem;
     """,
     current=CurrentOutcome,
     outcomes=run_outcomes("run"),
