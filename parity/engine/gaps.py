@@ -1,10 +1,12 @@
 """Diff each backend's current outcomes against the reference's into ``Gap`` rows: a gap's row
 names the run that opened it and the one that closed it, and each change of its state between
-is a ``GapEvent``. Four set-based statements per call,
-whatever the number of tests or backends: the gaps each backend should have go to a temporary
-table (``parity_desired``), then the open gaps are closed, changed and opened to match it. The
-gaps opened or given another reason are listed in ``parity_gaps_touched``: only theirs can
-need another triage (``parity.engine.gap_triages.triages_apply_touched``).
+is a ``GapEvent``. A few set-based statements per call, whatever the number of tests or
+backends: the gaps each backend should have go to a temporary table (``parity_desired``), then
+the open gaps are closed, changed and opened to match it. The gaps opened or given another
+reason are listed in ``parity_gaps_touched``: only theirs can need another triage
+(``parity.engine.gap_triages.triages_apply_touched``). Every test is diffed, or only a scope
+of them when the rest cannot have changed: the reference's changed tests when it moved on, a
+backend's tests its new run can change on its nightly (``_NIGHTLY_SCOPE_SQL``).
 """
 
 from dataclasses import dataclass
@@ -228,8 +230,38 @@ _ABSENT_WRITE = model_sql(
 )
 
 
-def _desired_sql(rows: dict[str, str]) -> sql.Composed:
+# The same for the tests of a scope table (``{scope}``) alone: each test's file by its id, then
+# the manifest's row of that file by the (run, file) key, both behind fences. A manifest naming
+# hundreds of files not run (a backend running half the suite) is 50k tests a night, read by
+# the whole-backend statement above.
+_ABSENT_SCOPED_WRITE = """
+    CREATE TEMP TABLE parity_absent ON COMMIT DROP AS
+    SELECT s.backend_id, x.test_id, rf.state
+    FROM {scope} x
+    CROSS JOIN LATERAL (SELECT t.file FROM {test} t WHERE t.id = x.test_id OFFSET 0) t
+    CROSS JOIN {state_table} s
+    CROSS JOIN LATERAL (
+        SELECT rf.state FROM {run_file} rf
+        WHERE rf.run_id = s.current_run_id AND rf.file = t.file AND rf.state <> {ran} OFFSET 0
+    ) rf
+    WHERE s.backend_id = ANY(%(backends)s) AND s.backend_id <> %(reference)s
+      AND %(has_reference)s;
+    ANALYZE parity_absent;
+    """
+
+
+def _desired_sql(rows: dict[str, str], scope: str | None = None) -> sql.Composed:
     tables = {"current": CurrentOutcome}
+    absent_write = _ABSENT_WRITE
+    if scope is not None:
+        absent_write = model_sql(
+            _ABSENT_SCOPED_WRITE,
+            scope=sql.Identifier(scope),
+            test=TestCase,
+            state_table=BackendState,
+            run_file=RunFile,
+            ran=sql.Literal(RunFileState.RAN.value),
+        )
     return model_sql(
         _DESIRED_SQL,
         compared=model_sql(rows["compared"], **tables),
@@ -237,7 +269,7 @@ def _desired_sql(rows: dict[str, str]) -> sql.Composed:
         state_table=BackendState,
         run=Run,
         state=gap_state(sql.SQL("t.outcome"), sql.SQL("a.state")),
-        absent_write=_ABSENT_WRITE,
+        absent_write=absent_write,
     )
 
 
@@ -518,7 +550,7 @@ def _statements(rows: dict[str, str], scope: str | None) -> _Statements:
         return _Statements(_desired_sql(rows), _CLOSE_SQL, _CHANGE_SQL, _OPEN_SQL)
     tables = {"gap": Gap, "scope": sql.Identifier(scope)}
     return _Statements(
-        desired=_desired_sql(rows),
+        desired=_desired_sql(rows, scope),
         close=model_sql(_CLOSE_SCOPED_SQL, **tables),
         change=model_sql(_CHANGE_SCOPED_SQL, event=GapEvent, **tables),
         open=_OPEN_SCOPED_SQL,

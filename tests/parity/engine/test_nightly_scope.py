@@ -203,3 +203,26 @@ def test_file_cells_that_drifted_are_recounted_not_failed(project):
     results_upload(nightly, tonight)
     parity_recompute(run=nightly)
     assert _cells(project, "tpu")["test/test_a.py"] == (4, 1, 0, 0, 0)
+
+
+@pytest.mark.django_db
+def test_a_nightly_reads_the_manifest_of_its_scoped_tests_only(project):
+    # Both of tpu's runs say b's file never started: its 5 tests stay not_run gaps without
+    # being looked up again. Tonight a's file crashes after t0 failed: a's tests are.
+    a = [f"test/test_a.py::T::t{n}" for n in range(5)]
+    b = [f"test/test_b.py::T::t{n}" for n in range(5)]
+    cpu = _run_at(project, "cpu", START)
+    results_upload(cpu, dict.fromkeys(a + b, Outcome.PASSED))
+    parity_recompute(run=cpu)
+    not_started = FileRun("test/test_b.py", started=False)
+    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    results_upload(first, dict.fromkeys(a, Outcome.PASSED))
+    manifest_write(first, not_started)
+    parity_recompute(run=first)
+    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    results_upload(nightly, {a[0]: Outcome.FAILED})
+    manifest_write(nightly, not_started, FileRun("test/test_a.py", signal="SIGSEGV"))
+    parity_recompute(run=nightly)
+    gaps = dict(Gap.objects.filter(is_open=True).values_list("test__key", "state"))
+    assert gaps == {a[0]: "failed"} | dict.fromkeys(a[1:], "crashed") | dict.fromkeys(b, "not_run")
+    assert _temp_count("parity_absent") == 5  # a's tests: b's were not looked up
