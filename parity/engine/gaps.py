@@ -32,6 +32,15 @@ from parity.models import (
 from parity.models.sql import model_sql
 
 
+@dataclass(frozen=True)
+class Diffed:
+    """How many gaps were closed, changed and opened; ``scoped``: only a scope of tests was
+    diffed, and ``parity_gap_moves`` lists how each of its tests' absent gaps moved."""
+
+    counts: dict[str, int]
+    scoped: bool
+
+
 def gaps_diff(
     *,
     project: Project,
@@ -40,7 +49,7 @@ def gaps_diff(
     cause: Run,
     changed_only: bool = False,
     replaced_run_id: int | None = None,
-) -> "Diffed":
+) -> Diffed:
     """Bring the open gaps of ``backend_ids`` in line with their current outcomes versus the
     reference's; events carry ``cause`` (the run whose completion triggered this) and its
     time. Returns how many gaps were closed, changed and opened, and whether the diff was
@@ -88,15 +97,6 @@ def gaps_diff(
     return Diffed(
         counts={"closed": closed, "changed": changed, "opened": opened}, scoped=scope is not None
     )
-
-
-@dataclass(frozen=True)
-class Diffed:
-    """How many gaps were closed, changed and opened; ``scoped``: only a scope of tests was
-    diffed, and ``parity_gap_moves`` lists how each of its tests' absent gaps moved."""
-
-    counts: dict[str, int]
-    scoped: bool
 
 
 def _rows(cursor, statement, params: dict) -> int:
