@@ -19,11 +19,12 @@ from psycopg2 import sql
 from parity.models import BackendState, CurrentOutcome, PendingTest, Project, Result, Run
 from parity.models.sql import model_sql
 
-# Rewritten for the backends and tests diffed (every test, or only those whose outcome on the
-# reference just changed: a test's pending state depends on its ``since`` there and on the
-# backend's run, so no other can change): rows exist only while the reference is ahead of a
-# backend, a few files' tests at a time. Each row's ``since`` is a probe of the reference's
-# row by the unique (backend, test) index, so nothing is read when nothing is pending.
+# Rewritten for the backends and tests diffed (every test, or only those the diff's scope says
+# can change: those whose outcome on the reference just changed, as a test's pending state
+# depends on its ``since`` there and on the backend's run, or a backend's nightly's). Rows
+# exist only while the reference is ahead of a backend, a few files' tests at a time. Each
+# row's ``since`` is a probe of the reference's row by the unique (backend, test) index, so
+# nothing is read when nothing is pending.
 _PENDING_SQL = """
     DELETE FROM {pending} WHERE backend_id = ANY(%(backends)s) {scope};
     WITH moved AS (
@@ -37,15 +38,18 @@ _PENDING_SQL = """
         OFFSET 0  -- a fence: one probe per pending test, whatever the hash_joins settings
     ) r;
     """
-_PENDING_EVERY_TEST = model_sql(
-    _PENDING_SQL, pending=PendingTest, current=CurrentOutcome, scope=sql.SQL("")
-)
-_PENDING_CHANGED_ONLY = model_sql(
-    _PENDING_SQL,
-    pending=PendingTest,
-    current=CurrentOutcome,
-    scope=sql.SQL("AND test_id IN (SELECT test_id FROM parity_outcome_changes)"),
-)
+
+
+def _pending_sql(scope: str | None) -> sql.Composed:
+    where = sql.SQL(f"AND test_id IN (SELECT test_id FROM {scope})" if scope else "")
+    return model_sql(_PENDING_SQL, pending=PendingTest, current=CurrentOutcome, scope=where)
+
+
+# The diff's scopes (``parity.engine.gaps``): every test, the reference's changed tests, a
+# backend's nightly.
+_PENDING_BY_SCOPE = {
+    scope: _pending_sql(scope) for scope in (None, "parity_outcome_changes", "parity_diff_scope")
+}
 
 # The reference's run that was current when each compared backend's run started, for the
 # backends whose run started before the reference's current run (only theirs can miss a test the
@@ -94,12 +98,13 @@ _DROPPED_SQL = model_sql(
 )
 
 
-def pending_split(cursor, params: dict, *, changed_only: bool = False) -> None:
+def pending_split(cursor, params: dict, *, scope: str | None = None) -> None:
     """Take the pending tests out of ``parity_desired`` into ``PendingTest``, and drop the
     ``reference_missing`` rows of tests the reference ran when the backend's run started.
-    ``params``: the gap diff's (project, backends, reference, has_reference); ``changed_only``:
-    the diff's (``parity_desired`` holds the tests of ``parity_outcome_changes`` only)."""
-    cursor.execute(_PENDING_CHANGED_ONLY if changed_only else _PENDING_EVERY_TEST, params)
+    ``params``: the gap diff's (project, backends, reference, has_reference); ``scope``: the
+    temporary table of the tests the diff covers (``parity_desired`` holds only theirs), or
+    None for every test."""
+    cursor.execute(_PENDING_BY_SCOPE[scope], params)
     if not params["has_reference"]:
         return
     cursor.execute(_THEN_SQL, params)

@@ -53,7 +53,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
         if current is None or current.pk != run.pk:
             logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
             return None
-        state = _state_move(backend=backend, run=current)
+        state, replaced = _state_move(backend=backend, run=current)
         reason_daily_write(backend=backend, run=current)
         is_reference = backend.pk == project.reference_backend_id
         if is_reference:
@@ -67,6 +67,10 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
             # Every gap was diffed against the reference's last run: only the tests whose
             # outcome changed there can change. (Its first run: every test of every backend.)
             reference_moved_on=is_reference and state.previous_run_id is not None,
+            # Its every gap was diffed against the run this one replaced: only the tests that
+            # can change since are diffed. (Not on a first run, nor on a retry: the run was
+            # current already and the manifest may have grown since.)
+            replaced_run_id=None if is_reference else replaced,
         )
         file_durations_write(backend_ids=[backend.pk])
     logger.info(
@@ -91,13 +95,16 @@ def _superseded(run: Run) -> bool:
     return False
 
 
-def _state_move(*, backend: Backend, run: Run) -> BackendState:
-    """Make ``run`` the backend's current run and refresh its outcomes. When the run was
-    already current (a retried task), the previous run stays what it was."""
+def _state_move(*, backend: Backend, run: Run) -> tuple[BackendState, int | None]:
+    """Make ``run`` the backend's current run and refresh its outcomes; with the state, the run
+    it replaced now (None: the backend had none, or ``run`` was current already). When the
+    run was already current (a retried task), the previous run stays what it was."""
     state, _ = BackendState.objects.select_for_update().get_or_create(
         backend=backend, defaults={"project_id": backend.project_id}
     )
+    replaced = None
     if state.current_run_id != run.pk:
+        replaced = state.current_run_id
         if state.current_run_id is not None:
             state.previous_run_id = state.current_run_id
             state.previous_test_count = state.test_count
@@ -109,7 +116,7 @@ def _state_move(*, backend: Backend, run: Run) -> BackendState:
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     state.save()
-    return state
+    return state, replaced
 
 
 def backends_refresh(
@@ -119,6 +126,7 @@ def backends_refresh(
     cause: Run,
     full: bool = False,
     reference_moved_on: bool = False,
+    replaced_run_id: int | None = None,
 ) -> dict[str, int]:
     """Gaps (with events caused by ``cause``), triage, snapshots and file cells of
     ``backend_ids`` against the reference's current outcomes, after ``cause`` became its
@@ -126,18 +134,22 @@ def backends_refresh(
     other backends' file cells recount their missing tests only; with ``full``, every open
     gap of ``backend_ids`` is picked again and every cell recounted (every current run may
     have moved). ``reference_moved_on``: ``cause`` is the reference's run and replaced one it
-    had, which every gap was diffed against: only the tests whose outcome changed are diffed."""
+    had, which every gap was diffed against: only the tests whose outcome changed are diffed.
+    ``replaced_run_id``: ``cause`` is the run of the one backend of ``backend_ids`` (not the
+    reference) and replaced that one, which its every gap was diffed against: only the tests
+    that can change since are diffed (``gaps.gaps_diff``)."""
     reference_run_id = (
         BackendState.objects.filter(backend_id=project.reference_backend_id)
         .values_list("current_run_id", flat=True)
         .first()
     )
-    gaps = gaps_diff(
+    diffed = gaps_diff(
         project=project,
         backend_ids=backend_ids,
         reference_run_id=reference_run_id,
         cause=cause,
         changed_only=reference_moved_on and not full,
+        replaced_run_id=None if full else replaced_run_id,
     )
     if full:
         triages_apply(project_id=project.pk, backend_ids=backend_ids)
@@ -150,9 +162,11 @@ def backends_refresh(
         project_id=project.pk,
         backend_ids=backend_ids,
         outcomes_changed=None if full else [cause.backend_id],
+        # Only the scope's tests moved, and the outcomes of parity_outcome_changes.
+        deltas=diffed.scoped,
     )
     owners_add(project_id=project.pk, backend_ids=backend_ids)  # files new to the owners roll-up
-    return gaps
+    return diffed.counts
 
 
 def project_recompute(*, project: Project) -> None:

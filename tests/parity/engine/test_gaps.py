@@ -18,7 +18,7 @@ def diff(project, cause, reference_run):
         backend_ids=[tpu.pk],
         reference_run_id=reference_run.pk if reference_run else None,
         cause=cause,
-    )
+    ).counts
 
 
 def events() -> set[tuple[str, str, str, str, int]]:
