@@ -206,7 +206,7 @@ def _prefix(is_reference: bool, has_baseline: bool) -> sql.Composed:
 # lacks and how many opened gaps have each (reason, triage, kind) (as JSON, decoded once: on
 # every row, decoding took longer than the query); each other row one gap of the page of gaps
 # it opens (``gaps_limit`` from ``gaps_offset``), with the triage it gets. {opened}: the opened
-# gaps with their tests' keys (``_OPENED_PROBED`` or ``_OPENED_HASHED``).
+# gaps with their tests' keys (``_OPENED_PROBED`` or ``_OPENED_JOINED``).
 _VERDICT_SQL = """
     , o AS ({opened}), picked AS MATERIALIZED ({picks}),
     og AS MATERIALIZED (
@@ -268,8 +268,9 @@ _VERDICT_SQL = """
     """
 # The opened gaps' keys. A run with a baseline opens a few hundred gaps: each key is looked up
 # by the tests' primary key. A run without one (a backend's first) opens every gap it has, 52k
-# at 4 x 100k tests: one hash join with the project's tests costs less than that many lookups
-# (25 ms less there; 30 ms more for a nightly run, whose gaps are few; bench/README.md).
+# at 4 x 100k tests: one join with the project's tests costs less than that many lookups
+# (25 ms less there, hashed; merged now, ``_FIRST_RUN_PLAN_SETTINGS``; 30 ms more for a nightly
+# run, whose gaps are few; bench/README.md).
 _OPENED_PROBED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
            (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key,
@@ -277,7 +278,7 @@ _OPENED_PROBED = """
     FROM j
     WHERE j.is_gx AND NOT j.is_gp
     """
-_OPENED_HASHED = """
+_OPENED_JOINED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
            tc.key AS test_key, tc.file AS test_file
     FROM j JOIN {testcase} tc ON tc.id = j.test_id AND tc.project_id = %(project)s
@@ -318,7 +319,7 @@ _FIRST_RUN_PLAN_SETTINGS = sql.SQL(
     " SET LOCAL work_mem = '32MB'"
 )
 
-_VERDICT_PROBED, _VERDICT_HASHED = _verdict_sql(_OPENED_PROBED), _verdict_sql(_OPENED_HASHED)
+_VERDICT_PROBED, _VERDICT_JOINED = _verdict_sql(_OPENED_PROBED), _verdict_sql(_OPENED_JOINED)
 
 
 def baseline_run_pick(*, run: Run) -> Run | None:
@@ -360,7 +361,7 @@ def run_verdict(
     prefix = _prefix(backend.pk == project.reference_backend_id, baseline is not None)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(_PLAN_SETTINGS if baseline else _FIRST_RUN_PLAN_SETTINGS)
-        verdict_sql = _VERDICT_PROBED if baseline else _VERDICT_HASHED
+        verdict_sql = _VERDICT_PROBED if baseline else _VERDICT_JOINED
         cursor.execute(prefix + verdict_sql, params)
         rows = cursor.fetchall()
     closed, test_count, baseline_count, closed_rows, lacking_rows, kinds = next(
