@@ -47,7 +47,6 @@ from parity.definitions import (
     coverage_dropped,
     default_branch_runs,
     gap_state,
-    reason_has_issue,
     run_outcomes,
     triage_picks,
 )
@@ -150,7 +149,7 @@ class Verdict:
         return self.opened["tracked"] + self.opened["untracked"] + self.opened["intended"]
 
 
-def _prefix(is_reference: bool) -> sql.Composed:
+def _prefix(is_reference: bool, has_baseline: bool) -> sql.Composed:
     reference = (
         sql.SQL("SELECT test_id, outcome, NULL::timestamptz AS since FROM p")
         if is_reference
@@ -182,11 +181,17 @@ def _prefix(is_reference: bool) -> sql.Composed:
             LEFT JOIN a ON a.test_id = r.test_id
             WHERE r.outcome = %(passed)s
         ),
-        closed AS (
-            SELECT test_id FROM j WHERE is_gp AND NOT is_gx AND (%(complete)s OR in_run)
-        )
+        closed AS ({closed})
         """
     ).format(
+        closed=sql.SQL(
+            "SELECT test_id FROM j WHERE is_gp AND NOT is_gx AND (%(complete)s OR in_run)"
+            if has_baseline
+            # Without a baseline nothing closes; j then has one reader (the opened gaps), so
+            # Postgres folds it into theirs instead of storing the reference's 97k rows first
+            # (35 ms of a first run's verdict at 4 x 100k tests).
+            else "SELECT NULL::bigint AS test_id WHERE false"
+        ),
         x=run_outcomes("run"),
         p=run_outcomes("baseline"),
         reference=reference,
@@ -201,7 +206,7 @@ def _prefix(is_reference: bool) -> sql.Composed:
 # lacks and how many opened gaps have each (reason, triage, kind) (as JSON, decoded once: on
 # every row, decoding took longer than the query); each other row one gap of the page of gaps
 # it opens (``gaps_limit`` from ``gaps_offset``), with the triage it gets. {opened}: the opened
-# gaps with their tests' keys (``_OPENED_PROBED`` or ``_OPENED_HASHED``).
+# gaps with their tests' keys (``_OPENED_PROBED`` or ``_OPENED_JOINED``).
 _VERDICT_SQL = """
     , o AS ({opened}), picked AS MATERIALIZED ({picks}),
     og AS MATERIALIZED (
@@ -263,8 +268,9 @@ _VERDICT_SQL = """
     """
 # The opened gaps' keys. A run with a baseline opens a few hundred gaps: each key is looked up
 # by the tests' primary key. A run without one (a backend's first) opens every gap it has, 52k
-# at 4 x 100k tests: one hash join with the project's tests costs less than that many lookups
-# (25 ms less there; 30 ms more for a nightly run, whose gaps are few; bench/README.md).
+# at 4 x 100k tests: one join with the project's tests costs less than that many lookups
+# (25 ms less there, hashed; merged now, ``_FIRST_RUN_PLAN_SETTINGS``; 30 ms more for a nightly
+# run, whose gaps are few; bench/README.md).
 _OPENED_PROBED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
            (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key,
@@ -272,12 +278,18 @@ _OPENED_PROBED = """
     FROM j
     WHERE j.is_gx AND NOT j.is_gp
     """
-_OPENED_HASHED = """
+_OPENED_JOINED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
            tc.key AS test_key, tc.file AS test_file
     FROM j JOIN {testcase} tc ON tc.id = j.test_id AND tc.project_id = %(project)s
     WHERE j.is_gx AND NOT j.is_gp
     """
+
+
+# Whether an opened gap's reason cites an issue: ``reason_has_issue``'s rule, but as one hashed
+# set of the reasons with issues rather than a lookup per gap (a first run's 52k lookups took
+# 25 ms at 4 x 100k tests). A gap without a reason: NULL, so false.
+_REASON_ISSUE = "coalesce(o.reason_id IN (SELECT ri.reason_id FROM {reason_issues} ri), false)"
 
 
 def _verdict_sql(opened: str) -> sql.Composed:
@@ -286,7 +298,7 @@ def _verdict_sql(opened: str) -> sql.Composed:
         opened=model_sql(opened, testcase=TestCase),
         testcase=TestCase,
         result=Result,
-        reason_issue=reason_has_issue(sql.SQL("o.reason_id")),
+        reason_issue=model_sql(_REASON_ISSUE, reason_issues=Reason.issues.through),
         picks=triage_picks("o", "test_id"),
         all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
         was=gap_state(sql.SQL("p.outcome")),
@@ -297,8 +309,17 @@ def _verdict_sql(opened: str) -> sql.Composed:
 # 50k spilled to disk (12 ms of its verdict at 4 x 100k tests; a nightly run's the same either
 # way, bench/README.md). Until the end of the transaction, as the join settings.
 _PLAN_SETTINGS = HASH_JOINS_UNTIL_COMMIT + sql.SQL("; SET LOCAL work_mem = '32MB'")
+# A first run's gaps join the run's outcomes, the reference's and the tests, all by test id,
+# tens of thousands each: merged in test id order (the reference's and the tests' indexes give
+# it) they cost 40 ms less than hashed (the planner hashes the reference's 97k and the project's
+# 100k tests, wide with their keys), though the triage picks and their join back then sort the
+# gaps (25 ms more). 20-30 ms less Postgres CPU in all, of 180, at 4 x 100k tests.
+_FIRST_RUN_PLAN_SETTINGS = sql.SQL(
+    "SET LOCAL enable_nestloop = off; SET LOCAL enable_hashjoin = off; SET LOCAL jit = off;"
+    " SET LOCAL work_mem = '32MB'"
+)
 
-_VERDICT_PROBED, _VERDICT_HASHED = _verdict_sql(_OPENED_PROBED), _verdict_sql(_OPENED_HASHED)
+_VERDICT_PROBED, _VERDICT_JOINED = _verdict_sql(_OPENED_PROBED), _verdict_sql(_OPENED_JOINED)
 
 
 def baseline_run_pick(*, run: Run) -> Run | None:
@@ -337,10 +358,10 @@ def run_verdict(
         "gaps_offset": gaps_offset,
         "closed_order": 0 if project.closed_issues_untracked else 1,
     }
-    prefix = _prefix(backend.pk == project.reference_backend_id)
+    prefix = _prefix(backend.pk == project.reference_backend_id, baseline is not None)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(_PLAN_SETTINGS)
-        verdict_sql = _VERDICT_PROBED if baseline else _VERDICT_HASHED
+        cursor.execute(_PLAN_SETTINGS if baseline else _FIRST_RUN_PLAN_SETTINGS)
+        verdict_sql = _VERDICT_PROBED if baseline else _VERDICT_JOINED
         cursor.execute(prefix + verdict_sql, params)
         rows = cursor.fetchall()
     closed, test_count, baseline_count, closed_rows, lacking_rows, kinds = next(

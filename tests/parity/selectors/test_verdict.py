@@ -111,6 +111,23 @@ def test_a_first_run_opens_every_gap_it_has(upload_run, api):
     assert (body["ok"], body["baseline_run"], body["opened"]["untracked"]) == (False, None, 1)
 
 
+def test_a_first_runs_gaps_are_tracked_by_their_reasons_issues_and_none_close(upload_run, api):
+    """A first run's statement takes its own path (nothing to close, its gaps' tests hashed):
+    the same tracking as any run's, listed untracked first."""
+    upload_run("cpu", {T1: "passed", T2: "passed", T3: "passed"}, day=DAY1)
+    tracked = "not supported yet, see https://github.com/pytorch/xla/issues/99"
+    run = upload_run("neuron", {T1: ("skipped", tracked), T2: ("failed", "boom")}, day=DAY1)
+
+    body = verdict(api, run)
+    assert (body["ok"], body["baseline_run"], body["closed"]) == (False, None, 0)
+    assert body["opened"] == {"tracked": 1, "untracked": 2, "intended": 0, "tracked_closed": 0}
+    assert [(g["test"], g["state"], g["tracked"], g["issues"]) for g in body["gaps"]] == [
+        (T2, "failed", False, []),
+        (T3, "missing", False, []),
+        (T1, "skipped", True, ["https://github.com/pytorch/xla/issues/99"]),
+    ]
+
+
 def test_verdict_needs_a_token_of_the_runs_project(history, api):
     other = project_create(slug="jax", backends=["cpu"], reference="cpu")
     client = APIClient()
