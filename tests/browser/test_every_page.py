@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from parity import selectors
 from parity.models import Gap, Project
 from tests.browser.conftest import log_in, no_chromium
+from tests.browser.layout import page_overflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
 SLUG = "pytorch-xla"
@@ -91,9 +92,7 @@ def test_every_page_reads_cleanly(page, name):
     if name == "overview":  # three inline SVG sparklines, each a line
         expect(page.locator("svg.spark polyline")).to_have_count(3)
     if page.viewport_size["width"] < 600:
-        overflow = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
+        overflow = page_overflow(page)
         assert overflow <= 0, f"{name} scrolls sideways by {overflow}px at 400px"
 
 

@@ -13,6 +13,7 @@ from parity.management.commands.load_demo import OWNERS
 from parity.models import FileOwners, Gap, GapState
 from parity.pure.codeowners import codeowners_parse, owners_of
 from tests.browser.conftest import no_chromium
+from tests.browser.layout import page_overflow
 from tests.browser.test_exemptions import narrow_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
@@ -27,9 +28,7 @@ def owners(file: str) -> list[str]:
 
 
 def _no_sideways(page) -> None:
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
+    overflow = page_overflow(page)
     assert overflow <= 0, f"scrolls sideways by {overflow}px at 400px"
 
 

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from parity.models import TestCase
 from parity.services.projects import project_create, upload_token_create
 from tests.browser.conftest import SCREENSHOTS, no_chromium
+from tests.browser.layout import page_overflow
 from tests.junit_builder import Case, junit_xml
 from tests.uploads import post_upload
 
@@ -60,9 +61,7 @@ def _screenshot(page, name: str) -> None:
 
 
 def _no_sideways_scroll(page) -> None:
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
+    overflow = page_overflow(page)
     assert overflow <= 0, f"the page scrolls sideways by {overflow}px"
 
 

@@ -13,6 +13,7 @@ from ingest.normalize.runner_ids import runner_identity
 from parity.models import CurrentOutcome, Outcome, Project, TestCase
 from parity.services.projects import upload_token_create
 from tests.browser.conftest import SCREENSHOTS, no_chromium
+from tests.browser.layout import page_overflow
 from tests.junit_builder import Case, junit_xml
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
@@ -91,9 +92,7 @@ def test_a_ci_uploads_run_page_shows_exactly_the_gaps_its_verdict_opened(page, c
     expect(page).to_have_url(f"/p/{SLUG}/tests/{first['test_id']}/")
     if page.viewport_size["width"] < 600:
         page.go_back()
-        overflow = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
+        overflow = page_overflow(page)
         assert overflow <= 0, f"the run page scrolls sideways by {overflow}px at 400px"
 
 
@@ -111,7 +110,5 @@ def test_the_search_box_finds_a_test_by_its_runners_name(page, ci_run):
     page.get_by_role("searchbox", name="Find a test").fill("test_add_")
     page.get_by_role("searchbox", name="Find a test").press("Enter")
     expect(page.locator("#test-results")).to_contain_text(test.key)
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
+    overflow = page_overflow(page)
     assert overflow <= 0, f"the search results scroll sideways by {overflow}px"

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from parity.models import CurrentOutcome, Outcome, Project, Reason
 from parity.selectors import skip_rules_current
 from tests.browser.conftest import SCREENSHOTS, no_chromium
+from tests.browser.layout import page_overflow
 from tests.browser.test_every_page import _SIDEWAYS
 from tests.browser.test_exemptions import narrow_screenshot
 
@@ -54,9 +55,7 @@ def test_at_400px_categories_fit_without_sideways_scrolling(page, path, request)
         assert chart.locator(".legend .scrollbar").count() == 0 or chart.evaluate(
             "el => el.querySelector('.legend .scrollbar').getBBox().height === 0"
         )
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
+    overflow = page_overflow(page)
     assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at 400px"
     assert page.eval_on_selector_all("main *", _SIDEWAYS) == []
 
