@@ -76,15 +76,7 @@ def _results(rng: random.Random, *, reference: bool) -> dict:
 
 
 def _run_write(project: Project, backend: str, at: datetime.datetime, rng, n: int) -> Run:
-    run = Run.objects.create(
-        project=project,
-        backend=backend_of(project, backend),
-        key=f"{n}-{backend}",
-        commit=hashlib.sha1(f"{n}{backend}".encode()).hexdigest(),
-        branch=project.default_branch,
-        complete=True,
-        started_at=at,
-    )
+    run = _run_at(project, backend, at, name=str(n))
     results = _results(rng, reference=backend == "cpu")
     if results:
         results_upload(run, results)
@@ -145,12 +137,14 @@ def test_a_nightly_diffs_its_changed_tests_not_every_test(project):
     assert Gap.objects.filter(is_open=True).count() == 11
 
 
-def _run_at(project: Project, backend: str, at: datetime.datetime) -> Run:
+def _run_at(project: Project, backend: str, at: datetime.datetime, *, name: str = "") -> Run:
+    """A complete run of ``backend`` started ``at``, named by the hour unless ``name`` says."""
+    name = name or f"{at:%Y%m%d%H}"
     return Run.objects.create(
         project=project,
         backend=backend_of(project, backend),
-        key=f"{at:%Y%m%d%H}-{backend}",
-        commit=hashlib.sha1(f"{at}{backend}".encode()).hexdigest(),
+        key=f"{name}-{backend}",
+        commit=hashlib.sha1(f"{name}{backend}".encode()).hexdigest(),
         branch=project.default_branch,
         complete=True,
         started_at=at,
