@@ -4,8 +4,10 @@ import psycopg2
 import pytest
 from django.db import OperationalError, connection
 
-from parity.models import Gap, TestCase, TrackingIssue, Triage
+from parity.models import Gap, Run, TestCase, TrackingIssue, Triage
+from parity.pure.run_manifest import FileRun
 from parity.services.projects import project_create
+from tests.parity.engine.test_absent_states import manifest_write
 
 A = "test/a.py::TestA::"
 
@@ -17,9 +19,19 @@ def gap(upload_run) -> Gap:
     return Gap.objects.get()
 
 
-@pytest.mark.parametrize("model", ["triage", "gap", "snapshot"])
+@pytest.mark.parametrize("model", ["triage", "gap", "snapshot", "runfile"])
 def test_changelists_load(admin_client, gap, model):
     assert admin_client.get(f"/admin/parity/{model}/").status_code == 200
+
+
+def test_a_run_manifest_is_listed_with_how_each_file_ended(admin_client, gap):
+    manifest_write(Run.objects.get(backend=gap.backend), FileRun("test/b.py", signal="SIGSEGV"))
+
+    response = admin_client.get("/admin/parity/runfile/?q=test/b.py")
+
+    assert response.status_code == 200
+    assert b"SIGSEGV" in response.content
+    assert admin_client.get("/admin/parity/runfile/add/").status_code == 403
 
 
 def test_derived_rows_cannot_be_edited(admin_client, gap):
