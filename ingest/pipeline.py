@@ -242,12 +242,18 @@ def _finish(upload: Upload, status: str, *, counts: dict[str, int], warnings: li
 
 
 def upload_fail(*, upload_id: int, message: str) -> None:
-    """End an upload that cannot be ingested, saying why; its results were never committed."""
-    Upload.objects.filter(
-        pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING]
-    ).update(
-        status=UploadStatus.FAILED,
-        error=message,
-        counts={},
-        finished_at=timezone.now(),
-    )
+    """End an upload that cannot be ingested, saying why; its results were never committed.
+    Its run manifest was stored when it was received, and counts: when its run is complete
+    already (a late shard), the run is recomputed now, as after a late shard ingested."""
+    with transaction.atomic():
+        failed = Upload.objects.filter(
+            pk=upload_id, status__in=[UploadStatus.QUEUED, UploadStatus.PROCESSING]
+        ).update(
+            status=UploadStatus.FAILED,
+            error=message,
+            counts={},
+            finished_at=timezone.now(),
+        )
+        run = Run.objects.filter(uploads=upload_id, complete=True).first()
+        if failed and run is not None:
+            run_parity_refresh(run=run)

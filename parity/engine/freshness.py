@@ -27,6 +27,9 @@ def stale_current_runs() -> list[Run]:
 def _behind(state: BackendState | None, current: Run) -> bool:
     if state is None or state.current_run_id != current.pk:
         return True
+    # A failed upload too: its run manifest was stored, and counts.
     return Upload.objects.filter(
-        run_id=current.pk, status=UploadStatus.DONE, finished_at__gt=state.computed_at
+        run_id=current.pk,
+        status__in=[UploadStatus.DONE, UploadStatus.FAILED],
+        finished_at__gt=state.computed_at,
     ).exists()

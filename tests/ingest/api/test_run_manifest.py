@@ -3,7 +3,8 @@ file, validated with a clear refusal and merged per run and file across shard up
 
 import json
 
-from parity.models import RunFile, Upload, UploadStatus
+from parity.engine.freshness import stale_current_runs
+from parity.models import Gap, RunFile, Upload, UploadStatus
 from tests.conftest import FIXTURES_DIR
 
 PYTEST_SMALL = FIXTURES_DIR / "junit" / "pytest_small.xml"
@@ -92,3 +93,32 @@ def test_neither_a_file_nor_a_manifest_is_refused(ingest):
     response = ingest()
     assert response.status_code == 400
     assert "at least one 'file'" in response.json()["file"][0]
+
+
+def _report(*files: str) -> tuple[str, bytes]:
+    cases = "".join(
+        f'<testcase classname="T" name="test_1" file="{file}" time="0.1"/>' for file in files
+    )
+    return "report.xml", f'<testsuite name="s" tests="{len(files)}">{cases}</testsuite>'.encode()
+
+
+def test_a_late_shards_manifest_counts_even_when_its_report_is_bad(ingest):
+    """The manifest is stored with the upload, whatever its report holds: when the report cannot
+    be ingested, the run's gaps still follow the manifest, at once (the run is complete and
+    current: no later completion would recompute it)."""
+    ingest(_report("test/a.py", "test/b.py"), backend="cpu", run="ref", complete="true")
+    run = ingest(_report("test/a.py"), backend="tpu", run="tpu-1", complete="true").json()["run"]
+    gaps = Gap.objects.filter(backend__name="tpu", is_open=True)
+    assert list(gaps.values_list("test__file", "state")) == [("test/b.py", "missing")]
+
+    late = ingest(
+        ("shard-2.xml", b"<testsuite><testcase"),
+        backend="tpu",
+        run="tpu-1",
+        run_manifest=manifest({"file": "test/b.py", "signal": "SIGSEGV"}),
+    )
+
+    assert Upload.objects.get(pk=late.json()["id"]).status == UploadStatus.FAILED
+    assert states(run)["test/b.py"] == ("crashed", "SIGSEGV")
+    assert list(gaps.values_list("test__file", "state")) == [("test/b.py", "crashed")]
+    assert stale_current_runs() == []
