@@ -11,11 +11,13 @@ whole files (gpu 10%, tpu 30%, neuron 50% of them), skip 5-8% of their tests wit
 reasons and fail about 1%; every night 0.5% of tests fail once (churn). A few triages (a file
 exemption, a glob, a reason) give the triage steps something to match.
 
-Three recomputes are timed, as ``parity_recompute`` runs them in the worker:
+Four recomputes are timed, as ``parity_recompute`` runs them in the worker:
 
 * first completion: neuron's first run completes (all its gaps open);
 * nightly: gpu's next run completes, few outcomes changing;
-* reference moves on: cpu's next run completes, and every backend is diffed against it again.
+* reference moves on: cpu's next run completes, and every backend is diffed against it again;
+* late shard: a shard of gpu's nightly, current now, arrives: results of 5 files the run
+  lacked, and its manifest listing 10 other files as crashed.
 
 They run in that order inside one transaction that is rolled back, so every round starts from
 the same tables (the commit's WAL flush is not timed; deferred foreign-key checks run as each
@@ -63,13 +65,16 @@ ROLLED_BACK = (
     "fileowners",
     "reasondaily",
     "backendstate",
+    "result",  # the late shard's
+    "runfile",
+    "upload",
 )
 BACKENDS = ("cpu", "gpu", "tpu", "neuron")
 MISSING_FILES_PERCENT = (0, 10, 30, 50)
 TESTS_PER_FILE = 100
 REASONS = 20
 START = datetime.datetime(2026, 3, 1, 2, tzinfo=datetime.UTC)
-SCENARIOS = ("first completion", "nightly", "reference moves on")
+SCENARIOS = ("first completion", "nightly", "reference moves on", "late shard")
 GOAL, FLOOR, LINEAR = 1.0, 2.0, 12.0
 POLL_SECONDS = 0.02
 
@@ -150,7 +155,7 @@ def project_build(label: str, tests: int, *, fresh: bool) -> Built:
         project = _project_fill(slug, tests)
         print(f"{label}: project built in {time.perf_counter() - began:.0f} s", flush=True)
     runs = {r.key: r for r in Run.objects.filter(project=project)}
-    scenario_runs = dict(zip(SCENARIOS, ("1-neuron", "2-gpu", "2-cpu"), strict=True))
+    scenario_runs = dict(zip(SCENARIOS, ("1-neuron", "2-gpu", "2-cpu", "2-gpu"), strict=True))
     return Built(
         label=label,
         tests=tests,
@@ -294,6 +299,8 @@ def recomputes_timed(built: Built, *, timeout: float) -> tuple[dict, dict, dict]
             with connection.execute_wrapper(
                 lambda execute, *a, counted=counted: counted.append(1) or execute(*a)
             ):
+                if name == "late shard":
+                    _late_shard_write(run)
                 began, began_cpu = time.perf_counter(), _process_cpu(backend_pid)
                 try:
                     assert parity_recompute(run=run) is not None, name
@@ -308,6 +315,40 @@ def recomputes_timed(built: Built, *, timeout: float) -> tuple[dict, dict, dict]
         for table in ROLLED_BACK:
             cursor.execute(f"VACUUM ANALYZE parity_{table}")
     return seconds, cpu, statements
+
+
+def _late_shard_write(run) -> None:
+    """A shard of ``run`` uploaded after its recompute (gpu's nightly, current now): results of
+    5 files the run lacked, and its manifest listing 10 others as crashed."""
+    from django.db import connection
+
+    from parity.models import RunFile, RunFileState, Upload
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT DISTINCT t.file FROM parity_testcase t
+            WHERE t.project_id = %(project)s AND NOT EXISTS (
+                SELECT 1 FROM parity_result r WHERE r.run_id = %(run)s AND r.test_id = t.id
+            )
+            ORDER BY t.file LIMIT 15
+            """,
+            {"project": run.project_id, "run": run.pk},
+        )
+        lacked = [row[0] for row in cursor.fetchall()]
+        upload = Upload.objects.create(run=run, sha256=uuid.uuid4().hex * 2, size=0, status="done")
+        cursor.execute(
+            """
+            INSERT INTO parity_result (run_id, upload_id, test_id, outcome, duration, message)
+            SELECT %(run)s, %(upload)s, t.id, 1, 0.01, '' FROM parity_testcase t
+            WHERE t.project_id = %(project)s AND t.file = ANY(%(files)s)
+            """,
+            {"run": run.pk, "upload": upload.pk, "project": run.project_id, "files": lacked[:5]},
+        )
+    RunFile.objects.bulk_create(
+        RunFile(run=run, file=file, state=RunFileState.CRASHED, signal="SIGSEGV", upload=upload)
+        for file in lacked[5:]
+    )
 
 
 def _process_cpu(pid: int) -> float:

@@ -6,7 +6,8 @@ the open gaps are closed, changed and opened to match it. The gaps opened or giv
 reason are listed in ``parity_gaps_touched``: only theirs can need another triage
 (``parity.engine.gap_triages.triages_apply_touched``). Every test is diffed, or only a scope
 of them when the rest cannot have changed: the reference's changed tests when it moved on, a
-backend's tests its new run can change on its nightly (``_NIGHTLY_SCOPE_SQL``).
+backend's tests its new run can change on its nightly (``_NIGHTLY_SCOPE_SQL``), or a late
+shard of its current run can (``_RERUN_SCOPE_SQL``).
 """
 
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ def gaps_diff(
     cause: Run,
     changed_only: bool = False,
     replaced_run_id: int | None = None,
+    rerun: bool = False,
 ) -> Diffed:
     """Bring the open gaps of ``backend_ids`` in line with their current outcomes versus the
     reference's; events carry ``cause`` (the run whose completion triggered this) and its
@@ -64,7 +66,11 @@ def gaps_diff(
     ``replaced_run_id``: ``backend_ids`` is one backend, not the reference, whose current run
     (``cause``) just replaced ``replaced_run_id``, which its every gap was diffed against: only
     the tests that can change are diffed (``parity_diff_scope``, see ``_NIGHTLY_SCOPE_SQL``), or
-    every test where that set cannot be bounded."""
+    every test where that set cannot be bounded.
+
+    ``rerun``: ``backend_ids`` is one backend, not the reference, whose current run (``cause``)
+    was its current run already and its every gap diffed against it: a late shard or a retried
+    task. Only the tests it can have changed are diffed (``_RERUN_SCOPE_SQL``)."""
     params = {
         **OUTCOME_PARAMS,
         "project": project.pk,
@@ -82,6 +88,9 @@ def gaps_diff(
         elif replaced_run_id is not None and _nightly_scope(
             cursor, {**params, "replaced": replaced_run_id, "backend": backend_ids[0]}
         ):
+            statements, scope = _NIGHTLY, "parity_diff_scope"
+        elif rerun and params["has_reference"]:
+            cursor.execute(_RERUN_SCOPE_SQL, {**params, "backend": backend_ids[0]})
             statements, scope = _NIGHTLY, "parity_diff_scope"
         else:
             statements, scope = _EVERY_TEST, None
@@ -392,6 +401,43 @@ def _nightly_scope(cursor, params: dict) -> bool:
         return False
     cursor.execute(_NIGHTLY_SCOPES[row[1]], params)
     return True
+
+
+# A late shard (or a retried task) of a backend's current run: the run, its start and the
+# reference are those its every gap was diffed with; what it can have changed is
+# - the backend's outcomes (``parity_outcome_changes``: the tests the shard added or changed);
+# - its manifest, which the shard's upload may have added files to or moved a file's state in.
+#   The state each file had at the last diff is not kept, so: the tests of every file the
+#   manifest now lists as not ran (their state may be new), and the tests with an open gap in
+#   one of those states (crashed, not_run...: their file's may have changed, or be ``ran``
+#   now). A ``missing`` gap's file was ran or unlisted; if it is not ran now, its tests are in.
+# A pending test stays pending: its outcome on the backend (none) is among the changes if the
+# shard brought it, and nothing else it depends on moved.
+_RERUN_SCOPE_SQL = model_sql(
+    """
+    DROP TABLE IF EXISTS parity_diff_scope;
+    CREATE TEMP TABLE parity_diff_scope ON COMMIT DROP AS
+    SELECT test_id FROM parity_outcome_changes
+    UNION
+    SELECT g.test_id FROM {gap} g
+    WHERE g.project_id = %(project)s AND g.is_open AND g.backend_id = %(backend)s
+      AND g.state IN {not_ran}
+    UNION
+    SELECT tc.id FROM {run_file} f
+    CROSS JOIN LATERAL (  -- a fence: the files' tests by the (project, file) index
+        SELECT t.id FROM {test} t WHERE t.project_id = %(project)s AND t.file = f.file OFFSET 0
+    ) tc
+    WHERE f.run_id = %(run)s AND f.state <> {ran};
+    ANALYZE parity_diff_scope;
+    """,
+    gap=Gap,
+    not_ran=sql.SQL("({})").format(
+        sql.SQL(", ").join(sql.Literal(s.value) for s in RunFileState if s != RunFileState.RAN)
+    ),
+    run_file=RunFile,
+    test=TestCase,
+    ran=sql.Literal(RunFileState.RAN.value),
+)
 
 
 # A reason change alone (same state, other wording) updates the row without an event.

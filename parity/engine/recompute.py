@@ -53,7 +53,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
         if current is None or current.pk != run.pk:
             logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
             return None
-        state, replaced = _state_move(backend=backend, run=current)
+        move = _state_move(backend=backend, run=current)
         reason_daily_write(backend=backend, run=current)
         is_reference = backend.pk == project.reference_backend_id
         if is_reference:
@@ -66,11 +66,13 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
             cause=current,
             # Every gap was diffed against the reference's last run: only the tests whose
             # outcome changed there can change. (Its first run: every test of every backend.)
-            reference_moved_on=is_reference and state.previous_run_id is not None,
+            reference_moved_on=is_reference and move.state.previous_run_id is not None,
             # Its every gap was diffed against the run this one replaced: only the tests that
-            # can change since are diffed. (Not on a first run, nor on a retry: the run was
-            # current already and the manifest may have grown since.)
-            replaced_run_id=None if is_reference else replaced,
+            # can change since are diffed. (Not on a first run.)
+            replaced_run_id=None if is_reference else move.replaced,
+            # A late shard or a retry: its every gap was diffed against this very run, and
+            # only what the shard brought (outcomes, manifest) is diffed again.
+            rerun=not is_reference and move.rerun,
         )
         file_durations_write(backend_ids=[backend.pk])
     logger.info(
@@ -95,15 +97,22 @@ def _superseded(run: Run) -> bool:
     return False
 
 
-def _state_move(*, backend: Backend, run: Run) -> tuple[BackendState, int | None]:
-    """Make ``run`` the backend's current run and refresh its outcomes; with the state, the run
-    it replaced now (None: the backend had none, or ``run`` was current already). When the
-    run was already current (a retried task), the previous run stays what it was."""
+@dataclass(frozen=True)
+class _Moved:
+    state: BackendState
+    replaced: int | None  # the run ``run`` replaced now; None: none, or it was current already
+    rerun: bool  # ``run`` was current already: a late shard, a retried task
+
+
+def _state_move(*, backend: Backend, run: Run) -> _Moved:
+    """Make ``run`` the backend's current run and refresh its outcomes. When the run was
+    already current (a late shard, a retried task), the previous run stays what it was."""
     state, _ = BackendState.objects.select_for_update().get_or_create(
         backend=backend, defaults={"project_id": backend.project_id}
     )
     replaced = None
-    if state.current_run_id != run.pk:
+    rerun = state.current_run_id == run.pk
+    if not rerun:
         replaced = state.current_run_id
         if state.current_run_id is not None:
             state.previous_run_id = state.current_run_id
@@ -116,7 +125,7 @@ def _state_move(*, backend: Backend, run: Run) -> tuple[BackendState, int | None
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     state.save()
-    return state, replaced
+    return _Moved(state=state, replaced=replaced, rerun=rerun)
 
 
 def backends_refresh(
@@ -127,6 +136,7 @@ def backends_refresh(
     full: bool = False,
     reference_moved_on: bool = False,
     replaced_run_id: int | None = None,
+    rerun: bool = False,
 ) -> dict[str, int]:
     """Gaps (with events caused by ``cause``), triage, snapshots and file cells of
     ``backend_ids`` against the reference's current outcomes, after ``cause`` became its
@@ -137,7 +147,8 @@ def backends_refresh(
     had, which every gap was diffed against: only the tests whose outcome changed are diffed.
     ``replaced_run_id``: ``cause`` is the run of the one backend of ``backend_ids`` (not the
     reference) and replaced that one, which its every gap was diffed against: only the tests
-    that can change since are diffed (``gaps.gaps_diff``)."""
+    that can change since are diffed (``gaps.gaps_diff``). ``rerun``: ``cause`` is that
+    backend's current run already, which its every gap was diffed against (a late shard)."""
     reference_run_id = (
         BackendState.objects.filter(backend_id=project.reference_backend_id)
         .values_list("current_run_id", flat=True)
@@ -150,6 +161,7 @@ def backends_refresh(
         cause=cause,
         changed_only=reference_moved_on and not full,
         replaced_run_id=None if full else replaced_run_id,
+        rerun=rerun and not full,
     )
     if full:
         triages_apply(project_id=project.pk, backend_ids=backend_ids)

@@ -4,7 +4,9 @@ gap, event, pending test and file cell must still be what a full rebuild (``proj
 gives. Random sequences of runs exercise each part of that scope: outcomes flipping, files
 dropped and returning, manifests naming crashed or unstarted files, tests the reference adds
 (pending on a backend whose run is older) or drops (no gap on a backend whose run is older),
-runs starting before or after the reference's."""
+runs starting before or after the reference's. A late shard of a backend's current run (or a
+retried task) diffs only what the shard brought (``gaps._RERUN_SCOPE_SQL``), held to the same
+rebuild."""
 
 import datetime
 import hashlib
@@ -14,7 +16,7 @@ import pytest
 from django.db import connection
 
 from parity.engine import parity_recompute, project_recompute
-from parity.models import FileCell, Gap, GapEvent, Outcome, PendingTest, Project, Run
+from parity.models import FileCell, Gap, GapEvent, Outcome, PendingTest, Project, Run, RunFile
 from parity.pure.run_manifest import FileRun
 from tests.parity.engine.rows import backend_of, results_upload
 from tests.parity.engine.test_absent_states import manifest_write
@@ -86,18 +88,39 @@ def _run_write(project: Project, backend: str, at: datetime.datetime, rng, n: in
     return run
 
 
+def _late_shard(run: Run, rng) -> None:
+    """Another shard of ``run``, uploaded after its recompute: a few results (tests new to the
+    run, or again), and files of its manifest added or moved to another state (the ingest's
+    merge: a file some shard started wins over a list that only expected it)."""
+    results = sorted(_results(rng, reference=False).items())
+    if results:
+        results_upload(run, dict(rng.sample(results, min(len(results), rng.randint(1, 6)))))
+    listed = sorted(RunFile.objects.filter(run=run).values_list("file", flat=True))
+    for file in {rng.choice(listed or FILES), rng.choice(FILES)}:  # a listed file moves more
+        RunFile.objects.filter(run=run, file=file).delete()
+        manifest_write(run, rng.choice(MANIFEST_ENTRIES)(file))
+
+
 def _nightlies(seed: int, steps: int) -> None:
     rng = random.Random(seed)
     project = Project.objects.get(slug="pytorch-xla")
-    latest = {}
+    latest, current = {}, {}
     for n in range(steps):
+        backend = rng.choice(("cpu", "cpu", "gpu", "tpu", "tpu"))
+        if backend in current and rng.random() < 0.3:
+            run = current[backend]
+            _late_shard(run, rng)
+            parity_recompute(run=run)
+            after = _tables(project)
+            project_recompute(project=project)
+            assert _tables(project) == after, f"seed {seed}, step {n}: late shard of {run.pk}"
+            continue
         # The reference now and then; a backend's run started a few hours either side of the
         # reference's latest, so tests are pending on it or dropped since its run started.
-        backend = rng.choice(("cpu", "cpu", "gpu", "tpu", "tpu"))
         at = START + datetime.timedelta(hours=6 * n + rng.choice((-5, -1, 0, 1, 3)))
         at = max(at, latest.get(backend, at) + datetime.timedelta(minutes=1))
         latest[backend] = at
-        run = _run_write(project, backend, at, rng, n)
+        run = current[backend] = _run_write(project, backend, at, rng, n)
         parity_recompute(run=run)
         after = _tables(project)
         project_recompute(project=project)
@@ -135,6 +158,44 @@ def test_a_nightly_diffs_its_changed_tests_not_every_test(project):
     assert _temp_count("parity_diff_scope") == 1
     assert _temp_count("parity_desired") == 1  # t3 failing; the 10 missing not diffed again
     assert Gap.objects.filter(is_open=True).count() == 11
+
+
+@pytest.mark.django_db
+def test_a_late_shard_diffs_what_it_brought_not_every_test(project):
+    reference = {f"test/test_a.py::T::t{n}": Outcome.PASSED for n in range(20)}
+    results_upload(cpu := _run_at(project, "cpu", START), reference)
+    parity_recompute(run=cpu)
+    tpu = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    results_upload(tpu, dict(list(reference.items())[:10]))  # t10-t19 missing
+    manifest_write(tpu, FileRun("test/test_b.py", signal="SIGSEGV"))
+    parity_recompute(run=tpu)
+    assert Gap.objects.filter(is_open=True).count() == 10
+
+    results_upload(tpu, {"test/test_a.py::T::t10": Outcome.PASSED})  # the shard of t10
+    parity_recompute(run=tpu)
+    # t10, and test_b's tests (none): the 9 missing were not diffed again.
+    assert _temp_count("parity_diff_scope") == 1
+    assert Gap.objects.filter(is_open=True).count() == 9
+
+
+@pytest.mark.django_db
+def test_a_late_shard_that_ran_a_crashed_file_moves_its_gaps_to_missing(project):
+    a = [f"test/test_a.py::T::t{n}" for n in range(3)]
+    results_upload(cpu := _run_at(project, "cpu", START), dict.fromkeys(a, Outcome.PASSED))
+    parity_recompute(run=cpu)
+    tpu = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    results_upload(tpu, {a[0]: Outcome.PASSED})
+    manifest_write(tpu, FileRun("test/test_a.py", signal="SIGSEGV"))
+    parity_recompute(run=tpu)
+    assert set(Gap.objects.filter(is_open=True).values_list("state", flat=True)) == {"crashed"}
+
+    # A retried shard ran the file to its end: t1 passes, t2 was not in it.
+    RunFile.objects.filter(run=tpu).delete()
+    manifest_write(tpu, FileRun("test/test_a.py", exit_code=0, report=True, tests=2))
+    results_upload(tpu, {a[1]: Outcome.PASSED})
+    parity_recompute(run=tpu)
+    gaps = dict(Gap.objects.filter(is_open=True).values_list("test__key", "state"))
+    assert gaps == {a[2]: "missing"}
 
 
 def _run_at(project: Project, backend: str, at: datetime.datetime, *, name: str = "") -> Run:
