@@ -149,37 +149,34 @@ class Verdict:
         return self.opened["tracked"] + self.opened["untracked"] + self.opened["intended"]
 
 
-def _prefix(is_reference: bool, has_baseline: bool) -> sql.Composed:
-    reference = (
-        sql.SQL("SELECT test_id, outcome, NULL::timestamptz AS since FROM p")
-        if is_reference
-        else model_sql(
-            "SELECT test_id, outcome, since FROM {current} WHERE backend_id = %(reference)s",
-            current=CurrentOutcome,
-        )
-    )
+def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> sql.Composed:
+    """The statement's first CTEs: the run's outcomes (x), the baseline's (p), the run's tests
+    of files that did not run (a), each compared test with whether it is a gap of the run and
+    of the baseline (j), and the gaps the run closes. ``scoped`` (with a baseline): only the
+    tests whose gap-ness can differ are compared (``_SCOPED``)."""
+    if scoped and has_baseline:
+        scope, compared = _SCOPED[is_reference]
+    else:
+        scope, compared = sql.SQL(""), _EVERY[is_reference]
     return sql.SQL(
         """
-        WITH x AS ({x}), p AS ({p}), ref AS ({reference}), a AS ({absent}),
-        -- Each test the reference passes, joined once to the run, the baseline and the absent
-        -- (two joins, the run's gaps and the baseline's, hashed the reference's 100k twice):
-        -- is_gx, a gap of the run; is_gp, a gap of the baseline. A test the reference first ran
-        -- after a run started is pending there, no gap (its ``since``).
+        WITH x AS ({x}), p AS ({p}), a AS ({absent}), {scope}
+        -- is_gx, a gap of the run; is_gp, a gap of the baseline: each test the reference
+        -- passes, skipped, failed or errored there, or absent (x: ``xo``, p: ``po`` NULL). A
+        -- test the reference first ran after a run started is pending there, no gap (its
+        -- ``since``); one absent from an incomplete run may still come.
         j AS (
-            SELECT r.test_id, {state} AS state, x.reason_id, x.test_id IS NOT NULL AS in_run,
-                   coalesce(x.outcome <> %(passed)s
-                            OR (x.outcome IS NULL AND %(complete)s
-                                AND NOT coalesce(r.since > %(started_at)s, false)),
+            SELECT t.test_id, {state} AS state, t.xr AS reason_id, t.xo IS NOT NULL AS in_run,
+                   coalesce(t.xo <> %(passed)s
+                            OR (t.xo IS NULL AND %(complete)s
+                                AND NOT coalesce(t.since > %(started_at)s, false)),
                             false) AS is_gx,
-                   coalesce(p.outcome <> %(passed)s
-                            OR (p.outcome IS NULL
-                                AND NOT coalesce(r.since > %(baseline_started_at)s, false)),
+                   coalesce(t.po <> %(passed)s
+                            OR (t.po IS NULL
+                                AND NOT coalesce(t.since > %(baseline_started_at)s, false)),
                             false)
                        AND %(has_baseline)s AS is_gp
-            FROM ref r LEFT JOIN x ON x.test_id = r.test_id
-            LEFT JOIN p ON p.test_id = r.test_id
-            LEFT JOIN a ON a.test_id = r.test_id
-            WHERE r.outcome = %(passed)s
+            FROM ({compared}) t LEFT JOIN a ON a.test_id = t.test_id
         ),
         closed AS ({closed})
         """
@@ -194,10 +191,91 @@ def _prefix(is_reference: bool, has_baseline: bool) -> sql.Composed:
         ),
         x=run_outcomes("run"),
         p=run_outcomes("baseline"),
-        reference=reference,
-        state=gap_state(sql.SQL("x.outcome"), sql.SQL("a.state")),
+        scope=scope,
+        compared=compared,
+        state=gap_state(sql.SQL("t.xo"), sql.SQL("a.state")),
         absent=absent_tests(sql.Placeholder("run")),
     )
+
+
+# Every test the reference passes (on the reference backend, its baseline plays the reference),
+# joined once to the run and the baseline: two joins of the reference's 97k at 4 x 100k tests.
+_EVERY_SQL = """
+    SELECT r.test_id, r.since, x.outcome AS xo, x.reason_id AS xr, p.outcome AS po
+    FROM {reference} r LEFT JOIN x ON x.test_id = r.test_id LEFT JOIN p ON p.test_id = r.test_id
+    WHERE r.outcome = %(passed)s
+    """
+_EVERY = {
+    False: model_sql(
+        _EVERY_SQL,
+        reference=model_sql(
+            "(SELECT test_id, outcome, since FROM {current} WHERE backend_id = %(reference)s)",
+            current=CurrentOutcome,
+        ),
+    ),
+    True: model_sql(
+        _EVERY_SQL,
+        reference=sql.SQL("(SELECT test_id, outcome, NULL::timestamptz AS since FROM p)"),
+    ),
+}
+
+# A run and its baseline (a nightly and the night before) agree on nearly every test, and a
+# test's gap-ness in each depends only on its outcome there (passing or not, or absent) and,
+# absent, on whether the reference first ran it after that run started (pending). So only these
+# can be a gap of one and not the other (d): the tests in one run only or passing in one only
+# (one join of the two runs' outcomes), and, the run complete (an incomplete run's absent tests
+# are no gaps), those both lack that the reference first ran between the two runs' starts
+# (each probed in the two runs by the results' (run, test) index: they are few). Then each is
+# probed on the reference by its (backend, test) index. That replaces two joins of the
+# reference's 97k (bench/pages_bench.py --big: a nightly run's page and verdict).
+_SCOPE_SQL = """
+    d AS MATERIALIZED (
+        SELECT coalesce(x.test_id, p.test_id) AS test_id, x.outcome AS xo, x.reason_id AS xr,
+               p.outcome AS po
+        FROM x FULL JOIN p ON p.test_id = x.test_id
+        WHERE x.test_id IS NULL OR p.test_id IS NULL
+           OR (x.outcome = %(passed)s) <> (p.outcome = %(passed)s)
+        {pending}
+    ),
+    """
+_SCOPE_PENDING_SQL = """
+        UNION ALL
+        SELECT c.test_id, NULL, NULL, NULL FROM {current} c
+        WHERE c.backend_id = %(reference)s AND %(complete)s
+          AND c.since > least(%(started_at)s, %(baseline_started_at)s)
+          AND c.since <= greatest(%(started_at)s, %(baseline_started_at)s)
+          AND NOT EXISTS (
+              SELECT 1 FROM {result} r WHERE r.run_id = %(run)s AND r.test_id = c.test_id OFFSET 0
+          )
+          AND NOT EXISTS (
+              SELECT 1 FROM {result} r
+              WHERE r.run_id = %(baseline)s AND r.test_id = c.test_id OFFSET 0
+          )
+    """
+_SCOPED_COMPARED_SQL = """
+    SELECT d.test_id, r.since, d.xo, d.xr, d.po
+    FROM d CROSS JOIN LATERAL (  -- a fence: one probe of the reference per test
+        SELECT c.outcome, c.since FROM {current} c
+        WHERE c.backend_id = %(reference)s AND c.test_id = d.test_id OFFSET 0
+    ) r
+    WHERE r.outcome = %(passed)s
+    """
+_SCOPED = {
+    False: (
+        model_sql(
+            _SCOPE_SQL,
+            pending=model_sql(_SCOPE_PENDING_SQL, current=CurrentOutcome, result=Result),
+        ),
+        model_sql(_SCOPED_COMPARED_SQL, current=CurrentOutcome),
+    ),
+    # The reference's own run: its baseline plays the reference, which has no ``since``.
+    True: (
+        model_sql(_SCOPE_SQL, pending=sql.SQL("")),
+        sql.SQL(
+            "SELECT test_id, NULL::timestamptz AS since, xo, xr, po FROM d WHERE po = %(passed)s"
+        ),
+    ),
+}
 
 
 # Continues the prefix's WITH. One statement, so the run's, the baseline's and the reference's
