@@ -242,9 +242,9 @@ def backend_pair(*, project: Project, a: str, b: str, limit: int | None = None) 
 
 # Each backend's tests passing there and not on the other (``cand``, tens of thousands when one
 # backend lacks half the files), then per backend its first ``limit`` by key (NULL: all) with
-# how many there are in all: sorted for the page, the first 200 are a bounded heap sort, and
-# only those rows come back (all 53k rows fully sorted spilled to disk, then Python counted
-# them: 200 of a backend pair page's 320 ms at 4 x 100k tests, bench/pages_bench.py --big).
+# how many there are in all: the first 200 are a bounded heap sort, and only those rows come
+# back. (Sorting all 53k rows spilled to disk, and Python counted them: the backend pair page
+# took 316 ms in process at 4 x 100k tests, 222 ms so, bench/pages_bench.py --big.)
 _PASSING_ON_ONE = model_sql(
     """
     WITH cand AS MATERIALIZED (
