@@ -152,12 +152,15 @@ class Verdict:
 def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> sql.Composed:
     """The statement's first CTEs: the run's outcomes (x), the baseline's (p), the run's tests
     of files that did not run (a), each compared test with whether it is a gap of the run and
-    of the baseline (j), and the gaps the run closes. ``scoped`` (with a baseline): only the
-    tests whose gap-ness can differ are compared (``_SCOPED``)."""
+    of the baseline (j), the gaps the run closes with their state and reason in the baseline,
+    and the baseline's tests the run lacks. ``scoped`` (with a baseline): only the tests whose
+    gap-ness can differ are compared (``_SCOPED``)."""
     if scoped and has_baseline:
         scope, compared = _SCOPED[is_reference]
+        lacking = "SELECT test_id FROM d WHERE xo IS NULL AND po IS NOT NULL"  # in p, not in x
     else:
         scope, compared = sql.SQL(""), _EVERY[is_reference]
+        lacking = "SELECT test_id FROM p EXCEPT SELECT test_id FROM x"
     return sql.SQL(
         """
         WITH x AS ({x}), p AS ({p}), a AS ({absent}), {scope}
@@ -167,6 +170,7 @@ def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> s
         -- ``since``); one absent from an incomplete run may still come.
         j AS (
             SELECT t.test_id, {state} AS state, t.xr AS reason_id, t.xo IS NOT NULL AS in_run,
+                   t.po, t.pr,
                    coalesce(t.xo <> %(passed)s
                             OR (t.xo IS NULL AND %(complete)s
                                 AND NOT coalesce(t.since > %(started_at)s, false)),
@@ -178,21 +182,24 @@ def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> s
                        AND %(has_baseline)s AS is_gp
             FROM ({compared}) t LEFT JOIN a ON a.test_id = t.test_id
         ),
-        closed AS ({closed})
+        closed AS ({closed}),
+        lacking_tests AS ({lacking})
         """
     ).format(
         closed=sql.SQL(
-            "SELECT test_id FROM j WHERE is_gp AND NOT is_gx AND (%(complete)s OR in_run)"
+            "SELECT test_id, po, pr FROM j WHERE is_gp AND NOT is_gx AND (%(complete)s OR in_run)"
             if has_baseline
             # Without a baseline nothing closes; j then has one reader (the opened gaps), so
             # Postgres folds it into theirs instead of storing the reference's 97k rows first
             # (35 ms of a first run's verdict at 4 x 100k tests).
-            else "SELECT NULL::bigint AS test_id WHERE false"
+            else "SELECT NULL::bigint AS test_id, NULL::smallint AS po, NULL::bigint AS pr"
+            " WHERE false"
         ),
         x=run_outcomes("run"),
         p=run_outcomes("baseline"),
         scope=scope,
         compared=compared,
+        lacking=sql.SQL(lacking),
         state=gap_state(sql.SQL("t.xo"), sql.SQL("a.state")),
         absent=absent_tests(sql.Placeholder("run")),
     )
@@ -201,7 +208,8 @@ def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> s
 # Every test the reference passes (on the reference backend, its baseline plays the reference),
 # joined once to the run and the baseline: two joins of the reference's 97k at 4 x 100k tests.
 _EVERY_SQL = """
-    SELECT r.test_id, r.since, x.outcome AS xo, x.reason_id AS xr, p.outcome AS po
+    SELECT r.test_id, r.since, x.outcome AS xo, x.reason_id AS xr, p.outcome AS po,
+           p.reason_id AS pr
     FROM {reference} r LEFT JOIN x ON x.test_id = r.test_id LEFT JOIN p ON p.test_id = r.test_id
     WHERE r.outcome = %(passed)s
     """
@@ -231,7 +239,7 @@ _EVERY = {
 _SCOPE_SQL = """
     d AS MATERIALIZED (
         SELECT coalesce(x.test_id, p.test_id) AS test_id, x.outcome AS xo, x.reason_id AS xr,
-               p.outcome AS po
+               p.outcome AS po, p.reason_id AS pr
         FROM x FULL JOIN p ON p.test_id = x.test_id
         WHERE x.test_id IS NULL OR p.test_id IS NULL
            OR (x.outcome = %(passed)s) <> (p.outcome = %(passed)s)
@@ -240,7 +248,7 @@ _SCOPE_SQL = """
     """
 _SCOPE_PENDING_SQL = """
         UNION ALL
-        SELECT c.test_id, NULL, NULL, NULL FROM {current} c
+        SELECT c.test_id, NULL, NULL, NULL, NULL FROM {current} c
         WHERE c.backend_id = %(reference)s AND %(complete)s
           AND c.since > least(%(started_at)s, %(baseline_started_at)s)
           AND c.since <= greatest(%(started_at)s, %(baseline_started_at)s)
@@ -253,7 +261,7 @@ _SCOPE_PENDING_SQL = """
           )
     """
 _SCOPED_COMPARED_SQL = """
-    SELECT d.test_id, r.since, d.xo, d.xr, d.po
+    SELECT d.test_id, r.since, d.xo, d.xr, d.po, d.pr
     FROM d CROSS JOIN LATERAL (  -- a fence: one probe of the reference per test
         SELECT c.outcome, c.since FROM {current} c
         WHERE c.backend_id = %(reference)s AND c.test_id = d.test_id OFFSET 0
@@ -272,7 +280,8 @@ _SCOPED = {
     True: (
         model_sql(_SCOPE_SQL, pending=sql.SQL("")),
         sql.SQL(
-            "SELECT test_id, NULL::timestamptz AS since, xo, xr, po FROM d WHERE po = %(passed)s"
+            "SELECT test_id, NULL::timestamptz AS since, xo, xr, po, pr FROM d"
+            " WHERE po = %(passed)s"
         ),
     ),
 }
@@ -305,11 +314,12 @@ _VERDICT_SQL = """
         LIMIT %(gaps_limit)s OFFSET %(gaps_offset)s
     ),
     cl AS MATERIALIZED (
-        SELECT c.test_id, c.key, {was} AS was, p.reason_id
+        SELECT c.test_id, c.key, {was} AS was, c.pr AS reason_id
         FROM (
-            SELECT test_id, (SELECT tc.key FROM {testcase} tc WHERE tc.id = closed.test_id) AS key
+            SELECT closed.*,
+                   (SELECT tc.key FROM {testcase} tc WHERE tc.id = closed.test_id) AS key
             FROM closed
-        ) c LEFT JOIN p ON p.test_id = c.test_id
+        ) c
         ORDER BY c.key
         LIMIT %(closed_limit)s
     ),
@@ -321,8 +331,8 @@ _VERDICT_SQL = """
             WHERE r.run_id = %(baseline)s AND r.test_id = m.test_id ORDER BY r.id LIMIT 1
         ) AS upload_id, (SELECT t.file FROM {testcase} t WHERE t.id = m.test_id) AS file,
         count(*) AS tests
-        FROM p m
-        WHERE %(lacking)s AND NOT EXISTS (SELECT 1 FROM x WHERE x.test_id = m.test_id)
+        FROM lacking_tests m
+        WHERE %(lacking)s
         GROUP BY 1, 2
     ), n AS (
         SELECT
@@ -379,7 +389,7 @@ def _verdict_sql(opened: str) -> sql.Composed:
         reason_issue=model_sql(_REASON_ISSUE, reason_issues=Reason.issues.through),
         picks=triage_picks("o", "test_id"),
         all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
-        was=gap_state(sql.SQL("p.outcome")),
+        was=gap_state(sql.SQL("c.po")),
     )
 
 
