@@ -43,19 +43,16 @@ def _results(rng: random.Random, tests: list[str]) -> dict:
     return results
 
 
-def _verdicts(run: Run) -> tuple:
+def _verdicts(run: Run, monkeypatch) -> tuple:
     """The run's verdict, scoped and not, every gap and closed gap listed."""
     asked = {"gaps_limit": None, "closed_limit": 10_000, "lacking": True}
     scoped = verdict.run_verdict(run=run, **asked)
-    every = functools.partial(verdict._prefix, scoped=False)
-    original, verdict._prefix = verdict._prefix, every
-    try:
+    with monkeypatch.context() as patched:
+        patched.setattr(verdict, "_prefix", functools.partial(verdict._prefix, scoped=False))
         return scoped, verdict.run_verdict(run=run, **asked)
-    finally:
-        verdict._prefix = original
 
 
-def _history(seed: int, steps: int) -> int:
+def _history(seed: int, steps: int, monkeypatch) -> int:
     """Runs of random backends, each judged both ways; returns how many had a baseline."""
     rng = random.Random(seed)
     project = Project.objects.get(slug="pytorch-xla")
@@ -75,7 +72,7 @@ def _history(seed: int, steps: int) -> int:
         if rng.random() < 0.25:  # a run CI has not completed: its absent tests may still come
             Run.objects.filter(pk=run.pk).update(complete=False)
             run.refresh_from_db()
-        scoped, every = _verdicts(run)
+        scoped, every = _verdicts(run, monkeypatch)
         assert scoped == every, f"seed {seed}, step {n}: {backend}'s run {run.pk}"
         judged += scoped.baseline_run is not None
         if run.complete:
@@ -85,5 +82,6 @@ def _history(seed: int, steps: int) -> int:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("seed", range(6))
-def test_a_verdict_against_its_baseline_compares_what_can_differ(project, seed):
-    assert _history(seed, steps=20) >= 10  # most runs had a baseline: the scoped statement ran
+def test_a_verdict_against_its_baseline_compares_what_can_differ(project, seed, monkeypatch):
+    # Most runs had a baseline: the scoped statement ran.
+    assert _history(seed, steps=20, monkeypatch=monkeypatch) >= 10
