@@ -7,6 +7,7 @@ from django.utils.http import parse_etags
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -47,9 +48,24 @@ class ParityView(APIView):
         return Response(s.ParitySerializer(overview).data)
 
 
+class GapPagination(LimitOffsetPagination):
+    """Limit and offset, the window read by ``gaps_window``: only the backends it spans are
+    sorted. The aligned view's list is paged as any list."""
+
+    def paginate_queryset(self, queryset, request, view=None):
+        if isinstance(queryset, list):
+            return super().paginate_queryset(queryset, request, view)
+        self.request = request
+        self.limit = self.get_limit(request)
+        self.offset = self.get_offset(request)
+        self.count, page = selectors.gaps_window(queryset, offset=self.offset, limit=self.limit)
+        return page
+
+
 class GapListView(generics.ListAPIView):
     permission_classes = [ProjectAccess]
     serializer_class = s.GapSerializer
+    pagination_class = GapPagination
 
     @extend_schema(
         parameters=[SLUG_PATH, s.GapsQuery],

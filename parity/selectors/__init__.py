@@ -25,7 +25,8 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
-| ``…/gaps/`` (``?aligned=1``)              | ``gaps_list`` (``aligned_view``)          |
+| ``…/gaps/`` (``?aligned=1``)              | ``gaps_list``, ``gaps_window``            |
+|                                           | (``aligned_view``)                        |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
 | ``…/tests/``, ``…/tests/<id>/``           | ``testcases_search``, ``testcase_history`` |
 | ``…/triage/``                             | ``triages_list``                          |
@@ -57,6 +58,7 @@ from parity.selectors.gaps import (
     gap_is_stale,
     gaps_list,
     gaps_page,
+    gaps_window,
     open_gaps_sorted,
 )
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
@@ -138,6 +140,7 @@ __all__ = [
     "file_grid",
     "gap_is_stale",
     "gaps_list",
+    "gaps_window",
     "gaps_page",
     "open_gaps_sorted",
     "heatmap",

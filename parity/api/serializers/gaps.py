@@ -104,7 +104,9 @@ class GapSerializer(serializers.Serializer):
 
     @extend_schema_field(IssueSerializer(many=True))
     def get_issue_details(self, gap) -> list[dict]:
-        return IssueSerializer(issue_infos(reason=gap.reason, triage=gap.triage), many=True).data
+        infos = issue_infos(reason=gap.reason, triage=gap.triage)
+        # Most gaps cite none: a serializer built for nothing cost 40 µs a gap (500 a page).
+        return IssueSerializer(infos, many=True).data if infos else []
 
     def get_stale(self, gap) -> bool:
         return gap_is_stale(gap)

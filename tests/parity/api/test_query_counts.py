@@ -23,9 +23,10 @@ URL = "/api/v1/projects/pytorch-xla"
 READS = {
     "parity": (f"{URL}/parity/", 4),  # token, project; backends, file cells
     "parity by folder": (f"{URL}/parity/?dir=true", 4),
-    # token, project; count, page, reasons' issues, their files' owners
-    "gaps": (f"{URL}/gaps/", 6),
-    "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 6),
+    # token, project; counts per backend, their order, the page's ids, its rows, reasons'
+    # issues, their files' owners
+    "gaps": (f"{URL}/gaps/", 8),
+    "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 8),
     # token, project; backends, file cells; names, pairs, 2 SETs, rows, triage, numbers, cells
     "parity aligned": (f"{URL}/parity/?aligned=1", 12),
     # token, project; names, pairs, 2 SETs, rows, triage, gaps

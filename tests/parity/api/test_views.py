@@ -60,6 +60,29 @@ def test_gap_pages_have_count_next_and_results(gaps, api):
     assert body["next"].endswith("/gaps/?limit=2&offset=2")
 
 
+def test_every_window_of_gaps_is_the_list_sliced(upload_run, api, xla):
+    # Each page is read from the backends it spans only (``gaps_window``): windows starting,
+    # ending and wholly inside each backend's gaps, and past the end, equal the list sliced.
+    tests = [f"{A}test_{n}" for n in range(1, 8)]
+    upload_run("cpu", dict.fromkeys(tests, "passed"), day="2026-04-01")
+    upload_run("gpu", {t: ("skipped", "no gpu") for t in tests[:3]}, day="2026-04-01")
+    upload_run("tpu", {t: ("failed", "boom") for t in tests[2:5]}, day="2026-04-01")
+    upload_run("neuron", {tests[0]: "passed"}, day="2026-04-01")
+    listed = [(g.backend.name, g.test.key, g.state) for g in gaps_list(project=xla)]
+    assert len({b for b, _, _ in listed}) == 3 and len(listed) > 15
+
+    def page(query: str) -> tuple[int, list]:
+        body = api.get(f"{URL}/gaps/?{query}").json()
+        return body["count"], [(g["backend"], g["test"], g["state"]) for g in body["results"]]
+
+    for limit in (1, 3, 4, 7, 30):
+        for offset in range(len(listed) + 2):
+            window = page(f"limit={limit}&offset={offset}")
+            assert window == (len(listed), listed[offset : offset + limit]), (limit, offset)
+    gpu = [row for row in listed if row[0] == "gpu"]
+    assert page("backend=gpu&limit=2&offset=1") == (len(gpu), gpu[1:3])
+
+
 def test_bad_filters_are_named(gaps, api):
     body = api.get(f"{URL}/gaps/?state=broken&since=yesterday").json()
 
