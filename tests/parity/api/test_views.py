@@ -1,11 +1,15 @@
 """The read API's access rules, query counts, schema, and the triage endpoints' validation."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from parity.models import Gap, Membership, TestCase, Triage
-from parity.selectors import gaps_list, parity_overview
+from parity.models import Backend, Gap, Membership, TestCase, Triage
+from parity.selectors import gaps_list, gaps_window, parity_overview
 from parity.services.projects import project_create, upload_token_create
 from tests.junit_builder import Case, junit_xml
 
@@ -60,9 +64,9 @@ def test_gap_pages_have_count_next_and_results(gaps, api):
     assert body["next"].endswith("/gaps/?limit=2&offset=2")
 
 
-def test_every_window_of_gaps_is_the_list_sliced(upload_run, api, xla):
-    # Each page is read from the backends it spans only (``gaps_window``): windows starting,
-    # ending and wholly inside each backend's gaps, and past the end, equal the list sliced.
+@pytest.fixture
+def listed(upload_run, xla) -> list[tuple[str, str, str]]:
+    """Three backends' open gaps, as the list orders them: (backend, test, state)."""
     tests = [f"{A}test_{n}" for n in range(1, 8)]
     upload_run("cpu", dict.fromkeys(tests, "passed"), day="2026-04-01")
     upload_run("gpu", {t: ("skipped", "no gpu") for t in tests[:3]}, day="2026-04-01")
@@ -70,6 +74,12 @@ def test_every_window_of_gaps_is_the_list_sliced(upload_run, api, xla):
     upload_run("neuron", {tests[0]: "passed"}, day="2026-04-01")
     listed = [(g.backend.name, g.test.key, g.state) for g in gaps_list(project=xla)]
     assert len({b for b, _, _ in listed}) == 3 and len(listed) > 15
+    return listed
+
+
+def test_every_window_of_gaps_is_the_list_sliced(listed, api):
+    # Each page is read from the backends it spans only (``gaps_window``): windows starting,
+    # ending and wholly inside each backend's gaps, and past the end, equal the list sliced.
 
     def page(query: str) -> tuple[int, list]:
         body = api.get(f"{URL}/gaps/?{query}").json()
@@ -81,6 +91,29 @@ def test_every_window_of_gaps_is_the_list_sliced(upload_run, api, xla):
             assert window == (len(listed), listed[offset : offset + limit]), (limit, offset)
     gpu = [row for row in listed if row[0] == "gpu"]
     assert page("backend=gpu&limit=2&offset=1") == (len(gpu), gpu[1:3])
+
+
+def test_a_window_sorts_the_gaps_of_the_backends_it_spans_only(listed, xla):
+    # What keeps the API's first page at a big project's size off the other backends' gaps.
+    by_backend = {b: [row for row in listed if row[0] == b] for b, _, _ in listed}
+    ids = dict(Backend.objects.filter(project=xla).values_list("name", "pk"))
+    first, second, _ = by_backend  # in the list's order
+    cases = [
+        (0, len(by_backend[first]), [first]),  # the first backend's gaps exactly
+        (len(by_backend[first]), 1, [second]),  # the second's first
+        (len(by_backend[first]) - 1, 2, [first, second]),  # across the boundary
+    ]
+    for offset, limit, spanned in cases:
+        with CaptureQueriesContext(connection) as queries:
+            count, window = gaps_window(gaps_list(project=xla), offset=offset, limit=limit)
+        assert (count, [(g.backend.name, g.test.key, g.state) for g in window]) == (
+            len(listed),
+            listed[offset : offset + limit],
+        )
+        sorted_ids = next(q["sql"] for q in queries if "LIMIT" in q["sql"])
+        backends = re.search(r'"parity_gap"\."backend_id" IN \(([^)]*)\)', sorted_ids)[1]
+        read = {int(n) for n in backends.split(",")}
+        assert read == {ids[b] for b in spanned}, (offset, limit)
 
 
 def test_bad_filters_are_named(gaps, api):
