@@ -157,10 +157,9 @@ def heatmap(
     sort = sort.removeprefix("-")
     if sort not in names and sort not in HEATMAP_SORTS:
         sort, reverse = "worst", False
-    ordered = _sorted(rows, sort=sort, names=names, reference=reference)
     return Heatmap(
         backends=backends,
-        rows=ordered[::-1] if reverse else ordered,
+        rows=_sorted(rows, sort=sort, reverse=reverse, names=names, reference=reference),
         total_rows=total,
         folders=by_dir,
         folder=folder,
@@ -239,22 +238,33 @@ def _run(unrun) -> dict[str, str]:
 
 
 def _sorted(
-    rows: list[HeatRow], *, sort: str, names: list[str], reference: str | None
+    rows: list[HeatRow], *, sort: str, reverse: bool, names: list[str], reference: str | None
 ) -> list[HeatRow]:
+    """Rows by ``sort``, reversed on asking, ties by name either way; rows with nothing to
+    compare in the sorted columns (the reference passes none of their tests) come last either
+    way, by name: reversed with the rest, they led "fewest gaps first" and a backend's best
+    files."""
     if sort == "name":
-        return sorted(rows, key=lambda r: r.name)
-    if sort in names:
-        column = names.index(sort)
-        return sorted(rows, key=lambda r: (*_badness(r.cells[column]), r.name))
-    compared = [c for c, name in enumerate(names) if name != reference]
-    return sorted(
-        rows,
-        key=lambda r: (
-            -r.gaps,
-            min((_badness(r.cells[c]) for c in compared), default=()),
-            r.name,
-        ),
+        return sorted(rows, key=lambda r: r.name, reverse=reverse)
+    by_backend = sort in names
+    columns = (
+        [names.index(sort)]
+        if by_backend
+        else [c for c, name in enumerate(names) if name != reference]
     )
+
+    def key(row: HeatRow) -> tuple:
+        worst = min((_badness(row.cells[c]) for c in columns), default=())
+        return (worst,) if by_backend else (-row.gaps, worst)
+
+    by_name = sorted(rows, key=lambda r: r.name)
+    compared = [r for r in by_name if any(_comparable(r.cells[c]) for c in columns)]
+    unmatched = [r for r in by_name if not any(_comparable(r.cells[c]) for c in columns)]
+    return sorted(compared, key=key, reverse=reverse) + unmatched  # sorted() keeps ties' order
+
+
+def _comparable(cell: CellCounts) -> bool:
+    return cell.parity is not None or cell.gaps > 0
 
 
 def _badness(cell: CellCounts) -> tuple:

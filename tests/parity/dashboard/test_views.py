@@ -157,6 +157,34 @@ def test_heatmap_sorts_by_gaps_against_the_reference(client, runs):
     assert list(heat(text(client.get(f"{P}/?sort=bogus")))) == [B, A, C]
 
 
+def test_files_with_nothing_to_compare_stay_last_in_either_direction(client, upload_run):
+    # a.py: one gap on gpu; b.py: in parity; s.py: the reference skips it; n.py: gpu only.
+    ran = {"a.py": ["passed", "passed"], "b.py": ["passed"], "s.py": [("skipped", "later")]}
+    upload_run(
+        "cpu",
+        {f"test/{f}::T::test_{n}": o for f, outs in ran.items() for n, o in enumerate(outs)},
+        day="2026-04-01",
+    )
+    gpu = {"test/a.py::T::test_1": ("failed", "boom"), "test/n.py::T::test_0": "passed"}
+    upload_run(
+        "gpu",
+        {
+            **{f"test/{f}::T::test_{n}": o for f, outs in ran.items() for n, o in enumerate(outs)},
+            **gpu,
+        },
+        day="2026-04-01",
+    )
+    rows = ["test/a.py", "test/b.py", "test/n.py", "test/s.py"]
+    for sort, first in [
+        ("", rows[:2]),
+        ("gpu", rows[:2]),
+        ("-worst", rows[1::-1]),
+        ("-gpu", rows[1::-1]),
+    ]:
+        assert list(heat(text(client.get(f"{P}/?sort={sort}")))) == first + rows[2:], sort
+    assert list(heat(text(client.get(f"{P}/?sort=-name")))) == rows[::-1]
+
+
 def test_heatmap_shows_the_sort_in_force_and_links_the_other_direction(client, runs):
     default = text(client.get(f"{P}/"))
     sorts = default.split('id="heatmap-sort"')[1].split("</span>\n")[0]
