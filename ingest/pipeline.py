@@ -23,6 +23,7 @@ from ingest.normalize import (
     CanonicalReason,
     TestIdentifier,
     canonical_reason,
+    document_hint,
 )
 from ingest.writer import ResultRow, reasons_seen_update, results_write
 from parity.models import Outcome, Run, Upload, UploadFile, UploadStatus
@@ -122,7 +123,7 @@ def _row_batches(
                     stored.name, raw, max_bytes=settings.PARITY_MAX_XML_BYTES, skipped=warnings
                 )
                 for document in documents:
-                    hint = document.folder_hint or file_hint
+                    hint = document_hint(document.folder_hint, file_hint, identify.rules)
                     number += 1
                     try:
                         yield from case_rows(

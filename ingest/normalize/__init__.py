@@ -3,7 +3,13 @@
 Nothing here imports Django; ``ingest.pipeline`` calls these per parsed <testcase>.
 """
 
-from ingest.normalize.ids import TestIdentifier, TestIdentity, display_id, test_identity
+from ingest.normalize.ids import (
+    TestIdentifier,
+    TestIdentity,
+    display_id,
+    document_hint,
+    test_identity,
+)
 from ingest.normalize.issues import IssueRef, extract_issue_refs
 from ingest.normalize.reasons import (
     CanonicalReason,
@@ -33,6 +39,7 @@ __all__ = [
     "TestIdentity",
     "canonical_reason",
     "display_id",
+    "document_hint",
     "expected_failure_reason",
     "extract_issue_refs",
     "is_expected_failure",

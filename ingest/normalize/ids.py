@@ -10,8 +10,11 @@ Decisions, each chosen to never merge two distinct tests:
 * **Files.** ``file=`` wins; otherwise the module part of a dotted classname; otherwise the
   folder hint. An absolute ``file=`` under no configured prefix is cut to the module's (or the
   hint's) repo-relative path when it ends with it. A dotted classname is only read as
-  ``module.Class`` when it looks like Python: every component an identifier, and the module
-  part (components before the first capitalized one) ending in a pytest-style test module name
+  ``module.Class`` when it looks like Python: every module component an identifier, the class
+  part (from the first capitalized component on) identifiers too or a name a runner generated
+  from data, holding ``+``, ``-`` and ``.`` (SQLAlchemy's per-database
+  ``ComponentReflectionTest_postgresql+psycopg2_15_20``), and the module part ending in a
+  pytest-style test module name
   (``test_*``, ``*_test``, ``*_tests``) or starting with a ``module_paths`` key. So
   ``com.foo.BarTest`` (Java), ``test.SampleTest`` (Java), ``spec.models.article_spec`` (rspec)
   keep their dotted classname as the class, with no file. When ``file=`` names a ``.py`` file,
@@ -47,6 +50,9 @@ SEP = "::"
 
 _IDENT = re.compile(r"\w+", re.ASCII)
 _DOTTED_IDENTS = re.compile(r"\w+(?:\.\w+)*", re.ASCII)  # every dot-separated part an _IDENT
+# Lower-case module components, then a class part a runner built from data: pytest names
+# SQLAlchemy's test_suite.ComponentReflectionTest_postgresql+psycopg2_15_20 so.
+_GENERATED_CLASS = re.compile(r"(?:[a-z0-9_]\w*\.)+[A-Z][\w.+-]*", re.ASCII)
 _TEST_MODULE = re.compile(r"test_\w+|\w+_tests?", re.ASCII)
 _NEEDS_ESCAPE = re.compile(r":(?=[:\\]|$)")
 _ESCAPED = re.compile(r":\\")
@@ -199,7 +205,7 @@ def split_classname(classname: str, path: str, rules: Rules) -> tuple[tuple[str,
     Python (see the module docstring)."""
     if classname == _MAIN or classname.startswith(_MAIN + "."):
         return (), classname[len(_MAIN) + 1 :]
-    if not _DOTTED_IDENTS.fullmatch(classname):
+    if not (_DOTTED_IDENTS.fullmatch(classname) or _GENERATED_CLASS.fullmatch(classname)):
         return (), classname
     parts = classname.split(".")
     count = _file_module_length(parts, path)
@@ -245,6 +251,14 @@ def hint_path(hint: str | None, rules: Rules) -> str:
     if module_length(parts, rules) == len(parts) or (lower and len(parts) > 1):
         return module_path(tuple(parts), rules)
     return ""
+
+
+def document_hint(folder: str | None, file_hint: str | None, rules: Rules) -> str | None:
+    """The hint for one document's cases: the folder it sits in inside an archive when that
+    folder names a test file (``test.test_ops``), else the upload's ``file_hint``. A client
+    packs each XML into the folder it was found in (``test-reports``), which names nothing,
+    so the folder alone would hide the hint the user gave."""
+    return folder if folder and hint_path(folder, rules) else file_hint
 
 
 def device_generics(class_name: str, rules: Rules) -> dict[str, str]:

@@ -10,7 +10,8 @@ Decisions:
 * Noise becomes a placeholder: absolute paths → ``<path>`` (keeping ``/basename.ext`` when the
   last segment is a file name, since that is usually the stable, telling part), ``0x7f3a…`` →
   ``0x<hex>``, UUIDs, timestamps and times of day, line numbers (``x.py:<n>``, ``line <n>``),
-  durations (``<n>s``), pids/threads, ports, IPv4 addresses, torch.testing mismatch counts, and
+  durations (``<n>s``), pids/threads, ports, IPv4 addresses (not a dotted version: after a
+  version word or a comparison, or before ``-name``), torch.testing mismatch counts, and
   for failures only memory sizes (``<n> GiB``; a skip reason's "needs 16GB" is wording).
   Any other number is kept: issue numbers, ``TPUv4+``, ``tpu.version() < 3``, ``>= 2 devices``.
   URLs are never touched, so issue links survive for ``extract_issue_refs``.
@@ -149,6 +150,19 @@ def _path(match: re.Match[str]) -> str:
     return f"<path>/{last}" if _FILE_NAME.fullmatch(last) else "<path>"
 
 
+# A dotted quad is an address unless it reads as a version: after a version word or a
+# comparison ("MariaDB version 10.11.19.0", ">= 10.11.19.0"), glued to a word or a longer run of
+# numbers ("v1.2.3.4", "19.3.0.0.0"), or before a "-name" ("10.11.19.0-MariaDB").
+_IPV4 = re.compile(
+    r"(?P<version>\b(?:[Vv]ersion|VERSION|[Rr]elease|[Vv]er)\b[\s:=]*|(?:[<>=!~]=|[<>])\s*)?"
+    r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d|-[A-Za-z])"
+)
+
+
+def _address(match: re.Match[str]) -> str:
+    return match.group(0) if match["version"] is not None else "<ip>"
+
+
 _Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 _NUMBER = r"\d+(?:\.\d+)?"
 _SCRUB: tuple[_Rule, ...] = (
@@ -183,7 +197,7 @@ _SCRUB: tuple[_Rule, ...] = (
     (re.compile(r"\b(pid|PID|Pid|tid|TID|thread|Thread)(\s*[=:#]?\s*)\d+\b"), r"\1\2<n>"),
     (re.compile(r"\b([Pp]ort)(\s*[=:]?\s*)\d+\b"), r"\1\2<n>"),
     (re.compile(r"\b(localhost|(?:\d{1,3}\.){3}\d{1,3}):\d{2,5}\b"), r"\1:<n>"),
-    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"), "<ip>"),
+    (_IPV4, _address),
 )
 _FAILURE_ONLY: tuple[_Rule, ...] = (
     (re.compile(rf"\b{_NUMBER}(\s?)([KMGTP]i?B|bytes)\b"), r"<n>\1\2"),

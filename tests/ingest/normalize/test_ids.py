@@ -19,7 +19,14 @@ from ingest.normalize import (
     TestIdentity,
     test_identity,
 )
-from ingest.normalize.ids import clean_path, device_generics, display_id, make_key, split_key
+from ingest.normalize.ids import (
+    clean_path,
+    device_generics,
+    display_id,
+    document_hint,
+    make_key,
+    split_key,
+)
 from tests.conftest import FIXTURES_DIR
 from tests.shared_data import CORPUS_DIR, PYTORCH_XLA_DIR, needs_corpus, needs_pytorch_xla
 
@@ -303,6 +310,23 @@ def test_file_attribute_wins_over_module_and_hint() -> None:
 
 def test_non_python_file_never_splits_the_classname() -> None:
     assert identity("test_a.B", "t", "f.rs").class_name == "test_a.B"
+
+
+@pytest.mark.parametrize(
+    ("folder", "file_hint", "expected"),
+    [
+        # parity_ci packs an XML found under test-reports/ into that folder: it names no file,
+        # so the upload's file_hint (--file-hint) names the file of its __main__ classes.
+        ("test-reports", "test/test_ops.py", "test/test_ops.py::TestOps::test_add"),
+        (None, "test/test_ops.py", "test/test_ops.py::TestOps::test_add"),
+        # xmlrunner's folder names the file, per document of a many-file upload: it stays.
+        ("test.test_view_ops", "test/test_ops.py", "test/test_view_ops.py::TestOps::test_add"),
+        ("test-reports", None, "TestOps::test_add"),
+    ],
+)
+def test_a_folder_that_names_no_file_leaves_the_file_hint(folder, file_hint, expected) -> None:
+    hint = document_hint(folder, file_hint, DEFAULT_RULES)
+    assert identity("__main__.TestOps", "test_add", hint=hint).key == expected
 
 
 # --- rewrites -------------------------------------------------------------------------------

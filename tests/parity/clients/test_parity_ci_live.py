@@ -134,6 +134,31 @@ def test_report_folders_name_the_test_file_of_main_reports(parity_ci_run, tmp_pa
     }
 
 
+def test_file_hint_names_the_test_file_of_a_report_folder_that_names_none(parity_ci_run, tmp_path):
+    # `python test/test_ops.py` under xmlrunner writing to a folder that names no file: only
+    # --file-hint says which file ran, though the client packs the XML into test-reports/.
+    folder = tmp_path / "test-reports"
+    folder.mkdir()
+    (folder / "TEST-TestOps.xml").write_bytes(junit_xml(Case("__main__.TestOps", "test_add")))
+
+    done = parity_ci_run(
+        "upload",
+        str(folder),
+        "--backend",
+        "cpu",
+        "--commit",
+        commit_of("hint"),
+        "--file-hint",
+        "test/test_ops.py",
+        "--wait",
+    )
+
+    assert_ok(done)
+    assert list(TestCase.objects.values_list("key", flat=True)) == [
+        "test/test_ops.py::TestOps::test_add"
+    ]
+
+
 @pytest.mark.parametrize("fault", FAULTS)
 def test_an_upload_survives_a_spoiled_first_connection(parity_ci_run, live, tmp_path, fault):
     folder = write_reports(
