@@ -8,7 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from parity.models import FileCell, Gap, Project, UploadToken
+from parity.models import BackendState, FileCell, Gap, Project, UploadToken
 from parity.services.projects import (
     TOKEN_LAST_USED_RESOLUTION,
     ProjectSetupError,
@@ -133,3 +133,18 @@ def test_another_projects_backend_is_refused_as_reference(runs_on_master):
     with pytest.raises(ProjectSetupError, match="'cpu' is not among cpu, gpu, neuron, tpu"):
         project_save(project=runs_on_master)
     assert Project.objects.get(slug="pytorch-xla").reference_backend.name == "cpu"
+
+
+def test_a_default_branch_without_runs_leaves_no_page_showing_the_old_ones(runs_on_master, client):
+    runs_on_master.default_branch = "master"
+    project_save(project=runs_on_master)
+    assert open_gaps(runs_on_master) == [("tpu", "test/a.py::TestA::test_2", "failed")]
+
+    runs_on_master.default_branch = "main"  # and back: no complete run on main
+    project_save(project=runs_on_master)
+
+    assert open_gaps(runs_on_master) == []
+    assert not FileCell.objects.filter(project=runs_on_master).exists()
+    assert not BackendState.objects.filter(project=runs_on_master).exists()
+    heatmap = client.get("/p/pytorch-xla/").content.decode()
+    assert "2 complete runs on <code>master</code>" in heatmap
