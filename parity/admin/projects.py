@@ -1,11 +1,12 @@
 """Projects, their backends, members, upload tokens and OIDC trust rules."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from parity.models import Backend, Membership, Project, TrustRule, UploadToken
 from parity.oidc.exchange import trust_rule_delete
 from parity.pure.reproduce import template_errors
+from parity.services.projects import project_save
 
 
 class BackendForm(forms.ModelForm):
@@ -51,12 +52,30 @@ class ProjectAdmin(admin.ModelAdmin):
             )
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
+    def save_model(self, request, obj, form, change) -> None:
+        if not change:  # a new project has no runs to compare (``create_project`` sets it up)
+            super().save_model(request, obj, form, change)
+            return
+        # The form checked the branch and offered only the project's own backends.
+        if project_save(project=obj):
+            reference = obj.reference_backend.name if obj.reference_backend else "no reference"
+            messages.info(
+                request,
+                f"Parity of {obj.slug} was rebuilt from its runs on {obj.default_branch}, "
+                f"against {reference}.",
+            )
+
 
 @admin.register(Backend)
 class BackendAdmin(admin.ModelAdmin):
     form = BackendForm
     list_display = ["name", "project", "aliases", "reproduce_command"]
     list_filter = ["project"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A backend stays in its project: its runs, results and gaps are that project's. Which
+        # backend is the reference is the project's setting (``ProjectAdmin``, which recomputes).
+        return ["project"] if obj is not None else []
 
 
 @admin.register(Membership)

@@ -1039,6 +1039,19 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
     )
 
 
+def verdict_branch(verdict: Mapping[str, Any], *, project: str | None) -> str:
+    """A warning when the run is on a branch the project does not compare: its verdict holds,
+    but it never becomes current, so the pages never show it ("" otherwise, or for a probe)."""
+    if verdict.get("counts_toward_parity", True) or verdict.get("probe"):
+        return ""
+    compared = verdict.get("default_branch")
+    return (
+        f"warning: this run is on branch {verdict.get('branch')}; {project or 'the project'} "
+        f"compares {compared}: the verdict holds, but the run does not count toward parity "
+        f"(the pages show runs on {compared}; the project's settings name its default branch)"
+    )
+
+
 def verdict_exemptions(verdict: Mapping[str, Any]) -> str:
     """Which exemption list the run applied, what changed in it since, and the gaps that an
     exemption added after the run covers; a probe run says it is one."""
@@ -1160,6 +1173,9 @@ def verdict_markdown(
     ]
     if commit:
         facts.insert(0, f"Commit `{commit[:12]}`.")
+    off_branch = verdict_branch(verdict, project=client.project)
+    if off_branch:
+        facts.append(f"**{_md(off_branch[0].upper() + off_branch[1:])}.**")
     if not verdict.get("complete"):
         facts.append("The run is not complete: tests it lacks are not counted missing yet.")
     facts += [_md(line.strip()) for line in verdict_exemptions(verdict).splitlines()]
@@ -1371,6 +1387,9 @@ def _uploaded(
         )
     verdict = client.verdict(answers[-1]["run"])
     print(verdict_headline(verdict))
+    off_branch = verdict_branch(verdict, project=client.project)
+    if off_branch:  # not a gate: a pull request's run is on its own branch by design
+        print(off_branch)
     print(verdict_exemptions(verdict))
     print(verdict_table(verdict))
     files = verdict_files(verdict)

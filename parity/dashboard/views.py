@@ -448,6 +448,8 @@ def _render_project(
         "project": project,
         "tab": tab,
         "has_runs": selectors.project_has_runs(project=project),
+        # Called by an empty state only (runs, none that counts): pages with data never ask.
+        "off_branch_runs": lambda: selectors.off_branch_runs(project=project),
         "triage_form": triage_form,
         # A small triage form refused on the last post: it opens again (``_triage_form.html``).
         "triage_refused": request.session.pop("triage_refused", None) if triage_form else None,

@@ -26,7 +26,16 @@ from parity.engine.gaps import gaps_diff
 from parity.engine.owners import owners_add
 from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
 from parity.engine.snapshots import snapshots_write
-from parity.models import Backend, BackendState, Project, Run
+from parity.models import (
+    Backend,
+    BackendState,
+    CurrentOutcome,
+    FileCell,
+    Gap,
+    PendingTest,
+    Project,
+    Run,
+)
 from parity.models.projects import project_lock
 
 logger = logging.getLogger(__name__)
@@ -128,6 +137,16 @@ def _state_move(*, backend: Backend, run: Run) -> _Moved:
     return _Moved(state=state, replaced=replaced, rerun=rerun)
 
 
+def _state_retire(*, backend: Backend) -> None:
+    """A backend left with no current run (its project compares another branch now) goes back
+    to the roll-ups of one that never ran, so no page shows runs its project no longer
+    compares. Its open gaps go with their events: gaps of those runs, never fixed. Its
+    snapshots stay, the history of what was compared."""
+    for model in (CurrentOutcome, PendingTest, FileCell, BackendState):
+        model.objects.filter(backend=backend).delete()
+    Gap.objects.filter(backend=backend, closed_at__isnull=True).delete()
+
+
 def backends_refresh(
     *,
     project: Project,
@@ -183,15 +202,18 @@ def backends_refresh(
 
 def project_recompute(*, project: Project) -> None:
     """Rebuild a whole project from its current runs, e.g. after its reference backend or
-    default branch changed. Events of the rebuild carry the reference's current run."""
+    default branch changed; a backend left with none retires its roll-ups. Events of the
+    rebuild carry the reference's current run."""
     with transaction.atomic():
         project = project_lock(project_id=project.pk)
         runs = {}
         for backend in project.backends.all():
             current = current_run_pick(project=project, backend=backend)
-            if current is not None:
-                _state_move(backend=backend, run=current)
-                runs[backend.pk] = current
+            if current is None:
+                _state_retire(backend=backend)
+                continue
+            _state_move(backend=backend, run=current)
+            runs[backend.pk] = current
         if not runs:
             return
         cause = runs.get(project.reference_backend_id) or max(

@@ -33,8 +33,8 @@ dashboard's (``parity.dashboard.presenters``).
 | ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
 | ``api/v1/runs/<id>/verdict/``             | ``run_verdict``                           |
 
-Every project page also asks ``project_has_runs`` (its empty state), and chart data's ETag
-``data_version``."""
+Every project page also asks ``project_has_runs`` (its empty state; one with runs but none
+that counts, ``off_branch_runs``), and chart data's ETag ``data_version``."""
 
 from parity.selectors.aligned import aligned_view
 from parity.selectors.classification import (
@@ -68,6 +68,7 @@ from parity.selectors.matrix import Matrix, PairLists, backend_matrix, backend_p
 from parity.selectors.overview import (
     ProjectCard,
     data_version,
+    off_branch_runs,
     project_cards,
     project_has_runs,
     score_trends,
@@ -160,6 +161,7 @@ __all__ = [
     "gaps_owners_attach",
     "OwnersSummary",
     "parity_overview",
+    "off_branch_runs",
     "project_cards",
     "project_has_runs",
     "reason_trend",

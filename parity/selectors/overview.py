@@ -5,11 +5,14 @@ import datetime
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Max, OuterRef, Subquery
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
 
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
 from parity.selectors.fragments import reference_first
 from parity.selectors.queue import BackendHeadline, BurnDown
+
+# An empty state names a few branches, not every pull request's.
+OFF_BRANCHES_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,9 @@ class BackendCard:
     tracked: int = 0
     intended: int = 0
     coverage_drop: bool = False
+    # Without a current run: its complete runs on branches the project does not compare, per
+    # branch, the most first (``off_branch_runs``).
+    off_branch: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,19 +64,51 @@ def project_cards(*, projects: list[Project] | None = None) -> list[ProjectCard]
         by_project[backend.project_id].append(backend)
     upload_ids = [b.last_upload_id for bs in by_project.values() for b in bs if b.last_upload_id]
     uploads = Upload.objects.in_bulk(upload_ids) if upload_ids else {}
+    # A fourth query only when a backend has no current run, to say where its runs went.
+    lacking = [b.pk for bs in by_project.values() for b in bs if _current_run(b) is None]
+    elsewhere = _off_branch_by_backend(lacking) if lacking else {}
     cards = []
     for project in projects:
         ordered = reference_first(project, by_project[project.pk])
-        cards.append(
-            ProjectCard(
-                project=project,
-                backends=[_card(b, project, uploads.get(b.last_upload_id)) for b in ordered],
-            )
-        )
+        backend_cards = [
+            _card(b, project, uploads.get(b.last_upload_id), elsewhere.get(b.pk, ()))
+            for b in ordered
+        ]
+        cards.append(ProjectCard(project=project, backends=backend_cards))
     return cards
 
 
-def _card(backend: Backend, project: Project, upload: Upload | None) -> BackendCard:
+def _current_run(backend: Backend) -> Run | None:
+    state = getattr(backend, "state", None)
+    return state.current_run if state else None
+
+
+def _off_branch(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Complete runs on branches their project does not compare (probes are never current)."""
+    return runs.filter(complete=True, probe=False).exclude(
+        Q(branch=F("project__default_branch")) | Q(branch="")
+    )
+
+
+def _off_branch_by_backend(backend_ids: list[int]) -> dict[int, tuple[tuple[str, int], ...]]:
+    counted = (
+        _off_branch(Run.objects.filter(backend_id__in=backend_ids))
+        .values_list("backend_id", "branch")
+        .annotate(n=Count("pk"))
+        .order_by("backend_id", "-n", "branch")
+    )
+    found: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for backend_id, branch, n in counted:
+        found[backend_id].append((branch, n))
+    return {pk: tuple(rows[:OFF_BRANCHES_SHOWN]) for pk, rows in found.items()}
+
+
+def _card(
+    backend: Backend,
+    project: Project,
+    upload: Upload | None,
+    off_branch: tuple[tuple[str, int], ...],
+) -> BackendCard:
     state = getattr(backend, "state", None)
     run = state.current_run if state else None
     snapshot = state.snapshot if state else None
@@ -89,6 +127,7 @@ def _card(backend: Backend, project: Project, upload: Upload | None) -> BackendC
         is_reference=backend.pk == project.reference_backend_id,
         current_run=run,
         last_upload=upload,
+        off_branch=off_branch,
         **numbers,
     )
 
@@ -115,6 +154,18 @@ def score_trends(
 
 def project_has_runs(*, project: Project) -> bool:
     return Run.objects.filter(project=project).exists()
+
+
+def off_branch_runs(*, project: Project) -> list[tuple[str, int]]:
+    """The complete runs on branches the project does not compare, counted per branch, the
+    most first: the empty states say why they show nothing."""
+    counted = (
+        _off_branch(Run.objects.filter(project=project))
+        .values("branch")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "branch")
+    )
+    return [(row["branch"], row["n"]) for row in counted[:OFF_BRANCHES_SHOWN]]
 
 
 def data_version(*, project: Project | None = None) -> str:

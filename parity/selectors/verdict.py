@@ -47,6 +47,7 @@ from parity.definitions import (
     coverage_dropped,
     default_branch_runs,
     gap_state,
+    on_default_branch,
     run_outcomes,
     triage_picks,
 )
@@ -142,6 +143,9 @@ class Verdict:
     # Asked for: the baseline's tests the run lacks, as (the baseline's upload that first had
     # them, file, tests); empty without a baseline.
     lacking: list[tuple[int, str, int]]
+    branch: str  # the run's ('' if CI sent none)
+    default_branch: str  # the project's: only its complete runs (and branchless ones) count
+    counts_toward_parity: bool  # it may become its backend's current run (no probe)
 
     @property
     def gaps_total(self) -> int:
@@ -499,6 +503,9 @@ def run_verdict(
         ],
         closed_gaps=_closed_gaps(closed_rows or []),
         lacking=[(upload, file, tests) for upload, file, tests in lacking_rows or []],
+        branch=run.branch,
+        default_branch=project.default_branch,
+        counts_toward_parity=on_default_branch(run, project),
     )
 
 

@@ -6,8 +6,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from parity.engine import project_recompute
 from parity.models import Backend, Project, TrustRule, UploadToken
-from parity.models.projects import token_digest
+from parity.models.projects import project_lock, token_digest
 from parity.services.classification import skip_rules_give_default
 
 
@@ -51,6 +52,30 @@ def project_create(
     project.save(update_fields=["reference_backend"])
     skip_rules_give_default(project=project)
     return project
+
+
+@transaction.atomic
+def project_save(*, project: Project) -> bool:
+    """Save ``project`` as edited (the admin's form, ``update_project``). When what it compares
+    changed against the stored row, its default branch (whose complete runs can be current) or
+    its reference backend, rebuild parity from the current runs that follow, in the same
+    transaction: no page shows a comparison the project no longer makes. True if it rebuilt.
+    ``ProjectSetupError`` for a blank branch or another project's backend as the reference."""
+    project.default_branch = project.default_branch.strip()
+    if not project.default_branch:
+        raise ProjectSetupError("The default branch cannot be blank, e.g. main.")
+    reference = project.reference_backend
+    if reference is not None and reference.project_id != project.pk:
+        raise ProjectSetupError(
+            f"The reference backend '{reference.name}' is not among {project.backend_names()}."
+        )
+    stored = project_lock(project_id=project.pk)  # one writer: a recompute waits for this one
+    compared = (stored.default_branch, stored.reference_backend_id)
+    project.save()
+    if compared == (project.default_branch, project.reference_backend_id):
+        return False
+    project_recompute(project=project)
+    return True
 
 
 def project_rules_update(*, project: Project, rules: dict) -> Project:

@@ -72,3 +72,22 @@ def utc(day: str, hour: int = 12) -> str:
     """The API's rendering of noon UTC on ``day``."""
     moment = datetime.datetime.fromisoformat(day).replace(hour=hour, tzinfo=datetime.UTC)
     return moment.isoformat().replace("+00:00", "Z")
+
+
+# Two tests the reference passes; tpu fails one of them.
+OFF_BRANCH_RUNS = {
+    "cpu": {"test/a.py::TestA::test_1": "passed", "test/a.py::TestA::test_2": "passed"},
+    "tpu": {"test/a.py::TestA::test_1": "passed", "test/a.py::TestA::test_2": ("failed", "boom")},
+}
+
+
+@pytest.fixture
+def runs_on_master(xla, upload_run) -> Project:
+    """A project that compares ``main`` whose CI uploaded complete runs of cpu and tpu from
+    ``master`` only (``OFF_BRANCH_RUNS``): none of them counts until the project compares
+    master."""
+    Project.objects.filter(pk=xla.pk).update(default_branch="main")
+    for backend, cases in OFF_BRANCH_RUNS.items():
+        upload_run(backend, cases, day="2026-04-01", branch="master")
+    xla.refresh_from_db()
+    return xla

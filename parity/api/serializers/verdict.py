@@ -114,6 +114,15 @@ class VerdictSerializer(serializers.Serializer):
         help_text="The exemption list the run applied and what changed in it since."
     )
     ci_url = serializers.CharField(help_text="The CI run's page, as uploaded; may be empty.")
+    branch = serializers.CharField(help_text="The run's branch, as uploaded; may be empty.")
+    default_branch = serializers.CharField(
+        help_text="The project's default branch: its complete runs (and those sent with no "
+        "branch) become their backend's current run."
+    )
+    counts_toward_parity = serializers.BooleanField(
+        help_text="False for a run on another branch (or a probe): its verdict compares it with "
+        "the baseline all the same, but it never becomes current, so pages never show it."
+    )
     unrun_files = VerdictFileSerializer(
         many=True,
         help_text="Files the run manifest lists as crashed, timed out, empty or never started.",

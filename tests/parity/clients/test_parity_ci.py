@@ -420,6 +420,17 @@ def test_a_verdict_from_a_server_that_lists_every_gap_says_no_more():
     assert parity_ci.gaps_total(VERDICT) == 2
 
 
+def test_a_run_on_a_branch_the_project_does_not_compare_is_named_in_the_markdown_too():
+    client = parity_ci.Client("https://parity.example.org", project="pytorch-xla")
+    off = {**VERDICT, "branch": "master", "default_branch": "main", "counts_toward_parity": False}
+
+    markdown = parity_ci.verdict_markdown(off, client=client)
+
+    assert "**Warning: this run is on branch master; pytorch-xla compares main: " in markdown
+    assert "this run is on branch" not in parity_ci.verdict_markdown(VERDICT, client=client)
+    assert parity_ci.verdict_branch(VERDICT, project="pytorch-xla") == ""  # an older server
+
+
 # --- Settings and the server's absence -------------------------------------------------------
 
 

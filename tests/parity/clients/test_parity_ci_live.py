@@ -7,6 +7,7 @@ files a backend runs (live manifest, shards), and the one-line refusals.
 """
 
 import json
+import re
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -250,6 +251,37 @@ def test_gate_passes_an_ok_verdict_and_fails_an_untracked_gap(parity_ci_run, liv
     assert f"dashboard: {live.base_url}/p/pytorch-xla/runs/{run.pk}/" in bad.stdout
     assert f"[run {run.pk}]({live.base_url}/p/pytorch-xla/runs/{run.pk}/)" in markdown
     assert f"{live.base_url}/p/pytorch-xla/gaps/?backend=tpu&tracked=untracked&open=1" in markdown
+
+
+def test_a_complete_run_from_another_branch_is_said_not_to_count(parity_ci_run, http_api, tmp_path):
+    """The project compares main; CI uploads from master. The gate holds (a pull request's run
+    is on its own branch too), but the client says, under the headline, that the run does not
+    count, and the heatmap's empty state says where the complete run went."""
+    folder = write_reports(tmp_path / "cpu", {A: "passed", B: "passed"})
+
+    done = parity_ci_run(
+        "upload",
+        str(folder),
+        "--backend",
+        "cpu",
+        "--commit",
+        commit_of("cpu"),
+        "--branch",
+        "master",
+        "--complete",
+        "--gate",
+    )
+
+    assert_ok(done)
+    headline, warning = done.stdout.splitlines()[:2]
+    assert ": ok; opened 0 untracked" in headline
+    assert warning.startswith(
+        "warning: this run is on branch master; pytorch-xla compares main: the verdict holds, "
+        "but the run does not count toward parity"
+    )
+    page = http_api.request("GET", "/p/pytorch-xla/")
+    words = " ".join(re.sub(r"<[^>]+>", "", page.body).split())
+    assert "No complete run on main yet. 1 complete run on master: pytorch-xla compares" in words
 
 
 def test_gate_fails_a_run_opening_more_gaps_than_it_lists_with_their_full_count(

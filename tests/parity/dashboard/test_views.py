@@ -61,11 +61,34 @@ def test_a_project_without_uploads_shows_the_curl_line(client, project, page):
     assert "python manage.py create_upload_token pytorch-xla" in html
 
 
+def words(response) -> str:
+    """What a reader sees of a page: its text without tags, whitespace collapsed."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", text(response)))
+
+
 def test_a_project_with_only_incomplete_runs_says_so(client, upload_run):
     upload_run("cpu", {tid(A, 1): "passed"}, day=DAY1, complete=False)
-    html = text(client.get(f"{P}/"))
-    assert "No complete run yet" in html
+    html = words(client.get(f"{P}/"))
+    assert (
+        "No complete run on master yet. Runs have arrived, but none on master is complete" in html
+    )
     assert "No uploads yet" not in html
+
+
+def test_complete_runs_on_another_branch_are_named_where_the_pages_are_empty(
+    client, runs_on_master
+):
+    heatmap = words(client.get(f"{P}/"))
+    assert (
+        "No complete run on main yet. 2 complete runs on master: pytorch-xla compares main "
+        "(and runs sent with no branch), so they do not count." in heatmap
+    )
+    assert "python manage.py update_project pytorch-xla --default-branch master" in heatmap
+
+    overview = text(client.get("/"))
+    tpu = re.search(r'<tr data-backend="tpu">.*?</tr>', overview).group()
+    cells = [" ".join(re.sub(r"<[^>]+>", "", c).split()) for c in re.findall(r"<td\b.*?</td>", tpu)]
+    assert "no complete run on main; 1 on master" in cells
 
 
 @pytest.mark.django_db

@@ -279,3 +279,31 @@ def test_a_page_lists_the_first_gaps_untracked_first_and_counts_every_one(histor
     assert [(g.test, g.tracked, g.issues) for g in head.gaps] == [
         (g["test"], g["tracked"], g["issues"]) for g in body["gaps"][:1]
     ]
+
+
+def test_a_run_on_a_branch_the_project_does_not_compare_says_so(runs_on_master, api):
+    from parity.models import Run
+
+    tpu = Run.objects.get(backend__name="tpu")
+
+    body = verdict(api, tpu.pk)
+
+    assert (body["branch"], body["default_branch"]) == ("master", "main")
+    assert body["counts_toward_parity"] is False
+    assert body["ok"] is True  # no baseline on main: it opens nothing, and the gate holds
+    assert parity_ci.verdict_branch(body, project="pytorch-xla") == (
+        "warning: this run is on branch master; pytorch-xla compares main: the verdict holds, "
+        "but the run does not count toward parity (the pages show runs on main; the project's "
+        "settings name its default branch)"
+    )
+
+
+def test_a_run_on_the_default_branch_counts_and_the_client_says_nothing(history, api):
+    body = verdict(api, history)
+
+    assert (body["branch"], body["default_branch"], body["counts_toward_parity"]) == (
+        "master",
+        "master",
+        True,
+    )
+    assert parity_ci.verdict_branch(body, project="pytorch-xla") == ""

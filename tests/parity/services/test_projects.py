@@ -8,12 +8,13 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from parity.models import Project, UploadToken
+from parity.models import BackendState, FileCell, Gap, Project, UploadToken
 from parity.services.projects import (
     TOKEN_LAST_USED_RESOLUTION,
     ProjectSetupError,
     project_create,
     project_rules_update,
+    project_save,
     upload_token_used,
 )
 from tests.conftest import FIXTURES_DIR
@@ -84,3 +85,66 @@ def test_a_project_with_a_bad_issue_url_template_is_not_created(db):
             slug="x", backends=["cpu"], reference="cpu", issue_url_template="https://x/issues"
         )
     assert not Project.objects.filter(slug="x").exists()
+
+
+# --- What a project compares: its default branch and reference, rebuilt when they change -----
+
+
+def open_gaps(project: Project) -> list[tuple[str, str, str]]:
+    return sorted(
+        Gap.objects.filter(project=project, closed_at__isnull=True).values_list(
+            "backend__name", "test__key", "state"
+        )
+    )
+
+
+def test_a_new_default_branch_brings_its_complete_runs_to_the_pages(runs_on_master):
+    assert open_gaps(runs_on_master) == []  # the runs on master count for nothing yet
+    assert not FileCell.objects.filter(project=runs_on_master).exists()
+
+    runs_on_master.default_branch = "master"
+    assert project_save(project=runs_on_master) is True
+
+    assert open_gaps(runs_on_master) == [("tpu", "test/a.py::TestA::test_2", "failed")]
+    cells = FileCell.objects.filter(project=runs_on_master, file="test/a.py")
+    assert sorted(cells.values_list("backend__name", flat=True)) == ["cpu", "tpu"]
+
+
+def test_a_new_reference_is_what_every_backend_is_held_to_at_once(runs_on_master):
+    runs_on_master.default_branch = "master"
+    project_save(project=runs_on_master)
+
+    runs_on_master.reference_backend = runs_on_master.backends.get(name="tpu")
+    assert project_save(project=runs_on_master) is True
+
+    assert open_gaps(runs_on_master) == []  # cpu passes all tpu passes
+
+
+def test_saving_what_did_not_change_rebuilds_nothing(runs_on_master):
+    runs_on_master.name = "PyTorch/XLA"
+    assert project_save(project=runs_on_master) is False
+    assert Project.objects.get().name == "PyTorch/XLA"
+
+
+def test_another_projects_backend_is_refused_as_reference(runs_on_master):
+    other = project_create(slug="other", backends=["cpu"], reference="cpu")
+    runs_on_master.reference_backend = other.backends.get()
+
+    with pytest.raises(ProjectSetupError, match="'cpu' is not among cpu, gpu, neuron, tpu"):
+        project_save(project=runs_on_master)
+    assert Project.objects.get(slug="pytorch-xla").reference_backend.name == "cpu"
+
+
+def test_a_default_branch_without_runs_leaves_no_page_showing_the_old_ones(runs_on_master, client):
+    runs_on_master.default_branch = "master"
+    project_save(project=runs_on_master)
+    assert open_gaps(runs_on_master) == [("tpu", "test/a.py::TestA::test_2", "failed")]
+
+    runs_on_master.default_branch = "main"  # and back: no complete run on main
+    project_save(project=runs_on_master)
+
+    assert open_gaps(runs_on_master) == []
+    assert not FileCell.objects.filter(project=runs_on_master).exists()
+    assert not BackendState.objects.filter(project=runs_on_master).exists()
+    heatmap = client.get("/p/pytorch-xla/").content.decode()
+    assert "2 complete runs on <code>master</code>" in heatmap
