@@ -7,7 +7,7 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
     python parity_ci.py upload test-reports --backend tpu --complete --wait --gate
     python parity_ci.py files --backend tpu --shard 2/4      # this runner's test files
     python parity_ci.py run --backend tpu --shard 2/4 --timeout 1800 --complete --gate \
-        -- python -m pytest {file} --junitxml={junit}       # run them one by one, upload
+        -- python -m pytest {file} --junitxml={junit}       # one by one, exemptions applied
     python parity_ci.py manifest --backend tpu -o parity-manifest.json
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
@@ -826,6 +826,84 @@ def load_manifest(path: str | os.PathLike) -> dict:
     return manifest
 
 
+def pattern_regex(pattern: str) -> re.Pattern:
+    """The regular expression a manifest's ``match`` pattern stands for, over node IDs (the
+    server's rules, ``parity/pure/globs.py``): a file glob (``*`` and ``?`` within one folder,
+    ``**`` across folders, none across ``::``), then optionally ``::`` and a glob over the rest
+    of the ID (``*`` anything, ``?`` one character). A pattern without ``::`` names whole
+    files. Everything else is literal, brackets included."""
+    pattern = pattern.strip()
+    file_part, sep, test_part = pattern.partition("::")
+    regex = _glob_regex(file_part, {"**": "[^:]*", "*": "[^/:]*", "?": "[^/:]"}) + "::"
+    if sep:
+        regex += _glob_regex(test_part, {"**": ".*", "*": ".*", "?": "."}) + r"\Z"
+    return re.compile(regex, re.DOTALL)
+
+
+def _glob_regex(glob: str, wildcards: dict[str, str]) -> str:
+    return "".join(
+        wildcards.get(piece) or re.escape(piece)
+        for piece in re.split(r"(\*\*|\*|\?)", glob)
+        if piece
+    )
+
+
+SKIPPING_KINDS = ("tracked", "intended")  # quarantined tests run; these are skipped
+CLIENT_DIR = Path(__file__).resolve().parent  # where the plugin and the runner sit beside it
+
+
+def exemptions_summary(manifest: Mapping[str, Any], files: Sequence[str]) -> str:
+    """How many of the manifest's exemptions ``run`` applies to ``files``: those that leave
+    whole files out of the list, and those naming tests of ``files`` (the child processes
+    resolve which tests exactly)."""
+    exemptions = manifest.get("exemptions") or []
+    whole = [e for e in exemptions if e.get("file_level") and e["kind"] in SKIPPING_KINDS]
+    named = {f"{file}::" for file in files}
+    of_tests = [
+        e
+        for e in exemptions
+        if e not in whole
+        and any(pattern_regex(e["match"].partition("::")[0]).match(f) for f in named)
+    ]
+    kinds = ", ".join(
+        f"{sum(e['kind'] == kind for e in of_tests)} {kind}"
+        for kind in ("tracked", "intended", "quarantine")
+        if any(e["kind"] == kind for e in of_tests)
+    )
+    version = manifest.get("version") or "not given"
+    return (
+        f"applying {len(whole) + len(of_tests)} exemption(s) of {manifest.get('backend') or '?'} "
+        f"(list version {version}): {len(whole)} leave whole files out, {len(of_tests)} name "
+        f"tests of the {len(files)} file(s) to run here" + (f" ({kinds})" if kinds else "")
+    )
+
+
+def child_environment(
+    env: Mapping[str, str],
+    client: Client,
+    *,
+    backend: str,
+    probe: bool,
+    here: Path = CLIENT_DIR,
+) -> dict[str, str]:
+    """The environment each file's process runs in: the client's, plus the settings ``run``
+    was given (flags included, and the token an --oidc exchange gave), so that the pytest
+    plugin and the unittest runner apply the backend's exemptions. The plugin is loaded by
+    ``PYTEST_PLUGINS`` when it sits beside this file (fetched beside it, or installed with it);
+    a single file's folder goes on ``PYTHONPATH`` for the plugin and the runner."""
+    child = dict(env)
+    child.update(PARITY_URL=client.url, PARITY_BACKEND=backend)
+    child.update({"PARITY_PROJECT": client.project or "", "PARITY_TOKEN": client.token or ""})
+    child["PARITY_PROBE"] = "1" if probe else ""
+    if not (here / "parity_pytest.py").is_file():
+        return child
+    if here.name not in ("site-packages", "dist-packages"):  # installed: on the path already
+        child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here), env.get("PYTHONPATH")]))
+    plugins = [name.strip() for name in env.get("PYTEST_PLUGINS", "").split(",") if name.strip()]
+    child["PYTEST_PLUGINS"] = ",".join(dict.fromkeys([*plugins, "parity_pytest"]))
+    return child
+
+
 # --- Running test files one by one: the run manifest ---------------------------------------
 
 KILL_GRACE_SECONDS = 10.0  # between SIGTERM and SIGKILL when a file runs past --timeout
@@ -856,18 +934,27 @@ def report_tests(path: Path) -> int | None:
 
 
 def run_file(
-    command: Sequence[str], *, file: str, junit: Path, timeout: float | None
+    command: Sequence[str],
+    *,
+    file: str,
+    junit: Path,
+    timeout: float | None,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run one test file's command in its own process group (so a timeout kills what it
-    started too) and return its run manifest entry."""
+    started too), in ``env`` (default: this process's), and return its run manifest entry."""
     if junit.exists():
         junit.unlink()  # a report left by an earlier run must not pass for this one's
     started = time.monotonic()
     timed_out = False
+    # What this process wrote goes out before the file's own output, never into its middle.
+    sys.stdout.flush()
+    sys.stderr.flush()
     try:
         process = subprocess.Popen(
             fill_command(command, file=file, junit=str(junit)),
             start_new_session=os.name == "posix",
+            env=None if env is None else dict(env),
         )
     except OSError as exc:  # no such program: no file would run, so say so once
         raise ConfigError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
@@ -917,15 +1004,18 @@ def run_files(
     *,
     reports: Path,
     timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
     log: Callable[[str], None] = _log,
 ) -> list[dict[str, Any]]:
-    """Run ``command`` once per file, one after another, and return the run manifest's
-    entries (``parity.pure.run_manifest`` on the server says what they mean)."""
+    """Run ``command`` once per file, one after another, in ``env`` (default: this process's),
+    and return the run manifest's entries (``parity.pure.run_manifest`` on the server says
+    what they mean). A line before and after each file's own output says which file it is."""
     reports.mkdir(parents=True, exist_ok=True)
     entries = []
     for index, file in enumerate(files, start=1):
         junit = junit_path(reports, index, file)
-        entry = run_file(command, file=file, junit=junit, timeout=timeout)
+        log(f"[{index}/{len(files)}] {file}: starting")
+        entry = run_file(command, file=file, junit=junit, timeout=timeout, env=env)
         log(f"[{index}/{len(files)}] {file}: {describe_file_run(entry)}")
         entries.append(entry)
     return entries
@@ -1336,16 +1426,25 @@ def command_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     request = upload_request(args, env)  # before running: a bad setting fails fast
     manifest = load_manifest(args.manifest) if args.manifest else client.manifest(backend)
     files = shard_files(manifest, args.shard)
+    client.log(exemptions_summary({"backend": backend, **manifest}, files))
     if not any("{junit}" in part for part in command):
         client.log("the command has no {junit}: only the run manifest is uploaded")
     reports = Path(args.reports)
-    entries = run_files(files, command, reports=reports, timeout=args.file_timeout, log=client.log)
+    child_env = child_environment(env, client, backend=backend, probe=args.probe)
+    if not (CLIENT_DIR / "parity_pytest.py").is_file():
+        client.log(
+            f"parity_pytest.py is not beside {Path(__file__).name} (fetch it from "
+            f"{client.url}/ci/): a pytest command applies no exemption unless it loads the plugin"
+        )
+    entries = run_files(
+        files, command, reports=reports, timeout=args.file_timeout, env=child_env, log=client.log
+    )
     written = [
         str(junit_path(reports, index, entry["file"]))
         for index, entry in enumerate(entries, start=1)
         if entry["report"]
     ]
-    client.log(f"ran {len(entries)} file(s), {len(written)} wrote a report")
+    client.log(f"ran {len(entries)} file(s), {len(written)} wrote a report; uploading")
     answers = client.upload(written, request, run_manifest={"files": entries})
     return _uploaded(args, client, request, answers, env)
 

@@ -486,7 +486,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--probe",
         action="store_true",
-        help="run the exempted tests too (a probe run, to learn which exemptions pass now)",
+        default=os.environ.get("PARITY_PROBE") == "1",
+        help="run the exempted tests too (a probe run, to learn which exemptions pass now; "
+        "default: $PARITY_PROBE is 1)",
     )
     parser.add_argument(
         "--optional",

@@ -1,0 +1,111 @@
+"""``parity_ci.py run --backend X`` on the live stack over a small real pytest suite applies X's
+exemptions in each file's process, with no ``PARITY_BACKEND`` in the environment: the backend,
+server, project and token given to ``run`` reach the pytest plugin. It says how many
+exemptions it applies, and each file's output comes before the verdict."""
+
+import subprocess
+import sys
+
+import pytest
+
+from parity.models import Gap, Outcome, Result, Run
+from parity.services.projects import upload_token_create
+from parity.services.triage import TriageRequest, triage_create
+from tests.e2e.test_run_manifest import COMMIT, current_run_is, manifest_file
+from tests.parity.clients.conftest import CLIENT_SECONDS, CLIENTS_DIR, clean_environment
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+# On tpu the exempted tests fail if they run: the file the backend lacks, and one test.
+RAN = "import os\n\nassert_ran = os.environ['BACKEND'] == 'cpu'\n"
+SUITE = {
+    "test/test_ok.py": "def test_one():\n    pass\n",
+    "test/test_device.py": RAN + "\ndef test_a():\n    assert assert_ran\n",
+    "test/test_partly.py": (
+        RAN + "\ndef test_keep():\n    pass\n\ndef test_hangs():\n    assert assert_ran\n"
+    ),
+}
+PYTEST = [sys.executable, "-m", "pytest", "{file}", "--junitxml={junit}", "-q"]
+ISSUE = "https://github.com/pytorch/xla/issues/41"
+
+
+def run(live, project, suite, backend: str, *args: str) -> subprocess.CompletedProcess:
+    """``parity_ci.py run --backend BACKEND ARGS`` with the server settings in the environment
+    but no PARITY_BACKEND; standard error goes into standard output, as a CI log shows them."""
+    env = clean_environment(
+        PARITY_URL=live.base_url,
+        PARITY_PROJECT=project.slug,
+        PARITY_TOKEN=live.token,
+        BACKEND=backend,  # what the suite's tests read, not the plugin
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # this repository's plugins: slow to load
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    command = [sys.executable, str(CLIENTS_DIR / "parity_ci.py"), "run", "--backend", backend]
+    return subprocess.run(
+        [*command, "--commit", COMMIT, "--run", f"{backend}-1", *args, "--", *PYTEST],
+        env=env,
+        cwd=suite,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=CLIENT_SECONDS,
+        check=False,
+    )
+
+
+@pytest.fixture
+def suite(tmp_path, live, project):
+    live.token = upload_token_create(project=project)
+    for name, text in SUITE.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_run_applies_the_backends_exemptions_given_as_a_flag(live, project, suite):
+    every = manifest_file(suite, SUITE)
+    reference = run(live, project, suite, "cpu", "--manifest", every, "--complete", "--wait")
+    assert reference.returncode == 0, reference.stdout
+    current_run_is(project, "cpu", "cpu-1")
+    for request in (
+        TriageRequest(
+            kind="intended", backend="tpu", match="test/test_device.py", note="no such device"
+        ),
+        TriageRequest(
+            kind="tracked", backend="tpu", match="test/test_partly.py::test_hangs", issue_url=ISSUE
+        ),
+    ):
+        triage_create(project=project, request=request)
+
+    # tpu's shard comes from the server: every file but the one it is exempted from.
+    done = run(live, project, suite, "tpu", "--complete", "--wait", "--gate")
+
+    output = done.stdout
+    assert done.returncode == 0, output
+    assert "[1/2] test/test_ok.py: exit 0" in output
+    assert "[2/2] test/test_partly.py: exit 0" in output
+    assert "test_device.py: starting" not in output
+    assert "applying 2 exemption(s) of tpu (list version " in output
+    assert "1 leave whole files out, 1 name tests of the 2 file(s) to run here (1 tracked)" in (
+        output
+    )
+    # Each file's own output (pytest's -q summary) comes between its lines, before the verdict.
+    summary = output.index("1 passed, 1 skipped")
+    assert output.index("[2/2] test/test_partly.py: starting") < summary
+    assert summary < output.index("[2/2] test/test_partly.py: exit 0")
+    assert summary < output.index("verdict for tpu run")
+    current_run_is(project, "tpu", "tpu-1")
+
+    # The exempted test was skipped with the exemption's message, not run.
+    tpu_run = Run.objects.get(project=project, backend__name="tpu", key="tpu-1")
+    hangs = Result.objects.get(run=tpu_run, test__key="test/test_partly.py::test_hangs")
+    assert hangs.outcome == Outcome.SKIPPED and ISSUE in hangs.message
+    gaps = Gap.objects.filter(backend__name="tpu", is_open=True)
+    assert {(g.test.key, g.tracked, g.intended) for g in gaps} == {
+        ("test/test_partly.py::test_hangs", True, False),
+        ("test/test_device.py::test_a", False, True),
+    }
+    # The reports carried the list version run announced, which the verdict names.
+    assert tpu_run.exemptions_version
+    assert f"list version {tpu_run.exemptions_version})" in output
+    assert f"exemptions: version {tpu_run.exemptions_version} applied, unchanged" in output
