@@ -1150,7 +1150,8 @@ def verdict_exemptions(verdict: Mapping[str, Any]) -> str:
         changed += [f"removed {_exemption_label(e)}" for e in removed]
         since = "; since then " + ", ".join(changed) if changed else ", unchanged since"
         lines.append(f"exemptions: version {version} applied{since}")
-    for gap in verdict.get("gaps", []):
+    # A server that counts the gaps per exemption says "added after the run" on its line.
+    for gap in [] if "exempted" in verdict else verdict.get("gaps", []):
         if gap.get("exemption_added"):
             lines.append(
                 f"  {gap['test']}: {gap_tracking(gap)} by exemption #{gap['exemption']}, "
@@ -1163,13 +1164,28 @@ def _exemption_label(exemption: Mapping[str, Any]) -> str:
     return f"#{exemption['id']} ({exemption['kind']} {exemption['match']})"
 
 
-def verdict_table(verdict: Mapping[str, Any]) -> str:
-    """The gaps the run opened, one a line, untracked first: state, tracking, test, reason,
-    issues; then, when the verdict listed only the first of them, how many more there are."""
+def _listed_gaps(verdict: Mapping[str, Any]) -> tuple[list[dict], int]:
+    """The gaps listed a row each, untracked first, and how many such gaps the run opened.
+    When the verdict counts the others per exemption (``exempted``), only the untracked: the
+    others are a line per exemption (``verdict_exempted``)."""
     gaps = _gaps_in_order(verdict)
-    total = gaps_total(verdict)
+    if "exempted" not in verdict:  # an older server: every gap a row
+        return gaps, gaps_total(verdict)
+    untracked = [gap for gap in gaps if gap_tracking(gap) == "untracked"]
+    return untracked, verdict["opened"]["untracked"]
+
+
+def verdict_table(verdict: Mapping[str, Any]) -> str:
+    """The untracked gaps the run opened, one a line: state, tracking, test, reason, issues;
+    then, when the verdict listed only the first of them, how many more there are; then the
+    others, one line per exemption (an older server's verdict: every gap a row)."""
+    gaps, total = _listed_gaps(verdict)
+    exempted = verdict_exempted(verdict)
     if not gaps:
-        return f"{total:,} new gaps (none listed)" if total else "no new gaps"
+        listed = f"{total:,} new untracked gaps (none listed)" if total else "no new untracked gaps"
+        if "exempted" not in verdict:
+            listed = f"{total:,} new gaps (none listed)" if total else "no new gaps"
+        return "\n".join(filter(None, [listed, exempted]))
     rows = [("STATE", "TRACKING", "TEST", "REASON", "ISSUES")] + [
         (
             gap["state"],
@@ -1186,11 +1202,46 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
         for row in rows
     ]
     if total > len(gaps):
+        what = "untracked gaps" if "exempted" in verdict else "gaps"
         lines.append(
-            f"... and {total - len(gaps):,} more: {total:,} new gaps, the first {len(gaps):,} "
+            f"... and {total - len(gaps):,} more: {total:,} new {what}, the first {len(gaps):,} "
             "listed (the run's page and the verdict API's gaps_next list the rest)"
         )
+    return "\n".join(filter(None, ["\n".join(lines), exempted]))
+
+
+def verdict_exempted(verdict: Mapping[str, Any]) -> str:
+    """The opened gaps an exemption tracks or intends (or a skip reason's issue tracks), one
+    line per exemption: tracking, how many, the exemption and its match, reason, issues."""
+    groups = verdict.get("exempted") or []
+    if not groups:
+        return ""
+    rows = [("TRACKING", "GAPS", "BY", "REASON", "ISSUES")] + [
+        (
+            gap_tracking(group),
+            f"{group['gaps']:,}",
+            _exempted_by(group),
+            _clip(group.get("reason") or "-", 60),
+            " ".join(group.get("issues") or []) or "-",
+        )
+        for group in groups
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    total = sum(group["gaps"] for group in groups)
+    lines = [f"{total:,} new gap(s) tracked or intended, a line per exemption:"] + [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
+        for row in rows
+    ]
     return "\n".join(lines)
+
+
+def _exempted_by(group: Mapping[str, Any]) -> str:
+    """``#41 test/test_ops.py`` (an exemption), ``skip reason`` (a reason's issue); ``, added
+    after the run`` when the exemption is newer than the list the run applied."""
+    if group.get("exemption") is None:
+        return "skip reason"
+    by = f"#{group['exemption']} {group.get('match') or '(a skip reason)'}"
+    return by + (", added after the run" if group.get("exemption_added") else "")
 
 
 def verdict_files(verdict: Mapping[str, Any]) -> str:
@@ -1258,7 +1309,7 @@ def verdict_markdown(
     lines += [" ".join(facts), ""]
     if parity:
         lines += _scores_markdown(parity, client=client) + [""]
-    gaps = _gaps_in_order(verdict)
+    gaps, total = _listed_gaps(verdict)
     if gaps:
         lines += ["| state | tracking | test | reason | issues |", "|---|---|---|---|---|"]
         for gap in gaps[:SUMMARY_MAX_GAPS]:
@@ -1269,9 +1320,11 @@ def verdict_markdown(
                 f"{_md(gap.get('reason') or '')} | {issues} |"
             )
         shown = min(len(gaps), SUMMARY_MAX_GAPS)
-        if gaps_total(verdict) > shown:
-            lines.append(f"\n… and {gaps_total(verdict) - shown:,} more on {run_link}.")
+        if total > shown:
+            lines.append(f"\n… and {total - shown:,} more on {run_link}.")
         lines.append("")
+    exemptions_page = client.dashboard_url("exemptions/", backend=backend)
+    lines += _exempted_markdown(verdict.get("exempted") or [], exemptions_page=exemptions_page)
     files = verdict.get("unrun_files") or []
     if files:
         ci_url = verdict.get("ci_url") or ""
@@ -1292,6 +1345,31 @@ def verdict_markdown(
     ]
     lines.append(" · ".join(links))
     return "\n".join(lines) + "\n"
+
+
+def _exempted_markdown(groups: Sequence[Mapping[str, Any]], *, exemptions_page: str) -> list[str]:
+    """The gaps tracked or intended, a row per exemption (``verdict_exempted``); an exemption
+    links to the backend's exemptions (GitHub would link a bare "#12" to issue 12)."""
+    if not groups:
+        return []
+    total = sum(group["gaps"] for group in groups)
+    lines = [
+        f"{total:,} new gap(s) tracked or intended, a row per exemption:",
+        "",
+        "| tracking | gaps | by | reason | issues |",
+        "|---|---|---|---|---|",
+    ]
+    for group in groups:
+        issues = " ".join(_md_link(_issue_label(u), u) for u in group.get("issues") or [])
+        by = _md(_exempted_by(group))
+        if group.get("exemption") is not None:
+            label = f"exemption {group['exemption']}"
+            by = _md_link(label, exemptions_page) + by[len(f"#{group['exemption']}") :]
+        lines.append(
+            f"| {gap_tracking(group)} | {group['gaps']:,} | {by} | "
+            f"{_md(group.get('reason') or '')} | {issues} |"
+        )
+    return lines + [""]
 
 
 def _test_url(gap: Mapping[str, Any], client: Client) -> str:
