@@ -852,10 +852,12 @@ SKIPPING_KINDS = ("tracked", "intended")  # quarantined tests run; these are ski
 CLIENT_DIR = Path(__file__).resolve().parent  # where the plugin and the runner sit beside it
 
 
-def exemptions_summary(manifest: Mapping[str, Any], files: Sequence[str]) -> str:
-    """How many of the manifest's exemptions ``run`` applies to ``files``: those that leave
-    whole files out of the list, and those naming tests of ``files`` (the child processes
-    resolve which tests exactly)."""
+def exemptions_summary(
+    manifest: Mapping[str, Any], files: Sequence[str], *, probe: bool = False
+) -> str:
+    """How many of the manifest's exemptions ``run`` applies to ``files`` (a probe: runs the
+    tests of): those that leave whole files out of the list, and those naming tests of
+    ``files`` (the child processes resolve which tests exactly)."""
     exemptions = manifest.get("exemptions") or []
     whole = [e for e in exemptions if e.get("file_level") and e["kind"] in SKIPPING_KINDS]
     named = {f"{file}::" for file in files}
@@ -871,8 +873,9 @@ def exemptions_summary(manifest: Mapping[str, Any], files: Sequence[str]) -> str
         if any(e["kind"] == kind for e in of_tests)
     )
     version = manifest.get("version") or "not given"
+    verb = "probing (running the tests of)" if probe else "applying"
     return (
-        f"applying {len(whole) + len(of_tests)} exemption(s) of {manifest.get('backend') or '?'} "
+        f"{verb} {len(whole) + len(of_tests)} exemption(s) of {manifest.get('backend') or '?'} "
         f"(list version {version}): {len(whole)} leave whole files out, {len(of_tests)} name "
         f"tests of the {len(files)} file(s) to run here" + (f" ({kinds})" if kinds else "")
     )
@@ -1504,7 +1507,7 @@ def command_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     request = upload_request(args, env)  # before running: a bad setting fails fast
     manifest = load_manifest(args.manifest) if args.manifest else client.manifest(backend)
     files = shard_files(manifest, args.shard)
-    client.log(exemptions_summary({"backend": backend, **manifest}, files))
+    client.log(exemptions_summary({"backend": backend, **manifest}, files, probe=args.probe))
     if not any("{junit}" in part for part in command):
         client.log("the command has no {junit}: only the run manifest is uploaded")
     reports = Path(args.reports)

@@ -62,20 +62,26 @@ def suite(tmp_path, live, project):
     return tmp_path
 
 
-def test_run_applies_the_backends_exemptions_given_as_a_flag(live, project, suite):
+def exempted(live, project, suite) -> list[int]:
+    """The reference's run of every file, then tpu's exemptions: the file it lacks and one
+    test; their ids."""
     every = manifest_file(suite, SUITE)
     reference = run(live, project, suite, "cpu", "--manifest", every, "--complete", "--wait")
     assert reference.returncode == 0, reference.stdout
     current_run_is(project, "cpu", "cpu-1")
-    for request in (
+    requests = (
         TriageRequest(
             kind="intended", backend="tpu", match="test/test_device.py", note="no such device"
         ),
         TriageRequest(
             kind="tracked", backend="tpu", match="test/test_partly.py::test_hangs", issue_url=ISSUE
         ),
-    ):
-        triage_create(project=project, request=request)
+    )
+    return [triage_create(project=project, request=request).pk for request in requests]
+
+
+def test_run_applies_the_backends_exemptions_given_as_a_flag(live, project, suite):
+    device, _ = exempted(live, project, suite)
 
     # tpu's shard comes from the server: every file but the one it is exempted from.
     done = run(live, project, suite, "tpu", "--complete", "--wait", "--gate")
@@ -93,7 +99,12 @@ def test_run_applies_the_backends_exemptions_given_as_a_flag(live, project, suit
     summary = output.index("1 passed, 1 skipped")
     assert output.index("[2/2] test/test_partly.py: starting") < summary
     assert summary < output.index("[2/2] test/test_partly.py: exit 0")
+    verdict = output[output.index("verdict for tpu run") :]
     assert summary < output.index("verdict for tpu run")
+    # The verdict folds the exempted file's gaps into its exemption's line.
+    assert "test/test_device.py::" not in verdict
+    line = f"intended 1 #{device} test/test_device.py no such device -"
+    assert line.split() in [printed.split() for printed in verdict.splitlines()]
     current_run_is(project, "tpu", "tpu-1")
 
     # The exempted test was skipped with the exemption's message, not run.
@@ -109,3 +120,16 @@ def test_run_applies_the_backends_exemptions_given_as_a_flag(live, project, suit
     assert tpu_run.exemptions_version
     assert f"list version {tpu_run.exemptions_version})" in output
     assert f"exemptions: version {tpu_run.exemptions_version} applied, unchanged" in output
+
+
+def test_a_probe_run_runs_the_exempted_tests(live, project, suite):
+    exempted(live, project, suite)
+
+    done = run(live, project, suite, "tpu", "--probe", "--complete", "--wait")
+
+    assert done.returncode == 0, done.stdout
+    assert "probing (running the tests of) 2 exemption(s) of tpu" in done.stdout
+    assert "[2/2] test/test_partly.py: exit 1" in done.stdout  # test_hangs ran, and failed
+    probe = Run.objects.get(project=project, backend__name="tpu", key="tpu-1")
+    hangs = Result.objects.get(run=probe, test__key="test/test_partly.py::test_hangs")
+    assert (probe.probe, hangs.outcome) == (True, Outcome.FAILED)
