@@ -1185,9 +1185,8 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     gaps, total = _listed_gaps(verdict)
     exempted = verdict_exempted(verdict)
     if not gaps:
-        listed = f"{total:,} new untracked gaps (none listed)" if total else "no new untracked gaps"
-        if "exempted" not in verdict:
-            listed = f"{total:,} new gaps (none listed)" if total else "no new gaps"
+        what = "untracked gaps" if exempted else "gaps"
+        listed = f"{total:,} new {what} (none listed)" if total else f"no new {what}"
         return "\n".join(filter(None, [listed, exempted]))
     rows = [("STATE", "TRACKING", "TEST", "REASON", "ISSUES")] + [
         (
