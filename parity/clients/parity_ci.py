@@ -1167,6 +1167,15 @@ def _exemption_label(exemption: Mapping[str, Any]) -> str:
     return f"#{exemption['id']} ({exemption['kind']} {exemption['match']})"
 
 
+def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows of cells as aligned lines, every column but the last padded to its widest cell."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1]
+        for row in rows
+    ]
+
+
 def _listed_gaps(verdict: Mapping[str, Any]) -> tuple[list[dict], int]:
     """The gaps listed a row each, untracked first, and how many such gaps the run opened.
     When the verdict counts the others per exemption (``exempted``), only the untracked: the
@@ -1198,11 +1207,7 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
         )
         for gap in gaps
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(4)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
-        for row in rows
-    ]
+    lines = _columns(rows)
     if total > len(gaps):
         what = "untracked gaps" if "exempted" in verdict else "gaps"
         lines.append(
@@ -1228,12 +1233,8 @@ def verdict_exempted(verdict: Mapping[str, Any]) -> str:
         )
         for group in groups
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(4)]
     total = sum(group["gaps"] for group in groups)
-    lines = [f"{total:,} new gap(s) tracked or intended, a line per exemption:"] + [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
-        for row in rows
-    ]
+    lines = [f"{total:,} new gap(s) tracked or intended, a line per exemption:", *_columns(rows)]
     return "\n".join(lines)
 
 
@@ -1255,11 +1256,7 @@ def verdict_files(verdict: Mapping[str, Any]) -> str:
     rows = [("FILE", "STATE", "HOW IT ENDED")] + [
         (f["file"], f["state"], f["status"] or "-") for f in files
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(2)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[2]
-        for row in rows
-    ]
+    lines = _columns(rows)
     if verdict.get("ci_url"):
         lines.append(f"CI run: {verdict['ci_url']}")
     return "\n".join(lines)
@@ -1311,20 +1308,7 @@ def verdict_markdown(
     lines += [" ".join(facts), ""]
     if parity:
         lines += _scores_markdown(parity, client=client) + [""]
-    gaps, total = _listed_gaps(verdict)
-    if gaps:
-        lines += ["| state | tracking | test | reason | issues |", "|---|---|---|---|---|"]
-        for gap in gaps[:SUMMARY_MAX_GAPS]:
-            test = _md_link(gap["test"], _test_url(gap, client))
-            issues = " ".join(_md_link(_issue_label(u), u) for u in gap.get("issues") or [])
-            lines.append(
-                f"| {gap['state']} | {gap_tracking(gap)} | {test} | "
-                f"{_md(gap.get('reason') or '')} | {issues} |"
-            )
-        shown = min(len(gaps), SUMMARY_MAX_GAPS)
-        if total > shown:
-            lines.append(f"\n… and {total - shown:,} more on {run_link}.")
-        lines.append("")
+    lines += _gaps_markdown(verdict, client=client, run_link=run_link)
     exemptions_page = client.dashboard_url("exemptions/", backend=backend)
     lines += _exempted_markdown(verdict.get("exempted") or [], exemptions_page=exemptions_page)
     files = verdict.get("unrun_files") or []
@@ -1347,6 +1331,26 @@ def verdict_markdown(
     ]
     lines.append(" · ".join(links))
     return "\n".join(lines) + "\n"
+
+
+def _gaps_markdown(verdict: Mapping[str, Any], *, client: Client, run_link: str) -> list[str]:
+    """The gaps listed a row each (``_listed_gaps``), the first ``SUMMARY_MAX_GAPS``, and how
+    many more the run's page lists."""
+    gaps, total = _listed_gaps(verdict)
+    if not gaps:
+        return []
+    lines = ["| state | tracking | test | reason | issues |", "|---|---|---|---|---|"]
+    for gap in gaps[:SUMMARY_MAX_GAPS]:
+        test = _md_link(gap["test"], _test_url(gap, client))
+        issues = " ".join(_md_link(_issue_label(u), u) for u in gap.get("issues") or [])
+        lines.append(
+            f"| {gap['state']} | {gap_tracking(gap)} | {test} | "
+            f"{_md(gap.get('reason') or '')} | {issues} |"
+        )
+    shown = min(len(gaps), SUMMARY_MAX_GAPS)
+    if total > shown:
+        lines.append(f"\n… and {total - shown:,} more on {run_link}.")
+    return lines + [""]
 
 
 def _exempted_markdown(groups: Sequence[Mapping[str, Any]], *, exemptions_page: str) -> list[str]:
