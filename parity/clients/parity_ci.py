@@ -891,17 +891,17 @@ def child_environment(
 ) -> dict[str, str]:
     """The environment each file's process runs in: the client's, plus the settings ``run``
     was given (flags included, and the token an --oidc exchange gave), so that the pytest
-    plugin and the unittest runner apply the backend's exemptions. The plugin is loaded by
-    ``PYTEST_PLUGINS`` when it sits beside this file (fetched beside it, or installed with it);
-    a single file's folder goes on ``PYTHONPATH`` for the plugin and the runner."""
+    plugin and the unittest runner apply the backend's exemptions. A single file's folder goes
+    on ``PYTHONPATH``, for the plugin and the runner fetched beside it; the plugin is loaded by
+    ``PYTEST_PLUGINS`` when it sits beside this file (fetched, or installed with it)."""
     child = dict(env)
     child.update(PARITY_URL=client.url, PARITY_BACKEND=backend)
     child.update({"PARITY_PROJECT": client.project or "", "PARITY_TOKEN": client.token or ""})
     child["PARITY_PROBE"] = "1" if probe else ""
-    if not (here / "parity_pytest.py").is_file():
-        return child
     if here.name not in ("site-packages", "dist-packages"):  # installed: on the path already
         child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here), env.get("PYTHONPATH")]))
+    if not (here / "parity_pytest.py").is_file():
+        return child
     plugins = [name.strip() for name in env.get("PYTEST_PLUGINS", "").split(",") if name.strip()]
     child["PYTEST_PLUGINS"] = ",".join(dict.fromkeys([*plugins, "parity_pytest"]))
     return child

@@ -1,7 +1,8 @@
 """``parity_ci.py run --backend X`` on the live stack over a small real pytest suite applies X's
 exemptions in each file's process, with no ``PARITY_BACKEND`` in the environment: the backend,
-server, project and token given to ``run`` reach the pytest plugin. It says how many
-exemptions it applies, and each file's output comes before the verdict."""
+server, project and token given to ``run`` reach the pytest plugin (and the unittest runner,
+for a script-style suite). It says how many exemptions it applies, and each file's output
+comes before the verdict."""
 
 import subprocess
 import sys
@@ -26,10 +27,28 @@ SUITE = {
     ),
 }
 PYTEST = [sys.executable, "-m", "pytest", "{file}", "--junitxml={junit}", "-q"]
+UNITTEST = [sys.executable, "-m", "parity_unittest", "{file}", "--junit-xml", "{junit}"]
+SCRIPT = """import os
+import unittest
+
+
+class TestUnits(unittest.TestCase):
+    def test_keep(self):
+        pass
+
+    def test_hangs(self):
+        self.assertEqual(os.environ["BACKEND"], "cpu")
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
 ISSUE = "https://github.com/pytorch/xla/issues/41"
 
 
-def run(live, project, suite, backend: str, *args: str) -> subprocess.CompletedProcess:
+def run(
+    live, project, suite, backend: str, *args: str, command=PYTEST
+) -> subprocess.CompletedProcess:
     """``parity_ci.py run --backend BACKEND ARGS`` with the server settings in the environment
     but no PARITY_BACKEND; standard error goes into standard output, as a CI log shows them."""
     env = clean_environment(
@@ -40,9 +59,9 @@ def run(live, project, suite, backend: str, *args: str) -> subprocess.CompletedP
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # this repository's plugins: slow to load
         PYTHONDONTWRITEBYTECODE="1",
     )
-    command = [sys.executable, str(CLIENTS_DIR / "parity_ci.py"), "run", "--backend", backend]
+    client = [sys.executable, str(CLIENTS_DIR / "parity_ci.py"), "run", "--backend", backend]
     return subprocess.run(
-        [*command, "--commit", COMMIT, "--run", f"{backend}-1", *args, "--", *PYTEST],
+        [*client, "--commit", COMMIT, "--run", f"{backend}-1", *args, "--", *command],
         env=env,
         cwd=suite,
         stdout=subprocess.PIPE,
@@ -133,3 +152,27 @@ def test_a_probe_run_runs_the_exempted_tests(live, project, suite):
     probe = Run.objects.get(project=project, backend__name="tpu", key="tpu-1")
     hangs = Result.objects.get(run=probe, test__key="test/test_partly.py::test_hangs")
     assert (probe.probe, hangs.outcome) == (True, Outcome.FAILED)
+
+
+def test_run_applies_them_through_the_unittest_runner_too(live, project, tmp_path):
+    live.token = upload_token_create(project=project)
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "test_units.py").write_text(SCRIPT)
+    every = manifest_file(tmp_path, ["test/test_units.py"])
+    reference = run(
+        live, project, tmp_path, "cpu", "--manifest", every, "--complete", "--wait",
+        command=UNITTEST,
+    )  # fmt: skip
+    assert reference.returncode == 0, reference.stdout
+    current_run_is(project, "cpu", "cpu-1")
+    hangs = "test/test_units.py::TestUnits::test_hangs"
+    request = TriageRequest(kind="tracked", backend="tpu", match=hangs, issue_url=ISSUE)
+    triage_create(project=project, request=request)
+
+    done = run(live, project, tmp_path, "tpu", "--complete", "--wait", command=UNITTEST)
+
+    assert done.returncode == 0, done.stdout
+    assert "[1/1] test/test_units.py: exit 0" in done.stdout
+    tpu_run = Run.objects.get(project=project, backend__name="tpu", key="tpu-1")
+    result = Result.objects.get(run=tpu_run, test__key=hangs)
+    assert result.outcome == Outcome.SKIPPED and ISSUE in result.message
