@@ -56,7 +56,7 @@ import parity_ci
 import pytest
 from _pytest import junitxml  # its report's properties: pytest offers no public hook for them
 
-SKIPPING_KINDS = ("tracked", "intended")
+SKIPPING_KINDS = parity_ci.SKIPPING_KINDS
 QUARANTINE = "quarantine"
 SEP = "::"
 

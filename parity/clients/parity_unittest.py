@@ -63,7 +63,7 @@ from xml.etree import ElementTree
 
 import parity_ci
 
-SKIPPING_KINDS = ("tracked", "intended")
+SKIPPING_KINDS = parity_ci.SKIPPING_KINDS
 QUARANTINE = "quarantine"
 # Outcomes by weight: a test that failed and then errored in tearDown errored.
 _RANK = {"": -1, "passed": 0, "skipped": 1, "failure": 2, "error": 3}
