@@ -59,6 +59,7 @@ def run(
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # this repository's plugins: slow to load
         PYTHONDONTWRITEBYTECODE="1",
     )
+    assert "PARITY_BACKEND" not in env  # the backend is the flag's alone
     client = [sys.executable, str(CLIENTS_DIR / "parity_ci.py"), "run", "--backend", backend]
     return subprocess.run(
         [*client, "--commit", COMMIT, "--run", f"{backend}-1", *args, "--", *command],
