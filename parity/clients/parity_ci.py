@@ -7,7 +7,7 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
     python parity_ci.py upload test-reports --backend tpu --complete --wait --gate
     python parity_ci.py files --backend tpu --shard 2/4      # this runner's test files
     python parity_ci.py run --backend tpu --shard 2/4 --timeout 1800 --complete --gate \
-        -- python -m pytest {file} --junitxml={junit}       # run them one by one, upload
+        -- python -m pytest {file} --junitxml={junit}       # one by one, exemptions applied
     python parity_ci.py manifest --backend tpu -o parity-manifest.json
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
@@ -62,7 +62,9 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, Sequence
 
-__version__ = "1"
+# The server's version, as parity/__init__.py has it (a test holds them equal): the wheel of
+# these files carries it, and --version and the User-Agent say it.
+__version__ = "0.1.0"
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -824,6 +826,87 @@ def load_manifest(path: str | os.PathLike) -> dict:
     return manifest
 
 
+def pattern_regex(pattern: str) -> re.Pattern:
+    """The regular expression a manifest's ``match`` pattern stands for, over node IDs (the
+    server's rules, ``parity/pure/globs.py``): a file glob (``*`` and ``?`` within one folder,
+    ``**`` across folders, none across ``::``), then optionally ``::`` and a glob over the rest
+    of the ID (``*`` anything, ``?`` one character). A pattern without ``::`` names whole
+    files. Everything else is literal, brackets included."""
+    pattern = pattern.strip()
+    file_part, sep, test_part = pattern.partition("::")
+    regex = _glob_regex(file_part, {"**": "[^:]*", "*": "[^/:]*", "?": "[^/:]"}) + "::"
+    if sep:
+        regex += _glob_regex(test_part, {"**": ".*", "*": ".*", "?": "."}) + r"\Z"
+    return re.compile(regex, re.DOTALL)
+
+
+def _glob_regex(glob: str, wildcards: dict[str, str]) -> str:
+    return "".join(
+        wildcards.get(piece) or re.escape(piece)
+        for piece in re.split(r"(\*\*|\*|\?)", glob)
+        if piece
+    )
+
+
+SKIPPING_KINDS = ("tracked", "intended")  # quarantined tests run; these are skipped
+CLIENT_DIR = Path(__file__).resolve().parent  # where the plugin and the runner sit beside it
+
+
+def exemptions_summary(
+    manifest: Mapping[str, Any], files: Sequence[str], *, probe: bool = False
+) -> str:
+    """How many of the manifest's exemptions ``run`` applies to ``files`` (a probe: runs the
+    tests of): those that leave whole files out of the list, and those naming tests of
+    ``files`` (the child processes resolve which tests exactly)."""
+    exemptions = manifest.get("exemptions") or []
+    whole = [e for e in exemptions if e.get("file_level") and e["kind"] in SKIPPING_KINDS]
+    named = {f"{file}::" for file in files}
+    of_tests = [
+        e
+        for e in exemptions
+        if e not in whole
+        and any(pattern_regex(e["match"].partition("::")[0]).match(f) for f in named)
+    ]
+    kinds = ", ".join(
+        f"{sum(e['kind'] == kind for e in of_tests)} {kind}"
+        for kind in ("tracked", "intended", "quarantine")
+        if any(e["kind"] == kind for e in of_tests)
+    )
+    version = manifest.get("version") or "not given"
+    verb = "probing (running the tests of)" if probe else "applying"
+    return (
+        f"{verb} {len(whole) + len(of_tests)} exemption(s) of {manifest.get('backend') or '?'} "
+        f"(list version {version}): {len(whole)} leave whole files out, {len(of_tests)} name "
+        f"tests of the {len(files)} file(s) to run here" + (f" ({kinds})" if kinds else "")
+    )
+
+
+def child_environment(
+    env: Mapping[str, str],
+    client: Client,
+    *,
+    backend: str,
+    probe: bool,
+    here: Path = CLIENT_DIR,
+) -> dict[str, str]:
+    """The environment each file's process runs in: the client's, plus the settings ``run``
+    was given (flags included, and the token an --oidc exchange gave), so that the pytest
+    plugin and the unittest runner apply the backend's exemptions. A single file's folder goes
+    on ``PYTHONPATH``, for the plugin and the runner fetched beside it; the plugin is loaded by
+    ``PYTEST_PLUGINS`` when it sits beside this file (fetched, or installed with it)."""
+    child = dict(env)
+    child.update(PARITY_URL=client.url, PARITY_BACKEND=backend)
+    child.update({"PARITY_PROJECT": client.project or "", "PARITY_TOKEN": client.token or ""})
+    child["PARITY_PROBE"] = "1" if probe else ""
+    if here.name not in ("site-packages", "dist-packages"):  # installed: on the path already
+        child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here), env.get("PYTHONPATH")]))
+    if not (here / "parity_pytest.py").is_file():
+        return child
+    plugins = [name.strip() for name in env.get("PYTEST_PLUGINS", "").split(",") if name.strip()]
+    child["PYTEST_PLUGINS"] = ",".join(dict.fromkeys([*plugins, "parity_pytest"]))
+    return child
+
+
 # --- Running test files one by one: the run manifest ---------------------------------------
 
 KILL_GRACE_SECONDS = 10.0  # between SIGTERM and SIGKILL when a file runs past --timeout
@@ -854,18 +937,27 @@ def report_tests(path: Path) -> int | None:
 
 
 def run_file(
-    command: Sequence[str], *, file: str, junit: Path, timeout: float | None
+    command: Sequence[str],
+    *,
+    file: str,
+    junit: Path,
+    timeout: float | None,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run one test file's command in its own process group (so a timeout kills what it
-    started too) and return its run manifest entry."""
+    started too), in ``env`` (default: this process's), and return its run manifest entry."""
     if junit.exists():
         junit.unlink()  # a report left by an earlier run must not pass for this one's
     started = time.monotonic()
     timed_out = False
+    # What this process wrote goes out before the file's own output, never into its middle.
+    sys.stdout.flush()
+    sys.stderr.flush()
     try:
         process = subprocess.Popen(
             fill_command(command, file=file, junit=str(junit)),
             start_new_session=os.name == "posix",
+            env=None if env is None else dict(env),
         )
     except OSError as exc:  # no such program: no file would run, so say so once
         raise ConfigError(f"cannot run {command[0]!r}: {exc.strerror or exc}") from None
@@ -915,15 +1007,18 @@ def run_files(
     *,
     reports: Path,
     timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
     log: Callable[[str], None] = _log,
 ) -> list[dict[str, Any]]:
-    """Run ``command`` once per file, one after another, and return the run manifest's
-    entries (``parity.pure.run_manifest`` on the server says what they mean)."""
+    """Run ``command`` once per file, one after another, in ``env`` (default: this process's),
+    and return the run manifest's entries (``parity.pure.run_manifest`` on the server says
+    what they mean). A line before and after each file's own output says which file it is."""
     reports.mkdir(parents=True, exist_ok=True)
     entries = []
     for index, file in enumerate(files, start=1):
         junit = junit_path(reports, index, file)
-        entry = run_file(command, file=file, junit=junit, timeout=timeout)
+        log(f"[{index}/{len(files)}] {file}: starting")
+        entry = run_file(command, file=file, junit=junit, timeout=timeout, env=env)
         log(f"[{index}/{len(files)}] {file}: {describe_file_run(entry)}")
         entries.append(entry)
     return entries
@@ -1071,7 +1166,8 @@ def verdict_exemptions(verdict: Mapping[str, Any]) -> str:
         changed += [f"removed {_exemption_label(e)}" for e in removed]
         since = "; since then " + ", ".join(changed) if changed else ", unchanged since"
         lines.append(f"exemptions: version {version} applied{since}")
-    for gap in verdict.get("gaps", []):
+    # A server that counts the gaps per exemption says "added after the run" on its line.
+    for gap in [] if "exempted" in verdict else verdict.get("gaps", []):
         if gap.get("exemption_added"):
             lines.append(
                 f"  {gap['test']}: {gap_tracking(gap)} by exemption #{gap['exemption']}, "
@@ -1084,13 +1180,36 @@ def _exemption_label(exemption: Mapping[str, Any]) -> str:
     return f"#{exemption['id']} ({exemption['kind']} {exemption['match']})"
 
 
-def verdict_table(verdict: Mapping[str, Any]) -> str:
-    """The gaps the run opened, one a line, untracked first: state, tracking, test, reason,
-    issues; then, when the verdict listed only the first of them, how many more there are."""
+def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows of cells as aligned lines, every column but the last padded to its widest cell."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1]
+        for row in rows
+    ]
+
+
+def _listed_gaps(verdict: Mapping[str, Any]) -> tuple[list[dict], int]:
+    """The gaps listed a row each, untracked first, and how many such gaps the run opened.
+    When the verdict counts the others per exemption (``exempted``), only the untracked: the
+    others are a line per exemption (``verdict_exempted``)."""
     gaps = _gaps_in_order(verdict)
-    total = gaps_total(verdict)
+    if "exempted" not in verdict:  # an older server: every gap a row
+        return gaps, gaps_total(verdict)
+    untracked = [gap for gap in gaps if gap_tracking(gap) == "untracked"]
+    return untracked, verdict["opened"]["untracked"]
+
+
+def verdict_table(verdict: Mapping[str, Any]) -> str:
+    """The untracked gaps the run opened, one a line: state, tracking, test, reason, issues;
+    then, when the verdict listed only the first of them, how many more there are; then the
+    others, one line per exemption (an older server's verdict: every gap a row)."""
+    gaps, total = _listed_gaps(verdict)
+    exempted = verdict_exempted(verdict)
     if not gaps:
-        return f"{total:,} new gaps (none listed)" if total else "no new gaps"
+        what = "untracked gaps" if exempted else "gaps"
+        listed = f"{total:,} new {what} (none listed)" if total else f"no new {what}"
+        return "\n".join(filter(None, [listed, exempted]))
     rows = [("STATE", "TRACKING", "TEST", "REASON", "ISSUES")] + [
         (
             gap["state"],
@@ -1101,17 +1220,44 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
         )
         for gap in gaps
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(4)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[4]
-        for row in rows
-    ]
+    lines = _columns(rows)
     if total > len(gaps):
+        what = "untracked gaps" if "exempted" in verdict else "gaps"
         lines.append(
-            f"... and {total - len(gaps):,} more: {total:,} new gaps, the first {len(gaps):,} "
+            f"... and {total - len(gaps):,} more: {total:,} new {what}, the first {len(gaps):,} "
             "listed (the run's page and the verdict API's gaps_next list the rest)"
         )
+    return "\n".join(filter(None, ["\n".join(lines), exempted]))
+
+
+def verdict_exempted(verdict: Mapping[str, Any]) -> str:
+    """The opened gaps an exemption tracks or intends (or a skip reason's issue tracks), one
+    line per exemption: tracking, how many, the exemption and its match, reason, issues."""
+    groups = verdict.get("exempted") or []
+    if not groups:
+        return ""
+    rows = [("TRACKING", "GAPS", "BY", "REASON", "ISSUES")] + [
+        (
+            gap_tracking(group),
+            f"{group['gaps']:,}",
+            _exempted_by(group),
+            _clip(group.get("reason") or "-", 60),
+            " ".join(group.get("issues") or []) or "-",
+        )
+        for group in groups
+    ]
+    total = sum(group["gaps"] for group in groups)
+    lines = [f"{total:,} new gap(s) tracked or intended, a line per exemption:", *_columns(rows)]
     return "\n".join(lines)
+
+
+def _exempted_by(group: Mapping[str, Any]) -> str:
+    """``#41 test/test_ops.py`` (an exemption), ``skip reason`` (a reason's issue); ``, added
+    after the run`` when the exemption is newer than the list the run applied."""
+    if group.get("exemption") is None:
+        return "skip reason"
+    by = f"#{group['exemption']} {group.get('match') or '(a skip reason)'}"
+    return by + (", added after the run" if group.get("exemption_added") else "")
 
 
 def verdict_files(verdict: Mapping[str, Any]) -> str:
@@ -1123,11 +1269,7 @@ def verdict_files(verdict: Mapping[str, Any]) -> str:
     rows = [("FILE", "STATE", "HOW IT ENDED")] + [
         (f["file"], f["state"], f["status"] or "-") for f in files
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(2)]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[2]
-        for row in rows
-    ]
+    lines = _columns(rows)
     if verdict.get("ci_url"):
         lines.append(f"CI run: {verdict['ci_url']}")
     return "\n".join(lines)
@@ -1182,20 +1324,9 @@ def verdict_markdown(
     lines += [" ".join(facts), ""]
     if parity:
         lines += _scores_markdown(parity, client=client) + [""]
-    gaps = _gaps_in_order(verdict)
-    if gaps:
-        lines += ["| state | tracking | test | reason | issues |", "|---|---|---|---|---|"]
-        for gap in gaps[:SUMMARY_MAX_GAPS]:
-            test = _md_link(gap["test"], _test_url(gap, client))
-            issues = " ".join(_md_link(_issue_label(u), u) for u in gap.get("issues") or [])
-            lines.append(
-                f"| {gap['state']} | {gap_tracking(gap)} | {test} | "
-                f"{_md(gap.get('reason') or '')} | {issues} |"
-            )
-        shown = min(len(gaps), SUMMARY_MAX_GAPS)
-        if gaps_total(verdict) > shown:
-            lines.append(f"\n… and {gaps_total(verdict) - shown:,} more on {run_link}.")
-        lines.append("")
+    lines += _gaps_markdown(verdict, client=client, run_link=run_link)
+    exemptions_page = client.dashboard_url("exemptions/", backend=backend)
+    lines += _exempted_markdown(verdict.get("exempted") or [], exemptions_page=exemptions_page)
     files = verdict.get("unrun_files") or []
     if files:
         ci_url = verdict.get("ci_url") or ""
@@ -1216,6 +1347,51 @@ def verdict_markdown(
     ]
     lines.append(" · ".join(links))
     return "\n".join(lines) + "\n"
+
+
+def _gaps_markdown(verdict: Mapping[str, Any], *, client: Client, run_link: str) -> list[str]:
+    """The gaps listed a row each (``_listed_gaps``), the first ``SUMMARY_MAX_GAPS``, and how
+    many more the run's page lists."""
+    gaps, total = _listed_gaps(verdict)
+    if not gaps:
+        return []
+    lines = ["| state | tracking | test | reason | issues |", "|---|---|---|---|---|"]
+    for gap in gaps[:SUMMARY_MAX_GAPS]:
+        test = _md_link(gap["test"], _test_url(gap, client))
+        issues = " ".join(_md_link(_issue_label(u), u) for u in gap.get("issues") or [])
+        lines.append(
+            f"| {gap['state']} | {gap_tracking(gap)} | {test} | "
+            f"{_md(gap.get('reason') or '')} | {issues} |"
+        )
+    shown = min(len(gaps), SUMMARY_MAX_GAPS)
+    if total > shown:
+        lines.append(f"\n… and {total - shown:,} more on {run_link}.")
+    return lines + [""]
+
+
+def _exempted_markdown(groups: Sequence[Mapping[str, Any]], *, exemptions_page: str) -> list[str]:
+    """The gaps tracked or intended, a row per exemption (``verdict_exempted``); an exemption
+    links to the backend's exemptions (GitHub would link a bare "#12" to issue 12)."""
+    if not groups:
+        return []
+    total = sum(group["gaps"] for group in groups)
+    lines = [
+        f"{total:,} new gap(s) tracked or intended, a row per exemption:",
+        "",
+        "| tracking | gaps | by | reason | issues |",
+        "|---|---|---|---|---|",
+    ]
+    for group in groups:
+        issues = " ".join(_md_link(_issue_label(u), u) for u in group.get("issues") or [])
+        by = _md(_exempted_by(group))
+        if group.get("exemption") is not None:
+            label = f"exemption {group['exemption']}"
+            by = _md_link(label, exemptions_page) + by[len(f"#{group['exemption']}") :]
+        lines.append(
+            f"| {gap_tracking(group)} | {group['gaps']:,} | {by} | "
+            f"{_md(group.get('reason') or '')} | {issues} |"
+        )
+    return lines + [""]
 
 
 def _test_url(gap: Mapping[str, Any], client: Client) -> str:
@@ -1350,16 +1526,25 @@ def command_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     request = upload_request(args, env)  # before running: a bad setting fails fast
     manifest = load_manifest(args.manifest) if args.manifest else client.manifest(backend)
     files = shard_files(manifest, args.shard)
+    client.log(exemptions_summary({"backend": backend, **manifest}, files, probe=args.probe))
     if not any("{junit}" in part for part in command):
         client.log("the command has no {junit}: only the run manifest is uploaded")
     reports = Path(args.reports)
-    entries = run_files(files, command, reports=reports, timeout=args.file_timeout, log=client.log)
+    child_env = child_environment(env, client, backend=backend, probe=args.probe)
+    if not (CLIENT_DIR / "parity_pytest.py").is_file():
+        client.log(
+            f"parity_pytest.py is not beside {Path(__file__).name} (fetch it from "
+            f"{client.url}/ci/): a pytest command applies no exemption unless it loads the plugin"
+        )
+    entries = run_files(
+        files, command, reports=reports, timeout=args.file_timeout, env=child_env, log=client.log
+    )
     written = [
         str(junit_path(reports, index, entry["file"]))
         for index, entry in enumerate(entries, start=1)
         if entry["report"]
     ]
-    client.log(f"ran {len(entries)} file(s), {len(written)} wrote a report")
+    client.log(f"ran {len(entries)} file(s), {len(written)} wrote a report; uploading")
     answers = client.upload(written, request, run_manifest={"files": entries})
     return _uploaded(args, client, request, answers, env)
 

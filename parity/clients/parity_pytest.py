@@ -26,7 +26,9 @@ the run was a probe, as ``<properties>`` of its test suite; ``parity_ci.py uploa
 with the upload, so the verdict says which exemption list the run used.
 
 Settings: ``--parity-backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN``,
-``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the plugin does nothing. When the
+``PARITY_PROJECT`` as for ``parity_ci.py``; ``--parity-probe`` (or ``PARITY_PROBE=1``).
+``parity_ci.py run`` sets these for each file's process, and loads the plugin there with
+``PYTEST_PLUGINS``. Without a backend the plugin does nothing. When the
 server cannot be reached the session stops with the reason, unless ``--parity-optional`` is
 given: then it warns and runs every test.
 
@@ -46,7 +48,6 @@ as pytest names them, without the server's normalization: an exemption written f
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections import Counter
 from typing import Sequence
@@ -55,7 +56,7 @@ import parity_ci
 import pytest
 from _pytest import junitxml  # its report's properties: pytest offers no public hook for them
 
-SKIPPING_KINDS = ("tracked", "intended")
+SKIPPING_KINDS = parity_ci.SKIPPING_KINDS
 QUARANTINE = "quarantine"
 SEP = "::"
 
@@ -77,7 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--parity-probe",
         action="store_true",
-        help="run the exempted tests too (a probe run, to learn which exemptions pass now)",
+        default=os.environ.get("PARITY_PROBE") == "1",
+        help="run the exempted tests too (a probe run, to learn which exemptions pass now; "
+        "default: $PARITY_PROBE is 1)",
     )
     group.addoption(
         "--parity-run-manifest",
@@ -292,23 +295,6 @@ class ExemptionsPlugin:
             write(f"parity: quarantined test failed, reported as skipped: {failure}")
 
 
-def pattern_regex(pattern: str) -> re.Pattern:
-    """The regular expression a manifest's ``match`` pattern stands for, over node IDs (the
-    server's rules, ``parity/pure/globs.py``): a file glob (``*`` and ``?`` within one folder,
-    ``**`` across folders, none across ``::``), then optionally ``::`` and a glob over the rest
-    of the ID (``*`` anything, ``?`` one character). A pattern without ``::`` names whole
-    files. Everything else is literal, brackets included."""
-    pattern = pattern.strip()
-    file_part, sep, test_part = pattern.partition(SEP)
-    regex = _translate(file_part, {"**": "[^:]*", "*": "[^/:]*", "?": "[^/:]"}) + SEP
-    if sep:
-        regex += _translate(test_part, {"**": ".*", "*": ".*", "?": "."}) + r"\Z"
-    return re.compile(regex, re.DOTALL)
-
-
-def _translate(glob: str, wildcards: dict[str, str]) -> str:
-    return "".join(
-        wildcards.get(piece) or re.escape(piece)
-        for piece in re.split(r"(\*\*|\*|\?)", glob)
-        if piece
-    )
+# The server's rules for an exemption's ``match`` over node IDs, kept in parity_ci (``run`` counts
+# the exemptions of its files with them).
+pattern_regex = parity_ci.pattern_regex

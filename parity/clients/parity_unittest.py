@@ -63,7 +63,7 @@ from xml.etree import ElementTree
 
 import parity_ci
 
-SKIPPING_KINDS = ("tracked", "intended")
+SKIPPING_KINDS = parity_ci.SKIPPING_KINDS
 QUARANTINE = "quarantine"
 # Outcomes by weight: a test that failed and then errored in tearDown errored.
 _RANK = {"": -1, "passed": 0, "skipped": 1, "failure": 2, "error": 3}
@@ -486,7 +486,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--probe",
         action="store_true",
-        help="run the exempted tests too (a probe run, to learn which exemptions pass now)",
+        default=os.environ.get("PARITY_PROBE") == "1",
+        help="run the exempted tests too (a probe run, to learn which exemptions pass now; "
+        "default: $PARITY_PROBE is 1)",
     )
     parser.add_argument(
         "--optional",

@@ -209,6 +209,11 @@ class _ExemptionIndex:
         return best[1] if best else None
 
 
+def exemption_reason(triage: Triage) -> str:
+    """What CI says an exemption skips for: its note, or its kind's default."""
+    return triage.note or DEFAULT_REASONS.get(triage.kind, triage.kind)
+
+
 def _exemption(triage: Triage) -> Exemption:
     if triage.test is not None:
         match, regex, shape = triage.test.key, "", "key"  # found by its key, not a regex
@@ -216,7 +221,7 @@ def _exemption(triage: Triage) -> Exemption:
         match, regex, shape = triage.match, triage.match_regex, triage.match_shape
     issues = issue_urls(reason=None, triage=triage)
     issue = issues[0] if issues else None
-    reason = triage.note or DEFAULT_REASONS.get(triage.kind, triage.kind)
+    reason = exemption_reason(triage)
     return Exemption(
         id=triage.pk,
         match=match,

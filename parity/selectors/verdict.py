@@ -31,7 +31,7 @@ queued). Its cost depends on the size of the two runs, not on history.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -66,7 +66,7 @@ from parity.models import (
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
 from parity.selectors.fragments import all_closed, issue_infos
-from parity.selectors.manifest import backend_exemptions
+from parity.selectors.manifest import backend_exemptions, exemption_reason
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,24 @@ class VerdictGap:
     tracked_closed: bool  # an issue tracks it, and every issue it cites is closed
     exemption: int | None  # the triage that applies (an exemption or a reason's triage)
     exemption_added: bool  # that triage was added after the run's exemption list
+
+
+@dataclass(frozen=True)
+class ExemptedGaps:
+    """The opened gaps one exemption (a triage) tracks or intends, or, without one, one reason
+    citing an issue tracks: counted over every opened gap, listed or not, so CI prints one line
+    for them instead of a row per test."""
+
+    exemption: int | None  # the triage's id; None: a reason's issue tracks them
+    match: str | None  # the exemption's pattern or test; None for a reason's triage
+    kind: str | None  # tracked, intended, quarantine; None: a reason's issue
+    reason: str | None  # the exemption's reason (its note), or the skip reason's text
+    issues: list[str]
+    tracked: bool
+    intended: bool
+    tracked_closed: bool
+    exemption_added: bool  # the exemption was added after the run's exemption list
+    gaps: int
 
 
 @dataclass(frozen=True)
@@ -135,6 +153,7 @@ class Verdict:
     test_count: int
     baseline_test_count: int | None
     gaps: list[VerdictGap]  # the gaps the run opened: a page of them, untracked first
+    exempted: list[ExemptedGaps]  # every opened gap not untracked, one entry per exemption
     probe: bool
     exemptions: ExemptionsApplied
     ci_url: str
@@ -469,7 +488,7 @@ def run_verdict(
     )
     opened_rows = [row[6:] for row in rows if row[6] is not None]
     applied, listed_ids = _exemptions_applied(run)
-    opened, gaps = _verdict_gaps(
+    opened, gaps, exempted = _verdict_gaps(
         opened_rows,
         kinds or [],
         backend=backend.name,
@@ -494,6 +513,7 @@ def run_verdict(
         test_count=test_count,
         baseline_test_count=baseline_count if baseline else None,
         gaps=gaps,
+        exempted=exempted,
         probe=run.probe,
         exemptions=applied,
         ci_url=run.ci_url,
@@ -591,15 +611,16 @@ def _verdict_gaps(
     backend: str,
     closed_untracked: bool,
     added_after: Callable[[Triage], bool],
-) -> tuple[dict[str, int], list[VerdictGap]]:
+) -> tuple[dict[str, int], list[VerdictGap], list[ExemptedGaps]]:
     """The opened counts, from how many gaps have each (reason, triage, kind, reason has an
     issue): a gap's tracking follows from those alone, so it is worked out once per such
-    combination (a handful), not per gap (a first run opens tens of thousands). And the gaps
-    of ``rows``, in the order the statement listed them."""
+    combination (a handful), not per gap (a first run opens tens of thousands). The gaps
+    of ``rows``, in the order the statement listed them. And the gaps not untracked, per
+    exemption (``_exempted_gaps``)."""
     reasons = Reason.objects.prefetch_related("issues").in_bulk(
         {kind[0] for kind in kinds if kind[0] is not None}
     )
-    triages = Triage.objects.select_related("issue").in_bulk(
+    triages = Triage.objects.select_related("issue", "test").in_bulk(
         {kind[1] for kind in kinds if kind[1] is not None}
     )
     tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
@@ -638,7 +659,67 @@ def _verdict_gaps(
                 exemption_added=triage is not None and added_after(triage),
             )
         )
-    return opened, gaps
+    exempted = _exempted_gaps(kinds, tracking, reasons, triages, added_after)
+    return opened, gaps, exempted
+
+
+def _exempted_gaps(
+    kinds: list[list],
+    tracking: dict[tuple, tuple[bool, bool, bool, list[str]]],
+    reasons: dict[int, Reason],
+    triages: dict[int, Triage],
+    added_after: Callable[[Triage], bool],
+) -> list[ExemptedGaps]:
+    """The opened gaps that are not untracked, one entry per triage (or, with none, per
+    reason whose issue tracks them), most gaps first."""
+    groups: dict[tuple, ExemptedGaps] = {}
+    for reason_id, triage_id, kind, reason_issue, n in kinds:
+        tracked, intended, tracked_closed, issues = tracking[
+            (reason_id, triage_id, kind, reason_issue)
+        ]
+        if not (tracked or intended):
+            continue
+        key = ("triage", triage_id) if triage_id is not None else ("reason", reason_id)
+        group = groups.get(key) or _exempted_group(
+            triages.get(triage_id), reasons.get(reason_id), kind, added_after
+        )
+        groups[key] = replace(
+            group,
+            issues=list(dict.fromkeys([*group.issues, *issues])),
+            tracked=group.tracked or tracked,
+            intended=group.intended or intended,
+            tracked_closed=(group.tracked_closed or not group.gaps) and tracked_closed,
+            gaps=group.gaps + n,
+        )
+    return sorted(groups.values(), key=lambda g: (-g.gaps, g.match or g.reason or ""))
+
+
+def _exempted_group(
+    triage: Triage | None,
+    reason: Reason | None,
+    kind: str | None,
+    added_after: Callable[[Triage], bool],
+) -> ExemptedGaps:
+    """An empty group of the triage's gaps, or of the reason's when no triage applies."""
+    if triage is None:
+        match, text = None, reason.text if reason else None
+    else:
+        match = triage.test.key if triage.test is not None else triage.match or None
+        # A reason's triage covers that reason's gaps: its text says more than a default.
+        covers_reason = triage.reason_id is not None and not triage.note and reason is not None
+        text = reason.text if covers_reason else exemption_reason(triage)
+    return ExemptedGaps(
+        exemption=triage.pk if triage else None,
+        match=match,
+        kind=kind,
+        reason=text,
+        issues=[],
+        tracked=False,
+        intended=False,
+        tracked_closed=False,
+        exemption_added=triage is not None and added_after(triage),
+        gaps=0,
+    )
 
 
 def _tracking(

@@ -59,6 +59,27 @@ class VerdictGapSerializer(serializers.Serializer):
     )
 
 
+class ExemptedGapsSerializer(serializers.Serializer):
+    exemption = serializers.IntegerField(
+        allow_null=True, help_text="The triage (exemption); null: a reason's issue tracks them."
+    )
+    match = serializers.CharField(
+        allow_null=True, help_text="The exemption's pattern or test; null for a reason's."
+    )
+    kind = serializers.CharField(allow_null=True, help_text="tracked, intended or quarantine.")
+    reason = serializers.CharField(
+        allow_null=True, help_text="The exemption's reason, or the skip reason citing the issue."
+    )
+    issues = serializers.ListField(child=serializers.CharField())
+    tracked = serializers.BooleanField()
+    intended = serializers.BooleanField()
+    tracked_closed = serializers.BooleanField(help_text="Every issue they cite is closed.")
+    exemption_added = serializers.BooleanField(
+        help_text="The exemption was added after the exemption list the run applied."
+    )
+    gaps = serializers.IntegerField(help_text="How many opened gaps, listed or not.")
+
+
 class ListedExemptionSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     match = serializers.CharField()
@@ -94,6 +115,11 @@ class VerdictSerializer(serializers.Serializer):
         help_text="A page of the gaps this run opened (gaps_limit from gaps_offset): untracked "
         "first (with those tracked by closed issues only first among the tracked), then tracked, "
         "then intended, each by test.",
+    )
+    exempted = ExemptedGapsSerializer(
+        many=True,
+        help_text="Every opened gap that is not untracked, one entry per exemption (or per "
+        "reason whose issue tracks it), most gaps first: what CI prints as one line each.",
     )
     gaps_total = serializers.IntegerField(
         help_text="How many gaps the run opened, listed or not (opened's tracked + untracked + "

@@ -19,6 +19,7 @@ import parity_ci
 import pytest
 import yaml
 
+import parity
 from tests.conftest import FIXTURES_DIR
 from tests.parity.clients.conftest import CLIENTS_DIR, clean_environment, client_run, python38
 
@@ -282,6 +283,13 @@ def test_uploads_larger_than_a_part_are_split(tmp_path):
 def test_nothing_to_upload_says_why(tmp_path, make, message):
     with pytest.raises(parity_ci.ConfigError, match=message):
         parity_ci.collect_reports([str(make(tmp_path))])
+
+
+def test_the_client_says_the_version_of_the_server_and_wheel_it_comes_with():
+    done = client_run("--version", env=clean_environment())
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"parity_ci {parity.__version__}"
 
 
 def _write(path: Path, text: str) -> Path:

@@ -311,7 +311,10 @@ def test_gate_fails_a_run_opening_more_gaps_than_it_lists_with_their_full_count(
     assert f"opened {len(tests)} untracked, 0 tracked" in done.stdout
     listed = [line for line in done.stdout.splitlines() if line.startswith("failed ")]
     assert [line.split()[2] for line in listed] == tests[: parity_ci.VERDICT_GAPS]
-    more = f"... and 20 more: {len(tests)} new gaps, the first {parity_ci.VERDICT_GAPS} listed"
+    more = (
+        f"... and 20 more: {len(tests)} new untracked gaps, "
+        f"the first {parity_ci.VERDICT_GAPS} listed"
+    )
     assert more in done.stdout
     rest = len(tests) - parity_ci.SUMMARY_MAX_GAPS
     assert f"… and {rest} more on [run " in summary.read_text()

@@ -50,7 +50,9 @@ def test_each_file_runs_alone_and_its_entry_says_how_it_ended(suite, monkeypatch
     assert (segv["exit_code"], segv["signal"], segv["report"]) == (None, "SIGSEGV", False)
     assert slow["timed_out"] and not slow["report"] and TIMEOUT <= slow["duration"] < 60
     assert (empty["exit_code"], empty["report"], empty["tests"]) == (5, True, 0)
-    assert len(logged) == 4 and "killed by SIGSEGV" in logged[1] and "timed out" in logged[2]
+    # A line before each file's own output and one after it, saying how it ended.
+    assert logged[::2] == [f"[{n}/4] {name}: starting" for n, name in enumerate(SUITE, start=1)]
+    assert "killed by SIGSEGV" in logged[3] and "timed out" in logged[5]
 
     # What the server makes of them: a finished file's absent tests stay "missing".
     states = {e.file: file_state(e) for e in manifest_parse({"files": entries})}

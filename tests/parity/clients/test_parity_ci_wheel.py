@@ -125,7 +125,7 @@ def test_the_parity_ci_command_runs_the_client(venv):
     assert help_text.returncode == 0, _said(help_text)
     assert "upload" in help_text.stdout
     assert "files" in help_text.stdout
-    assert version.stdout.startswith("parity_ci "), _said(version)
+    assert version.stdout.strip() == f"parity_ci {__version__}", _said(version)
 
 
 def test_pytest_loads_the_plugin_by_its_entry_point(venv):

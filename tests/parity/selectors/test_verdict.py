@@ -243,7 +243,22 @@ def test_the_verdict_names_the_list_its_run_applied_and_an_exemption_added_since
     printed = parity_ci.verdict_exemptions(body)
     assert f"version {version} applied; since then added #{added.json()['id']}" in printed
     assert f"removed #{old['id']} (intended test/old.py)" in printed
-    assert f"{T2}: tracked by exemption #{added.json()['id']}, added after the run" in printed
+    # The gap it covers is counted on the exemption's line, which says it came after the run.
+    assert body["exempted"] == [
+        {
+            "exemption": added.json()["id"],
+            "match": T2,
+            "kind": "tracked",
+            "reason": "Exempted: a known issue",
+            "issues": ["https://github.com/pytorch/xla/issues/7"],
+            "tracked": True,
+            "intended": False,
+            "tracked_closed": False,
+            "exemption_added": True,
+            "gaps": 1,
+        }
+    ]
+    assert f"#{added.json()['id']} {T2}, added after the run" in parity_ci.verdict_table(body)
 
 
 def test_a_probe_runs_verdict_is_never_a_gate(history, ingest, api):
@@ -307,3 +322,60 @@ def test_a_run_on_the_default_branch_counts_and_the_client_says_nothing(history,
         True,
     )
     assert parity_ci.verdict_branch(body, project="pytorch-xla") == ""
+
+
+IDNA = {f"test/idna.py::TestIdna::test_{n:02}": "passed" for n in range(13)}
+
+
+def test_exempted_gaps_are_a_line_per_exemption_and_untracked_gaps_keep_their_rows(
+    history, upload_run, api
+):
+    """The 13 tests of a file tpu is exempted from (idna's) and a test exempted alone are a
+    line each in CI's output and summary, with how many gaps, the reason and the issue; the
+    untracked gap keeps its row."""
+    upload_run("cpu", {**BOTH_PASS, **IDNA}, day=DAY2)
+    url = "/api/v1/projects/pytorch-xla/triage/"
+    whole = {"kind": "intended", "match": "test/idna.py", "note": "no IDNA codec on tpu"}
+    issue = "https://github.com/pytorch/xla/issues/7"
+    one = {"kind": "tracked", "match": T1, "issue_url": issue}
+    ids = [
+        api.post(url, {**t, "backends": ["tpu"]}, format="json").json()["id"] for t in (whole, one)
+    ]
+    run = upload_run(
+        "tpu", {T1: ("skipped", "slow"), T2: ("failed", "boom")}, day=DAY2, time="13:00"
+    )
+
+    body = verdict(api, run)
+    assert body["opened"] == {"tracked": 1, "untracked": 1, "intended": 13, "tracked_closed": 0}
+    groups = [(g["exemption"], g["match"], g["gaps"], g["reason"]) for g in body["exempted"]]
+    assert groups == [
+        (ids[0], "test/idna.py", 13, "no IDNA codec on tpu"),
+        (ids[1], T1, 1, "Exempted: a known issue"),
+    ]
+    assert [g["issues"] for g in body["exempted"]] == [[], [issue]]
+
+    printed = parity_ci.verdict_table(body).splitlines()
+    assert [line.split()[:3] for line in printed] == [
+        ["STATE", "TRACKING", "TEST"],
+        ["failed", "untracked", T2],
+        ["14", "new", "gap(s)"],
+        ["TRACKING", "GAPS", "BY"],
+        ["intended", "13", f"#{ids[0]}"],
+        ["tracked", "1", f"#{ids[1]}"],
+    ]
+    assert (
+        printed[4].split() == f"intended 13 #{ids[0]} test/idna.py no IDNA codec on tpu -".split()
+    )
+    client = parity_ci.Client("https://parity.example.org", project="pytorch-xla")
+    markdown = parity_ci.verdict_markdown(body, client=client)
+    assert "idna.py::" not in markdown
+    page = "(https://parity.example.org/p/pytorch-xla/exemptions/?backend=tpu)"
+    assert (
+        f"| intended | 13 | [exemption {ids[0]}]{page} test/idna.py | no IDNA codec on tpu |  |"
+        in markdown
+    )
+    row = (
+        f"| tracked | 1 | [exemption {ids[1]}]{page} {parity_ci._md(T1)} "
+        "| Exempted: a known issue |"
+    )
+    assert f"{row} [#7]({issue}) |" in markdown
