@@ -1,0 +1,52 @@
+"""A request that cannot reach Postgres answers 503 with ``Retry-After``, never 500.
+
+Postgres refuses a connection when all of its ``max_connections`` are taken ("sorry, too many
+clients already"), while it starts or stops, or when it is down. None of that is the request's
+fault and all of it passes: the CI client (``parity_ci``) waits ``Retry-After`` and sends the
+upload again. One middleware holds the rule for pages and both APIs: DRF hands exceptions it
+does not know (a database error is one) back to Django, which gives them to ``process_exception``.
+"""
+
+import logging
+
+from django.db import OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+logger = logging.getLogger(__name__)
+
+# Long enough for a burst's connections to be given back, short enough that CI barely waits.
+RETRY_AFTER_SECONDS = 5
+MESSAGE = (
+    "The database is not accepting connections right now (too many clients, or it is "
+    f"restarting). Send the request again in {RETRY_AFTER_SECONDS} s: an upload sent twice is "
+    "stored once."
+)
+
+
+def database_unreachable(exc: BaseException) -> bool:
+    """Postgres refused or dropped the connection, as opposed to refusing a statement: libpq
+    reports those without an SQLSTATE, while every error a query raises carries one (a
+    deadlock's 40P01, a timeout's 57014) and stays a 500 worth a look."""
+    if not isinstance(exc, OperationalError):
+        return False
+    return getattr(exc.__cause__, "pgcode", None) is None
+
+
+class DatabaseUnavailableMiddleware:
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if not database_unreachable(exc):
+            return None
+        logger.warning("%s %s answered 503: %s", request.method, request.path, exc)
+        response: HttpResponse
+        if request.path.startswith("/api/"):
+            response = JsonResponse({"detail": MESSAGE}, status=503)
+        else:
+            response = HttpResponse(MESSAGE, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
