@@ -226,6 +226,8 @@ def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) 
 
 def _requeue_if_pending(upload: Upload) -> None:
     """A client resending content it got no answer for must not find a dead upload: queue a
-    pending one again. Harmless when a worker has it (the claim is a row lock)."""
+    pending one again. Harmless when a worker has it (the claim is a row lock). The send clears
+    an ``unsent`` mark, so recovery does not send a second message (a failed send sets it again)."""
     if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
+        Upload.objects.filter(pk=upload.pk, unsent=True).update(unsent=False)
         transaction.on_commit(lambda: upload_send(upload.pk))

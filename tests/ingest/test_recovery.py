@@ -125,6 +125,19 @@ def test_resending_a_stuck_upload_queues_it_again(api, stuck, django_capture_on_
     assert (stuck.status, stuck.counts["total"]) == (UploadStatus.DONE, 6)
 
 
+def test_resending_an_unsent_upload_leaves_recovery_no_second_message_to_send(
+    api, stuck, settings, django_capture_on_commit_callbacks
+):
+    settings.PARITY_UPLOAD_LOST_SECONDS = 30 * 60
+    recovery.upload_unsent_mark(upload_id=stuck.pk)
+
+    with django_capture_on_commit_callbacks() as sends:  # the resend's message, not sent here
+        assert post_upload(api, PYTEST_SMALL).status_code == 200
+
+    assert len(sends) == 1
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=timezone.now()).requeued == []
+
+
 @pytest.mark.django_db(transaction=True)
 def test_an_upload_a_live_worker_holds_is_neither_requeued_nor_taken_twice(api, settings):
     settings.PARITY_UPLOAD_STALE_SECONDS = 60
