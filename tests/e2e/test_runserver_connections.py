@@ -108,12 +108,23 @@ def laptop(tmp_path_factory) -> Iterator[Laptop]:
         api = ApiClient(base_url=f"http://127.0.0.1:{port}", token=token)
         laptop = Laptop(directory=directory, api=api, server=server, log=log)
         wait_for(lambda: _answers(laptop), seconds=60, what=f"runserver on port {port}")
+        assert _max_connections(laptop) == MAX_CONNECTIONS
         yield laptop
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=20)
         embedded_database_stop(directory / "var" / "pgdata")
+
+
+def _max_connections(laptop: Laptop) -> int:
+    probe = laptop.connect()
+    try:
+        with probe.cursor() as cursor:
+            cursor.execute("SHOW max_connections")
+            return int(cursor.fetchone()[0])
+    finally:
+        probe.close()
 
 
 def _answers(laptop: Laptop) -> bool:
@@ -185,8 +196,9 @@ def test_a_burst_of_uploads_to_runserver_is_stored_without_a_5xx(laptop, tmp_pat
             assert body["status"] == "failed" and body["error"], body
         else:
             assert (body["status"], body["counts"]) == ("done", written.expected_counts()), body
-    # Each request gives its connection back: at most one per upload in flight, and the probe's.
-    assert connections.most <= CI_JOBS + 1
+    # Each request gives its connection back: about one per upload in flight (a thread closes
+    # its connection after its answer is sent, and a backend exits a moment after that).
+    assert connections.most <= 2 * CI_JOBS
     print(f"{UPLOADS} uploads in {seconds:.0f} s, at most {connections.most} connections")
 
 
