@@ -8,19 +8,17 @@ does not know (a database error is one) back to Django, which gives them to ``pr
 """
 
 import logging
+import random
 
 from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 logger = logging.getLogger(__name__)
 
-# Long enough for a burst's connections to be given back, short enough that CI barely waits.
-RETRY_AFTER_SECONDS = 5
-MESSAGE = (
-    "The database is not accepting connections right now (too many clients, or it is "
-    f"restarting). Send the request again in {RETRY_AFTER_SECONDS} s: an upload sent twice is "
-    "stored once."
-)
+# Long enough for a burst's connections to be given back, short enough that CI barely waits;
+# drawn at random, so that the requests of a burst, refused together, do not come back together
+# (the CI client waits exactly Retry-After).
+RETRY_AFTER_SECONDS = (3, 10)
 
 
 def database_unreachable(exc: BaseException) -> bool:
@@ -43,10 +41,16 @@ class DatabaseUnavailableMiddleware:
         if not database_unreachable(exc):
             return None
         logger.warning("%s %s answered 503: %s", request.method, request.path, exc)
+        seconds = random.randint(*RETRY_AFTER_SECONDS)
+        message = (
+            "The database is not accepting connections right now (too many clients, or it is "
+            f"restarting). Send the request again in {seconds} s: an upload sent twice is "
+            "stored once."
+        )
         response: HttpResponse
         if request.path.startswith("/api/"):
-            response = JsonResponse({"detail": MESSAGE}, status=503)
+            response = JsonResponse({"detail": message}, status=503)
         else:
-            response = HttpResponse(MESSAGE, status=503, content_type="text/plain; charset=utf-8")
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(seconds)
         return response
