@@ -93,12 +93,13 @@ TEMPLATES = [
 # DATABASE_URL unset: an embedded Postgres (pgserver) under PARITY_VAR_DIR, so a fresh machine
 # needs no database server. Described here; it starts at the first connection (parity/embedded_db).
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
-# How long a thread keeps its database connection (docs/settings.md, "Database connections").
-# Persistent connections are bounded only where threads are: gunicorn's sync workers and Celery's
-# prefork children hold one each, gunicorn's gthread workers one per thread of a fixed pool. So
-# production keeps them (60 s). runserver starts a thread per request, and a connection kept
-# past its thread lingers until garbage collection: a burst of uploads takes every connection
-# Postgres has. The local settings (make serve, make demo) therefore close it after each request.
+# How long a thread keeps its database connection (docs/operations.md, "Database connections").
+# Persistent connections stay bounded only where the threads are a fixed set: gunicorn's sync
+# workers and Celery's prefork children hold one each, gunicorn's gthread workers one per thread
+# of a fixed pool. So production keeps them (60 s). runserver starts a thread per request, and a
+# connection kept past its thread lingers until garbage collection: a burst of uploads takes
+# every connection Postgres has. The local settings (make serve, make demo) therefore close it
+# after each request.
 PARITY_DB_CONN_MAX_AGE = env_int("PARITY_DB_CONN_MAX_AGE", 60)
 
 
