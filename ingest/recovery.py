@@ -1,7 +1,7 @@
-"""Uploads nobody is ingesting any more: a worker died mid-ingest, a task message was lost, or a
-request died between committing its upload and queueing it. A beat task finds them, queues them
-again, and fails the ones that keep failing, saying why; nothing stays queued or processing for
-good.
+"""Uploads nobody is ingesting any more: a worker died mid-ingest, a task message was lost, the
+broker was away when the upload was queued, or a request died between committing its upload and
+queueing it. A beat task finds them, queues them again, and fails the ones that keep failing,
+saying why; nothing stays queued or processing for good.
 
 Queueing again is safe for an upload that a slow worker still holds: the worker's row lock is
 the claim (``pipeline._lock``), so the extra delivery finds it locked, or finished, and returns.
@@ -39,16 +39,17 @@ def uploads_stale(*, now: datetime.datetime) -> list[int]:
     - a worker took up its last message (``started_at`` after it was sent) and nothing touched
       it for ``PARITY_UPLOAD_STALE_SECONDS`` (the worker died; a live one holds its row lock,
       which ``uploads_recover`` skips), or
+    - its last message never reached the broker (``unsent``): there is none to wait for, or
     - its last message was never taken up in ``PARITY_UPLOAD_LOST_SECONDS`` (the broker lost it,
-      or the web could not send it). A message still waiting in a long queue is left alone
-      until then, so a backlog is not multiplied by recovery."""
+      or a request died before sending it). A message still waiting in a long queue is left
+      alone until then, so a backlog is not multiplied by recovery."""
     stale = now - datetime.timedelta(seconds=settings.PARITY_UPLOAD_STALE_SECONDS)
     lost = now - datetime.timedelta(seconds=settings.PARITY_UPLOAD_LOST_SECONDS)
     taken = Q(started_at__isnull=False, started_at__gte=F("sent_at"))
     return list(
         Upload.objects.filter(status__in=PENDING)
         .alias(sent_at=Greatest("created_at", "requeued_at"))
-        .filter((taken & Q(started_at__lt=stale)) | (~taken & Q(sent_at__lt=lost)))
+        .filter((taken & Q(started_at__lt=stale)) | (~taken & Q(sent_at__lt=lost)) | Q(unsent=True))
         .order_by("created_at", "pk")
         .values_list("pk", flat=True)
     )
@@ -75,7 +76,7 @@ def uploads_recover(
                 _give_up(upload)
                 recovered.failed.append(upload_id)
             else:
-                Upload.objects.filter(pk=upload_id).update(requeued_at=now)
+                Upload.objects.filter(pk=upload_id).update(requeued_at=now, unsent=False)
                 transaction.on_commit(lambda pk=upload_id: enqueue(pk))
                 recovered.requeued.append(upload_id)
     if recovered.requeued or recovered.failed:
@@ -83,6 +84,13 @@ def uploads_recover(
             "uploads recovered: queued again %s, failed %s", recovered.requeued, recovered.failed
         )
     return recovered
+
+
+def upload_unsent_mark(*, upload_id: int) -> None:
+    """The upload's message did not reach the broker: the next recovery tick sends it, rather
+    than waiting ``PARITY_UPLOAD_LOST_SECONDS`` for a message that does not exist."""
+    Upload.objects.filter(pk=upload_id, status__in=PENDING).update(unsent=True)
+    logger.warning("upload %s unsent: the next recovery tick queues it", upload_id)
 
 
 def _give_up(upload: Upload) -> None:

@@ -13,8 +13,7 @@ from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ingest.tasks import upload_ingest
-from parity.celery import task_send
+from ingest.tasks import upload_send
 from parity.models import (
     Backend,
     Project,
@@ -170,7 +169,7 @@ def upload_create(
             stored.raw.save(file.name, file, save=False)
             stored.save()
         _run_files_merge(run=run, upload=upload, entries=request.run_manifest)
-        transaction.on_commit(lambda: task_send(upload_ingest, upload.pk))
+        transaction.on_commit(lambda: upload_send(upload.pk))
     logger.info("upload %s queued for run %s (%s bytes)", upload.pk, run.pk, upload.size)
     return upload, True
 
@@ -227,6 +226,8 @@ def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) 
 
 def _requeue_if_pending(upload: Upload) -> None:
     """A client resending content it got no answer for must not find a dead upload: queue a
-    pending one again. Harmless when a worker has it (the claim is a row lock)."""
+    pending one again. Harmless when a worker has it (the claim is a row lock). The send clears
+    an ``unsent`` mark, so recovery does not send a second message (a failed send sets it again)."""
     if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
-        transaction.on_commit(lambda: task_send(upload_ingest, upload.pk))
+        Upload.objects.filter(pk=upload.pk, unsent=True).update(unsent=False)
+        transaction.on_commit(lambda: upload_send(upload.pk))

@@ -5,7 +5,7 @@ import logging
 from celery import Task, shared_task
 
 from ingest import pipeline, recovery
-from parity.celery import RETRY_ON_DATABASE_ERRORS
+from parity.celery import RETRY_ON_DATABASE_ERRORS, task_send
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,15 @@ def upload_ingest(upload_id: int) -> None:
     pipeline.upload_ingest(upload_id=upload_id)
 
 
+def upload_send(upload_id: int) -> None:
+    """Queue the upload's ingest. When the broker stays unreachable the upload is marked
+    unsent, and the first recovery tick after the broker is back sends it."""
+    if not task_send(upload_ingest, upload_id):
+        recovery.upload_unsent_mark(upload_id=upload_id)
+
+
 @shared_task(acks_late=True)
 def uploads_recover() -> None:
-    """Beat: queue again the uploads a lost worker or message left pending; fail the hopeless."""
-    recovery.uploads_recover(enqueue=upload_ingest.delay)
+    """Beat: queue again the uploads a lost worker or message left pending, or whose message
+    never reached the broker; fail the hopeless."""
+    recovery.uploads_recover(enqueue=upload_send)

@@ -74,12 +74,14 @@ RETRY_ON_DATABASE_ERRORS = {
 BROKER_ERRORS = (OperationalError, RedisError, OSError)
 
 
-def task_send(task, *args) -> None:
-    """Queue ``task(*args)`` with ``delay``. A broker that stays unreachable is logged, not
-    raised: the work is already stored in Postgres, and a beat task queues it again (uploads:
-    ``ingest.recovery``; run completions: ``parity.tasks.rollups_verify``). So a request whose
-    rows committed never answers 500 because Redis was restarting."""
+def task_send(task, *args) -> bool:
+    """Queue ``task(*args)`` with ``delay``; False when the broker stayed unreachable. That is
+    logged, not raised: the work is already stored in Postgres, and a beat task queues it again
+    (uploads: ``ingest.recovery``; run completions: ``parity.tasks.rollups_verify``). So a
+    request whose rows committed never answers 500 because Redis was restarting."""
     try:
         task.delay(*args)
     except BROKER_ERRORS as exc:
         logger.warning("could not queue %s%r, left to recovery: %r", task.name, args, exc)
+        return False
+    return True

@@ -18,14 +18,14 @@ EMBEDDED_DB_NAME = "parity"
 _started: set[Path] = set()
 
 
-def embedded_database(data_dir: Path) -> dict[str, Any]:
+def embedded_database(data_dir: Path, *, conn_max_age: int) -> dict[str, Any]:
     """Django's DATABASES entry for a pgserver instance in ``data_dir`` (its socket lives there)."""
     return {
         "ENGINE": "parity.embedded_db",
         "NAME": EMBEDDED_DB_NAME,
         "USER": "postgres",
         "HOST": str(data_dir),
-        "CONN_MAX_AGE": 60,
+        "CONN_MAX_AGE": conn_max_age,
         "CONN_HEALTH_CHECKS": True,
     }
 

@@ -83,6 +83,10 @@ class Upload(models.Model):
     requeued_at = models.DateTimeField(
         null=True, blank=True, help_text="When recovery last queued it again."
     )
+    unsent = models.BooleanField(
+        default=False,
+        help_text="Its last message never reached the broker: the next recovery tick sends it.",
+    )
 
     class Meta:
         ordering = ["-created_at"]

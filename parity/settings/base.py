@@ -68,6 +68,8 @@ MIDDLEWARE = [
     "parity.ratelimit.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A request that cannot get a database connection answers 503 with Retry-After, not 500.
+    "parity.web.unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "parity.urls"
@@ -91,13 +93,28 @@ TEMPLATES = [
 # DATABASE_URL unset: an embedded Postgres (pgserver) under PARITY_VAR_DIR, so a fresh machine
 # needs no database server. Described here; it starts at the first connection (parity/embedded_db).
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
-DATABASES = {
-    "default": (
-        dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
-        if DATABASE_URL
-        else embedded_database(VAR_DIR / "pgdata")
-    )
-}
+# How long a thread keeps its database connection (docs/operations.md, "Database connections").
+# Persistent connections stay bounded only where the threads are a fixed set: gunicorn's sync
+# workers and Celery's prefork children hold one each, gunicorn's gthread workers one per thread
+# of a fixed pool. So production keeps them (60 s). runserver starts a thread per request, and a
+# connection kept past its thread lingers until garbage collection: a burst of uploads takes
+# every connection Postgres has. The local settings (make serve, make demo) therefore close it
+# after each request.
+PARITY_DB_CONN_MAX_AGE = env_int("PARITY_DB_CONN_MAX_AGE", 60)
+
+
+def databases(conn_max_age: int) -> dict[str, dict]:
+    """Django's DATABASES for DATABASE_URL, or the embedded Postgres, with ``conn_max_age``."""
+    if DATABASE_URL:
+        default = dj_database_url.parse(
+            DATABASE_URL, conn_max_age=conn_max_age, conn_health_checks=True
+        )
+    else:
+        default = embedded_database(VAR_DIR / "pgdata", conn_max_age=conn_max_age)
+    return {"default": default}
+
+
+DATABASES = databases(PARITY_DB_CONN_MAX_AGE)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -275,24 +292,35 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # One queue per kind of work, so operators scale ingest workers on their own
-# (`celery -A parity worker -Q ingest`); a worker started without -Q consumes all three.
+# (`celery -A parity worker -Q ingest`); a worker started without -Q consumes all four. The
+# upload recovery tick has a queue of its own: behind an ingest backlog it would wait for the
+# very work it is there to unblock.
 PARITY_QUEUE_INGEST = env_str("PARITY_QUEUE_INGEST", "ingest")
 PARITY_QUEUE_PARITY = env_str("PARITY_QUEUE_PARITY", "parity")
 PARITY_QUEUE_DIGEST = env_str("PARITY_QUEUE_DIGEST", "digest")
+PARITY_QUEUE_RECOVERY = env_str("PARITY_QUEUE_RECOVERY", "recovery")
 CELERY_TASK_QUEUES = {
     name: {"routing_key": name}
-    for name in (PARITY_QUEUE_INGEST, PARITY_QUEUE_PARITY, PARITY_QUEUE_DIGEST)
+    for name in (
+        PARITY_QUEUE_INGEST,
+        PARITY_QUEUE_PARITY,
+        PARITY_QUEUE_DIGEST,
+        PARITY_QUEUE_RECOVERY,
+    )
 }
 CELERY_TASK_DEFAULT_QUEUE = PARITY_QUEUE_PARITY
+# A task's own name is looked up before the patterns.
 CELERY_TASK_ROUTES = {
+    "ingest.tasks.uploads_recover": {"queue": PARITY_QUEUE_RECOVERY},
     "ingest.tasks.*": {"queue": PARITY_QUEUE_INGEST},
     "parity.digest.tasks.*": {"queue": PARITY_QUEUE_DIGEST},
     "parity.tasks.*": {"queue": PARITY_QUEUE_PARITY},
 }
 CELERY_TIMEZONE = "UTC"
 # Beat (docker compose's `beat` service): complete the runs CI never marked complete.
-# Recovery: uploads left queued or processing (a lost worker or message) are queued again, and
-# backends whose roll-ups miss their current run are recomputed.
+# Recovery: uploads left queued or processing (a lost worker or message, or a message the broker
+# never got) are queued again, and backends whose roll-ups miss their current run are recomputed.
+PARITY_RECOVERY_INTERVAL_SECONDS = env_int("PARITY_RECOVERY_INTERVAL_SECONDS", 60)
 CELERY_BEAT_SCHEDULE = {
     "parity-runs-complete-quiet": {
         "task": "parity.tasks.runs_complete_quiet",
@@ -300,7 +328,9 @@ CELERY_BEAT_SCHEDULE = {
     },
     "ingest-uploads-recover": {
         "task": "ingest.tasks.uploads_recover",
-        "schedule": env_int("PARITY_RECOVERY_INTERVAL_SECONDS", 60),
+        "schedule": float(PARITY_RECOVERY_INTERVAL_SECONDS),
+        # A tick nobody took up before the next one is dropped: the next does the same work.
+        "options": {"expires": PARITY_RECOVERY_INTERVAL_SECONDS},
     },
     "parity-rollups-verify": {
         "task": "parity.tasks.rollups_verify",

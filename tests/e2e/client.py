@@ -5,7 +5,7 @@ import http.client
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +18,7 @@ TIMEOUT_SECONDS = 180
 class Reply:
     status: int
     body: Any  # parsed JSON, or the text when the answer is not JSON
+    headers: dict[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return f"HTTP {self.status}: {str(self.body)[:2000]}"
@@ -83,7 +84,7 @@ class ApiClient:
             parsed = json.loads(raw)
         except ValueError:
             parsed = raw.decode(errors="replace")
-        return Reply(status=response.status, body=parsed)
+        return Reply(status=response.status, body=parsed, headers=dict(response.getheaders()))
 
 
 def _multipart(

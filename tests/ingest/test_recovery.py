@@ -69,6 +69,27 @@ def test_an_upload_its_worker_took_up_and_dropped_is_queued_again_when_stale(stu
     assert recovery.uploads_recover(enqueue=lambda pk: None, now=later(4)).requeued == []
 
 
+def test_an_upload_whose_message_never_reached_the_broker_goes_at_the_next_tick(
+    stuck, settings, django_capture_on_commit_callbacks
+):
+    # Redis was down when the upload was accepted: no message waits anywhere, so waiting until
+    # it is presumed lost would only delay it. The next tick sends it, once.
+    settings.PARITY_UPLOAD_LOST_SECONDS = 30 * 60
+    recovery.upload_unsent_mark(upload_id=stuck.pk)
+    sent = []
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first = recovery.uploads_recover(enqueue=sent.append, now=timezone.now())
+    second = recovery.uploads_recover(enqueue=sent.append, now=later(2))
+
+    assert (first.requeued, second.requeued, sent) == ([stuck.pk], [], [stuck.pk])
+    stuck.refresh_from_db()
+    assert stuck.unsent is False
+    # Sent again and still unsent (the broker went away again): the tick after sends it.
+    recovery.upload_unsent_mark(upload_id=stuck.pk)
+    assert recovery.uploads_recover(enqueue=sent.append, now=later(3)).requeued == [stuck.pk]
+
+
 def test_a_fresh_upload_is_left_alone(stuck):
     assert recovery.uploads_recover(enqueue=lambda pk: None, now=timezone.now()).requeued == []
 
@@ -102,6 +123,19 @@ def test_resending_a_stuck_upload_queues_it_again(api, stuck, django_capture_on_
     assert again.status_code == 200
     stuck.refresh_from_db()
     assert (stuck.status, stuck.counts["total"]) == (UploadStatus.DONE, 6)
+
+
+def test_resending_an_unsent_upload_leaves_recovery_no_second_message_to_send(
+    api, stuck, settings, django_capture_on_commit_callbacks
+):
+    settings.PARITY_UPLOAD_LOST_SECONDS = 30 * 60
+    recovery.upload_unsent_mark(upload_id=stuck.pk)
+
+    with django_capture_on_commit_callbacks() as sends:  # the resend's message, not sent here
+        assert post_upload(api, PYTEST_SMALL).status_code == 200
+
+    assert len(sends) == 1
+    assert recovery.uploads_recover(enqueue=lambda pk: None, now=timezone.now()).requeued == []
 
 
 @pytest.mark.django_db(transaction=True)

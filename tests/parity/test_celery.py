@@ -40,13 +40,28 @@ def test_each_kind_of_work_has_its_queue_and_a_plain_worker_takes_all():
         [sys.executable, "-c", ROUTES_PROBE], env=env, capture_output=True, text=True, check=True
     ).stdout.splitlines()
 
-    assert lines[0] == "['digest', 'ingest', 'parity']"  # what `celery worker` without -Q consumes
+    # what `celery worker` without -Q consumes
+    assert lines[0] == "['digest', 'ingest', 'parity', 'recovery']"
     routes = dict(line.split() for line in lines[1:])
     assert routes["ingest.tasks.upload_ingest"] == "ingest"
-    assert routes["ingest.tasks.uploads_recover"] == "ingest"
+    # Never behind an ingest backlog: the recovery tick is what unblocks uploads.
+    assert routes["ingest.tasks.uploads_recover"] == "recovery"
     assert routes["parity.tasks.run_completed"] == "parity"
     assert routes["parity.digest.tasks.digest_weekly"] == "digest"
-    assert set(routes.values()) == {"ingest", "parity", "digest"}
+    assert set(routes.values()) == {"ingest", "parity", "digest", "recovery"}
+
+
+def test_compose_workers_consume_every_queue():
+    """A queue no deployed worker consumes fills up unseen (the recovery tick's, above all)."""
+    import yaml
+
+    compose = yaml.safe_load((settings.BASE_DIR / "docker" / "compose.yml").read_text())
+    consumed = set()
+    for service in compose["services"].values():
+        command = service.get("command") or []
+        if "worker" in command and "-Q" in command:
+            consumed |= set(command[command.index("-Q") + 1].split(","))
+    assert consumed == {"ingest", "parity", "digest", "recovery"}
 
 
 def test_redis_urls_use_parity_s_transport():
