@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Max, OuterRef, Subquery
 
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
+from parity.pure.scores import Scores, scores
 from parity.selectors.fragments import reference_first
 from parity.selectors.queue import BackendHeadline, BurnDown
 
@@ -18,11 +19,18 @@ class BackendCard:
     is_reference: bool
     current_run: Run | None
     last_upload: Upload | None
-    score: float | None = None
+    score: float | None = None  # raw: intended gaps counted (the snapshot's)
+    passing: int = 0
+    reference_passing: int = 0
     untracked: int = 0
     tracked: int = 0
     intended: int = 0
     coverage_drop: bool = False
+
+    @property
+    def scores(self) -> Scores:
+        """The headline score (intended gaps not counted) and the raw one."""
+        return scores(passing=self.passing, compared=self.reference_passing, intended=self.intended)
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,8 @@ def _card(backend: Backend, project: Project, upload: Upload | None) -> BackendC
     if run is not None and snapshot is not None and snapshot.run_id == run.pk:
         numbers = {
             "score": snapshot.score,
+            "passing": snapshot.passing,
+            "reference_passing": snapshot.reference_passing,
             "untracked": snapshot.untracked,
             "tracked": snapshot.tracked,
             "intended": snapshot.intended,
@@ -96,21 +106,28 @@ def _card(backend: Backend, project: Project, upload: Upload | None) -> BackendC
 def score_trends(
     *, since: datetime.datetime, projects: list[Project] | None = None
 ) -> dict[str, dict[str, dict[str, list]]]:
-    """Per project slug (of every project, or those given) and backend name, the score of each
-    snapshot since ``since``: ``{"at": [iso, …], "score": [float | None, …]}``, oldest first.
-    One query, bounded by the window (a snapshot per backend and current run)."""
+    """Per project slug (of every project, or those given) and backend name, the headline score
+    (``parity.pure.scores``) of each snapshot since ``since``: ``{"at": [iso, …], "score":
+    [float | None, …]}``, oldest first. One query, bounded by the window (a snapshot per
+    backend and current run)."""
     snapshots = Snapshot.objects.filter(at__gte=since)
     if projects is not None:
         snapshots = snapshots.filter(project__in=projects)
     rows = snapshots.order_by("project_id", "backend_id", "at", "pk").values_list(
-        "project__slug", "backend__name", "at", "score"
+        "project__slug", "backend__name", "at", "score", "passing", "reference_passing", "intended"
     )
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
-    for slug, backend, at, score in rows:
+    for slug, backend, at, raw, passing, compared, intended in rows:
+        # No score stored: no reference run to compare with, whatever the counts say.
+        score = None if raw is None else _headline(passing, compared, intended)
         series = trends[slug].setdefault(backend, {"at": [], "score": []})
         series["at"].append(at.isoformat())
         series["score"].append(None if score is None else round(score, 4))
     return dict(trends)
+
+
+def _headline(passing: int, compared: int, intended: int) -> float | None:
+    return scores(passing=passing, compared=compared, intended=intended).headline
 
 
 def project_has_runs(*, project: Project) -> bool:
