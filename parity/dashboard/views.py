@@ -284,7 +284,7 @@ def owners(request: HttpRequest, project: Project) -> HttpResponse:
         request,
         project,
         "parity/owners.html",
-        tab="gaps",
+        tab="owners",
         summary=selectors.owners_summary(project=project),
         upload_form=OwnersUploadForm(),
     )

@@ -143,6 +143,7 @@ def heatmap(
     backend at its aligned commit (``parity.selectors.aligned``: a few more, sized by the runs
     compared)."""
     owner = owner_clean(owner)
+    folder = folder_clean(folder)
     by_dir = folders and not folder
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
@@ -189,6 +190,12 @@ def heatmap(
         owner=owner,
         aligned=aligned,
     )
+
+
+def folder_clean(folder: str) -> str:
+    """A folder as rows name it: "test/spmd/", as a folder row shows it, or "/test/spmd" read
+    "test/spmd"; "." (the root) stays."""
+    return folder.strip().strip("/")
 
 
 def _under(file: str, folder: str) -> bool:

@@ -217,6 +217,20 @@ def test_heatmap_filter_folders_and_drill_down(client, runs):
     assert list(heat(text(client.get(f"{P}/?folder=test&sort=name")))) == [A, B, C]
 
 
+def test_a_folder_with_the_trailing_slash_its_row_shows_is_that_folder(client, runs):
+    drilled = text(client.get(f"{P}/?folder=test/ops/&sort=name"))
+    assert list(heat(drilled)) == [A, B]
+    assert "2 of 2" in drilled and "No complete run yet" not in drilled
+    empty = text(client.get(f"{P}/?folder=test/none/"))
+    assert "No test file under <code>test/none/</code>" in empty
+    assert "No complete run yet" not in empty
+
+
+def test_the_owners_page_is_its_own_tab(client, runs):
+    tabs = text(client.get(f"{P}/owners/")).split('class="tabs"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'aria-current="page">([^<]+)<', tabs) == ["Owners"]
+
+
 # --- File and test detail ---------------------------------------------------------------------
 
 
@@ -466,10 +480,10 @@ def test_runs_page_lists_runs_uploads_and_errors_in_plain_words(client, runs, in
     assert len(table) == 9
     broken = cells(table[0])
     assert broken[1] == "gpu" and "every upload failed; this run will not count" in broken[3]
-    assert "failed" in broken[4] and "broken.xml" in broken[4]
+    assert "failed" in broken[5] and "broken.xml" in broken[5]
     current = cells(next(r for r in table if f'data-run="{runs["neuron2"]}"' in r))
     assert "current" in current[3] and "complete" in current[3]
-    assert current[5:10] == ["8", "7", "1", "0", "0"]  # tests, passed, skipped, failed, error
+    assert current[6:11] == ["8", "7", "1", "0", "0"]  # tests, passed, skipped, failed, error
     assert len(rows(text(client.get(f"{P}/runs/?backend=tpu")), "runs-table")) == 2
 
 
