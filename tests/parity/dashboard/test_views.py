@@ -25,6 +25,7 @@ from tests.parity.dashboard_scenario import (
     A,
     B,
     C,
+    runs_by_day,
     tid,
 )
 
@@ -878,3 +879,28 @@ def test_favicon_ico_leads_to_the_sites_icon(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 301
     assert response["Location"].endswith("parity/favicon.svg")
+
+
+def test_a_file_a_backend_never_ran_is_one_row_there(client, runs, upload_run):
+    html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
+    assert "not run on neuron" not in html  # b1 ran there (skipped)
+    # A later neuron run without test_b.py at all, as on day 1.
+    day1 = runs_by_day()[DAY1]["neuron"]
+    upload_run("neuron", day1, day=DAY2, run="neuron-3", commit="e" * 40, time="18:00")
+    html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
+    grid = rows(html, "file-grid")
+    assert len(grid) == 1 and "not run on neuron: 4 tests" in grid[0]
+    assert "none is in its current run" in grid[0]
+    every = text(client.get(f"{P}/file/?path={B}"))
+    assert len(rows(every, "file-grid")) == 4  # each test, with every backend's outcome
+    assert "Not run on <strong>neuron</strong>: 4 tests" in every
+
+
+def test_a_files_tests_come_a_page_at_a_time(client, upload_run, xla):
+    many = {f"test/test_many.py::TestM::test_{n:03}": "passed" for n in range(130)}
+    upload_run("cpu", many, day=DAY2)
+    first = text(client.get(f"{P}/file/?path=test/test_many.py"))
+    assert len(rows(first, "file-grid")) == 100
+    assert "tests 1–100 of 130" in first
+    second = text(client.get(f"{P}/file/?path=test/test_many.py&page=2"))
+    assert len(rows(second, "file-grid")) == 30 and "TestM::test_129" in second
