@@ -182,6 +182,16 @@ def _backend_parity(backend: Backend, *, is_reference: bool) -> BackendParity:
     )
 
 
+def headline_score(
+    *, score: float | None, passing: int, reference_passing: int, intended: int
+) -> float | None:
+    """A snapshot's headline score (``parity.pure.scores``: intended gaps not counted) from its
+    columns; None where it stores no score (no reference run to compare with)."""
+    if score is None:
+        return None
+    return scores(passing=passing, compared=reference_passing, intended=intended).headline
+
+
 # --- The file heatmap's counts (``FileCell``) -----------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from django.db.models import Count, Max, OuterRef, Subquery
 
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
 from parity.pure.scores import Scores, scores
-from parity.selectors.fragments import reference_first
+from parity.selectors.fragments import headline_score, reference_first
 from parity.selectors.queue import BackendHeadline, BurnDown
 
 
@@ -118,16 +118,13 @@ def score_trends(
     )
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
     for slug, backend, at, raw, passing, compared, intended in rows:
-        # No score stored: no reference run to compare with, whatever the counts say.
-        score = None if raw is None else _headline(passing, compared, intended)
+        score = headline_score(
+            score=raw, passing=passing, reference_passing=compared, intended=intended
+        )
         series = trends[slug].setdefault(backend, {"at": [], "score": []})
         series["at"].append(at.isoformat())
         series["score"].append(None if score is None else round(score, 4))
     return dict(trends)
-
-
-def _headline(passing: int, compared: int, intended: int) -> float | None:
-    return scores(passing=passing, compared=compared, intended=intended).headline
 
 
 def project_has_runs(*, project: Project) -> bool:
