@@ -316,8 +316,10 @@ class HeatCell(CellCounts):
             return self.reference_says
         if not self.compared:
             return "–"
-        # Intended gaps are out of the headline: "47/47" of the tests meant to run here.
-        return f"{self.compared - self.gaps}/{self.compared - self.intended}"
+        # As the headline score (``parity.pure.scores``): "47/47" of the tests meant to run
+        # here, when intended gaps are not counted.
+        passing = self.compared - self.gaps
+        return f"{passing}/{passing + self.counted_gaps}"
 
     def _intended_label(self) -> str:
         """Every gap is intended: how many, and what passes of the rest, if any do."""
