@@ -55,6 +55,8 @@ class HeatmapQuery(forms.Form):
     sort = forms.CharField(required=False, max_length=60, initial="worst")
     owner = OwnerField(required=False, max_length=200)  # a code owner's files only
     aligned = forms.BooleanField(required=False, label="Aligned commits")
+    # The row whose "Exempt…" was clicked: its file's one triage form is drawn there alone.
+    exempt = forms.CharField(required=False, max_length=500)
 
 
 class TestSearchQuery(forms.Form):

@@ -223,7 +223,9 @@ class HeatCell(CellCounts):
     def shade(self) -> str:
         """The colour bin of the parity, 6 (all the reference passes) … 0 (under 20 %), "ref"
         (the reference's own column), or "none" (nothing the reference passes to compare)."""
-        return "ref" if self.is_reference else shade(self.parity)
+        if self.is_reference:
+            return "ref"
+        return "intended" if self.all_intended else shade(self.parity)
 
     @property
     def absent(self) -> bool:
@@ -239,6 +241,8 @@ class HeatCell(CellCounts):
     @property
     def css(self) -> str:
         """The cell's classes: its colour bin, and what the run says of the file."""
+        if self.all_intended:  # by design: neither a colour of failure nor a crash's marks
+            return "cell sintended"
         marks = (("absent", self.absent), ("unrun", self.run_state), ("pending", self.pending_only))
         return " ".join([f"cell s{self.shade}", *(name for name, on in marks if on)])
 
@@ -282,9 +286,16 @@ class HeatCell(CellCounts):
         if not self.compared:
             return f"{counts}; the reference passes none of these tests, so none is a gap"
         gaps = f"{self.gaps} gap" if self.gaps == 1 else f"{self.gaps} gaps"
-        return (
+        text = (
             f"{counts}; of the {self.compared} tests the reference passes, "
             f"{self.compared - self.gaps} pass here ({gaps})"
+        )
+        if not self.intended:
+            return text
+        scores = self.scores  # some are compared: never None here
+        return (
+            f"{text}; {self.intended} of them intended (by design), not counted: parity "
+            f"{percent(scores.headline)} ({percent(scores.raw)} counting them)"
         )
 
     @property
@@ -292,6 +303,8 @@ class HeatCell(CellCounts):
         # A file the backend never ran has no "passed / tests" of its own: say so, with how
         # many of the reference's tests it misses, so no cell can be read as 0 of N run; and
         # why, when its run manifest says (a crash is no list to edit).
+        if self.all_intended:
+            return self._intended_label()
         if self.absent:
             word = ABSENT_LABELS.get(self.run_state, "missing")
             return f"{word} · {self.missing}"
@@ -303,7 +316,17 @@ class HeatCell(CellCounts):
             return self.reference_says
         if not self.compared:
             return "–"
-        return f"{self.compared - self.gaps}/{self.compared}"
+        # As the headline score (``parity.pure.scores``): "47/47" of the tests meant to run
+        # here, when intended gaps are not counted.
+        passing = self.compared - self.gaps
+        return f"{passing}/{passing + self.counted_gaps}"
+
+    def _intended_label(self) -> str:
+        """Every gap is intended: how many, and what passes of the rest, if any do."""
+        passing = self.compared - self.gaps
+        if not passing:
+            return f"intended · {self.intended}"
+        return f"{passing}/{passing} · {self.intended} intended"
 
 
 # A gap state of a test absent from the backend's run, as a heatmap cell labels its file.

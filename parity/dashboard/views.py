@@ -49,6 +49,8 @@ from parity.web.access import (
 
 # Gaps listed per page of the gaps page's aligned view.
 ALIGNED_GAPS_PER_PAGE = 100
+# A file page's tests per page (a file of 250 parametrized tests is common).
+FILE_TESTS_PER_PAGE = 100
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
 
@@ -114,6 +116,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         tab="heatmap",
         heatmap=presenters.heatmap_cells(heatmap),
         file_url=reverse("project-file", args=[slug]),  # reversed once, not once per cell
+        exempt=query["exempt"] or "",  # each other row links its form (a form a row: 200 KB)
     )
 
 
@@ -127,7 +130,10 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
     )
     if not grid.rows:
         raise Http404(f"No test file '{grid.file}' in the current runs of {project.slug}.")
-    return _render_project(request, project, "parity/file.html", tab="heatmap", grid=grid)
+    tests = Paginator(grid.rows, FILE_TESTS_PER_PAGE).get_page(request.GET.get("page"))
+    return _render_project(
+        request, project, "parity/file.html", tab="heatmap", grid=grid, tests=tests
+    )
 
 
 @project_page
@@ -284,7 +290,7 @@ def owners(request: HttpRequest, project: Project) -> HttpResponse:
         request,
         project,
         "parity/owners.html",
-        tab="gaps",
+        tab="owners",
         summary=selectors.owners_summary(project=project),
         upload_form=OwnersUploadForm(),
     )

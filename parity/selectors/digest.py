@@ -46,6 +46,7 @@ from parity.models.reasons import ReasonKind
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.classification import CategoryCount, skip_categories_current
+from parity.selectors.fragments import headline_score
 from parity.selectors.owners import gaps_owned, owner_clean
 from parity.selectors.reason_links import LinkChange, link_changes
 
@@ -257,13 +258,25 @@ def _scores(project: Project, backends: list[Backend], week: Week) -> list[Score
         rows.append(
             ScoreRow(
                 backend=backend.name,
-                score=snapshot.score if snapshot else None,
-                before=earlier.score if earlier else None,
+                score=_headline(snapshot),
+                before=_headline(earlier),
                 open_gaps=_gap_total(snapshot),
                 untracked=snapshot.untracked if snapshot else 0,
             )
         )
     return rows
+
+
+def _headline(snapshot: Snapshot | None) -> float | None:
+    """The score pages show: intended gaps not counted."""
+    if snapshot is None:
+        return None
+    return headline_score(
+        score=snapshot.score,
+        passing=snapshot.passing,
+        reference_passing=snapshot.reference_passing,
+        intended=snapshot.intended,
+    )
 
 
 def _gap_total(snapshot: Snapshot | None) -> int:

@@ -41,6 +41,16 @@ class ReasonCount:
 
 
 @dataclass(frozen=True)
+class NeverRan:
+    """A backend whose current run has none of the file's tests: one fact, not a row per test."""
+
+    backend: str
+    tests: int  # the file's tests it lacks that are gaps there (the reference passes them)
+    intended: int  # of those, gaps a triage marks intended (by design)
+    state: str  # their gap state when all share one (missing, crashed, not_run...), else ""
+
+
+@dataclass(frozen=True)
 class FileGrid:
     file: str
     backends: list[str]  # the reference first
@@ -55,6 +65,12 @@ class FileGrid:
     # Backends (``backend`` only, if chosen) whose CI was told to run the file and it crashed,
     # timed out, ran no test or never started, each with how many of its tests have that gap.
     unrun: list[tuple[UnrunFile, int]]
+    never_ran: list[NeverRan]  # backends (``backend`` only, if chosen) that ran none of its tests
+
+    @property
+    def folded(self) -> NeverRan | None:
+        """The chosen backend ran none of the file's tests: the page says so once."""
+        return next((n for n in self.never_ran if n.backend == self.backend), None)
 
 
 def file_grid(*, project: Project, file: str, backend: str | None = None) -> FileGrid:
@@ -114,7 +130,28 @@ def file_grid(*, project: Project, file: str, backend: str | None = None) -> Fil
             if backend is None or cell.backend == backend
         ),
         unrun=unrun,
+        never_ran=[n for n in _never_ran(rows) if backend is None or n.backend == backend],
     )
+
+
+def _never_ran(rows: list[TestRow]) -> list[NeverRan]:
+    """The backends none of whose cells has an outcome, though some have a gap."""
+    found = []
+    for column, cell in enumerate(rows[0].cells if rows else []):
+        cells = [row.cells[column] for row in rows]
+        gaps = [c.gap for c in cells if c.gap is not None]
+        if not gaps or any(c.outcome is not None for c in cells):
+            continue
+        states = {gap.state for gap in gaps}
+        found.append(
+            NeverRan(
+                backend=cell.backend,
+                tests=len(gaps),
+                intended=sum(gap.intended for gap in gaps),
+                state=states.pop() if len(states) == 1 else "",
+            )
+        )
+    return found
 
 
 def _pending(project: Project, in_file, names: dict, outcomes: dict, gaps: dict) -> set:

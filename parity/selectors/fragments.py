@@ -25,6 +25,7 @@ from parity.models import (
     TrackingIssue,
     Triage,
 )
+from parity.pure.scores import Scores, scores
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
 # A cell's count of the reference-passing tests the backend's run lacks because the reference
@@ -128,6 +129,11 @@ class BackendParity:
     # ``run``, of the same ``commit``. None otherwise (the reference's current run).
     reference_run: int | None = None
 
+    @property
+    def scores(self) -> Scores:
+        """The score without its intended gaps (the headline) and with them (``score``)."""
+        return scores(passing=self.passing, compared=self.reference_passing, intended=self.intended)
+
 
 def backend_parities(*, project: Project) -> list[BackendParity]:
     """Every backend's current run and its snapshot's numbers, the reference first. One
@@ -176,6 +182,16 @@ def _backend_parity(backend: Backend, *, is_reference: bool) -> BackendParity:
     )
 
 
+def headline_score(
+    *, score: float | None, passing: int, reference_passing: int, intended: int
+) -> float | None:
+    """A snapshot's headline score (``parity.pure.scores``: intended gaps not counted) from its
+    columns; None where it stores no score (no reference run to compare with)."""
+    if score is None:
+        return None
+    return scores(passing=passing, compared=reference_passing, intended=intended).headline
+
+
 # --- The file heatmap's counts (``FileCell``) -----------------------------------------------------
 
 
@@ -212,20 +228,21 @@ def file_counts(
     return {key: totals[key] for key in sorted(totals)}
 
 
-def file_gap_counts(*, project: Project) -> dict[str, dict[str, int]]:
+def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int]]]:
     """Per test file, per backend name, its open gaps against the reference (the
-    reference-passing tests that do not pass there; not the tests the reference lacks). One
-    query, grouped in Postgres: as many rows as (backend, file) pairs with a gap."""
+    reference-passing tests that do not pass there; not the tests the reference lacks) and how
+    many of those are intended. One query, grouped in Postgres: as many rows as (backend, file)
+    pairs with a gap."""
     rows = (
         Gap.objects.filter(project=project, is_open=True)
         .exclude(state=GapState.REFERENCE_MISSING)
         .values_list("backend__name", "test__file")
-        .annotate(count=Count("pk"))
+        .annotate(count=Count("pk"), intended=Count("pk", filter=Q(intended=True)))
         .order_by()
     )
-    totals: dict[str, dict[str, int]] = defaultdict(dict)
-    for backend, file, count in rows:
-        totals[file][backend] = count
+    totals: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for backend, file, count, intended in rows:
+        totals[file][backend] = (count, intended)
     return totals
 
 

@@ -5,6 +5,7 @@ reference. Colours and labels are the dashboard's (``parity.dashboard.presenters
 from dataclasses import dataclass
 
 from parity.models import Project
+from parity.pure.scores import Scores, counted_gaps, scores
 from parity.selectors.aligned import aligned_backends, aligned_file_counts, aligned_view
 from parity.selectors.fragments import (
     CELL_FIELDS,
@@ -40,6 +41,7 @@ class CellCounts:
     # (its open gaps there: skipped, failed, error or missing). 0 gaps on the reference itself.
     reference_passed: int = 0
     gaps: int = 0
+    intended: int = 0  # of the gaps, those a triage marks intended (by design)
     is_reference: bool = False
     # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
     reference_tests: int = 0
@@ -59,13 +61,31 @@ class CellCounts:
         return self.passed / self.total if self.total else None
 
     @property
-    def parity(self) -> float | None:
-        """Of the tests the reference passes, the share that pass here; None when the reference
+    def scores(self) -> Scores | None:
+        """Of the tests the reference passes, the share that pass here, without the intended
+        gaps (the headline) and with them (``parity.pure.scores``); None when the reference
         passes none of the row's tests (then nothing here is a gap) and on the reference."""
         compared = self.compared
         if self.is_reference or not compared:
             return None
-        return max(compared - self.gaps, 0) / compared
+        passing = max(compared - self.gaps, 0)
+        return scores(passing=passing, compared=compared, intended=self.intended)
+
+    @property
+    def parity(self) -> float | None:
+        """The headline score of ``scores``: None also when every gap compared is intended."""
+        found = self.scores
+        return found.headline if found else None
+
+    @property
+    def counted_gaps(self) -> int:
+        """The gaps counted against the backend: all but the intended ones."""
+        return counted_gaps(gaps=self.gaps, intended=self.intended)
+
+    @property
+    def all_intended(self) -> bool:
+        """Every gap here is intended: by design, not a failure (drawn apart)."""
+        return not self.is_reference and self.gaps > 0 and self.intended >= self.gaps
 
     @property
     def compared(self) -> int:
@@ -81,8 +101,8 @@ class HeatRow:
 
     @property
     def gaps(self) -> int:
-        """Gaps against the reference on every backend."""
-        return sum(cell.gaps for cell in self.cells)
+        """Gaps against the reference on every backend, intended ones not counted."""
+        return sum(cell.counted_gaps for cell in self.cells)
 
 
 @dataclass(frozen=True)
@@ -123,6 +143,7 @@ def heatmap(
     backend at its aligned commit (``parity.selectors.aligned``: a few more, sized by the runs
     compared)."""
     owner = owner_clean(owner)
+    folder = folder_clean(folder)
     by_dir = folders and not folder
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
@@ -135,9 +156,9 @@ def heatmap(
         counts = aligned_file_counts(project=project, current=counts, view=view)
     else:
         for file, gaps in file_gap_counts(project=project).items():
-            for backend, count in gaps.items():
+            for backend, (count, intended) in gaps.items():
                 if file in counts:  # the reference passes its tests: it has a file cell
-                    counts[file][backend]["gaps"] = count
+                    counts[file][backend].update(gaps=count, intended=intended)
     if owner:
         counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
     if folder:
@@ -169,6 +190,12 @@ def heatmap(
         owner=owner,
         aligned=aligned,
     )
+
+
+def folder_clean(folder: str) -> str:
+    """A folder as rows name it: "test/spmd/", as a folder row shows it, or "/test/spmd" read
+    "test/spmd"; "." (the root) stays."""
+    return folder.strip().strip("/")
 
 
 def _under(file: str, folder: str) -> bool:
@@ -224,6 +251,7 @@ def _row(
                     **compared,
                     **cells[n],
                     "gaps": 0 if n == reference else cells[n].get("gaps", 0),
+                    "intended": 0 if n == reference else cells[n].get("intended", 0),
                 },
                 **_run(unrun.get((n, name))),
                 is_reference=n == reference,
@@ -271,4 +299,4 @@ def _badness(cell: CellCounts) -> tuple:
     """Sort key: the most gaps first, then the lowest parity; cells the reference gives nothing
     to compare (no gap possible) last."""
     parity = cell.parity
-    return (-cell.gaps, parity is None, parity or 0.0)
+    return (-cell.counted_gaps, parity is None, parity or 0.0)

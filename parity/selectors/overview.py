@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
 
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
-from parity.selectors.fragments import reference_first
+from parity.pure.scores import Scores, scores
+from parity.selectors.fragments import headline_score, reference_first
 from parity.selectors.queue import BackendHeadline, BurnDown
 
 # An empty state names a few branches, not every pull request's.
@@ -21,7 +22,9 @@ class BackendCard:
     is_reference: bool
     current_run: Run | None
     last_upload: Upload | None
-    score: float | None = None
+    score: float | None = None  # raw: intended gaps counted (the snapshot's)
+    passing: int = 0
+    reference_passing: int = 0
     untracked: int = 0
     tracked: int = 0
     intended: int = 0
@@ -29,6 +32,11 @@ class BackendCard:
     # Without a current run: its complete runs on branches the project does not compare, per
     # branch, the most first (``off_branch_runs``).
     off_branch: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def scores(self) -> Scores:
+        """The headline score (intended gaps not counted) and the raw one."""
+        return scores(passing=self.passing, compared=self.reference_passing, intended=self.intended)
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,8 @@ def _card(
     if run is not None and snapshot is not None and snapshot.run_id == run.pk:
         numbers = {
             "score": snapshot.score,
+            "passing": snapshot.passing,
+            "reference_passing": snapshot.reference_passing,
             "untracked": snapshot.untracked,
             "tracked": snapshot.tracked,
             "intended": snapshot.intended,
@@ -135,17 +145,21 @@ def _card(
 def score_trends(
     *, since: datetime.datetime, projects: list[Project] | None = None
 ) -> dict[str, dict[str, dict[str, list]]]:
-    """Per project slug (of every project, or those given) and backend name, the score of each
-    snapshot since ``since``: ``{"at": [iso, …], "score": [float | None, …]}``, oldest first.
-    One query, bounded by the window (a snapshot per backend and current run)."""
+    """Per project slug (of every project, or those given) and backend name, the headline score
+    (``parity.pure.scores``) of each snapshot since ``since``: ``{"at": [iso, …], "score":
+    [float | None, …]}``, oldest first. One query, bounded by the window (a snapshot per
+    backend and current run)."""
     snapshots = Snapshot.objects.filter(at__gte=since)
     if projects is not None:
         snapshots = snapshots.filter(project__in=projects)
     rows = snapshots.order_by("project_id", "backend_id", "at", "pk").values_list(
-        "project__slug", "backend__name", "at", "score"
+        "project__slug", "backend__name", "at", "score", "passing", "reference_passing", "intended"
     )
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
-    for slug, backend, at, score in rows:
+    for slug, backend, at, raw, passing, compared, intended in rows:
+        score = headline_score(
+            score=raw, passing=passing, reference_passing=compared, intended=intended
+        )
         series = trends[slug].setdefault(backend, {"at": [], "score": []})
         series["at"].append(at.isoformat())
         series["score"].append(None if score is None else round(score, 4))

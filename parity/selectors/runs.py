@@ -3,13 +3,24 @@ which run is each backend's current one, and which complete runs dropped coverag
 run before them (the verdict's baseline: ``verdict.baseline_run_pick``)."""
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
 from parity.definitions import coverage_dropped, default_branch_runs
-from parity.models import BackendState, Project, Run, Upload, UploadStatus
+from parity.models import (
+    BackendState,
+    Gap,
+    GapState,
+    Project,
+    Run,
+    RunFile,
+    RunFileState,
+    Snapshot,
+    Upload,
+    UploadStatus,
+)
 from parity.selectors.fragments import sort_order
 
 COUNT_FIELDS = ("total", "passed", "skipped", "failed", "error")
@@ -22,6 +33,20 @@ RUN_SORTS = {
 
 
 @dataclass(frozen=True)
+class RunVerdict:
+    """What a run changed, as the engine stored it when the run was current (its ``Gap`` rows
+    name the runs that opened and closed them): a run never current (a pull request's, a
+    probe, one superseded before its recompute) is judged on its own page only."""
+
+    judged: bool = False  # it was current once: its gaps were opened and closed
+    opened: int = 0  # gaps it opened (not ``reference_missing``: outside the score)
+    untracked: int = 0  # of those, still open and neither tracked nor intended
+    closed: int = 0  # gaps it closed
+    # Files its run manifest lists as not run normally, by state (crashed, timed_out...).
+    unrun: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class RunRow:
     run: Run
     uploads: list[Upload]  # oldest first
@@ -29,6 +54,7 @@ class RunRow:
     counts: dict[str, int]  # summed over the run's ingested uploads
     baseline_total: int | None = None  # the tests of the run before it, by the same sum
     coverage_drop: bool = False  # complete, with too few tests against its baseline
+    verdict: RunVerdict = RunVerdict()
 
     @property
     def failed_uploads(self) -> int:
@@ -55,14 +81,17 @@ def runs_page(
     per_page: int = 25,
     sort: str = "",
 ) -> RunsPage:
-    """One page of runs. No total count: the page fetches one row more to know if another
-    page follows, so its cost does not depend on the length of history. Four queries: runs
-    (each with its baseline's id), uploads, current runs, the baselines' uploads."""
+    """One page of runs, each with its verdict (``RunVerdict``). No total count: the page
+    fetches one row more to know if another page follows, so its cost does not depend on the
+    length of history. Seven queries: runs (each with its baseline's id and whether it was
+    ever current), uploads, current runs, the baselines' uploads, the page's gaps opened,
+    closed, and unrun files (each by an index on the run)."""
     page = max(page, 1)
+    judged = Snapshot.objects.filter(backend_id=OuterRef("backend_id"), run_id=OuterRef("pk"))
     runs = (
         Run.objects.filter(project=project)
         .select_related("backend")
-        .annotate(baseline_id=_baseline_id(project))
+        .annotate(baseline_id=_baseline_id(project), judged=Exists(judged))
     )
     if backend:
         runs = runs.filter(backend__name=backend)
@@ -74,8 +103,53 @@ def runs_page(
     )
     has_next, found = len(found) > per_page, found[:per_page]
     totals = _baseline_totals({run.baseline_id for run in found if run.complete} - {None})
-    rows = [_row(run, current, totals.get(run.baseline_id)) for run in found]
+    verdicts = run_verdicts(runs=found)
+    rows = [_row(run, current, totals.get(run.baseline_id), verdicts[run.pk]) for run in found]
     return RunsPage(rows=rows, page=page, has_next=has_next, sort=sort)
+
+
+def run_verdicts(*, runs: list[Run]) -> dict[int, RunVerdict]:
+    """Each run's ``RunVerdict`` (``runs`` annotated with ``judged``), from its gaps and run
+    manifest. Three grouped queries, sized by the gaps those runs opened and closed."""
+    ids = [run.pk for run in runs]
+    opened = (
+        Gap.objects.filter(opened_run_id__in=ids)
+        .exclude(state=GapState.REFERENCE_MISSING)
+        .values_list("opened_run_id")
+        .annotate(
+            n=Count("pk"),
+            untracked=Count("pk", filter=Q(is_open=True, tracked=False, intended=False)),
+        )
+        .order_by()
+    )
+    counts = {run_id: (n, untracked) for run_id, n, untracked in opened}
+    closed = dict(
+        Gap.objects.filter(closed_run_id__in=ids)
+        .exclude(state=GapState.REFERENCE_MISSING)
+        .values_list("closed_run_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    unrun: dict[int, dict[str, int]] = {}
+    files = (
+        RunFile.objects.filter(run_id__in=ids)
+        .exclude(state=RunFileState.RAN)
+        .values_list("run_id", "state")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for run_id, state, n in files:
+        unrun.setdefault(run_id, {})[state] = n
+    return {
+        run.pk: RunVerdict(
+            judged=run.judged,
+            opened=counts.get(run.pk, (0, 0))[0],
+            untracked=counts.get(run.pk, (0, 0))[1],
+            closed=closed.get(run.pk, 0),
+            unrun=unrun.get(run.pk, {}),
+        )
+        for run in runs
+    }
 
 
 def _baseline_id(project: Project) -> Subquery:
@@ -101,7 +175,7 @@ def _baseline_totals(run_ids: set[int]) -> dict[int, int]:
     return totals
 
 
-def _row(run: Run, current: set[int], baseline_total: int | None) -> RunRow:
+def _row(run: Run, current: set[int], baseline_total: int | None, verdict: RunVerdict) -> RunRow:
     uploads = sorted(run.uploads.all(), key=lambda u: (u.created_at, u.pk))
     counts: Counter = Counter()
     for upload in uploads:
@@ -119,4 +193,5 @@ def _row(run: Run, current: set[int], baseline_total: int | None) -> RunRow:
         counts={k: counts[k] for k in COUNT_FIELDS},
         baseline_total=baseline_total,
         coverage_drop=drop,
+        verdict=verdict,
     )

@@ -44,8 +44,10 @@ CHARTS = {"skip-reasons": ("#reason-chart", 1)}
 
 def url_of(name: str) -> str:
     project = Project.objects.get(slug=SLUG)
-    if name == "file":
-        worst = selectors.heatmap(project=project, sort="tpu").rows[0].name
+    if name == "file":  # the worst file tpu ran (the worst of all it never ran: one row)
+        rows = selectors.heatmap(project=project, sort="tpu").rows
+        tpu = [next(c for c in r.cells if c.backend == "tpu") for r in rows]
+        worst = next(r.name for r, c in zip(rows, tpu, strict=True) if c.total > c.missing)
         return f"{P}/file/?path={quote(worst)}&backend=tpu"
     if name == "test":
         gap = Gap.objects.filter(project=project, is_open=True).order_by("pk").first()

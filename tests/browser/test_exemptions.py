@@ -133,8 +133,13 @@ def test_the_exemptions_form_insists_on_a_note_then_saves_and_removes(page, site
 def test_a_heatmap_rows_exempt_form(page, site, request):
     log_in(page, site)
     page.goto(f"/p/{SLUG}/?sort=neuron")
-    row = page.locator("#heatmap tbody tr").first
-    row.locator("details.triage summary").click()
+    expect(page.locator("#heatmap form")).to_have_count(0)  # one form, for the row asked
+    first = page.locator("#heatmap tbody tr").first
+    name = first.get_attribute("data-name")
+    first.get_by_role("link", name="Exempt…").click()
+    expect(page.locator("#heatmap form")).to_have_count(1)
+    row = page.locator(f'#heatmap tbody tr[data-name="{name}"]')
+    expect(row.locator("details.triage")).to_have_attribute("open", "")
     expect(row.locator("select[name=backend]")).to_have_value("neuron")
     expect(row.locator("input[name=issue_url]")).to_be_visible()
     narrow_screenshot(page, request)

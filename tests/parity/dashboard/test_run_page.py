@@ -107,3 +107,21 @@ def test_a_probe_runs_page_says_it_is_never_a_gate_and_names_its_exemption_list(
     assert listed in " ".join(words(html).split())
     # A run that sent no version (the history's, made without the plugin) says nothing of it.
     assert "Exemption list" not in text(client.get(f"{P}/runs/{history['pr']}/"))
+
+
+def test_a_run_page_says_each_exemption_once_not_each_gap_it_covers(client, upload_run, xla):
+    """tpu is exempted from test_g.py by design: the run page reads one line for the file, with
+    how many gaps it covers and why, not a row per test."""
+    from parity.services.triage import TriageRequest, triage_create
+
+    upload_run("cpu", {**cases(F, 2), **cases(G, 30)}, day=DAY1)
+    request = TriageRequest(kind="intended", match=G, backend="tpu", note="no g on tpu")
+    triage_create(project=xla, request=request)
+    run = upload_run("tpu", cases(F, 2), day=DAY1)
+
+    html = client.get(f"{P}/runs/{run}/").content.decode()
+
+    listed = " ".join(words(html.split('id="exempted"', 1)[1].split("</ul>", 1)[0]).split())
+    assert listed.count("intended") == 1
+    assert f"{G}: 30 gaps · no g on tpu" in listed
+    assert html.count("TestF::test_") < 30  # the covered tests are not listed one by one

@@ -44,7 +44,7 @@ def test_readers_see_no_form_and_may_not_post(client, viewer, runs, exemptions):
         html = text(reader.get(PAGE))
         assert hint in html
         assert 'id="new-exemption"' not in html and "Remove</button>" not in html
-        assert "Exempt…</summary>" not in text(reader.get(f"{P}/"))  # heatmap rows
+        assert "Exempt…" not in text(reader.get(f"{P}/?exempt={B}"))  # heatmap rows
     anonymous = client.post(f"{PAGE}?kind=tracked", NEW)
     assert anonymous.status_code == 302
     assert (
@@ -216,8 +216,15 @@ def test_a_gap_rows_form_exempts_its_file_on_its_backend(maintainer, runs):
 
 
 def test_a_heatmap_rows_form_exempts_its_file_on_a_chosen_backend(maintainer, runs):
-    html = text(maintainer.get(f"{P}/?sort=neuron"))
+    listed = text(maintainer.get(f"{P}/?sort=neuron"))
+    # One form at most: each row links it, for its own file.
+    assert '<form method="post"' not in listed.split('id="heatmap"')[1]
+    link = listed.split(f'<tr data-name="{B}">')[1].split("</th>")[0]
+    assert 'href="?sort=neuron&exempt=test%2Fops%2Ftest_b.py#exempt-form">Exempt…</a>' in link
+    html = text(maintainer.get(f"{P}/?sort=neuron&exempt={B}"))
+    assert html.split('id="heatmap"')[1].count("<form ") == 1
     row = html.split(f'<tr data-name="{B}">')[1].split("</th>")[0]
+    assert '<details class="triage" id="' in row and " open>" in row
     assert "Exempt…</summary>" in row and '<input type="hidden" name="scope" value="file">' in row
     # The backend sorted by is chosen; every backend is one choice.
     assert '<option value="neuron" selected>neuron</option>' in row

@@ -25,6 +25,7 @@ from tests.parity.dashboard_scenario import (
     A,
     B,
     C,
+    runs_by_day,
     tid,
 )
 
@@ -238,6 +239,20 @@ def test_heatmap_filter_folders_and_drill_down(client, runs):
     assert list(heat(drilled)) == [A, B]
     assert "all folders" in drilled
     assert list(heat(text(client.get(f"{P}/?folder=test&sort=name")))) == [A, B, C]
+
+
+def test_a_folder_with_the_trailing_slash_its_row_shows_is_that_folder(client, runs):
+    drilled = text(client.get(f"{P}/?folder=test/ops/&sort=name"))
+    assert list(heat(drilled)) == [A, B]
+    assert "2 of 2" in drilled and "No complete run yet" not in drilled
+    empty = text(client.get(f"{P}/?folder=test/none/"))
+    assert "No test file under <code>test/none/</code>" in empty
+    assert "No complete run yet" not in empty
+
+
+def test_the_owners_page_is_its_own_tab(client, runs):
+    tabs = text(client.get(f"{P}/owners/")).split('class="tabs"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'aria-current="page">([^<]+)<', tabs) == ["Owners"]
 
 
 # --- File and test detail ---------------------------------------------------------------------
@@ -489,10 +504,10 @@ def test_runs_page_lists_runs_uploads_and_errors_in_plain_words(client, runs, in
     assert len(table) == 9
     broken = cells(table[0])
     assert broken[1] == "gpu" and "every upload failed; this run will not count" in broken[3]
-    assert "failed" in broken[4] and "broken.xml" in broken[4]
+    assert "failed" in broken[5] and "broken.xml" in broken[5]
     current = cells(next(r for r in table if f'data-run="{runs["neuron2"]}"' in r))
     assert "current" in current[3] and "complete" in current[3]
-    assert current[5:10] == ["8", "7", "1", "0", "0"]  # tests, passed, skipped, failed, error
+    assert current[6:11] == ["8", "7", "1", "0", "0"]  # tests, passed, skipped, failed, error
     assert len(rows(text(client.get(f"{P}/runs/?backend=tpu")), "runs-table")) == 2
 
 
@@ -887,3 +902,28 @@ def test_favicon_ico_leads_to_the_sites_icon(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 301
     assert response["Location"].endswith("parity/favicon.svg")
+
+
+def test_a_file_a_backend_never_ran_is_one_row_there(client, runs, upload_run):
+    html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
+    assert "not run on neuron" not in html  # b1 ran there (skipped)
+    # A later neuron run without test_b.py at all, as on day 1.
+    day1 = runs_by_day()[DAY1]["neuron"]
+    upload_run("neuron", day1, day=DAY2, run="neuron-3", commit="e" * 40, time="18:00")
+    html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
+    grid = rows(html, "file-grid")
+    assert len(grid) == 1 and "not run on neuron: 4 tests" in grid[0]
+    assert "none is in its current run" in grid[0]
+    every = text(client.get(f"{P}/file/?path={B}"))
+    assert len(rows(every, "file-grid")) == 4  # each test, with every backend's outcome
+    assert "Not run on <strong>neuron</strong>: 4 tests" in every
+
+
+def test_a_files_tests_come_a_page_at_a_time(client, upload_run, xla):
+    many = {f"test/test_many.py::TestM::test_{n:03}": "passed" for n in range(130)}
+    upload_run("cpu", many, day=DAY2)
+    first = text(client.get(f"{P}/file/?path=test/test_many.py"))
+    assert len(rows(first, "file-grid")) == 100
+    assert "tests 1–100 of 130" in first
+    second = text(client.get(f"{P}/file/?path=test/test_many.py&page=2"))
+    assert len(rows(second, "file-grid")) == 30 and "TestM::test_129" in second
