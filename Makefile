@@ -6,8 +6,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Absolute links (the digest, drafted issues, the demo's printout) name the served address.
 SITE_URL ?= http://$(HOST):$(PORT)
-# manage.py, parity.wsgi and parity.celery default to the production settings (no default
-# secret, HTTPS only); the laptop targets below say so explicitly.
+# parity.wsgi, parity.celery and manage.py runserver default to the production settings (no
+# default secret, HTTPS only); the laptop targets below say so explicitly.
 LOCAL := DJANGO_SETTINGS_MODULE=parity.settings.local SITE_URL=$(SITE_URL)
 
 .PHONY: demo test install install-dev migrate serve superuser stop lint fixture worker beat clean
