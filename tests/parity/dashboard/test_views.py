@@ -519,6 +519,22 @@ def test_triage_a_reason_as_intended(admin_client, runs):
     assert [(r[0].split(" Exempt…")[0].strip(), r[8]) for r in row][-1] == (CUDA, "intended")
 
 
+def test_a_reasons_gap_counts_open_its_gaps_and_the_gaps_list_says_why_intended(admin_client, runs):
+    neuron = Reason.objects.get(text=NEURON)
+    gaps_url = f"{P}/gaps/?open=1&reason={neuron.pk}"
+    table = rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")
+    row = next(r for r in table if f'data-reason="{neuron.pk}"' in r)
+    assert f'href="{gaps_url}&backend=neuron">1 gap</a>' in row  # its gaps on neuron
+    assert f'href="{gaps_url}"><strong>1</strong></a>' in row  # every backend's
+
+    body = {"kind": "intended", "scope": "reason", "reason": neuron.pk, "note": "no Neuron op"}
+    assert admin_client.post(f"{P}/triage/", body).status_code == 302
+    listed = text(admin_client.get(gaps_url))
+    (gap,) = re.findall(r'<tr data-backend="neuron".*?</tr>', listed, re.S)
+    assert '<span class="badge intended" title="no Neuron op">intended</span>' in gap
+    assert '<span class="muted intended-note">no Neuron op</span>' in gap
+
+
 def test_triage_errors_are_shown_not_raised(admin_client, runs):
     gap = Gap.objects.get(backend__name="gpu", test__key=tid(A, 2), is_open=True)
     missing_url = {
