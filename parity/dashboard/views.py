@@ -414,6 +414,9 @@ def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
         return redirect(back)
     draft = issue_filing.issue_draft(project=project, subject=subject)
     target = issue_filing.filing_for(project=project)
+    to_tracker = posted and request.POST.get("to") == "tracker" and form.is_valid()
+    if to_tracker and (answer := filing.tracker_page_redirect(project, form, subject)):
+        return answer
     if posted and not target.can_create:
         messages.error(request, "Parity has no token to file issues there: open its page below.")
     elif posted and form.is_valid() and filing.issue_file_post(request, project, form, subject):
