@@ -163,7 +163,8 @@ def _history(
                 flaky=bool(flaky),
             )
         )
-    # A backend that never had the test in those runs: nothing to tell apart, "never ran".
+    # A backend that never had the test in those runs: nothing to tell apart ("missing from its
+    # runs").
     return {
         pk: runs if any(run.outcome != MISSING for run in runs) else []
         for pk, runs in history.items()
