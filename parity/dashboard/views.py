@@ -363,7 +363,12 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
     new = preview = None
     refusal = triage_refusal(request, project)
     if refusal is None:
-        new = ExemptionForm(request.POST if request.method == "POST" else None, backends=backends)
+        # Its own ids: the filter form above has fields of the same names (kind, backend).
+        new = ExemptionForm(
+            request.POST if request.method == "POST" else None,
+            backends=backends,
+            auto_id="new_%s",
+        )
         if request.method == "POST" and "preview" in request.POST:
             preview = triage_views.exemption_preview(project, new)
         elif request.method == "POST" and triage_views.exemption_save(request, project, new):

@@ -330,6 +330,14 @@ def test_test_detail_of_a_test_in_one_suite_names_no_suite(client, runs):
     assert 'id="test-suite"' not in text(client.get(f"{P}/tests/{test.pk}/"))
 
 
+def test_the_exemptions_page_has_each_id_once(admin_client, runs):
+    # Its filter and its new-exemption form both have a kind and backends.
+    html = text(admin_client.get(f"{P}/exemptions/"))
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert "new_kind" in ids
+    assert sorted(i for i in set(ids) if ids.count(i) > 1) == []
+
+
 RETIRED_NAMES = ("never run", "not in the run", "never ran", "not in this run")
 
 
@@ -709,6 +717,20 @@ def quiet_skips(xla, ingest, eager_errors_propagate) -> None:
             timestamp=f"{DAY2}T12:00:00Z",
         )
         assert response.status_code == 202, response.content
+
+
+def test_skips_with_no_reason_come_first_even_causing_no_gap(client, upload_run):
+    # The lede says so: nothing says why they skip, so they are the first to fix.
+    t1, t2 = tid(A, 1), tid(A, 2)
+    upload_run("cpu", {t1: "passed", t2: ("skipped", "")}, day=DAY1)
+    upload_run("tpu", {t1: ("skipped", "not on tpu"), t2: ("skipped", "")}, day=DAY1)
+    html = text(client.get(f"{P}/skip-reasons/"))
+    assert "Skips that gave no reason come first" in html
+    table = [cells(r) for r in rows(html, "reasons-table")]
+    assert [(r[0], r[8]) for r in table] == [
+        ("no reason given (the skip message is empty)", "common"),
+        ("not on tpu", "untracked"),
+    ]
 
 
 def test_skips_with_no_reason_come_first_and_xfails_are_told_apart(client, quiet_skips):
