@@ -190,6 +190,7 @@ def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict,
         "state": query["state"] or None,
         "file": query["file"] or None,
         "reason": query["reason"],
+        "category": query["category"] or None,
         "owner": query["owner"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
     }

@@ -548,6 +548,14 @@ def test_a_reasons_gap_counts_open_its_gaps_and_the_gaps_list_says_why_intended(
     assert f'href="{gaps_url}&backend=neuron">1 gap</a>' in row  # its gaps on neuron
     assert f'href="{gaps_url}"><strong>1</strong></a>' in row  # every backend's
 
+    # A category's gap counts open its skipped gaps.
+    html = text(admin_client.get(f"{P}/skip-reasons/"))
+    category = next(r for r in rows(html, "categories-table") if "not implemented" in r)
+    total, untracked = re.findall(r'href="([^"]+)"', category)
+    listed = gap_rows(text(admin_client.get(total)), "new-gaps")
+    assert (cells(category)[2], len(listed)) == ("2", 2)
+    assert untracked == total.replace("open=1&", "open=1&tracked=untracked&")
+
     body = {"kind": "intended", "scope": "reason", "reason": neuron.pk, "note": "no Neuron op"}
     assert admin_client.post(f"{P}/triage/", body).status_code == 302
     listed = text(admin_client.get(gaps_url))
