@@ -6,8 +6,11 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Absolute links (the digest, drafted issues, the demo's printout) name the served address.
 SITE_URL ?= http://$(HOST):$(PORT)
-# manage.py, parity.wsgi and parity.celery default to the production settings (no default
-# secret, HTTPS only); the laptop targets below say so explicitly.
+# ...and is recorded where the local settings read it, for manage.py commands run beside it.
+VAR_DIR := $(or $(PARITY_VAR_DIR),var)
+RECORD_SITE_URL := mkdir -p $(VAR_DIR) && echo '$(SITE_URL)' > $(VAR_DIR)/site_url
+# parity.wsgi, parity.celery and manage.py runserver default to the production settings (no
+# default secret, HTTPS only); the laptop targets below say so explicitly.
 LOCAL := DJANGO_SETTINGS_MODULE=parity.settings.local SITE_URL=$(SITE_URL)
 
 .PHONY: demo test install install-dev migrate serve superuser stop lint fixture worker beat clean
@@ -32,6 +35,7 @@ migrate: install
 
 ## Set up everything, load demo data through the upload API, serve on http://127.0.0.1:8000
 demo: migrate
+	@$(RECORD_SITE_URL)
 	$(LOCAL) $(PY) manage.py load_demo
 	$(LOCAL) $(PY) manage.py runserver $(HOST):$(PORT)
 
@@ -40,6 +44,7 @@ test: install-dev
 	$(PY) -m pytest
 
 serve: migrate
+	@$(RECORD_SITE_URL)
 	$(LOCAL) $(PY) manage.py runserver $(HOST):$(PORT)
 
 ## An admin login (/admin/), with the local settings

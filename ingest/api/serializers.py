@@ -15,6 +15,9 @@ class UploadedFileField(serializers.FileField):
 
 
 class UploadCreateSerializer(serializers.Serializer):
+    # At least one of them (to_internal_value checks it); the OpenAPI schema says so too.
+    openapi_any_of_required = ("file", "run_manifest")
+
     project = serializers.SlugField()
     # min_length only documents what the blank check already enforces.
     backend = serializers.CharField(min_length=1, max_length=50)

@@ -5,6 +5,10 @@ may narrow that: ``openapi_schemes`` names the only schemes an endpoint takes (t
 takes upload tokens, never a session), and ``openapi_anonymous_reads`` adds ``{}`` (no
 credentials) to the operations that only read, since anyone reads a public project. A view
 whose POST only asks (``reads_by_post``, the manifest's resolve) reads too.
+
+A request serializer naming ``openapi_any_of_required`` (fields of which a request sends at
+least one, none of them required alone) gets an ``anyOf`` saying so, each field non-empty, so a
+request the schema allows is one the serializer accepts.
 """
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
@@ -12,6 +16,16 @@ from rest_framework.permissions import SAFE_METHODS
 
 
 class AutoSchema(SpectacularAutoSchema):
+    def _map_serializer(self, serializer, direction, bypass_extensions=False) -> dict:
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        fields = getattr(serializer, "openapi_any_of_required", ())
+        if fields and direction == "request":
+            schema["anyOf"] = [
+                {"required": [name], "properties": {name: _non_empty(schema["properties"][name])}}
+                for name in fields
+            ]
+        return schema
+
     def get_auth(self) -> list[dict]:
         auth = super().get_auth()
         permissions = self.view.get_permissions()
@@ -26,3 +40,8 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _reads(self) -> bool:
         return self.method in SAFE_METHODS or getattr(self.view, "reads_by_post", False)
+
+
+def _non_empty(field: dict) -> dict:
+    """What makes a field's value more than nothing: an item for a list, a character else."""
+    return {"minItems": 1} if field.get("type") == "array" else {"minLength": 1}

@@ -4,7 +4,7 @@ what happened. Without a write token for the tracker the page offers the tracker
 "new issue" page instead."""
 
 from django.contrib import messages
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseRedirect
 
 from parity.dashboard.forms import IssueDraftForm
 from parity.models import Project
@@ -13,17 +13,29 @@ from parity.services import issue_filing
 from parity.trackers import TrackerError
 
 
+def edited_draft(form: IssueDraftForm) -> issue_filing.IssueDraft:
+    """The issue as the maintainer left it in ``form`` (bound and valid)."""
+    data = form.cleaned_data
+    return issue_filing.IssueDraft(title=data["title"], body=data["body"], labels=form.label_list())
+
+
+def tracker_page_redirect(
+    project: Project, form: IssueDraftForm, subject: IssueSubject
+) -> HttpResponseRedirect | None:
+    """The tracker's new-issue page prefilled with the edited ``form`` (None: no repository):
+    the draft parity rendered would drop the maintainer's title, body and labels."""
+    url = issue_filing.new_issue_url(project=project, subject=subject, draft=edited_draft(form))
+    return HttpResponseRedirect(url) if url else None
+
+
 def issue_file_post(
     request: HttpRequest, project: Project, form: IssueDraftForm, subject: IssueSubject
 ) -> bool:
     """Create the issue ``form`` (bound and valid) describes and link it to ``subject``'s gaps;
     True when it was filed (a message says where, and whether it was linked)."""
-    draft = issue_filing.IssueDraft(
-        title=form.cleaned_data["title"], body=form.cleaned_data["body"], labels=form.label_list()
-    )
     try:
         filed = issue_filing.issue_file(
-            project=project, subject=subject, draft=draft, user=request.user
+            project=project, subject=subject, draft=edited_draft(form), user=request.user
         )
     except TrackerError as exc:
         messages.error(request, f"Not filed: {exc}. Open the tracker's new-issue page instead.")

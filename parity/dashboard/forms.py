@@ -137,6 +137,8 @@ class GapsQuery(ProjectQuery):
     # A triage queue group's tests: kept in the URL, not offered as fields.
     file = forms.CharField(required=False, max_length=500, widget=forms.HiddenInput)
     reason = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    # A category's gaps, from the reasons page.
+    category = forms.CharField(required=False, max_length=100, widget=forms.HiddenInput)
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
     fixed_page = forms.IntegerField(
         required=False, min_value=1, initial=1, widget=forms.HiddenInput

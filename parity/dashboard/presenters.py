@@ -160,7 +160,7 @@ def run_title(run) -> str:
     parts = [f"{timezone.localtime(run.started_at):%Y-%m-%d %H:%M}", run.commit[:10]]
     if run.branch:
         parts[-1] += f" ({run.branch})"
-    parts.append("not in this run" if shown == "missing" else f"{shown}")
+    parts.append(f"{shown}")
     if run.reason:
         parts[-1] += f": {run.reason}"
     if not run.complete:

@@ -196,6 +196,7 @@ def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict,
         "state": query["state"] or None,
         "file": query["file"] or None,
         "reason": query["reason"],
+        "category": query["category"] or None,
         "owner": query["owner"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
     }
@@ -369,7 +370,12 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
     new = preview = None
     refusal = triage_refusal(request, project)
     if refusal is None:
-        new = ExemptionForm(request.POST if request.method == "POST" else None, backends=backends)
+        # Its own ids: the filter form above has fields of the same names (kind, backend).
+        new = ExemptionForm(
+            request.POST if request.method == "POST" else None,
+            backends=backends,
+            auto_id="new_%s",
+        )
         if request.method == "POST" and "preview" in request.POST:
             preview = triage_views.exemption_preview(project, new)
         elif request.method == "POST" and triage_views.exemption_save(request, project, new):
@@ -420,6 +426,9 @@ def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
         return redirect(back)
     draft = issue_filing.issue_draft(project=project, subject=subject)
     target = issue_filing.filing_for(project=project)
+    to_tracker = posted and request.POST.get("to") == "tracker" and form.is_valid()
+    if to_tracker and (answer := filing.tracker_page_redirect(project, form, subject)):
+        return answer
     if posted and not target.can_create:
         messages.error(request, "Parity has no token to file issues there: open its page below.")
     elif posted and form.is_valid() and filing.issue_file_post(request, project, form, subject):

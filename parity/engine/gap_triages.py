@@ -16,7 +16,7 @@ from parity.definitions import (
     triage_picks,
 )
 from parity.engine.snapshots import snapshots_write
-from parity.models import BackendState, Gap, Project, TestCase, Triage
+from parity.models import Backend, BackendState, Gap, Project, TestCase, Triage
 from parity.models.sql import model_sql
 
 
@@ -114,8 +114,9 @@ def triages_apply_touched(*, project_id: int) -> None:
 _ANY_TOUCHED_SQL = "SELECT EXISTS (SELECT 1 FROM parity_gaps_touched)"
 
 
-# Covering: the triages some open gap matches (expired ones too), and those an open gap picked
-# (the same, when every gap was matched; enough alone for the shortcut below).
+# Covering: the triages some open gap matches (expired ones too), those an open gap picked (the
+# same, when every gap was matched; enough alone for the shortcut below), and those applying on a
+# backend with no current run yet: nothing has shown they match nothing there.
 _STALE_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
@@ -127,6 +128,14 @@ _STALE_SQL = """
         UNION
         SELECT g.triage_id FROM {gap} g
         WHERE g.is_open AND g.project_id = %(project)s AND g.triage_id IS NOT NULL
+        UNION
+        SELECT t.id FROM {triage} t
+        JOIN {backend} b ON b.project_id = t.project_id
+        LEFT JOIN {backendstate} bs ON bs.backend_id = b.id
+        WHERE t.project_id = %(project)s AND bs.current_run_id IS NULL
+          AND (NOT EXISTS (SELECT 1 FROM {on_backend} tb WHERE tb.triage_id = t.id)
+               OR EXISTS (SELECT 1 FROM {on_backend} tb
+                          WHERE tb.triage_id = t.id AND tb.backend_id = b.id))
     )
     UPDATE {triage} u SET stale = s.stale, expired = s.expired
     FROM (
@@ -145,6 +154,9 @@ def _stale_sql(which: str) -> sql.Composed:
         triage=Triage,
         gap=Gap,
         testcase=TestCase,
+        backend=Backend,
+        backendstate=BackendState,
+        on_backend=Triage.backends.through,
         candidates=triage_candidates("o", "id", unexpired=False),
         unexpired=TRIAGE_UNEXPIRED,
     )
@@ -174,7 +186,8 @@ _TRIAGES_STATE_SQL = model_sql(
 
 
 def triages_mark_stale(*, project_id: int) -> None:
-    """A triage no open gap matches any more (the test passes now) is stale: clean it up. One
+    """A triage no open gap matches any more (the test passes now) is stale: clean it up; one
+    on a backend that has not run yet is not (made before its first run, it awaits it). One
     past its expiry day is marked expired (the gaps it covered count untracked again)."""
     with connection.cursor() as cursor:
         cursor.execute(_STALE_ALL_SQL, {"project": project_id})

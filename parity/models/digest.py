@@ -77,6 +77,7 @@ class DigestDelivery(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name_plural = "digest deliveries"
         ordering = ["-week", "subscription"]
         constraints = [
             models.UniqueConstraint(

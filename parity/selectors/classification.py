@@ -11,6 +11,8 @@ from parity.models.reasons import ReasonKind
 from parity.pure.skip_rules import NO_REASON, UNCATEGORIZED, SkipRules
 from parity.pure.skip_rules import SkipRule as Rule
 
+UNCATEGORIZED_LABEL = "uncategorized"  # the category of skips no rule catches, as pages name it
+
 
 def skip_rules_current(*, project: Project) -> SkipRules:
     """The project's rules in order. One query."""
@@ -40,7 +42,7 @@ class CategoryCount:
 
     @property
     def label(self) -> str:
-        return self.category or "uncategorized"
+        return self.category or UNCATEGORIZED_LABEL
 
 
 def skip_categories_current(

@@ -6,9 +6,11 @@ import datetime
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from parity.models import Backend, Gap, GapState, Project
+from parity.pure.skip_rules import NO_REASON
+from parity.selectors.classification import UNCATEGORIZED_LABEL
 from parity.selectors.fragments import sort_order
 from parity.selectors.owners import gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
@@ -39,6 +41,7 @@ def gaps_list(
     closed_since: datetime.datetime | None = None,
     file: str | None = None,
     reason: int | None = None,
+    category: str | None = None,
     owner: str | None = None,
 ) -> QuerySet[Gap]:
     """Open gaps, or with ``closed_since`` the gaps fixed since then.
@@ -47,7 +50,8 @@ def gaps_list(
     listed only when asked for by ``state``. ``tracked=False`` means untracked: intended gaps
     are never untracked. ``tracked_closed=True`` keeps tracked gaps whose every cited issue is
     closed. ``since`` keeps gaps opened on or after it; ``file`` those of one test file,
-    ``reason`` those skipped for one reason (a group of the triage queue), ``owner`` those of
+    ``reason`` those skipped for one reason (a group of the triage queue), ``category`` the
+    skipped ones whose reason has that category (as the reasons page labels it), ``owner`` those of
     the test files a code owner owns (``gaps_owners_attach`` gives a page of them their
     owners)."""
     gaps = Gap.objects.filter(project=project)
@@ -63,6 +67,8 @@ def gaps_list(
         gaps = gaps.filter(test__file=file)
     if reason is not None:
         gaps = gaps.filter(reason_id=reason)
+    if category is not None:
+        gaps = gaps.filter(_category_q(category), state=GapState.SKIPPED)
     if owner:
         gaps = gaps_owned(gaps, project=project, owner=owner)
     # Outside the score: listed only when asked for by name.
@@ -133,6 +139,13 @@ def open_gaps_sorted(
     columns = {k: v for k, v in GAP_SORTS.items() if k != "fixed"}
     sort, order = sort_order(sort, columns, "-opened")
     return sort, gaps_list(project=project, since=since, **filters).order_by(*order)
+
+
+def _category_q(label: str) -> Q:
+    """The gaps whose reason has the category labelled ``label`` (``skip_categories_current``)."""
+    if label == NO_REASON.category:
+        return Q(reason__isnull=True)
+    return Q(reason__category="" if label == UNCATEGORIZED_LABEL else label)
 
 
 def gaps_page(

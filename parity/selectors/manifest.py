@@ -6,16 +6,17 @@ by default, and nobody keeps a per-backend copy of the list.
 ``manifest_resolve`` answers which of a runner's collected tests are exempted, naming them as
 the runner does: they are canonicalized with the project's own rules, by the code ingest uses.
 
-A manifest has a ``version``, a hash of its exemptions and files (not of durations, which move
-every night): CI sends the version it applied with its upload, and the verdict says what
-changed since. Each exemption says whether it ``passes_now``: every test it covers passed in
-the backend's latest probe run (``parity.engine.probes``).
+A manifest has a ``version``, a hash of its exemptions, its reason exemptions (triages naming a
+skip reason: CI cannot apply them, yet they exempt tests as much as a pattern does) and files
+(not of durations, which move every night): CI sends the version it applied with its upload,
+and the verdict says what changed since. Each exemption says whether it ``passes_now``: every
+test it covers passed in the backend's latest probe run (``parity.engine.probes``).
 """
 
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from django.db.models import F, Q
 
@@ -48,6 +49,15 @@ class Exemption:
 
 
 @dataclass(frozen=True)
+class ReasonExemption:
+    """A triage naming a skip reason: it covers whatever skips with that reason."""
+
+    id: int
+    match: str  # "reason: <the reason's text>"
+    kind: str
+
+
+@dataclass(frozen=True)
 class Manifest:
     project: str
     backend: str
@@ -56,10 +66,11 @@ class Manifest:
     files: list[str]
     durations: dict[str, float]
     left_out: list[str]  # internal: the reference's files that file-level exemptions removed
+    reasons: list[ReasonExemption] = field(default_factory=list)  # internal: hashed, not served
 
     def as_dict(self) -> dict:
         body = asdict(self)
-        del body["left_out"]
+        del body["left_out"], body["reasons"]
         for exemption in body["exemptions"]:
             del exemption["regex"], exemption["shape"]
         body["version"] = self.version
@@ -67,12 +78,14 @@ class Manifest:
 
     @property
     def version(self) -> str:
-        """What CI applies, hashed: the exemptions (without whether they pass now) and files."""
+        """What CI applies, hashed: the exemptions (without whether they pass now), the reason
+        exemptions and files."""
         exemptions = [
             {k: v for k, v in asdict(e).items() if k not in ("regex", "shape", "passes_now")}
             for e in self.exemptions
         ]
-        applied = {"exemptions": exemptions, "files": self.files}
+        reasons = [asdict(r) for r in self.reasons]
+        applied = {"exemptions": exemptions, "reasons": reasons, "files": self.files}
         return hashlib.sha256(json.dumps(applied, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -105,6 +118,21 @@ def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]
         .order_by("-created_at", "-pk")
     )
     return [_exemption(triage) for triage in sorted(triages, key=_specificity)]
+
+
+def backend_reason_exemptions(*, project: Project, backend: Backend) -> list[ReasonExemption]:
+    """The backend's unexpired triages that name a skip reason, oldest first."""
+    triages = (
+        Triage.objects.filter(project=project, reason__isnull=False)
+        .filter(triages_unexpired())
+        .filter(Q(backends__isnull=True) | Q(backends=backend))
+        .select_related("reason")
+        .distinct()
+        .order_by("pk")
+    )
+    return [
+        ReasonExemption(id=t.pk, match=f"reason: {t.reason.text}", kind=t.kind) for t in triages
+    ]
 
 
 def passing_exemptions(*, backend: Backend) -> set[int]:
@@ -143,6 +171,7 @@ def manifest_build(*, project: Project, backend: Backend) -> Manifest:
         files=files,
         durations={f: round(seconds, 3) for f, seconds in durations.items()},
         left_out=sorted(left_out),
+        reasons=backend_reason_exemptions(project=project, backend=backend),
     )
 
 

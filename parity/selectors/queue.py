@@ -3,7 +3,7 @@ untracked gaps come in blocks (a backend's CI never runs a whole test file; one 
 covers hundreds of tests), so the queue groups them by (backend, file) and by (backend, reason),
 largest first, each with its state mix and first seen; one exemption settles a group.
 
-Also the overview's headline per backend (tests never run, in how many files; untracked
+Also the overview's headline per backend (tests missing, in how many files; untracked
 reasons) and the burn-down of untracked gaps per backend, from the snapshots.
 
 "Untracked" as everywhere: open, neither tracked nor intended, and not ``reference_missing``
@@ -194,7 +194,7 @@ def _group(row: dict) -> QueueGroup:
 
 @dataclass(frozen=True)
 class BackendHeadline:
-    """What a backend lacks, untriaged: "neuron: 809 tests in 41 files never run; 12 untracked
+    """What a backend lacks, untriaged: "neuron: 809 tests missing, in 41 files; 12 untracked
     reasons"."""
 
     backend: str

@@ -160,8 +160,8 @@ def skip_reason_rows(
     *, project: Project, backends: list[str], backend: str | None = None, sort: str = ""
 ) -> list[ReasonRow]:
     """Reasons with their tests and gaps per backend (only those on ``backend`` when given).
-    By default skips that gave no reason first when they cause a gap (they are the first to
-    triage), then the reasons causing the most gaps, untracked before tracked before intended
+    By default skips that gave no reason first (the first to fix, gaps or not: nothing says
+    why they skip), then the reasons causing the most gaps, untracked before tracked before intended
     among equals, then the most tests; or by ``sort`` (``REASON_SORTS``, ``-`` first:
     descending). Six queries."""
     found = _skip_reasons(project)
@@ -176,7 +176,7 @@ def skip_reason_rows(
     rows = [row for row in rows if row.total]
     rows.sort(
         key=lambda r: (
-            bool(r.given) or not r.gap_total,
+            bool(r.given),
             -r.gap_total,
             r.intended,
             r.tracked,

@@ -47,6 +47,7 @@ class MissingShard:
 class RunDetail:
     run: Run
     is_current: bool
+    is_past: bool  # of the default branch, older than its backend's current run: it opened its gaps
     verdict: Verdict
     closed: list[ClosedGap]  # the first ``GAPS_SHOWN``
     uploads: list[RunUpload]  # oldest first
@@ -61,12 +62,20 @@ class RunDetail:
 def run_detail(*, run: Run) -> RunDetail:
     """``run`` with its project and backend selected. About ten queries: the verdict's with its
     closed gaps and what the run lacks (up to eight), the files of the baseline's uploads that
-    had those tests (one), the uploads with their files (two), whether it is current (one)."""
+    had those tests (one), the uploads with their files (two), whether it is current or past
+    (one)."""
     verdict = run_verdict(run=run, gaps_limit=GAPS_SHOWN, closed_limit=GAPS_SHOWN, lacking=True)
     missing = _missing(verdict.lacking)
+    current_id, current_started = (
+        BackendState.objects.filter(backend_id=run.backend_id)
+        .values_list("current_run_id", "current_run__started_at")
+        .first()
+    ) or (None, None)
+    default_branch = run.branch in ("", run.project.default_branch)
     return RunDetail(
         run=run,
-        is_current=BackendState.objects.filter(backend_id=run.backend_id, current_run=run).exists(),
+        is_current=current_id == run.pk,
+        is_past=default_branch and current_started is not None and current_started > run.started_at,
         verdict=verdict,
         closed=verdict.closed_gaps,
         uploads=_uploads(run),

@@ -5,10 +5,11 @@ and triage too). Both read the test's results in each backend's last runs by the
 (run, test) index, at most ``HISTORY_RUNS`` runs per backend, in one statement."""
 
 import datetime
+import re
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import QuerySet, prefetch_related_objects
+from django.db.models import Q, QuerySet, prefetch_related_objects
 from psycopg2 import sql
 
 from ingest.normalize.runner_ids import RunnerIdError, runner_identity
@@ -28,13 +29,21 @@ from parity.selectors.gaps import UNRUN_STATES
 from parity.selectors.owners import files_owners
 from parity.selectors.run_files import UnrunFile, unrun_files
 
+# A dot between a class and its method (not a file's ".py"): what ``Class::method`` is in a key.
+_MEMBER_DOT = re.compile(r"(?<=\w)\.(?!py\b)(?=[A-Za-z_])")
 HISTORY_RUNS = 30  # per backend, newest first
 
 
 def testcases_search(*, project: Project, q: str = "") -> QuerySet[TestCase]:
     tests = TestCase.objects.filter(project=project)
-    if q.strip():
-        tests = tests.filter(key__icontains=q.strip())
+    q = q.strip()
+    if q:
+        # ``Class.method`` (as unittest and tracebacks write it) names ``Class::method``.
+        dotted = _MEMBER_DOT.sub("::", q)
+        found = Q(key__icontains=q)
+        if dotted != q:
+            found |= Q(key__icontains=dotted)
+        tests = tests.filter(found)
     return tests.order_by("key")
 
 
@@ -163,7 +172,8 @@ def _history(
                 flaky=bool(flaky),
             )
         )
-    # A backend that never had the test in those runs: nothing to tell apart, "never ran".
+    # A backend that never had the test in those runs: nothing to tell apart ("missing from its
+    # runs").
     return {
         pk: runs if any(run.outcome != MISSING for run in runs) else []
         for pk, runs in history.items()

@@ -66,7 +66,11 @@ from parity.models import (
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
 from parity.selectors.fragments import all_closed, issue_infos
-from parity.selectors.manifest import backend_exemptions, exemption_reason
+from parity.selectors.manifest import (
+    backend_exemptions,
+    backend_reason_exemptions,
+    exemption_reason,
+)
 
 
 @dataclass(frozen=True)
@@ -578,10 +582,11 @@ def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
     if listed is None:
         return ExemptionsApplied(version=version, known=False, added=[], removed=[]), None
     before = {e["id"]: ListedExemption(**e) for e in listed.exemptions}
-    now = {
-        e.id: ListedExemption(id=e.id, match=e.match, kind=e.kind)
-        for e in backend_exemptions(project=run.project, backend=run.backend)
-    }
+    exemptions = [
+        *backend_exemptions(project=run.project, backend=run.backend),
+        *backend_reason_exemptions(project=run.project, backend=run.backend),
+    ]
+    now = {e.id: ListedExemption(id=e.id, match=e.match, kind=e.kind) for e in exemptions}
     applied = ExemptionsApplied(
         version=version,
         known=True,
@@ -592,12 +597,11 @@ def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
 
 
 def _added_after(run: Run, listed_ids: set[int] | None) -> Callable[[Triage], bool]:
-    """Whether a triage came after the run: an exemption not in the list it applied; a reason's
-    triage (in no list), or any when the list is not known, made after parity received the
-    run."""
+    """Whether a triage came after the run: one not in the exemption list it applied; when the
+    list is not known, one made after parity received the run."""
 
     def added_after(triage: Triage) -> bool:
-        if listed_ids is not None and (triage.test_id or triage.match):
+        if listed_ids is not None:
             return triage.pk not in listed_ids
         return triage.created_at > run.created_at
 

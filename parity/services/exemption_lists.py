@@ -11,7 +11,10 @@ def exemption_list_record(*, backend: Backend, manifest: Manifest) -> str:
     version. Called when the manifest or resolve API answers CI."""
     version = manifest.version
     if not ExemptionList.objects.filter(backend=backend, version=version).exists():
-        listed = [{"id": e.id, "match": e.match, "kind": e.kind} for e in manifest.exemptions]
+        listed = [
+            {"id": e.id, "match": e.match, "kind": e.kind}
+            for e in [*manifest.exemptions, *manifest.reasons]
+        ]
         ExemptionList.objects.bulk_create(
             [ExemptionList(backend=backend, version=version, exemptions=listed)],
             ignore_conflicts=True,  # another CI job recorded it at the same moment

@@ -1,6 +1,7 @@
-"""Production: the default of manage.py, parity.wsgi and parity.celery, so a server started
-without DJANGO_SETTINGS_MODULE is never in DEBUG with a known secret. No default secret, DEBUG
-off, HTTPS only (HSTS, redirects, secure cookies). `manage.py check --deploy` passes clean."""
+"""Production: the default of parity.wsgi, parity.celery, manage.py runserver (and of other
+commands when SECRET_KEY is set), so a server started without DJANGO_SETTINGS_MODULE is never in
+DEBUG with a known secret. No default secret, DEBUG off, HTTPS only (HSTS, redirects, secure
+cookies). `manage.py check --deploy` passes clean."""
 
 import os
 
@@ -10,8 +11,8 @@ from django.core.exceptions import ImproperlyConfigured
 if not os.environ.get("SECRET_KEY"):
     raise ImproperlyConfigured(
         "SECRET_KEY is not set, and parity.settings.production (the default settings of "
-        "manage.py, parity.wsgi and parity.celery) has no default secret. In production set "
-        "SECRET_KEY to a long random value, e.g. "
+        "parity.wsgi, parity.celery and manage.py runserver) has no default secret. In "
+        "production set SECRET_KEY to a long random value, e.g. "
         "SECRET_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(50))'). "
         "On a laptop use the local settings: DJANGO_SETTINGS_MODULE=parity.settings.local "
         "(make demo, make serve, make worker and make beat set it)."

@@ -16,8 +16,10 @@ as the commit would run them.
 """
 
 import contextlib
+import io
 import json
 
+import jsonschema
 import pytest
 import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
@@ -79,6 +81,27 @@ def test_upload_file_parts_are_binary_not_uris():
 
     assert upload["type"] == "array"
     assert upload["items"] == {"type": "string", "format": "binary"}
+
+
+@pytest.mark.parametrize(
+    ("sent", "accepted"),
+    [
+        ({}, False),  # neither: the API answers 400, so the schema must not allow it
+        ({"file": []}, False),
+        ({"run_manifest": ""}, False),
+        ({"file": ["results.xml"]}, True),
+    ],
+)
+def test_an_upload_the_schema_allows_is_one_the_api_takes(api, sent, accepted):
+    upload = OPENAPI["components"]["schemas"]["UploadCreate"]
+    body = {"project": PROJECT, "backend": "tpu", "commit": "a" * 40, **sent}
+    assert jsonschema.Draft7Validator(upload).is_valid(body) is accepted
+
+    if "file" in body:  # the file part's bytes, not its name
+        xml = junit_xml(Case("TestA", "test_1", "passed"))
+        body["file"] = [io.BytesIO(xml) for _ in body["file"]]
+    response = api.post("/api/v1/uploads/", body, format="multipart")
+    assert response.status_code == (202 if accepted else 400), response.content
 
 
 def test_path_parameters_carry_the_url_converters_limits():

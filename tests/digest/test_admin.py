@@ -23,6 +23,7 @@ def test_subscriptions_and_deliveries_are_listed(project, admin_client):
     page = admin_client.get("/admin/parity/digestdelivery/")
     assert page.status_code == 200 and b"pending" in page.content
     assert admin_client.get("/admin/parity/digestdelivery/add/").status_code == 403
+    assert b"Digest deliveries" in admin_client.get("/admin/").content
 
 
 def test_adding_a_subscription_checks_its_backends(project, admin_client):

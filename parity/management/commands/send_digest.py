@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
@@ -45,6 +46,19 @@ class Command(BaseCommand):
             return
         self._send(project, week)
 
+    @staticmethod
+    def _where_mail_went() -> str:
+        """Where the mail went, when a reader could not guess it (not for the test outbox)."""
+        backend = settings.EMAIL_BACKEND
+        if backend.endswith("console.EmailBackend"):
+            return (
+                "The mail was printed above, not sent: no SMTP server is set (EMAIL_HOST; "
+                "docs/settings.md)."
+            )
+        if backend.endswith("smtp.EmailBackend"):
+            return f"Sent through SMTP at {settings.EMAIL_HOST}:{settings.EMAIL_PORT}."
+        return ""
+
     def _send(self, project: Project, week: Week) -> None:
         # Inline rather than through Celery, so the command reports what happened.
         try:
@@ -63,5 +77,7 @@ class Command(BaseCommand):
         done = DigestDelivery.objects.filter(week=week.monday, subscription__project=project)
         sent = done.filter(status="sent").count()
         self.stdout.write(f"Digest {week} of {project.slug}: {sent} sent in all, {failed} failed.")
+        if where := self._where_mail_went():
+            self.stdout.write(where)
         if failed:
             raise CommandError(f"{failed} deliveries failed; run the command again to retry them.")

@@ -48,7 +48,28 @@ def test_without_a_write_token_the_page_links_the_trackers_prefilled_form(runs, 
     ]
     assert "| [`test/ops/test_a.py::TestA::test_a4`](" in fields["body"][0]
     assert "while passing on cpu" in fields["body"][0]
-    assert f'href="{link.replace("&", "&amp;")}"' in page.content.decode()
+    html = page.content.decode()
+    assert 'name="to" value="tracker"' in html
+    # The form comes first: the subject's table may hold hundreds of rows.
+    assert html.index('id="issue-draft"') < html.index('id="issue-gaps"')
+
+
+def test_the_trackers_page_opens_with_the_title_body_and_labels_as_edited(runs, maintainer):
+    gap = gap_of("tpu", tid(A, 4))
+    draft = maintainer.get(f"{PAGE}?gap={gap.pk}&next={GAPS}").context["editor"]
+    edited = {"title": "TPU loses the device", "labels": "tpu, flaky", "body": "Seen on v5e."}
+    issues = TrackingIssue.objects.count()
+
+    answer = maintainer.post(PAGE, form_data(draft.initial, gap=[gap.pk], to="tracker", **edited))
+
+    assert answer.status_code == 302
+    base, query = answer["Location"].split("?")
+    assert base == "https://github.com/pytorch/xla/issues/new"
+    fields = urllib.parse.parse_qs(query)
+    assert fields["title"] == ["TPU loses the device"]
+    assert fields["labels"] == ["tpu,flaky"]
+    assert fields["body"] == ["Seen on v5e."]
+    assert TrackingIssue.objects.count() == issues  # the maintainer files it there
 
 
 def test_a_maintainer_files_an_issue_for_a_gap_and_it_counts_tracked_at_once(

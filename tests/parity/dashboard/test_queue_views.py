@@ -28,9 +28,9 @@ def words(html: str) -> str:
 
 def test_readers_see_the_groups_and_no_forms(client, viewer, runs):
     body = text(client.get(QUEUE))
-    assert "neuron: 3 tests in 1 file never run; 1 untracked reason" in words(body)
+    assert "neuron: 3 tests missing, in 1 file; 1 untracked reason" in words(body)
     assert f'data-backend="neuron" data-file="{B}" data-gaps="4"' in body
-    assert "3 never run" in body and "1 skipped" in body
+    assert "3 missing" in body and "1 skipped" in body
     assert 'id="queue-exempt"' not in body and 'name="group"' not in body
     assert viewer.post(EXEMPT, {"group": [f"neuron::{B}"], "kind": "intended"}).status_code == 403
     assert states("neuron", B) == {(False, False)}

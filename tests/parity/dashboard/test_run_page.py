@@ -73,6 +73,16 @@ def test_a_run_missing_a_shard_says_which_files_and_how_many_tests(client, histo
     assert "12 tests, against 10 in" in words(text(client.get(f"{P}/runs/{history[DAY3]}/")))
 
 
+def test_a_past_runs_page_says_the_gaps_it_opened_not_would_open(client, history):
+    html = words(text(client.get(f"{P}/runs/{history[DAY2]}/")))
+    prose = " ".join(html.split())
+    assert "A past run of tpu: the gaps below are the ones it opened against the run before it" in (
+        prose
+    )
+    assert "would open" not in prose
+    assert "would open" in words(text(client.get(f"{P}/runs/{history['pr']}/")))
+
+
 def test_a_run_of_another_project_or_none_is_404(client, history):
     assert client.get(f"{P}/runs/999999/").status_code == 404
 

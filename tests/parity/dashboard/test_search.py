@@ -45,6 +45,13 @@ def test_part_of_an_id_lists_the_tests_holding_it(client, ops):
     assert f"{OPS}::TestOps::test_add_int64" in html
 
 
+def test_class_dot_method_lists_the_tests_of_that_class_and_method(client, ops):
+    # As unittest, tracebacks and people write it: the key has "::" there.
+    html = text(client.get(f"{P}/tests/", {"q": "TestOps.test_add"}))
+    assert f'<a href="{P}/tests/{ops.pk}/">{CANONICAL}</a>' in html
+    assert f"{OPS}::TestOps::test_add_int64" in html
+
+
 def test_no_match_says_so_and_every_page_has_the_box(client, ops):
     html = text(client.get(f"{P}/tests/", {"q": "no_such_test"}))
     assert "No test of pytorch-xla is named" in html

@@ -368,6 +368,27 @@ def test_test_detail_of_a_test_in_one_suite_names_no_suite(client, runs):
     assert 'id="test-suite"' not in text(client.get(f"{P}/tests/{test.pk}/"))
 
 
+def test_the_exemptions_page_has_each_id_once(admin_client, runs):
+    # Its filter and its new-exemption form both have a kind and backends.
+    html = text(admin_client.get(f"{P}/exemptions/"))
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert "new_kind" in ids
+    assert sorted(i for i in set(ids) if ids.count(i) > 1) == []
+
+
+RETIRED_NAMES = ("never run", "not in the run", "never ran", "not in this run")
+
+
+def test_a_missing_test_has_one_name_the_docs_define_on_every_page(client, runs):
+    # docs/semantics.md: the reference passes it and the backend's run lacks it: `missing`.
+    gap = Gap.objects.filter(state="missing", is_open=True).first()
+    pages = ["/", f"{P}/queue/", f"{P}/gaps/?open=1", f"{P}/tests/{gap.test_id}/"]
+    for page in pages:
+        html = " ".join(re.sub(r"<[^>]+>", " ", text(client.get(page))).split())
+        assert not [name for name in RETIRED_NAMES if name in html], page
+    assert "missing: no reason" in text(client.get(f"{P}/gaps/?open=1"))
+
+
 # --- Skip reasons -----------------------------------------------------------------------------
 
 
@@ -557,6 +578,30 @@ def test_triage_a_reason_as_intended(admin_client, runs):
     assert [(r[0].split(" Exempt…")[0].strip(), r[8]) for r in row][-1] == (CUDA, "intended")
 
 
+def test_a_reasons_gap_counts_open_its_gaps_and_the_gaps_list_says_why_intended(admin_client, runs):
+    neuron = Reason.objects.get(text=NEURON)
+    gaps_url = f"{P}/gaps/?open=1&reason={neuron.pk}"
+    table = rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")
+    row = next(r for r in table if f'data-reason="{neuron.pk}"' in r)
+    assert f'href="{gaps_url}&backend=neuron">1 gap</a>' in row  # its gaps on neuron
+    assert f'href="{gaps_url}"><strong>1</strong></a>' in row  # every backend's
+
+    # A category's gap counts open its skipped gaps.
+    html = text(admin_client.get(f"{P}/skip-reasons/"))
+    category = next(r for r in rows(html, "categories-table") if "not implemented" in r)
+    total, untracked = re.findall(r'href="([^"]+)"', category)
+    listed = gap_rows(text(admin_client.get(total)), "new-gaps")
+    assert (cells(category)[2], len(listed)) == ("2", 2)
+    assert untracked == total.replace("open=1&", "open=1&tracked=untracked&")
+
+    body = {"kind": "intended", "scope": "reason", "reason": neuron.pk, "note": "no Neuron op"}
+    assert admin_client.post(f"{P}/triage/", body).status_code == 302
+    listed = text(admin_client.get(gaps_url))
+    (gap,) = re.findall(r'<tr data-backend="neuron".*?</tr>', listed, re.S)
+    assert '<span class="badge intended" title="no Neuron op">intended</span>' in gap
+    assert '<span class="muted intended-note">no Neuron op</span>' in gap
+
+
 def test_triage_errors_are_shown_not_raised(admin_client, runs):
     gap = Gap.objects.get(backend__name="gpu", test__key=tid(A, 2), is_open=True)
     missing_url = {
@@ -718,6 +763,20 @@ def quiet_skips(xla, ingest, eager_errors_propagate) -> None:
             timestamp=f"{DAY2}T12:00:00Z",
         )
         assert response.status_code == 202, response.content
+
+
+def test_skips_with_no_reason_come_first_even_causing_no_gap(client, upload_run):
+    # The lede says so: nothing says why they skip, so they are the first to fix.
+    t1, t2 = tid(A, 1), tid(A, 2)
+    upload_run("cpu", {t1: "passed", t2: ("skipped", "")}, day=DAY1)
+    upload_run("tpu", {t1: ("skipped", "not on tpu"), t2: ("skipped", "")}, day=DAY1)
+    html = text(client.get(f"{P}/skip-reasons/"))
+    assert "Skips that gave no reason come first" in html
+    table = [cells(r) for r in rows(html, "reasons-table")]
+    assert [(r[0], r[8]) for r in table] == [
+        ("no reason given (the skip message is empty)", "common"),
+        ("not on tpu", "untracked"),
+    ]
 
 
 def test_skips_with_no_reason_come_first_and_xfails_are_told_apart(client, quiet_skips):

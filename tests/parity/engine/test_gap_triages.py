@@ -10,10 +10,19 @@ from psycopg2 import sql
 from ingest.normalize.ids import make_key
 from parity.definitions import triage_candidates, triage_picks
 from parity.engine.gap_triages import triages_apply, triages_mark_stale
-from parity.models import Gap, TestCase, TrackingIssue, Triage
+from parity.models import Gap, Outcome, TestCase, TrackingIssue, Triage
 from parity.models.sql import model_sql
 from parity.pure.globs import key_matches, pattern_literal, pattern_regex, pattern_shape
-from tests.parity.engine.rows import backend_of, gap_open, reason_of, run_make
+from tests.parity.engine.rows import (
+    backend_of,
+    current_set,
+    gap_open,
+    reason_of,
+    run_make,
+)
+from tests.parity.engine.rows import (
+    testcase_of as case_of,
+)
 from tests.parity.pure.test_globs import CASES, KEYS
 
 A = "test/a.py::TestA::"
@@ -75,6 +84,8 @@ def test_a_gap_is_tracked_by_its_reasons_issue_without_a_triage(project):
 
 def test_a_triage_no_open_gap_matches_is_stale_until_one_does(project):
     run = run_make(project, "tpu")
+    for backend in ("cpu", "gpu", "tpu", "neuron"):  # each has run: staleness is known
+        current_set(project, backend, {}, run=run)
     gap = gap_open(project, "tpu", f"{A}t1", "skipped", run=run)
     other = gap_open(project, "tpu", f"{A}t2", "skipped", run=run)
     matched = Triage.objects.create(project=project, test=gap.test, kind="intended", note="x")
@@ -94,6 +105,28 @@ def test_a_triage_no_open_gap_matches_is_stale_until_one_does(project):
     Gap.objects.filter(pk=other.pk).update(is_open=True)
     triages_mark_stale(project_id=project.pk)
     assert Triage.objects.get(pk=stale.pk).stale is False
+
+
+def test_an_exemption_made_before_its_backends_first_run_is_not_stale(project):
+    # No run on neuron yet: the exemption awaits it; once neuron runs and no gap is there, it is.
+    test = case_of(project, f"{A}t1")
+    neuron = backend_of(project, "neuron")
+    exemption = triage(project, backends=[neuron], test=test, kind="intended", note="no fp64")
+    everywhere = triage(project, test=test, kind="intended", note="x")
+    run = run_make(project, "cpu")
+    for backend in ("cpu", "gpu", "tpu"):
+        current_set(project, backend, {f"{A}t1": Outcome.PASSED}, run=run)
+
+    triages_mark_stale(project_id=project.pk)
+    assert Triage.objects.get(pk=exemption.pk).stale is False
+    assert Triage.objects.get(pk=everywhere.pk).stale is False  # neuron is one of its backends
+
+    current_set(project, "neuron", {f"{A}t1": Outcome.PASSED}, run=run_make(project, "neuron"))
+    triages_mark_stale(project_id=project.pk)
+    assert dict(Triage.objects.values_list("pk", "stale")) == {
+        exemption.pk: True,
+        everywhere.pk: True,
+    }
 
 
 def pattern(project, match: str, **fields) -> Triage:

@@ -31,10 +31,10 @@ def test_files_left_out_each_with_the_exemptions_that_left_it_out(
         TriageRequest(kind="quarantine", match=C, backends=["neuron"], issue_url=ISSUE),
         TriageRequest(kind="tracked", match=C, backends=["gpu"], issue_url=ISSUE),
     )
-    # 4 for the list (count, rows, their backends, their probe outcomes); 8 for the files: the
-    # backend, its manifest (6: it names the files it left out, and which exemptions pass now),
-    # the files its current run ran.
-    with django_assert_num_queries(12):
+    # 4 for the list (count, rows, their backends, their probe outcomes); 9 for the files: the
+    # backend, its manifest (7: it names the files it left out, which exemptions pass now and the
+    # reason exemptions its version hashes), the files its current run ran.
+    with django_assert_num_queries(13):
         page = selectors.exemptions_page(
             project=xla_runs, filters={"backend": "neuron"}, files_backend="neuron"
         )

@@ -141,7 +141,7 @@ def test_the_test_page_reads_each_table_once(xla_runs, django_assert_num_queries
 def test_the_test_pages_timeline_marks_complete_runs_that_lacked_the_test(upload_run, xla):
     """A coverage drop shows on the test's page: the complete runs of the default branch that
     did not run it are dashes; an incomplete run or another branch's run without it is not a
-    drop, and a backend that never had it reads "never ran"."""
+    drop, and a backend that never had it reads "missing from its runs"."""
     test_x, other = "t.py::TestT::test_x", "t.py::TestT::test_y"
     days = [f"2026-01-0{day}" for day in range(1, 6)]
     for day in days[:1] + days[3:]:

@@ -261,6 +261,33 @@ def test_the_verdict_names_the_list_its_run_applied_and_an_exemption_added_since
     assert f"#{added.json()['id']} {T2}, added after the run" in parity_ci.verdict_table(body)
 
 
+def test_a_reason_exemption_is_part_of_the_lists_version(history, upload_run, ingest, api):
+    """A triage of a skip reason exempts tests as a pattern does: one made after the run is
+    among those added since, never "unchanged since" beside "added after the run"."""
+    url = "/api/v1/projects/pytorch-xla"
+    upload_run("gpu", {T1: "passed", T2: ("skipped", "by design")}, day=DAY1)
+    reason_id = api.get(f"{url}/gaps/").json()["results"][0]["reason_id"]
+    version = api.get(f"{url}/manifest/?backend=tpu").json()["version"]
+    response = ingest(
+        ("tpu.xml", run_xml({T1: "passed", T2: ("skipped", "by design")})),
+        backend="tpu",
+        commit="b" * 40,
+        complete="true",
+        timestamp=f"{DAY2}T12:00:00Z",
+        exemptions_version=version,
+    )
+    triage = {"kind": "intended", "reason": reason_id, "note": "no such op on accelerators"}
+    made = api.post(f"{url}/triage/", triage).json()
+
+    assert api.get(f"{url}/manifest/?backend=tpu").json()["version"] != version
+    body = verdict(api, response.json()["run"])
+    listed = {"id": made["id"], "match": "reason: by design", "kind": "intended"}
+    applied = {"version": version, "known": True, "added": [listed], "removed": []}
+    assert body["exemptions"] == applied
+    assert (body["gaps"][0]["exemption"], body["gaps"][0]["exemption_added"]) == (made["id"], True)
+    assert "unchanged since" not in parity_ci.verdict_exemptions(body)
+
+
 def test_a_probe_runs_verdict_is_never_a_gate(history, ingest, api):
     response = ingest(
         ("tpu.xml", run_xml({T1: "passed", T2: ("failed", "boom")})),

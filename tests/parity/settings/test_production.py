@@ -1,5 +1,6 @@
 """Secure by default: manage.py, parity.wsgi and parity.celery start with the production
-settings, which need a SECRET_KEY (and say how to run locally without one) and pass
+settings, which need a SECRET_KEY (and say how to run locally without one; a manage.py command
+other than runserver without one is a laptop's and takes the local settings) and pass
 ``check --deploy`` without a warning. Each runs in a fresh Python process, as a server would."""
 
 import os
@@ -7,6 +8,8 @@ import secrets
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 DATABASE_URL = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -47,12 +50,23 @@ def test_manage_wsgi_and_celery_default_to_production():
         assert done.stdout.split() == ["parity.settings.production", "False"], done.stderr
 
 
-def test_without_a_secret_key_production_says_what_to_do():
-    done = run("manage.py", "check")
+@pytest.mark.parametrize(
+    "args", [("manage.py", "runserver", "--noreload"), ("-c", "import parity.wsgi")]
+)
+def test_without_a_secret_key_a_server_says_what_to_do(args):
+    done = run(*args)
     assert done.returncode != 0
     assert "KeyError" not in done.stderr
     assert "ImproperlyConfigured: SECRET_KEY is not set" in done.stderr
     assert "DJANGO_SETTINGS_MODULE=parity.settings.local" in done.stderr
+
+
+def test_a_command_without_a_secret_key_is_a_laptops():
+    # Production cannot load without SECRET_KEY, so a bare command (not a server) is local.
+    show = "from django.conf import settings; print(settings.SETTINGS_MODULE)"
+    done = run("manage.py", "shell", "--no-imports", "-c", show)
+    assert done.stdout.split() == ["parity.settings.local"], done.stderr
+    assert "local settings" in done.stderr
 
 
 def test_the_local_settings_still_need_no_secret():
