@@ -1,0 +1,58 @@
+"""``/readyz`` against the real test database: ready on a laptop (tasks eager, no broker nor
+worker to wait for), 503 naming the migrations a deploy has not applied yet, and a database that
+does not answer is named as such. The broker and the worker: tests/e2e/test_health.py."""
+
+import socket
+
+import pytest
+from django.db import connections
+from django.db.migrations.recorder import MigrationRecorder
+
+from parity.health import checks
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _forget_migrated():
+    checks._migrated.clear()
+    yield
+    checks._migrated.clear()
+
+
+def test_a_laptop_with_eager_tasks_is_ready(client, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    reply = client.get("/readyz")
+    assert reply.status_code == 200, reply.content
+    assert reply.json() == {
+        "status": "ready",
+        "failed": [],
+        "checks": {"database": "ok", "migrations": "ok", "broker": "eager", "worker": "eager"},
+    }
+
+
+def test_readyz_names_a_migration_not_applied(client, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    newest = MigrationRecorder.Migration.objects.latest("id")
+    newest.delete()  # as a new release sees the database before its `migrate` ran
+
+    reply = client.get("/readyz")
+
+    assert reply.status_code == 503
+    assert reply.json()["failed"] == ["migrations"]
+    assert reply.json()["checks"]["migrations"] == f"1 not applied: {newest.app}.{newest.name}"
+
+
+def test_a_database_that_does_not_answer_is_named():
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    default = connections["default"]
+    unreachable = type(default)({**default.settings_dict, "PORT": port}, alias="default")
+    try:
+        result = checks.database_check(database=unreachable)
+    finally:
+        unreachable.close()
+    assert not result.ok
+    assert result.detail.startswith("unreachable: ")
+    assert not checks.migrations_check(database=unreachable).ok
