@@ -70,6 +70,12 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
+# /metrics (docs/health.md) answers only with this bearer token; unset, it is off: no path and
+# no request counting. Under gunicorn set PROMETHEUS_MULTIPROC_DIR too (several processes).
+PARITY_METRICS_TOKEN = env_str("PARITY_METRICS_TOKEN", "")
+if PARITY_METRICS_TOKEN:
+    MIDDLEWARE.insert(0, "parity.health.metrics.RequestMetricsMiddleware")
+
 ROOT_URLCONF = "parity.urls"
 WSGI_APPLICATION = "parity.wsgi.application"
 

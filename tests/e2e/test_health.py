@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.client import ApiClient, Reply
 from tests.e2e.conftest import STALE_SECONDS, _database_url
@@ -18,12 +19,16 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 HEARTBEAT_MAX_AGE_SECONDS = 3
 ANSWER_SECONDS = 30
+METRICS_TOKEN = "e2e-metrics"
+PROBES = 40
 
 
 @pytest.fixture(scope="module")
 def stack(django_db_setup, tmp_path_factory, owned_redis: OwnedRedis) -> Iterator[LiveStack]:
+    directory = tmp_path_factory.mktemp("e2e-health-stack")
+    (directory / "metrics").mkdir()
     live = LiveStack(
-        directory=tmp_path_factory.mktemp("e2e-health-stack"),
+        directory=directory,
         database_url=_database_url(),
         redis_url=owned_redis.url(0),
         queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
@@ -31,6 +36,9 @@ def stack(django_db_setup, tmp_path_factory, owned_redis: OwnedRedis) -> Iterato
             "PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS),
             "PARITY_WORKER_HEARTBEAT_SECONDS": "1",
             "PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS": str(HEARTBEAT_MAX_AGE_SECONDS),
+            "PARITY_METRICS_TOKEN": METRICS_TOKEN,
+            # gunicorn runs two processes: each counts into its own files here.
+            "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
         },
     )
     try:
@@ -81,3 +89,27 @@ def test_readyz_names_the_broker_then_the_worker_when_each_is_gone(http_api, liv
     assert no_worker.status == 503, str(no_worker)
     assert no_worker.body["failed"] == ["worker"], str(no_worker)
     assert readyz_until(http_api, 200).status == 200, "a new worker makes it ready again"
+
+
+def healthz_answered(http_api: ApiClient) -> float:
+    reply = http_api.request(
+        "GET", "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+    )
+    assert reply.status == 200, str(reply)
+    wanted = {"method": "GET", "view": "healthz", "status": "200"}
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(reply.body)
+        for sample in family.samples
+        if sample.name == "parity_http_requests_total" and sample.labels == wanted
+    )
+
+
+def test_metrics_count_every_request_whichever_gunicorn_process_answered(http_api, live):
+    before = healthz_answered(http_api)
+    for _ in range(PROBES):
+        assert http_api.request("GET", "/healthz").status == 200
+
+    # Each scrape is answered by either process; each must count the requests of both.
+    assert [healthz_answered(http_api) - before for _ in range(6)] == [PROBES] * 6
+    assert http_api.request("GET", "/metrics").status == 401

@@ -7,8 +7,10 @@ import socket
 import pytest
 from django.db import connections
 from django.db.migrations.recorder import MigrationRecorder
+from prometheus_client.parser import text_string_to_metric_families
 
 from parity.health import checks
+from tests.junit_builder import Case, junit_xml
 
 pytestmark = pytest.mark.django_db
 
@@ -56,3 +58,35 @@ def test_a_database_that_does_not_answer_is_named():
     assert not result.ok
     assert result.detail.startswith("unreachable: ")
     assert not checks.migrations_check(database=unreachable).ok
+
+
+def test_metrics_are_off_without_a_token(client, settings):
+    settings.PARITY_METRICS_TOKEN = ""
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer anything").status_code == 404
+
+
+def test_metrics_answer_only_the_bearer_token(client, settings):
+    settings.PARITY_METRICS_TOKEN = "s3cret"
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200
+
+
+def test_metrics_count_failed_uploads_and_recent_ingests(client, settings, ingest):
+    settings.PARITY_METRICS_TOKEN = "s3cret"
+    good = ingest(("good.xml", junit_xml(Case("TestOps", "test_add", "passed"))))
+    bad = ingest(("bad.xml", b"<testsuite><testcase"), commit="1" * 40)
+    assert (good.status_code, bad.status_code) == (202, 202)
+
+    reply = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret")
+
+    assert reply["Content-Type"].startswith("text/plain; version=")
+    samples = {
+        f"{s.name}{dict(sorted(s.labels.items())) or ''}": s.value
+        for family in text_string_to_metric_families(reply.content.decode())
+        for s in family.samples
+    }
+    assert samples["parity_uploads{'status': 'failed'}"] == 1
+    assert samples["parity_uploads{'status': 'queued'}"] == 0
+    assert samples["parity_ingest_recent"] == 1
+    assert samples["parity_digests_sent_total"] == 0
