@@ -4,13 +4,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from parity.ci_files import ci_file, ci_index
-from parity.health.views import healthz, metrics, readyz
 
 urlpatterns = [
-    # Probes (docs/health.md): no slash, no login, no token.
-    path("healthz", healthz, name="healthz"),
-    path("readyz", readyz, name="readyz"),
-    path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     # Project members log in here; they need not be admin staff (LOGIN_URL).
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

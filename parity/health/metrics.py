@@ -39,8 +39,8 @@ LATENCY = Histogram(
 
 
 class RequestMetricsMiddleware:
-    """Counts and times each request by its URL pattern's name (a bounded label set; an
-    unmatched path counts as ``unmatched``)."""
+    """Counts and times each request by its URL pattern's name (a bounded label set; a path no
+    pattern matches counts as ``unmatched``). Placed first, so probes count too."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

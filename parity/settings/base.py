@@ -59,6 +59,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz and /metrics, before the HTTPS redirect and the host check: a probe
+    # calls the container's own address over plain HTTP (docs/health.md).
+    "parity.health.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -90,3 +90,14 @@ def test_metrics_count_failed_uploads_and_recent_ingests(client, settings, inges
     assert samples["parity_uploads{'status': 'queued'}"] == 0
     assert samples["parity_ingest_recent"] == 1
     assert samples["parity_digests_sent_total"] == 0
+
+
+def test_probes_answer_a_plain_http_call_to_the_containers_own_address(client, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.SECURE_SSL_REDIRECT = True
+    settings.ALLOWED_HOSTS = ["parity.example.com"]
+    host = {"HTTP_HOST": "10.0.0.7:8000"}  # an orchestrator probing the pod, not the site
+
+    assert client.get("/healthz", **host).status_code == 200
+    assert client.get("/readyz", **host).status_code == 200
+    assert client.get("/accounts/login/", **host).status_code == 400  # the site still checks
