@@ -12,8 +12,8 @@ from kombu.exceptions import OperationalError
 from kombu.transport import TRANSPORT_ALIASES
 from redis.exceptions import RedisError
 
-# Connects the worker_ready signal that starts the heartbeat /readyz reads.
-from parity.health import heartbeat  # noqa: F401
+# Signal receivers: the worker's heartbeat (/readyz) and task times (/metrics).
+from parity.health import heartbeat, task_metrics  # noqa: F401
 
 logger = logging.getLogger(__name__)
 

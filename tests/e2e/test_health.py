@@ -12,8 +12,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.client import ApiClient, Reply
 from tests.e2e.conftest import STALE_SECONDS, _database_url
+from tests.e2e.expect import upload_settled
 from tests.e2e.redis_server import OwnedRedis
 from tests.e2e.stack import LiveStack
+from tests.junit_builder import Case, junit_xml
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -91,17 +93,22 @@ def test_readyz_names_the_broker_then_the_worker_when_each_is_gone(http_api, liv
     assert readyz_until(http_api, 200).status == 200, "a new worker makes it ready again"
 
 
-def healthz_answered(http_api: ApiClient) -> float:
+def scraped(http_api: ApiClient, name: str, **labels: str) -> float:
     reply = http_api.request(
         "GET", "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
     )
     assert reply.status == 200, str(reply)
-    wanted = {"method": "GET", "view": "healthz", "status": "200"}
     return sum(
         sample.value
         for family in text_string_to_metric_families(reply.body)
         for sample in family.samples
-        if sample.name == "parity_http_requests_total" and sample.labels == wanted
+        if sample.name == name and sample.labels == labels
+    )
+
+
+def healthz_answered(http_api: ApiClient) -> float:
+    return scraped(
+        http_api, "parity_http_requests_total", method="GET", view="healthz", status="200"
     )
 
 
@@ -113,3 +120,13 @@ def test_metrics_count_every_request_whichever_gunicorn_process_answered(http_ap
     # Each scrape is answered by either process; each must count the requests of both.
     assert [healthz_answered(http_api) - before for _ in range(6)] == [PROBES] * 6
     assert http_api.request("GET", "/metrics").status == 401
+
+
+def test_metrics_time_the_ingest_the_worker_ran(http_api, live):
+    reply = http_api.post_upload(("report.xml", junit_xml(Case("TestOps", "test_add", "passed"))))
+    assert reply.status == 202, str(reply)
+    assert upload_settled(http_api, reply.body["id"], seconds=60, live=live)["status"] == "done"
+
+    ingests = {"task": "ingest.tasks.upload_ingest", "state": "SUCCESS"}
+    assert scraped(http_api, "parity_task_seconds_count", **ingests) == 1
+    assert scraped(http_api, "parity_uploads", status="queued") == 0
