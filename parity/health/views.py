@@ -42,8 +42,8 @@ def metrics(request: HttpRequest) -> HttpResponse:
     token = settings.PARITY_METRICS_TOKEN
     if not token:
         raise Http404("metrics are off: set PARITY_METRICS_TOKEN")
-    sent = request.headers.get("Authorization", "").removeprefix("Bearer ")
-    if not hmac.compare_digest(sent.encode(), token.encode()):
+    sent = request.headers.get("Authorization", "")
+    if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
         response = HttpResponse("a bearer token is required\n", status=401)
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response

@@ -69,6 +69,7 @@ def test_metrics_answer_only_the_bearer_token(client, settings):
     settings.PARITY_METRICS_TOKEN = "s3cret"
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="s3cret").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200
 
 
