@@ -1,5 +1,6 @@
-"""``/healthz`` and ``/readyz``: plain Django views, outside DRF's authentication and
-throttles, so a load balancer or an orchestrator probes them without a token."""
+"""``/healthz``, ``/readyz`` and ``/metrics``: plain Django views, outside DRF's
+authentication and throttles, answered by ``parity.health.middleware``. The probes need no
+credentials; ``/metrics`` its own bearer token."""
 
 import hmac
 
