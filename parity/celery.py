@@ -12,6 +12,9 @@ from kombu.exceptions import OperationalError
 from kombu.transport import TRANSPORT_ALIASES
 from redis.exceptions import RedisError
 
+# Signal receivers: the worker's heartbeat (/readyz) and task times (/metrics).
+from parity.health import heartbeat, task_metrics  # noqa: F401
+
 logger = logging.getLogger(__name__)
 
 # redis:// and rediss:// brokers use kombu's Redis transport with the fix in parity.broker (a

@@ -59,6 +59,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz and /metrics, before the HTTPS redirect and the host check: a probe
+    # calls the container's own address over plain HTTP (docs/health.md).
+    "parity.health.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -71,6 +74,12 @@ MIDDLEWARE = [
     # A request that cannot get a database connection answers 503 with Retry-After, not 500.
     "parity.web.unavailable.DatabaseUnavailableMiddleware",
 ]
+
+# /metrics (docs/health.md) answers only with this bearer token; unset, it is off: no path and
+# no request counting. Under gunicorn set PROMETHEUS_MULTIPROC_DIR too (several processes).
+PARITY_METRICS_TOKEN = env_str("PARITY_METRICS_TOKEN", "")
+if PARITY_METRICS_TOKEN:
+    MIDDLEWARE.insert(0, "parity.health.metrics.RequestMetricsMiddleware")
 
 ROOT_URLCONF = "parity.urls"
 WSGI_APPLICATION = "parity.wsgi.application"
@@ -317,6 +326,10 @@ CELERY_TASK_ROUTES = {
     "parity.tasks.*": {"queue": PARITY_QUEUE_PARITY},
 }
 CELERY_TIMEZONE = "UTC"
+# A worker's main process marks itself alive in the broker this often; /readyz counts a worker
+# whose mark is younger than the max age (parity.health.heartbeat, docs/health.md).
+PARITY_WORKER_HEARTBEAT_SECONDS = env_int("PARITY_WORKER_HEARTBEAT_SECONDS", 15)
+PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS", 60)
 # Beat (docker compose's `beat` service): complete the runs CI never marked complete.
 # Recovery: uploads left queued or processing (a lost worker or message, or a message the broker
 # never got) are queued again, and backends whose roll-ups miss their current run are recomputed.

@@ -28,7 +28,8 @@ CSRF_COOKIE_SECURE = True
 # A TLS-terminating proxy in front says the original scheme in this header.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Plain-HTTP requests are redirected to HTTPS, except paths matching SECURE_REDIRECT_EXEMPT
-# (regexes without the leading slash, e.g. ^healthz$ for a load balancer's plain-HTTP probe).
+# (regexes without the leading slash). The probes need none: parity.health.middleware answers
+# /healthz, /readyz and /metrics before the redirect.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
 SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", "")
 # Browsers remember to use HTTPS only. Preload (a commitment for the domain and every

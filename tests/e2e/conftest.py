@@ -12,6 +12,7 @@ except under CI (``CI`` set, as ``.ci/run`` does), where they fail.
 """
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from urllib.parse import quote
@@ -22,6 +23,7 @@ from django.db import connection
 
 from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient
+from tests.e2e.redis_server import OwnedRedis
 from tests.e2e.stack import LiveStack
 
 REDIS_URL = os.environ.get("PARITY_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -72,6 +74,22 @@ def stack_started(tmp_path_factory, extra_env: dict[str, str]) -> Iterator[LiveS
 @pytest.fixture(scope="package")
 def stack(django_db_setup, tmp_path_factory) -> Iterator[LiveStack]:
     yield from stack_started(tmp_path_factory, {"PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS)})
+
+
+@pytest.fixture(scope="module")
+def owned_redis(tmp_path_factory) -> Iterator[OwnedRedis]:
+    """A Redis the module owns, to stop and restart (the shared one is never touched)."""
+    if shutil.which("redis-server") is None:
+        message = "these tests start their own redis-server (apt install redis-server)"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    server = OwnedRedis(directory=tmp_path_factory.mktemp("owned-redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

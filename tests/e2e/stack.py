@@ -301,5 +301,8 @@ class LiveStack:
     def _worker_answers(self, worker: Process, nodename: str) -> bool:
         if not worker.alive():
             raise StackError(f"{worker.name} exited:\n{worker.log.read_text()[-5000:]}")
-        replies = self.celery.control.ping(destination=[nodename], timeout=1.0)
+        try:
+            replies = self.celery.control.ping(destination=[nodename], timeout=1.0)
+        except (redis.RedisError, OperationalError, OSError):
+            return False  # a pooled connection that a Redis restart left dead; the next is fresh
         return any(nodename in reply for reply in replies)

@@ -14,7 +14,6 @@ import http.cookiejar
 import json
 import os
 import re
-import shutil
 import signal
 import threading
 import time
@@ -62,21 +61,6 @@ FAULT_CASES = 150_000  # ingest takes seconds on a 2-core machine: the kill land
 # the counts after each test that makes them (``forget_limits``).
 BAD_TOKENS_PER_DAY = 10
 FAILED_LOGINS_PER_ADDRESS = 8
-
-
-@pytest.fixture(scope="module")
-def owned_redis(tmp_path_factory) -> Iterator[OwnedRedis]:
-    if shutil.which("redis-server") is None:
-        message = "these tests start their own redis-server (apt install redis-server)"
-        if os.environ.get("CI"):
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    server = OwnedRedis(directory=tmp_path_factory.mktemp("owned-redis"))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
