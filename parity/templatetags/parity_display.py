@@ -125,10 +125,13 @@ def outcome_cell(cell, hide_gap: bool = False) -> SafeString:
             "The reference first ran this test after this backend's current run: no gap until "
             "a run of the backend at least as new lacks it.",
         )
+    # No result: "missing", the gap state's name, unless the gap names what happened instead
+    # (the file crashed, timed out, ran no test or never started), which its line says.
+    ran_state = shown is None and cell.gap and cell.gap.state != "missing"
     html = format_html(
         '<span class="sym" aria-hidden="true">{}</span> <span class="word">{}</span>',
         presenters.outcome_symbol(shown),
-        shown or "not run",
+        "" if ran_state else shown or "missing",
     )
     if cell.outcome and cell.outcome != "passed":
         html += _reason_html(cell.reason) + _issues_html(cell.issues)

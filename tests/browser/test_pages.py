@@ -54,7 +54,7 @@ def test_heatmap_rows_columns_and_labels_match_the_data(page):
         " td => td.innerText.trim())])"
     )
     assert labels == [[row.name, *[c.label for c in row.cells]] for row in heatmap.rows]
-    expect(page.locator(".legend")).to_contain_text("not in the run")
+    expect(page.locator(".legend")).to_contain_text("missing")
     expect(page.locator(".legend")).to_contain_text("ref skips, fails or lacks them: no gap")
 
 
@@ -126,7 +126,7 @@ def test_clicking_a_cell_opens_that_file_on_that_backend(page):
     # The demo's worst file on tpu is one tpu never ran: one row says so, not one per test.
     assert grid.folded is not None
     expect(page.locator("#file-grid tbody tr")).to_have_count(1)
-    expect(page.locator("#file-grid")).to_contain_text(f"not run on tpu: {grid.folded.tests:,}")
+    expect(page.locator("#file-grid")).to_contain_text(f"missing on tpu: {grid.folded.tests:,}")
     page.get_by_role("link", name="List the tests").click()
     expect(page.locator("#file-grid tbody tr")).to_have_count(min(len(grid.rows), 100))
 

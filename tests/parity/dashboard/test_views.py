@@ -278,15 +278,15 @@ def test_file_detail_on_a_backend(client, runs):
     assert "no issue" in reasons
 
 
-def test_file_detail_says_not_run_for_missing_tests(client, runs):
+def test_file_detail_says_missing_for_missing_tests(client, runs):
     html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
     grid = {
         re.sub(r"<[^>]+>", "", r.split("</th>")[0]).strip(): cells(r)
         for r in rows(html, "file-grid")
     }
-    assert list(grid)[0] == "TestB::test_b1"  # skipped before not run
+    assert list(grid)[0] == "TestB::test_b1"  # skipped before missing
     assert grid["TestB::test_b1"][2].startswith("⊘ skipped") and NEURON in grid["TestB::test_b1"][2]
-    assert grid["TestB::test_b2"][2].startswith("– not run")
+    assert grid["TestB::test_b2"][2].startswith("– missing")
     assert "gap: missing (passes on the reference)" in grid["TestB::test_b2"][2]
     reasons = html.split('id="reasons"')[1].split("</section>")[0]
     assert "Not in neuron's current run, though they pass on the reference" in reasons
@@ -867,9 +867,9 @@ def test_a_pair_lists_what_one_backend_has_and_the_other_lacks(client, runs):
     listed = [cells(r) for r in re.findall(r"<tr>.*?</tr>", section.split("<tbody>")[1])]
     assert listed == [
         [tid(B, 1), "⊘ skipped", NEURON],
-        [tid(B, 2), "– not run", ""],
-        [tid(B, 3), "– not run", ""],
-        [tid(B, 4), "– not run", ""],
+        [tid(B, 2), "– missing", ""],
+        [tid(B, 3), "– missing", ""],
+        [tid(B, 4), "– missing", ""],
     ]
     assert "None: every test file cpu runs, neuron runs too." in html
     assert f'href="{P}/matrix/pair/tests.csv?a=cpu&b=neuron"' in html
@@ -965,17 +965,17 @@ def test_favicon_ico_leads_to_the_sites_icon(client):
 
 def test_a_file_a_backend_never_ran_is_one_row_there(client, runs, upload_run):
     html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
-    assert "not run on neuron" not in html  # b1 ran there (skipped)
+    assert "missing on neuron" not in html  # b1 ran there (skipped)
     # A later neuron run without test_b.py at all, as on day 1.
     day1 = runs_by_day()[DAY1]["neuron"]
     upload_run("neuron", day1, day=DAY2, run="neuron-3", commit="e" * 40, time="18:00")
     html = text(client.get(f"{P}/file/?path={B}&backend=neuron"))
     grid = rows(html, "file-grid")
-    assert len(grid) == 1 and "not run on neuron: 4 tests" in grid[0]
+    assert len(grid) == 1 and "missing on neuron: 4 tests" in grid[0]
     assert "none is in its current run" in grid[0]
     every = text(client.get(f"{P}/file/?path={B}"))
     assert len(rows(every, "file-grid")) == 4  # each test, with every backend's outcome
-    assert "Not run on <strong>neuron</strong>: 4 tests" in every
+    assert "Missing on <strong>neuron</strong>: 4 tests" in every
 
 
 def test_a_files_tests_come_a_page_at_a_time(client, upload_run, xla):
