@@ -77,6 +77,16 @@ def test_the_runs_list_says_each_runs_verdict(page, request):
         expect(verdict).to_contain_text(f"+{row.verdict.opened:,} gap")
         if row.verdict.untracked:
             expect(verdict).to_contain_text(f"({row.verdict.untracked:,} untracked)")
+    # Each count is named by its own column's word, also where the headers are hidden (400 px).
+    counts = runs[0].counts
+    labelled = page.locator(f"#run-{runs[0].run.pk} td.num").evaluate_all(
+        "tds => tds.map(td => [getComputedStyle(td, '::before').content, td.innerText])"
+    )
+    if page.viewport_size["width"] < 600:
+        words = [word.strip('"') for word, _ in labelled]
+        assert words == ["tests", "passed", "skipped", "failed", "error"]
+    numbers = [int(text.split()[-1]) for _, text in labelled]
+    assert numbers == [counts[k] for k in ("total", "passed", "skipped", "failed", "error")]
     assert page_overflow(page) == 0
     _screen(page, request, "top")
 
