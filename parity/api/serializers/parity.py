@@ -1,5 +1,6 @@
 """The parity table of a project: per backend its score and gaps, per test file its cells."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -30,8 +31,16 @@ class BackendParitySerializer(serializers.Serializer):
     commit = serializers.CharField(allow_null=True)
     complete = serializers.BooleanField()
     started_at = serializers.DateTimeField(allow_null=True)
-    score = serializers.FloatField(
-        allow_null=True, help_text="passing / reference_passing, rounded to 4 places."
+    score = serializers.SerializerMethodField(
+        help_text="The headline score, as every page shows it: of the tests the reference "
+        "passes that are not intended gaps here, the share passing here (passing / "
+        "(reference_passing - intended)), rounded to 4 places; null with nothing to compare."
+    )
+    score_raw = serializers.FloatField(
+        source="score",
+        allow_null=True,
+        help_text="passing / reference_passing, intended gaps counted as failures, rounded to "
+        "4 places.",
     )
     passing = serializers.IntegerField(help_text="Tests passing here and on the reference.")
     reference_passing = serializers.IntegerField()
@@ -55,6 +64,11 @@ class BackendParitySerializer(serializers.Serializer):
         allow_null=True,
         help_text="With ?aligned=1: the reference's run compared with run, of the same commit.",
     )
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_score(self, parity) -> float | None:
+        headline = parity.scores.headline if parity.score is not None else None
+        return None if headline is None else round(headline, 4)
 
 
 class CellSerializer(serializers.Serializer):

@@ -304,3 +304,24 @@ def test_a_rerun_that_disagreed_shows_as_flaky_in_the_tests_history(xla, ingest,
     assert [(h["outcome"], h["flaky"]) for h in history["test_2"]] == [("passed", False)]
     page = client.get(f"/p/pytorch-xla/tests/{tests['test_1']}/").content.decode()
     assert "flaky: its reruns disagreed" in page
+
+
+def test_the_apis_score_is_the_pages_headline_and_the_raw_one_beside_it(upload_run, xla, api):
+    """tpu passes T3, fails T2 and skips T1, an intended gap (by design): the API's ``score``
+    leaves T1 out as every page does (1 of 2), ``score_raw`` counts it (1 of 3). CI's summary
+    prints ``score``, so a pull request and the dashboard say one number."""
+    from parity.pure.scores import scores
+    from parity.services.triage import TriageRequest, triage_create
+
+    upload_run("cpu", {T1: "passed", T2: "passed", T3: "passed"}, day="2026-04-01")
+    intended = TriageRequest(kind="intended", match=T1, backend="tpu", note="no such op on tpu")
+    triage_create(project=xla, request=intended)
+    tpu_outcomes = {T1: ("skipped", "no op"), T2: ("failed", "boom"), T3: "passed"}
+    upload_run("tpu", tpu_outcomes, day="2026-04-01")
+
+    rows = api.get(f"{URL}/parity/").json()["backends"]
+    tpu = next(b for b in rows if b["backend"] == "tpu")
+
+    assert (tpu["passing"], tpu["reference_passing"], tpu["intended"]) == (1, 3, 1)
+    assert (tpu["score"], tpu["score_raw"]) == (0.5, 0.3333)
+    assert tpu["score"] == scores(passing=1, compared=3, intended=1).headline
