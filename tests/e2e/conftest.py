@@ -15,6 +15,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -68,6 +69,28 @@ def stack_started(tmp_path_factory, extra_env: dict[str, str]) -> Iterator[LiveS
         live.start()
         yield live
     finally:
+        live.close()
+
+
+def stack_on_owned_redis(
+    directory: Path, owned_redis: OwnedRedis, extra_env: dict[str, str], **options
+) -> Iterator[LiveStack]:
+    """A stack whose broker is a Redis the module owns and stops at will (``owned_redis``),
+    started again for the teardown when a test left it down; ``options`` go to LiveStack."""
+    live = LiveStack(
+        directory=directory,
+        database_url=_database_url(),
+        redis_url=owned_redis.url(0),
+        queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
+        extra_env=extra_env,
+        **options,
+    )
+    try:
+        live.start()
+        yield live
+    finally:
+        if not owned_redis.answers():
+            owned_redis.start()
         live.close()
 
 

@@ -4,14 +4,13 @@ the worker when it stops; ready again once each is back. The broker is a Redis t
 (``owned_redis``); heartbeats are short so an absent worker shows within seconds."""
 
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.client import ApiClient, Reply
-from tests.e2e.conftest import STALE_SECONDS, _database_url
+from tests.e2e.conftest import STALE_SECONDS, stack_on_owned_redis
 from tests.e2e.expect import upload_settled
 from tests.e2e.redis_server import OwnedRedis
 from tests.e2e.stack import LiveStack
@@ -29,12 +28,10 @@ PROBES = 40
 def stack(django_db_setup, tmp_path_factory, owned_redis: OwnedRedis) -> Iterator[LiveStack]:
     directory = tmp_path_factory.mktemp("e2e-health-stack")
     (directory / "metrics").mkdir()
-    live = LiveStack(
-        directory=directory,
-        database_url=_database_url(),
-        redis_url=owned_redis.url(0),
-        queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
-        extra_env={
+    yield from stack_on_owned_redis(
+        directory,
+        owned_redis,
+        {
             "PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS),
             "PARITY_WORKER_HEARTBEAT_SECONDS": "1",
             "PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS": str(HEARTBEAT_MAX_AGE_SECONDS),
@@ -43,13 +40,6 @@ def stack(django_db_setup, tmp_path_factory, owned_redis: OwnedRedis) -> Iterato
             "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
         },
     )
-    try:
-        live.start()
-        yield live
-    finally:
-        if not owned_redis.answers():
-            owned_redis.start()
-        live.close()
 
 
 def readyz_until(http_api: ApiClient, status: int) -> Reply:

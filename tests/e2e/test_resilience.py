@@ -19,7 +19,6 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +35,7 @@ from kombu.exceptions import OperationalError
 from ingest import recovery
 from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient, Reply
-from tests.e2e.conftest import STALE_SECONDS, _database_url
+from tests.e2e.conftest import STALE_SECONDS, stack_on_owned_redis
 from tests.e2e.expect import (
     duplicated_tests,
     stored_counts,
@@ -65,12 +64,10 @@ FAILED_LOGINS_PER_ADDRESS = 8
 
 @pytest.fixture(scope="module")
 def stack(django_db_setup, tmp_path_factory, owned_redis) -> Iterator[LiveStack]:
-    live = LiveStack(
-        directory=tmp_path_factory.mktemp("e2e-redis-stack"),
-        database_url=_database_url(),
-        redis_url=owned_redis.url(0),
-        queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
-        extra_env={
+    yield from stack_on_owned_redis(
+        tmp_path_factory.mktemp("e2e-redis-stack"),
+        owned_redis,
+        {
             "CACHE_URL": owned_redis.url(1),
             "PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS),
             # PARITY_UPLOAD_LOST_SECONDS at its default (30 min): an upload accepted while Redis
@@ -80,13 +77,6 @@ def stack(django_db_setup, tmp_path_factory, owned_redis) -> Iterator[LiveStack]
         },
         worker_options=(),  # as docker/compose.yml starts it
     )
-    try:
-        live.start()
-        yield live
-    finally:
-        if not owned_redis.answers():
-            owned_redis.start()
-        live.close()
 
 
 def _restart_loop(server: OwnedRedis, stop: threading.Event, *, times: int) -> None:
