@@ -14,7 +14,7 @@ except under CI (``CI`` set, as ``.ci/run`` does), where they fail.
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -58,18 +58,7 @@ def stack_started(tmp_path_factory, extra_env: dict[str, str]) -> Iterator[LiveS
         pytest.fail(f"{problem}: end-to-end tests cannot run", pytrace=False)
     if problem:
         pytest.skip(f"{problem}; set PARITY_TEST_REDIS_URL or start redis-server")
-    live = LiveStack(
-        directory=tmp_path_factory.mktemp("e2e-stack"),
-        database_url=_database_url(),
-        redis_url=REDIS_URL,
-        queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
-        extra_env=extra_env,
-    )
-    try:
-        live.start()
-        yield live
-    finally:
-        live.close()
+    yield from _served(tmp_path_factory.mktemp("e2e-stack"), REDIS_URL, extra_env)
 
 
 def stack_on_owned_redis(
@@ -77,10 +66,25 @@ def stack_on_owned_redis(
 ) -> Iterator[LiveStack]:
     """A stack whose broker is a Redis the module owns and stops at will (``owned_redis``),
     started again for the teardown when a test left it down; ``options`` go to LiveStack."""
+
+    def restart() -> None:  # before the stack's close, which empties its queue there
+        if not owned_redis.answers():
+            owned_redis.start()
+
+    yield from _served(directory, owned_redis.url(0), extra_env, before_close=restart, **options)
+
+
+def _served(
+    directory: Path,
+    redis_url: str,
+    extra_env: dict[str, str],
+    before_close: Callable[[], None] = lambda: None,
+    **options,
+) -> Iterator[LiveStack]:
     live = LiveStack(
         directory=directory,
         database_url=_database_url(),
-        redis_url=owned_redis.url(0),
+        redis_url=redis_url,
         queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
         extra_env=extra_env,
         **options,
@@ -89,8 +93,7 @@ def stack_on_owned_redis(
         live.start()
         yield live
     finally:
-        if not owned_redis.answers():
-            owned_redis.start()
+        before_close()
         live.close()
 
 
