@@ -10,9 +10,8 @@ import sys
 import pytest
 
 from parity.models import Gap, Outcome, Result, Run
-from parity.services.projects import upload_token_create
 from parity.services.triage import TriageRequest, triage_create
-from tests.e2e.test_run_manifest import COMMIT, current_run_is, manifest_file
+from tests.e2e.test_run_manifest import COMMIT, current_run_is, manifest_file, suite_written
 from tests.parity.clients.conftest import CLIENT_SECONDS, CLIENTS_DIR, clean_environment
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -75,11 +74,7 @@ def run(
 
 @pytest.fixture
 def suite(tmp_path, live, project):
-    live.token = upload_token_create(project=project)
-    for name, text in SUITE.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return tmp_path
+    return suite_written(tmp_path, live, project, SUITE)
 
 
 def exempted(live, project, suite) -> list[int]:
@@ -156,9 +151,7 @@ def test_a_probe_run_runs_the_exempted_tests(live, project, suite):
 
 
 def test_run_applies_them_through_the_unittest_runner_too(live, project, tmp_path):
-    live.token = upload_token_create(project=project)
-    (tmp_path / "test").mkdir()
-    (tmp_path / "test" / "test_units.py").write_text(SCRIPT)
+    suite_written(tmp_path, live, project, {"test/test_units.py": SCRIPT})
     every = manifest_file(tmp_path, ["test/test_units.py"])
     reference = run(
         live, project, tmp_path, "cpu", "--manifest", every, "--complete", "--wait",

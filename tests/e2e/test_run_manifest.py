@@ -70,15 +70,21 @@ def current_run_is(project, backend: str, key: str) -> None:
     )
 
 
-@pytest.fixture
-def suite(tmp_path, live, project):
+def suite_written(folder, live, project, files: dict[str, str]):
+    """``files`` (path -> text) written under ``folder``, and a token of ``project`` for the
+    client that runs them against ``live``."""
     from parity.services.projects import upload_token_create
 
     live.token = upload_token_create(project=project)
-    for name, text in SUITE.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return tmp_path
+    for name, text in files.items():
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def suite(tmp_path, live, project):
+    return suite_written(tmp_path, live, project, SUITE)
 
 
 def test_each_file_that_gave_no_result_says_why(live, project, suite):
