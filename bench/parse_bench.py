@@ -1,4 +1,4 @@
-"""Throughput and peak memory of ingest.junit.iter_cases against a bare stdlib iterparse loop.
+"""Throughput and peak memory of parity.pure.junit.iter_cases against a bare stdlib iterparse loop.
 
     .venv/bin/python bench/parse_bench.py --cases 1000000 [--defusedxml]
 
@@ -83,7 +83,7 @@ def _count_testcases(events) -> int:
 
 def run_iter_cases(path: Path) -> int:
     sys.path.insert(0, str(REPO_DIR))
-    from ingest.junit import iter_cases
+    from parity.pure.junit import iter_cases
 
     with path.open("rb") as stream:
         return sum(1 for _ in iter_cases(stream))

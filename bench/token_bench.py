@@ -1,4 +1,4 @@
-"""Time and peak memory of ingest.junit.iter_cases on reports whose bulk is one huge token.
+"""Time and peak memory of parity.pure.junit.iter_cases on reports whose bulk is one huge token.
 
     .venv/bin/python bench/token_bench.py --mib 50 [--timeout 120] [--kinds attribute,text,...]
         [--repo DIR]  # time another checkout's parser, e.g. a `git worktree` of an older commit
@@ -58,7 +58,7 @@ def measure(repo: Path, path: Path) -> dict[str, object]:
     import resource
 
     sys.path.insert(0, str(repo))
-    from ingest.junit import JUnitError, iter_cases
+    from parity.pure.junit import JUnitError, iter_cases
 
     opener = gzip.open if path.suffix == ".gz" else open
     started = time.perf_counter()
@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument(
-        "--repo", default=str(REPO_DIR), help="the checkout whose ingest.junit to time"
+        "--repo", default=str(REPO_DIR), help="the checkout whose parity.pure.junit to time"
     )
     parser.add_argument("--child", nargs=2, metavar=("REPO", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()

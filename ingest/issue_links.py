@@ -1,13 +1,13 @@
 """Link canonical reasons to the tracking issues their text references.
 
-The service half of issue linking: ``ingest.normalize.issues`` finds the references (pure), this
-module stores them. Ingest and re-ingest call it for the reasons an upload created.
+The service half of issue linking: ``parity.pure.normalize.issues`` finds the references
+(pure), this module stores them. Ingest and re-ingest call it for the reasons an upload created.
 """
 
 from django.db import transaction
 
-from ingest.normalize import extract_issue_refs
 from parity.models import Project, Reason, TrackingIssue
+from parity.pure.normalize import extract_issue_refs
 
 
 def reason_issues_link(*, project: Project, reason_ids: list[int]) -> None:

@@ -16,18 +16,18 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ingest.archives import ArchiveError, iter_xml_documents
 from ingest.issue_links import reason_issues_link
-from ingest.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_case_batches
-from ingest.normalize import (
+from ingest.writer import ResultRow, reasons_seen_update, results_write
+from parity.models import Outcome, Run, Upload, UploadFile, UploadStatus
+from parity.models.results import MAX_FILE_CHARS
+from parity.pure.archives import ArchiveError, iter_xml_documents
+from parity.pure.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_case_batches
+from parity.pure.normalize import (
     CanonicalReason,
     TestIdentifier,
     canonical_reason,
     document_hint,
 )
-from ingest.writer import ResultRow, reasons_seen_update, results_write
-from parity.models import Outcome, Run, Upload, UploadFile, UploadStatus
-from parity.models.results import MAX_FILE_CHARS
 from parity.services.lifecycle import run_complete, run_parity_refresh
 
 logger = logging.getLogger(__name__)

@@ -99,7 +99,7 @@ TRIAGE_UNEXPIRED = sql.SQL("(t.expires_on IS NULL OR t.expires_on >= CURRENT_DAT
 
 
 # A test whose file holds no ":" (and is not empty: a test with no file has its class or name
-# there) has that file, unescaped, before the first "::" of its key (ingest.normalize.ids
+# there) has that file, unescaped, before the first "::" of its key (parity.pure.normalize.ids
 # escapes only after a ":"): its key's file part is its file.
 _PLAIN_FILE = sql.SQL("({file} <> '' AND strpos({file}, ':') = 0)")
 

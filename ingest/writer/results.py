@@ -36,7 +36,6 @@ from itertools import islice
 from django.db import connection
 from psycopg2.errors import UniqueViolation
 
-from ingest.memo import Remembered
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
 from ingest.writer.digests import key_digest, md5
 from ingest.writer.known import KnownIds
@@ -46,6 +45,7 @@ from ingest.writer.suites import LABEL_BITS, LABEL_MASK, Placement, written_id
 from parity.models import FileSeconds, Outcome, Reason, Result, Run, TestCase, Upload
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
+from parity.pure.memo import Remembered
 
 # Cases resolved per round of queries: a few statements per this many cases, and this many rows
 # in memory.

@@ -16,5 +16,5 @@ class ResultRow(NamedTuple):
     reason_kind: str | None = None
     reason_text: str | None = None
     reason_fp: str | None = None
-    suite: str = ""  # its suite label (ingest.junit.suites)
+    suite: str = ""  # its suite label (parity.pure.junit.suites)
     document: int = 0  # its XML document's number in the upload: suites differ within one

@@ -1,6 +1,6 @@
 """Which test each case of an upload is: a rerun of one written before, or a test per suite.
 
-The rules, in the order of the upload's cases (``ingest.normalize.suites`` says why):
+The rules, in the order of the upload's cases (``parity.pure.normalize.suites`` says why):
 
 - A key seen again under the same suite label, or in a later XML document under any label, is a
   rerun of the same test: the last occurrence wins (``UploadWriter`` collapses them).
@@ -19,9 +19,9 @@ module handles the rest.
 
 from typing import NamedTuple
 
-from ingest.normalize import TestIdentity, suite_qualified
 from ingest.writer.digests import key_digest
 from ingest.writer.rows import ResultRow
+from parity.pure.normalize import TestIdentity, suite_qualified
 
 LABEL_BITS = 24
 LABEL_MASK = (1 << LABEL_BITS) - 1

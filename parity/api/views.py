@@ -14,11 +14,11 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
-from ingest.normalize.runner_ids import RunnerIdError
 from parity import selectors
 from parity.api import serializers as s
 from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
+from parity.pure.normalize.runner_ids import RunnerIdError
 from parity.services.exemption_lists import exemption_list_record
 from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_delete
 from parity.web.access import ProjectAccess, django_user, project_for_request, run_for_request

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from ingest.normalize import display_id, is_expected_failure, suite_of
 from parity.models import Gap, ProbeOutcome, Triage
 from parity.pure.globs import is_file_level
+from parity.pure.normalize import display_id, is_expected_failure, suite_of
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 
@@ -132,7 +132,7 @@ test_id.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 def test_suite(test) -> str | None:
     """The suite of a test that its report ran in several suites, each run a test of its own
-    (``ingest.normalize.suites``); None for every other test."""
+    (``parity.pure.normalize.suites``); None for every other test."""
     return suite_of(test.name)[1]
 
 

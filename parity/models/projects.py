@@ -66,7 +66,7 @@ class Project(models.Model):
         """The rules and the issue URL template, checked by the admin's form and by the services
         that create or edit a project (``parity.services.projects``): rules run in the worker for
         every test case, so a bad regex must fail when it is written, not there."""
-        from ingest.normalize import RulesError, validate_rules
+        from parity.pure.normalize import RulesError, validate_rules
 
         try:
             validate_rules(self.normalization_rules or {})
@@ -78,9 +78,9 @@ class Project(models.Model):
             )
 
     def normalization(self):
-        """The project's normalization rules (``ingest.normalize.Rules``), as ingest and CI's
+        """The project's normalization rules (``parity.pure.normalize.Rules``), as ingest and CI's
         resolve apply them."""
-        from ingest.normalize import rules_from_dict
+        from parity.pure.normalize import rules_from_dict
 
         return rules_from_dict(self.normalization_rules or {})
 

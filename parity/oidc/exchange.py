@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from parity.models import Project, TrustRule, UploadToken
 from parity.models.trust import GITHUB_ISSUER
-from parity.oidc.identity import CiIdentity, identity_from_claims, rules_match
 from parity.oidc.tokens import OidcRefused
+from parity.pure.oidc_claims import CiIdentity, identity_from_claims, rules_match
 from parity.services.projects import upload_token_create
 
 logger = logging.getLogger(__name__)

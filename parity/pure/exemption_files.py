@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ingest.normalize.runner_ids import runner_identity
+from parity.pure.normalize.runner_ids import runner_identity
 
 KINDS = ("tracked", "intended", "quarantine")
 _REGEX_SYNTAX = re.compile(r"[\\^$()|+{}]|\.\*|\[[^\]]*-[^\]]*\]")

@@ -4,7 +4,8 @@ with the test's names filled in. Pure: strings in, a string out.
 Placeholders: ``{file}`` (``test/test_ops.py``), ``{class}`` (``TestOps``), ``{name}``
 (``test_add``) and ``{nodeid}``, the test's real ID as pytest takes it
 (``test/test_ops.py::TestOps::test_add``). A test that its report ran in several suites is
-named as its runner names it, without the suite label parity adds (``ingest.normalize.suites``).
+named as its runner names it, without the suite label parity adds
+(``parity.pure.normalize.suites``).
 Values are put in as they are, unquoted: a template quotes them where its shell needs it
 (``pytest '{nodeid}'``). Anything else in braces is left alone, so shell syntax such as
 ``${HOME}`` survives; a bare ``{word}`` that is not a placeholder is a mistake
@@ -13,7 +14,7 @@ Values are put in as they are, unquoted: a template quotes them where its shell 
 
 import re
 
-from ingest.normalize import display_id, suite_of
+from parity.pure.normalize import display_id, suite_of
 
 PLACEHOLDERS = ("file", "class", "name", "nodeid")
 _PLACEHOLDER = re.compile(r"\{(file|class|name|nodeid)\}")

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Count, F, Min, Q
 
-from ingest.normalize import display_id
 from parity.models import (
     Backend,
     Gap,
@@ -43,6 +42,7 @@ from parity.models import (
     Triage,
 )
 from parity.models.reasons import ReasonKind
+from parity.pure.normalize import display_id
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.classification import CategoryCount, skip_categories_current

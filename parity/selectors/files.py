@@ -4,8 +4,8 @@
 from collections import Counter
 from dataclasses import dataclass
 
-from ingest.normalize import display_id
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, TestCase
+from parity.pure.normalize import display_id
 from parity.selectors.fragments import (
     ReasonInfo,
     TestCell,

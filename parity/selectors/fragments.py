@@ -11,7 +11,6 @@ from django.db.models import Count, F, Q
 from django.db.models.expressions import OrderBy
 from django.utils import timezone
 
-from ingest.normalize import is_expected_failure
 from parity.models import (
     Backend,
     FileCell,
@@ -25,6 +24,7 @@ from parity.models import (
     TrackingIssue,
     Triage,
 )
+from parity.pure.normalize import is_expected_failure
 from parity.pure.scores import Scores, scores
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")

@@ -6,8 +6,8 @@ what the issue's text names: tests, backends, states, reason, first seen. One qu
 from dataclasses import dataclass
 from datetime import datetime
 
-from ingest.normalize import display_id
 from parity.models import Gap, GapState, Project
+from parity.pure.normalize import display_id
 
 MAX_GAPS = 500  # an issue lists at most this many tests; more is a pattern, not an issue
 

@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, field, replace
 
 from django.db.models import F, Q
 
-from ingest.normalize.runner_ids import runner_identity
 from parity.models import Backend, FileCell, ProbeOutcome, Project, Triage, TriageKind
 from parity.pure.globs import file_matches, is_file_level, key_matches, key_parts
+from parity.pure.normalize.runner_ids import runner_identity
 from parity.selectors.fragments import issue_urls, triages_unexpired
 
 # Kinds that take tests out of a run; quarantined tests still run.
@@ -182,7 +182,7 @@ def manifest_resolve(
     tests: Sequence[object],
     exemptions: list[Exemption] | None = None,
 ) -> list[Resolved]:
-    """The items of ``tests`` (runner IDs; see ``ingest.normalize.runner_ids``) that an
+    """The items of ``tests`` (runner IDs; see ``parity.pure.normalize.runner_ids``) that an
     exemption of ``backend`` (``exemptions``: a manifest's, already read) names, each with the
     most specific exemption. Raises ``RunnerIdError`` naming the first item that names no test."""
     if exemptions is None:

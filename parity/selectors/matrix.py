@@ -14,9 +14,9 @@ from itertools import permutations
 
 from django.db import connection
 
-from ingest.normalize import display_id
 from parity.models import CurrentOutcome, FileCell, Outcome, Project, Reason, TestCase
 from parity.models.sql import model_sql
+from parity.pure.normalize import display_id
 from parity.selectors.fragments import backend_names
 
 

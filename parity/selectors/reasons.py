@@ -5,7 +5,7 @@ stacked trend of skipped tests per reason (the page's chart, both from ``ReasonD
 
 Skips whose message says nothing have no reason row of their own (``reason`` is NULL): they are
 counted apart, as "no reason given", the first thing to triage. Expected failures (xfail) are
-skip reasons whose text says so (``ingest.normalize.is_expected_failure``)."""
+skip reasons whose text says so (``parity.pure.normalize.is_expected_failure``)."""
 
 import datetime
 import operator
@@ -23,7 +23,6 @@ from django.db.models import (
     Value,
 )
 
-from ingest.normalize import expected_failure_reason, is_expected_failure
 from parity.models import (
     CurrentOutcome,
     Gap,
@@ -35,6 +34,7 @@ from parity.models import (
     Triage,
 )
 from parity.models.reasons import ReasonKind
+from parity.pure.normalize import expected_failure_reason, is_expected_failure
 from parity.pure.skip_rules import NO_REASON
 from parity.selectors.fragments import IssueInfo, issue_infos, triages_unexpired
 

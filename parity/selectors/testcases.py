@@ -12,10 +12,10 @@ from django.db import connection
 from django.db.models import Q, QuerySet, prefetch_related_objects
 from psycopg2 import sql
 
-from ingest.normalize.runner_ids import RunnerIdError, runner_identity
 from parity.definitions import OUTCOME_PARAMS, OUTCOME_RANK
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
+from parity.pure.normalize.runner_ids import RunnerIdError, runner_identity
 from parity.pure.reproduce import reproduce_command
 from parity.selectors.fragments import (
     TestCell,
@@ -59,7 +59,7 @@ class TestFind:
 
 def testcase_find(*, project: Project, q: str, limit: int = 50) -> TestFind:
     """The search box: ``q`` read as a runner's test ID (a pytest node ID, a unittest ID;
-    ``ingest.normalize.runner_ids``) and normalized by the project's rules, as ingest does, so
+    ``parity.pure.normalize.runner_ids``) and normalized by the project's rules, as ingest does, so
     ``test/test_ops.py::TestOpsXLA::test_add_xla_float32`` finds its canonical test; and the
     tests whose canonical ID holds ``q``. Two queries: the exact one by the tests' unique
     (project, file, digest) index, then the substring's first ``limit``."""

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from ingest.normalize import extract_issue_refs
 from parity.engine.gap_triages import triages_refresh
 from parity.models import (
     Backend,
@@ -39,6 +38,7 @@ from parity.pure.globs import (
     pattern_regex,
     pattern_shape,
 )
+from parity.pure.normalize import extract_issue_refs
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from ingest.normalize.runner_ids import runner_identity
 from parity.models import CurrentOutcome, Outcome, Project, TestCase
+from parity.pure.normalize.runner_ids import runner_identity
 from parity.services.projects import upload_token_create
 from tests.browser.conftest import SCREENSHOTS, no_chromium
 from tests.browser.layout import page_overflow

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from ingest.normalize.runner_ids import runner_identity
 from parity.models import Result, TestCase
+from parity.pure.normalize.runner_ids import runner_identity
 from parity.services.projects import project_create, upload_token_create
 from tests.junit_builder import Case, junit_xml
 from tests.uploads import post_upload

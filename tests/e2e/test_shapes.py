@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from ingest.junit import iter_cases
-from ingest.normalize.ids import TestIdentifier
+from parity.pure.junit import iter_cases
+from parity.pure.normalize.ids import TestIdentifier
 from tests.e2e.shapes import LAYOUTS, shaped_write
 
 

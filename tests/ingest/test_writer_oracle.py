@@ -18,10 +18,10 @@ from django.db import connection, transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.normalize import TestIdentity, suite_qualified
 from ingest.writer import ResultRow, known, results_write
 from ingest.writer import results as writer_results
 from parity.models import FileSeconds, Outcome, Project, Reason, Result, Run, TestCase, Upload
+from parity.pure.normalize import TestIdentity, suite_qualified
 from parity.services.projects import project_create
 
 EXAMPLES = int(os.environ.get("PARITY_HYPOTHESIS_EXAMPLES", "60"))

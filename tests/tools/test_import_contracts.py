@@ -20,22 +20,28 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 CROSSINGS = [
     # contract, module that crosses, the import added, what the report must say
     (
-        "pure-parsers",
-        "ingest/normalize/issues.py",
+        "pure",
+        "parity/pure/normalize/issues.py",
         "from django.utils import timezone",
-        "ingest.normalize.issues -> django.utils",
+        "parity.pure.normalize.issues -> django.utils",
     ),
     (
-        "pure-parsers",
-        "ingest/junit/cases.py",
+        "pure",
+        "parity/pure/junit/cases.py",
         "from parity.models import Run",
-        "ingest.junit.cases -> parity.models",
+        "parity.pure.junit.cases -> parity.models",
     ),
     (
-        "pure-parsers",
-        "ingest/archives.py",
+        "pure",
+        "parity/pure/globs.py",
+        "from parity.engine import gaps",
+        "parity.pure.globs -> parity.engine.gaps",
+    ),
+    (
+        "pure",
+        "parity/pure/archives.py",
         "import rest_framework",
-        "ingest.archives -> rest_framework",
+        "parity.pure.archives -> rest_framework",
     ),
     (
         "edges-call-services",
@@ -68,7 +74,7 @@ CROSSINGS = [
         "parity.engine.rollups -> parity.api.views",
     ),
     (
-        "parity-uses-ingest-pure-parts",
+        "parity-under-ingest",
         "parity/engine/gaps.py",
         "from ingest.services import upload_create",
         "parity.engine.gaps -> ingest.services",
@@ -134,13 +140,13 @@ CROSSINGS = [
         "parity.selectors.runs -> parity.api.views",
     ),
     (
-        "oidc-claims-pure",
-        "parity/oidc/identity.py",
+        "pure",
+        "parity/pure/oidc_claims.py",
         "from parity.models import TrustRule",
-        "parity.oidc.identity -> parity.models",
+        "parity.pure.oidc_claims -> parity.models",
     ),
     (
-        "oidc-claims-pure",
+        "oidc-keys-http-only",
         "parity/oidc/issuers.py",
         "from django.core.cache import cache",
         "parity.oidc.issuers -> django.core.cache",

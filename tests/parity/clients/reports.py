@@ -7,9 +7,9 @@ import socket
 import time
 from pathlib import Path
 
-from ingest.junit import iter_cases
-from ingest.normalize.ids import test_identity
 from parity.models import BackendState
+from parity.pure.junit import iter_cases
+from parity.pure.normalize.ids import test_identity
 from tests.e2e.client import ApiClient
 from tests.e2e.expect import upload_settled
 from tests.e2e.stack import LiveStack

@@ -17,7 +17,7 @@ from pathlib import Path
 import parity_unittest
 import pytest
 
-from ingest.junit import iter_cases
+from parity.pure.junit import iter_cases
 from tests.parity.clients.conftest import CLIENTS_DIR, FIXTURES_DIR, clean_environment, python38
 from tests.parity.clients.reports import (
     COMPLEX_MESSAGE,

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.junit import iter_cases
 from parity.models import TestCase
+from parity.pure.junit import iter_cases
 from tests.parity.clients.conftest import (
     CLIENTS_DIR,
     FIXTURES_DIR,

@@ -5,11 +5,11 @@ tests the demo uploads."""
 import io
 import json
 
-from ingest.normalize.runner_ids import runner_identity
 from parity.demo.scenario.plan import UPSTREAM_DIR
 from parity.management.commands.load_demo import DEMO_RULES, FIXTURE, Command
 from parity.models import Triage
 from parity.pure.globs import key_matches
+from parity.pure.normalize.runner_ids import runner_identity
 
 ISSUE_8796 = "https://github.com/pytorch/xla/issues/8796"
 

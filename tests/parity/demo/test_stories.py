@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingest.normalize import canonical_reason, extract_issue_refs
 from parity.demo.scenario import BACKENDS, ScenarioEvent, demo_events
 from parity.demo.scenario.stories import GPU_TODO, PAUSED_SHARD, TEMPORARY_SKIP
+from parity.pure.normalize import canonical_reason, extract_issue_refs
 from tests.parity.demo.readback import DAYS, Key, passed, reason
 
 Runs = dict[tuple[int, str], dict[Key, Any]]

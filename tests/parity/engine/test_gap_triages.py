@@ -7,12 +7,12 @@ from django.db import connection
 from django.utils import timezone
 from psycopg2 import sql
 
-from ingest.normalize.ids import make_key
 from parity.definitions import triage_candidates, triage_picks
 from parity.engine.gap_triages import triages_apply, triages_mark_stale
 from parity.models import Gap, Outcome, TestCase, TrackingIssue, Triage
 from parity.models.sql import model_sql
 from parity.pure.globs import key_matches, pattern_literal, pattern_regex, pattern_shape
+from parity.pure.normalize.ids import make_key
 from tests.parity.engine.rows import (
     backend_of,
     current_set,
@@ -334,10 +334,10 @@ def test_a_pick_has_the_rows_no_triage_applies_to_only_where_asked(project):
         assert sorted(cursor.fetchall()) == [("t1", named.pk), ("t3", None)]
 
 
-# Tests as ingest stores them: the key escapes the file (ingest.normalize.ids), ``file`` keeps it
-# as it is. A file pattern and a glob over files with no ":" are matched per file, and only where
-# a test's file is its key's file part; these are the tests where it is not, and the patterns
-# (a class, a test, a ":") that per-file matching must leave to the key.
+# Tests as ingest stores them: the key escapes the file (parity.pure.normalize.ids), ``file``
+# keeps it as it is. A file pattern and a glob over files with no ":" are matched per file, and
+# only where a test's file is its key's file part; these are the tests where it is not, and the
+# patterns (a class, a test, a ":") that per-file matching must leave to the key.
 STORED = [
     ("test/a.py", "TestA", "test_x"),
     ("test/a.py", "TestB", "test_x"),

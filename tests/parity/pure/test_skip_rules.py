@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from ingest.normalize import canonical_reason
 from parity.models import Disposition
+from parity.pure.normalize import canonical_reason
 from parity.pure.skip_rules import (
     DISPOSITIONS,
     NO_REASON,

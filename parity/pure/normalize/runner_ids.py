@@ -11,8 +11,8 @@ Three dialects:
 
 from collections.abc import Mapping
 
-from ingest.normalize.ids import SEP, TestIdentity, test_identity
-from ingest.normalize.rules import DEFAULT_RULES, Rules
+from parity.pure.normalize.ids import SEP, TestIdentity, test_identity
+from parity.pure.normalize.rules import DEFAULT_RULES, Rules
 
 MAX_ID_CHARS = 10_000
 

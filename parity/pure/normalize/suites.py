@@ -3,7 +3,7 @@
 The canonical key leaves suites out: many reporters put text in suite names that changes from
 run to run or backend to backend (unittest-xml-reporting's ``TestFoo-20240101120000``, a host
 or backend name), and the same test must keep one key across runs and backends. Only when one
-document of an upload holds the same key under two suite labels (``ingest.junit.suites``:
+document of an upload holds the same key under two suite labels (``parity.pure.junit.suites``:
 Selenium's per-browser suites, Playwright's browser projects, one class run by two nested
 suites) is each occurrence a test of its own, its name carrying its label:
 ``testFilterByNull with data set #1 [suite: FiltersTest / FiltersTest: chrome / …]``. Reports
@@ -17,7 +17,7 @@ chrome]"}``) resolves to the same key.
 
 import re
 
-from ingest.normalize.ids import TestIdentity, make_key
+from parity.pure.normalize.ids import TestIdentity, make_key
 
 _NO_SUITE = "no suite"
 _QUALIFIED = re.compile(r"(?s)(.*) \[(?:suite: (.*)|no suite)\]\Z")

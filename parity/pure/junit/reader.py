@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyexpat
 from collections.abc import Callable
 
-from ingest.junit.cases import (
+from parity.pure.junit.cases import (
     ParsedCase,
     case_result,
     clip_message,
@@ -13,9 +13,9 @@ from ingest.junit.cases import (
     is_xfail_type,
     truncation_marker,
 )
-from ingest.junit.errors import ForbiddenXML, NotJUnit, OverLimit
-from ingest.junit.limits import ParseLimits
-from ingest.junit.suites import suite_label
+from parity.pure.junit.errors import ForbiddenXML, NotJUnit, OverLimit
+from parity.pure.junit.limits import ParseLimits
+from parity.pure.junit.suites import suite_label
 
 _ROOTS = frozenset({"testsuites", "testsuite"})
 # Direct children of <testcase> that decide the outcome. rerunFailure, flakyFailure, rerun and

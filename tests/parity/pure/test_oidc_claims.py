@@ -1,11 +1,11 @@
-"""parity.oidc.identity: GitHub's, GitLab's and Buildkite's claims read as one CI identity, the
+"""parity.pure.oidc_claims: GitHub's, GitLab's and Buildkite's claims read as one CI identity, the
 ref and workflow globs, and a rule's first mismatch (pure: no database)."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from parity.oidc.identity import glob_match, identity_from_claims, rule_mismatch, rules_match
+from parity.pure.oidc_claims import glob_match, identity_from_claims, rule_mismatch, rules_match
 
 
 def rule(pk=1, **fields):

@@ -12,10 +12,16 @@ kept, and ``ParseLimits`` bound what one message, name or tag may cost.
 cases, ``cases`` holds the rules that decide a case's outcome and message.
 """
 
-from ingest.junit.cases import MAX_MESSAGE_CHARS, Outcome, ParsedCase, clip_message, parse_duration
-from ingest.junit.errors import ForbiddenXML, JUnitError, MalformedXML, NotJUnit, OverLimit
-from ingest.junit.limits import ParseLimits
-from ingest.junit.stream import iter_case_batches, iter_cases
+from parity.pure.junit.cases import (
+    MAX_MESSAGE_CHARS,
+    Outcome,
+    ParsedCase,
+    clip_message,
+    parse_duration,
+)
+from parity.pure.junit.errors import ForbiddenXML, JUnitError, MalformedXML, NotJUnit, OverLimit
+from parity.pure.junit.limits import ParseLimits
+from parity.pure.junit.stream import iter_case_batches, iter_cases
 
 __all__ = [
     "MAX_MESSAGE_CHARS",

@@ -22,7 +22,7 @@ Decisions:
 * The fingerprint is the SHA-1 of the text (UTF-8): same text, same fingerprint, forever, and
   independent of ``kind``.
 * An expected failure (xfail) is a skip whose text starts ``expected failure`` (the parser's
-  wording, ``ingest.junit.cases``): it counts as a skip, and ``is_expected_failure`` tells a
+  wording, ``parity.pure.junit.cases``): it counts as a skip, and ``is_expected_failure`` tells a
   reader it apart. ``expected failure`` alone is one whose xfail gave no reason.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from ingest.junit.cases import EXPECTED_FAILURE
+from parity.pure.junit.cases import EXPECTED_FAILURE
 
 ReasonKind = Literal["skip", "failure"]
 

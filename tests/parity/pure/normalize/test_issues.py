@@ -1,10 +1,10 @@
-"""ingest.normalize.issues: every real reference found, no dtype or standard taken for one."""
+"""parity.pure.normalize.issues: every real reference found, no dtype or standard taken for one."""
 
 import csv
 
 import pytest
 
-from ingest.normalize import IssueRef, canonical_reason, extract_issue_refs
+from parity.pure.normalize import IssueRef, canonical_reason, extract_issue_refs
 from tests.shared_data import PYTORCH_XLA_DIR, needs_pytorch_xla
 
 XLA_ISSUES = "https://github.com/pytorch/xla/issues/{number}"

@@ -1,11 +1,11 @@
-"""ingest.normalize.rules: defaults, round trips and user-facing errors for project rules."""
+"""parity.pure.normalize.rules: defaults, round trips and user-facing errors for project rules."""
 
 import json
 
 import pytest
 import yaml
 
-from ingest.normalize import (
+from parity.pure.normalize import (
     DEFAULT_RULES,
     Rewrite,
     RulesError,

@@ -44,7 +44,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ingest.normalize.rules import DEFAULT_RULES, Rules
+from parity.pure.normalize.rules import DEFAULT_RULES, Rules
 
 SEP = "::"
 

@@ -3,21 +3,21 @@
 Nothing here imports Django; ``ingest.pipeline`` calls these per parsed <testcase>.
 """
 
-from ingest.normalize.ids import (
+from parity.pure.normalize.ids import (
     TestIdentifier,
     TestIdentity,
     display_id,
     document_hint,
     test_identity,
 )
-from ingest.normalize.issues import IssueRef, extract_issue_refs
-from ingest.normalize.reasons import (
+from parity.pure.normalize.issues import IssueRef, extract_issue_refs
+from parity.pure.normalize.reasons import (
     CanonicalReason,
     canonical_reason,
     expected_failure_reason,
     is_expected_failure,
 )
-from ingest.normalize.rules import (
+from parity.pure.normalize.rules import (
     DEFAULT_RULES,
     Rewrite,
     Rules,
@@ -26,7 +26,7 @@ from ingest.normalize.rules import (
     rules_to_dict,
     validate_rules,
 )
-from ingest.normalize.suites import suite_of, suite_qualified
+from parity.pure.normalize.suites import suite_of, suite_qualified
 
 __all__ = [
     "DEFAULT_RULES",

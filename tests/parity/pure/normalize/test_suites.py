@@ -2,10 +2,10 @@
 
 import pytest
 
-from ingest.normalize import test_identity
-from ingest.normalize.ids import make_key
-from ingest.normalize.runner_ids import runner_identity
-from ingest.normalize.suites import suite_of, suite_qualified
+from parity.pure.normalize import test_identity
+from parity.pure.normalize.ids import make_key
+from parity.pure.normalize.runner_ids import runner_identity
+from parity.pure.normalize.suites import suite_of, suite_qualified
 
 
 def _identity(classname: str, name: str, file: str | None = None):

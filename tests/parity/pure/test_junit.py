@@ -1,4 +1,4 @@
-"""ingest.junit: dialects, the shared corpus, hostile XML, streaming, and a round trip."""
+"""parity.pure.junit: dialects, the shared corpus, hostile XML, streaming, and a round trip."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
-from ingest.junit import (
+from parity.pure.junit import (
     MAX_MESSAGE_CHARS,
     ForbiddenXML,
     JUnitError,
@@ -27,7 +27,8 @@ from ingest.junit import (
     iter_cases,
     parse_duration,
 )
-from ingest.junit.suites import MAX_LABEL_CHARS, suite_label
+from parity.pure.junit.suites import MAX_LABEL_CHARS, suite_label
+from tests.conftest import FIXTURES_DIR
 from tests.ingest.corpus import (
     REJECTED,
     CorpusFile,
@@ -38,7 +39,7 @@ from tests.ingest.corpus import (
 )
 from tests.shared_data import CORPUS_DIR, needs_corpus
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = FIXTURES_DIR
 JUNIT = FIXTURES / "junit"
 HOSTILE = FIXTURES / "hostile"
 MiB = 2**20

@@ -1,4 +1,4 @@
-"""ingest.archives: dispatch, realistic CI archive layouts, corrupt files and bombs."""
+"""parity.pure.archives: dispatch, realistic CI archive layouts, corrupt files and bombs."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from ingest.archives import ArchiveError, TooLarge, XmlDocument, iter_xml_documents
-from ingest.junit import MalformedXML, iter_cases
+from parity.pure.archives import ArchiveError, TooLarge, XmlDocument, iter_xml_documents
+from parity.pure.junit import MalformedXML, iter_cases
+from tests.conftest import FIXTURES_DIR
 
-JUNIT = Path(__file__).resolve().parent.parent / "fixtures" / "junit"
+JUNIT = FIXTURES_DIR / "junit"
 MiB = 2**20
 LIMIT = 200 * MiB
 PYTEST = (JUNIT / "pytest_dialect.xml").read_bytes()

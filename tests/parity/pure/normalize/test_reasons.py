@@ -1,4 +1,4 @@
-"""ingest.normalize.reasons: noise goes, wording stays, one fingerprint per canonical text."""
+"""parity.pure.normalize.reasons: noise goes, wording stays, one fingerprint per canonical text."""
 
 import csv
 import string
@@ -8,13 +8,13 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ingest.normalize import (
+from parity.pure.normalize import (
     CanonicalReason,
     canonical_reason,
     expected_failure_reason,
     is_expected_failure,
 )
-from ingest.normalize.reasons import failure_line, reason_fingerprint
+from parity.pure.normalize.reasons import failure_line, reason_fingerprint
 from tests.conftest import FIXTURES_DIR
 from tests.shared_data import PYTORCH_XLA_DIR, needs_pytorch_xla
 

@@ -7,7 +7,7 @@ name and, when it has one, its ``hostname`` (Playwright writes the browser proje
 outside every suite has the label ``""``. unittest-xml-reporting's run time at the end of a
 suite's name (``TestOps-20240101120000``) is left out. Cases of one document with equal labels
 are in the same suite; ingest tells a test that one report ran in several suites apart by its
-label (``ingest.normalize.suites``).
+label (``parity.pure.normalize.suites``).
 
 A label costs at most ``MAX_LABEL_CHARS`` plus the suite's own name to build, whatever the
 nesting above it: a longer one keeps its innermost end after ``…`` and ends with a digest of the

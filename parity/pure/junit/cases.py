@@ -6,7 +6,7 @@ import math
 import re
 from typing import Literal, NamedTuple
 
-from ingest.memo import Remembered
+from parity.pure.memo import Remembered
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
@@ -60,7 +60,7 @@ class ParsedCase(NamedTuple):
     name: str  # "" when absent
     file: str | None  # the testcase's file= attribute, if any
     suite: str  # name of the innermost enclosing <testsuite>, "" if none
-    suite_label: str  # the suites around it, outermost first (ingest.junit.suites)
+    suite_label: str  # the suites around it, outermost first (parity.pure.junit.suites)
     outcome: Outcome
     duration: float | None  # seconds; None if missing or unparseable
     message: str | None  # skip reason or failure/error message, at most MAX_MESSAGE_CHARS

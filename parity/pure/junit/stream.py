@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import BinaryIO
 
-from ingest.junit.cases import ParsedCase
-from ingest.junit.errors import MalformedXML, OverLimit
-from ingest.junit.limits import DEFAULT_LIMITS, MiB, ParseLimits
-from ingest.junit.reader import BIG, CaseReader
+from parity.pure.junit.cases import ParsedCase
+from parity.pure.junit.errors import MalformedXML, OverLimit
+from parity.pure.junit.limits import DEFAULT_LIMITS, MiB, ParseLimits
+from parity.pure.junit.reader import BIG, CaseReader
 
 _CHUNK_BYTES = 64 * 1024
 _BIG_CHUNK_BYTES = MiB  # what pyexpat feeds expat per call anyway

@@ -3,8 +3,8 @@
 import pytest
 from _pytest.junitxml import mangle_test_address
 
-from ingest.normalize import TestIdentifier, test_identity
-from ingest.normalize.runner_ids import RunnerIdError, runner_fields, runner_identity
+from parity.pure.normalize import TestIdentifier, test_identity
+from parity.pure.normalize.runner_ids import RunnerIdError, runner_fields, runner_identity
 
 CANONICAL = "test/test_view_ops.py::TestViewOps::test_view_float32"
 

@@ -1,4 +1,5 @@
-"""ingest.normalize.ids: one key per logical test across dialects and backends, never a merge."""
+"""parity.pure.normalize.ids: one key per logical test across dialects and backends, never a
+merge."""
 
 import csv
 import dataclasses
@@ -11,7 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.normalize import (
+from parity.pure.normalize import (
     DEFAULT_RULES,
     Rewrite,
     Rules,
@@ -19,7 +20,7 @@ from ingest.normalize import (
     TestIdentity,
     test_identity,
 )
-from ingest.normalize.ids import (
+from parity.pure.normalize.ids import (
     clean_path,
     device_generics,
     display_id,
