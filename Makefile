@@ -67,6 +67,7 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache --no-logo
 	$(PY) tools/import_cycles.py
+	$(PY) tools/rollup_reads.py
 
 ## Rebuild the demo fixture from ../shared/data/pytorch-xla
 fixture: install

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
-from parity import selectors
+from parity import result_reads, selectors
 from parity.api import serializers as s
 from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
@@ -42,9 +42,10 @@ class ParityView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_for_request(request, slug)
         query = _query(s.ParityQuery, request).validated_data
-        overview = selectors.parity_overview(
-            project=project, by_dir=query["dir"], aligned=query["aligned"]
+        aligned = (
+            result_reads.aligned_view(project=project, cells=True) if query["aligned"] else None
         )
+        overview = selectors.parity_overview(project=project, by_dir=query["dir"], aligned=aligned)
         return Response(s.ParitySerializer(overview).data)
 
 
@@ -81,7 +82,7 @@ class GapListView(generics.ListAPIView):
         self.aligned = query.validated_data["aligned"]
         if self.aligned:
             data = query.validated_data
-            return selectors.aligned_view(
+            return result_reads.aligned_view(
                 project=self.project,
                 numbers=False,
                 gaps=True,
@@ -172,7 +173,7 @@ class TestDetailView(APIView):
     def get(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
         test = get_object_or_404(TestCase, project=project, pk=pk)
-        history = selectors.testcase_history(project=project, test=test)
+        history = result_reads.testcase_history(project=project, test=test)
         return Response(s.TestCaseHistorySerializer(history).data)
 
 
@@ -188,7 +189,7 @@ class RunVerdictView(APIView):
         run = run_for_request(request, pk)
         query = _query(s.VerdictQuery, request).validated_data
         limit, offset = query["gaps_limit"], query["gaps_offset"]
-        verdict = selectors.run_verdict(run=run, gaps_limit=limit, gaps_offset=offset)
+        verdict = result_reads.run_verdict(run=run, gaps_limit=limit, gaps_offset=offset)
         gaps_next = (
             replace_query_param(request.build_absolute_uri(), "gaps_offset", offset + limit)
             if limit > 0 and offset + limit < verdict.gaps_total

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
-from parity import selectors
+from parity import result_reads, selectors
 from parity.dashboard import filing, presenters, triage_views
 from parity.dashboard.charts import TREND_DAYS
 from parity.dashboard.forms import (
@@ -100,6 +100,9 @@ def favicon(request: HttpRequest) -> HttpResponse:
 def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
     slug = project.slug
     query = cleaned(HeatmapQuery(request.GET))
+    aligned = None
+    if query["aligned"]:  # each backend at the newest commit it and the reference ran
+        aligned = result_reads.aligned_view(project=project, cells=True)
     heatmap = selectors.heatmap(
         project=project,
         folders=query["dir"],
@@ -107,7 +110,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         q=query["q"] or "",
         sort=query["sort"],
         owner=query["owner"] or "",
-        aligned=query["aligned"],
+        aligned=aligned,
     )
     return _render_project(
         request,
@@ -139,7 +142,7 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
 @project_page
 def test_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     test = get_object_or_404(TestCase, project=project, pk=pk)
-    page = selectors.testcase_page(project=project, test=test)
+    page = result_reads.testcase_page(project=project, test=test)
     return _render_project(request, project, "parity/test.html", tab="heatmap", page=page)
 
 
@@ -235,7 +238,7 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
 def _gaps_aligned(request: HttpRequest, project: Project, form, filters: dict) -> HttpResponse:
     """The gaps page's aligned view: each backend's gaps at the newest commit it and the
     reference both ran (``?aligned=1``), a page of them; backend and state filter it."""
-    view = selectors.aligned_view(
+    view = result_reads.aligned_view(
         project=project,
         numbers=False,
         gaps=True,
@@ -318,14 +321,14 @@ def run_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     uploads, and what it lacks against its backend's run before it."""
     run = get_object_or_404(Run.objects.select_related("backend"), project=project, pk=pk)
     run.project = project
-    detail = selectors.run_detail(run=run)
+    detail = result_reads.run_detail(run=run)
     return _render_project(
         request,
         project,
         "parity/run.html",
         tab="runs",
         detail=detail,
-        shown=selectors.RUN_GAPS_SHOWN,
+        shown=result_reads.RUN_GAPS_SHOWN,
     )
 
 

@@ -1,4 +1,6 @@
-"""Reads for pages and the API, from the engine's roll-up tables. No writes here.
+"""Reads for pages and the API, from the engine's roll-up tables. No writes here, and no read
+of raw results: a run's verdict and detail, the aligned view and a test's history read the
+results table and live in ``parity.result_reads`` (the ``rollup-reads`` contract).
 
 One selector per page or endpoint; what several of them read lives in ``fragments``. They
 answer with data (counts, states, issue URLs); colours, symbols and labels are the
@@ -11,7 +13,6 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/`` (heatmap)                   | ``heatmap``                               |
 | ``p/<slug>/file/``                        | ``file_grid``                             |
 | ``p/<slug>/tests/`` (the search box)      | ``testcase_find``                         |
-| ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart``, |
 |                                           | ``skip_categories_current``               |
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
@@ -19,24 +20,21 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
-| ``p/<slug>/runs/<id>/``                   | ``run_detail``                            |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
-| ``…/gaps/`` (``?aligned=1``)              | ``gaps_list``, ``gaps_window``            |
-|                                           | (``aligned_view``)                        |
+| ``…/gaps/``                               | ``gaps_list``, ``gaps_window``            |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
-| ``…/tests/``, ``…/tests/<id>/``           | ``testcases_search``, ``testcase_history`` |
+| ``…/tests/``                              | ``testcases_search``                      |
 | ``…/triage/``                             | ``triages_list``                          |
 | ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
-| ``api/v1/runs/<id>/verdict/``             | ``run_verdict``                           |
 
 Every project page also asks ``project_has_runs`` (its empty state; one with runs but none
 that counts, ``off_branch_runs``), and chart data's ETag ``data_version``."""
 
-from parity.selectors.aligned import aligned_view
+from parity.selectors.aligned import Aligned
 from parity.selectors.classification import (
     CategoryCount,
     skip_categories_current,
@@ -92,18 +90,8 @@ from parity.selectors.reasons import (
     skip_reason_rows,
     skip_reasons_current,
 )
-from parity.selectors.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
-from parity.selectors.run_detail import RunDetail, run_detail
 from parity.selectors.runs import RunsPage, runs_page
-from parity.selectors.testcases import (
-    TestCasePage,
-    TestFind,
-    testcase_find,
-    testcase_history,
-    testcase_page,
-    testcases_search,
-)
-from parity.selectors.verdict import run_verdict
+from parity.selectors.testcases import TestFind, testcase_find, testcases_search
 
 __all__ = [
     "CategoryCount",
@@ -127,10 +115,7 @@ __all__ = [
     "ProjectCard",
     "ReasonChart",
     "ReasonRow",
-    "RUN_GAPS_SHOWN",
-    "RunDetail",
     "RunsPage",
-    "TestCasePage",
     "TestFind",
     "backend_files",
     "data_version",
@@ -145,7 +130,7 @@ __all__ = [
     "gaps_page",
     "open_gaps_sorted",
     "heatmap",
-    "aligned_view",
+    "Aligned",
     "manifest_build",
     "manifest_resolve",
     "Matrix",
@@ -165,16 +150,12 @@ __all__ = [
     "project_cards",
     "project_has_runs",
     "reason_trend",
-    "run_detail",
-    "run_verdict",
     "runs_page",
     "score_trends",
     "skip_reason_chart",
     "skip_reason_rows",
     "skip_reasons_current",
     "testcase_find",
-    "testcase_history",
-    "testcase_page",
     "testcases_search",
     "triages_list",
 ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from parity.models import Project
 from parity.pure.scores import Scores, counted_gaps, scores
-from parity.selectors.aligned import aligned_backends, aligned_file_counts, aligned_view
+from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_counts
 from parity.selectors.fragments import (
     CELL_FIELDS,
     BackendParity,
@@ -134,14 +134,14 @@ def heatmap(
     q: str = "",
     sort: str = "worst",
     owner: str = "",
-    aligned: bool = False,
+    aligned: Aligned | None = None,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
     ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Five queries
-    (four for folders, one more when a test is pending somewhere). With ``aligned``, each
-    backend at its aligned commit (``parity.selectors.aligned``: a few more, sized by the runs
-    compared)."""
+    (four for folders, one more when a test is pending somewhere). With ``aligned`` (the
+    view ``parity.result_reads.aligned_view`` read with its cells), each backend at its aligned
+    commit."""
     owner = owner_clean(owner)
     folder = folder_clean(folder)
     by_dir = folders and not folder
@@ -150,10 +150,9 @@ def heatmap(
     reference = next((b.backend for b in backends if b.is_reference), None)
     counts = file_counts(project=project, names=names, pending=any(b.pending for b in backends))
     owners = files_owners(project=project)  # a row per file: no list of paths to send
-    if aligned:
-        view = aligned_view(project=project, cells=True)
-        backends = aligned_backends(current=backends, view=view)
-        counts = aligned_file_counts(project=project, current=counts, view=view)
+    if aligned is not None:
+        backends = aligned_backends(current=backends, view=aligned)
+        counts = aligned_file_counts(project=project, current=counts, view=aligned)
     else:
         for file, gaps in file_gap_counts(project=project).items():
             for backend, (count, intended) in gaps.items():
@@ -165,7 +164,7 @@ def heatmap(
         counts = {name: cells for name, cells in counts.items() if _under(name, folder)}
     elif by_dir:
         counts = _subtrees(counts)
-    unrun = {} if by_dir or aligned else unrun_files(project=project)
+    unrun = {} if by_dir or aligned is not None else unrun_files(project=project)
     rows = [
         _row(name, cells, names=names, reference=reference, unrun=unrun, owners=owners)
         for name, cells in counts.items()
@@ -188,7 +187,7 @@ def heatmap(
         sort=sort,
         reverse=reverse,
         owner=owner,
-        aligned=aligned,
+        aligned=aligned is not None,
     )
 
 

@@ -5,7 +5,7 @@ long the history. And which files each backend's current run has (the demo check
 from dataclasses import dataclass
 
 from parity.models import FileCell, Project
-from parity.selectors.aligned import aligned_backends, aligned_file_counts, aligned_view
+from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_counts
 from parity.selectors.fragments import BackendParity, backend_parities, file_counts
 
 
@@ -25,25 +25,25 @@ class ProjectParity:
 
 
 def parity_overview(
-    *, project: Project, by_dir: bool = False, aligned: bool = False
+    *, project: Project, by_dir: bool = False, aligned: Aligned | None = None
 ) -> ProjectParity:
-    """Each backend's current numbers and the file cells; with ``aligned``, each backend's at
-    the newest commit it and the reference both ran (``parity.selectors.aligned``)."""
+    """Each backend's current numbers and the file cells; with ``aligned`` (the view
+    ``parity.result_reads.aligned_view`` read with its cells), each backend's at the newest
+    commit it and the reference both ran."""
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
     counts = file_counts(
         project=project, names=names, by_dir=by_dir, pending=any(b.pending for b in backends)
     )
-    if aligned:
-        view = aligned_view(project=project, cells=True)
-        backends = aligned_backends(current=backends, view=view)
-        counts = aligned_file_counts(project=project, current=counts, view=view, by_dir=by_dir)
+    if aligned is not None:
+        backends = aligned_backends(current=backends, view=aligned)
+        counts = aligned_file_counts(project=project, current=counts, view=aligned, by_dir=by_dir)
     return ProjectParity(
         project=project.slug,
         reference=next((b.backend for b in backends if b.is_reference), None),
         backends=backends,
         files=[FileRow(file=file, cells=cells) for file, cells in counts.items()],
-        aligned=aligned,
+        aligned=aligned is not None,
     )
 
 

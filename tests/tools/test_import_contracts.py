@@ -87,9 +87,15 @@ CROSSINGS = [
     ),
     (
         "selectors-read",
-        "parity/selectors/verdict.py",
+        "parity/result_reads/verdict.py",
         "from parity.engine.current import current_run_pick",
-        "parity.selectors.verdict -> parity.engine.current",
+        "parity.result_reads.verdict -> parity.engine.current",
+    ),
+    (
+        "rollup-reads",
+        "parity/selectors/heatmap.py",
+        "from parity.result_reads import aligned_view",
+        "parity.selectors.heatmap -> parity.result_reads",
     ),
     (
         "selectors-read",

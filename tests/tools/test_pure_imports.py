@@ -39,6 +39,7 @@ def test_parity_pure_imports_the_standard_library_and_itself_only():
 
 def test_the_check_refuses_a_third_party_package_and_the_rest_of_parity(tmp_path):
     (tmp_path / "m.py").write_text(
-        "import json\nimport requests\nfrom parity.models import Run\nfrom parity.pure import globs\n"
+        "import json\nimport requests\n"
+        "from parity.models import Run\nfrom parity.pure import globs\n"
     )
     assert _crossings(tmp_path) == ["m.py:2 imports requests", "m.py:3 imports parity.models"]

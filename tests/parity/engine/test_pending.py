@@ -8,7 +8,7 @@ import datetime
 
 from parity.models import Gap, GapEvent, PendingTest, Run, Snapshot
 from parity.pure.weeks import Week
-from parity.selectors import run_verdict
+from parity.result_reads import run_verdict
 from parity.selectors.digest import digest_content
 from tests.parity.engine.test_current_runs import open_gaps
 

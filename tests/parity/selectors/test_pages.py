@@ -5,7 +5,7 @@ import datetime
 
 import pytest
 
-from parity import selectors
+from parity import result_reads, selectors
 from parity.models import Project, Reason, ReasonDaily
 from tests.parity.dashboard_scenario import (
     BACKENDS,
@@ -113,7 +113,7 @@ def test_a_one_day_projects_skip_chart_starts_on_that_day(xla):
 
 def test_testcase_page_lines(xla_runs):
     test = xla_runs.tests.get(key=f"{C}::TestC::test_c3")
-    page = selectors.testcase_page(project=xla_runs, test=test)
+    page = result_reads.testcase_page(project=xla_runs, test=test)
     by_backend = {line.backend: line for line in page.lines}
     assert list(by_backend) == list(BACKENDS)
     assert by_backend["cpu"].outcome == "skipped" and by_backend["cpu"].reason.text == CUDA
@@ -127,12 +127,12 @@ def test_the_test_page_reads_each_table_once(xla_runs, django_assert_num_queries
     (11 before the page stopped re-reading what the endpoint's selector had read)."""
     test = xla_runs.tests.get(key=tid(A, 2))
     with django_assert_num_queries(6):
-        page = selectors.testcase_page(project=xla_runs, test=test)
+        page = result_reads.testcase_page(project=xla_runs, test=test)
     tpu = next(line for line in page.lines if line.backend == "tpu")
     assert tpu.reason.text == WITH_ISSUE and [i.ref for i in tpu.issues] == [ISSUE_URL]
     assert tpu.gap.tracked and [r.reason for r in tpu.timeline] == [WITH_ISSUE, WITH_ISSUE]
     with django_assert_num_queries(4):
-        history = selectors.testcase_history(project=xla_runs, test=test)
+        history = result_reads.testcase_history(project=xla_runs, test=test)
     assert list(history.backends) == sorted(BACKENDS)
     assert history.backends["tpu"].gap == "skipped"
     assert [r.outcome for r in history.backends["gpu"].history] == ["failed", "failed"]
@@ -152,7 +152,7 @@ def test_the_test_pages_timeline_marks_complete_runs_that_lacked_the_test(upload
     upload_run("gpu", {other: "passed"}, day=days[0])
     test = xla.tests.get(key=test_x)
 
-    page = selectors.testcase_page(project=xla, test=test)
+    page = result_reads.testcase_page(project=xla, test=test)
     by_backend = {line.backend: line for line in page.lines}
 
     timeline = by_backend["tpu"].timeline
@@ -164,5 +164,5 @@ def test_the_test_pages_timeline_marks_complete_runs_that_lacked_the_test(upload
     ]
     assert by_backend["gpu"].timeline == []
     # The test endpoint's history lists the runs that had the test, as before.
-    history = selectors.testcase_history(project=xla, test=test)
+    history = result_reads.testcase_history(project=xla, test=test)
     assert [r.outcome for r in history.backends["tpu"].history] == ["passed"] * 3

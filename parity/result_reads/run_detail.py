@@ -12,8 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from parity.models import BackendState, Run, Upload, UploadFile
+from parity.result_reads.verdict import ClosedGap, Verdict, run_verdict
 from parity.selectors.runs import COUNT_FIELDS
-from parity.selectors.verdict import ClosedGap, Verdict, run_verdict
 
 GAPS_SHOWN = 500  # of each list, opened (untracked first) and closed (by test)
 FILES_SHOWN = 30  # per shard that lacks tests

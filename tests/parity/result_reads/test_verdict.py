@@ -307,7 +307,7 @@ def test_a_page_lists_the_first_gaps_untracked_first_and_counts_every_one(histor
     list is the full verdict's head, in the same order (the untracked T2 before the tracked
     T1), and the counts stay those of all."""
     from parity.models import Run
-    from parity.selectors.verdict import run_verdict
+    from parity.result_reads.verdict import run_verdict
 
     tracked = "not supported yet, see https://github.com/pytorch/xla/issues/99"
     run = upload_run("tpu", {T1: ("skipped", tracked), T2: ("failed", "boom")}, day=DAY2)

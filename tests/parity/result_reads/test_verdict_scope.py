@@ -15,7 +15,7 @@ import pytest
 from parity.engine import parity_recompute
 from parity.models import Outcome, Project, Run
 from parity.pure.run_manifest import FileRun
-from parity.selectors import verdict
+from parity.result_reads import verdict
 from tests.parity.engine.rows import results_upload
 from tests.parity.engine.test_absent_states import manifest_write
 from tests.parity.engine.test_nightly_scope import _run_at

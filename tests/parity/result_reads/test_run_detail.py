@@ -5,7 +5,7 @@ too, at a fixed number of queries whatever the run's size."""
 import pytest
 
 from parity.models import Run
-from parity.selectors import run_detail, run_verdict
+from parity.result_reads import run_detail, run_verdict
 
 A, B, C = "test/a.py", "test/b.py", "test/c.py"
 DAY1, DAY2 = "2026-04-01", "2026-04-02"

@@ -1,0 +1,40 @@
+"""Reads of raw results, for pages and the API: what cannot come from the engine's roll-ups
+because it is about a run that may not be current, a commit other than the current one, or a
+test's past. Each reads the results table by its (run, test) index, so its cost follows the
+size of the runs it compares, not the history; ``parity.selectors`` (the roll-ups) never
+imports them (the ``rollup-reads`` contract), so a page that reads results says so where it
+calls one of these.
+
+| page or endpoint                          | read                                      |
+|-------------------------------------------|-------------------------------------------|
+| ``p/<slug>/runs/<id>/``                   | ``run_detail`` (with its ``run_verdict``) |
+| ``api/v1/runs/<id>/verdict/``             | ``run_verdict``                           |
+| ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
+| ``api/v1/…/tests/<id>/``                  | ``testcase_history``                      |
+| ``?aligned=1`` of the heatmap, the gaps   | ``aligned_view``                          |
+| page, the parity and gaps endpoints       |                                           |
+"""
+
+from parity.result_reads.aligned import aligned_view
+from parity.result_reads.history import (
+    TestCaseHistory,
+    TestCasePage,
+    testcase_history,
+    testcase_page,
+)
+from parity.result_reads.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
+from parity.result_reads.run_detail import RunDetail, run_detail
+from parity.result_reads.verdict import Verdict, run_verdict
+
+__all__ = [
+    "RUN_GAPS_SHOWN",
+    "RunDetail",
+    "TestCaseHistory",
+    "TestCasePage",
+    "Verdict",
+    "aligned_view",
+    "run_detail",
+    "run_verdict",
+    "testcase_history",
+    "testcase_page",
+]
