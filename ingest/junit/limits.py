@@ -20,8 +20,8 @@ class ParseLimits:
     max_name_chars: int = 256 * KiB
     # One tag with its attributes (after messages are cut), comment or processing instruction.
     # Expat 2.5 rescans an unfinished token on every chunk it is fed, so the time a token costs
-    # grows with its square: this cap keeps one token's cost small, a few times it would not
-    # (bench/token_bench.py).
+    # grows with its square: at this cap a token costs a worker little, at a few times it a
+    # worker is held for minutes (bench/token_bench.py).
     max_token_bytes: int = 16 * MiB
 
     def __post_init__(self) -> None:
