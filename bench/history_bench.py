@@ -13,7 +13,7 @@ day's last run of each backend, as completing it would. Results are kept for the
 
 Then the parity and gaps endpoints, the heatmap page, a test page and a skip reason's trend are
 requested through Django's test client, the histories taking turns, and the median printed.
-Target (issue 11): each at most 1.5x as slow with a year as with 10 days.
+Target (issue 11): each at most ``RATIO_TARGET`` times as slow with a year as with 10 days.
 """
 
 from __future__ import annotations

@@ -17,20 +17,22 @@ in one table:
   run, its tests now known;
 * worker CPU: user + system seconds of the worker's process group (``/proc/PID/stat``);
 * Postgres CPU: the same, of the Postgres backends whose ``application_name`` is the worker's
-  (and their parallel workers), found in ``pg_stat_activity`` and sampled every 0.2 s during
-  the upload: a backend that exits loses at most its last 0.2 s; checkpointer, WAL writer and
-  autovacuum are not counted (no pg_stat_statements needed);
+  (and their parallel workers), found in ``pg_stat_activity`` and sampled every
+  ``SAMPLE_SECONDS`` during the upload: a backend that exits loses at most its last sample;
+  checkpointer, WAL writer and autovacuum are not counted (no pg_stat_statements needed);
 * worker peak RSS (VmHWM, reset before each ingest);
 * ids drawn per new test: how far the tests table's id sequence moved during the upload,
   against the tests it created (the project's tests counted before and after).
 
 Each figure is the best of ``--rounds`` interleaved rounds (every shape once per round), so a
 slow spell of this shared machine weighs on parses and ingests alike; peaks and ids drawn are
-the worst of the rounds. Marks: first ingest ``goal`` <= 5x the bare parse, ``floor`` <= 8x;
-re-ingest <= 3x / <= 5x; ids drawn <= 1.1x new tests; linear: 1M cases <= 12x the 100k time of
-the same shape; worker peak < 300 MB at 1M. The exit status is 1 when any floor is missed
-(``--no-fail``: print only). An upload that fails or outlasts ``--timeout`` is a missed floor;
-the worker is then replaced and its backends ended, and the matrix goes on.
+the worst of the rounds. Marks, against the constants below (``RATIOS``, ``IDS_FLOOR``,
+``LINEAR_FLOOR``, ``PEAK_FLOOR_MB``; bench/README.md tables them): first ingest and re-ingest,
+each a ``goal`` and a ``floor`` multiple of the bare parse; ids drawn per new test; linear: 1M
+cases within a multiple of the 100k time of the same shape; the worker's peak at 1M. The exit
+status is 1 when any floor is missed (``--no-fail``: print only). An upload that fails or
+outlasts ``--timeout`` is a missed floor; the worker is then replaced and its backends ended,
+and the matrix goes on.
 """
 
 import argparse
@@ -262,8 +264,8 @@ def project_drop(slug: str) -> None:
     """Keep the database small between shapes: a million results per shape adds up. Results
     and tests go first in two statements: the ORM's cascade fetches every test to look for
     the roll-up rows naming it (there are none: the bench never completes a run, and if there
-    were, their foreign keys would refuse the DELETE). Measured at 100k tests and results:
-    3.4 s against the cascade's 9.1 s, which grows with the tests."""
+    were, their foreign keys would refuse the DELETE). The two statements take a fraction of
+    the cascade's time, which grows with the tests."""
     from django.db import connection, transaction
 
     from parity.models import Project, Result, Run, TestCase
@@ -282,7 +284,7 @@ def project_drop(slug: str) -> None:
             project.delete()
     # The deleted rows' space goes to the next shape's, as autovacuum would give it in time:
     # without this, a million rows inserted right after a million deleted grew the files (the
-    # bench's database held 7 GB of tests table for none) and later shapes wrote into that.
+    # bench's database held gigabytes of tests table for no row) and later shapes wrote into that.
     with connection.cursor() as cursor:
         cursor.execute(model_sql("VACUUM {result}, {test}", result=Result, test=TestCase))
 

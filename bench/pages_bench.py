@@ -14,7 +14,7 @@ of runs, every run recomputed by the engine (its rows go into the tables in bulk
 takes a minute or two, not an hour of uploads). It then starts gunicorn as the e2e stack runs
 it (``tests/e2e/stack.py``: 2 workers of 4 threads) and times every page and read API over
 HTTP, ``--rounds`` rounds taking turns after a warm-up, printing each one's best and median
-against the 300 ms target.
+against ``TARGET_MS``.
 
 Without ``--big``:
 

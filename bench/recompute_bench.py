@@ -30,8 +30,9 @@ also timed through the live stack (gunicorn and a Celery worker over Redis,
 
 Rounds interleave everything (parse, recomputes, live uploads) and each figure is the best of
 them: the machine is shared, and a slow spell that fell on one side of a ratio only would make
-it say nothing about the code. Targets (issue 20): recompute <= 1x the parse (goal), <= 2x at
-100k (floor), and 1M within 12x of 100k (linear).
+it say nothing about the code. Targets (issue 20; ``GOAL``, ``FLOOR``, ``LINEAR`` below):
+recompute within a multiple of the parse (goal; floor at 100k), and 1M within a multiple of
+100k (linear).
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@
 Uses ``bench/recompute_bench.py``'s 100k project (built on the first run). Each round runs the
 three recomputes in one transaction that is rolled back, as that bench does, with an
 ``execute_wrapper`` reading the Postgres backend's CPU from ``/proc`` around each statement
-(10 ms ticks: a figure under 0.01 s is a tick or none, so several rounds are averaged). A
-statement is known by its text and its occurrence in the recompute (the first round also
-loads the run's project and backend, which shifts positions). Printed per recompute: its best
-total, then each statement's mean CPU and best wall clock, in the order they ran.
+(it counts clock ticks: a figure under one tick is a tick or none, so several rounds are
+averaged). A statement is known by its text and its occurrence in the recompute (the first
+round also loads the run's project and backend, which shifts positions). Printed per
+recompute: its best total, then each statement's mean CPU and best wall clock, in the order
+they ran.
 """
 
 import argparse

@@ -13,8 +13,8 @@ only stops taking tasks from the queue while one works alone. Each timing is fro
 until every upload is done; afterwards every run must hold exactly shards x cases results, one
 per test.
 
-Target (issue 11): two workers at least 1.6x as fast as one. ``DATABASE_URL``'s database is
-migrated and a ``bench-shards`` project is recreated in it.
+Target (issue 11): two workers at least ``SPEEDUP_TARGET`` times as fast as one.
+``DATABASE_URL``'s database is migrated and a ``bench-shards`` project is recreated in it.
 """
 
 import argparse

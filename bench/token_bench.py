@@ -5,8 +5,8 @@
 
 Each kind puts ``--mib`` MiB into one place of an otherwise tiny report: a failure's message
 attribute, a failure's text, a <system-out>, a comment, a testcase name, and (``gzip-attribute``)
-a message attribute streamed through gzip, the way a 200 MB attribute arrives as a 204 KB
-upload. Files are written (streamed) to a temporary folder; each parse runs in a fresh
+a message attribute streamed through gzip, the way a huge attribute of repeated text arrives
+as a small upload. Files are written (streamed) to a temporary folder; each parse runs in a fresh
 subprocess, killed after ``--timeout`` seconds, so its peak RSS (ru_maxrss) is its own.
 
 Also prints what the measurement depends on: the expat version and whether reparse deferral

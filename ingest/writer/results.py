@@ -161,7 +161,7 @@ class UploadWriter:
         self, lines: list[str], *, now: bool, rows: Iterator[ResultRow], ahead: list[ResultRow]
     ) -> None:
         """A batch's new tests: COPied ``now``, while the parser reads on, or kept in the spool
-        for the end. ``lines`` is emptied: a batch's lines (4 MB) are not held through the next
+        for the end. ``lines`` is emptied: a batch's lines are not held through the next
         batch, when a million-test upload is at its largest."""
         data, count = "".join(lines).encode(), len(lines)
         lines.clear()

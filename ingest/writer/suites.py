@@ -12,7 +12,7 @@ The rules, in the order of the upload's cases (``parity.pure.normalize.suites`` 
 What the writer remembers of a test it wrote is in ``KnownIds.tests`` itself: a known test's id
 is a positive int there, and once the upload wrote it, ``written(id, label)``, a negative int
 holding its id and the number of the label it was last written under. One dict entry per test:
-a dict of labels beside the ids would add 40 MB per million tests to the worker. The writer's
+a dict of labels beside the ids would add an entry per test to the worker's peak. The writer's
 loop inlines the two common cases (a test's first case, a rerun under the same label); this
 module handles the rest.
 """

@@ -79,8 +79,8 @@ BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 30.0
 REQUEST_TIMEOUT_SECONDS = 120.0
 WAIT_TIMEOUT_SECONDS = 1800.0
-# The server decompresses at most PARITY_MAX_XML_BYTES (1 GB by default) per upload; more XML
-# than this goes out as several uploads to the same run.
+# The server decompresses at most PARITY_MAX_XML_BYTES (by default twice this) per upload; more
+# XML than this goes out as several uploads to the same run.
 PART_XML_BYTES = 512 * 2**20
 RESOLVE_BATCH = 100_000  # the server takes at most 200,000 tests per request
 # The gaps the verdict lists (the server's default page is 1,000; a first run opens tens of
@@ -278,7 +278,7 @@ class Client:
             fields = request.fields(project=self.project, complete=request.complete and last)
             if run_manifest is not None and number == 1:
                 fields["run_manifest"] = json.dumps(run_manifest, separators=(",", ":"))
-            # Built once, spooled to disk past 16 MB, and sent again as is on a retry.
+            # Built once, spooled to disk past ``max_size``, and sent again as is on a retry.
             with tempfile.SpooledTemporaryFile(max_size=16 * 2**20) as body:
                 content_type, file_size = multipart_write(body, fields, part)
                 size = body.tell()

@@ -364,7 +364,7 @@ def heatmap_cells(heatmap: Heatmap) -> Heatmap:
 
 
 # --- The overview's sparklines ----------------------------------------------------------------
-# Inline SVG drawn here: three small lines do not need a 4.8 MB charting library.
+# Inline SVG drawn here: three small lines do not need the charting library's bundle.
 
 SPARK_WIDTH, SPARK_HEIGHT = 140, 30
 

@@ -1,7 +1,7 @@
 """Serve Plotly's bundle from the installed ``plotly`` package as ``parity/vendor/plotly.min.js``
-rather than keeping a 4.8 MB copy in the repository. ``collectstatic`` copies it like any other
-static file, so in production WhiteNoise serves it compressed, under a hashed name, cached for
-good; ``runserver`` and the test server find it through this finder."""
+rather than keeping a copy of that large file in the repository. ``collectstatic`` copies it
+like any other static file, so in production WhiteNoise serves it compressed, under a hashed
+name, cached for good; ``runserver`` and the test server find it through this finder."""
 
 from pathlib import Path
 

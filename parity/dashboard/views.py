@@ -119,7 +119,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         tab="heatmap",
         heatmap=presenters.heatmap_cells(heatmap),
         file_url=reverse("project-file", args=[slug]),  # reversed once, not once per cell
-        exempt=query["exempt"] or "",  # each other row links its form (a form a row: 200 KB)
+        exempt=query["exempt"] or "",  # each other row links its form (a form a row is heavy)
     )
 
 

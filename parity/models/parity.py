@@ -51,8 +51,9 @@ KINDS_WITH_ISSUE = (TriageKind.TRACKED, TriageKind.QUARANTINE)
 # The engine's roll-ups of rows per test (current outcomes, gaps and their events, file cells)
 # keep their foreign keys in Django only, without constraints in the database: the engine is
 # their one writer, and Postgres checked each key of each row written, at commit (a backend's
-# first completion at 100k tests wrote 50k gaps and events, and their checks took 2.5 s, more
-# than the rest of the recompute). Django still cascades deletes (it always did, in Python).
+# first completion writes a gap and an event per test it lacks, and those checks cost more than
+# the rest of the recompute: bench/recompute.md). Django still cascades deletes (it always did,
+# in Python).
 # Keys another index already leads with (project, backend) have no index of their own.
 ROLLUP_KEY = {"on_delete": models.CASCADE, "related_name": "+", "db_constraint": False}
 ROLLUP_KEY_NULLABLE = {**ROLLUP_KEY, "on_delete": models.SET_NULL}

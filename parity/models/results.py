@@ -41,9 +41,9 @@ class TestCase(models.Model):
     class Meta:
         # One index serves both lookups, a file's tests and a test by its key (whose file comes
         # with it), and keeps a key unique in its file. An upload adds its tests file by file,
-        # so they land next to each other in it: a COPY of a million new tests spent about half
-        # as long on it as on (project, digest) and (project, file) apart, the digests of one
-        # file landing all over the first.
+        # so they land next to each other in it: a COPY of new tests spends less on it than on
+        # (project, digest) and (project, file) apart, the digests of one file landing all over
+        # the first.
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "file", "key_digest"], name="testcase_unique_key"

@@ -84,8 +84,8 @@ class Matrix:
 
 
 # Each test's backends as bits (bit i: the project's i-th backend in ``%(backends)s``): summing
-# small integers per test took the 400k rows of 4 backends x 100k tests from 250 ms to 160 ms
-# against sorted arrays (bench/pages_bench.py --big). A bigint holds 63 backends; a project
+# small integers per test is cheaper than grouping by sorted arrays, over a row per test and
+# backend (bench/pages_bench.py --big). A bigint holds 63 backends; a project
 # with more is grouped by the arrays.
 _TEST_GROUPS = model_sql(
     """
@@ -243,8 +243,8 @@ def backend_pair(*, project: Project, a: str, b: str, limit: int | None = None) 
 # Each backend's tests passing there and not on the other (``cand``, tens of thousands when one
 # backend lacks half the files), then per backend its first ``limit`` by key (NULL: all) with
 # how many there are in all: the first 200 are a bounded heap sort, and only those rows come
-# back. (Sorting all 53k rows spilled to disk, and Python counted them: the backend pair page
-# took 316 ms in process at 4 x 100k tests, 222 ms so, bench/pages_bench.py --big.)
+# back. (Sorting every candidate spilled to disk, and Python counted them: the pair page's
+# cost followed the candidates, not the page; bench/pages_bench.py --big.)
 _PASSING_ON_ONE = model_sql(
     """
     WITH cand AS MATERIALIZED (

@@ -16,7 +16,8 @@ from parity.pure.codeowners import OwnersError, Skipped, owners_parse, path_norm
 
 logger = logging.getLogger(__name__)
 
-MAX_OWNERS_CHARS = 1_000_000  # GitHub reads CODEOWNERS files up to 3 MB; PyTorch's is 44 kB
+# GitHub reads CODEOWNERS files up to 3 MB; a big project's (PyTorch's) is a small fraction.
+MAX_OWNERS_CHARS = 1_000_000
 
 
 class OwnersRejected(ValueError):

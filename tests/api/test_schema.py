@@ -8,11 +8,11 @@ content type, body). A real project, its upload token and a few ingested runs st
 The requests go to Django's WSGI handler in-process (``case.call(app=...)``) on the test's own
 connection, the way Django's test client runs a request. A live server (``live_server``) was
 tried first and works, but needs ``transactional_db``: truncating every table after each of the
-13 operations' tests cost ~22 s of the ~60 s budget. In-process, each call runs in a savepoint:
-kept when it succeeds (later examples meet the runs and uploads of earlier ones), rolled back on
-a 5xx (one database error cannot poison the examples after it). The ``on_commit`` callbacks a
-call queues (the eager Celery ingest of an upload, a run's parity refresh) run right after it,
-as the commit would run them.
+13 operations' tests cost over a third of the suite's time budget. In-process, each call runs in
+a savepoint: kept when it succeeds (later examples meet the runs and uploads of earlier ones),
+rolled back on a 5xx (one database error cannot poison the examples after it). The ``on_commit``
+callbacks a call queues (the eager Celery ingest of an upload, a run's parity refresh) run right
+after it, as the commit would run them.
 """
 
 import contextlib

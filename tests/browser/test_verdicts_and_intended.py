@@ -125,5 +125,5 @@ def test_logged_in_the_heatmap_carries_one_exempt_form_not_one_a_row(page, site)
     page.goto(f"/p/{SLUG}/")
     expect(page.locator("#heatmap form")).to_have_count(0)
     logged_in = len(page.request.get(f"/p/{SLUG}/").body())
-    # A link a row ("Exempt…"), not a form of some 1.5 KB a row.
+    # A link a row ("Exempt…"), not a form a row, which weighed down the page.
     assert logged_in < anonymous * 1.15, (logged_in, anonymous)

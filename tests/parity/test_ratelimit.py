@@ -159,7 +159,7 @@ def test_uploads_are_limited_per_token(project, token, settings):
 
 
 def test_200_bad_token_uploads_are_mostly_refused_fast(project, settings, capsys):
-    """The issue's measurement: 200 bad-token uploads went through to 401 in 1.1 s."""
+    """The issue's case: 200 bad-token uploads from one address all answered 401, none refused."""
     guesser = APIClient()
     guesser.credentials(HTTP_AUTHORIZATION="Token guess")
     started = time.monotonic()

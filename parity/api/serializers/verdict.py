@@ -3,8 +3,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-# A page of opened gaps: a first run opens tens of thousands (52k at 4 x 100k tests, 13 MB and
-# 1.7 s listed whole); a nightly run a few hundred.
+# A page of opened gaps: a first run opens about one per test it fails or lacks, tens of
+# thousands in a big project and too much JSON to list whole; a nightly run a few hundred.
 GAPS_LIMIT_DEFAULT = 1000
 GAPS_LIMIT_MAX = 5000
 

@@ -119,7 +119,7 @@ def _suites(items: list[Timed], wording: str, *, merged: bool) -> list[TestSuite
 def _add_counted(suite: TestSuite, cases: list[TestCase]) -> None:
     """``suite.add_testcases(cases)``: the same counts, in the order its update_statistics()
     sets them, read from the cases' elements once; junitparser's recount wraps every case and
-    result in objects, a fifth of the time the demo's files took to make."""
+    result in objects, a large part of the time the demo's files took to make."""
     suite.extend(cases)
     results = Counter(result.tag for case in cases for result in case._elem)
     suite.tests = len(cases)

@@ -4,7 +4,7 @@ Pure: imports nothing from Django. It drives expat (``pyexpat``) directly, with 
 defusedxml installs (any DTD, entity declaration or external reference aborts the parse before
 expat expands or fetches anything), instead of ``defusedxml.ElementTree.iterparse``: that one
 swaps in the pure-Python ``XMLParser`` and builds an Element per node, so its bare loop is
-already about twice as slow as the stdlib's (bench/parse_bench.py). Expat callbacks build
+already slower than the stdlib's (bench/parse_bench.py). Expat callbacks build
 nothing, so memory stays flat however many cases a file holds: only the case being read is
 kept, and ``ParseLimits`` bound what one message, name or tag may cost.
 

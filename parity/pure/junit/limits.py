@@ -20,7 +20,8 @@ class ParseLimits:
     max_name_chars: int = 256 * KiB
     # One tag with its attributes (after messages are cut), comment or processing instruction.
     # Expat 2.5 rescans an unfinished token on every chunk it is fed, so the time a token costs
-    # grows with its square: 16 MiB costs about a second, 50 MiB minutes.
+    # grows with its square: at this cap a token costs a worker little, at a few times it a
+    # worker is held for minutes (bench/token_bench.py).
     max_token_bytes: int = 16 * MiB
 
     def __post_init__(self) -> None:

@@ -49,7 +49,7 @@ def test_overview_without_projects_says_how_to_create_one(client):
     html = text(client.get("/"))
     assert "No projects yet" in html
     assert "python manage.py create_project pytorch-xla --backends" in html
-    assert "plotly" not in html  # no chart, no 4 MB script
+    assert "plotly" not in html  # no chart, no charting library's bundle
 
 
 @pytest.mark.parametrize("page", ["/", f"{P}/", f"{P}/gaps/", f"{P}/skip-reasons/", f"{P}/runs/"])

@@ -599,7 +599,8 @@ def cut(text: str, size: int) -> str:
 
 
 def test_a_50_mb_message_attribute_is_cut_fast_in_flat_memory(tmp_path: Path) -> None:
-    """Expat rescans an unfinished token per chunk: this took minutes and 150 MiB before."""
+    """Expat rescans an unfinished token per chunk: this took minutes, and far more memory than
+    the file, before."""
     report = write_report(
         tmp_path / "big.xml",
         before=b'<testcase classname="c" name="big"><failure type="E" message="',
