@@ -13,7 +13,7 @@ def _client_version() -> str:
     source = (Path(__file__).resolve().parent / "clients" / "parity_ci.py").read_text("utf-8")
     found = re.search(r'^__version__ = "([^"]+)"$', source, re.M)
     if found is None:
-        raise RuntimeError("parity/clients/parity_ci.py defines no __version__ = \"...\"")
+        raise RuntimeError('parity/clients/parity_ci.py defines no __version__ = "..."')
     return found.group(1)
 
 

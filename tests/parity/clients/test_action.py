@@ -403,3 +403,77 @@ def test_the_gitlab_template_uploads_with_its_id_token_and_keeps_the_verdict(
     assert run.ci_url == "https://gitlab.example.org/pytorch/xla/-/pipelines/888"
     for kept in job["artifacts"]["paths"]:
         assert "✅ ok" in (tmp_path / kept).read_text()
+
+
+# --- The documentation says what the files do -----------------------------------------------
+
+DOCS = REPO_DIR / "docs" / "github-action.md"
+YAML_BLOCK = re.compile(r"^( *)```yaml\n(.*?)^\1```", re.M | re.S)
+
+
+def table(page: Path, header: str) -> dict[str, str]:
+    """The table under ``header``: each name in backquotes of a row's first cell -> its second."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    rows = {}
+    for line in lines[lines.index(header) + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows.update(dict.fromkeys(re.findall(r"`([^`]+)`", cells[0]), cells[1]))
+    return rows
+
+
+def shown(spec: dict) -> str:
+    if spec.get("required"):
+        return "(required)"
+    return f"`{spec['default']}`" if spec.get("default") else "empty"
+
+
+def test_the_docs_table_every_input_and_output_with_its_default():
+    action = yaml.safe_load(ACTION.read_text())
+
+    inputs = table(DOCS, "| input | default | meaning |")
+    outputs = table(DOCS, "| output | value |")
+
+    assert inputs == {name: shown(spec) for name, spec in action["inputs"].items()}
+    assert set(outputs) == set(action["outputs"])
+
+
+def test_the_docs_table_every_variable_of_the_gitlab_template():
+    job = yaml.safe_load(GITLAB_TEMPLATE.read_text())[".parity-upload"]
+
+    variables = table(DOCS, "| variable | default | meaning |")
+
+    required = {"PARITY_URL", "PARITY_PROJECT", "PARITY_BACKEND"}
+    assert variables == {
+        **dict.fromkeys(required, "(required)"),
+        **{name: f"`{v}`" if v else "empty" for name, v in job["variables"].items()},
+    }
+
+
+def _action_steps(node):
+    if isinstance(node, dict):
+        if "/parity@" in str(node.get("uses", "")):
+            yield node
+        for value in node.values():
+            yield from _action_steps(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _action_steps(value)
+
+
+def test_the_docs_use_the_action_with_its_inputs_at_the_one_version():
+    action = yaml.safe_load(ACTION.read_text())
+    required = {name for name, spec in action["inputs"].items() if spec.get("required")}
+    steps = [
+        step
+        for page in (DOCS, REPO_DIR / "docs" / "ci.md")
+        for indent, block in YAML_BLOCK.findall(page.read_text(encoding="utf-8"))
+        for step in _action_steps(yaml.safe_load(re.sub(f"(?m)^{indent}", "", block)))
+    ]
+
+    assert len(steps) >= 5
+    for step in steps:
+        assert step["uses"].endswith(f"/parity@v{__version__}")
+        assert required <= set(step["with"]) <= set(action["inputs"]), step
+        assert str(step["with"]["version"]) == __version__
