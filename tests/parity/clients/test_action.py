@@ -350,14 +350,18 @@ def test_paths_that_match_nothing_fail_before_any_upload(live, project, github, 
 # --- The GitLab CI template -----------------------------------------------------------------
 
 
-def test_the_gitlab_template_uploads_with_its_id_token_and_keeps_the_verdict(
-    live, project, issuer, tmp_path
-):
-    job = yaml.safe_load(GITLAB_TEMPLATE.read_text())[".parity-upload"]
-    rule = trust_rule_create(
-        project=project, issuer=issuer.url, repository="pytorch/xla", ref="refs/heads/main"
-    )
-    id_token = issuer.token(  # GitLab's claims, not GitHub's
+@pytest.fixture
+def gitlab_job() -> dict:
+    return yaml.safe_load(GITLAB_TEMPLATE.read_text())[".parity-upload"]
+
+
+def gitlab_run(
+    job: dict, issuer, workdir: Path, *, pipeline: str, **variables: str
+) -> subprocess.CompletedProcess:
+    """The template's script lines in one ``sh -e``, as GitLab runs them: its variables under the
+    job's, GitLab's own variables, and the ID token its ``id_tokens:`` asks for (GitLab's
+    claims, not GitHub's)."""
+    id_token = issuer.token(
         aud=job["id_tokens"]["PARITY_OIDC_TOKEN"]["aud"],
         sub="project_path:pytorch/xla:ref_type:branch:ref:main",
         project_path="pytorch/xla",
@@ -369,40 +373,93 @@ def test_the_gitlab_template_uploads_with_its_id_token_and_keeps_the_verdict(
         repository_owner=None,
         workflow=None,
     )
-    reports_written(tmp_path / "test-reports", {A: "passed", B: "passed"})
     env = runner_environment(**{name: str(value) for name, value in job["variables"].items()})
     env.update(
-        PARITY_CI_VENV=str(tmp_path / "parity-ci"),
-        PARITY_URL=live.base_url,
-        PARITY_PROJECT=project.slug,
-        PARITY_BACKEND="cpu",
+        PARITY_CI_VENV=str(workdir / "parity-ci"),
         PARITY_OIDC_TOKEN=id_token,
         GITLAB_CI="true",
-        CI_COMMIT_SHA=commit_of("gitlab"),
+        CI_COMMIT_SHA=commit_of(f"gitlab-{pipeline}"),
         CI_COMMIT_BRANCH="main",
-        CI_PIPELINE_ID="888",
-        CI_PIPELINE_URL="https://gitlab.example.org/pytorch/xla/-/pipelines/888",
-        CI_PROJECT_DIR=str(tmp_path),
+        CI_PIPELINE_ID=pipeline,
+        CI_PIPELINE_URL=f"https://gitlab.example.org/pytorch/xla/-/pipelines/{pipeline}",
+        CI_PROJECT_DIR=str(workdir),
+        **variables,
     )
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-
-    done = subprocess.run(
+    return subprocess.run(
         ["sh", "-e", "-c", "\n".join(job["script"])],
         env=env,
-        cwd=tmp_path,
+        cwd=workdir,
         capture_output=True,
         text=True,
         timeout=STEP_SECONDS,
         check=False,
     )
 
+
+def test_the_gitlab_template_uploads_with_its_id_token_and_keeps_the_verdict(
+    live, project, issuer, trusted, gitlab_job, tmp_path
+):
+    reports_written(tmp_path / "test-reports", {A: "passed", B: "passed"})
+    server = {"PARITY_URL": live.base_url, "PARITY_PROJECT": project.slug}
+
+    done = gitlab_run(gitlab_job, issuer, tmp_path, pipeline="888", PARITY_BACKEND="cpu", **server)
+
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    assert f"OIDC: trust rule {rule.pk} of pytorch-xla matched" in done.stderr
+    assert f"OIDC: trust rule {trusted.pk} of pytorch-xla matched" in done.stderr
     run = Upload.objects.get(status="done").run
-    assert (run.key, run.commit, run.complete) == ("888-cpu", commit_of("gitlab"), True)
+    assert (run.key, run.commit, run.complete) == ("888-cpu", commit_of("gitlab-888"), True)
     assert run.ci_url == "https://gitlab.example.org/pytorch/xla/-/pipelines/888"
-    for kept in job["artifacts"]["paths"]:
+    for kept in gitlab_job["artifacts"]["paths"]:
         assert "✅ ok" in (tmp_path / kept).read_text()
+
+
+def test_the_gitlab_template_gates_and_uploads_a_shard_without_completing(
+    live, project, issuer, trusted, gitlab_job, tmp_path
+):
+    server = {"PARITY_URL": live.base_url, "PARITY_PROJECT": project.slug}
+    reports_written(tmp_path / "cpu", {A: "passed", B: "passed"})
+    reference = gitlab_run(
+        gitlab_job,
+        issuer,
+        tmp_path,
+        pipeline="1",
+        PARITY_BACKEND="cpu",
+        PARITY_PATHS="cpu",
+        **server,
+    )
+    assert reference.returncode == 0, f"{reference.stdout}\n{reference.stderr}"
+    current_run_wait(live, backend="cpu")
+    reports_written(tmp_path / "tpu", {A: "passed", B: "failed"})
+
+    shard = gitlab_run(
+        gitlab_job,
+        issuer,
+        tmp_path,
+        pipeline="2",
+        PARITY_BACKEND="tpu",
+        PARITY_PATHS="tpu/*.xml",
+        PARITY_SHARD="1/2",
+        PARITY_GATE="false",
+        PARITY_CLIENT_VERSION=__version__,
+        **server,
+    )
+    gated = gitlab_run(
+        gitlab_job,
+        issuer,
+        tmp_path,
+        pipeline="3",
+        PARITY_BACKEND="tpu",
+        PARITY_PATHS="tpu",
+        **server,
+    )
+
+    assert shard.returncode == 0, f"{shard.stdout}\n{shard.stderr}"
+    assert "NOT OK (opens untracked gaps)" in shard.stdout
+    assert Run.objects.get(key="2-tpu").complete is False
+    assert gated.returncode == 1, f"{gated.stdout}\n{gated.stderr}"
+    assert Run.objects.get(key="3-tpu").complete is True
+    assert "❌ not ok" in (tmp_path / "parity-summary.md").read_text()
 
 
 # --- The documentation says what the files do -----------------------------------------------
