@@ -29,7 +29,7 @@ from parity.services.projects import upload_token_create
 from tests.e2e.conftest import STALE_SECONDS, stack_started
 from tests.junit_builder import Case, junit_xml
 from tests.oidc_issuer import FakeIssuer
-from tests.parity.clients.conftest import clean_environment
+from tests.parity.clients.conftest import clean_environment, python38
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -309,8 +309,11 @@ def test_a_fork_pull_request_without_oidc_uploads_with_the_token_input(
 def test_a_shard_uploads_its_part_and_leaves_the_run_open(live, project, github, trusted, tmp_path):
     reports_written(tmp_path / "test-reports" / "shard-2", {B: "passed"})
 
+    # The client's oldest Python, where this machine has it: the action installs into its venv.
+    python = {"python": python38()} if python38() else {}
+
     done = action_run(
-        inputs_for(live, project, "cpu", shard="2/4", paths="test-reports/**/*.xml"),
+        inputs_for(live, project, "cpu", shard="2/4", paths="test-reports/**/*.xml", **python),
         env=github,
         workdir=tmp_path,
     )
@@ -319,6 +322,8 @@ def test_a_shard_uploads_its_part_and_leaves_the_run_open(live, project, github,
     run = Upload.objects.get(status="done").run
     assert (run.key, run.complete) == ("777-cpu", False)
     assert done.outputs["summary-file"].endswith("parity-summary-cpu-shard-2-of-4.md")
+    if python:
+        assert (tmp_path / "runner-temp" / "parity-ci" / "lib" / "python3.8").is_dir()
 
 
 def test_a_version_the_server_does_not_serve_fails_the_install_naming_the_served_one(
