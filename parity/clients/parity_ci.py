@@ -62,8 +62,9 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, Sequence
 
-# The server's version, as parity/__init__.py has it (a test holds them equal): the wheel of
-# these files carries it, and --version and the User-Agent say it.
+# parity's one version literal: the server reads it from here (parity/__init__.py), the
+# served wheel and the published parity-ci (pyproject.toml beside this file) carry it, and
+# --version and the User-Agent say it. Keep it a plain string literal: those read it as text.
 __version__ = "0.1.0"
 
 EXIT_OK = 0
