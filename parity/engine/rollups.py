@@ -11,7 +11,6 @@ from django.db import IntegrityError, connection, transaction
 from parity.definitions import ABSENT, OUTCOME_PARAMS
 from parity.engine.plans import hash_joins
 from parity.models import (
-    Backend,
     CurrentOutcome,
     FileCell,
     FileSeconds,
@@ -257,11 +256,11 @@ _REASON_DAILY_SQL = model_sql(
 )
 
 
-def reason_daily_write(*, backend: Backend, run: Run) -> None:
-    """Count the reasons of the backend's current run (``run``) on the day it ran (UTC)."""
+def reason_daily_write(*, run: Run) -> None:
+    """Count the reasons of ``run``, its backend's current run, on the day it ran (UTC)."""
     params = {
         "project": run.project_id,
-        "backend": backend.pk,
+        "backend": run.backend_id,
         "day": run.started_at.astimezone(datetime.UTC).date(),
     }
     with connection.cursor() as cursor:
