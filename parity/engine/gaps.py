@@ -127,15 +127,15 @@ def gap_moves_write(cursor, diff: GapDiff, *, before: bool) -> None:
 def gaps_write(cursor, diff: GapDiff) -> dict[str, int]:
     """Close, change and open the gaps to match ``parity_desired``, with their events; the gaps
     opened or given another reason go to ``parity_gaps_touched``. Returns how many of each."""
-    counts = {}
-    for name, statement in (
-        ("closed", diff.statements.close),
-        ("changed", diff.statements.change),
-        ("opened", diff.statements.open),
-    ):
-        cursor.execute(statement, diff.params)
-        counts[name] = cursor.rowcount
-    return counts
+    closed = _rows(cursor, diff.statements.close, diff.params)
+    changed = _rows(cursor, diff.statements.change, diff.params)
+    opened = _rows(cursor, diff.statements.open, diff.params)
+    return {"closed": closed, "changed": changed, "opened": opened}
+
+
+def _rows(cursor, statement, params: dict) -> int:
+    cursor.execute(statement, params)
+    return cursor.rowcount
 
 
 # Every gap each backend should have now. Without a reference current run there is nothing

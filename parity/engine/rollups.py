@@ -112,7 +112,7 @@ _FILE_CELLS_MISSING_SQL = model_sql(
 # A scoped diff's cells move by what moved: each changed outcome of the backend whose run
 # changed (``parity_outcome_changes``: -1 where it ``was``, +1 where it is now) and each absent
 # gap the diff closed or opened among its tests (``parity_gap_moves``). A few hundred tests'
-# files, where a recount read every test and open gap of the backends (0.1-0.25 s at 100k):
+# files, where a recount read every test and open gap of the backends:
 # their changes fall in half the files, so recounting only those saved little. Each test's
 # file by its id, behind a fence; the cells by their (backend, file) key.
 _FILE_CELL_DELTAS_SQL = model_sql(
