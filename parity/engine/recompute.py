@@ -379,97 +379,118 @@ def _file_durations(r: Recompute) -> None:
     file_durations_write(backend_ids=r.moved_ids)
 
 
-def _steps(kind: ScopeKind) -> tuple[Step, ...]:
-    """The steps of a recompute of scope ``kind``, in order."""
-    table = {
-        ScopeKind.REFERENCE_MOVED_ON: (t.OUTCOME_CHANGES,),
-        ScopeKind.NIGHTLY: (t.DIFF_SCOPE,),
-        ScopeKind.LATE_SHARD: (t.DIFF_SCOPE,),
-    }.get(kind, ())
-    scoped = bool(table)
-    rebuild = kind is ScopeKind.REBUILD
-    steps = []
-    if not rebuild:
-        steps.append(Step("rollups.reason_daily", _reason_daily))
-    if kind in (ScopeKind.NIGHTLY, ScopeKind.LATE_SHARD):
-        steps.append(
-            Step(
-                "gaps.scope",
-                _diff_scope,
-                reads=(t.OUTCOME_CHANGES,),
-                writes=(t.DIFF_SCOPE,),
-                hash_joins=True,
-            )
-        )
-    # Every statement of the diff joins whole sets (a backend's tests, its open gaps): hash
-    # joins. The tests of a scope table alone are probed one by one, whatever the settings.
-    steps.append(
-        Step(
-            "gaps.desired",
-            _desired,
-            reads=table,
-            writes=(t.DESIRED, t.GAPS_TOUCHED),
-            scratch=(t.ABSENT,),
-            hash_joins=True,
-        )
+def _diff(table: str | None) -> tuple[Step, ...]:
+    """The gap diff's steps over the tests of ``table`` (None: every test). Each statement
+    joins whole sets (a backend's tests, its open gaps): hash joins. The tests of a scope
+    table alone are probed one by one, whatever the settings."""
+    scope = (table,) if table else ()
+    desired = Step(
+        "gaps.desired",
+        _desired,
+        reads=scope,
+        writes=(t.DESIRED, t.GAPS_TOUCHED),
+        scratch=(t.ABSENT,),
+        hash_joins=True,
     )
-    steps.append(
-        Step(
-            "pending.split",
-            _pending,
-            reads=(t.DESIRED, *table),
-            writes=(t.DESIRED,),
-            scratch=(t.REFERENCE_THEN,),
-            hash_joins=True,
-        )
+    pending = Step(
+        "pending.split",
+        _pending,
+        reads=(t.DESIRED, *scope),
+        writes=(t.DESIRED,),
+        scratch=(t.REFERENCE_THEN,),
+        hash_joins=True,
     )
-    if scoped:
-        steps.append(
-            Step(
-                "gaps.moves_before",
-                _moves_before,
-                reads=table,
-                writes=(t.GAP_MOVES,),
-                hash_joins=True,
-            )
-        )
-    steps.append(
-        Step(
-            "gaps.write",
-            _gaps,
-            reads=(t.DESIRED, *table),
-            writes=(t.GAPS_TOUCHED,),
-            hash_joins=True,
-        )
+    write = Step(
+        "gaps.write",
+        _gaps,
+        reads=(t.DESIRED, *scope),
+        writes=(t.GAPS_TOUCHED,),
+        hash_joins=True,
     )
-    if scoped:
-        steps.append(
-            Step(
-                "gaps.moves_after",
-                _moves_after,
-                reads=(*table, t.GAP_MOVES),
-                writes=(t.GAP_MOVES,),
-                hash_joins=True,
-            )
-        )
-    if rebuild:  # every open gap's triage picked again: every current run may have moved
-        steps.append(Step("triages.apply", _triages_all))
-        steps.append(Step("triages.mark_stale", _stale_all))
-    else:  # only the gaps the diff touched can need another triage
-        steps.append(Step("triages.apply", _triages_touched, reads=(t.GAPS_TOUCHED,)))
-        steps.append(Step("triages.mark_stale", _stale_touched, reads=(t.GAPS_TOUCHED,)))
-    steps.append(Step("snapshots.write", _snapshots))
-    steps.append(
-        Step(
-            "rollups.file_cells",
-            _file_cells,
-            reads=(t.OUTCOME_CHANGES, t.GAP_MOVES) if scoped else (),
-            scratch=(t.CELL_DELTAS,) if scoped else (),
-        )
+    if not table:
+        return desired, pending, write
+    # The absent gaps among the scope's tests, before and after: the file cells move by them.
+    before = Step(
+        "gaps.moves_before", _moves_before, reads=scope, writes=(t.GAP_MOVES,), hash_joins=True
     )
-    steps.append(Step("owners.add", _owners))
-    steps.append(Step("rollups.file_durations", _file_durations))
-    return tuple(steps)
+    after = Step(
+        "gaps.moves_after",
+        _moves_after,
+        reads=(*scope, t.GAP_MOVES),
+        writes=(t.GAP_MOVES,),
+        hash_joins=True,
+    )
+    return desired, pending, before, write, after
 
 
-STEPS: dict[ScopeKind, tuple[Step, ...]] = {kind: _steps(kind) for kind in ScopeKind}
+REASON_DAILY = Step("rollups.reason_daily", _reason_daily)
+# The tests a nightly or a late shard can have changed.
+SCOPE_WRITE = Step(
+    "gaps.scope",
+    _diff_scope,
+    reads=(t.OUTCOME_CHANGES,),
+    writes=(t.DIFF_SCOPE,),
+    hash_joins=True,
+)
+# Only the gaps the diff touched can need another triage...
+TRIAGES_TOUCHED = (
+    Step("triages.apply", _triages_touched, reads=(t.GAPS_TOUCHED,)),
+    Step("triages.mark_stale", _stale_touched, reads=(t.GAPS_TOUCHED,)),
+)
+# ...unless every current run may have moved (a rebuild): every open gap's triage is picked.
+TRIAGES_ALL = (
+    Step("triages.apply", _triages_all),
+    Step("triages.mark_stale", _stale_all),
+)
+SNAPSHOTS = Step("snapshots.write", _snapshots)
+FILE_CELLS = Step("rollups.file_cells", _file_cells)
+# In a scoped diff the cells move by what moved.
+FILE_CELLS_MOVED = Step(
+    "rollups.file_cells",
+    _file_cells,
+    reads=(t.OUTCOME_CHANGES, t.GAP_MOVES),
+    scratch=(t.CELL_DELTAS,),
+)
+OWNERS = Step("owners.add", _owners)
+FILE_DURATIONS = Step("rollups.file_durations", _file_durations)
+_AFTER = (OWNERS, FILE_DURATIONS)
+
+# Each scope's steps, in order, after its backend moved (``BACKEND_MOVE``; a rebuild's
+# ``BACKENDS_MOVE``).
+STEPS: dict[ScopeKind, tuple[Step, ...]] = {
+    ScopeKind.REBUILD: (*_diff(None), *TRIAGES_ALL, SNAPSHOTS, FILE_CELLS, *_AFTER),
+    ScopeKind.EVERY_TEST: (
+        REASON_DAILY,
+        *_diff(None),
+        *TRIAGES_TOUCHED,
+        SNAPSHOTS,
+        FILE_CELLS,
+        *_AFTER,
+    ),
+    ScopeKind.REFERENCE_MOVED_ON: (
+        REASON_DAILY,
+        *_diff(t.OUTCOME_CHANGES),
+        *TRIAGES_TOUCHED,
+        SNAPSHOTS,
+        FILE_CELLS_MOVED,
+        *_AFTER,
+    ),
+    ScopeKind.NIGHTLY: (
+        REASON_DAILY,
+        SCOPE_WRITE,
+        *_diff(t.DIFF_SCOPE),
+        *TRIAGES_TOUCHED,
+        SNAPSHOTS,
+        FILE_CELLS_MOVED,
+        *_AFTER,
+    ),
+    ScopeKind.LATE_SHARD: (
+        REASON_DAILY,
+        SCOPE_WRITE,
+        *_diff(t.DIFF_SCOPE),
+        *TRIAGES_TOUCHED,
+        SNAPSHOTS,
+        FILE_CELLS_MOVED,
+        *_AFTER,
+    ),
+}
