@@ -3,8 +3,9 @@
 Each step names the temporary tables (``parity.engine.temp_tables``) it reads and writes, so the
 hand-offs between modules are written down where the order is: the tests check that a step
 reads only what an earlier step of its list wrote, and that the SQL it runs names no other.
-After a step, one catalog query checks that the tables it says it wrote exist. Each step's time
-goes to the log as ``DONE <step> (<ms>ms)`` (as zulip's analytics log theirs).
+After the steps, one catalog query checks that every table they say they wrote exists (each
+lives until the transaction ends). Each step's time goes to the log as ``DONE <step> (<ms>ms)``
+(as zulip's analytics log theirs).
 """
 
 import contextlib
@@ -34,14 +35,14 @@ class Step:
 
 
 class StepWritesMissing(AssertionError):
-    """A step ran without leaving a temporary table it declares: the declarations drifted."""
+    """Steps ran without leaving a temporary table they declare: the declarations drifted."""
 
 
 _MISSING_SQL = "SELECT t FROM unnest(%s::text[]) t WHERE to_regclass('pg_temp.' || t) IS NULL"
 
 
 def steps_run(state: Any, steps: Sequence[Step]) -> None:
-    """Run ``steps`` in order on ``state``, each timed in the log and its writes checked."""
+    """Run ``steps`` in order on ``state``, each timed in the log, then check their writes."""
     with contextlib.ExitStack() as planned:
         hashed = False
         for step in steps:
@@ -53,15 +54,20 @@ def steps_run(state: Any, steps: Sequence[Step]) -> None:
                 hashed = step.hash_joins
             started = time.monotonic()
             step.run(state)
-            _writes_check(step)
-            logger.info("DONE %s (%dms)", step.name, (time.monotonic() - started) * 1000)
+            _done(step, started)
+    _writes_check(steps)
 
 
-def _writes_check(step: Step) -> None:
-    if not step.writes:
+def _done(step: Step, started: float) -> None:
+    logger.info("DONE %s (%dms)", step.name, (time.monotonic() - started) * 1000)
+
+
+def _writes_check(steps: Sequence[Step]) -> None:
+    declared = {table: step.name for step in reversed(steps) for table in step.writes}
+    if not declared:
         return
     with connection.cursor() as cursor:
-        cursor.execute(_MISSING_SQL, [list(step.writes)])
-        missing = [row[0] for row in cursor.fetchall()]
+        cursor.execute(_MISSING_SQL, [sorted(declared)])
+        missing = [f"{declared[row[0]]} left no {row[0]}" for row in cursor.fetchall()]
     if missing:
-        raise StepWritesMissing(f"step {step.name} left no {', '.join(missing)}")
+        raise StepWritesMissing("; ".join(missing))

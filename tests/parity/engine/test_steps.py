@@ -65,9 +65,9 @@ def test_the_sql_each_step_runs_names_only_the_temporary_tables_it_declares(proj
         ran.append(text)
         return execute(sql, params, many, context)
 
-    check = steps._writes_check
+    done = steps._done
 
-    def checked(step: Step) -> None:
+    def checked(step: Step, started: float) -> None:
         text = "\n".join(ran)
         ran.clear()
         assert set(_CREATED.findall(text)) <= set(temp_tables.ALL), step.name
@@ -76,7 +76,7 @@ def test_the_sql_each_step_runs_names_only_the_temporary_tables_it_declares(proj
         written = set(_WRITTEN.findall(text)) & set(temp_tables.ALL)
         assert written <= {*step.writes, *step.scratch}, step.name
         named[step] |= temp
-        check(step)
+        done(step, started)
 
     pick = recompute.scope_pick
 
@@ -88,7 +88,7 @@ def test_the_sql_each_step_runs_names_only_the_temporary_tables_it_declares(proj
     # A triage that matches nothing, stale once marked: the touched gaps are matched again.
     request = TriageRequest(kind="intended", match="test/test_z.py", backend="tpu", note="none")
     triage_create(project=project, request=request)
-    monkeypatch.setattr("parity.engine.steps._writes_check", checked)
+    monkeypatch.setattr("parity.engine.steps._done", checked)
     monkeypatch.setattr(recompute, "scope_pick", picked)
     with connection.execute_wrapper(recorded):
         _nightlies(seed=1, steps=24)
