@@ -7,7 +7,8 @@ reason are listed in ``parity_gaps_touched``: only theirs can need another triag
 (``parity.engine.gap_triages.triages_apply_touched``). Every test is diffed, or only a scope
 of them when the rest cannot have changed: the reference's changed tests when it moved on, a
 backend's tests its new run can change on its nightly (``_NIGHTLY_SCOPE_SQL``), or a late
-shard of its current run can (``_RERUN_SCOPE_SQL``).
+shard of its current run can (``_RERUN_SCOPE_SQL``): the recompute's scope
+(``parity.engine.scope``), whose steps (``parity.engine.recompute.STEPS``) run these writes.
 """
 
 from dataclasses import dataclass
@@ -35,11 +36,9 @@ from parity.models.sql import model_sql
 
 @dataclass(frozen=True)
 class Diffed:
-    """How many gaps were closed, changed and opened; ``scoped``: only a scope of tests was
-    diffed, and ``parity_gap_moves`` lists how each of its tests' absent gaps moved."""
+    """How many gaps were closed, changed and opened."""
 
     counts: dict[str, int]
-    scoped: bool
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def gaps_diff(
         desired_write(cursor, diff)
         pending_split(cursor, diff.params, scope=diff.table)
         counts = gaps_write(cursor, diff)
-    return Diffed(counts=counts, scoped=False)
+    return Diffed(counts=counts)
 
 
 def desired_write(cursor, diff: GapDiff) -> None:

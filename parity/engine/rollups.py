@@ -171,7 +171,7 @@ def file_cells_write(
 ) -> None:
     """The heatmap cells of ``backend_ids``; ``outcomes_changed``: those of them whose current
     outcomes may have changed (all, when not given), the others' missing counts only.
-    ``deltas``: the gap diff was scoped (``gaps.Diffed.scoped``) and ``outcomes_changed``'s
+    ``deltas``: the gap diff was scoped (``scope.Scope.table``) and ``outcomes_changed``'s
     outcomes changed by ``parity_outcome_changes`` alone: the cells move by what moved."""
     changed = [b for b in backend_ids if outcomes_changed is None or b in outcomes_changed]
     unchanged = [b for b in backend_ids if b not in changed]
