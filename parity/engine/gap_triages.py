@@ -105,7 +105,7 @@ def triages_apply_touched(*, project_id: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE parity_gaps_touched")
         # Most nightlies touch no gap at all: the statement would find nothing, at the cost of
-        # planning it (a few milliseconds, more than the small diffs it usually follows).
+        # planning it, which costs more than the small diffs it usually follows.
         cursor.execute(_ANY_TOUCHED_SQL)
         if cursor.fetchone()[0]:
             cursor.execute(_APPLY_TOUCHED_SQL, {"project": project_id})

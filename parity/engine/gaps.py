@@ -7,7 +7,8 @@ reason are listed in ``parity_gaps_touched``: only theirs can need another triag
 (``parity.engine.gap_triages.triages_apply_touched``). Every test is diffed, or only a scope
 of them when the rest cannot have changed: the reference's changed tests when it moved on, a
 backend's tests its new run can change on its nightly (``_NIGHTLY_SCOPE_SQL``), or a late
-shard of its current run can (``_RERUN_SCOPE_SQL``).
+shard of its current run can (``_RERUN_SCOPE_SQL``): the recompute's scope
+(``parity.engine.scope``), whose steps (``parity.engine.recompute.STEPS``) run these writes.
 """
 
 from dataclasses import dataclass
@@ -35,77 +36,100 @@ from parity.models.sql import model_sql
 
 @dataclass(frozen=True)
 class Diffed:
-    """How many gaps were closed, changed and opened; ``scoped``: only a scope of tests was
-    diffed, and ``parity_gap_moves`` lists how each of its tests' absent gaps moved."""
+    """How many gaps were closed, changed and opened."""
 
     counts: dict[str, int]
-    scoped: bool
 
 
-def gaps_diff(
+@dataclass(frozen=True)
+class GapDiff:
+    """One diff's parameters and statements. ``table``: the temporary table of the tests it
+    covers (``parity.engine.scope.Scope.table``), None for every test of ``backend_ids``."""
+
+    params: dict
+    table: str | None
+    statements: "_Statements"
+
+
+def gap_diff_plan(
     *,
     project: Project,
     backend_ids: list[int],
     reference_run_id: int | None,
     cause: Run,
-    changed_only: bool = False,
+    table: str | None = None,
     replaced_run_id: int | None = None,
-    rerun: bool = False,
-) -> Diffed:
-    """Bring the open gaps of ``backend_ids`` in line with their current outcomes versus the
-    reference's; events carry ``cause`` (the run whose completion triggered this) and its
-    time. Returns how many gaps were closed, changed and opened, and whether the diff was
-    scoped.
+) -> GapDiff:
+    """The diff of the open gaps of ``backend_ids`` against their current outcomes versus the
+    reference's; events carry ``cause`` (the run whose completion triggered it) and its time.
 
-    ``changed_only``: only the tests whose outcome on the reference just changed
-    (``parity_outcome_changes``, left by ``current.current_outcomes_refresh`` of the reference's
-    run) are diffed. That is exact when the reference moved on and no other backend's run did:
-    a gap depends on the test's outcome on the reference and on the backend (and the backend's
-    run manifest), so every other test keeps the gaps the last diff gave it.
+    ``table`` ``parity_outcome_changes``: only the tests whose outcome on the reference just
+    changed (left by ``current.current_outcomes_refresh`` of the reference's run) are diffed.
+    That is exact when the reference moved on and no other backend's run did: a gap depends on
+    the test's outcome on the reference and on the backend (and the backend's run manifest),
+    so every other test keeps the gaps the last diff gave it.
 
-    ``replaced_run_id``: ``backend_ids`` is one backend, not the reference, whose current run
-    (``cause``) just replaced ``replaced_run_id``, which its every gap was diffed against: only
-    the tests that can change are diffed (``parity_diff_scope``, see ``_NIGHTLY_SCOPE_SQL``), or
-    every test where that set cannot be bounded.
-
-    ``rerun``: ``backend_ids`` is one backend, not the reference, whose current run (``cause``)
-    was its current run already and its every gap diffed against it: a late shard or a retried
-    task. Only the tests it can have changed are diffed (``_RERUN_SCOPE_SQL``)."""
+    ``table`` ``parity_diff_scope``: ``backend_ids`` is one backend, not the reference, and only
+    the tests of that table are diffed: those its nightly can change (``nightly_scope_write``,
+    its run replaced ``replaced_run_id``), or a late shard of its current run can
+    (``rerun_scope_write``)."""
     params = {
         **OUTCOME_PARAMS,
         "project": project.pk,
         "backends": backend_ids,
+        "backend": backend_ids[0],
         "reference": project.reference_backend_id,
         "has_reference": reference_run_id is not None,
         "run": cause.pk,
         "at": cause.started_at,
+        "replaced": replaced_run_id,
     }
-    # Every statement joins whole sets (a backend's tests, its open gaps): hash joins. The
-    # changed tests alone are probed one by one (``_CHANGED_ROWS``), whatever the settings.
-    with connection.cursor() as cursor, hash_joins(cursor):
-        if changed_only:
-            statements, scope = _CHANGED_ONLY, "parity_outcome_changes"
-        elif replaced_run_id is not None and _nightly_scope(
-            cursor, {**params, "replaced": replaced_run_id, "backend": backend_ids[0]}
-        ):
-            statements, scope = _NIGHTLY, "parity_diff_scope"
-        elif rerun and params["has_reference"]:
-            cursor.execute(_RERUN_SCOPE_SQL, {**params, "backend": backend_ids[0]})
-            statements, scope = _NIGHTLY, "parity_diff_scope"
-        else:
-            statements, scope = _EVERY_TEST, None
-        cursor.execute(statements.desired, params)
-        pending_split(cursor, params, scope=scope)
-        if scope is not None:
-            cursor.execute(statements.moves_before, params)
-        closed = _rows(cursor, statements.close, params)
-        changed = _rows(cursor, statements.change, params)
-        opened = _rows(cursor, statements.open, params)
-        if scope is not None:
-            cursor.execute(statements.moves_after, params)
-    return Diffed(
-        counts={"closed": closed, "changed": changed, "opened": opened}, scoped=scope is not None
+    statements = {
+        None: _EVERY_TEST,
+        "parity_outcome_changes": _CHANGED_ONLY,
+        "parity_diff_scope": _NIGHTLY,
+    }[table]
+    return GapDiff(params=params, table=table, statements=statements)
+
+
+def gaps_diff(
+    *, project: Project, backend_ids: list[int], reference_run_id: int | None, cause: Run
+) -> Diffed:
+    """Bring the open gaps of ``backend_ids`` in line with their current outcomes versus the
+    reference's, every test diffed, in one call (a recompute runs the diff as its steps,
+    ``parity.engine.recompute.STEPS``). Returns how many gaps were closed, changed and
+    opened."""
+    diff = gap_diff_plan(
+        project=project, backend_ids=backend_ids, reference_run_id=reference_run_id, cause=cause
     )
+    with connection.cursor() as cursor, hash_joins(cursor):
+        desired_write(cursor, diff)
+        pending_split(cursor, diff.params, scope=diff.table)
+        counts = gaps_write(cursor, diff)
+    return Diffed(counts=counts)
+
+
+def desired_write(cursor, diff: GapDiff) -> None:
+    """The gaps each backend should have (``parity_desired``), an empty
+    ``parity_gaps_touched``. Planned as hash joins: the tests of a scope table alone are probed
+    one by one (``_CHANGED_ROWS``), whatever the settings."""
+    cursor.execute(diff.statements.desired, diff.params)
+
+
+def gap_moves_write(cursor, diff: GapDiff, *, before: bool) -> None:
+    """A scoped diff's absent gaps among its tests into ``parity_gap_moves``, before the
+    writes (``before``) and after them (``_MOVES_SQL``)."""
+    statement = diff.statements.moves_before if before else diff.statements.moves_after
+    cursor.execute(statement, diff.params)
+
+
+def gaps_write(cursor, diff: GapDiff) -> dict[str, int]:
+    """Close, change and open the gaps to match ``parity_desired``, with their events; the gaps
+    opened or given another reason go to ``parity_gaps_touched``. Returns how many of each."""
+    closed = _rows(cursor, diff.statements.close, diff.params)
+    changed = _rows(cursor, diff.statements.change, diff.params)
+    opened = _rows(cursor, diff.statements.open, diff.params)
+    return {"closed": closed, "changed": changed, "opened": opened}
 
 
 def _rows(cursor, statement, params: dict) -> int:
@@ -390,17 +414,32 @@ def _nightly_scope_sql(*, reference_missing: bool) -> sql.Composed:
 _NIGHTLY_SCOPES = {flag: _nightly_scope_sql(reference_missing=flag) for flag in (False, True)}
 
 
-def _nightly_scope(cursor, params: dict) -> bool:
-    """Write ``parity_diff_scope`` for a backend's nightly (``_NIGHTLY_SCOPE_SQL``); False
-    when its tests cannot be bounded and every test must be diffed."""
-    if not params["has_reference"]:
-        return False
-    cursor.execute(_NIGHTLY_CHECK_SQL, params)
-    row = cursor.fetchone()
+def nightly_bounded(*, project: Project, cause: Run, replaced_run_id: int) -> bool | None:
+    """Whether a backend's nightly (its run ``cause`` replacing ``replaced_run_id``) can be
+    bounded (``_NIGHTLY_SCOPE_SQL``): None when every test must be diffed, else whether the
+    reference's run current at the run's start changed. The reference has a current run."""
+    params = {
+        "project": project.pk,
+        "reference": project.reference_backend_id,
+        "run": cause.pk,
+        "replaced": replaced_run_id,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_NIGHTLY_CHECK_SQL, params)
+        row = cursor.fetchone()
     if row is None or not row[0]:
-        return False
-    cursor.execute(_NIGHTLY_SCOPES[row[1]], params)
-    return True
+        return None
+    return row[1]
+
+
+def nightly_scope_write(cursor, diff: GapDiff, *, reference_changed: bool) -> None:
+    """``parity_diff_scope`` for a backend's nightly (``_NIGHTLY_SCOPE_SQL``)."""
+    cursor.execute(_NIGHTLY_SCOPES[reference_changed], diff.params)
+
+
+def rerun_scope_write(cursor, diff: GapDiff) -> None:
+    """``parity_diff_scope`` for a late shard of a backend's current run (``_RERUN_SCOPE_SQL``)."""
+    cursor.execute(_RERUN_SCOPE_SQL, diff.params)
 
 
 # A late shard (or a retried task) of a backend's current run: the run, its start and the

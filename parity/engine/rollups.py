@@ -11,7 +11,6 @@ from django.db import IntegrityError, connection, transaction
 from parity.definitions import ABSENT, OUTCOME_PARAMS
 from parity.engine.plans import hash_joins
 from parity.models import (
-    Backend,
     CurrentOutcome,
     FileCell,
     FileSeconds,
@@ -113,7 +112,7 @@ _FILE_CELLS_MISSING_SQL = model_sql(
 # A scoped diff's cells move by what moved: each changed outcome of the backend whose run
 # changed (``parity_outcome_changes``: -1 where it ``was``, +1 where it is now) and each absent
 # gap the diff closed or opened among its tests (``parity_gap_moves``). A few hundred tests'
-# files, where a recount read every test and open gap of the backends (0.1-0.25 s at 100k):
+# files, where a recount read every test and open gap of the backends:
 # their changes fall in half the files, so recounting only those saved little. Each test's
 # file by its id, behind a fence; the cells by their (backend, file) key.
 _FILE_CELL_DELTAS_SQL = model_sql(
@@ -172,7 +171,7 @@ def file_cells_write(
 ) -> None:
     """The heatmap cells of ``backend_ids``; ``outcomes_changed``: those of them whose current
     outcomes may have changed (all, when not given), the others' missing counts only.
-    ``deltas``: the gap diff was scoped (``gaps.Diffed.scoped``) and ``outcomes_changed``'s
+    ``deltas``: the gap diff was scoped (``scope.Scope.table``) and ``outcomes_changed``'s
     outcomes changed by ``parity_outcome_changes`` alone: the cells move by what moved."""
     changed = [b for b in backend_ids if outcomes_changed is None or b in outcomes_changed]
     unchanged = [b for b in backend_ids if b not in changed]
@@ -257,11 +256,11 @@ _REASON_DAILY_SQL = model_sql(
 )
 
 
-def reason_daily_write(*, backend: Backend, run: Run) -> None:
-    """Count the reasons of the backend's current run (``run``) on the day it ran (UTC)."""
+def reason_daily_write(*, run: Run) -> None:
+    """Count the reasons of ``run``, its backend's current run, on the day it ran (UTC)."""
     params = {
         "project": run.project_id,
-        "backend": backend.pk,
+        "backend": run.backend_id,
         "day": run.started_at.astimezone(datetime.UTC).date(),
     }
     with connection.cursor() as cursor:

@@ -1,5 +1,5 @@
 """When the reference moves on and no other backend's run did, only the tests whose outcome
-changed on the reference are diffed (``gaps_diff(changed_only=True)``): every gap must still be
+changed on the reference are diffed (``Scope.reference_moved_on``): every gap must still be
 what diffing every test gives, which the full rebuild (``project_recompute``) checks."""
 
 import pytest

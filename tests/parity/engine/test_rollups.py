@@ -44,7 +44,6 @@ def daily(project) -> dict[tuple[str, str], int]:
 
 
 def test_reason_daily_counts_per_day_and_drops_to_zero(project):
-    tpu = backend_of(project, "tpu")
     day1 = run_make(project, "tpu", day="2026-04-01")
     current_set(
         project,
@@ -52,16 +51,16 @@ def test_reason_daily_counts_per_day_and_drops_to_zero(project):
         {"a.py::A::t1": (S, "later"), "a.py::A::t2": (S, "later"), "a.py::A::t3": (S, "gone")},
         run=day1,
     )
-    reason_daily_write(backend=tpu, run=day1)
+    reason_daily_write(run=day1)
 
     day2 = run_make(project, "tpu", day="2026-04-02")
     current_set(project, "tpu", {"a.py::A::t1": (S, "later"), "a.py::A::t2": P}, run=day2)
-    reason_daily_write(backend=tpu, run=day2)
+    reason_daily_write(run=day2)
     rerun = run_make(project, "tpu", day="2026-04-02", key="rerun")  # same day: replaces
     current_set(
         project, "tpu", {"a.py::A::t1": (S, "later"), "a.py::A::t2": (S, "later")}, run=rerun
     )
-    reason_daily_write(backend=tpu, run=rerun)
+    reason_daily_write(run=rerun)
 
     assert daily(project) == {
         ("2026-04-01", "later"): 2,
