@@ -17,6 +17,7 @@ from psycopg2 import sql
 
 from parity.models import Reason, TestCase
 from parity.models.sql import model_sql
+from parity.plans import FENCE
 
 # Binary COPY: a million (digest, id) pairs arrive as 34 MB of fixed-size records that struct
 # unpacks in C, where a fetchall() of them would build a million tuples and buffers. They land in
@@ -25,16 +26,17 @@ from parity.models.sql import model_sql
 # fill (a million known tests' re-ingest peaked at 310 MB with them in a BytesIO; bench/matrix.md).
 #
 # Each file is probed through the (project, file) prefix of the unique index, behind a fence
-# (``OFFSET 0``) that keeps it a loop over the files whatever the statistics say. Planned freely,
-# on statistics from before a new project's first upload (autovacuum analyzes a table only after
-# a tenth of it changed), Postgres read every test of the project and filtered them by file:
-# 0.8 s per look-up for a project of a million tests, a look-up for each batch that brings new
-# files, and so a first ingest's look-ups grew with the tests it had written (bench/matrix.md).
+# (``parity.plans.FENCE``) that keeps it a loop over the files whatever the statistics say.
+# Planned freely, on statistics from before a new project's first upload (autovacuum analyzes a
+# table only after a tenth of it changed), Postgres read every test of the project and filtered
+# them by file, a look-up for each batch that brings new files, and so a first ingest's
+# look-ups grew with the tests it had written (bench/matrix.md).
 TESTS_OF_FILES = model_sql(
     "SELECT t.key_digest, t.id FROM unnest({files}::text[]) AS wanted(file) "
     "CROSS JOIN LATERAL (SELECT key_digest, id FROM {test} "
-    "WHERE project_id = {project} AND file = wanted.file OFFSET 0) t LIMIT {limit}",
+    "WHERE project_id = {project} AND file = wanted.file {fence}) t LIMIT {limit}",
     test=TestCase,
+    fence=FENCE,
     project=sql.Placeholder("project"),
     files=sql.Placeholder("files"),
     limit=sql.Placeholder("limit"),
@@ -45,8 +47,9 @@ TESTS_BY_DIGEST = model_sql(
     "SELECT t.key_digest, t.id "
     "FROM unnest({files}::text[], {digests}::uuid[]) AS wanted(file, digest) "
     "CROSS JOIN LATERAL (SELECT key_digest, id FROM {test} WHERE project_id = {project} "
-    "AND file = wanted.file AND key_digest = wanted.digest OFFSET 0) t",
+    "AND file = wanted.file AND key_digest = wanted.digest {fence}) t",
     test=TestCase,
+    fence=FENCE,
     project=sql.Placeholder("project"),
     files=sql.Placeholder("files"),
     digests=sql.Placeholder("digests"),

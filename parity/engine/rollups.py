@@ -7,9 +7,9 @@ import logging
 from collections.abc import Collection
 
 from django.db import IntegrityError, connection, transaction
+from psycopg2 import sql
 
-from parity.definitions import ABSENT, OUTCOME_PARAMS
-from parity.engine.plans import hash_joins
+from parity.definitions import ABSENT, OUTCOME_PARAMS, may_be_current_sql
 from parity.models import (
     Backend,
     CurrentOutcome,
@@ -22,6 +22,7 @@ from parity.models import (
     TestCase,
 )
 from parity.models.sql import model_sql
+from parity.plans import FENCE, hash_joins
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ _FILE_CELLS_MISSING_SQL = model_sql(
 # A scoped diff's cells move by what moved: each changed outcome of the backend whose run
 # changed (``parity_outcome_changes``: -1 where it ``was``, +1 where it is now) and each absent
 # gap the diff closed or opened among its tests (``parity_gap_moves``). A few hundred tests'
-# files, where a recount read every test and open gap of the backends (0.1-0.25 s at 100k):
+# files, where a recount read every test and open gap of the backends:
 # their changes fall in half the files, so recounting only those saved little. Each test's
 # file by its id, behind a fence; the cells by their (backend, file) key.
 _FILE_CELL_DELTAS_SQL = model_sql(
@@ -138,7 +139,7 @@ _FILE_CELL_DELTAS_SQL = model_sql(
            coalesce(sum(m.n) FILTER (WHERE m.outcome = %(skipped)s), 0) AS skipped,
            coalesce(sum(m.n) FILTER (WHERE m.outcome = 0), 0) AS missing
     FROM moves m
-    CROSS JOIN LATERAL (SELECT t.file FROM {test} t WHERE t.id = m.test_id OFFSET 0) t
+    CROSS JOIN LATERAL (SELECT t.file FROM {test} t WHERE t.id = m.test_id {fence}) t
     GROUP BY m.backend_id, t.file;
     DELETE FROM parity_cell_deltas
     WHERE passed = 0 AND failed = 0 AND error = 0 AND skipped = 0 AND missing = 0;
@@ -160,6 +161,7 @@ _FILE_CELL_DELTAS_SQL = model_sql(
     """,
     test=TestCase,
     cell=FileCell,
+    fence=FENCE,
 )
 
 
@@ -203,7 +205,7 @@ _FILE_DURATIONS_SQL = model_sql(
     WITH recent AS (
         SELECT r.id FROM {run} r JOIN {project} p ON p.id = r.project_id
         WHERE r.backend_id = %(backend)s AND r.complete AND r.results_expired_at IS NULL
-          AND NOT r.probe AND (r.branch = p.default_branch OR r.branch = '')
+          AND {may_be_current}
         ORDER BY r.started_at DESC, r.id DESC
         LIMIT %(runs)s
     ), per_run AS (
@@ -220,6 +222,7 @@ _FILE_DURATIONS_SQL = model_sql(
     """,
     run=Run,
     project=Project,
+    may_be_current=may_be_current_sql("r", sql.SQL("p.default_branch")),
     seconds=FileSeconds,
     cell=FileCell,
 )
