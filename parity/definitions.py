@@ -7,7 +7,10 @@ Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format`
 always bound as parameters. Outcome codes are those of ``parity.models.Outcome``.
 """
 
-from django.db.models import Q, QuerySet
+import datetime
+
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
 from psycopg2 import sql
 
 from parity.models import (
@@ -36,10 +39,23 @@ OUTCOME_PARAMS = {
 }
 
 # A test's outcome in a run combines its results there (shards, reruns across uploads):
-# error beats failed beats passed beats skipped. The reason comes from the winning result.
-OUTCOME_RANK = sql.SQL(
+# error beats failed beats passed beats skipped, and among equals the last written. The reason
+# comes from the winning result.
+_OUTCOME_RANK = sql.SQL(
     "CASE {o} WHEN %(error)s THEN 4 WHEN %(failed)s THEN 3 WHEN %(passed)s THEN 2 ELSE 1 END"
 )
+
+
+def outcome_first(result: str | None = None) -> sql.Composed:
+    """An ORDER BY that puts a test's winning result in a run first, of results aliased
+    ``result`` (None: unqualified)."""
+
+    def column(name: str) -> sql.Identifier:
+        return sql.Identifier(result, name) if result else sql.Identifier(name)
+
+    return sql.SQL("{rank} DESC, {id} DESC").format(
+        rank=_OUTCOME_RANK.format(o=column("outcome")), id=column("id")
+    )
 
 
 def run_outcomes(run_param: str) -> sql.Composed:
@@ -47,10 +63,22 @@ def run_outcomes(run_param: str) -> sql.Composed:
     ``%(<run_param>)s``."""
     return model_sql(
         "SELECT DISTINCT ON (test_id) test_id, outcome, reason_id FROM {result} "
-        "WHERE run_id = {run} ORDER BY test_id, {rank} DESC, id DESC",
+        "WHERE run_id = {run} ORDER BY test_id, {first}",
         result=Result,
         run=sql.Placeholder(run_param),
-        rank=OUTCOME_RANK.format(o=sql.Identifier("outcome")),
+        first=outcome_first(),
+    )
+
+
+def runs_outcomes(runs: sql.Composable) -> sql.Composed:
+    """(run_id, test_id, outcome, reason_id) of the runs ``runs`` (an array), one row per run
+    and test: ``run_outcomes`` of each."""
+    return model_sql(
+        "SELECT DISTINCT ON (run_id, test_id) run_id, test_id, outcome, reason_id FROM {result} "
+        "WHERE run_id = ANY({runs}) ORDER BY run_id, test_id, {first}",
+        result=Result,
+        runs=runs,
+        first=outcome_first(),
     )
 
 
@@ -116,8 +144,20 @@ def absent_tests(runs: sql.Composable) -> sql.Composed:
 ABSENT = sql.SQL("({})").format(sql.SQL(", ").join(sql.Literal(s.value) for s in ABSENT_STATES))
 
 
-# An exemption applies through the day it expires on (in UTC, the database session's zone).
+# An exemption applies through the day it expires on (in UTC, the database session's zone):
+# in SQL of a triage ``t``, and as a Q.
 TRIAGE_UNEXPIRED = sql.SQL("(t.expires_on IS NULL OR t.expires_on >= CURRENT_DATE)")
+
+
+def unexpired(expires_on: datetime.date | None, today: datetime.date) -> bool:
+    """``TRIAGE_UNEXPIRED`` of one triage's expiry day."""
+    return expires_on is None or expires_on >= today
+
+
+def triages_unexpired(today: datetime.date | None = None) -> Q:
+    """Triages that still apply ``today`` (default: today, UTC): ``TRIAGE_UNEXPIRED``."""
+    today = today or timezone.now().date()
+    return Q(expires_on__isnull=True) | Q(expires_on__gte=today)
 
 
 # A test whose file holds no ":" (and is not empty: a test with no file has its class or name
@@ -308,28 +348,46 @@ def cited_issues_closed(reason_id: sql.Composable, triage_id: sql.Composable) ->
 
 # Which run may be current. A run on the project's default branch, or sent with no branch at
 # all, becomes its backend's current run once complete and the latest started; never a probe
-# run (it ran the exempted tests too: it says only which exemptions pass now). One rule, three
-# spellings side by side, from the same fields and ``NO_BRANCH`` (tests/parity/test_definitions
-# holds them equal): a predicate on one run, a QuerySet, and a SQL condition.
+# run (it ran the exempted tests too: it says only which exemptions pass now). One rule, each
+# spelling beside the others, from the same fields and ``NO_BRANCH`` (tests/parity/
+# test_definitions.py holds them equal): a predicate on one run, a Q, and a SQL condition.
 NO_BRANCH = ""
 
 
+def is_default_branch(branch: str, default_branch: str) -> bool:
+    """A run's ``branch`` counts as the default branch: it is, or CI sent none."""
+    return branch in (default_branch, NO_BRANCH)
+
+
 def may_be_current(*, probe: bool, branch: str, default_branch: str) -> bool:
-    return not probe and branch in (default_branch, NO_BRANCH)
+    return not probe and is_default_branch(branch, default_branch)
+
+
+def on_default_branch_q(default_branch: str | F) -> Q:
+    """``is_default_branch`` of runs, for ``default_branch`` a value or an ``F`` of the run's
+    project's: ``may_be_current`` but for probes."""
+    return Q(branch=default_branch) | Q(branch=NO_BRANCH)
 
 
 def default_branch_runs(project: Project) -> QuerySet[Run]:
     """The project's runs that may be current (``may_be_current``)."""
     return Run.objects.filter(project=project, probe=False).filter(
-        Q(branch=project.default_branch) | Q(branch=NO_BRANCH)
+        on_default_branch_q(project.default_branch)
+    )
+
+
+def on_default_branch_sql(run: str, default_branch: sql.Composable) -> sql.Composed:
+    """``on_default_branch_q`` of the run aliased ``run`` in a statement."""
+    return sql.SQL("({r}.branch = {d} OR {r}.branch = {none})").format(
+        r=sql.Identifier(run), d=default_branch, none=sql.Literal(NO_BRANCH)
     )
 
 
 def may_be_current_sql(run: str, default_branch: sql.Composable) -> sql.Composed:
     """``may_be_current`` of the run aliased ``run`` in a statement, whose project's default
     branch is ``default_branch``."""
-    return sql.SQL("(NOT {r}.probe AND ({r}.branch = {d} OR {r}.branch = {none}))").format(
-        r=sql.Identifier(run), d=default_branch, none=sql.Literal(NO_BRANCH)
+    return sql.SQL("(NOT {r}.probe AND {branch})").format(
+        r=sql.Identifier(run), branch=on_default_branch_sql(run, default_branch)
     )
 
 

@@ -21,15 +21,15 @@ from psycopg2 import sql
 
 from parity.definitions import (
     OUTCOME_PARAMS,
-    OUTCOME_RANK,
     REFERENCE_MISSING,
     absent_tests,
     gap,
     may_be_current_sql,
     reason_has_issue,
+    runs_outcomes,
     triage_picks,
 )
-from parity.models import Backend, Project, Reason, Result, Run, TestCase
+from parity.models import Backend, Project, Reason, Run, TestCase
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
 from parity.plans import HASH_JOINS_UNTIL_COMMIT, SORTS_IN_MEMORY_UNTIL_COMMIT
@@ -113,11 +113,7 @@ _ROWS_SQL = model_sql(
     WITH pairs AS (
         SELECT * FROM unnest(%(backends)s::bigint[], %(runs)s::bigint[], %(refs)s::bigint[])
             AS p(backend_id, run_id, reference_run_id)
-    ), o AS (
-        SELECT DISTINCT ON (run_id, test_id) run_id, test_id, outcome, reason_id FROM {result}
-        WHERE run_id = ANY(%(all_runs)s)
-        ORDER BY run_id, test_id, {rank} DESC, id DESC
-    ), a AS ({absent})
+    ), o AS ({outcomes}), a AS ({absent})
     SELECT row_number() OVER () AS row_id, x.backend_id, x.test_id, x.outcome, x.reference,
            x.gap, x.reason_id, tc.key AS test_key, tc.file
     FROM (
@@ -139,9 +135,8 @@ _ROWS_SQL = model_sql(
     JOIN {testcase} tc ON tc.id = x.test_id;
     ANALYZE parity_aligned;
     """,
-    result=Result,
     testcase=TestCase,
-    rank=OUTCOME_RANK.format(o=sql.Identifier("outcome")),
+    outcomes=runs_outcomes(sql.Placeholder("all_runs")),
     state=gap(sql.SQL("b.outcome"), absent=sql.SQL("a.state")),
     reference_missing=REFERENCE_MISSING,
     absent=absent_tests(sql.SQL("SELECT unnest(%(runs)s::bigint[])")),
