@@ -1,10 +1,14 @@
-"""What the engine (which writes by them) and the selectors (which must agree with it: the
-verdict, a test's history) both mean by a run that may be current, a test's outcome in a run,
-a gap's state, the triage that applies and a coverage drop. Neither side owns them, so neither
-imports the other for them.
+"""The rules the engine (which writes by them), the verdict and the aligned view (which must
+agree with it) and the other reads share, each defined once here: which run may be current, a
+test's outcome in a run, a gap and its state (pending and absent included), the triage that
+applies (and its expiry), and a coverage drop. Neither side owns them, so neither imports the
+other for them; ``tests/tools/test_rules_defined_once.py`` fails where one is spelled again
+elsewhere, and ``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
 
-Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format``; values are
-always bound as parameters. Outcome codes are those of ``parity.models.Outcome``.
+Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format`` (a rule used
+from Python or the ORM too has its predicate or Q beside its fragment); values are always
+bound as parameters. Outcome codes are those of ``parity.models.Outcome``. How statements are
+planned (join methods, memory, fences) is set in ``parity.plans``.
 """
 
 import datetime

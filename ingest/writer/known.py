@@ -3,8 +3,8 @@ fingerprint, and ids reserved for the tests and reasons it will add.
 
 Tests are looked up a whole file at a time (its later cases in the upload then resolve without
 a query), or by digest for a sliver of a big file. A key is held as the MD5 digest of its text,
-16 bytes, which is also what the database holds unique per file (``TestCase.key_digest``): a
-million known tests take about 120 MB, where their keys would take twice that. Ids for new rows
+16 bytes, which is also what the database holds unique per file (``TestCase.key_digest``): half
+what the known tests' keys would take in memory (bench/matrix.md). Ids for new rows
 are taken from the tables' own sequences, so a result can name its test before the test row is
 written.
 """
@@ -19,11 +19,11 @@ from parity.models import Reason, TestCase
 from parity.models.sql import model_sql
 from parity.plans import FENCE
 
-# Binary COPY: a million (digest, id) pairs arrive as 34 MB of fixed-size records that struct
-# unpacks in C, where a fetchall() of them would build a million tuples and buffers. They land in
-# a temporary file, not in memory: psycopg2 hands the file each row (a C call), and the records
-# are then read back a piece at a time, so the worker never holds the 34 MB beside the dict they
-# fill (a million known tests' re-ingest peaked at 310 MB with them in a BytesIO; bench/matrix.md).
+# Binary COPY: the (digest, id) pairs arrive as fixed-size records that struct unpacks in C,
+# where a fetchall() of them would build a tuple and buffers per test. They land in a temporary
+# file, not in memory: psycopg2 hands the file each row (a C call), and the records are then read
+# back a piece at a time, so the worker never holds them all beside the dict they fill (held in a
+# BytesIO, they raised a large re-ingest's peak memory; bench/matrix.md).
 #
 # Each file is probed through the (project, file) prefix of the unique index, behind a fence
 # (``parity.plans.FENCE``) that keeps it a loop over the files whatever the statistics say.
