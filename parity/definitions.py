@@ -1,17 +1,25 @@
-"""What the engine (which writes by them) and the selectors (which must agree with it: the
-verdict, a test's history) both mean by a run that may be current, a test's outcome in a run,
-a gap's state, the triage that applies and a coverage drop. Neither side owns them, so neither
-imports the other for them.
+"""The rules the engine (which writes by them), the verdict and the aligned view (which must
+agree with it) and the other reads share, each defined once here: which run may be current, a
+test's outcome in a run, a gap and its state (pending and absent included), the triage that
+applies (and its expiry), and a coverage drop. Neither side owns them, so neither imports the
+other for them; ``tests/tools/test_rules_defined_once.py`` fails where one is spelled again
+elsewhere, and ``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
 
-Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format``; values are
-always bound as parameters. Outcome codes are those of ``parity.models.Outcome``.
+Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format`` (a rule used
+from Python or the ORM too has its predicate or Q beside its fragment); values are always
+bound as parameters. Outcome codes are those of ``parity.models.Outcome``. How statements are
+planned (join methods, memory, fences) is set in ``parity.plans``.
 """
 
-from django.db.models import Q, QuerySet
+import datetime
+
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
 from psycopg2 import sql
 
 from parity.models import (
     ABSENT_STATES,
+    GapState,
     IssueState,
     Outcome,
     Project,
@@ -25,6 +33,7 @@ from parity.models import (
     Triage,
 )
 from parity.models.sql import model_sql
+from parity.plans import FENCE
 
 OUTCOME_PARAMS = {
     "passed": Outcome.PASSED.value,
@@ -33,21 +42,24 @@ OUTCOME_PARAMS = {
     "error": Outcome.ERROR.value,
 }
 
-# Reads that join one run's results with another run's or with a backend's current outcomes
-# are planned as hash joins, as the engine's are (``parity.engine.plans`` says why: a run newer
-# than the last ANALYZE is guessed at one row, and a nested loop over it is quadratic, seconds
-# at the demo's 1.4k tests). SET LOCAL: it ends with the transaction the read runs in (the
-# engine's ``plans.hash_joins`` resets it sooner). JIT is off with them: disabling a join method
-# inflates the plan's cost past jit_above_cost, and compiling takes longer than these run.
-HASH_JOINS_UNTIL_COMMIT = sql.SQL(
-    "SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off"
-)
-
 # A test's outcome in a run combines its results there (shards, reruns across uploads):
-# error beats failed beats passed beats skipped. The reason comes from the winning result.
-OUTCOME_RANK = sql.SQL(
+# error beats failed beats passed beats skipped, and among equals the last written. The reason
+# comes from the winning result.
+_OUTCOME_RANK = sql.SQL(
     "CASE {o} WHEN %(error)s THEN 4 WHEN %(failed)s THEN 3 WHEN %(passed)s THEN 2 ELSE 1 END"
 )
+
+
+def outcome_first(result: str | None = None) -> sql.Composed:
+    """An ORDER BY that puts a test's winning result in a run first, of results aliased
+    ``result`` (None: unqualified)."""
+
+    def column(name: str) -> sql.Identifier:
+        return sql.Identifier(result, name) if result else sql.Identifier(name)
+
+    return sql.SQL("{rank} DESC, {id} DESC").format(
+        rank=_OUTCOME_RANK.format(o=column("outcome")), id=column("id")
+    )
 
 
 def run_outcomes(run_param: str) -> sql.Composed:
@@ -55,34 +67,76 @@ def run_outcomes(run_param: str) -> sql.Composed:
     ``%(<run_param>)s``."""
     return model_sql(
         "SELECT DISTINCT ON (test_id) test_id, outcome, reason_id FROM {result} "
-        "WHERE run_id = {run} ORDER BY test_id, {rank} DESC, id DESC",
+        "WHERE run_id = {run} ORDER BY test_id, {first}",
         result=Result,
         run=sql.Placeholder(run_param),
-        rank=OUTCOME_RANK.format(o=sql.Identifier("outcome")),
+        first=outcome_first(),
     )
 
 
-def gap_state(outcome: sql.Composable, absent: sql.Composable | None = None) -> sql.Composed:
-    """The gap state of a reference-passing test whose outcome on the backend is ``outcome``
-    (NULL: the test is not in the backend's run). ``absent``, for a test not in the run: why
-    (a state of ``absent_tests``; NULL: its file was not in the run manifest, ``missing``)."""
+def runs_outcomes(runs: sql.Composable) -> sql.Composed:
+    """(run_id, test_id, outcome, reason_id) of the runs ``runs`` (an array), one row per run
+    and test: ``run_outcomes`` of each."""
+    return model_sql(
+        "SELECT DISTINCT ON (run_id, test_id) run_id, test_id, outcome, reason_id FROM {result} "
+        "WHERE run_id = ANY({runs}) ORDER BY run_id, test_id, {first}",
+        result=Result,
+        runs=runs,
+        first=outcome_first(),
+    )
+
+
+# A gap's state where the backend has no row for it: the test the reference first ran after the
+# backend's run started (not yet run there), and the test the backend ran and the reference
+# did not.
+PENDING = sql.Literal("pending")  # a PendingTest, never a Gap row
+REFERENCE_MISSING = sql.Literal(GapState.REFERENCE_MISSING.value)
+
+
+def gap(
+    outcome: sql.Composable,
+    *,
+    absent: sql.Composable | None = None,
+    pending: sql.Composable | None = None,
+) -> sql.Composed:
+    """The gap of a test the reference passes, whose outcome in the backend's run is
+    ``outcome`` (NULL: the run lacks it): NULL when the run passes it too, else its state.
+    skipped, failed or error as it ran; lacking it, ``pending`` when the condition ``pending``
+    holds (the reference first ran it after the run started), else ``absent`` (why the run
+    lacks it: a state of ``absent_tests``; NULL: its file was not in the run manifest) or
+    ``missing``. The other gap, a test the run has and the reference lacks, is
+    ``REFERENCE_MISSING``."""
     return sql.SQL(
-        "CASE {o} WHEN %(skipped)s THEN 'skipped' WHEN %(failed)s THEN 'failed' "
-        "WHEN %(error)s THEN 'error' ELSE coalesce({a}, 'missing') END"
-    ).format(o=outcome, a=absent if absent is not None else sql.NULL)
+        "CASE WHEN {o} = %(passed)s THEN NULL WHEN {o} = %(skipped)s THEN 'skipped' "
+        "WHEN {o} = %(failed)s THEN 'failed' WHEN {o} = %(error)s THEN 'error' "
+        "WHEN {o} IS NULL AND {pending} THEN {pending_state} ELSE coalesce({a}, 'missing') END"
+    ).format(
+        o=outcome,
+        a=absent if absent is not None else sql.NULL,
+        pending=pending if pending is not None else sql.SQL("false"),
+        pending_state=PENDING,
+    )
+
+
+def lacks_pass(outcome: sql.Composable) -> sql.Composed:
+    """Whether a run whose outcome of a test is ``outcome`` (NULL: it lacks it) does not pass
+    it: where the reference passes it, exactly when ``gap`` is not NULL. (A filter that reads
+    the outcome alone, so it can apply before the join that finds why a test is absent.)"""
+    return sql.SQL("({o} IS NULL OR {o} <> %(passed)s)").format(o=outcome)
 
 
 def absent_tests(runs: sql.Composable) -> sql.Composed:
     """(run_id, test_id, state): the project's tests (``%(project)s``) in files the run manifest
     of the runs ``runs`` (a subquery or a list) lists as crashed, timed out, empty or not run;
-    a test of such a file that has a result is no gap of this kind (``gap_state``'s CASE)."""
-    # A file's tests by the (project, file, ...) index, file by file, even under the engine's
-    # hash_joins: the fence keeps the lateral subquery a loop over the few files listed.
+    a test of such a file that has a result is no gap of this kind (``gap``'s CASE)."""
+    # A file's tests by the (project, file, ...) index, file by file, even under hash joins:
+    # the fence keeps the lateral subquery a loop over the few files listed.
     return model_sql(
         "SELECT rf.run_id, tc.id AS test_id, rf.state FROM {run_file} rf "
         "CROSS JOIN LATERAL (SELECT t.id FROM {testcase} t "
-        "WHERE t.project_id = %(project)s AND t.file = rf.file OFFSET 0) tc "
+        "WHERE t.project_id = %(project)s AND t.file = rf.file {fence}) tc "
         "WHERE rf.run_id IN ({runs}) AND rf.state <> {ran}",
+        fence=FENCE,
         run_file=RunFile,
         testcase=TestCase,
         runs=runs,
@@ -94,8 +148,20 @@ def absent_tests(runs: sql.Composable) -> sql.Composed:
 ABSENT = sql.SQL("({})").format(sql.SQL(", ").join(sql.Literal(s.value) for s in ABSENT_STATES))
 
 
-# An exemption applies through the day it expires on (in UTC, the database session's zone).
+# An exemption applies through the day it expires on (in UTC, the database session's zone):
+# in SQL of a triage ``t``, and as a Q.
 TRIAGE_UNEXPIRED = sql.SQL("(t.expires_on IS NULL OR t.expires_on >= CURRENT_DATE)")
+
+
+def unexpired(expires_on: datetime.date | None, today: datetime.date) -> bool:
+    """``TRIAGE_UNEXPIRED`` of one triage's expiry day."""
+    return expires_on is None or expires_on >= today
+
+
+def triages_unexpired(today: datetime.date | None = None) -> Q:
+    """Triages that still apply ``today`` (default: today, UTC): ``TRIAGE_UNEXPIRED``."""
+    today = today or timezone.now().date()
+    return Q(expires_on__isnull=True) | Q(expires_on__gte=today)
 
 
 # A test whose file holds no ":" (and is not empty: a test with no file has its class or name
@@ -156,7 +222,7 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
             FROM {triage} t CROSS JOIN LATERAL (
                 SELECT f.test_file FROM files f
                 WHERE {plain_file} AND (f.test_file || '::') ~ t.match_regex
-                OFFSET 0  -- a fence: keeps the triage the outer loop, one regex at a time
+                {fence}  -- keeps the triage the outer loop, one regex at a time
             ) f
             WHERE t.project_id = %(project)s AND {file_glob}
         ),
@@ -198,7 +264,7 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
             FROM {triage} t CROSS JOIN LATERAL (
                 SELECT r.{row_id} AS row_id, r.backend_id, r.reason_id FROM {rows} r
                 WHERE strpos(r.test_key, t.match_literal) > 0 AND r.test_key ~ t.match_regex
-                OFFSET 0  -- a fence: keeps the triage the outer loop, one regex at a time
+                {fence}  -- keeps the triage the outer loop, one regex at a time
             ) hit
             WHERE t.project_id = %(project)s AND t.match_shape = 'glob' AND NOT {file_glob}
             UNION ALL
@@ -221,6 +287,7 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
         file_glob=_FILE_GLOB,
         key_file=_KEY_FILE,
         key_any_file=_KEY_ANY_FILE,
+        fence=FENCE,
     )
 
 
@@ -283,18 +350,73 @@ def cited_issues_closed(reason_id: sql.Composable, triage_id: sql.Composable) ->
     )
 
 
+# Which run may be current. A run on the project's default branch, or sent with no branch at
+# all, becomes its backend's current run once complete and the latest started; never a probe
+# run (it ran the exempted tests too: it says only which exemptions pass now). One rule, each
+# spelling beside the others, from the same fields and ``NO_BRANCH`` (tests/parity/
+# test_definitions.py holds them equal): a predicate on one run, a Q, and a SQL condition.
+NO_BRANCH = ""
+
+
+def is_default_branch(branch: str, default_branch: str) -> bool:
+    """A run's ``branch`` counts as the default branch: it is, or CI sent none."""
+    return branch in (default_branch, NO_BRANCH)
+
+
+def may_be_current(*, probe: bool, branch: str, default_branch: str) -> bool:
+    return not probe and is_default_branch(branch, default_branch)
+
+
+def on_default_branch_q(default_branch: str | F) -> Q:
+    """``is_default_branch`` of runs, for ``default_branch`` a value or an ``F`` of the run's
+    project's: ``may_be_current`` but for probes."""
+    return Q(branch=default_branch) | Q(branch=NO_BRANCH)
+
+
 def default_branch_runs(project: Project) -> QuerySet[Run]:
-    """Runs that may be current: on the default branch, or sent with no branch at all; never a
-    probe run (it ran the exempted tests too: it says only which exemptions pass now)."""
+    """The project's runs that may be current (``may_be_current``)."""
     return Run.objects.filter(project=project, probe=False).filter(
-        Q(branch=project.default_branch) | Q(branch="")
+        on_default_branch_q(project.default_branch)
+    )
+
+
+def on_default_branch_sql(run: str, default_branch: sql.Composable) -> sql.Composed:
+    """``on_default_branch_q`` of the run aliased ``run`` in a statement."""
+    return sql.SQL("({r}.branch = {d} OR {r}.branch = {none})").format(
+        r=sql.Identifier(run), d=default_branch, none=sql.Literal(NO_BRANCH)
+    )
+
+
+def may_be_current_sql(run: str, default_branch: sql.Composable) -> sql.Composed:
+    """``may_be_current`` of the run aliased ``run`` in a statement, whose project's default
+    branch is ``default_branch``."""
+    return sql.SQL("(NOT {r}.probe AND {branch})").format(
+        r=sql.Identifier(run), branch=on_default_branch_sql(run, default_branch)
     )
 
 
 def on_default_branch(run: Run, project: Project) -> bool:
-    """``default_branch_runs``'s rule for one run: it may be current, so it counts toward
-    parity once complete."""
-    return not run.probe and run.branch in (project.default_branch, "")
+    """``may_be_current`` of one run: it counts toward parity once complete."""
+    return may_be_current(probe=run.probe, branch=run.branch, default_branch=project.default_branch)
+
+
+def current_run_at(
+    *, backend: sql.Composable, at: sql.Composable, default_branch: sql.Composable
+) -> sql.Composed:
+    """The id of the run that was ``backend``'s current run at time ``at`` (of the project
+    ``%(project)s``, whose default branch is ``default_branch``): its latest complete run that
+    may be current, started no later (NULL: none yet). The current run now is the same with
+    ``at`` the latest start (``parity.engine.current.current_run_pick``, a QuerySet)."""
+    return model_sql(
+        "(SELECT x.id FROM {run} x "
+        "WHERE x.project_id = %(project)s AND x.backend_id = {backend} AND x.complete "
+        "AND {may_be_current} AND x.started_at <= {at} "
+        "ORDER BY x.started_at DESC, x.id DESC LIMIT 1)",
+        run=Run,
+        backend=backend,
+        at=at,
+        may_be_current=may_be_current_sql("x", default_branch),
+    )
 
 
 def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:

@@ -3,8 +3,8 @@ fingerprint, and ids reserved for the tests and reasons it will add.
 
 Tests are looked up a whole file at a time (its later cases in the upload then resolve without
 a query), or by digest for a sliver of a big file. A key is held as the MD5 digest of its text,
-16 bytes, which is also what the database holds unique per file (``TestCase.key_digest``): a
-million known tests take about 120 MB, where their keys would take twice that. Ids for new rows
+16 bytes, which is also what the database holds unique per file (``TestCase.key_digest``): half
+what the known tests' keys would take in memory (bench/matrix.md). Ids for new rows
 are taken from the tables' own sequences, so a result can name its test before the test row is
 written.
 """
@@ -17,24 +17,26 @@ from psycopg2 import sql
 
 from parity.models import Reason, TestCase
 from parity.models.sql import model_sql
+from parity.plans import FENCE
 
-# Binary COPY: a million (digest, id) pairs arrive as 34 MB of fixed-size records that struct
-# unpacks in C, where a fetchall() of them would build a million tuples and buffers. They land in
-# a temporary file, not in memory: psycopg2 hands the file each row (a C call), and the records
-# are then read back a piece at a time, so the worker never holds the 34 MB beside the dict they
-# fill (a million known tests' re-ingest peaked at 310 MB with them in a BytesIO; bench/matrix.md).
+# Binary COPY: the (digest, id) pairs arrive as fixed-size records that struct unpacks in C,
+# where a fetchall() of them would build a tuple and buffers per test. They land in a temporary
+# file, not in memory: psycopg2 hands the file each row (a C call), and the records are then read
+# back a piece at a time, so the worker never holds them all beside the dict they fill (held in a
+# BytesIO, they raised a large re-ingest's peak memory; bench/matrix.md).
 #
 # Each file is probed through the (project, file) prefix of the unique index, behind a fence
-# (``OFFSET 0``) that keeps it a loop over the files whatever the statistics say. Planned freely,
-# on statistics from before a new project's first upload (autovacuum analyzes a table only after
-# a tenth of it changed), Postgres read every test of the project and filtered them by file:
-# 0.8 s per look-up for a project of a million tests, a look-up for each batch that brings new
-# files, and so a first ingest's look-ups grew with the tests it had written (bench/matrix.md).
+# (``parity.plans.FENCE``) that keeps it a loop over the files whatever the statistics say.
+# Planned freely, on statistics from before a new project's first upload (autovacuum analyzes a
+# table only after a tenth of it changed), Postgres read every test of the project and filtered
+# them by file, a look-up for each batch that brings new files, and so a first ingest's
+# look-ups grew with the tests it had written (bench/matrix.md).
 TESTS_OF_FILES = model_sql(
     "SELECT t.key_digest, t.id FROM unnest({files}::text[]) AS wanted(file) "
     "CROSS JOIN LATERAL (SELECT key_digest, id FROM {test} "
-    "WHERE project_id = {project} AND file = wanted.file OFFSET 0) t LIMIT {limit}",
+    "WHERE project_id = {project} AND file = wanted.file {fence}) t LIMIT {limit}",
     test=TestCase,
+    fence=FENCE,
     project=sql.Placeholder("project"),
     files=sql.Placeholder("files"),
     limit=sql.Placeholder("limit"),
@@ -45,8 +47,9 @@ TESTS_BY_DIGEST = model_sql(
     "SELECT t.key_digest, t.id "
     "FROM unnest({files}::text[], {digests}::uuid[]) AS wanted(file, digest) "
     "CROSS JOIN LATERAL (SELECT key_digest, id FROM {test} WHERE project_id = {project} "
-    "AND file = wanted.file AND key_digest = wanted.digest OFFSET 0) t",
+    "AND file = wanted.file AND key_digest = wanted.digest {fence}) t",
     test=TestCase,
+    fence=FENCE,
     project=sql.Placeholder("project"),
     files=sql.Placeholder("files"),
     digests=sql.Placeholder("digests"),
@@ -56,7 +59,7 @@ _COPY_BINARY = sql.SQL("COPY ({}) TO STDOUT (FORMAT binary)")
 # and bytes (a uuid is 16, a bigint 8), then a -1 trailer.
 _COPY_HEADER_BYTES = 19
 _DIGEST_ID = struct.Struct(">hi16siq")
-_RECORDS_READ = _DIGEST_ID.size * 32_768  # 1 MB
+_RECORDS_READ = _DIGEST_ID.size * 32_768  # bytes a read of the COPY stream asks for
 # Files are read whole when together they have at most WHOLE_FILE_SHARE times as many tests as
 # the upload has had of each so far, or, while more rows are to come, WHOLE_FILE_TESTS each.
 # A test read with its whole file costs a small share of one looked up by its digest (see

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from django.db import connection
+from psycopg2 import sql
 from psycopg2.errors import UniqueViolation
 
 from ingest.writer.copy_text import NULL, copy_from_chunks, copy_text
@@ -509,18 +510,20 @@ _TESTS_LOCK_TRY = (
     "SELECT pg_try_advisory_xact_lock(hashtext('parity.tests_insert'), %(project)s::int)"
 )
 
-_TESTS_COLUMNS = "(id, project_id, key, file, class_name, name)"  # created_at: its db default
+# created_at: its db default
+_TESTS_COLUMNS = sql.SQL("(id, project_id, key, file, class_name, name)")
 
-_TESTS_COPY = model_sql(f"COPY {{test}} {_TESTS_COLUMNS} FROM STDIN", test=TestCase)
+_TESTS_COPY = model_sql("COPY {test} {columns} FROM STDIN", test=TestCase, columns=_TESTS_COLUMNS)
 
 _TESTS_INSERT = model_sql(
-    f"""
-    INSERT INTO {{test}} {_TESTS_COLUMNS}
+    """
+    INSERT INTO {test} {columns}
     SELECT id, project_id, key, file, class_name, name FROM ingest_new_tests
     ORDER BY file, md5(key)
     ON CONFLICT (project_id, file, key_digest) DO NOTHING
     """,
     test=TestCase,
+    columns=_TESTS_COLUMNS,
 )
 
 _RESULTS_TO_EXISTING_TESTS = model_sql(

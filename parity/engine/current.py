@@ -4,9 +4,9 @@ combined outcome of each of its tests (``CurrentOutcome``), the base of every ga
 from django.db import connection
 
 from parity.definitions import OUTCOME_PARAMS, default_branch_runs, run_outcomes
-from parity.engine.plans import hash_joins
 from parity.models import Backend, CurrentOutcome, Project, Run
 from parity.models.sql import model_sql
+from parity.plans import SORTS_DEFAULT, SORTS_IN_MEMORY_UNTIL_COMMIT, hash_joins
 
 
 def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
@@ -22,14 +22,14 @@ def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
 # A diff rather than a replacement: from one night to the next most tests keep their outcome,
 # and only the rows that changed are written (an upsert of every row probed the unique index
 # once per test). One hash join of the run's outcomes with the backend's, planned so whatever
-# the statistics say (``plans.hash_joins``), finds the tests added, changed and gone (``was``:
-# the outcome a changed or gone test had); the writes then touch those rows alone. The run's
-# outcomes stay in the statement (a temporary table of them cost a write of every test and a
-# join planned on no statistics: 0.16 s at 100k, 0.10 s so), and are counted there; its
-# results are sorted in memory (they spilled to disk at 100k under the default work_mem).
+# the statistics say (``parity.plans.hash_joins``), finds the tests added, changed and gone
+# (``was``: the outcome a changed or gone test had); the writes then touch those rows alone.
+# The run's outcomes stay in the statement (a temporary table of them cost a write of every
+# test and a join planned on no statistics, slower than this), and are counted there; its
+# results are sorted in memory (``parity.plans``).
 _OUTCOMES_SQL = model_sql(
     """
-    SET LOCAL work_mem = '32MB';
+    {sorts_in_memory};
     DROP TABLE IF EXISTS parity_outcome_changes;
     CREATE TEMP TABLE parity_outcome_changes ON COMMIT DROP AS
     SELECT test_id, outcome, reason_id, true AS added, outcome AS was FROM {current}
@@ -49,10 +49,11 @@ _OUTCOMES_SQL = model_sql(
     """,
     current=CurrentOutcome,
     outcomes=run_outcomes("run"),
+    sorts_in_memory=SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
 _CHANGES_SQL = model_sql(
     """
-    RESET work_mem;
+    {sorts_default};
     ANALYZE parity_outcome_changes;
     DELETE FROM {current} c USING parity_outcome_changes x
     WHERE c.backend_id = %(backend)s AND c.test_id = x.test_id AND x.outcome IS NULL;
@@ -65,6 +66,7 @@ _CHANGES_SQL = model_sql(
     FROM parity_outcome_changes WHERE added;
     """,
     current=CurrentOutcome,
+    sorts_default=SORTS_DEFAULT,
 )
 
 

@@ -16,9 +16,16 @@ from dataclasses import dataclass
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import ABSENT, OUTCOME_PARAMS, absent_tests, gap_state
+from parity.definitions import (
+    ABSENT,
+    OUTCOME_PARAMS,
+    REFERENCE_MISSING,
+    absent_tests,
+    current_run_at,
+    gap,
+    lacks_pass,
+)
 from parity.engine.pending import pending_split
-from parity.engine.plans import hash_joins
 from parity.models import (
     BackendState,
     CurrentOutcome,
@@ -32,6 +39,7 @@ from parity.models import (
     TestCase,
 )
 from parity.models.sql import model_sql
+from parity.plans import FENCE, hash_joins
 
 
 @dataclass(frozen=True)
@@ -137,15 +145,14 @@ def _rows(cursor, statement, params: dict) -> int:
     return cursor.rowcount
 
 
-# Every gap each backend should have now. Without a reference current run there is nothing
-# to compare with, so no gap at all (not "everything runs only here"). Planned as hash joins
-# (``plans.hash_joins``): the shared table's statistics know nothing of a backend new since its
-# last ANALYZE (and lag this transaction's writes), and planned on a guess of one row each, the
-# join on (backend, test) ran as a loop over every pair of tests (minutes at 100k tests).
-# A test absent from a backend's run whose file its run manifest says crashed, timed out, ran
-# empty or never started gets that state (``parity_absent``), not ``missing``; one the reference
-# first ran after the backend's run started is ``pending`` (``parity.engine.pending`` takes
-# those out, with the tests the reference dropped after it).
+# Every gap each backend should have now (``parity.definitions.gap``). Without a reference
+# current run there is nothing to compare with, so no gap at all (not "everything runs only
+# here"). Planned as hash joins (``parity.plans``): planned on a guess of one row per backend,
+# the join on (backend, test) ran as a loop over every pair of tests. A test absent from a
+# backend's run whose file its run manifest says crashed, timed out, ran empty or never started
+# gets that state (``parity_absent``), not ``missing``; one the reference first ran after the
+# backend's run started is ``pending`` (``parity.engine.pending`` takes those out, with the
+# tests the reference dropped after it).
 #
 # {compared}: the reference's rows compared, each with every backend compared, and the
 # backend's row (``t``, NULL when it lacks the test); {runs_only_here}: the backends' tests the
@@ -163,27 +170,28 @@ _DESIRED_SQL = """
         WHERE backend_id = ANY(%(backends)s) AND backend_id <> %(reference)s
           AND current_run_id IS NOT NULL AND %(has_reference)s
     )
-    SELECT b.backend_id, r.test_id,
-           CASE WHEN t.outcome IS NULL AND r.since > b.started_at THEN 'pending'
-                ELSE {state} END AS state,
-           t.reason_id
+    SELECT b.backend_id, r.test_id, {state} AS state, t.reason_id
     {compared}
     LEFT JOIN parity_absent a ON a.backend_id = b.backend_id AND a.test_id = r.test_id
-    WHERE r.outcome = %(passed)s AND (t.outcome IS NULL OR t.outcome <> %(passed)s)
+    WHERE r.outcome = %(passed)s AND {lacks_pass}
     UNION ALL
     {runs_only_here};
     """
 
 # Over every test: whole backends, hash-joined.
 _EVERY_ROWS = {
-    "compared": """
+    "compared": model_sql(
+        """
     FROM (SELECT test_id, outcome, since FROM {current} WHERE backend_id = %(reference)s) r
     CROSS JOIN compared b
     LEFT JOIN {current} t ON t.backend_id = b.backend_id AND t.test_id = r.test_id
         AND t.backend_id = ANY(%(backends)s)
     """,
-    "runs_only_here": """
-    SELECT t.backend_id, t.test_id, 'reference_missing', t.reason_id
+        current=CurrentOutcome,
+    ),
+    "runs_only_here": model_sql(
+        """
+    SELECT t.backend_id, t.test_id, {reference_missing}, t.reason_id
     FROM {current} t
     WHERE t.backend_id = ANY(%(backends)s) AND t.backend_id <> %(reference)s
       AND %(has_reference)s
@@ -191,57 +199,68 @@ _EVERY_ROWS = {
           SELECT 1 FROM {current} r WHERE r.backend_id = %(reference)s AND r.test_id = t.test_id
       )
     """,
+        current=CurrentOutcome,
+        reference_missing=REFERENCE_MISSING,
+    ),
 }
-# Over the tests whose outcome on the reference changed (``parity_outcome_changes``, analyzed,
-# its ``outcome`` NULL when the reference dropped the test): each looked up by the (backend,
-# test) index, a probe per test and backend (the fence keeps it a loop whatever the planner
-# guesses), so a nightly's few hundred changes read a few hundred rows, and the reference's
-# 100k changes at worst read each once.
-_CHANGED_ROWS = {
-    "compared": """
-    FROM parity_outcome_changes x
+
+
+# Over the tests of a scope table (``{scope}``): the reference's changed tests
+# (``parity_outcome_changes``, analyzed, its ``outcome`` NULL when the reference dropped the
+# test) or a backend's nightly (``parity_diff_scope``, ``_NIGHTLY_SCOPE_SQL``). Each is looked
+# up by the (backend, test) index, a probe per test and backend behind a fence, so a nightly's
+# few hundred changes read a few hundred rows, and the reference's every test at worst reads
+# each once.
+_PROBED_COMPARED = """
+    FROM {scope} x
     CROSS JOIN LATERAL (
         SELECT x.test_id, r.outcome, r.since FROM {current} r
-        WHERE r.backend_id = %(reference)s AND r.test_id = x.test_id OFFSET 0
+        WHERE r.backend_id = %(reference)s AND r.test_id = x.test_id {fence}
     ) r
     CROSS JOIN compared b
     LEFT JOIN LATERAL (
         SELECT t.outcome, t.reason_id FROM {current} t
-        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id OFFSET 0
+        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id {fence}
     ) t ON true
-    """,
-    "runs_only_here": """
-    SELECT b.backend_id, x.test_id, 'reference_missing', t.reason_id
+    """
+# The backend's tests of the scope the reference lacks: of its changes, those it dropped.
+_CHANGED_ONLY_HERE = """
+    SELECT b.backend_id, x.test_id, {reference_missing}, t.reason_id
     FROM parity_outcome_changes x
     CROSS JOIN compared b
     CROSS JOIN LATERAL (
         SELECT t.reason_id FROM {current} t
-        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id OFFSET 0
+        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id {fence}
     ) t
     WHERE x.outcome IS NULL
-    """,
-}
-
-# Over the tests of ``parity_diff_scope`` (a backend's nightly, ``_NIGHTLY_SCOPE_SQL``), probed
-# as ``_CHANGED_ROWS`` probes the reference's changes; a test the backend has and the reference
-# lacks is ``reference_missing`` (a probe that finds no reference row).
-_NIGHTLY_ROWS = {
-    "compared": _CHANGED_ROWS["compared"].replace("parity_outcome_changes", "parity_diff_scope"),
-    "runs_only_here": """
-    SELECT b.backend_id, x.test_id, 'reference_missing', t.reason_id
+    """
+# Of a nightly's, those whose probe finds no reference row.
+_NIGHTLY_ONLY_HERE = """
+    SELECT b.backend_id, x.test_id, {reference_missing}, t.reason_id
     FROM parity_diff_scope x
     CROSS JOIN compared b
     CROSS JOIN LATERAL (
         SELECT t.reason_id FROM {current} t
-        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id OFFSET 0
+        WHERE t.backend_id = b.backend_id AND t.test_id = x.test_id {fence}
     ) t
     LEFT JOIN LATERAL (
         SELECT 1 AS found FROM {current} r
-        WHERE r.backend_id = %(reference)s AND r.test_id = x.test_id OFFSET 0
+        WHERE r.backend_id = %(reference)s AND r.test_id = x.test_id {fence}
     ) r ON true
     WHERE r.found IS NULL
-    """,
-}
+    """
+
+
+def _probed_rows(scope: str, runs_only_here: str) -> dict[str, sql.Composed]:
+    parts = {"current": CurrentOutcome, "fence": FENCE}
+    return {
+        "compared": model_sql(_PROBED_COMPARED, scope=sql.Identifier(scope), **parts),
+        "runs_only_here": model_sql(runs_only_here, reference_missing=REFERENCE_MISSING, **parts),
+    }
+
+
+_CHANGED_ROWS = _probed_rows("parity_outcome_changes", _CHANGED_ONLY_HERE)
+_NIGHTLY_ROWS = _probed_rows("parity_diff_scope", _NIGHTLY_ONLY_HERE)
 
 
 _ABSENT_WRITE = model_sql(
@@ -265,17 +284,17 @@ _ABSENT_WRITE = model_sql(
 
 # The same for the tests of a scope table (``{scope}``) alone: each test's file by its id, then
 # the manifest's row of that file by the (run, file) key, both behind fences. A manifest naming
-# hundreds of files not run (a backend running half the suite) is 50k tests a night, read by
-# the whole-backend statement above.
+# hundreds of files not run (a backend running half the suite) is tens of thousands of tests a
+# night, read by the whole-backend statement above.
 _ABSENT_SCOPED_WRITE = """
     CREATE TEMP TABLE parity_absent ON COMMIT DROP AS
     SELECT s.backend_id, x.test_id, rf.state
     FROM {scope} x
-    CROSS JOIN LATERAL (SELECT t.file FROM {test} t WHERE t.id = x.test_id OFFSET 0) t
+    CROSS JOIN LATERAL (SELECT t.file FROM {test} t WHERE t.id = x.test_id {fence}) t
     CROSS JOIN {state_table} s
     CROSS JOIN LATERAL (
         SELECT rf.state FROM {run_file} rf
-        WHERE rf.run_id = s.current_run_id AND rf.file = t.file AND rf.state <> {ran} OFFSET 0
+        WHERE rf.run_id = s.current_run_id AND rf.file = t.file AND rf.state <> {ran} {fence}
     ) rf
     WHERE s.backend_id = ANY(%(backends)s) AND s.backend_id <> %(reference)s
       AND %(has_reference)s;
@@ -283,8 +302,7 @@ _ABSENT_SCOPED_WRITE = """
     """
 
 
-def _desired_sql(rows: dict[str, str], scope: str | None = None) -> sql.Composed:
-    tables = {"current": CurrentOutcome}
+def _desired_sql(rows: dict[str, sql.Composed], scope: str | None = None) -> sql.Composed:
     absent_write = _ABSENT_WRITE
     if scope is not None:
         absent_write = model_sql(
@@ -294,14 +312,20 @@ def _desired_sql(rows: dict[str, str], scope: str | None = None) -> sql.Composed
             state_table=BackendState,
             run_file=RunFile,
             ran=sql.Literal(RunFileState.RAN.value),
+            fence=FENCE,
         )
     return model_sql(
         _DESIRED_SQL,
-        compared=model_sql(rows["compared"], **tables),
-        runs_only_here=model_sql(rows["runs_only_here"], **tables),
+        compared=rows["compared"],
+        runs_only_here=rows["runs_only_here"],
         state_table=BackendState,
         run=Run,
-        state=gap_state(sql.SQL("t.outcome"), sql.SQL("a.state")),
+        state=gap(
+            sql.SQL("t.outcome"),
+            absent=sql.SQL("a.state"),
+            pending=sql.SQL("r.since > b.started_at"),
+        ),
+        lacks_pass=lacks_pass(sql.SQL("t.outcome")),
         absent_write=absent_write,
     )
 
@@ -338,17 +362,20 @@ _CLOSE_SQL = model_sql(
 # run started before the old one (tests due before could be pending again): neither happens
 # when a newer run completes, as a current run is the latest started.
 
-# The reference's run that was current when a run started at ``{at}`` started, where that run
+
+# The reference's run that was current when a run started at ``at`` started, where that run
 # is older than the reference's current run (as ``pending._THEN_SQL`` picks it); else NULL.
-_REFERENCE_THEN = """
-    CASE WHEN {at} < r.reference_at THEN (
-        SELECT x.id FROM {run} x
-        WHERE x.project_id = %(project)s AND x.backend_id = %(reference)s AND x.complete
-          AND NOT x.probe AND (x.branch = r.default_branch OR x.branch = '')
-          AND x.started_at <= {at}
-        ORDER BY x.started_at DESC, x.id DESC LIMIT 1
-    ) END
-"""
+def _reference_then(at: str) -> sql.Composed:
+    return sql.SQL("CASE WHEN {at} < r.reference_at THEN {then} END").format(
+        at=sql.SQL(at),
+        then=current_run_at(
+            backend=sql.Placeholder("reference"),
+            at=sql.SQL(at),
+            default_branch=sql.SQL("r.default_branch"),
+        ),
+    )
+
+
 _NIGHTLY_CHECK_SQL = model_sql(
     """
     WITH runs AS (
@@ -358,16 +385,14 @@ _NIGHTLY_CHECK_SQL = model_sql(
         WHERE n.id = %(run)s AND o.id = %(replaced)s AND p.id = %(project)s
           AND rs.backend_id = %(reference)s
     )
-    SELECT r.new_at >= r.old_at, """
-    + _REFERENCE_THEN.format(at="r.old_at", run="{run}")
-    + " IS DISTINCT FROM "
-    + _REFERENCE_THEN.format(at="r.new_at", run="{run}")
-    + """
+    SELECT r.new_at >= r.old_at, {then_old} IS DISTINCT FROM {then_new}
     FROM runs r
     """,
     run=Run,
     project=Project,
     state=BackendState,
+    then_old=_reference_then("r.old_at"),
+    then_new=_reference_then("r.new_at"),
 )
 _NIGHTLY_SCOPE_SQL = """
     DROP TABLE IF EXISTS parity_diff_scope;
@@ -383,8 +408,8 @@ _NIGHTLY_SCOPE_SQL = """
         (SELECT file, state FROM {run_file} WHERE run_id = %(run)s AND state <> {ran}
          EXCEPT SELECT file, state FROM {run_file} WHERE run_id = %(replaced)s AND state <> {ran})
     ) f
-    CROSS JOIN LATERAL (  -- a fence: the files' tests by the (project, file) index
-        SELECT t.id FROM {test} t WHERE t.project_id = %(project)s AND t.file = f.file OFFSET 0
+    CROSS JOIN LATERAL (  -- fenced: the files' tests by the (project, file) index
+        SELECT t.id FROM {test} t WHERE t.project_id = %(project)s AND t.file = f.file {fence}
     ) tc
     {reference_missing};
     ANALYZE parity_diff_scope;
@@ -408,6 +433,7 @@ def _nightly_scope_sql(*, reference_missing: bool) -> sql.Composed:
         reference_missing=model_sql(_NIGHTLY_REFERENCE_MISSING, current=CurrentOutcome)
         if reference_missing
         else sql.SQL(""),
+        fence=FENCE,
     )
 
 
@@ -463,8 +489,8 @@ _RERUN_SCOPE_SQL = model_sql(
       AND g.state IN {not_ran}
     UNION
     SELECT tc.id FROM {run_file} f
-    CROSS JOIN LATERAL (  -- a fence: the files' tests by the (project, file) index
-        SELECT t.id FROM {test} t WHERE t.project_id = %(project)s AND t.file = f.file OFFSET 0
+    CROSS JOIN LATERAL (  -- fenced: the files' tests by the (project, file) index
+        SELECT t.id FROM {test} t WHERE t.project_id = %(project)s AND t.file = f.file {fence}
     ) tc
     WHERE f.run_id = %(run)s AND f.state <> {ran};
     ANALYZE parity_diff_scope;
@@ -476,6 +502,7 @@ _RERUN_SCOPE_SQL = model_sql(
     run_file=RunFile,
     test=TestCase,
     ran=sql.Literal(RunFileState.RAN.value),
+    fence=FENCE,
 )
 
 
@@ -503,6 +530,8 @@ _CHANGE_SQL = model_sql(
 )
 
 
+# Open the desired gaps not open yet (``{not_open}``: a desired gap's (backend, test) has no
+# open gap).
 _OPEN_SQL_TEXT = """
     WITH opened AS (
         INSERT INTO {gap} (project_id, backend_id, test_id, state, reason_id, is_open,
@@ -510,25 +539,26 @@ _OPEN_SQL_TEXT = """
         SELECT %(project)s, d.backend_id, d.test_id, d.state, d.reason_id, true, %(run)s,
                %(at)s, false, false
         FROM parity_desired d
-        WHERE NOT EXISTS (
-            SELECT 1 FROM {gap} g
-            WHERE g.is_open AND g.backend_id = ANY(%(backends)s)
-              AND g.backend_id = d.backend_id AND g.test_id = d.test_id
-        )
+        {not_open}
         ORDER BY d.backend_id, d.test_id
         RETURNING id
     )
     INSERT INTO parity_gaps_touched SELECT id FROM opened;
     """
-_OPEN_SQL = model_sql(_OPEN_SQL_TEXT, gap=Gap)
+_NOT_OPEN = """
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {gap} g
+            WHERE g.is_open AND g.backend_id = ANY(%(backends)s)
+              AND g.backend_id = d.backend_id AND g.test_id = d.test_id
+        )"""
+_OPEN_SQL = model_sql(_OPEN_SQL_TEXT, gap=Gap, not_open=model_sql(_NOT_OPEN, gap=Gap))
 
 
 # The same three writes when only the tests of a scope table were diffed (``{scope}``: the
 # reference's changes, a backend's nightly). Hash-joined, each read every open gap of the
-# backends (0.03-0.08 s at 100k for a few hundred changes): here each test of the scope, or
-# each desired gap, probes the open gap of its (backend, test) by the unique index behind a
-# fence, and the gaps written are read by id (``= ANY(ARRAY(...))``, an index scan whatever
-# the join settings).
+# backends, however few the scope's tests: here each test of the scope, or each desired gap,
+# probes the open gap of its (backend, test) by the unique index behind a fence, and the gaps
+# written are read by id (``= ANY(ARRAY(...))``, an index scan whatever the join settings).
 _CLOSE_SCOPED_SQL = """
     UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
     WHERE g.id = ANY(ARRAY(
@@ -537,7 +567,7 @@ _CLOSE_SCOPED_SQL = """
         CROSS JOIN unnest(%(backends)s::integer[]) b(backend_id)
         CROSS JOIN LATERAL (
             SELECT o.id FROM {gap} o
-            WHERE o.is_open AND o.backend_id = b.backend_id AND o.test_id = x.test_id OFFSET 0
+            WHERE o.is_open AND o.backend_id = b.backend_id AND o.test_id = x.test_id {fence}
         ) o
         WHERE NOT EXISTS (
             SELECT 1 FROM parity_desired d
@@ -552,7 +582,7 @@ _CHANGE_SCOPED_SQL = """
         FROM parity_desired d
         CROSS JOIN LATERAL (
             SELECT o.id, o.backend_id, o.state, o.reason_id FROM {gap} o
-            WHERE o.is_open AND o.backend_id = d.backend_id AND o.test_id = d.test_id OFFSET 0
+            WHERE o.is_open AND o.backend_id = d.backend_id AND o.test_id = d.test_id {fence}
         ) o
         WHERE o.state <> d.state OR o.reason_id IS DISTINCT FROM d.reason_id
     ), changed AS (
@@ -568,20 +598,14 @@ _CHANGE_SCOPED_SQL = """
     SELECT %(project)s, backend_id, id, from_state, to_state, %(run)s, %(at)s
     FROM changed WHERE from_state <> to_state;
     """
-_OPEN_SCOPED_SQL = model_sql(
-    _OPEN_SQL_TEXT.replace(
-        """        WHERE NOT EXISTS (
-            SELECT 1 FROM {gap} g
-            WHERE g.is_open AND g.backend_id = ANY(%(backends)s)
-              AND g.backend_id = d.backend_id AND g.test_id = d.test_id
-        )""",
-        """        LEFT JOIN LATERAL (
+_NOT_OPEN_PROBED = """
+        LEFT JOIN LATERAL (
             SELECT 1 AS found FROM {gap} g
-            WHERE g.is_open AND g.backend_id = d.backend_id AND g.test_id = d.test_id OFFSET 0
+            WHERE g.is_open AND g.backend_id = d.backend_id AND g.test_id = d.test_id {fence}
         ) g ON true
-        WHERE g.found IS NULL""",
-    ),
-    gap=Gap,
+        WHERE g.found IS NULL"""
+_OPEN_SCOPED_SQL = model_sql(
+    _OPEN_SQL_TEXT, gap=Gap, not_open=model_sql(_NOT_OPEN_PROBED, gap=Gap, fence=FENCE)
 )
 
 
@@ -596,7 +620,7 @@ _MOVES_SQL = """
     CROSS JOIN LATERAL (
         SELECT 1 FROM {gap} o
         WHERE o.is_open AND o.backend_id = b.backend_id AND o.test_id = x.test_id
-          AND o.state IN {absent} OFFSET 0
+          AND o.state IN {absent} {fence}
     ) o;
     """
 
@@ -615,6 +639,7 @@ def _moves_sql(scope: str, *, before: bool) -> sql.Composed:
         scope=sql.Identifier(scope),
         gap=Gap,
         absent=ABSENT,
+        fence=FENCE,
     )
 
 
@@ -628,12 +653,12 @@ class _Statements:
     moves_after: sql.Composed | None = None
 
 
-def _statements(rows: dict[str, str], scope: str | None) -> _Statements:
+def _statements(rows: dict[str, sql.Composed], scope: str | None) -> _Statements:
     """The diff's statements over ``rows``; ``scope``: the table of the tests they cover
     (None: every test of the backends)."""
     if scope is None:
         return _Statements(_desired_sql(rows), _CLOSE_SQL, _CHANGE_SQL, _OPEN_SQL)
-    tables = {"gap": Gap, "scope": sql.Identifier(scope)}
+    tables = {"gap": Gap, "scope": sql.Identifier(scope), "fence": FENCE}
     return _Statements(
         desired=_desired_sql(rows, scope),
         close=model_sql(_CLOSE_SCOPED_SQL, **tables),

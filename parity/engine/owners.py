@@ -15,6 +15,7 @@ from psycopg2 import sql
 
 from parity.models import FileCell, FileOwners, OwnerRule, OwnersSource, TestCase
 from parity.models.sql import model_sql
+from parity.plans import FENCE
 
 # ``parity.pure.codeowners.repository_path`` in SQL: forward slashes, no repeated "/", no
 # leading "./" or "/", under the import's root. The pure tests hold the two equal.
@@ -25,9 +26,9 @@ _REPOSITORY_PATH = sql.SQL(
                 '^(\\.?/)+', '')) END"""
 )
 
-# Rule by rule, every file (a LATERAL join with rules outside; OFFSET 0 keeps the planner from
-# flattening it back): Postgres keeps only a few dozen compiled regexes, and matching file by
-# file, every rule, compiled each rule again per file (1.1 s for 129 rules and 250 files).
+# Rule by rule, every file (a LATERAL join with rules outside, behind a fence that keeps the
+# planner from flattening it back): Postgres keeps only a few dozen compiled regexes, and
+# matching file by file, every rule, compiled each rule again per file.
 _OWNERS_SQL = """
     WITH paths AS MATERIALIZED (
         SELECT f.file, {path} AS path
@@ -37,7 +38,7 @@ _OWNERS_SQL = """
         SELECT DISTINCT ON (m.file) m.file, r.owners, r.line
         FROM {rule} r
         CROSS JOIN LATERAL (
-            SELECT p.file FROM paths p WHERE p.path <> '' AND p.path ~ r.regex OFFSET 0
+            SELECT p.file FROM paths p WHERE p.path <> '' AND p.path ~ r.regex {fence}
         ) m
         WHERE r.project_id = %(project)s
         ORDER BY m.file, r.position DESC
@@ -75,6 +76,7 @@ def _statement(files: sql.Composable) -> sql.Composed:
         rule=OwnerRule,
         files=files,
         path=_REPOSITORY_PATH,
+        fence=FENCE,
     )
 
 

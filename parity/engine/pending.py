@@ -16,33 +16,46 @@ the reference's current run.
 
 from psycopg2 import sql
 
+from parity.definitions import PENDING, current_run_at
 from parity.models import BackendState, CurrentOutcome, PendingTest, Project, Result, Run
 from parity.models.sql import model_sql
+from parity.plans import FENCE
 
 # Rewritten for the backends and tests diffed (every test, or only those the diff's scope says
 # can change: those whose outcome on the reference just changed, as a test's pending state
 # depends on its ``since`` there and on the backend's run, or a backend's nightly's). Rows
 # exist only while the reference is ahead of a backend, a few files' tests at a time. Each
-# row's ``since`` is a probe of the reference's row by the unique (backend, test) index, so
-# nothing is read when nothing is pending.
+# row's ``since`` is a probe of the reference's row by the unique (backend, test) index behind
+# a fence, whatever the join settings, so nothing is read when nothing is pending.
 _PENDING_SQL = """
     DELETE FROM {pending} WHERE backend_id = ANY(%(backends)s) {scope};
     WITH moved AS (
-        DELETE FROM parity_desired WHERE state = 'pending' RETURNING backend_id, test_id
+        DELETE FROM parity_desired WHERE state = {pending_state} RETURNING backend_id, test_id
     )
     INSERT INTO {pending} (project_id, backend_id, test_id, since)
     SELECT %(project)s, m.backend_id, m.test_id, r.since
     FROM moved m CROSS JOIN LATERAL (
         SELECT c.since FROM {current} c
         WHERE c.backend_id = %(reference)s AND c.test_id = m.test_id
-        OFFSET 0  -- a fence: one probe per pending test, whatever the hash_joins settings
+        {fence}
     ) r;
     """
 
 
 def _pending_sql(scope: str | None) -> sql.Composed:
-    where = sql.SQL(f"AND test_id IN (SELECT test_id FROM {scope})" if scope else "")
-    return model_sql(_PENDING_SQL, pending=PendingTest, current=CurrentOutcome, scope=where)
+    where = (
+        sql.SQL("AND test_id IN (SELECT test_id FROM {})").format(sql.Identifier(scope))
+        if scope
+        else sql.SQL("")
+    )
+    return model_sql(
+        _PENDING_SQL,
+        pending=PendingTest,
+        current=CurrentOutcome,
+        scope=where,
+        pending_state=PENDING,
+        fence=FENCE,
+    )
 
 
 # The diff's scopes (``parity.engine.gaps``): every test, the reference's changed tests, a
@@ -58,13 +71,7 @@ _THEN_SQL = model_sql(
     """
     DROP TABLE IF EXISTS parity_reference_then;
     CREATE TEMP TABLE parity_reference_then ON COMMIT DROP AS
-    SELECT s.backend_id, (
-        SELECT r.id FROM {run} r
-        WHERE r.project_id = %(project)s AND r.backend_id = %(reference)s AND r.complete
-          AND NOT r.probe AND (r.branch = p.default_branch OR r.branch = '')
-          AND r.started_at <= cr.started_at
-        ORDER BY r.started_at DESC, r.id DESC LIMIT 1
-    ) AS run_id
+    SELECT s.backend_id, {reference_then} AS run_id
     FROM {state} s
     JOIN {run} cr ON cr.id = s.current_run_id
     JOIN {project} p ON p.id = %(project)s
@@ -77,6 +84,11 @@ _THEN_SQL = model_sql(
     run=Run,
     state=BackendState,
     project=Project,
+    reference_then=current_run_at(
+        backend=sql.Placeholder("reference"),
+        at=sql.SQL("cr.started_at"),
+        default_branch=sql.SQL("p.default_branch"),
+    ),
 )
 
 # One probe of the (run, test) index per reference_missing candidate of those backends.

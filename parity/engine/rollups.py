@@ -7,9 +7,9 @@ import logging
 from collections.abc import Collection
 
 from django.db import IntegrityError, connection, transaction
+from psycopg2 import sql
 
-from parity.definitions import ABSENT, OUTCOME_PARAMS
-from parity.engine.plans import hash_joins
+from parity.definitions import ABSENT, OUTCOME_PARAMS, may_be_current_sql
 from parity.models import (
     CurrentOutcome,
     FileCell,
@@ -21,6 +21,7 @@ from parity.models import (
     TestCase,
 )
 from parity.models.sql import model_sql
+from parity.plans import FENCE, hash_joins
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ _FILE_CELL_DELTAS_SQL = model_sql(
            coalesce(sum(m.n) FILTER (WHERE m.outcome = %(skipped)s), 0) AS skipped,
            coalesce(sum(m.n) FILTER (WHERE m.outcome = 0), 0) AS missing
     FROM moves m
-    CROSS JOIN LATERAL (SELECT t.file FROM {test} t WHERE t.id = m.test_id OFFSET 0) t
+    CROSS JOIN LATERAL (SELECT t.file FROM {test} t WHERE t.id = m.test_id {fence}) t
     GROUP BY m.backend_id, t.file;
     DELETE FROM parity_cell_deltas
     WHERE passed = 0 AND failed = 0 AND error = 0 AND skipped = 0 AND missing = 0;
@@ -159,6 +160,7 @@ _FILE_CELL_DELTAS_SQL = model_sql(
     """,
     test=TestCase,
     cell=FileCell,
+    fence=FENCE,
 )
 
 
@@ -202,7 +204,7 @@ _FILE_DURATIONS_SQL = model_sql(
     WITH recent AS (
         SELECT r.id FROM {run} r JOIN {project} p ON p.id = r.project_id
         WHERE r.backend_id = %(backend)s AND r.complete AND r.results_expired_at IS NULL
-          AND NOT r.probe AND (r.branch = p.default_branch OR r.branch = '')
+          AND {may_be_current}
         ORDER BY r.started_at DESC, r.id DESC
         LIMIT %(runs)s
     ), per_run AS (
@@ -219,6 +221,7 @@ _FILE_DURATIONS_SQL = model_sql(
     """,
     run=Run,
     project=Project,
+    may_be_current=may_be_current_sql("r", sql.SQL("p.default_branch")),
     seconds=FileSeconds,
     cell=FileCell,
 )

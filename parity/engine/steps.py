@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import connection
 
-from parity.engine.plans import hash_joins
+from parity.plans import hash_joins
 
 logger = logging.getLogger("parity.engine")
 

@@ -17,20 +17,20 @@ from django.db import connection, transaction
 from psycopg2 import sql
 
 from parity.definitions import (
-    HASH_JOINS_UNTIL_COMMIT,
     OUTCOME_PARAMS,
-    OUTCOME_RANK,
+    REFERENCE_MISSING,
     absent_tests,
-    gap_state,
+    gap,
+    may_be_current_sql,
     reason_has_issue,
+    runs_outcomes,
     triage_picks,
 )
-from parity.models import Backend, Project, Reason, Result, Run, TestCase
+from parity.models import Backend, Project, Reason, Run, TestCase
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
+from parity.plans import HASH_JOINS_UNTIL_COMMIT, SORTS_IN_MEMORY_UNTIL_COMMIT
 from parity.selectors.aligned import Aligned, AlignedGap, AlignedNumbers, AlignedPair
-
-ALIGNED_WORK_MEM = sql.SQL("SET LOCAL work_mem = '32MB'")
 
 # Per compared backend, its latest complete run and the reference's at the newest commit they
 # both ran (newest by the later of the two runs' starts).
@@ -39,9 +39,8 @@ _PAIRS_SQL = model_sql(
     WITH runs AS (
         SELECT DISTINCT ON (r.backend_id, r.commit) r.id, r.backend_id, r.commit, r.started_at
         FROM {run} r JOIN {project} p ON p.id = r.project_id
-        WHERE r.project_id = %(project)s AND r.complete AND NOT r.probe
+        WHERE r.project_id = %(project)s AND r.complete AND {may_be_current}
           AND r.results_expired_at IS NULL
-          AND (r.branch = p.default_branch OR r.branch = '')
         ORDER BY r.backend_id, r.commit, r.started_at DESC, r.id DESC
     )
     SELECT DISTINCT ON (b.backend_id) b.backend_id, b.commit, b.id, b.started_at, r.id
@@ -51,6 +50,7 @@ _PAIRS_SQL = model_sql(
     """,
     run=Run,
     project=Project,
+    may_be_current=may_be_current_sql("r", sql.SQL("p.default_branch")),
 )
 
 
@@ -83,24 +83,19 @@ _ROWS_SQL = model_sql(
     WITH pairs AS (
         SELECT * FROM unnest(%(backends)s::bigint[], %(runs)s::bigint[], %(refs)s::bigint[])
             AS p(backend_id, run_id, reference_run_id)
-    ), o AS (
-        SELECT DISTINCT ON (run_id, test_id) run_id, test_id, outcome, reason_id FROM {result}
-        WHERE run_id = ANY(%(all_runs)s)
-        ORDER BY run_id, test_id, {rank} DESC, id DESC
-    ), a AS ({absent})
+    ), o AS ({outcomes}), a AS ({absent})
     SELECT row_number() OVER () AS row_id, x.backend_id, x.test_id, x.outcome, x.reference,
            x.gap, x.reason_id, tc.key AS test_key, tc.file
     FROM (
         SELECT p.backend_id, r.test_id, b.outcome, r.outcome AS reference,
-               CASE WHEN r.outcome = %(passed)s AND b.outcome IS DISTINCT FROM %(passed)s
-                    THEN {state} END AS gap,
+               CASE WHEN r.outcome = %(passed)s THEN {state} END AS gap,
                b.reason_id
         FROM pairs p
         JOIN o r ON r.run_id = p.reference_run_id
         LEFT JOIN o b ON b.run_id = p.run_id AND b.test_id = r.test_id
         LEFT JOIN a ON a.run_id = p.run_id AND a.test_id = r.test_id
         UNION ALL
-        SELECT p.backend_id, b.test_id, b.outcome, NULL, 'reference_missing', b.reason_id
+        SELECT p.backend_id, b.test_id, b.outcome, NULL, {reference_missing}, b.reason_id
         FROM pairs p
         JOIN o b ON b.run_id = p.run_id
         WHERE NOT EXISTS (
@@ -110,10 +105,10 @@ _ROWS_SQL = model_sql(
     JOIN {testcase} tc ON tc.id = x.test_id;
     ANALYZE parity_aligned;
     """,
-    result=Result,
     testcase=TestCase,
-    rank=OUTCOME_RANK.format(o=sql.Identifier("outcome")),
-    state=gap_state(sql.SQL("b.outcome"), sql.SQL("a.state")),
+    outcomes=runs_outcomes(sql.Placeholder("all_runs")),
+    state=gap(sql.SQL("b.outcome"), absent=sql.SQL("a.state")),
+    reference_missing=REFERENCE_MISSING,
     absent=absent_tests(sql.SQL("SELECT unnest(%(runs)s::bigint[])")),
 )
 
@@ -225,9 +220,8 @@ def aligned_view(
     }
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        # The runs' outcomes are sorted and hashed whole (400k rows for 100k tests x 4): with
-        # the default 4 MB they spilled to disk, a third of the time.
-        cursor.execute(ALIGNED_WORK_MEM)
+        # The runs' outcomes are sorted and hashed whole: in memory (``parity.plans``).
+        cursor.execute(SORTS_IN_MEMORY_UNTIL_COMMIT)
         cursor.execute(_ROWS_SQL, params)
         cursor.execute(_TRIAGE_SQL, params)
         if numbers:

@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import prefetch_related_objects
 from psycopg2 import sql
 
-from parity.definitions import OUTCOME_PARAMS, OUTCOME_RANK
+from parity.definitions import OUTCOME_PARAMS, on_default_branch_sql, outcome_first
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
 from parity.pure.reproduce import reproduce_command
@@ -63,7 +63,7 @@ _HISTORY_SQL = """
         {join} LATERAL (
             SELECT r.outcome, r.reason_id, r.flaky FROM {result} r
             WHERE r.run_id = run.id AND r.test_id = %(test)s
-            ORDER BY {rank} DESC, r.id DESC
+            ORDER BY {first}
             LIMIT 1
         ) o {on}
         ORDER BY run.started_at DESC, run.id DESC
@@ -80,14 +80,13 @@ def _history_sql(*, missing: bool) -> sql.Composed:
         result=Result,
         run=Run,
         reason=Reason,
-        rank=OUTCOME_RANK.format(o=sql.SQL("r.outcome")),
+        first=outcome_first("r"),
         join=sql.SQL("LEFT JOIN" if missing else "CROSS JOIN"),
-        on=sql.SQL(
-            "ON true WHERE o.outcome IS NOT NULL "
-            "OR (run.complete AND run.branch IN (%(branch)s, ''))"
-            if missing
-            else ""
-        ),
+        on=sql.SQL("ON true WHERE o.outcome IS NOT NULL OR (run.complete AND {branch})").format(
+            branch=on_default_branch_sql("run", sql.Placeholder("branch"))
+        )
+        if missing
+        else sql.SQL(""),
     )
 
 

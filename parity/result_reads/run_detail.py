@@ -11,6 +11,7 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 
+from parity.definitions import is_default_branch
 from parity.models import BackendState, Run, Upload, UploadFile
 from parity.result_reads.verdict import ClosedGap, Verdict, run_verdict
 from parity.selectors.runs import COUNT_FIELDS
@@ -71,7 +72,7 @@ def run_detail(*, run: Run) -> RunDetail:
         .values_list("current_run_id", "current_run__started_at")
         .first()
     ) or (None, None)
-    default_branch = run.branch in ("", run.project.default_branch)
+    default_branch = is_default_branch(run.branch, run.project.default_branch)
     return RunDetail(
         run=run,
         is_current=current_id == run.pk,

@@ -40,13 +40,13 @@ from django.db.models import Q
 from psycopg2 import sql
 
 from parity.definitions import (
-    HASH_JOINS_UNTIL_COMMIT,
     OUTCOME_PARAMS,
+    PENDING,
     absent_tests,
     cited_issues_closed,
     coverage_dropped,
     default_branch_runs,
-    gap_state,
+    gap,
     on_default_branch,
     run_outcomes,
     triage_picks,
@@ -65,6 +65,12 @@ from parity.models import (
 )
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
+from parity.plans import (
+    FENCE,
+    HASH_JOINS_UNTIL_COMMIT,
+    MERGE_JOINS_UNTIL_COMMIT,
+    SORTS_IN_MEMORY_UNTIL_COMMIT,
+)
 from parity.selectors.fragments import all_closed, issue_infos
 from parity.selectors.manifest import (
     backend_exemptions,
@@ -190,30 +196,27 @@ def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> s
         lacking = (
             "SELECT test_id FROM p EXCEPT SELECT test_id FROM x"
             if has_baseline
-            # Nothing to lack; Postgres would still hash the run's outcomes to find it (a first
-            # run's 50k at 4 x 100k tests).
+            # Nothing to lack; Postgres would still hash the run's outcomes to find it (all of a
+            # first run's).
             else "SELECT NULL::bigint AS test_id WHERE false"
         )
     return sql.SQL(
         """
         WITH x AS ({x}), p AS ({p}), a AS ({absent}), {scope}
-        -- is_gx, a gap of the run; is_gp, a gap of the baseline: each test the reference
-        -- passes, skipped, failed or errored there, or absent (x: ``xo``, p: ``po`` NULL). A
-        -- test the reference first ran after a run started is pending there, no gap (its
-        -- ``since``); one absent from an incomplete run may still come.
+        -- is_gx, a gap of the run; is_gp, a gap of the baseline: the test's gap there
+        -- (``parity.definitions.gap``: x's ``xo``, p's ``po``), unless pending (the reference
+        -- first ran it after that run started: its ``since``). One absent from an incomplete
+        -- run is no gap yet: it may still come.
         j AS (
-            SELECT t.test_id, {state} AS state, t.xr AS reason_id, t.xo IS NOT NULL AS in_run,
-                   t.po, t.pr,
-                   coalesce(t.xo <> %(passed)s
-                            OR (t.xo IS NULL AND %(complete)s
-                                AND NOT coalesce(t.since > %(started_at)s, false)),
-                            false) AS is_gx,
-                   coalesce(t.po <> %(passed)s
-                            OR (t.po IS NULL
-                                AND NOT coalesce(t.since > %(baseline_started_at)s, false)),
-                            false)
-                       AND %(has_baseline)s AS is_gp
-            FROM ({compared}) t LEFT JOIN a ON a.test_id = t.test_id
+            SELECT g.test_id, g.state, g.reason_id, g.in_run, g.po, g.pr,
+                   coalesce(g.state <> {pending} AND (g.in_run OR %(complete)s), false)
+                       AS is_gx,
+                   coalesce(g.was <> {pending}, false) AND %(has_baseline)s AS is_gp
+            FROM (
+                SELECT t.test_id, {state} AS state, {was} AS was, t.xr AS reason_id,
+                       t.xo IS NOT NULL AS in_run, t.po, t.pr
+                FROM ({compared}) t LEFT JOIN a ON a.test_id = t.test_id
+            ) g
         ),
         closed AS ({closed}),
         lacking_tests AS ({lacking})
@@ -223,8 +226,8 @@ def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> s
             "SELECT test_id, po, pr FROM j WHERE is_gp AND NOT is_gx AND (%(complete)s OR in_run)"
             if has_baseline
             # Without a baseline nothing closes; j then has one reader (the opened gaps), so
-            # Postgres folds it into theirs instead of storing the reference's 97k rows first
-            # (35 ms of a first run's verdict at 4 x 100k tests).
+            # Postgres folds it into theirs instead of storing every test the reference passes
+            # first.
             else "SELECT NULL::bigint AS test_id, NULL::smallint AS po, NULL::bigint AS pr"
             " WHERE false"
         ),
@@ -233,7 +236,15 @@ def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> s
         scope=scope,
         compared=compared,
         lacking=sql.SQL(lacking),
-        state=gap_state(sql.SQL("t.xo"), sql.SQL("a.state")),
+        state=gap(
+            sql.SQL("t.xo"),
+            absent=sql.SQL("a.state"),
+            pending=sql.SQL("coalesce(t.since > %(started_at)s, false)"),
+        ),
+        was=gap(
+            sql.SQL("t.po"), pending=sql.SQL("coalesce(t.since > %(baseline_started_at)s, false)")
+        ),
+        pending=PENDING,
         absent=absent_tests(sql.Placeholder("run")),
     )
 
@@ -288,18 +299,18 @@ _SCOPE_PENDING_SQL = """
           AND c.since > least(%(started_at)s, %(baseline_started_at)s)
           AND c.since <= greatest(%(started_at)s, %(baseline_started_at)s)
           AND NOT EXISTS (
-              SELECT 1 FROM {result} r WHERE r.run_id = %(run)s AND r.test_id = c.test_id OFFSET 0
+              SELECT 1 FROM {result} r WHERE r.run_id = %(run)s AND r.test_id = c.test_id {fence}
           )
           AND NOT EXISTS (
               SELECT 1 FROM {result} r
-              WHERE r.run_id = %(baseline)s AND r.test_id = c.test_id OFFSET 0
+              WHERE r.run_id = %(baseline)s AND r.test_id = c.test_id {fence}
           )
     """
 _SCOPED_COMPARED_SQL = """
     SELECT d.test_id, r.since, d.xo, d.xr, d.po, d.pr
-    FROM d CROSS JOIN LATERAL (  -- a fence: one probe of the reference per test
+    FROM d CROSS JOIN LATERAL (  -- fenced: one probe of the reference per test
         SELECT c.outcome, c.since FROM {current} c
-        WHERE c.backend_id = %(reference)s AND c.test_id = d.test_id OFFSET 0
+        WHERE c.backend_id = %(reference)s AND c.test_id = d.test_id {fence}
     ) r
     WHERE r.outcome = %(passed)s
     """
@@ -307,9 +318,11 @@ _SCOPED = {
     False: (
         model_sql(
             _SCOPE_SQL,
-            pending=model_sql(_SCOPE_PENDING_SQL, current=CurrentOutcome, result=Result),
+            pending=model_sql(
+                _SCOPE_PENDING_SQL, current=CurrentOutcome, result=Result, fence=FENCE
+            ),
         ),
-        model_sql(_SCOPED_COMPARED_SQL, current=CurrentOutcome),
+        model_sql(_SCOPED_COMPARED_SQL, current=CurrentOutcome, fence=FENCE),
     ),
     # The reference's own run: its baseline plays the reference, which has no ``since``.
     True: (
@@ -323,7 +336,7 @@ _SCOPED = {
 
 
 # Continues the prefix's WITH. One statement, so the run's, the baseline's and the reference's
-# outcomes are read once (a nightly run of 90k tests: each read costs 150-250 ms at 4 x 100k,
+# outcomes are read once (each read of a nightly run's is a large part of its verdict,
 # bench/pages_bench.py --big): one row has the counts, the first closed gaps, what the run
 # lacks and how many opened gaps have each (reason, triage, kind) (as JSON, decoded once: on
 # every row, decoding took longer than the query); each other row one gap of the page of gaps
@@ -390,10 +403,9 @@ _VERDICT_SQL = """
     FROM listed g
     """
 # The opened gaps' keys. A run with a baseline opens a few hundred gaps: each key is looked up
-# by the tests' primary key. A run without one (a backend's first) opens every gap it has, 52k
-# at 4 x 100k tests: one join with the project's tests costs less than that many lookups
-# (25 ms less there, hashed; merged now, ``_FIRST_RUN_PLAN_SETTINGS``; 30 ms more for a nightly
-# run, whose gaps are few; bench/README.md).
+# by the tests' primary key. A run without one (a backend's first) opens every gap it has, tens
+# of thousands: one join with the project's tests (merged, ``_FIRST_RUN_PLAN_SETTINGS``) costs
+# less than that many lookups, and more than a nightly run's few (bench/README.md).
 _OPENED_PROBED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
            (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key,
@@ -410,8 +422,8 @@ _OPENED_JOINED = """
 
 
 # Whether an opened gap's reason cites an issue: ``reason_has_issue``'s rule, but as one hashed
-# set of the reasons with issues rather than a lookup per gap (a first run's 52k lookups took
-# 25 ms at 4 x 100k tests). A gap without a reason: NULL, so false.
+# set of the reasons with issues rather than a lookup per gap (a first run's tens of thousands
+# of lookups cost more than the hash). A gap without a reason: NULL, so false.
 _REASON_ISSUE = "coalesce(o.reason_id IN (SELECT ri.reason_id FROM {reason_issues} ri), false)"
 
 
@@ -424,23 +436,19 @@ def _verdict_sql(opened: str) -> sql.Composed:
         reason_issue=model_sql(_REASON_ISSUE, reason_issues=Reason.issues.through),
         picks=triage_picks("o", "test_id"),
         all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
-        was=gap_state(sql.SQL("c.po")),
+        was=gap(sql.SQL("c.po")),
     )
 
 
-# Each run's outcomes are its results deduplicated by a sort: at the default 4 MB, a first run's
-# 50k spilled to disk (12 ms of its verdict at 4 x 100k tests; a nightly run's the same either
-# way, bench/README.md). Until the end of the transaction, as the join settings.
-_PLAN_SETTINGS = HASH_JOINS_UNTIL_COMMIT + sql.SQL("; SET LOCAL work_mem = '32MB'")
+# Each run's outcomes are its results deduplicated by a sort, in memory (``parity.plans``),
+# and its joins hashed, until the end of the transaction.
+_PLAN_SETTINGS = HASH_JOINS_UNTIL_COMMIT + sql.SQL("; ") + SORTS_IN_MEMORY_UNTIL_COMMIT
 # A first run's gaps join the run's outcomes, the reference's and the tests, all by test id,
 # tens of thousands each: merged in test id order (the reference's and the tests' indexes give
-# it) they cost 40 ms less than hashed (the planner hashes the reference's 97k and the project's
-# 100k tests, wide with their keys), though the triage picks and their join back then sort the
-# gaps (25 ms more). 20-30 ms less Postgres CPU in all, of 180, at 4 x 100k tests.
-_FIRST_RUN_PLAN_SETTINGS = sql.SQL(
-    "SET LOCAL enable_nestloop = off; SET LOCAL enable_hashjoin = off; SET LOCAL jit = off;"
-    " SET LOCAL work_mem = '32MB'"
-)
+# it) they cost less than hashed (the planner hashes the reference's rows and the project's
+# tests, wide with their keys), though the triage picks and their join back then sort the gaps
+# (bench/README.md).
+_FIRST_RUN_PLAN_SETTINGS = MERGE_JOINS_UNTIL_COMMIT + sql.SQL("; ") + SORTS_IN_MEMORY_UNTIL_COMMIT
 
 _VERDICT_PROBED, _VERDICT_JOINED = _verdict_sql(_OPENED_PROBED), _verdict_sql(_OPENED_JOINED)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
+from parity.definitions import triages_unexpired
 from parity.models import (
     Backend,
     FileCell,
@@ -20,7 +21,7 @@ from parity.models import (
     Triage,
 )
 from parity.pure.globs import file_matches, pattern_literal, pattern_regex, pattern_shape
-from parity.selectors.fragments import sort_order, triages_unexpired
+from parity.selectors.fragments import sort_order
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
 

@@ -9,7 +9,6 @@ from datetime import datetime
 
 from django.db.models import Count, F, Q
 from django.db.models.expressions import OrderBy
-from django.utils import timezone
 
 from parity.models import (
     Backend,
@@ -44,11 +43,6 @@ def backend_names(project: Project) -> dict[int, str]:
     """Backend pk -> name in page order (``reference_first``). One query."""
     pairs = project.backends.values_list("pk", "name")
     return dict(sorted(pairs, key=lambda p: (p[0] != project.reference_backend_id, p[1])))
-
-
-def triages_unexpired() -> Q:
-    """Triages that still apply: no expiry day, or not past it (as the engine's pick)."""
-    return Q(expires_on__isnull=True) | Q(expires_on__gte=timezone.now().date())
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,11 @@ from dataclasses import asdict, dataclass, field, replace
 
 from django.db.models import F, Q
 
+from parity.definitions import triages_unexpired
 from parity.models import Backend, FileCell, ProbeOutcome, Project, Triage, TriageKind
 from parity.pure.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.pure.normalize.runner_ids import runner_identity
-from parity.selectors.fragments import issue_urls, triages_unexpired
+from parity.selectors.fragments import issue_urls
 
 # Kinds that take tests out of a run; quarantined tests still run.
 SKIPPING_KINDS = (TriageKind.TRACKED, TriageKind.INTENDED)

@@ -5,8 +5,9 @@ import datetime
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 
+from parity.definitions import on_default_branch_q
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
 from parity.pure.scores import Scores, scores
 from parity.selectors.fragments import headline_score, reference_first
@@ -94,7 +95,7 @@ def _current_run(backend: Backend) -> Run | None:
 def _off_branch(runs: QuerySet[Run]) -> QuerySet[Run]:
     """Complete runs on branches their project does not compare (probes are never current)."""
     return runs.filter(complete=True, probe=False).exclude(
-        Q(branch=F("project__default_branch")) | Q(branch="")
+        on_default_branch_q(F("project__default_branch"))
     )
 
 

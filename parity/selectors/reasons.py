@@ -23,6 +23,7 @@ from django.db.models import (
     Value,
 )
 
+from parity.definitions import triages_unexpired
 from parity.models import (
     CurrentOutcome,
     Gap,
@@ -36,7 +37,7 @@ from parity.models import (
 from parity.models.reasons import ReasonKind
 from parity.pure.normalize import expected_failure_reason, is_expected_failure
 from parity.pure.skip_rules import NO_REASON
-from parity.selectors.fragments import IssueInfo, issue_infos, triages_unexpired
+from parity.selectors.fragments import IssueInfo, issue_infos
 
 OTHER = "other"
 

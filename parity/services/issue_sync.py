@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
+from parity.definitions import triages_unexpired
 from parity.engine.gap_triages import triages_refresh
 from parity.models import Gap, IssueState, Reason, TrackingIssue, Triage
 from parity.models.projects import project_lock
@@ -93,9 +94,7 @@ def cited_issues(*, today: datetime.date | None = None) -> QuerySet[TrackingIssu
         Exists(open_gap_of_reason)
     )
     by_gap_triage = Gap.objects.filter(is_open=True, triage__issue_id=OuterRef("pk"))
-    by_exemption = Triage.objects.filter(issue_id=OuterRef("pk")).filter(
-        Q(expires_on__isnull=True) | Q(expires_on__gte=today)
-    )
+    by_exemption = Triage.objects.filter(issue_id=OuterRef("pk")).filter(triages_unexpired(today))
     return TrackingIssue.objects.filter(
         Exists(by_reason) | Exists(by_gap_triage) | Exists(by_exemption)
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from parity.definitions import triages_unexpired, unexpired
 from parity.engine.gap_triages import triages_refresh
 from parity.models import (
     Backend,
@@ -112,7 +113,7 @@ def triage_check(
             "Quarantine names tests (a test or a pattern), not a skip reason.", field="kind"
         )
     today = timezone.now().date()
-    if expires_on is not None and expires_on < today and expires_on != expires_was:
+    if not unexpired(expires_on, today) and expires_on != expires_was:
         raise TriageRejected(f"'expires_on' {expires_on} has already passed.", field="expires_on")
 
 
@@ -236,9 +237,9 @@ def triages_expire() -> list[int]:
     today = timezone.now().date()
     project_ids = sorted(
         set(
-            Triage.objects.filter(expires_on__lt=today, expired=False).values_list(
-                "project_id", flat=True
-            )
+            Triage.objects.filter(expired=False)
+            .exclude(triages_unexpired(today))
+            .values_list("project_id", flat=True)
         )
     )
     for project_id in project_ids:

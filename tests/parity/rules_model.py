@@ -1,0 +1,316 @@
+"""A plain-Python model of the rules ``parity.definitions`` states once in SQL: which run may be
+current (and which is), a test's outcome in a run, a gap and its state (pending and absent
+included), and the triage that applies. Plain data in, plain answers out: no database, no
+Django. ``tests/parity/test_rules_model.py`` holds the three users of those rules to it: the
+engine's ``Gap`` and ``PendingTest`` rows after ``parity_recompute``, the verdict of a run
+(``parity.result_reads.verdict``) and the aligned view (``parity.result_reads.aligned``).
+
+The model is written from the rules as ``ARCHITECTURE.md`` and the docstrings state them, not
+from the SQL: each function is the slow, obvious reading of one rule.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+
+from parity.pure.globs import key_matches
+
+PASSED, SKIPPED, FAILED, ERROR = 1, 2, 3, 4  # parity.models.Outcome's codes
+_STATE_OF = {SKIPPED: "skipped", FAILED: "failed", ERROR: "error"}
+# A test's outcome in a run when it has several results there: error beats failed beats passed
+# beats skipped; among equals, the last result written.
+_RANK = {ERROR: 4, FAILED: 3, PASSED: 2, SKIPPED: 1}
+NO_BRANCH = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    id: int
+    test: int
+    outcome: int
+    reason: int | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    backend: int
+    started_at: datetime.datetime
+    commit: str = ""
+    branch: str = NO_BRANCH
+    complete: bool = True
+    probe: bool = False
+    results_expired: bool = False
+    results: tuple[Result, ...] = ()
+    manifest: dict[str, str] = field(default_factory=dict)  # file -> state, files not "ran"
+
+
+@dataclass(frozen=True)
+class Triage:
+    id: int
+    kind: str  # tracked, intended, quarantine
+    created_at: datetime.datetime
+    test: int | None = None
+    reason: int | None = None
+    match_regex: str = ""  # the pattern's regex (``parity.pure.globs.pattern_regex``)
+    backends: frozenset[int] = frozenset()  # none: every backend
+    expires_on: datetime.date | None = None
+
+
+@dataclass(frozen=True)
+class World:
+    """A project's inputs: its runs, tests (id -> (key, file)), reference backend, default
+    branch and triages, and the reference's runs in the order each became its current run
+    (what a test's ``since`` there is read from)."""
+
+    runs: tuple[Run, ...]
+    tests: dict[int, tuple[str, str]]
+    reference: int
+    default_branch: str
+    triages: tuple[Triage, ...] = ()
+    reference_history: tuple[int, ...] = ()
+
+    def run(self, run_id: int) -> Run:
+        return next(r for r in self.runs if r.id == run_id)
+
+
+# --- Which run may be current, and which is ---------------------------------------------------
+
+
+def may_be_current(run: Run, default_branch: str) -> bool:
+    return not run.probe and run.branch in (default_branch, NO_BRANCH)
+
+
+def current_run(world: World, backend: int, *, at: datetime.datetime | None = None) -> Run | None:
+    """The backend's latest complete run that may be current (started no later than ``at``)."""
+    runs = [
+        r
+        for r in world.runs
+        if r.backend == backend
+        and r.complete
+        and may_be_current(r, world.default_branch)
+        and (at is None or r.started_at <= at)
+    ]
+    return max(runs, key=lambda r: (r.started_at, r.id), default=None)
+
+
+# --- A test's outcome in a run ------------------------------------------------------------------
+
+
+def outcomes(run: Run) -> dict[int, tuple[int, int | None]]:
+    """test -> (outcome, reason) of one run."""
+    best: dict[int, Result] = {}
+    for r in run.results:
+        old = best.get(r.test)
+        if old is None or (_RANK[r.outcome], r.id) > (_RANK[old.outcome], old.id):
+            best[r.test] = r
+    return {t: (r.outcome, r.reason) for t, r in best.items()}
+
+
+# --- A gap ----------------------------------------------------------------------------------------
+
+
+def gap(outcome: int | None, *, absent: str | None = None, pending: bool = False) -> str | None:
+    """The gap of a test the reference passes, whose outcome in the backend's run is
+    ``outcome`` (None: the run lacks it): None when the run passes it; skipped, failed, error;
+    lacking it, pending when ``pending``, else why it is absent (the manifest's state of its
+    file) or missing."""
+    if outcome == PASSED:
+        return None
+    if outcome is not None:
+        return _STATE_OF[outcome]
+    if pending:
+        return "pending"
+    return absent or "missing"
+
+
+def since(world: World) -> dict[int, datetime.datetime]:
+    """When the reference first ran each test of its current run: the start of the first of
+    the unbroken line of its current runs (in the order they became current) that had it."""
+    first: dict[int, datetime.datetime] = {}
+    for run_id in world.reference_history:
+        run = world.run(run_id)
+        tests = set(outcomes(run))
+        first = {t: first.get(t, run.started_at) for t in tests}
+    return first
+
+
+@dataclass(frozen=True)
+class BackendGaps:
+    gaps: dict[int, tuple[str, int | None]]  # test -> (state, reason)
+    pending: set[int]
+
+
+def engine_gaps(world: World) -> dict[int, BackendGaps]:
+    """Each backend's open gaps and pending tests, against the reference's current run."""
+    reference = current_run(world, world.reference)
+    found: dict[int, BackendGaps] = {}
+    if reference is None:
+        return found
+    ref, first = outcomes(reference), since(world)
+    for backend in sorted({r.backend for r in world.runs} - {world.reference}):
+        run = current_run(world, backend)
+        if run is None:
+            continue
+        mine = outcomes(run)
+        gaps, pending = {}, set()
+        for test, (outcome, _reason) in ref.items():
+            if outcome != PASSED:
+                continue
+            have = mine.get(test)
+            state = gap(
+                have[0] if have else None,
+                absent=run.manifest.get(world.tests[test][1]),
+                pending=have is None and first[test] > run.started_at,
+            )
+            if state == "pending":
+                pending.add(test)
+            elif state is not None:
+                gaps[test] = (state, have[1] if have else None)
+        # Tests only the backend ran, unless the reference ran them when its run started.
+        then = current_run(world, world.reference, at=run.started_at)
+        had_then = set(outcomes(then)) if then and run.started_at < reference.started_at else set()
+        for test, (_outcome, reason) in mine.items():
+            if test not in ref and test not in had_then:
+                gaps[test] = ("reference_missing", reason)
+        found[backend] = BackendGaps(gaps=gaps, pending=pending)
+    return found
+
+
+# --- The verdict of a run -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    baseline: int | None
+    opened: dict[int, str]  # test -> state
+    closed: set[int]
+
+
+def verdict(world: World, run: Run) -> Verdict:
+    """The gaps ``run`` opens and closes against its backend's current run before it, the
+    reference's current outcomes now the reference (its baseline, for the reference's own)."""
+    earlier = [
+        r
+        for r in world.runs
+        if r.backend == run.backend
+        and r.id != run.id
+        and r.complete
+        and may_be_current(r, world.default_branch)
+        and (r.started_at, r.id) < (run.started_at, run.id)
+    ]
+    baseline = max(earlier, key=lambda r: (r.started_at, r.id), default=None)
+    x = outcomes(run)
+    p = outcomes(baseline) if baseline else {}
+    if run.backend == world.reference:
+        compared = {t: None for t, (o, _r) in p.items() if o == PASSED}
+    else:
+        reference = current_run(world, world.reference)
+        first = since(world)
+        ref = outcomes(reference) if reference else {}
+        compared = {t: first[t] for t, (o, _r) in ref.items() if o == PASSED}
+    opened, closed = {}, set()
+    for test, first_ran in compared.items():
+        xo, po = x.get(test), p.get(test)
+        state = gap(
+            xo[0] if xo else None,
+            absent=run.manifest.get(world.tests[test][1]),
+            pending=first_ran is not None and first_ran > run.started_at,
+        )
+        was = gap(
+            po[0] if po else None,
+            pending=baseline is not None
+            and first_ran is not None
+            and first_ran > baseline.started_at,
+        )
+        # An absent test of an incomplete run may still come: no gap, not known fixed.
+        known = xo is not None or run.complete
+        is_gx = state not in (None, "pending") and known
+        is_gp = baseline is not None and was not in (None, "pending")
+        if is_gx and not is_gp:
+            opened[test] = state
+        if is_gp and not is_gx and known:
+            closed.add(test)
+    return Verdict(baseline=baseline.id if baseline else None, opened=opened, closed=closed)
+
+
+# --- The aligned view -----------------------------------------------------------------------------
+
+
+def aligned_pairs(world: World) -> dict[int, tuple[Run, Run]]:
+    """Backend -> (its run, the reference's) at the newest commit both ran (by the later of the
+    two starts), each the latest complete current-able run of that commit with results kept."""
+    latest: dict[tuple[int, str], Run] = {}
+    for r in world.runs:
+        if r.complete and may_be_current(r, world.default_branch) and not r.results_expired:
+            old = latest.get((r.backend, r.commit))
+            if old is None or (r.started_at, r.id) > (old.started_at, old.id):
+                latest[(r.backend, r.commit)] = r
+    pairs = {}
+    for (backend, commit), run in latest.items():
+        reference = latest.get((world.reference, commit))
+        if backend == world.reference or reference is None:
+            continue
+        rank = (max(run.started_at, reference.started_at), run.id)
+        old = pairs.get(backend)
+        if old is None or rank > (max(old[0].started_at, old[1].started_at), old[0].id):
+            pairs[backend] = (run, reference)
+    return pairs
+
+
+def aligned_gaps(world: World) -> dict[int, dict[int, tuple[str, int | None]]]:
+    """Backend -> test -> (state, reason) at its aligned commit; no test is pending there."""
+    found = {}
+    for backend, (run, reference) in aligned_pairs(world).items():
+        mine, ref = outcomes(run), outcomes(reference)
+        gaps = {}
+        for test, (outcome, _reason) in ref.items():
+            have = mine.get(test)
+            state = (
+                gap(have[0] if have else None, absent=run.manifest.get(world.tests[test][1]))
+                if outcome == PASSED
+                else None
+            )
+            if state is not None:
+                gaps[test] = (state, have[1] if have else None)
+        for test, (_outcome, reason) in mine.items():
+            if test not in ref:
+                gaps[test] = ("reference_missing", reason)
+        found[backend] = gaps
+    return found
+
+
+# --- The triage that applies ----------------------------------------------------------------------
+
+
+def triage_pick(
+    world: World, *, backend: int, test: int, reason: int | None, today: datetime.date
+) -> Triage | None:
+    """The one unexpired triage that applies to a gap: one naming its test, its reason or a
+    pattern its key matches, on every backend or on its own; intended first, then the most
+    specific (a test, a pattern, a reason; named backends over all), then the newest."""
+    key = world.tests[test][0]
+    applies = [
+        t
+        for t in world.triages
+        if (
+            t.test == test
+            or (t.reason is not None and t.reason == reason)
+            or (t.match_regex and key_matches(t.match_regex, key))
+        )
+        and (not t.backends or backend in t.backends)
+        and (t.expires_on is None or t.expires_on >= today)
+    ]
+    return max(
+        applies,
+        key=lambda t: (
+            t.kind == "intended",
+            t.test is not None,
+            bool(t.match_regex),
+            bool(t.backends),
+            t.created_at,
+            t.id,
+        ),
+        default=None,
+    )
