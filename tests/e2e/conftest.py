@@ -61,6 +61,15 @@ def stack_started(tmp_path_factory, extra_env: dict[str, str]) -> Iterator[LiveS
     yield from _served(tmp_path_factory.mktemp("e2e-stack"), REDIS_URL, extra_env)
 
 
+def stack_trusting(tmp_path_factory, issuer) -> Iterator[LiveStack]:
+    """``stack_started`` for a server that trusts ``issuer``'s OIDC tokens
+    (``tests.oidc_issuer.FakeIssuer``)."""
+    yield from stack_started(
+        tmp_path_factory,
+        {"PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS), "PARITY_OIDC_ISSUERS": issuer.url},
+    )
+
+
 def stack_on_owned_redis(
     directory: Path, owned_redis: OwnedRedis, extra_env: dict[str, str], **options
 ) -> Iterator[LiveStack]:

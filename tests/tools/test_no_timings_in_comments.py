@@ -60,7 +60,6 @@ ALLOWED = {
 }
 
 
-
 def _named(path: str, tail: str) -> bool:
     return ("/" + path).endswith("/" + tail.lstrip("/"))
 

@@ -26,7 +26,7 @@ from parity import __version__
 from parity.models import BackendState, Run, Upload
 from parity.oidc.exchange import trust_rule_create
 from parity.services.projects import upload_token_create
-from tests.e2e.conftest import STALE_SECONDS, stack_started
+from tests.e2e.conftest import stack_trusting
 from tests.junit_builder import Case, junit_xml
 from tests.oidc_issuer import FakeIssuer
 from tests.parity.clients.conftest import clean_environment, python38
@@ -152,10 +152,7 @@ def issuer():
 @pytest.fixture(scope="module")
 def stack(django_db_setup, tmp_path_factory, issuer):
     """This module's stack (the ``live`` fixture serves it): it trusts the fake issuer."""
-    yield from stack_started(
-        tmp_path_factory,
-        {"PARITY_UPLOAD_STALE_SECONDS": str(STALE_SECONDS), "PARITY_OIDC_ISSUERS": issuer.url},
-    )
+    yield from stack_trusting(tmp_path_factory, issuer)
 
 
 @pytest.fixture
