@@ -9,6 +9,7 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
     python parity_ci.py run --backend tpu --shard 2/4 --timeout 1800 --complete --gate \
         -- python -m pytest {file} --junitxml={junit}       # one by one, exemptions applied
     python parity_ci.py manifest --backend tpu -o parity-manifest.json
+    python parity_ci.py query gaps --backend tpu --untracked --json   # for bots: docs/query.md
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
 ``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. With
@@ -1422,6 +1423,251 @@ def _issue_label(url: str) -> str:
     return f"#{tail}" if tail.isdigit() else url
 
 
+# --- Queries: the read API, shaped for bots --------------------------------------------------
+# ``query --json`` prints one document whose fields are this client's, documented in
+# docs/query.md: each item is built here field by field, never the server's JSON passed on, so
+# the API may grow or rename without breaking a bot that reads the client.
+
+QUERY_KINDS = ("gaps", "exemptions", "verdict", "tests")
+QUERY_LIMIT = 1000
+QUERY_PAGE = 500
+VERDICT_GAPS_MAX = 5000  # the server lists at most this many of a verdict's gaps at once
+QUERY_TEXTS = ("match", "test", "reason", "note")  # what --q searches in an exemption
+# Which options each kind takes: any other is a usage error, not silently ignored.
+QUERY_OPTIONS = {
+    "gaps": ("backend", "state", "q", "untracked"),
+    "exemptions": ("backend", "state", "q"),
+    "verdict": ("run",),
+    "tests": ("q",),
+}
+
+
+def query_gap(gap: Mapping[str, Any]) -> dict:
+    return {
+        "id": gap.get("id"),
+        "test": gap["test"],
+        "test_id": gap.get("test_id"),
+        "backend": gap["backend"],
+        "state": gap["state"],
+        "reason": gap.get("reason"),
+        "tracking": gap_tracking(gap),
+        "tracked": bool(gap.get("tracked")),
+        "intended": bool(gap.get("intended")),
+        "issues": list(gap.get("issues") or []),
+        "exemption": gap.get("exemption"),
+        "first_seen": gap.get("first_seen"),
+        "owners": list(gap.get("owners") or []),
+    }
+
+
+def query_exemption(triage: Mapping[str, Any]) -> dict:
+    note = triage.get("note") or None
+    return {
+        "id": triage["id"],
+        "kind": triage["kind"],
+        "pattern": triage.get("match") or triage.get("test") or None,
+        "skip_reason": triage.get("reason"),
+        "reason": note or triage.get("reason"),
+        "issue": triage.get("issue"),
+        "issue_state": triage.get("issue_state"),
+        "backends": list(triage.get("backends") or []),
+        "expires": triage.get("expires_on"),
+        "expired": bool(triage.get("expired")),
+        "stale": bool(triage.get("stale")),
+    }
+
+
+def query_test(test: Mapping[str, Any]) -> dict:
+    return {"id": test["id"], "test": test["test"], "file": test.get("file")}
+
+
+def _contains(text: str, *values: object) -> bool:
+    text = text.lower()
+    return any(text in str(value).lower() for value in values if value)
+
+
+def _query_pages(
+    client: Client,
+    path: str,
+    query: Mapping[str, str],
+    *,
+    limit: int,
+    page: int,
+    keep: Callable[[Mapping[str, Any]], bool] | None = None,
+) -> tuple[list[dict], int, bool]:
+    """Read a limit/offset list page by page until ``limit`` items pass ``keep`` (0: every
+    one): those items, the server's count, and whether some were left unread."""
+    items: list[dict] = []
+    offset = 0
+    while True:
+        # A filter here may drop any item of a page: read whole pages then.
+        size = page if keep or not limit else min(page, limit - len(items))
+        answer = client.request(
+            "GET", path, query={**query, "limit": str(size), "offset": str(offset)}
+        ).json()
+        results = answer.get("results", [])
+        total = answer.get("count", len(results))
+        offset += len(results)
+        for index, result in enumerate(results):
+            if keep is None or keep(result):
+                items.append(result)
+                if limit and len(items) == limit:
+                    return items, total, index + 1 < len(results) or offset < total
+        if not results or offset >= total:
+            return items, total, False
+
+
+def query_gaps(client: Client, args: argparse.Namespace) -> dict:
+    query = {"backend": args.backend, "state": args.state}
+    if args.untracked:
+        query["tracked"] = "false"
+    found, total, more = _query_pages(
+        client,
+        client._project_path("gaps/"),
+        {k: v for k, v in query.items() if v},
+        limit=args.limit,
+        page=args.page_size,
+        keep=(lambda gap: _contains(args.q, gap["test"])) if args.q else None,
+    )
+    items = [query_gap(gap) for gap in found]
+    return {"total": None if args.q else total, "truncated": more, "items": items}
+
+
+def query_exemptions(client: Client, args: argparse.Namespace) -> dict:
+    def keep(triage: Mapping[str, Any]) -> bool:
+        backends = triage.get("backends") or []
+        return (
+            (not args.backend or not backends or args.backend in backends)
+            and (not args.state or triage["kind"] == args.state)
+            and (not args.q or _contains(args.q, *(triage.get(k) for k in QUERY_TEXTS)))
+        )
+
+    filtered = bool(args.backend or args.state or args.q)
+    found, total, more = _query_pages(
+        client,
+        client._project_path("triage/"),
+        {},
+        limit=args.limit,
+        page=args.page_size,
+        keep=keep if filtered else None,
+    )
+    items = [query_exemption(triage) for triage in found]
+    return {"total": None if filtered else total, "truncated": more, "items": items}
+
+
+def query_verdict(client: Client, args: argparse.Namespace) -> dict:
+    if args.run is None:
+        raise ConfigError("query verdict needs --run ID: the run's id, as upload prints it")
+    path = f"/api/v1/runs/{args.run}/verdict/"
+    page = min(args.page_size, VERDICT_GAPS_MAX)
+    gaps: list[dict] = []
+    while True:
+        size = page if not args.limit else min(page, args.limit - len(gaps))
+        verdict = client.request(
+            "GET", path, query={"gaps_limit": str(size), "gaps_offset": str(len(gaps))}
+        ).json()
+        listed = verdict.get("gaps", [])
+        gaps.extend(listed)
+        total = gaps_total(verdict)
+        if not listed or len(gaps) >= total or (args.limit and len(gaps) >= args.limit):
+            break
+    opened = verdict["opened"]
+    return {
+        "run": verdict["run"],
+        "backend": verdict["backend"],
+        "ok": bool(verdict["ok"]),
+        "complete": bool(verdict.get("complete")),
+        "probe": bool(verdict.get("probe")),
+        "coverage_drop": bool(verdict.get("coverage_drop")),
+        "baseline_run": verdict.get("baseline_run"),
+        "opened": {
+            "untracked": opened["untracked"],
+            "tracked": opened["tracked"],
+            "intended": opened["intended"],
+        },
+        "closed": verdict["closed"],
+        "total": total,
+        "truncated": len(gaps) < total,
+        "items": [query_gap(gap) for gap in gaps],
+    }
+
+
+def query_tests(client: Client, args: argparse.Namespace) -> dict:
+    found, total, more = _query_pages(
+        client,
+        client._project_path("tests/"),
+        {"q": args.q or ""},
+        limit=args.limit,
+        page=args.page_size,
+    )
+    return {"total": total, "truncated": more, "items": [query_test(t) for t in found]}
+
+
+QUERIES = {
+    "gaps": query_gaps,
+    "exemptions": query_exemptions,
+    "verdict": query_verdict,
+    "tests": query_tests,
+}
+
+
+def query_document(client: Client, args: argparse.Namespace) -> dict:
+    """The ``query --json`` document: ``kind``, ``project``, ``count`` (items listed),
+    ``total``, ``truncated``, ``items``; a verdict adds its own fields."""
+    if args.limit < 0 or args.page_size < 1:
+        raise ConfigError("--limit must be 0 (no limit) or more, --page-size 1 or more")
+    allowed = QUERY_OPTIONS[args.kind]
+    for option in ("backend", "state", "q", "run", "untracked"):
+        if getattr(args, option) not in (None, False) and option not in allowed:
+            takes = ", ".join(f"--{o}" for o in allowed)
+            raise ConfigError(f"query {args.kind} takes no --{option} (it takes {takes})")
+    found = QUERIES[args.kind](client, args)
+    items = found.pop("items")
+    document = {"kind": args.kind, "project": client.project, "count": len(items)}
+    document.update(found)
+    document["items"] = items
+    return document
+
+
+def query_lines(document: Mapping[str, Any]) -> list[str]:
+    """The document as a reader wants it: a headline, then one aligned row per item."""
+    kind, items = document["kind"], document["items"]
+    lines = []
+    if kind == "verdict":
+        opened = document["opened"]
+        lines.append(
+            f"verdict for {document['backend']} run {document['run']}: "
+            f"{'ok' if document['ok'] else 'NOT OK'}; opened {opened['untracked']} untracked, "
+            f"{opened['tracked']} tracked, {opened['intended']} intended gap(s), "
+            f"closed {document['closed']}"
+        )
+    if kind in ("gaps", "verdict"):
+        rows = [
+            [g["state"], g["tracking"], g["backend"], g["test"], _clip(g["reason"] or "", 80)]
+            for g in items
+        ]
+    elif kind == "exemptions":
+        rows = [
+            [
+                str(e["id"]),
+                e["kind"],
+                ",".join(e["backends"]) or "all",
+                e["pattern"] or f"reason: {e['skip_reason']}",
+                _clip(" ".join(filter(None, [e["issue"], e["reason"]])), 80),
+            ]
+            for e in items
+        ]
+    else:
+        rows = [[str(t["id"]), t["test"]] for t in items]
+    if rows:
+        lines.extend(_columns(rows))
+    total = document.get("total")
+    counted = f"{document['count']} of {total}" if total is not None else str(document["count"])
+    more = " (more: raise --limit)" if document["truncated"] else ""
+    lines.append(f"{counted} {'gaps' if kind == 'verdict' else kind}{more}")
+    return lines
+
+
 # --- Commands -------------------------------------------------------------------------------
 
 
@@ -1628,6 +1874,15 @@ def command_manifest(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
+def command_query(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    document = query_document(client_from_args(args, env), args)
+    if args.json:
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        sys.stdout.write("".join(f"{line}\n" for line in query_lines(document)))
+    return EXIT_OK
+
+
 def shard_files(manifest: Mapping[str, Any], shard: str | None) -> list[str]:
     """The manifest's files, or with ``shard`` ("I/N") the I-th of N duration-balanced shards."""
     files = list(manifest["files"])
@@ -1755,6 +2010,33 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     files.add_argument("--shard", metavar="I/N", help="only shard I of N, balanced by duration")
     files.add_argument("--manifest", metavar="FILE", help="read a saved manifest, not the server")
     files.set_defaults(run_command=command_files)
+
+    query = commands.add_parser(
+        "query",
+        parents=[settings],
+        help="read gaps, exemptions, a verdict or tests; --json for bots (docs/query.md)",
+    )
+    query.add_argument("kind", choices=QUERY_KINDS)
+    query.add_argument("--backend", help="gaps, exemptions: of this backend only")
+    query.add_argument(
+        "--state", help="gaps: of this state (failed, missing...); exemptions: of this kind"
+    )
+    query.add_argument("--run", type=int, metavar="ID", help="verdict: the run's id")
+    query.add_argument(
+        "--q", metavar="TEXT", help="tests: part of a test ID; gaps, exemptions: text they hold"
+    )
+    query.add_argument("--untracked", action="store_true", help="gaps: the untracked only")
+    query.add_argument(
+        "--limit",
+        type=int,
+        default=QUERY_LIMIT,
+        help=f"at most this many items, read page by page (default {QUERY_LIMIT}; 0: all)",
+    )
+    query.add_argument(
+        "--page-size", type=int, default=QUERY_PAGE, help=f"items a request (default {QUERY_PAGE})"
+    )
+    query.add_argument("--json", action="store_true", help="one JSON document (docs/query.md)")
+    query.set_defaults(run_command=command_query)
     return parser
 
 

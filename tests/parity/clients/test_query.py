@@ -1,0 +1,245 @@
+"""``parity_ci.py query ... --json``, the interface for bots, run as a bot runs it (a
+subprocess) against the live stack, on data the client uploaded: the documented fields and
+values of gaps, exemptions, a verdict and a test search, pages followed past the first, and the
+refusals with their exit codes (docs/query.md)."""
+
+import json
+import re
+from pathlib import Path
+
+import parity_ci
+import pytest
+
+from parity.models import Run
+from tests.parity.clients.conftest import python38
+from tests.parity.clients.test_parity_ci_live import (
+    ISSUE,
+    assert_ok,
+    commit_of,
+    current_run_wait,
+    reference_current,
+    write_reports,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+QUERY_DOC = Path(__file__).resolve().parents[3] / "docs" / "query.md"
+T = "test/test_q.py::TestQ::test_{}"
+
+
+def documented(heading: str) -> set[str]:
+    """The fields docs/query.md's table under ``heading`` lists: what a bot may rely on."""
+    section = QUERY_DOC.read_text(encoding="utf-8").split(f"\n{heading}\n", 1)[1]
+    table = section.split("\n#", 1)[0]
+    return set(re.findall(r"^\| `(\w+)` \|", table, re.M))
+
+
+NAMES = "abcdefg"
+
+
+def query(parity_ci_run, *args: str, **options) -> dict:
+    done = parity_ci_run("query", *args, "--json", **options)
+    assert_ok(done)
+    return json.loads(done.stdout)
+
+
+def triage_post(http_api, body: dict) -> int:
+    reply = http_api.request(
+        "POST",
+        "/api/v1/projects/pytorch-xla/triage/",
+        body=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert reply.status == 201, str(reply)
+    return reply.body["id"]
+
+
+def tpu_run(parity_ci_run, live, tmp_path, name: str, results: dict[str, str]) -> Run:
+    folder = write_reports(tmp_path / name, results)
+    done = parity_ci_run(
+        "upload",
+        str(folder),
+        "--backend",
+        "tpu",
+        "--commit",
+        commit_of(name),
+        "--complete",
+        "--wait",
+    )
+    assert_ok(done)
+    run = Run.objects.get(backend__name="tpu", commit=commit_of(name))
+    current_run_wait(live, backend="tpu", run_id=run.pk)
+    return run
+
+
+@pytest.fixture
+def gaps_on_tpu(parity_ci_run, http_api, live, tmp_path) -> dict[str, int]:
+    """The reference passes test_a..g; tpu passes a, fails b, c, e, f and skips d; test_c is
+    tracked by an issue, test_d intended: the exemptions' ids by name."""
+    reference_current(parity_ci_run, live, tmp_path / "cpu", {T.format(n): "passed" for n in NAMES})
+    results = {T.format(n): "failed" for n in "bcef"}
+    results.update({T.format("a"): "passed", T.format("g"): "passed", T.format("d"): "skipped"})
+    tpu_run(parity_ci_run, live, tmp_path, "tpu1", results)
+    return {
+        "c": triage_post(
+            http_api,
+            {"kind": "tracked", "match": T.format("c"), "backends": ["tpu"], "issue_url": ISSUE},
+        ),
+        "d": triage_post(
+            http_api, {"kind": "intended", "match": T.format("d"), "note": "no d anywhere"}
+        ),
+    }
+
+
+def test_gaps_say_test_backend_state_reason_and_tracking_page_by_page(parity_ci_run, gaps_on_tpu):
+    every = query(parity_ci_run, "gaps", "--backend", "tpu", "--page-size", "2")
+
+    assert (every["kind"], every["project"], every["count"], every["total"]) == (
+        "gaps",
+        "pytorch-xla",
+        5,
+        5,
+    )
+    assert every["truncated"] is False
+    by_test = {gap["test"]: gap for gap in every["items"]}
+    assert sorted(by_test) == [T.format(n) for n in "bcdef"]  # read in three pages of two
+    b, c, d = (by_test[T.format(n)] for n in "bcd")
+    assert (b["backend"], b["state"], b["reason"], b["tracking"]) == (
+        "tpu",
+        "failed",
+        "failed here",
+        "untracked",
+    )
+    assert (b["tracked"], b["intended"], b["issues"]) == (False, False, [])
+    assert (c["tracking"], c["tracked"], c["issues"]) == ("tracked", True, [ISSUE])
+    assert (d["state"], d["reason"], d["tracking"]) == ("skipped", "skipped here", "intended")
+    assert set(b) == documented("### `gaps` items")
+    assert set(every) == documented("## The document")
+
+    first = query(parity_ci_run, "gaps", "--limit", "3", "--page-size", "2")
+    untracked = query(parity_ci_run, "gaps", "--untracked", "--state", "failed")
+    found = query(parity_ci_run, "gaps", "--q", "TEST_E")
+    none = query(parity_ci_run, "gaps", "--backend", "gpu")
+
+    assert (first["count"], first["total"], first["truncated"]) == (3, 5, True)
+    assert [g["test"] for g in first["items"]] == [g["test"] for g in every["items"][:3]]
+    assert sorted(g["test"] for g in untracked["items"]) == [T.format(n) for n in "bef"]
+    assert [g["test"] for g in found["items"]] == [T.format("e")]
+    assert (none["count"], none["items"]) == (0, [])
+
+    text = parity_ci_run("query", "gaps", "--backend", "tpu")
+    assert_ok(text)
+    rows = text.stdout.splitlines()
+    assert [row.split()[:4] for row in rows if T.format("b") in row] == [
+        ["failed", "untracked", "tpu", T.format("b")]
+    ]
+    assert rows[-1] == "5 of 5 gaps"
+
+
+def test_exemptions_say_pattern_reason_issue_and_backends(parity_ci_run, gaps_on_tpu):
+    every = query(parity_ci_run, "exemptions", "--page-size", "1")
+    on_gpu = query(parity_ci_run, "exemptions", "--backend", "gpu")
+    intended = query(parity_ci_run, "exemptions", "--state", "intended")
+
+    assert (every["kind"], every["count"], every["total"], every["truncated"]) == (
+        "exemptions",
+        2,
+        2,
+        False,
+    )
+    by_id = {e["id"]: e for e in every["items"]}
+    tracked, kept = by_id[gaps_on_tpu["c"]], by_id[gaps_on_tpu["d"]]
+    assert (tracked["kind"], tracked["pattern"], tracked["issue"], tracked["backends"]) == (
+        "tracked",
+        T.format("c"),
+        ISSUE,
+        ["tpu"],
+    )
+    assert (kept["kind"], kept["pattern"], kept["reason"], kept["issue"], kept["backends"]) == (
+        "intended",
+        T.format("d"),
+        "no d anywhere",
+        None,
+        [],  # every backend
+    )
+    assert (kept["expired"], kept["expires"]) == (False, None)
+    assert set(kept) == documented("### `exemptions` items")
+    assert [e["id"] for e in on_gpu["items"]] == [gaps_on_tpu["d"]]
+    assert on_gpu["total"] is None  # filtered here: the server's count is not of these
+    assert [e["id"] for e in intended["items"]] == [gaps_on_tpu["d"]]
+
+
+def test_verdict_says_ok_opened_and_closed_with_every_gap(
+    parity_ci_run, gaps_on_tpu, live, tmp_path
+):
+    # b and c pass now (closed 2); g fails (opened 1, untracked): not ok.
+    results = {T.format(n): "passed" for n in "abcg"}
+    results.update({T.format("e"): "failed", T.format("f"): "failed", T.format("d"): "skipped"})
+    results[T.format("g")] = "failed"
+    run = tpu_run(parity_ci_run, live, tmp_path, "tpu2", results)
+
+    verdict = query(parity_ci_run, "verdict", "--run", str(run.pk), "--page-size", "1")
+
+    assert (verdict["kind"], verdict["run"], verdict["backend"]) == ("verdict", run.pk, "tpu")
+    assert (verdict["ok"], verdict["complete"], verdict["probe"]) == (False, True, False)
+    assert verdict["opened"] == {"untracked": 1, "tracked": 0, "intended": 0}
+    assert verdict["closed"] == 2
+    assert (verdict["count"], verdict["total"], verdict["truncated"]) == (1, 1, False)
+    assert set(verdict) == documented("## The document") | documented("### `verdict`")
+    (gap,) = verdict["items"]
+    assert set(gap) == documented("### `gaps` items")
+    assert (gap["test"], gap["state"], gap["tracking"], gap["exemption"]) == (
+        T.format("g"),
+        "failed",
+        "untracked",
+        None,
+    )
+
+    first = Run.objects.get(commit=commit_of("tpu1"))
+    opened = query(parity_ci_run, "verdict", "--run", str(first.pk), "--page-size", "2")
+    assert opened["opened"]["untracked"] + opened["opened"]["tracked"] >= 3
+    assert opened["count"] == opened["total"] > 2  # past the first page of two
+    text = parity_ci_run("query", "verdict", "--run", str(run.pk))
+    assert_ok(text)
+    assert text.stdout.startswith(f"verdict for tpu run {run.pk}: NOT OK; opened 1 untracked")
+
+
+def test_tests_are_searched_page_by_page(parity_ci_run, gaps_on_tpu):
+    found = query(parity_ci_run, "tests", "--q", "test_q.py::TestQ", "--page-size", "3")
+    some = query(parity_ci_run, "tests", "--q", "TestQ", "--limit", "2", "--page-size", "3")
+
+    assert (found["kind"], found["count"], found["total"]) == ("tests", 7, 7)
+    assert sorted(t["test"] for t in found["items"]) == [T.format(n) for n in NAMES]
+    assert {t["file"] for t in found["items"]} == {"test/test_q.py"}
+    assert set(found["items"][0]) == documented("### `tests` items")
+    assert all(isinstance(t["id"], int) for t in found["items"])
+    assert (some["count"], some["total"], some["truncated"]) == (2, 7, True)
+    oldest = python38()  # the client's oldest Python, where this machine has one
+    if oldest:
+        again = query(parity_ci_run, "tests", "--q", "test_q.py::TestQ", python=oldest)
+        assert again == query(parity_ci_run, "tests", "--q", "test_q.py::TestQ")
+
+
+def test_refusals_name_the_problem_and_exit_with_its_code(parity_ci_run, live):
+    unknown = parity_ci_run("query", "gaps", "--json", env={"PARITY_PROJECT": "nope"})
+    refused = parity_ci_run("query", "gaps", "--json", env={"PARITY_TOKEN": "not-a-token"})
+    no_run = parity_ci_run("query", "verdict", "--run", "999999", "--json")
+    needs_run = parity_ci_run("query", "verdict", "--json")
+    misplaced = parity_ci_run("query", "tests", "--backend", "tpu", "--json")
+    no_kind = parity_ci_run("query", "runs", "--json")
+    bad_state = parity_ci_run("query", "gaps", "--state", "melted", "--json")
+
+    for done in (unknown, refused, no_run, needs_run, misplaced, no_kind, bad_state):
+        assert done.stdout == ""  # a bot reads nothing half-written
+    assert (unknown.returncode, refused.returncode) == (
+        parity_ci.EXIT_REJECTED,
+        parity_ci.EXIT_AUTH,
+    )
+    assert "HTTP 404" in unknown.stderr
+    assert "HTTP 401" in refused.stderr and "PARITY_TOKEN" in refused.stderr
+    assert no_run.returncode == parity_ci.EXIT_REJECTED and "HTTP 404" in no_run.stderr
+    assert needs_run.returncode == parity_ci.EXIT_USAGE and "--run ID" in needs_run.stderr
+    assert misplaced.returncode == parity_ci.EXIT_USAGE
+    assert "query tests takes no --backend (it takes --q)" in misplaced.stderr
+    assert no_kind.returncode == parity_ci.EXIT_USAGE and "invalid choice" in no_kind.stderr
+    assert bad_state.returncode == parity_ci.EXIT_REJECTED and "melted" in bad_state.stderr
