@@ -42,6 +42,9 @@ class TriageKind(models.TextChoices):
     INTENDED = "intended"  # backend-specific by design
     # Flaky: CI still runs it, and reports its failure as a skip citing the issue.
     QUARANTINE = "quarantine"
+    # Declared not to apply on the backend (a hardware classification, an out-of-tree backend's
+    # exclusions, a project's list): outside the score and the gap list, shown with its source.
+    NOT_APPLICABLE = "not_applicable"
 
 
 # Kinds that must cite an issue.
@@ -149,7 +152,28 @@ class Triage(models.Model):
     # key, file, anyfile or glob (``parity.pure.globs.pattern_shape``): all but globs are found by
     # equality on part of the key, without the regex.
     match_shape = models.CharField(max_length=8, blank=True, editable=False)
-    kind = models.CharField(max_length=10, choices=TriageKind.choices)
+    kind = models.CharField(max_length=20, choices=TriageKind.choices)
+    condition = models.TextField(
+        blank=True,
+        help_text="Applies only on runs whose attributes match, e.g. arch in (gfx942, gfx90a) "
+        "and rocm < 7.14 (parity.pure.attributes).",
+    )
+    source = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Where it came from when not written here: hw_classification, "
+        "set_test_configs:<file>, import:<format>.",
+    )
+    overridden = models.BooleanField(
+        default=False,
+        help_text="A maintainer set this declaration aside: it no longer applies.",
+    )
+    extra = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Fields an imported list carried that parity does not model (assignee, "
+        "comments), kept so an export gives them back.",
+    )
     issue = models.ForeignKey(
         "TrackingIssue", null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
@@ -221,6 +245,8 @@ class Gap(models.Model):
     intended = models.BooleanField(default=False)
     # Tracked, but every issue it cites is closed: the debt the dashboard exists to show.
     tracked_closed = models.BooleanField(default=False, db_default=False)
+    # Its triage declares the test not applicable here: outside the score and the gap list.
+    not_applicable = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -299,6 +325,13 @@ class Snapshot(models.Model):
     # Reference-passing tests the run lacks that the reference first ran after it: not gaps,
     # and left out of ``reference_passing`` (the backend has not been asked to run them yet).
     pending = models.PositiveIntegerField(default=0, db_default=0)
+    # Reference-passing tests declared not applicable here: left out of every count above.
+    not_applicable = models.PositiveIntegerField(default=0, db_default=0)
+    # For the agreement scores (``parity.pure.scores``): the tests of the reference's run
+    # compared (not pending, not applicable), and those the reference did not pass whose outcome
+    # here differs (absent included).
+    reference_tests = models.PositiveIntegerField(default=0, db_default=0)
+    differ_not_passed = models.PositiveIntegerField(default=0, db_default=0)
     test_count = models.PositiveIntegerField(default=0)
     coverage_drop = models.BooleanField(default=False)
 

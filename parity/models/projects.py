@@ -17,6 +17,21 @@ def default_visibility() -> str:
     return settings.PARITY_DEFAULT_VISIBILITY
 
 
+def default_variant_keys() -> list[str]:
+    return ["arch"]
+
+
+class ScoreDefinition(models.TextChoices):
+    """The headline score's definition (``parity.pure.scores``), a project's choice."""
+
+    REFERENCE_PASSING = "reference_passing", "of the tests the reference passes, the share passing"
+    AGREE_REFERENCE_PASSED = (
+        "agree_reference_passed",
+        "agreement: a test disagrees only where the reference passed and this backend did not",
+    )
+    AGREE_ANY = "agree_any", "agreement: a test disagrees on any difference in outcome"
+
+
 class Project(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200, blank=True)
@@ -53,6 +68,26 @@ class Project(models.Model):
         default=default_visibility,
         help_text="Public: anyone may read the pages and the API. Private: members only. "
         "Either way only maintainers (and superusers) triage.",
+    )
+    variant_keys = models.JSONField(
+        default=default_variant_keys,
+        blank=True,
+        help_text='Run attributes that make a backend\'s variant, e.g. ["arch"]: runs of backend '
+        "rocm with arch=gfx942 go to its variant rocm-gfx942. Other attributes (runtime "
+        "versions) are kept on the run.",
+    )
+    score_definition = models.CharField(
+        max_length=30,
+        choices=ScoreDefinition.choices,
+        default=ScoreDefinition.REFERENCE_PASSING,
+        help_text="What the headline score counts (parity.pure.scores).",
+    )
+    score_counts_intended = models.BooleanField(
+        default=False, help_text="Intended gaps count against a backend in the headline."
+    )
+    score_counts_not_applicable = models.BooleanField(
+        default=False,
+        help_text="Tests declared not applicable on a backend count against it in the headline.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -102,6 +137,20 @@ class Backend(models.Model):
     name = models.SlugField(max_length=50)
     aliases = models.JSONField(
         default=list, blank=True, help_text='Other names CI may send, e.g. ["cuda", "GPU"].'
+    )
+    family = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="variants",
+        help_text="The backend this one is a variant of (rocm for rocm-gfx942); none: a family "
+        "of its own.",
+    )
+    attributes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='What makes this variant, e.g. {"arch": "gfx942"} (the project\'s variant keys).',
     )
     reproduce_command = models.CharField(
         max_length=500,

@@ -30,6 +30,11 @@ class Run(models.Model):
     exemptions_version = models.CharField(
         max_length=64, blank=True, help_text="The version of the exemption list CI applied."
     )
+    attributes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='What CI said it ran on, e.g. {"arch": "gfx942", "rocm": "7.1"}.',
+    )
     results_expired_at = models.DateTimeField(
         null=True,
         blank=True,
