@@ -22,9 +22,7 @@ logger = logging.getLogger(__name__)
 def backend_attributes(*, project_id: int, backend_ids: Iterable[int] | None = None) -> dict:
     """Each backend's attributes (a variant's defining ones) merged with its current run's, for
     the backends of ``project_id`` (``backend_ids``: those only) that have a current run."""
-    states = BackendState.objects.filter(
-        backend__project_id=project_id, current_run__isnull=False
-    )
+    states = BackendState.objects.filter(backend__project_id=project_id, current_run__isnull=False)
     if backend_ids is not None:
         states = states.filter(backend_id__in=list(backend_ids))
     rows = states.values_list("backend_id", "backend__attributes", "current_run__attributes")

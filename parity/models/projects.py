@@ -206,7 +206,10 @@ class UploadToken(models.Model):
         return self.expires_at is not None and self.expires_at <= now
 
     def may_upload_to(self, backend: "Backend") -> bool:
-        return not self.backends or backend.name in self.backends
+        """A token scoped to a backend may upload to its variants too (rocm: rocm-gfx942)."""
+        if not self.backends or backend.name in self.backends:
+            return True
+        return backend.family_id is not None and backend.family.name in self.backends
 
     @staticmethod
     def new_key() -> str:
