@@ -224,12 +224,14 @@ def manifest_build(
 ) -> Manifest:
     """``backend``'s manifest, its conditioned exemptions held to ``attributes`` (None: the
     backend's current ones, ``backend_attributes``)."""
-    if attributes is None:
-        attributes = backend_attributes(backend=backend)
+    candidates = backend_exemptions(project=project, backend=backend)
+    reasons = backend_reason_exemptions(project=project, backend=backend)
+    if attributes is None and any(e.condition for e in [*candidates, *reasons]):
+        attributes = backend_attributes(backend=backend)  # read only when a condition asks
     passing = passing_exemptions(backend=backend)
     exemptions = [
         replace(e, passes_now=e.id in passing)
-        for e in conditions_filter(backend_exemptions(project=project, backend=backend), attributes)
+        for e in conditions_filter(candidates, attributes or {})
     ]
     removing = [e.regex for e in exemptions if e.file_level and e.kind in SKIPPING_KINDS]
     reference_files = set(
@@ -252,9 +254,7 @@ def manifest_build(
         files=files,
         durations={f: round(seconds, 3) for f, seconds in durations.items()},
         left_out=sorted(left_out),
-        reasons=conditions_filter(
-            backend_reason_exemptions(project=project, backend=backend), attributes
-        ),
+        reasons=conditions_filter(reasons, attributes or {}),
     )
 
 
