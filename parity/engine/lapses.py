@@ -20,13 +20,18 @@ logger = logging.getLogger(__name__)
 
 
 def backend_attributes(*, project_id: int, backend_ids: Iterable[int] | None = None) -> dict:
-    """Each backend's attributes (a variant's defining ones) merged with its current run's, for
-    the backends of ``project_id`` (``backend_ids``: those only) that have a current run."""
+    """Each backend's family (None: its own) and attributes (a variant's defining ones) merged
+    with its current run's, for the backends of ``project_id`` (``backend_ids``: those only)
+    that have a current run."""
     states = BackendState.objects.filter(backend__project_id=project_id, current_run__isnull=False)
     if backend_ids is not None:
         states = states.filter(backend_id__in=list(backend_ids))
-    rows = states.values_list("backend_id", "backend__attributes", "current_run__attributes")
-    return {backend: {**(own or {}), **(run or {})} for backend, own, run in rows}
+    rows = states.values_list(
+        "backend_id", "backend__family_id", "backend__attributes", "current_run__attributes"
+    )
+    return {
+        backend: (family, {**(own or {}), **(run or {})}) for backend, family, own, run in rows
+    }
 
 
 def lapses_write(
@@ -53,11 +58,12 @@ def lapses_write(
     attributes = (
         backend_attributes(project_id=project_id, backend_ids=backend_ids) if conditioned else {}
     )
+    named = _named_backends([triage for triage, _ in conditioned])
     wanted = {
         (triage, backend)
         for triage, condition in conditioned
-        for backend, attrs in attributes.items()
-        if not _holds(triage, condition, attrs)
+        for backend, (family, attrs) in attributes.items()
+        if _names(named.get(triage), backend, family) and not _holds(triage, condition, attrs)
     }
     have = {(t, b): pk for pk, t, b in existing.values_list("pk", "triage_id", "backend_id")}
     gone = [pk for key, pk in have.items() if key not in wanted]
@@ -72,6 +78,22 @@ def lapses_write(
     if changed:
         logger.info("lapses moved on backends %s of project %s", sorted(changed), project_id)
     return changed
+
+
+def _named_backends(triage_ids: list[int]) -> dict[int, set[int]]:
+    """The backends each triage names (a triage naming none is absent: it applies on all)."""
+    named: dict[int, set[int]] = {}
+    if triage_ids:
+        through = Triage.backends.through.objects.filter(triage_id__in=triage_ids)
+        for triage, backend in through.values_list("triage_id", "backend_id"):
+            named.setdefault(triage, set()).add(backend)
+    return named
+
+
+def _names(named: set[int] | None, backend: int, family: int | None) -> bool:
+    """Whether a triage naming ``named`` (None: every backend) applies on ``backend``: by its
+    name or its family's, as ``parity.definitions.triage_candidates`` matches backends."""
+    return named is None or backend in named or family in named
 
 
 def _holds(triage_id: int, condition: str, attributes: dict) -> bool:
