@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db, no_chromium]
 SLUG = "pytorch-xla"
 ISSUE = "https://github.com/pytorch/xla/issues/42426"
 OLD_RUNTIME = "libtpu < 0.0.21"
-NEW_RUNTIME = "libtpu >= 0.0.21 and arch in (v5e, v6e)"
+NEW_RUNTIME = "libtpu >= 0.0.21 and chip in (v5e, v6e)"
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +40,11 @@ def conditioned(site, django_db_blocker, tmp_path_factory) -> tuple[Triage, Tria
             backend="tpu",
             commit="9" * 40,
             complete="true",
-            attributes=json.dumps({"libtpu": "0.0.21", "arch": "v5e"}),
+            attributes=json.dumps({"libtpu": "0.0.21", "chip": "v5e"}),
         )
         assert response.status_code == 202, response.content
         run = Run.objects.get(pk=response.json()["run"])
-        assert run.attributes == {"libtpu": "0.0.21", "arch": "v5e"}
+        assert run.attributes == {"libtpu": "0.0.21", "chip": "v5e"}
         made = [
             triage_create(
                 project=project,
@@ -89,7 +89,12 @@ def test_a_conditioned_exemption_an_upgrade_outran_reads_lapsed(page, site, cond
     expect(new.locator(".badge.lapsed")).to_have_count(0)
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{request.node.name}.png", full_page=True)
+    # The two rows alone, to read them at each width.
+    old.screenshot(path=SCREENSHOTS / f"{request.node.name}-row.png")
     narrow_screenshot(page, request)
+    page.set_viewport_size({"width": 400, "height": 800})
+    old.screenshot(path=SCREENSHOTS / f"{request.node.name}-row-400px.png")
+    page.set_viewport_size({"width": 1400, "height": 900})
 
 
 def test_the_form_refuses_a_condition_naming_where_then_saves_one(
