@@ -342,10 +342,13 @@ def _triage_write(
     triage.match_regex = pattern_regex(target.match) if target.match else ""
     triage.match_literal = pattern_literal(target.match) if target.match else ""
     triage.match_shape = pattern_shape(target.match) if target.match else ""
+    new = triage.pk is None
     triage.save()
     triage.backends.set(backends)
-    # Before the triages are applied: they read which conditioned triages hold where.
-    lapses_write(project_id=project.pk, triage_ids=[triage.pk])
+    # Before the triages are applied: they read which conditioned triages hold where. A new
+    # triage without a condition has no lapse to write (an import of thousands asks nothing).
+    if triage.condition or not new:
+        lapses_write(project_id=project.pk, triage_ids=[triage.pk])
     if refresh:
         triages_refresh(project=project)
         triage.refresh_from_db(fields=["stale", "expired"])
