@@ -9,8 +9,8 @@ from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 
 from parity.definitions import on_default_branch_q
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
-from parity.pure.scores import Scores, scores
-from parity.selectors.fragments import headline_score, reference_first
+from parity.pure.scores import DEFAULT, Counts, Definition, Scores, scores
+from parity.selectors.fragments import headline_score, reference_first, snapshot_counts
 from parity.selectors.queue import BackendHeadline, BurnDown
 
 # An empty state names a few branches, not every pull request's.
@@ -29,15 +29,29 @@ class BackendCard:
     untracked: int = 0
     tracked: int = 0
     intended: int = 0
+    not_applicable: int = 0
+    reference_tests: int | None = None
+    differ_not_passed: int = 0
     coverage_drop: bool = False
+    definition: Definition = DEFAULT  # the project's score definition
     # Without a current run: its complete runs on branches the project does not compare, per
     # branch, the most first (``off_branch_runs``).
     off_branch: tuple[tuple[str, int], ...] = ()
 
     @property
     def scores(self) -> Scores:
-        """The headline score (intended gaps not counted) and the raw one."""
-        return scores(passing=self.passing, compared=self.reference_passing, intended=self.intended)
+        """The headline score by the project's definition, and the raw one."""
+        return scores(
+            Counts(
+                passing=self.passing,
+                compared=self.reference_passing,
+                intended=self.intended,
+                not_applicable=self.not_applicable,
+                reference_tests=self.reference_tests,
+                differ_not_passed=self.differ_not_passed,
+            ),
+            self.definition,
+        )
 
 
 @dataclass(frozen=True)
@@ -126,11 +140,9 @@ def _card(
     if run is not None and snapshot is not None and snapshot.run_id == run.pk:
         numbers = {
             "score": snapshot.score,
-            "passing": snapshot.passing,
-            "reference_passing": snapshot.reference_passing,
+            **snapshot_counts(snapshot),
             "untracked": snapshot.untracked,
             "tracked": snapshot.tracked,
-            "intended": snapshot.intended,
             "coverage_drop": snapshot.coverage_drop,
         }
     return BackendCard(
@@ -139,6 +151,7 @@ def _card(
         current_run=run,
         last_upload=upload,
         off_branch=off_branch,
+        definition=project.score_settings(),
         **numbers,
     )
 
@@ -153,14 +166,20 @@ def score_trends(
     snapshots = Snapshot.objects.filter(at__gte=since)
     if projects is not None:
         snapshots = snapshots.filter(project__in=projects)
+    fields = (
+        "score", "passing", "reference_passing", "intended", "not_applicable",
+        "reference_tests", "differ_not_passed",
+    )  # fmt: skip
     rows = snapshots.order_by("project_id", "backend_id", "at", "pk").values_list(
-        "project__slug", "backend__name", "at", "score", "passing", "reference_passing", "intended"
+        "project_id", "project__slug", "backend__name", "at", *fields
     )
+    definitions = {}
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
-    for slug, backend, at, raw, passing, compared, intended in rows:
-        score = headline_score(
-            score=raw, passing=passing, reference_passing=compared, intended=intended
-        )
+    for project_id, slug, backend, at, *numbers in rows:
+        if project_id not in definitions:
+            definitions[project_id] = Project.objects.get(pk=project_id).score_settings()
+        snapshot = Snapshot(**dict(zip(fields, numbers, strict=True)))
+        score = headline_score(snapshot, definitions[project_id])
         series = trends[slug].setdefault(backend, {"at": [], "score": []})
         series["at"].append(at.isoformat())
         series["score"].append(None if score is None else round(score, 4))
