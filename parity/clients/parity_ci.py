@@ -858,7 +858,7 @@ def _glob_regex(glob: str, wildcards: dict[str, str]) -> str:
     )
 
 
-SKIPPING_KINDS = ("tracked", "intended")  # quarantined tests run; these are skipped
+SKIPPING_KINDS = ("tracked", "intended", "not_applicable")  # quarantined tests run
 CLIENT_DIR = Path(__file__).resolve().parent  # where the plugin and the runner sit beside it
 
 

@@ -130,6 +130,21 @@ def scores(counts: Counts, definition: Definition = DEFAULT) -> Scores:
     )
 
 
+def alternatives(counts: Counts, definition: Definition) -> list[tuple[Definition, float | None]]:
+    """The headline by the other agreement definition, beside the project's own, where the
+    counts allow it (a project that chose an agreement definition keeps both definitions'
+    counts): AMD compares the two side by side. Empty otherwise."""
+    if definition.kind == REFERENCE_PASSING or counts.reference_tests is None:
+        return []
+    other = AGREE_ANY if definition.kind == AGREE_REFERENCE_PASSED else AGREE_REFERENCE_PASSED
+    beside = Definition(
+        kind=other,
+        counts_intended=definition.counts_intended,
+        counts_not_applicable=definition.counts_not_applicable,
+    )
+    return [(beside, score(counts, beside))]
+
+
 def counted_gaps(*, gaps: int, intended: int, definition: Definition = DEFAULT) -> int:
     """The gaps a headline counts against a backend (what "most gaps first" sorts by)."""
     return gaps if definition.counts_intended else gaps - intended

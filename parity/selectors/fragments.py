@@ -24,7 +24,7 @@ from parity.models import (
     Triage,
 )
 from parity.pure.normalize import is_expected_failure
-from parity.pure.scores import DEFAULT, Counts, Definition, Scores, scores
+from parity.pure.scores import DEFAULT, Counts, Definition, Scores, alternatives, scores
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
 # A cell's count of the reference-passing tests the backend's run lacks because the reference
@@ -99,8 +99,35 @@ def all_closed(issues: list[IssueInfo]) -> bool:
 # --- Each backend's current numbers (``BackendState`` -> current run and ``Snapshot``) ------------
 
 
+class Scored:
+    """The scores of a backend's numbers (``passing``, ``reference_passing``, ``intended``,
+    ``not_applicable``, ``reference_tests``, ``differ_not_passed``) by its project's
+    ``definition``: what a card, the API and the heatmap's backends show."""
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(
+            passing=self.passing,
+            compared=self.reference_passing,
+            intended=self.intended,
+            not_applicable=self.not_applicable,
+            reference_tests=self.reference_tests,
+            differ_not_passed=self.differ_not_passed,
+        )
+
+    @property
+    def scores(self) -> Scores:
+        """The headline by the project's definition, and the raw figure."""
+        return scores(self.counts, self.definition)
+
+    @property
+    def alternatives(self) -> list[tuple[Definition, float | None]]:
+        """The other agreement definition's figure, beside the headline."""
+        return alternatives(self.counts, self.definition)
+
+
 @dataclass(frozen=True)
-class BackendParity:
+class BackendParity(Scored):
     backend: str
     is_reference: bool
     run: int | None = None
@@ -126,21 +153,6 @@ class BackendParity:
     # The aligned view (``parity.selectors.aligned``): the reference's run compared with
     # ``run``, of the same ``commit``. None otherwise (the reference's current run).
     reference_run: int | None = None
-
-    @property
-    def scores(self) -> Scores:
-        """The headline by the project's definition, and the raw figure (``score``)."""
-        return scores(
-            Counts(
-                passing=self.passing,
-                compared=self.reference_passing,
-                intended=self.intended,
-                not_applicable=self.not_applicable,
-                reference_tests=self.reference_tests,
-                differ_not_passed=self.differ_not_passed,
-            ),
-            self.definition,
-        )
 
 
 def snapshot_counts(snapshot: Snapshot) -> dict:

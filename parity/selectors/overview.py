@@ -9,8 +9,8 @@ from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 
 from parity.definitions import on_default_branch_q
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
-from parity.pure.scores import DEFAULT, Counts, Definition, Scores, scores
-from parity.selectors.fragments import headline_score, reference_first, snapshot_counts
+from parity.pure.scores import DEFAULT, Definition
+from parity.selectors.fragments import Scored, headline_score, reference_first, snapshot_counts
 from parity.selectors.queue import BackendHeadline, BurnDown
 
 # An empty state names a few branches, not every pull request's.
@@ -18,7 +18,7 @@ OFF_BRANCHES_SHOWN = 3
 
 
 @dataclass(frozen=True)
-class BackendCard:
+class BackendCard(Scored):
     name: str
     is_reference: bool
     current_run: Run | None
@@ -37,21 +37,6 @@ class BackendCard:
     # Without a current run: its complete runs on branches the project does not compare, per
     # branch, the most first (``off_branch_runs``).
     off_branch: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def scores(self) -> Scores:
-        """The headline score by the project's definition, and the raw one."""
-        return scores(
-            Counts(
-                passing=self.passing,
-                compared=self.reference_passing,
-                intended=self.intended,
-                not_applicable=self.not_applicable,
-                reference_tests=self.reference_tests,
-                differ_not_passed=self.differ_not_passed,
-            ),
-            self.definition,
-        )
 
 
 @dataclass(frozen=True)
@@ -170,16 +155,18 @@ def score_trends(
         "score", "passing", "reference_passing", "intended", "not_applicable",
         "reference_tests", "differ_not_passed",
     )  # fmt: skip
+    settings = (
+        "project__score_definition", "project__score_counts_intended",
+        "project__score_counts_not_applicable",
+    )  # fmt: skip
     rows = snapshots.order_by("project_id", "backend_id", "at", "pk").values_list(
-        "project_id", "project__slug", "backend__name", "at", *fields
+        "project__slug", "backend__name", "at", *settings, *fields
     )
-    definitions = {}
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
-    for project_id, slug, backend, at, *numbers in rows:
-        if project_id not in definitions:
-            definitions[project_id] = Project.objects.get(pk=project_id).score_settings()
+    for slug, backend, at, kind, intended, not_applicable, *numbers in rows:
+        definition = Definition(kind, intended, not_applicable)
         snapshot = Snapshot(**dict(zip(fields, numbers, strict=True)))
-        score = headline_score(snapshot, definitions[project_id])
+        score = headline_score(snapshot, definition)
         series = trends[slug].setdefault(backend, {"at": [], "score": []})
         series["at"].append(at.isoformat())
         series["score"].append(None if score is None else round(score, 4))
