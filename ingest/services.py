@@ -56,6 +56,7 @@ class UploadRequest:
     exemptions_version: str = ""
     run_manifest: tuple[FileRun, ...] = ()
     attributes: dict[str, str] = field(default_factory=dict)  # checked: attributes_check
+    hw_classification: dict[str, str] = field(default_factory=dict)
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
@@ -185,6 +186,11 @@ def upload_create(
                     size=sum(f.size for f in files),
                     completes_run=request.complete,
                     file_hint=request.file_hint,
+                    declarations=(
+                        {"hw_classification": request.hw_classification}
+                        if request.hw_classification
+                        else {}
+                    ),
                 )
         except IntegrityError:  # the same content arrived concurrently and won the race
             return Upload.objects.get(run=run, sha256=upload_digest), False

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from parity.models import Upload
 from parity.pure.attributes import AttributesError, attributes_check
+from parity.pure.declarations import DeclarationsError, classifications_parse
 from parity.pure.run_manifest import ManifestError, manifest_parse
 
 
@@ -61,6 +62,14 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The manifest 'version' of the exemption list the run applied.",
     )
+    hw_classification = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text='JSON {"<file>::<Class>": "GENERIC" | "ACCELERATOR"}: the classes\' '
+        "hw_classification, as the pytest plugin reads it at collection. GENERIC classes "
+        "are declared not applicable on the other backends (docs/applicability.md).",
+    )
     file = serializers.ListField(
         child=UploadedFileField(allow_empty_file=True),
         required=False,
@@ -95,6 +104,11 @@ class UploadCreateSerializer(serializers.Serializer):
         except ValueError as exc:  # AttributesError, or JSON that does not decode
             what = "" if isinstance(exc, AttributesError) else "not JSON: "
             raise serializers.ValidationError(f"{what}{exc}") from None
+    def validate_hw_classification(self, value: str) -> dict:
+        try:
+            return classifications_parse(value)
+        except DeclarationsError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def validate_run_manifest(self, value: str) -> tuple:
         if not value:

@@ -75,6 +75,7 @@ class UploadCreateView(APIView):
             exemptions_version=fields["exemptions_version"],
             run_manifest=fields["run_manifest"],
             attributes=fields["attributes"],
+            hw_classification=fields["hw_classification"],
         )
         try:
             upload, created = services.upload_create(

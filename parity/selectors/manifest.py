@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from django.db.models import F, Q
 
-from parity.definitions import triages_unexpired
+from parity.definitions import triages_in_force
 from parity.models import (
     Backend,
     BackendState,
@@ -181,7 +181,7 @@ def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]
     are not applied here (``conditions_filter``)."""
     triages = (
         Triage.objects.filter(project=project)
-        .filter(triages_unexpired())
+        .filter(triages_in_force())
         .exclude(test__isnull=True, match="")
         .filter(_on_backend(backend))
         .select_related("test", "issue")
@@ -196,7 +196,7 @@ def backend_reason_exemptions(*, project: Project, backend: Backend) -> list[Rea
     """The backend's unexpired triages that name a skip reason, oldest first."""
     triages = (
         Triage.objects.filter(project=project, reason__isnull=False)
-        .filter(triages_unexpired())
+        .filter(triages_in_force())
         .filter(_on_backend(backend))
         .select_related("reason")
         .distinct()

@@ -70,6 +70,7 @@ class TriageRequest:
     note: str = ""
     expires_on: datetime.date | None = None
     condition: str = ""  # applies only where the run's attributes match (parity.pure.attributes)
+    source: str = ""  # where a declaration came from (Triage.source); "": written here
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,12 @@ def triage_check(
         raise TriageRejected(f"A {kind} triage needs an 'issue_url'.", field="issue")
     if kind == TriageKind.INTENDED and not note.strip():
         raise TriageRejected("An intended triage needs a short 'note' saying why.", field="note")
+    if kind == TriageKind.NOT_APPLICABLE and not note.strip():
+        raise TriageRejected(
+            "A not-applicable declaration needs a short 'note' saying why the test does not "
+            "apply to the backend.",
+            field="note",
+        )
     if kind == TriageKind.QUARANTINE and target.reason is not None:
         raise TriageRejected(
             "Quarantine names tests (a test or a pattern), not a skip reason.", field="kind"
@@ -208,6 +215,19 @@ def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Tr
             triage=triage, project=project, backends=list(backends), expires_was=expires_was
         )
     logger.info("triage %s saved in project %s (%s)", triage.pk, project.pk, triage.kind)
+    return triage
+
+
+def declaration_override(*, triage: Triage, overridden: bool) -> Triage:
+    """A maintainer sets a declaration aside (``overridden``: it no longer applies, and CI runs
+    the tests again) or restores it. The declaration stays, with its source, so a contested
+    label can be seen and the decision undone."""
+    with transaction.atomic():
+        project = project_lock(project_id=triage.project_id)
+        triage.overridden = overridden
+        triage.save(update_fields=["overridden"])
+        triages_refresh(project=project)
+    logger.info("triage %s overridden=%s", triage.pk, overridden)
     return triage
 
 
@@ -309,6 +329,7 @@ def _triage_create_locked(
         note=request.note,
         expires_on=request.expires_on,
         condition=request.condition,
+        source=request.source,
         created_by=user,
     )
     _triage_write(triage=triage, project=project, backends=target.backends, refresh=refresh)

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('parity', '0025_variants_applicability_scores'),
+        ('parity', '0026_upload_declarations'),
     ]
 
     operations = [
