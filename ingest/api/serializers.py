@@ -104,6 +104,7 @@ class UploadCreateSerializer(serializers.Serializer):
         except ValueError as exc:  # AttributesError, or JSON that does not decode
             what = "" if isinstance(exc, AttributesError) else "not JSON: "
             raise serializers.ValidationError(f"{what}{exc}") from None
+
     def validate_hw_classification(self, value: str) -> dict:
         try:
             return classifications_parse(value)

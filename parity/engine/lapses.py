@@ -29,9 +29,7 @@ def backend_attributes(*, project_id: int, backend_ids: Iterable[int] | None = N
     rows = states.values_list(
         "backend_id", "backend__family_id", "backend__attributes", "current_run__attributes"
     )
-    return {
-        backend: (family, {**(own or {}), **(run or {})}) for backend, family, own, run in rows
-    }
+    return {backend: (family, {**(own or {}), **(run or {})}) for backend, family, own, run in rows}
 
 
 def lapses_write(

@@ -97,9 +97,7 @@ def test_a_conditioned_exemption_an_upgrade_outran_reads_lapsed(page, site, cond
     page.set_viewport_size({"width": 1400, "height": 900})
 
 
-def test_the_form_refuses_a_condition_naming_where_then_saves_one(
-    page, site, conditioned, request
-):
+def test_the_form_refuses_a_condition_naming_where_then_saves_one(page, site, conditioned, request):
     log_in(page, site)
     page.goto(f"/p/{SLUG}/exemptions/")
     form = page.locator("#new-exemption")

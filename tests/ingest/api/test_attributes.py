@@ -90,15 +90,14 @@ def test_a_variant_refuses_attributes_that_contradict_it(rocm, ingest):
     )
 
 
-def test_a_backend_of_the_variants_name_that_is_no_variant_is_not_taken_over(
-    rocm, project, ingest
-):
+def test_a_backend_of_the_variants_name_that_is_no_variant_is_not_taken_over(rocm, project, ingest):
     Backend.objects.create(project=project, name="rocm-gfx942")
     response = ingest(PYTEST_SMALL, backend="rocm", attributes=_attrs(MI300))
 
     assert response.status_code == 400
-    assert "Backend 'rocm-gfx942' already exists and is not rocm's variant for arch=gfx942" in (
-        response.json()["detail"]
+    assert (
+        "Backend 'rocm-gfx942' already exists and is not rocm's variant for arch=gfx942"
+        in (response.json()["detail"])
     )
     assert not Run.objects.exists()
 
