@@ -31,6 +31,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``…/tests/``                              | ``testcases_search``                      |
 | ``…/triage/``                             | ``triages_list``                          |
 | ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
+|                                           | ``backend_for_attributes`` (the variant)  |
 
 Every project page also asks ``project_has_runs`` (its empty state; one with runs but none
 that counts, ``off_branch_runs``), and chart data's ETag ``data_version``."""
@@ -63,7 +64,12 @@ from parity.selectors.gaps import (
 )
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
-from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
+from parity.selectors.manifest import (
+    Manifest,
+    backend_for_attributes,
+    manifest_build,
+    manifest_resolve,
+)
 from parity.selectors.matrix import Matrix, PairLists, backend_matrix, backend_pair
 from parity.selectors.overview import (
     ProjectCard,
@@ -135,6 +141,7 @@ __all__ = [
     "open_gaps_sorted",
     "heatmap",
     "Aligned",
+    "backend_for_attributes",
     "manifest_build",
     "manifest_resolve",
     "Matrix",

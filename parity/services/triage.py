@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from parity.definitions import triages_unexpired, unexpired
 from parity.engine.gap_triages import triages_refresh
+from parity.engine.lapses import lapses_write
 from parity.models import (
     Backend,
     Gap,
@@ -31,6 +32,7 @@ from parity.models import (
 )
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.projects import project_lock
+from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.exemption_files import ExemptionEntry
 from parity.pure.globs import (
     PatternError,
@@ -67,6 +69,7 @@ class TriageRequest:
     issue_url: str = ""
     note: str = ""
     expires_on: datetime.date | None = None
+    condition: str = ""  # applies only where the run's attributes match (parity.pure.attributes)
     source: str = ""  # where a declaration came from (Triage.source); "": written here
 
 
@@ -89,9 +92,15 @@ def triage_check(
     note: str,
     expires_on: datetime.date | None = None,
     expires_was: datetime.date | None = None,
+    condition: str = "",
 ) -> None:
     """The rules of a triage, whichever way it arrives; raises ``TriageRejected``.
     ``expires_was`` is the stored expiry of a triage being changed: keeping it is allowed."""
+    if condition.strip():
+        try:
+            condition_parse(condition)
+        except ConditionError as exc:
+            raise TriageRejected(f"Condition {condition!r}: {exc}", field="condition") from None
     targets = sum((target.test is not None, target.reason is not None, bool(target.match)))
     if targets != 1:
         raise TriageRejected("Triage exactly one of: a test, a reason, or a 'match' pattern.")
@@ -178,6 +187,7 @@ def exemptions_import(
             issue_url=entry.issue,
             note=entry.reason,
             expires_on=entry.expires,
+            condition=entry.condition,
         )
         if _request_signature(project, request) in have:
             duplicates += 1
@@ -293,7 +303,7 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
 def _signature(triage: Triage) -> tuple:
     issue = triage.issue.key if triage.issue else ""
     backends = tuple(sorted(b.name for b in triage.backends.all()))
-    return (triage.match, triage.kind, backends, issue, triage.note)
+    return (triage.match, triage.kind, backends, issue, triage.note, triage.condition)
 
 
 def _request_signature(project: Project, request: TriageRequest) -> tuple:
@@ -301,7 +311,8 @@ def _request_signature(project: Project, request: TriageRequest) -> tuple:
     url = request.issue_url.strip()
     issue = _issue_identity(project, url)[1] if url else ""
     backends = tuple(sorted(b.lower() for b in request.backends))
-    return (request.match.strip(), request.kind, backends, issue, request.note.strip())
+    condition = request.condition.strip()
+    return (request.match.strip(), request.kind, backends, issue, request.note.strip(), condition)
 
 
 def _triage_create_locked(
@@ -317,6 +328,7 @@ def _triage_create_locked(
         issue=tracking_issue_get_or_create(project=project, url=request.issue_url),
         note=request.note,
         expires_on=request.expires_on,
+        condition=request.condition,
         source=request.source,
         created_by=user,
     )
@@ -343,14 +355,21 @@ def _triage_write(
         note=triage.note,
         expires_on=triage.expires_on,
         expires_was=expires_was,
+        condition=triage.condition,
     )
     triage.note = triage.note.strip()
+    triage.condition = triage.condition.strip()
     triage.match = target.match
     triage.match_regex = pattern_regex(target.match) if target.match else ""
     triage.match_literal = pattern_literal(target.match) if target.match else ""
     triage.match_shape = pattern_shape(target.match) if target.match else ""
+    new = triage.pk is None
     triage.save()
     triage.backends.set(backends)
+    # Before the triages are applied: they read which conditioned triages hold where. A new
+    # triage without a condition has no lapse to write (an import of thousands asks nothing).
+    if triage.condition or not new:
+        lapses_write(project_id=project.pk, triage_ids=[triage.pk])
     if refresh:
         triages_refresh(project=project)
         triage.refresh_from_db(fields=["stale", "expired"])
