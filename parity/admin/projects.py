@@ -2,9 +2,13 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.urls import path, reverse
+from django.utils.html import format_html
 
+from parity.admin.identity import PRESET_CHOICES, identity_view
 from parity.models import Backend, Membership, Project, TrustRule, UploadToken
 from parity.oidc.exchange import trust_rule_delete
+from parity.pure.normalize.presets import preset_rules
 from parity.pure.reproduce import template_errors
 from parity.services.projects import project_save
 
@@ -37,12 +41,55 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class ProjectForm(forms.ModelForm):
+    """A project, with a shipped identity preset to start its rules from."""
+
+    identity_preset = forms.ChoiceField(
+        choices=PRESET_CHOICES,
+        required=False,
+        help_text="Replace the normalization rules with a shipped preset's, to edit from there. "
+        "Stored tests keep their keys until re-keyed (the identity page).",
+    )
+
+    class Meta:
+        model = Project
+        fields = "__all__"
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        preset = cleaned.get("identity_preset")
+        if preset:
+            cleaned["normalization_rules"] = preset_rules(preset)
+        return cleaned
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectForm
     list_display = ["slug", "name", "visibility", "reference_backend", "created_at"]
     list_filter = ["visibility"]
     search_fields = ["slug", "name"]
     inlines = [BackendInline, MembershipInline]
+    readonly_fields = ["identity"]
+
+    @admin.display(description="Test identity")
+    def identity(self, obj) -> str:
+        if obj is None or obj.pk is None:
+            return "Once the project is saved: presets, a preview of joins and a re-key."
+        url = reverse("admin:parity_project_identity", args=[obj.pk])
+        return format_html(
+            '<a href="{}">Identity rules: presets, a preview of joins, re-key</a>', url
+        )
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.identity_view)
+        return [
+            path("<path:object_id>/identity/", view, name="parity_project_identity"),
+            *super().get_urls(),
+        ]
+
+    def identity_view(self, request, object_id):
+        return identity_view(self, request, object_id)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         # Only the project's own backends can be its reference.

@@ -14,7 +14,9 @@ from parity.pure.normalize.rules import DEFAULT_RULES, Rules, validate_rules
 
 # SQLAlchemy's dialect names (sqlalchemy.dialects) and Django's database labels.
 _SQLALCHEMY_DIALECTS = "postgresql|sqlite|mysql|mariadb|oracle|mssql"
-_DJANGO_DATABASES = "postgresql|postgres|pgsql|postgis|sqlite3|sqlite|spatialite|mysql|mariadb|oracle"
+_DJANGO_DATABASES = (
+    "postgresql|postgres|pgsql|postgis|sqlite3|sqlite|spatialite|mysql|mariadb|oracle"
+)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""Writes of a project's test identity: a shipped preset picked, triages that follow a re-key."""
+
+from django.db import transaction
+
+from parity.models import Project, TestCase, Triage
+from parity.models.projects import project_lock
+from parity.pure.normalize.presets import preset_rules
+from parity.services.projects import project_rules_update
+
+
+def project_rules_preset(*, project: Project, preset: str) -> Project:
+    """Replace ``project``'s identity rules with a copy of the shipped ``preset``'s, to edit from
+    there. ``KeyError`` naming the presets when there is no such one. Stored tests keep their
+    keys until a re-key (``ingest.rekey``) or ``reingest``."""
+    return project_rules_update(project=project, rules=preset_rules(preset))
+
+
+@transaction.atomic
+def triages_follow_keys(*, project: Project, moves: dict[str, str]) -> int:
+    """Point each triage written for one test whose key a re-key changed (``moves``: old key →
+    new key) at the test under its new key, so it is not deleted with the old row. Two tests that
+    merged keep both their triages on the one test. Returns how many moved."""
+    project_lock(project_id=project.pk)
+    targets = {
+        test.key: test
+        for test in TestCase.objects.filter(project=project, key__in=set(moves.values()))
+    }
+    old = TestCase.objects.filter(project=project, key__in=list(moves)).only("pk", "key")
+    moved = 0
+    for test in old:
+        target = targets.get(moves[test.key])
+        if target is not None and target.pk != test.pk:
+            moved += Triage.objects.filter(project=project, test=test).update(test=target)
+    return moved
