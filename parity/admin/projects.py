@@ -42,7 +42,8 @@ class MembershipInline(admin.TabularInline):
 
 
 class ProjectForm(forms.ModelForm):
-    """A project, with a shipped identity preset to start its rules from."""
+    """A project, with a shipped identity preset to start its rules from (the preset's rules
+    replace the field's; the model's ``clean`` then checks them as any rules)."""
 
     identity_preset = forms.ChoiceField(
         choices=PRESET_CHOICES,
@@ -51,9 +52,7 @@ class ProjectForm(forms.ModelForm):
         "Stored tests keep their keys until re-keyed (the identity page).",
     )
 
-    class Meta:
-        model = Project
-        fields = "__all__"
+    # No Meta: the admin makes the form of the project's fields from this one.
 
     def clean(self) -> dict:
         cleaned = super().clean()
