@@ -17,6 +17,8 @@ _SQLALCHEMY_DIALECTS = "postgresql|sqlite|mysql|mariadb|oracle|mssql"
 _DJANGO_DATABASES = (
     "postgresql|postgres|pgsql|postgis|sqlite3|sqlite|spatialite|mysql|mariadb|oracle"
 )
+# Browser names as WebdriverIO's reporter writes them (lower case, no spaces).
+_BROWSERS = "chrome|chromium|firefox|msedge|microsoftedge|edge|safari|webkit|internetexplorer|opera"
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,31 @@ PRESETS: tuple[Preset, ...] = (
             (
                 "sqlite3.tests.test_models.BookTest::test_str",
                 "py312-sqlite3.tests.test_views.IndexTest::test_get",
+            ),
+        ),
+    ),
+    Preset(
+        name="webdriverio",
+        title="WebdriverIO, one run per browser",
+        about="WebdriverIO's JUnit reporter starts every classname with the browser's "
+        "capabilities, name.version.platform (CucumberJUnitReport-chrome.123_0_6312_59.windows."
+        "<feature> under Cucumber): they are dropped, leaving the suite or feature as the class.",
+        rules={
+            "device_tokens": [],
+            "class_suffixes": {},
+            "backend_pattern": {
+                "class": rf"^(?:CucumberJUnitReport-)?(?P<backend>(?:{_BROWSERS})"
+                r"(?:\.[a-z0-9_]+){0,2})(?:-[^.]+)?\."
+            },
+        },
+        example=(
+            (
+                "CucumberJUnitReport-chrome.123_0_6312_59.windows.CES to WD::User deletes source",
+                "chrome.a_test_suite::a_test_case",
+            ),
+            (
+                "CucumberJUnitReport-firefox.124_0.linux.CES to WD::User deletes source",
+                "firefox.a_test_suite::a_test_case",
             ),
         ),
     ),

@@ -34,7 +34,7 @@ def test_under_the_plain_preset_the_backends_examples_stay_apart():
 
 
 def test_a_preset_is_recognised_until_it_is_edited():
-    assert set(PRESET_NAMES) == {"pytorch", "sqlalchemy", "django", "plain"}
+    assert set(PRESET_NAMES) == {"pytorch", "sqlalchemy", "django", "webdriverio", "plain"}
     assert preset_matching(DEFAULT_RULES) == "pytorch"
     rules = preset_rules("sqlalchemy")
     assert preset_matching(validate_rules(rules)) == "sqlalchemy"
@@ -44,7 +44,7 @@ def test_a_preset_is_recognised_until_it_is_edited():
 
 
 def test_an_unknown_preset_says_which_exist():
-    with pytest.raises(KeyError, match="presets: pytorch, sqlalchemy, django, plain"):
+    with pytest.raises(KeyError, match="presets: pytorch, sqlalchemy, django, webdriverio, plain"):
         preset_named("jest")
 
 
