@@ -2,13 +2,12 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 
-from parity.admin.identity import PRESET_CHOICES, identity_view
 from parity.models import Backend, Membership, Project, TrustRule, UploadToken
 from parity.oidc.exchange import trust_rule_delete
-from parity.pure.normalize.presets import preset_rules
+from parity.pure.normalize.presets import PRESETS, preset_rules
 from parity.pure.reproduce import template_errors
 from parity.services.projects import project_save
 
@@ -39,6 +38,9 @@ class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
+
+
+PRESET_CHOICES = [("", "keep these rules")] + [(p.name, f"{p.name}: {p.title}") for p in PRESETS]
 
 
 class ProjectForm(forms.ModelForm):
@@ -75,20 +77,11 @@ class ProjectAdmin(admin.ModelAdmin):
     def identity(self, obj) -> str:
         if obj is None or obj.pk is None:
             return "Once the project is saved: presets, a preview of joins and a re-key."
-        url = reverse("admin:parity_project_identity", args=[obj.pk])
+        # The page is ingest's (``ingest.admin``): it queues the re-key.
+        url = reverse("admin:parity_rekey_identity", args=[obj.pk])
         return format_html(
             '<a href="{}">Identity rules: presets, a preview of joins, re-key</a>', url
         )
-
-    def get_urls(self):
-        view = self.admin_site.admin_view(self.identity_view)
-        return [
-            path("<path:object_id>/identity/", view, name="parity_project_identity"),
-            *super().get_urls(),
-        ]
-
-    def identity_view(self, request, object_id):
-        return identity_view(self, request, object_id)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         # Only the project's own backends can be its reference.

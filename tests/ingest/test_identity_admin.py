@@ -20,7 +20,7 @@ def project_form(project, **changes) -> dict:
 
 
 def identity_url(project) -> str:
-    return f"/admin/parity/project/{project.pk}/identity/"
+    return f"/admin/parity/rekey/project/{project.pk}/"
 
 
 def text(response) -> str:
