@@ -35,6 +35,7 @@ class Rekey(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "re-key"
 
     def __str__(self) -> str:
         return f"re-key {self.pk} of {self.project_id}: {self.status}"
