@@ -16,6 +16,7 @@ import logging
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -89,14 +90,16 @@ def _plan(mapping: dict[str, set[str]], *, runs: int, uploads: int, stored: set[
     )
 
 
-def _claim(rekey_id: int, expected: str, then: str) -> Rekey | None:
+def _claim(rekey_id: int, expected: str, then: str | None = None) -> Rekey | None:
+    """The row when it is in the state a task expects (moved on to ``then``), else None."""
     with transaction.atomic():
         rekey = Rekey.objects.select_for_update().select_related("project").get(pk=rekey_id)
         if rekey.status != expected:
             logger.info("re-key %s is %s, not %s: nothing to do", rekey_id, rekey.status, expected)
             return None
-        rekey.status = then
-        rekey.save(update_fields=["status"])
+        if then is not None:
+            rekey.status = then
+            rekey.save(update_fields=["status"])
     return rekey
 
 
@@ -109,13 +112,16 @@ def _fail(rekey: Rekey, message: str) -> None:
 
 def rekey_plan(*, rekey_id: int) -> None:
     """Plan a stored request: count what its rules change."""
-    rekey = _claim(rekey_id, RekeyStatus.PLANNING, RekeyStatus.PLANNING)
+    rekey = _claim(rekey_id, RekeyStatus.PLANNING)
     if rekey is None:
         return
     try:
         plan, _ = rekey_plan_compute(project=rekey.project, rules=validate_rules(rekey.rules))
     except (BadUpload, RulesError) as exc:
         _fail(rekey, f"Cannot plan: {exc}")
+        return
+    except SoftTimeLimitExceeded:
+        _fail(rekey, "Planning ran out of time: re-ingest with `manage.py reingest` instead.")
         return
     Rekey.objects.filter(pk=rekey.pk, status=RekeyStatus.PLANNING).update(
         status=RekeyStatus.PLANNED, plan=asdict(plan)
@@ -146,6 +152,13 @@ def rekey_run(*, rekey_id: int) -> None:
         )
     except (BadUpload, RulesError, ValidationError) as exc:
         _fail(rekey, f"Re-key stopped (runs re-ingested before stay re-keyed): {exc}")
+        return
+    except SoftTimeLimitExceeded:
+        _fail(
+            rekey,
+            "Re-key ran out of time; the rules are saved and the runs re-ingested before stay "
+            f"re-keyed: finish with `manage.py reingest {project.slug}`.",
+        )
         return
     Rekey.objects.filter(pk=rekey.pk).update(
         status=RekeyStatus.DONE,

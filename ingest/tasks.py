@@ -41,13 +41,18 @@ def uploads_recover() -> None:
     recovery.uploads_recover(enqueue=upload_send)
 
 
-@shared_task(**RETRY_ON_DATABASE_ERRORS)
+# A re-key reads every stored upload of a project, longer than the default limit allows for a
+# project with months of runs. A message redelivered meanwhile finds the row claimed: a no-op.
+REKEY_LIMITS = {"soft_time_limit": 6 * 3600, "time_limit": 6 * 3600 + 120}
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS, **REKEY_LIMITS)
 def rekey_plan(rekey_id: int) -> None:
     """Adapter: count what a re-key's rules change in the stored tests."""
     rekey.rekey_plan(rekey_id=rekey_id)
 
 
-@shared_task(**RETRY_ON_DATABASE_ERRORS)
+@shared_task(**RETRY_ON_DATABASE_ERRORS, **REKEY_LIMITS)
 def rekey_run(rekey_id: int) -> None:
     """Adapter: re-key the stored tests of a planned request."""
     rekey.rekey_run(rekey_id=rekey_id)

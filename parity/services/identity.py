@@ -21,14 +21,21 @@ def triages_follow_keys(*, project: Project, moves: dict[str, str]) -> int:
     new key) at the test under its new key, so it is not deleted with the old row. Two tests that
     merged keep both their triages on the one test. Returns how many moved."""
     project_lock(project_id=project.pk)
-    targets = {
-        test.key: test
-        for test in TestCase.objects.filter(project=project, key__in=set(moves.values()))
+    triaged = Triage.objects.filter(project=project, test__isnull=False).values("test_id")
+    olds = {
+        test.pk: moves[test.key]
+        for test in TestCase.objects.filter(project=project, pk__in=triaged).only("pk", "key")
+        if moves.get(test.key, test.key) != test.key
     }
-    old = TestCase.objects.filter(project=project, key__in=list(moves)).only("pk", "key")
+    targets = dict(
+        TestCase.objects.filter(project=project, key__in=set(olds.values())).values_list(
+            "key", "pk"
+        )
+    )
     moved = 0
-    for test in old:
-        target = targets.get(moves[test.key])
-        if target is not None and target.pk != test.pk:
-            moved += Triage.objects.filter(project=project, test=test).update(test=target)
+    for old_id, new_key in olds.items():
+        if new_key in targets:
+            moved += Triage.objects.filter(project=project, test_id=old_id).update(
+                test_id=targets[new_key]
+            )
     return moved
