@@ -500,3 +500,47 @@ def triage_form_key(*parts: object) -> str:
 def triage_anchor(key: str) -> str:
     """The element id of the triage form of ``key``, to go back to it after a refusal."""
     return "triage-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+# --- Backend families ---------------------------------------------------------------------------
+
+# A variant key's plural, as the roll-ups say it ("3 arches").
+_PLURALS = {"arch": "arches"}
+
+
+def variant_noun(variant_keys: list[str] | None, n: int) -> str:
+    """What a project's variants are called: its one variant key ("arch", "2 arches"), else
+    "variant"."""
+    keys = list(variant_keys or [])
+    noun = keys[0] if len(keys) == 1 and keys[0] else "variant"
+    return noun if n == 1 else _PLURALS.get(noun, f"{noun}s")
+
+
+def family_rollup_text(rollup, variant_keys: list[str] | None) -> str:
+    """A family's overview line: "3 arches; scores 91–97 %; 12 tests fail on every arch, 40 on
+    some". ``rollup``: a ``parity.selectors.families.FamilyRollup``."""
+    n = len(rollup.variants)
+    parts = [f"{n} {variant_noun(variant_keys, n)}"]
+    low, high = rollup.low, rollup.high
+    if low is not None:
+        span = percent(low) if percent(low) == percent(high) else (
+            f"{percent(low).removesuffix(' %')}–{percent(high)}"
+        )
+        parts.append(f"score{'s' if len(rollup.headlines) > 1 else ''} {span}")
+    failing = rollup.failing
+    if failing is None:
+        parts.append("no current run")
+    elif failing.compared > 1:
+        noun = variant_noun(variant_keys, 1)
+        tests = "test fails" if failing.everywhere == 1 else "tests fail"
+        parts.append(
+            f"{count(failing.everywhere)} {tests} on every {noun} of the {failing.compared} "
+            f"with a run, {count(failing.somewhere)} on some"
+        )
+    return "; ".join(parts)
+
+
+def also_failing_text(also) -> str:
+    """"also failing in rocm-gfx90a, xpu" (``parity.selectors.families.AlsoFailing``); ""
+    where no other backend fails the test."""
+    return f"also failing in {', '.join(also.backends)}" if also and also.backends else ""

@@ -6,7 +6,8 @@
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and five tags,
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``, ``{{ gap.also_failing|also_failing }}``;
+and six tags, ``{% family_rollup rollup project %}``,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
@@ -42,6 +43,7 @@ register.filter("count", presenters.count)
 register.filter("disposition", presenters.disposition)
 register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
+register.filter("also_failing", presenters.also_failing_text)
 
 
 @register.inclusion_tag("parity/_owners.html", takes_context=True)
@@ -188,3 +190,9 @@ def triage_form_state(context, *parts) -> dict:
     state = {"key": key, "anchor": presenters.triage_anchor(key)}
     refused = context.get("triage_refused") or {}
     return {**refused, **state} if refused.get("key") == key else state
+
+
+@register.simple_tag
+def family_rollup(rollup, project) -> str:
+    """A family's roll-up line on the overview (``presenters.family_rollup_text``)."""
+    return presenters.family_rollup_text(rollup, project.variant_keys)

@@ -1,0 +1,130 @@
+"""Backend families (``parity.selectors.families`` and the family roll-ups of the overview,
+heatmap, matrix and digest): each number against a count by hand of the runs in
+``tests/parity/families_scenario.py``."""
+
+import pytest
+
+from parity import selectors
+from parity.models import Project
+from parity.selectors import families
+from tests.parity.families_scenario import (
+    FAMILY,
+    VARIANTS,
+    A,
+    B,
+    failing_by_hand,
+    passing_by_hand,
+    tid,
+    upload_families,
+)
+
+
+@pytest.fixture
+def rocm(upload_run, xla) -> Project:
+    return upload_families(upload_run, xla)
+
+
+def variants_failing(test: str) -> set[str]:
+    return failing_by_hand()[test] & set(VARIANTS)
+
+
+def test_families_of_groups_variants_under_their_family(rocm, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        found = families.families_of(project=rocm)
+
+    assert found.variants == {FAMILY: sorted(VARIANTS)}
+    assert found.family_of["rocm-gfx90a"] == FAMILY and found.family_of["tpu"] == "tpu"
+    assert found.members("tpu") == ["tpu"]
+    assert found.kin_first("rocm-gfx942", ["tpu", "rocm-navi31", "rocm-gfx90a"]) == [
+        "rocm-gfx90a",
+        "rocm-navi31",
+        "tpu",
+    ]
+
+
+def test_the_overview_rolls_a_family_up_above_its_variants(rocm, django_assert_num_queries):
+    with django_assert_num_queries(4):  # the three of a flat project, and the families' failing
+        (card,) = selectors.project_cards(projects=[rocm])
+
+    groups = {g.head.name: g for g in card.groups}
+    assert list(groups) == ["cpu", "gpu", "neuron", FAMILY, "tpu"]
+    assert [v.name for v in groups[FAMILY].variants] == sorted(VARIANTS)
+    assert groups["tpu"].variants == [] and groups["tpu"].rollup is None
+    rollup = groups[FAMILY].rollup
+    expected = {}
+    for variant in sorted(VARIANTS):
+        passing, compared = passing_by_hand(variant)
+        expected[variant] = passing / compared
+    assert dict(zip(rollup.variants, (s.headline for s in rollup.scores), strict=True)) == expected
+    assert (rollup.low, rollup.high) == (min(expected.values()), max(expected.values()))
+    by_test = [variants_failing(t) for t in failing_by_hand()]
+    assert rollup.failing == families.FamilyFailing(
+        compared=3,
+        everywhere=sum(f == set(VARIANTS) for f in by_test),
+        somewhere=sum(bool(f) for f in by_test),
+    )
+    assert (rollup.failing.everywhere, rollup.failing.somewhere) == (1, 4)
+
+
+def test_a_project_without_families_reads_the_overview_in_three_queries(
+    upload_run, xla, django_assert_num_queries
+):
+    upload_run("cpu", {tid(A, 1): "passed"}, day="2026-04-01")
+    with django_assert_num_queries(3):
+        (card,) = selectors.project_cards(projects=[xla])
+    assert card.families == {} and all(not g.variants for g in card.groups)
+
+
+def test_family_tests_says_on_how_many_arches_each_test_fails(rocm, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        found = families.family_tests(project=rocm, family=FAMILY, limit=2)
+
+    by_hand = {t: variants_failing(t) for t in failing_by_hand() if variants_failing(t)}
+    assert found.variants == sorted(VARIANTS) and found.total == len(by_hand) == 4
+    assert found.everywhere == 1
+    # The most arches first, then by test; cut at the limit.
+    ordered = sorted(by_hand, key=lambda t: (-len(by_hand[t]), t))
+    assert [(t.test, t.failing, t.of) for t in found.tests] == [
+        (t, sorted(by_hand[t]), 3) for t in ordered[:2]
+    ]
+    assert found.tests[0].test == tid(A, 1)
+
+
+def test_also_failing_lists_the_familys_variants_first(rocm, django_assert_num_queries):
+    page = list(selectors.gaps_list(project=rocm).filter(backend__name="rocm-gfx942"))
+    with django_assert_num_queries(2):
+        families.gaps_also_failing_attach(page, project=rocm)
+
+    by_test = {gap.test.key: gap.also_failing for gap in page}
+    failing = failing_by_hand()
+    for key, also in by_test.items():
+        others = failing[key] - {"rocm-gfx942"}
+        kin = sorted(others & set(VARIANTS))
+        assert also.backends == kin + sorted(others - set(VARIANTS))
+        assert (also.family, also.family_compared) == (FAMILY, 3)
+        assert also.family_failing == len(variants_failing(key))
+    assert by_test[tid(A, 1)].backends == ["rocm-gfx90a", "rocm-navi31", "tpu"]
+    assert by_test[tid(A, 1)].fails_on == "3 of 3"
+    assert by_test[tid(A, 2)].backends == ["rocm-navi31"]
+
+
+def test_also_failing_of_a_flat_backend_names_no_family(rocm):
+    page = list(selectors.gaps_list(project=rocm).filter(backend__name="tpu"))
+    families.gaps_also_failing_attach(page, project=rocm)
+
+    (gap,) = page
+    assert gap.also_failing.backends == sorted(VARIANTS)
+    assert gap.also_failing.fails_on == ""
+
+
+def test_an_intended_gap_elsewhere_is_not_failing_there(rocm):
+    from parity.models import Gap
+
+    Gap.objects.filter(backend__name="tpu", test__key__endswith="test_1").update(intended=True)
+    page = list(selectors.gaps_list(project=rocm).filter(backend__name="rocm-gfx90a"))
+    families.gaps_also_failing_attach(page, project=rocm)
+
+    a1 = next(g for g in page if g.test.file == A and g.test.name == "test_1")
+    assert "tpu" not in a1.also_failing.backends
+    b1 = next(g for g in page if g.test.file == B)
+    assert b1.also_failing.backends == [] and b1.also_failing.fails_on == "1 of 3"
