@@ -544,3 +544,11 @@ def also_failing_text(also) -> str:
     """"also failing in rocm-gfx90a, xpu" (``parity.selectors.families.AlsoFailing``); ""
     where no other backend fails the test."""
     return f"also failing in {', '.join(also.backends)}" if also and also.backends else ""
+
+
+def fails_on_text(also, variant_keys: list[str] | None) -> str:
+    """"fails on 2 of 3 arches" for a variant's gap; "" for a flat backend's."""
+    if also is None or not also.family:
+        return ""
+    noun = variant_noun(variant_keys, also.family_compared)
+    return f"fails on {also.family_failing} of {also.family_compared} {also.family} {noun}"

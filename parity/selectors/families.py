@@ -83,6 +83,16 @@ def scored_gaps(gaps: QuerySet[Gap], *, counts_intended: bool) -> QuerySet[Gap]:
     return gaps if counts_intended else gaps.filter(intended=False)
 
 
+def gap_scored(gap: Gap, counts_intended: bool) -> bool:
+    """``scored_gaps`` of one gap already read."""
+    return (
+        gap.is_open
+        and not gap.not_applicable
+        and gap.state != GapState.REFERENCE_MISSING
+        and (counts_intended or not gap.intended)
+    )
+
+
 # --- The overview's roll-up line -----------------------------------------------------------------
 
 
@@ -271,7 +281,7 @@ def also_failing(
 ) -> AlsoFailing:
     """``backend``'s gap seen with every backend failing its test (``failing``), in
     ``families``; ``compared``: the backends with a current run. No query."""
-    failing = set(failing) | {backend}
+    failing = set(failing) | {backend}  # listed with a gap: it fails here
     family = families.family_of.get(backend, backend)
     kin = [v for v in families.variants.get(family, []) if v in compared]
     return AlsoFailing(

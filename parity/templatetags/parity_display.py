@@ -7,7 +7,7 @@
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
 ``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``, ``{{ gap.also_failing|also_failing }}``;
-and six tags, ``{% family_rollup rollup project %}``,
+and seven tags, ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
@@ -196,3 +196,20 @@ def triage_form_state(context, *parts) -> dict:
 def family_rollup(rollup, project) -> str:
     """A family's roll-up line on the overview (``presenters.family_rollup_text``)."""
     return presenters.family_rollup_text(rollup, project.variant_keys)
+
+
+@register.simple_tag
+def also_failing(also, project) -> SafeString:
+    """Under a gap's test: on how many of its family's variants the test fails, and the other
+    backends failing it (``parity.selectors.families.AlsoFailing``); nothing when none."""
+    parts = [
+        text
+        for text in (
+            presenters.fails_on_text(also, project.variant_keys),
+            presenters.also_failing_text(also),
+        )
+        if text
+    ]
+    if not parts:
+        return mark_safe("")
+    return format_html('<div class="also-failing muted">{}</div>', " · ".join(parts))

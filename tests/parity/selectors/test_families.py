@@ -128,3 +128,17 @@ def test_an_intended_gap_elsewhere_is_not_failing_there(rocm):
     assert "tpu" not in a1.also_failing.backends
     b1 = next(g for g in page if g.test.file == B)
     assert b1.also_failing.backends == [] and b1.also_failing.fails_on == "1 of 3"
+
+
+def test_the_test_page_says_where_else_it_fails_without_another_query(rocm):
+    from parity import result_reads
+    from parity.models import TestCase
+
+    test = TestCase.objects.get(project=rocm, file=A, name="test_1")
+    page = result_reads.testcase_page(project=rocm, test=test)
+
+    lines = {line.backend: line for line in page.lines}
+    assert lines["cpu"].also_failing is None
+    assert lines["rocm-gfx90a"].also_failing.backends == ["rocm-gfx942", "rocm-navi31", "tpu"]
+    assert lines["rocm-gfx90a"].also_failing.fails_on == "3 of 3"
+    assert lines["tpu"].also_failing.backends == sorted(VARIANTS)
