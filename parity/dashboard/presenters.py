@@ -265,6 +265,11 @@ class HeatCell(CellCounts):
     def counts_text(self) -> str:
         """The hover text."""
         text = self._counts_sentence()
+        if self.variants:
+            text = (
+                f"worst of its variants, {self.worst}: {text} · gaps on {self.variants_failing} "
+                f"of {self.variants} variants with a current run"
+            )
         if self.run_state:
             text += f" · the file {run_state_words(self.run_state, self.run_status)}"
         if self.pending and not self.is_reference:
@@ -523,8 +528,10 @@ def family_rollup_text(rollup, variant_keys: list[str] | None) -> str:
     parts = [f"{n} {variant_noun(variant_keys, n)}"]
     low, high = rollup.low, rollup.high
     if low is not None:
-        span = percent(low) if percent(low) == percent(high) else (
-            f"{percent(low).removesuffix(' %')}–{percent(high)}"
+        span = (
+            percent(low)
+            if percent(low) == percent(high)
+            else (f"{percent(low).removesuffix(' %')}–{percent(high)}")
         )
         parts.append(f"score{'s' if len(rollup.headlines) > 1 else ''} {span}")
     failing = rollup.failing
@@ -541,13 +548,13 @@ def family_rollup_text(rollup, variant_keys: list[str] | None) -> str:
 
 
 def also_failing_text(also) -> str:
-    """"also failing in rocm-gfx90a, xpu" (``parity.selectors.families.AlsoFailing``); ""
+    """ "also failing in rocm-gfx90a, xpu" (``parity.selectors.families.AlsoFailing``); ""
     where no other backend fails the test."""
     return f"also failing in {', '.join(also.backends)}" if also and also.backends else ""
 
 
 def fails_on_text(also, variant_keys: list[str] | None) -> str:
-    """"fails on 2 of 3 arches" for a variant's gap; "" for a flat backend's."""
+    """ "fails on 2 of 3 arches" for a variant's gap; "" for a flat backend's."""
     if also is None or not also.family:
         return ""
     noun = variant_noun(variant_keys, also.family_compared)

@@ -111,6 +111,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         sort=query["sort"],
         owner=query["owner"] or "",
         aligned=aligned,
+        by=query["by"] or "variant",
     )
     return _render_project(
         request,

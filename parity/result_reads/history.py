@@ -15,6 +15,7 @@ from parity.definitions import OUTCOME_PARAMS, on_default_branch_sql, outcome_fi
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
 from parity.pure.reproduce import reproduce_command
+from parity.selectors.families import AlsoFailing, also_failing, families_from, gap_scored
 from parity.selectors.fragments import (
     TestCell,
     backend_names,
@@ -23,7 +24,6 @@ from parity.selectors.fragments import (
     reason_infos,
     reference_first,
 )
-from parity.selectors.families import AlsoFailing, also_failing, families_from, gap_scored
 from parity.selectors.gaps import UNRUN_STATES
 from parity.selectors.owners import files_owners
 from parity.selectors.run_files import UnrunFile, unrun_files

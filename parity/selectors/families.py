@@ -53,20 +53,27 @@ class Families:
         """``others`` with ``backend``'s own family first (its variants, the family's row),
         then the rest; by name within each."""
         family = self.family_of.get(backend, backend)
-        return sorted(set(others) - {backend}, key=lambda n: (self.family_of.get(n, n) != family, n))
+        return sorted(
+            set(others) - {backend}, key=lambda n: (self.family_of.get(n, n) != family, n)
+        )
 
 
 def families_from(backends: Iterable[Backend]) -> Families:
     """``Families`` of backends already read (their ``pk``, ``name`` and ``family_id``)."""
     backends = list(backends)
     names = {b.pk: b.name for b in backends}
+    return families_named((b.name, names.get(b.family_id, "")) for b in backends)
+
+
+def families_named(pairs: Iterable[tuple[str, str]]) -> Families:
+    """``Families`` of (backend name, its family's name or "") pairs: a page's backends
+    (``fragments.BackendParity.family``)."""
     family_of: dict[str, str] = {}
     variants: dict[str, list[str]] = defaultdict(list)
-    for b in backends:
-        family = names.get(b.family_id) if b.family_id else None
-        family_of[b.name] = family or b.name
+    for name, family in pairs:
+        family_of[name] = family or name
         if family:
-            variants[family].append(b.name)
+            variants[family].append(name)
     return Families(family_of, {f: sorted(v) for f, v in sorted(variants.items())})
 
 
@@ -77,9 +84,7 @@ def families_of(*, project: Project) -> Families:
 
 def scored_gaps(gaps: QuerySet[Gap], *, counts_intended: bool) -> QuerySet[Gap]:
     """The open gaps a backend's score counts against it."""
-    gaps = gaps.filter(is_open=True, not_applicable=False).exclude(
-        state=GapState.REFERENCE_MISSING
-    )
+    gaps = gaps.filter(is_open=True, not_applicable=False).exclude(state=GapState.REFERENCE_MISSING)
     return gaps if counts_intended else gaps.filter(intended=False)
 
 
@@ -272,7 +277,7 @@ class AlsoFailing:
 
     @property
     def fails_on(self) -> str:
-        """"2 of 3" for a variant's gap; "" for a flat backend's."""
+        """ "2 of 3" for a variant's gap; "" for a flat backend's."""
         return f"{self.family_failing} of {self.family_compared}" if self.family else ""
 
 

@@ -122,6 +122,7 @@ class BackendParity:
     # The aligned view (``parity.selectors.aligned``): the reference's run compared with
     # ``run``, of the same ``commit``. None otherwise (the reference's current run).
     reference_run: int | None = None
+    family: str = ""  # a variant's family (``Backend.family``); "" for a family or a flat one
 
     @property
     def scores(self) -> Scores:
@@ -136,17 +137,19 @@ def backend_parities(*, project: Project) -> list[BackendParity]:
         "state__current_run", "state__snapshot"
     )
     reference = project.reference_backend_id
+    backends = reference_first(project, list(backends))
+    names = {b.pk: b.name for b in backends}
     return [
-        _backend_parity(b, is_reference=b.pk == reference)
-        for b in reference_first(project, list(backends))
+        _backend_parity(b, is_reference=b.pk == reference, family=names.get(b.family_id, ""))
+        for b in backends
     ]
 
 
-def _backend_parity(backend: Backend, *, is_reference: bool) -> BackendParity:
+def _backend_parity(backend: Backend, *, is_reference: bool, family: str = "") -> BackendParity:
     state = getattr(backend, "state", None)
     run = state.current_run if state else None
     if run is None:
-        return BackendParity(backend=backend.name, is_reference=is_reference)
+        return BackendParity(backend=backend.name, is_reference=is_reference, family=family)
     snapshot: Snapshot | None = state.snapshot
     numbers = {}
     # A snapshot of an older run is no current number (the engine repoints it on recompute).
@@ -172,6 +175,7 @@ def _backend_parity(backend: Backend, *, is_reference: bool) -> BackendParity:
         started_at=run.started_at,
         test_count=state.test_count,
         coverage_drop=state.coverage_drop,
+        family=family,
         **numbers,
     )
 

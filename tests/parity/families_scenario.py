@@ -89,9 +89,7 @@ def family_add(project: Project) -> None:
     """rocm and its three arches, as the upload path makes them (``Backend.family``)."""
     family = Backend.objects.create(project=project, name=FAMILY)
     for arch, name in zip(ARCHES, VARIANTS, strict=True):
-        Backend.objects.create(
-            project=project, name=name, family=family, attributes={"arch": arch}
-        )
+        Backend.objects.create(project=project, name=name, family=family, attributes={"arch": arch})
 
 
 def upload_families(upload_run, project: Project) -> Project:

@@ -103,7 +103,7 @@ class GapSerializer(serializers.Serializer):
         "others, by name within each. Empty: it fails nowhere else."
     )
     fails_on = serializers.SerializerMethodField(
-        help_text='For a variant\'s gap, "k of n": of its family\'s n variants with a current run, '
+        help_text="For a variant's gap, \"k of n\": of its family's n variants with a current run, "
         "the k that fail this test (this one included); null for a backend with no family."
     )
 

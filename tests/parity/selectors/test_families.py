@@ -142,3 +142,51 @@ def test_the_test_page_says_where_else_it_fails_without_another_query(rocm):
     assert lines["rocm-gfx90a"].also_failing.backends == ["rocm-gfx942", "rocm-navi31", "tpu"]
     assert lines["rocm-gfx90a"].also_failing.fails_on == "3 of 3"
     assert lines["tpu"].also_failing.backends == sorted(VARIANTS)
+
+
+def cell_of(heatmap, row: str, backend: str):
+    found = next(r for r in heatmap.rows if r.name == row)
+    return next(c for c in found.cells if c.backend == backend)
+
+
+def test_the_heatmap_by_variant_drops_a_family_row_that_never_ran(rocm, django_assert_num_queries):
+    with django_assert_num_queries(5):
+        heatmap = selectors.heatmap(project=rocm)
+
+    columns = [b.backend for b in heatmap.backends]
+    assert columns == ["cpu", "gpu", "neuron", *sorted(VARIANTS), "tpu"]
+    assert heatmap.has_families and heatmap.by == "variant"
+    assert [b.backend for b in heatmap.cards] == columns
+
+
+def test_the_heatmap_by_family_shows_each_familys_worst_variant(rocm, django_assert_num_queries):
+    with django_assert_num_queries(5):  # as many as by variant
+        heatmap = selectors.heatmap(project=rocm, by="family")
+
+    assert [b.backend for b in heatmap.backends] == ["cpu", "gpu", "neuron", FAMILY, "tpu"]
+    assert FAMILY not in [b.backend for b in heatmap.cards]  # it never ran: no card either
+    failing = failing_by_hand()
+    for file in (A, B):
+        tests = [t for t in failing if t.startswith(file)]
+        # Per variant, the share of the file's reference-passing tests passing there.
+        shares = {v: sum(v not in failing[t] for t in tests) / len(tests) for v in sorted(VARIANTS)}
+        worst = min(shares, key=lambda v: (shares[v], v))
+        cell = cell_of(heatmap, file, FAMILY)
+        assert (cell.worst, cell.parity) == (worst, shares[worst])
+        assert cell.variants == 3
+        assert cell.variants_failing == sum(shares[v] < 1 for v in shares)
+    assert cell_of(heatmap, A, FAMILY).worst == "rocm-navi31"  # a::3 missing too
+    assert (cell_of(heatmap, B, FAMILY).worst, cell_of(heatmap, B, FAMILY).variants_failing) == (
+        "rocm-gfx90a",
+        1,
+    )
+    # Sorting by a family's column orders its rows by that family's worst cells.
+    by_rocm = selectors.heatmap(project=rocm, by="family", sort=FAMILY)
+    assert [r.name for r in by_rocm.rows] == [A, B]
+
+
+def test_a_project_without_families_ignores_by_family(upload_run, xla):
+    upload_run("cpu", {tid(A, 1): "passed"}, day="2026-04-01")
+    heatmap = selectors.heatmap(project=xla, by="family")
+    assert (heatmap.by, heatmap.has_families) == ("variant", False)
+    assert [b.backend for b in heatmap.backends] == ["cpu", "gpu", "neuron", "tpu"]
