@@ -6,8 +6,8 @@
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``, ``{{ gap.also_failing|also_failing }}``;
-and seven tags, ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``,
+``{{ gap.also_failing|also_failing }}``; and seven tags, ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
