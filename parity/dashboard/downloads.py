@@ -43,8 +43,9 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 @project_page
 @cache_control(private=True)
 def matrix_csv(request: HttpRequest, project: Project) -> HttpResponse:
-    """Every ordered pair of backends, one row each."""
-    matrix = selectors.backend_matrix(project=project)
+    """Every ordered pair of backends, one row each (of families with ``?by=family``)."""
+    by = "family" if request.GET.get("by") == "family" else "variant"
+    matrix = selectors.backend_matrix(project=project, by=by)
     rows = [
         (
             cell.a,

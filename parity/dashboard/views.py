@@ -111,7 +111,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         sort=query["sort"],
         owner=query["owner"] or "",
         aligned=aligned,
-        by=query["by"] or "variant",
+        by=_by(request),
     )
     return _render_project(
         request,
@@ -342,7 +342,7 @@ def matrix(request: HttpRequest, project: Project) -> HttpResponse:
         project,
         "parity/matrix.html",
         tab="matrix",
-        matrix=selectors.backend_matrix(project=project),
+        matrix=selectors.backend_matrix(project=project, by=_by(request)),
     )
 
 
@@ -449,6 +449,12 @@ def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
         new_issue_url=issue_filing.new_issue_url(project=project, subject=subject, draft=draft),
         back=back,
     )
+
+
+def _by(request: HttpRequest) -> str:
+    """``?by=``: a column per variant (the default) or per family."""
+    query = cleaned(HeatmapQuery(request.GET))
+    return query["by"] or "variant"
 
 
 def _first_compared(project: Project, backends: list[str]) -> str | None:

@@ -190,3 +190,29 @@ def test_a_project_without_families_ignores_by_family(upload_run, xla):
     heatmap = selectors.heatmap(project=xla, by="family")
     assert (heatmap.by, heatmap.has_families) == ("variant", False)
     assert [b.backend for b in heatmap.backends] == ["cpu", "gpu", "neuron", "tpu"]
+
+
+def test_the_matrix_by_family_counts_a_test_passing_only_where_every_arch_passes(
+    rocm, django_assert_num_queries
+):
+    with django_assert_num_queries(3):
+        by_variant = selectors.backend_matrix(project=rocm)
+    with django_assert_num_queries(3):
+        by_family = selectors.backend_matrix(project=rocm, by="family")
+
+    assert FAMILY not in by_variant.backends  # its own row never ran
+    assert by_variant.has_families and by_variant.by == "variant"
+    assert by_family.backends == ["cpu", "gpu", "neuron", FAMILY, "tpu"]
+    assert by_family.families == {FAMILY: sorted(VARIANTS)}
+    # By hand: rocm has a test when an arch runs it, passes it when every arch running it does.
+    from tests.parity.families_scenario import RUNS
+
+    having = {t for v in VARIANTS for t in RUNS[v]}
+    passing = {t for t in having if all(RUNS[v].get(t, "passed") == "passed" for v in VARIANTS)}
+    totals = {t.backend: t for t in by_family.totals}
+    assert (totals[FAMILY].tests, totals[FAMILY].passing) == (len(having), len(passing))
+    cpu_passing = {t for t, o in RUNS["cpu"].items() if o == "passed"}
+    assert by_family.pair("cpu", FAMILY).passes_a_not_b == len(cpu_passing - passing)
+    tpu_passing = {t for t, o in RUNS["tpu"].items() if o == "passed"}
+    assert by_family.pair(FAMILY, "tpu").passes_a_not_b == len(passing - tpu_passing)
+    assert by_family.pair("cpu", "tpu") == by_variant.pair("cpu", "tpu")  # flat ones unchanged
