@@ -6,8 +6,8 @@
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``,
-``{{ gap.also_failing|also_failing }}``; and seven tags, ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and seven tags,
+``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
@@ -43,7 +43,6 @@ register.filter("count", presenters.count)
 register.filter("disposition", presenters.disposition)
 register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
-register.filter("also_failing", presenters.also_failing_text)
 
 
 @register.inclusion_tag("parity/_owners.html", takes_context=True)
