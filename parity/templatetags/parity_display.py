@@ -6,7 +6,8 @@
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and seven tags,
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``,
+``{{ n|variant_noun:project.variant_keys }}``; and seven tags,
 ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
@@ -43,6 +44,7 @@ register.filter("count", presenters.count)
 register.filter("disposition", presenters.disposition)
 register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
+register.filter("variant_noun", lambda n, keys: presenters.variant_noun(keys, n))
 
 
 @register.inclusion_tag("parity/_owners.html", takes_context=True)

@@ -216,3 +216,28 @@ def test_the_matrix_by_family_counts_a_test_passing_only_where_every_arch_passes
     tpu_passing = {t for t, o in RUNS["tpu"].items() if o == "passed"}
     assert by_family.pair(FAMILY, "tpu").passes_a_not_b == len(passing - tpu_passing)
     assert by_family.pair("cpu", "tpu") == by_variant.pair("cpu", "tpu")  # flat ones unchanged
+
+
+def test_the_digest_adds_up_a_familys_new_gaps_and_its_arches(rocm):
+    import datetime
+
+    from parity.digest.render import digest_render
+    from parity.pure.weeks import Week
+    from parity.selectors.digest import digest_content
+    from tests.parity.families_scenario import DAY
+
+    content = digest_content(project=rocm, week=Week.of(datetime.date.fromisoformat(DAY)))
+
+    failing = failing_by_hand()
+    per_variant = {v: sum(v in f for f in failing.values()) for v in VARIANTS}
+    (rocm_new,) = content.new_by_family
+    assert rocm_new.family == FAMILY and rocm_new.of == 3
+    assert rocm_new.total == sum(per_variant.values()) == 7
+    assert rocm_new.variants == sorted(v for v, n in per_variant.items() if n)
+    assert rocm_new.untracked == rocm_new.total  # nothing is triaged
+    rendered = digest_render(content)
+    line = "rocm: 7 new gaps (7 untracked), on 3 of 3 arches"
+    assert line in rendered.text
+    assert (
+        "<strong>rocm</strong>: 7 new gaps (7 untracked), on 3\n      of 3 arches" in rendered.html
+    )
