@@ -510,7 +510,7 @@ def triage_anchor(key: str) -> str:
 # --- Backend families ---------------------------------------------------------------------------
 
 # A variant key's plural, as the roll-ups say it ("3 arches").
-_PLURALS = {"arch": "arches"}
+_PLURALS = {"arch": "arches", "os": "OSes"}
 
 
 def variant_noun(variant_keys: list[str] | None, n: int) -> str:
@@ -540,9 +540,11 @@ def family_rollup_text(rollup, variant_keys: list[str] | None) -> str:
     elif failing.compared > 1:
         noun = variant_noun(variant_keys, 1)
         tests = "test fails" if failing.everywhere == 1 else "tests fail"
+        every = f"every {noun}" if failing.compared == n else (
+            f"every {noun} of the {failing.compared} with a run"
+        )
         parts.append(
-            f"{count(failing.everywhere)} {tests} on every {noun} of the {failing.compared} "
-            f"with a run, {count(failing.somewhere)} on some"
+            f"{count(failing.everywhere)} {tests} on {every}, {count(failing.somewhere)} on some"
         )
     return "; ".join(parts)
 
