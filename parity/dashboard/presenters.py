@@ -540,8 +540,10 @@ def family_rollup_text(rollup, variant_keys: list[str] | None) -> str:
     elif failing.compared > 1:
         noun = variant_noun(variant_keys, 1)
         tests = "test fails" if failing.everywhere == 1 else "tests fail"
-        every = f"every {noun}" if failing.compared == n else (
-            f"every {noun} of the {failing.compared} with a run"
+        every = (
+            f"every {noun}"
+            if failing.compared == n
+            else (f"every {noun} of the {failing.compared} with a run")
         )
         parts.append(
             f"{count(failing.everywhere)} {tests} on {every}, {count(failing.somewhere)} on some"
