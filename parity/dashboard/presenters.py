@@ -563,3 +563,14 @@ def fails_on_text(also, variant_keys: list[str] | None) -> str:
         return ""
     noun = variant_noun(variant_keys, also.family_compared)
     return f"fails on {also.family_failing} of {also.family_compared} {also.family} {noun}"
+
+
+def family_new_gaps_text(found, variant_keys: list[str] | None) -> str:
+    """The digest's line of a family's new gaps: "rocm: 5 new gaps (3 untracked), on 2 of 3
+    arches" (``parity.selectors.digest.FamilyNewGaps``)."""
+    gaps = "new gap" if found.total == 1 else "new gaps"
+    noun = variant_noun(variant_keys, found.of)
+    return (
+        f"{found.family}: {found.total} {gaps} ({found.untracked} untracked), "
+        f"on {len(found.variants)} of {found.of} {noun}"
+    )

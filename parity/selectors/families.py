@@ -13,7 +13,7 @@ project's score counts intended gaps.
 | ``families_of``           | which backends make which family                | 1           |
 | ``families_failing``      | the overview's "n tests fail on every arch"     | 1, any projects |
 | ``family_tests``          | one family's tests by how many variants fail    | 2           |
-| ``gaps_also_failing_attach`` | a page of gaps: where else each test fails   | 1           |
+| ``gaps_also_failing_attach`` | a page of gaps: where else each test fails | 1, 2 with variants |
 """
 
 from collections import defaultdict
@@ -302,28 +302,35 @@ _BACKENDS_WITH_RUNS = Count("state", filter=Q(state__current_run__isnull=False))
 
 def gaps_also_failing_attach(gaps: list[Gap], *, project: Project) -> None:
     """Give each gap (of one project; a page or a batch of a list) ``also_failing``, an
-    ``AlsoFailing``. Two queries: the project's backends, and the scored open gaps on the
-    gaps' tests (bounded by the page)."""
+    ``AlsoFailing``. One query, the scored open gaps on the gaps' tests (bounded by the page),
+    and one more when a gap is a variant's: its family's variants with a current run."""
     if not gaps:
         return
-    backends = list(
-        Backend.objects.filter(project=project)
-        .only("pk", "name", "family_id")
-        .annotate(compared=_BACKENDS_WITH_RUNS)
-    )
-    families = families_from(backends)
-    compared = {b.name for b in backends if b.compared}
-    names = {b.pk: b.name for b in backends}
     open_gaps = scored_gaps(
         Gap.objects.filter(project=project, test_id__in={g.test_id for g in gaps}),
         counts_intended=project.score_counts_intended,
-    ).values_list("test_id", "backend_id")
+    ).values_list("test_id", "backend__name", "backend__family__name")
     failing: dict[int, set[str]] = defaultdict(set)
-    for test_id, backend_id in open_gaps:
-        failing[test_id].add(names[backend_id])
+    pairs = {}
+    for test_id, backend, family in open_gaps:
+        failing[test_id].add(backend)
+        pairs[backend] = family or ""
+    compared: set[str] = set()
+    if any(g.backend.family_id for g in gaps):
+        backends = (
+            Backend.objects.filter(project=project)
+            .only("pk", "name", "family_id")
+            .annotate(compared=_BACKENDS_WITH_RUNS)
+        )
+        named = {b.pk: b for b in backends}
+        compared = {b.name for b in named.values() if b.compared}
+        pairs.update(
+            (b.name, named[b.family_id].name if b.family_id else "") for b in named.values()
+        )
+    families = families_named(pairs.items())
     for gap in gaps:
         gap.also_failing = also_failing(
-            backend=names[gap.backend_id],
+            backend=gap.backend.name,
             failing=failing[gap.test_id],
             families=families,
             compared=compared,

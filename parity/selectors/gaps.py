@@ -167,8 +167,8 @@ def gaps_page(
     its count, its rows, their reasons' issues; one for both pages' files' code owners (each
     gap gets ``file_owners``); one for how the files of crashed, timed out, empty or unrun gaps
     ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``); and
-    without ``open_any_age``, one count of the open gaps of any age (``open_total``); two for
-    where else the open gaps' tests fail (each gets ``also_failing``,
+    without ``open_any_age``, one count of the open gaps of any age (``open_total``); one for
+    where else the open gaps' tests fail (two when one is a variant's) (each gets ``also_failing``,
     ``parity.selectors.families.AlsoFailing``)."""
     new_sort, new = open_gaps_sorted(
         project=project, since=None if open_any_age else since, filters=filters, sort=sort

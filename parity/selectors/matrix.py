@@ -58,6 +58,7 @@ class PairCell:
     files: Overlap
     tests: Overlap
     passes_a_not_b: int  # tests passing on a that do not pass on b (or b lacks)
+    family: bool = False  # a or b is a family's column (``?by=family``): no pair page of its own
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,13 @@ def backend_matrix(*, project: Project, by: str = BY_VARIANT) -> Matrix:
         )
         for pk in shown
     ]
-    cells = {(a, b): _cell(names, a, b, file_groups, tests) for a, b in permutations(shown, 2)}
     grouped = by == BY_FAMILY and bool(families)
+    cells = {
+        (a, b): _cell(
+            names, a, b, file_groups, tests, family=grouped and bool({a, b} & families.keys())
+        )
+        for a, b in permutations(shown, 2)
+    }
     return Matrix(
         backends=[names[pk] for pk in shown],
         reference=names.get(project.reference_backend_id),
@@ -219,8 +225,11 @@ def _file_groups(project: Project) -> Counter:
     return Counter(frozenset(backends) for backends in by_file.values())
 
 
-def _cell(names: dict[int, str], a: int, b: int, files: Counter, tests: Counter) -> PairCell:
+def _cell(
+    names: dict[int, str], a: int, b: int, files: Counter, tests: Counter, family: bool = False
+) -> PairCell:
     return PairCell(
+        family=family,
         a=names[a],
         b=names[b],
         files=_overlap(a, b, ((present, n) for present, n in files.items())),

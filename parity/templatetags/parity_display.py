@@ -7,7 +7,8 @@
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
 ``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``,
-``{{ n|variant_noun:project.variant_keys }}``; and seven tags,
+``{{ n|variant_noun:project.variant_keys }}``, ``{{ family|family_new_gaps:variant_keys }}``;
+and seven tags,
 ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
@@ -45,6 +46,7 @@ register.filter("disposition", presenters.disposition)
 register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
 register.filter("variant_noun", lambda n, keys: presenters.variant_noun(keys, n))
+register.filter("family_new_gaps", presenters.family_new_gaps_text)
 
 
 @register.inclusion_tag("parity/_owners.html", takes_context=True)

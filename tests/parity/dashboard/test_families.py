@@ -123,3 +123,11 @@ def test_the_matrix_by_family_has_one_row_per_family(client, rocm):
     csv_rows = client.get(f"{P}/matrix.csv?by=family").content.decode().splitlines()
     assert any(line.startswith("cpu,rocm,") for line in csv_rows)
     assert not any("rocm-gfx942" in line for line in csv_rows)
+
+
+def test_a_family_cell_of_the_matrix_opens_the_variant_matrix(client, rocm):
+    html = text(client.get(f"{P}/matrix/?by=family"))
+    body = html.split('id="test-matrix"')[1].split("</table>")[0]
+    row = re.search(r'<tr data-backend="cpu">.*?</tr>', body)[0]
+    assert 'data-b="rocm"><a href="?#tests"' in row  # no pair page of a family
+    assert f'data-b="tpu"><a href="{P}/matrix/pair/?a=cpu&b=tpu#passes-only-a"' in row
