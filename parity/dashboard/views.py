@@ -49,6 +49,8 @@ from parity.web.access import (
 
 # Gaps listed per page of the gaps page's aligned view.
 ALIGNED_GAPS_PER_PAGE = 100
+# Per family, the tests failing on the most of its variants listed under the heatmap by family.
+FAMILY_TESTS_SHOWN = 10
 # A file page's tests per page (a file of 250 parametrized tests is common).
 FILE_TESTS_PER_PAGE = 100
 # Tests listed per direction on a pair's page; the CSV download lists them all.
@@ -113,12 +115,19 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         aligned=aligned,
         by=_by(request),
     )
+    # By family: each family's tests failing on the most of its variants, under the table.
+    spread = [
+        selectors.family_tests(project=project, family=b.backend, limit=FAMILY_TESTS_SHOWN)
+        for b in heatmap.backends
+        if heatmap.by == "family" and b.backend in heatmap.family_names
+    ]
     return _render_project(
         request,
         project,
         "parity/heatmap.html",
         tab="heatmap",
         heatmap=presenters.heatmap_cells(heatmap),
+        family_tests=spread,
         file_url=reverse("project-file", args=[slug]),  # reversed once, not once per cell
         exempt=query["exempt"] or "",  # each other row links its form (a form a row is heavy)
     )

@@ -127,6 +127,7 @@ class Heatmap:
     has_families: bool = False  # some backend has variants: the page offers ``by``
     # Every backend with its own numbers (the summary cards above the table), whatever ``by``.
     cards: list[BackendParity] = field(default_factory=list)
+    family_names: tuple[str, ...] = ()  # the columns that are families (``by`` "family")
 
     @property
     def sort_param(self) -> str:
@@ -212,6 +213,7 @@ def heatmap(
         by=by,
         has_families=families.any,
         cards=cards,
+        family_names=tuple(families.variants) if by == BY_FAMILY else (),
     )
 
 

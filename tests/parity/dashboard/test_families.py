@@ -62,7 +62,7 @@ def test_the_heatmap_offers_by_family_and_draws_a_family_column(client, rocm):
     # test_a.py: navi31 passes none of the three tests cpu passes; all three arches have gaps.
     assert "backend=rocm-navi31" in cell and "worst of its variants, rocm-navi31" in cell
     assert "gaps on 3 of 3 variants with a current run" in cell
-    assert " ".join(re.sub(r"<[^>]+>", "", cell).split()) == "0/3 gaps on 3 of 3 arches"
+    assert " ".join(re.sub(r"<[^>]+>", "", cell).split()) == "0/3 on 3 of 3 arches"
     assert '<input type="hidden" name="by" value="family">' in html
 
 
@@ -131,3 +131,22 @@ def test_a_family_cell_of_the_matrix_opens_the_variant_matrix(client, rocm):
     row = re.search(r'<tr data-backend="cpu">.*?</tr>', body)[0]
     assert 'data-b="rocm"><a href="?#tests"' in row  # no pair page of a family
     assert f'data-b="tpu"><a href="{P}/matrix/pair/?a=cpu&b=tpu#passes-only-a"' in row
+
+
+def test_the_heatmap_by_family_lists_the_tests_failing_on_the_most_arches(client, rocm):
+    html = text(client.get(f"{P}/?by=family"))
+
+    section = html.split('class="card family-tests" data-family="rocm"')[1].split("</section>")[0]
+    by_hand = {t: f & set(VARIANTS) for t, f in failing_by_hand().items() if f & set(VARIANTS)}
+    ordered = sorted(by_hand, key=lambda t: (-len(by_hand[t]), t))
+    listed = [
+        (test, " ".join(re.sub(r"<[^>]+>", "", fails).split()))
+        for test, fails in re.findall(
+            r'<td class="test"><a [^>]*>([^<]+)</a></td> <td>(.*?)</td>', section
+        )
+    ]
+    assert listed == [
+        (t, f"{len(by_hand[t])} of 3: {', '.join(sorted(by_hand[t]))}") for t in ordered
+    ]
+    assert "1 test fails on every one of the 3 with a current run, 4 on some." in section
+    assert "family-tests" not in text(client.get(f"{P}/"))  # by variant: none
