@@ -96,6 +96,7 @@ class GapListView(generics.ListAPIView):
         page = super().paginate_queryset(queryset)
         if page and not self.aligned:  # the page's code owners, in one query
             selectors.gaps_owners_attach(page, project=self.project)
+            selectors.gaps_also_failing_attach(page, project=self.project)
         return page
 
     def get_serializer_class(self):

@@ -43,8 +43,9 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 @project_page
 @cache_control(private=True)
 def matrix_csv(request: HttpRequest, project: Project) -> HttpResponse:
-    """Every ordered pair of backends, one row each."""
-    matrix = selectors.backend_matrix(project=project)
+    """Every ordered pair of backends, one row each (of families with ``?by=family``)."""
+    by = "family" if request.GET.get("by") == "family" else "variant"
+    matrix = selectors.backend_matrix(project=project, by=by)
     rows = [
         (
             cell.a,
@@ -113,7 +114,8 @@ GAP_COLUMNS = (
     "issues",
     "tracking",
     "opened",
-    "owners",  # last: the columns before it kept their places when it came
+    "owners",  # the columns before it kept their places when it came
+    "also_failing",  # the other backends failing the test, its family's first
 )
 
 
@@ -136,6 +138,7 @@ def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
     read = gaps.iterator(chunk_size=2000)
     while batch := list(itertools.islice(read, 2000)):
         selectors.gaps_owners_attach(batch, project=project)
+        selectors.gaps_also_failing_attach(batch, project=project)
         yield from (_gap_row(gap) for gap in batch)
 
 
@@ -152,6 +155,7 @@ def _gap_row(gap: Gap) -> tuple:
         tracking,
         gap.opened_at.date().isoformat(),
         " ".join(gap.file_owners or ()),
+        " ".join(gap.also_failing.backends),
     )
 
 

@@ -9,6 +9,7 @@ from django.http import QueryDict
 
 from parity.models import GapState, Project, TriageKind
 from parity.pure.globs import MAX_PATTERN_CHARS
+from parity.selectors.families import GROUPINGS
 
 
 def backend_choices(project: Project) -> list[tuple[str, str]]:
@@ -55,6 +56,8 @@ class HeatmapQuery(forms.Form):
     sort = forms.CharField(required=False, max_length=60, initial="worst")
     owner = OwnerField(required=False, max_length=200)  # a code owner's files only
     aligned = forms.BooleanField(required=False, label="Aligned commits")
+    # A column per variant (the default) or per family (``parity.selectors.families``).
+    by = forms.ChoiceField(required=False, choices=[(g, g) for g in GROUPINGS])
     # The row whose "Exempt…" was clicked: its file's one triage form is drawn there alone.
     exempt = forms.CharField(required=False, max_length=500)
 

@@ -278,6 +278,11 @@ class HeatCell(CellCounts):
     def counts_text(self) -> str:
         """The hover text."""
         text = self._counts_sentence()
+        if self.variants:
+            text = (
+                f"worst of its variants, {self.worst}: {text} · gaps on {self.variants_failing} "
+                f"of {self.variants} variants with a current run"
+            )
         if self.run_state:
             text += f" · the file {run_state_words(self.run_state, self.run_status)}"
         if self.pending and not self.is_reference:
@@ -513,3 +518,72 @@ def triage_form_key(*parts: object) -> str:
 def triage_anchor(key: str) -> str:
     """The element id of the triage form of ``key``, to go back to it after a refusal."""
     return "triage-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+# --- Backend families ---------------------------------------------------------------------------
+
+# A variant key's plural, as the roll-ups say it ("3 arches").
+_PLURALS = {"arch": "arches", "os": "OSes"}
+
+
+def variant_noun(variant_keys: list[str] | None, n: int) -> str:
+    """What a project's variants are called: its one variant key ("arch", "2 arches"), else
+    "variant"."""
+    keys = list(variant_keys or [])
+    noun = keys[0] if len(keys) == 1 and keys[0] else "variant"
+    return noun if n == 1 else _PLURALS.get(noun, f"{noun}s")
+
+
+def family_rollup_text(rollup, variant_keys: list[str] | None) -> str:
+    """A family's overview line: "3 arches; scores 91–97 %; 12 tests fail on every arch, 40 on
+    some". ``rollup``: a ``parity.selectors.families.FamilyRollup``."""
+    n = len(rollup.variants)
+    parts = [f"{n} {variant_noun(variant_keys, n)}"]
+    low, high = rollup.low, rollup.high
+    if low is not None:
+        span = (
+            percent(low)
+            if percent(low) == percent(high)
+            else (f"{percent(low).removesuffix(' %')}–{percent(high)}")
+        )
+        parts.append(f"score{'s' if len(rollup.headlines) > 1 else ''} {span}")
+    failing = rollup.failing
+    if failing is None:
+        parts.append("no current run")
+    elif failing.compared > 1:
+        noun = variant_noun(variant_keys, 1)
+        tests = "test fails" if failing.everywhere == 1 else "tests fail"
+        every = (
+            f"every {noun}"
+            if failing.compared == n
+            else (f"every {noun} of the {failing.compared} with a run")
+        )
+        parts.append(
+            f"{count(failing.everywhere)} {tests} on {every}, {count(failing.somewhere)} on some"
+        )
+    return "; ".join(parts)
+
+
+def also_failing_text(also) -> str:
+    """ "also failing in rocm-gfx90a, xpu" (``parity.selectors.families.AlsoFailing``); ""
+    where no other backend fails the test."""
+    return f"also failing in {', '.join(also.backends)}" if also and also.backends else ""
+
+
+def fails_on_text(also, variant_keys: list[str] | None) -> str:
+    """ "fails on 2 of 3 arches" for a variant's gap; "" for a flat backend's."""
+    if also is None or not also.family:
+        return ""
+    noun = variant_noun(variant_keys, also.family_compared)
+    return f"fails on {also.family_failing} of {also.family_compared} {also.family} {noun}"
+
+
+def family_new_gaps_text(found, variant_keys: list[str] | None) -> str:
+    """The digest's line of a family's new gaps: "rocm: 5 new gaps (3 untracked), on 2 of 3
+    arches" (``parity.selectors.digest.FamilyNewGaps``)."""
+    gaps = "new gap" if found.total == 1 else "new gaps"
+    noun = variant_noun(variant_keys, found.of)
+    return (
+        f"{found.family}: {found.total} {gaps} ({found.untracked} untracked), "
+        f"on {len(found.variants)} of {found.of} {noun}"
+    )

@@ -49,6 +49,8 @@ from parity.web.access import (
 
 # Gaps listed per page of the gaps page's aligned view.
 ALIGNED_GAPS_PER_PAGE = 100
+# Per family, the tests failing on the most of its variants listed under the heatmap by family.
+FAMILY_TESTS_SHOWN = 10
 # A file page's tests per page (a file of 250 parametrized tests is common).
 FILE_TESTS_PER_PAGE = 100
 # Tests listed per direction on a pair's page; the CSV download lists them all.
@@ -111,13 +113,21 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         sort=query["sort"],
         owner=query["owner"] or "",
         aligned=aligned,
+        by=_by(request),
     )
+    # By family: each family's tests failing on the most of its variants, under the table.
+    spread = [
+        selectors.family_tests(project=project, family=b.backend, limit=FAMILY_TESTS_SHOWN)
+        for b in heatmap.backends
+        if heatmap.by == "family" and b.backend in heatmap.family_names
+    ]
     return _render_project(
         request,
         project,
         "parity/heatmap.html",
         tab="heatmap",
         heatmap=presenters.heatmap_cells(heatmap),
+        family_tests=spread,
         file_url=reverse("project-file", args=[slug]),  # reversed once, not once per cell
         exempt=query["exempt"] or "",  # each other row links its form (a form a row is heavy)
     )
@@ -341,7 +351,7 @@ def matrix(request: HttpRequest, project: Project) -> HttpResponse:
         project,
         "parity/matrix.html",
         tab="matrix",
-        matrix=selectors.backend_matrix(project=project),
+        matrix=selectors.backend_matrix(project=project, by=_by(request)),
     )
 
 
@@ -462,6 +472,12 @@ def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
         new_issue_url=issue_filing.new_issue_url(project=project, subject=subject, draft=draft),
         back=back,
     )
+
+
+def _by(request: HttpRequest) -> str:
+    """``?by=``: a column per variant (the default) or per family."""
+    query = cleaned(HeatmapQuery(request.GET))
+    return query["by"] or "variant"
 
 
 def _first_compared(project: Project, backends: list[str]) -> str | None:

@@ -15,6 +15,7 @@ from parity.definitions import OUTCOME_PARAMS, on_default_branch_sql, outcome_fi
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
 from parity.pure.reproduce import reproduce_command
+from parity.selectors.families import AlsoFailing, also_failing, families_from, gap_scored
 from parity.selectors.fragments import (
     TestCell,
     backend_names,
@@ -185,6 +186,8 @@ class BackendLine(TestCell):
     # How the test's file ended on the backend when its gap is crashed, timed_out, empty or
     # not_run (its run manifest says so); None otherwise.
     unrun: UnrunFile | None = None
+    # With a gap: the other backends failing the test, its family's variants first.
+    also_failing: AlsoFailing | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,7 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
     if any(g.state in UNRUN_STATES for g in gaps.values()):
         unrun = unrun_files(project=project, files=[test.file])
     pending = _pending_backends(project, test, names, current, gaps)
+    also = _also_failing(project, backends, current, gaps)
     lines = []
     for pk, name in names.items():
         now, gap = current.get(pk), gaps.get(pk)
@@ -239,10 +243,28 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
                 ),
                 unrun=unrun.get((name, test.file)) if gap and gap.state in UNRUN_STATES else None,
                 pending=pk in pending,
+                also_failing=also.get(name) if gap else None,
             )
         )
     owners = files_owners(project=project, files=[test.file]).get(test.file, ())
     return TestCasePage(test=test, lines=lines, owners=tuple(owners))
+
+
+def _also_failing(project: Project, backends: list, current: dict, gaps: dict) -> dict:
+    """Per backend name, where else the test fails (``parity.selectors.families``), from what
+    the page read: no query. A backend is compared when its current run has the test or a gap
+    on it (a missing test is a gap)."""
+    names = {b.pk: b.name for b in backends}
+    families = families_from(backends)
+    counts_intended = project.score_counts_intended
+    failing = [names[pk] for pk, gap in gaps.items() if gap_scored(gap, counts_intended)]
+    compared = {names[pk] for pk in {*current, *gaps} if pk in names}
+    return {
+        names[pk]: also_failing(
+            backend=names[pk], failing=failing, families=families, compared=compared
+        )
+        for pk in gaps
+    }
 
 
 def _pending_backends(

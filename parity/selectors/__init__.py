@@ -10,7 +10,7 @@ dashboard's (``parity.dashboard.presenters``).
 |-------------------------------------------|-------------------------------------------|
 | ``/`` (overview) and ``overview.json``    | ``project_cards``, ``score_trends``,      |
 |                                           | ``triage_headlines``, ``untracked_burndown`` |
-| ``p/<slug>/`` (heatmap)                   | ``heatmap``                               |
+| ``p/<slug>/`` (heatmap)                   | ``heatmap`` (``?by=family``), ``family_tests`` |
 | ``p/<slug>/file/``                        | ``file_grid``                             |
 | ``p/<slug>/tests/`` (the search box)      | ``testcase_find``                         |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart``, |
@@ -18,15 +18,17 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
 | ``p/<slug>/owners/`` (code owners)        | ``owners_summary``                        |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
-| ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``                      |
+| ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``,                     |
+|                                           | ``gaps_also_failing_attach``              |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
-| ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
+| ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
 | ``p/<slug>/not-applicable/``              | ``declarations``                          |
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
-| ``…/gaps/``                               | ``gaps_list``, ``gaps_window``            |
+| ``…/gaps/``                               | ``gaps_list``, ``gaps_window``,           |
+|                                           | ``gaps_also_failing_attach``              |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
 | ``…/tests/``                              | ``testcases_search``                      |
 | ``…/triage/``                             | ``triages_list``                          |
@@ -51,6 +53,14 @@ from parity.selectors.exemptions import (
     exemptions_list,
     exemptions_page,
     triages_list,
+)
+from parity.selectors.families import (
+    AlsoFailing,
+    Families,
+    FamilyTests,
+    families_of,
+    family_tests,
+    gaps_also_failing_attach,
 )
 from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
@@ -104,6 +114,12 @@ from parity.selectors.testcases import TestFind, testcase_find, testcases_search
 __all__ = [
     "DeclarationRow",
     "declarations",
+    "AlsoFailing",
+    "Families",
+    "FamilyTests",
+    "families_of",
+    "family_tests",
+    "gaps_also_failing_attach",
     "CategoryCount",
     "skip_categories_current",
     "skip_rules_current",

@@ -88,7 +88,12 @@ def aligned_backends(*, current: list[BackendParity], view: Aligned) -> list[Bac
         pair, numbers = view.pairs.get(pk), view.numbers.get(pk)
         if pair is None or numbers is None:
             backends.append(
-                BackendParity(backend=b.backend, is_reference=False, definition=b.definition)
+                BackendParity(
+                    backend=b.backend,
+                    is_reference=False,
+                    definition=b.definition,
+                    family=b.family,
+                )
             )
             continue
         backends.append(
@@ -110,6 +115,7 @@ def aligned_backends(*, current: list[BackendParity], view: Aligned) -> list[Bac
                 test_count=numbers.test_count,
                 reference_run=pair.reference_run,
                 definition=b.definition,
+                family=b.family,
             )
         )
     return backends

@@ -8,6 +8,8 @@ gaps here are that page's "since Monday" lists.
   change from its latest one before the week's start.
 - New gaps: opened during the week and still open at its end, by backend and state, untracked
   first. ``reference_missing`` rows are outside the score and left out, as on the gaps page.
+- New gaps by family: for a backend with variants (``Backend.family``), the week's new gaps of
+  its variants added up, and on how many of them: "rocm: 5 new gaps, on 2 of 3 arches".
 - Fixed: gaps closed during the week.
 - New skip reasons: canonical skip reasons that covered tests in a current run for the first
   time this week (``ReasonDaily``: so a reason seen only on a feature branch is not news).
@@ -115,6 +117,18 @@ class BackendGaps:
 
 
 @dataclass(frozen=True)
+class FamilyNewGaps:
+    """A family's new gaps of the week: on how many of its variants (of those the digest
+    covers)."""
+
+    family: str
+    total: int
+    untracked: int
+    variants: list[str]  # the variants with new gaps, by name
+    of: int  # the family's variants the digest covers
+
+
+@dataclass(frozen=True)
 class NewReason:
     id: int
     reason: str
@@ -176,6 +190,8 @@ class DigestContent:
     # issues) to the test files the owner owns, and says how many of theirs are open.
     owner: str = ""
     owned_open: list["OwnedGaps"] = field(default_factory=list)
+    new_by_family: list[FamilyNewGaps] = field(default_factory=list)
+    variant_keys: list[str] = field(default_factory=list)  # what the project's variants are
 
     @property
     def new_total(self) -> int:
@@ -212,13 +228,16 @@ def digest_content(
     reference = Backend.objects.filter(pk=project.reference_backend_id).first()
     filtered = sorted(names.values()) if backends else []
     fixed = _fixed(project, ids, week, owner)
+    new_gaps = _new_gaps(project, ids, week, owner)
     return DigestContent(
         project=project.slug,
         week=week,
         reference=reference.name if reference else None,
         backends=filtered,
         scores=_scores(project, chosen, week),
-        new_gaps=_new_gaps(project, ids, week, owner),
+        new_gaps=new_gaps,
+        new_by_family=_by_family(new_gaps, chosen),
+        variant_keys=list(project.variant_keys or []),
         fixed=fixed[: settings.PARITY_DIGEST_MAX_GAPS],
         fixed_total=len(fixed),
         new_reasons=_new_reasons(project, ids if backends else None, names, week),
@@ -234,7 +253,7 @@ def digest_content(
 
 
 def _backends(project: Project, names: list[str]) -> list[Backend]:
-    backends = Backend.objects.filter(project=project).order_by("name")
+    backends = Backend.objects.filter(project=project).select_related("family").order_by("name")
     if names:
         backends = backends.filter(name__in=names)
     return list(backends)
@@ -343,6 +362,30 @@ def _new_gaps(
                 groups.append(GapGroup(state, rows[:limit], len(rows), untracked))
         result.append(BackendGaps(backend, groups))
     return result
+
+
+def _by_family(new_gaps: list[BackendGaps], backends: list[Backend]) -> list[FamilyNewGaps]:
+    """The new gaps of each family's variants added up. No query (``_backends`` reads each
+    backend's family)."""
+    variants: dict[str, list[str]] = defaultdict(list)
+    for backend in backends:
+        if backend.family_id:
+            variants[backend.family.name].append(backend.name)
+    by_name = {b.backend: b for b in new_gaps}
+    found = []
+    for family, names in sorted(variants.items()):
+        opened = [by_name[n] for n in sorted(names) if n in by_name]
+        if opened:
+            found.append(
+                FamilyNewGaps(
+                    family=family,
+                    total=sum(b.total for b in opened),
+                    untracked=sum(g.untracked for b in opened for g in b.groups),
+                    variants=[b.backend for b in opened],
+                    of=len(names),
+                )
+            )
+    return found
 
 
 def _fixed(project: Project, backend_ids: list[int], week: Week, owner: str) -> list[GapRow]:

@@ -153,6 +153,7 @@ class BackendParity(Scored):
     # The aligned view (``parity.selectors.aligned``): the reference's run compared with
     # ``run``, of the same ``commit``. None otherwise (the reference's current run).
     reference_run: int | None = None
+    family: str = ""  # a variant's family (``Backend.family``); "" for a family or a flat one
 
 
 def snapshot_counts(snapshot: Snapshot) -> dict:
@@ -178,19 +179,28 @@ def backend_parities(*, project: Project) -> list[BackendParity]:
     )
     reference = project.reference_backend_id
     definition = project.score_settings()
+    backends = reference_first(project, list(backends))
+    names = {b.pk: b.name for b in backends}
     return [
-        _backend_parity(b, is_reference=b.pk == reference, definition=definition)
-        for b in reference_first(project, list(backends))
+        _backend_parity(
+            b,
+            is_reference=b.pk == reference,
+            definition=definition,
+            family=names.get(b.family_id, ""),
+        )
+        for b in backends
     ]
 
 
 def _backend_parity(
-    backend: Backend, *, is_reference: bool, definition: Definition
+    backend: Backend, *, is_reference: bool, definition: Definition, family: str = ""
 ) -> BackendParity:
     state = getattr(backend, "state", None)
     run = state.current_run if state else None
     if run is None:
-        return BackendParity(backend=backend.name, is_reference=is_reference, definition=definition)
+        return BackendParity(
+            backend=backend.name, is_reference=is_reference, definition=definition, family=family
+        )
     snapshot: Snapshot | None = state.snapshot
     numbers = {}
     # A snapshot of an older run is no current number (the engine repoints it on recompute).
@@ -215,6 +225,7 @@ def _backend_parity(
         test_count=state.test_count,
         coverage_drop=state.coverage_drop,
         definition=definition,
+        family=family,
         **numbers,
     )
 

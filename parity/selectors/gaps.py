@@ -12,6 +12,7 @@ from parity.definitions import untracked_q
 from parity.models import Backend, Gap, GapState, Project
 from parity.pure.skip_rules import NO_REASON
 from parity.selectors.classification import UNCATEGORIZED_LABEL
+from parity.selectors.families import gaps_also_failing_attach
 from parity.selectors.fragments import sort_order
 from parity.selectors.owners import gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
@@ -173,7 +174,9 @@ def gaps_page(
     its count, its rows, their reasons' issues; one for both pages' files' code owners (each
     gap gets ``file_owners``); one for how the files of crashed, timed out, empty or unrun gaps
     ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``); and
-    without ``open_any_age``, one count of the open gaps of any age (``open_total``)."""
+    without ``open_any_age``, one count of the open gaps of any age (``open_total``); one for
+    where else the open gaps' tests fail (two when one is a variant's) (each gets ``also_failing``,
+    ``parity.selectors.families.AlsoFailing``)."""
     new_sort, new = open_gaps_sorted(
         project=project, since=None if open_any_age else since, filters=filters, sort=sort
     )
@@ -182,6 +185,7 @@ def gaps_page(
     new_page = _page(new, page, per_page)
     fixed_page = _page(fixed.order_by(*fixed_order), fixed_page, per_page)
     _unrun_attach(project, new_page.object_list)
+    gaps_also_failing_attach(new_page.object_list, project=project)
     gaps_owners_attach([*new_page.object_list, *fixed_page.object_list], project=project)
     return GapsPage(
         new=new_page,

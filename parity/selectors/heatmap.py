@@ -2,11 +2,12 @@
 ``FileCell`` rows and the open gaps per file, filtered by name and sorted by parity against the
 reference. Colours and labels are the dashboard's (``parity.dashboard.presenters``)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from parity.models import Project
 from parity.pure.scores import DEFAULT, Counts, Definition, Scores, counted_gaps, scores
 from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_counts
+from parity.selectors.families import BY_FAMILY, BY_VARIANT, Families, families_named
 from parity.selectors.fragments import (
     CELL_FIELDS,
     BackendParity,
@@ -53,6 +54,11 @@ class CellCounts:
     # not_run ("" for a folder, or a file that ran or that the manifest does not list).
     run_state: str = ""
     run_status: str = ""  # how its process ended: SIGSEGV, exit 124...
+    # A family's cell (``?by=family``): its worst variant's counts (the lowest parity), that
+    # variant's name, and how many of its variants with a current run have gaps here, of how many.
+    worst: str = ""
+    variants_failing: int = 0
+    variants: int = 0
 
     @property
     def total(self) -> int:
@@ -129,6 +135,11 @@ class Heatmap:
     reverse: bool = False  # fewest gaps (or Z to A) first
     owner: str = ""  # only this code owner's files
     aligned: bool = False  # each backend read at the newest commit it and the reference ran
+    by: str = BY_VARIANT  # a column per variant, or per family (``families.GROUPINGS``)
+    has_families: bool = False  # some backend has variants: the page offers ``by``
+    # Every backend with its own numbers (the summary cards above the table), whatever ``by``.
+    cards: list[BackendParity] = field(default_factory=list)
+    family_names: tuple[str, ...] = ()  # the columns that are families (``by`` "family")
 
     @property
     def sort_param(self) -> str:
@@ -147,6 +158,7 @@ def heatmap(
     sort: str = "worst",
     owner: str = "",
     aligned: Aligned | None = None,
+    by: str = BY_VARIANT,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
@@ -158,6 +170,8 @@ def heatmap(
     folder = folder_clean(folder)
     by_dir = folders and not folder
     backends = backend_parities(project=project)
+    families = families_named((b.backend, b.family) for b in backends)
+    backends = [b for b in backends if b.run is not None or b.backend not in families.variants]
     names = [b.backend for b in backends]
     reference = next((b.backend for b in backends if b.is_reference), None)
     counts = file_counts(project=project, names=names, pending=any(b.pending for b in backends))
@@ -192,6 +206,14 @@ def heatmap(
         )
         for name, cells in counts.items()
     ]
+    cards = backends
+    if by == BY_FAMILY and families.any:
+        backends = _family_columns(backends, families)
+        with_runs = {b.backend for b in cards if b.run is not None}
+        rows = [_family_row(row, backends, families, names, with_runs) for row in rows]
+        names = [b.backend for b in backends]
+    else:
+        by = BY_VARIANT
     total = len(rows)
     needle = q.strip().lower()
     if needle:
@@ -211,7 +233,66 @@ def heatmap(
         reverse=reverse,
         owner=owner,
         aligned=aligned is not None,
+        by=by,
+        has_families=families.any,
+        cards=cards,
+        family_names=tuple(families.variants) if by == BY_FAMILY else (),
     )
+
+
+def _family_columns(backends: list[BackendParity], families: Families) -> list[BackendParity]:
+    """The columns by family: the reference and flat backends as they are, each family once
+    where its first member sorts."""
+    columns: dict[str, BackendParity] = {}
+    for b in backends:
+        family = families.family_of.get(b.backend, b.backend)
+        if family not in families.variants:
+            columns[b.backend] = b
+        elif family not in columns:
+            columns[family] = BackendParity(backend=family, is_reference=False)
+    return list(columns.values())
+
+
+def _family_row(
+    row: HeatRow,
+    columns: list[BackendParity],
+    families: Families,
+    names: list[str],
+    with_runs: set[str],
+) -> HeatRow:
+    cells = dict(zip(names, row.cells, strict=True))
+    out = []
+    for column in columns:
+        name = column.backend
+        if name not in families.variants:
+            out.append(cells[name])
+            continue
+        # Its variants, and the family's own row when it ran too.
+        members = [cells[n] for n in [*families.variants[name], name] if n in cells]
+        out.append(_family_cell(name, [c for c in members if c.backend in with_runs]))
+    return replace(row, cells=out)
+
+
+def _family_cell(family: str, members: list[CellCounts]) -> CellCounts:
+    """A family's cell: its worst variant's (the lowest parity, then the most gaps; a variant
+    with nothing to compare only when none has any), with how many of its variants with a
+    current run have gaps here. No variant with a run: an empty cell."""
+    if not members:
+        return CellCounts(backend=family)
+    comparable = [c for c in members if _comparable(c)]
+    worst = min(comparable or members, key=_worst_first)
+    return replace(
+        worst,
+        backend=family,
+        worst=worst.backend,
+        variants_failing=sum(c.counted_gaps > 0 for c in members),
+        variants=len(members),
+    )
+
+
+def _worst_first(cell: CellCounts) -> tuple:
+    parity = cell.parity
+    return (parity is None, parity or 0.0, -cell.counted_gaps, -cell.total)
 
 
 def folder_clean(folder: str) -> str:

@@ -9,15 +9,16 @@ which pass it (at most 3^n groups for n backends), so its cost does not grow wit
 pairs; a pair's lists read only the two backends' rows."""
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import permutations
 
 from django.db import connection
 
-from parity.models import CurrentOutcome, FileCell, Outcome, Project, Reason, TestCase
+from parity.models import Backend, CurrentOutcome, FileCell, Outcome, Project, Reason, TestCase
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id
-from parity.selectors.fragments import backend_names
+from parity.selectors.families import BY_FAMILY, BY_VARIANT
+from parity.selectors.fragments import backend_names, reference_first
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class PairCell:
     files: Overlap
     tests: Overlap
     passes_a_not_b: int  # tests passing on a that do not pass on b (or b lacks)
+    family: bool = False  # a or b is a family's column (``?by=family``): no pair page of its own
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,10 @@ class Matrix:
     reference: str | None
     totals: list[BackendTotals]  # in ``backends`` order
     rows: list[list[PairCell | None]]  # rows[i][j]: backends[i] against backends[j]; None: i == j
+    by: str = BY_VARIANT  # a row and column per variant, or per family
+    # The families shown as one row and column (``?by=family``) -> their variants.
+    families: dict[str, list[str]] = field(default_factory=dict)
+    has_families: bool = False  # some backend has variants: the page offers ``by``
 
     @property
     def lines(self) -> list[tuple[BackendTotals, list[PairCell | None]]]:
@@ -117,10 +123,17 @@ BIT_BACKENDS = 63
 _PRESENT = ("passed", "failed", "error", "skipped")  # FileCell counts of tests in the run
 
 
-def backend_matrix(*, project: Project) -> Matrix:
-    """Every ordered pair of the project's backends. Three queries: backends, files, tests."""
-    names = backend_names(project)
-    file_groups = _file_groups(project)
+def backend_matrix(*, project: Project, by: str = BY_VARIANT) -> Matrix:
+    """Every ordered pair of the project's backends. Three queries: backends, files, tests.
+
+    A family's own row that never ran is left out. ``by`` "family": a family is one row and
+    column, which has a file or a test when any of its variants has it, and passes a test when
+    every variant that has it passes it (so "pass on A, not on rocm" counts the tests some arch
+    of rocm does not pass)."""
+    names, columns, families = _columns(project, by)
+    file_groups = Counter()
+    for present, n in _file_groups(project).items():
+        file_groups[frozenset(columns[pk] for pk in present)] += n
     ids = list(names)
     tests: Counter = Counter()  # (backends having the test, backends passing it) -> tests
     params = {"project": project.pk, "passed": Outcome.PASSED, "backends": ids}
@@ -129,9 +142,16 @@ def backend_matrix(*, project: Project) -> Matrix:
         cursor.execute(_TEST_GROUPS if bits else _TEST_GROUPS_ARRAYS, params)
         for present, passing, n in cursor.fetchall():
             if bits:
-                tests[_backends_of(present, ids), _backends_of(passing or 0, ids)] += n
+                present, passing = _backends_of(present, ids), _backends_of(passing or 0, ids)
             else:
-                tests[frozenset(present), frozenset(passing or ())] += n
+                present, passing = frozenset(present), frozenset(passing or ())
+            tests[_grouped(present, passing, columns)] += n
+    # A family's row that never ran is no column, nor a family whose variants never ran.
+    shown = [
+        pk
+        for pk in ids
+        if columns[pk] == pk and (pk not in families or _has_any(pk, file_groups, tests))
+    ]
     totals = [
         BackendTotals(
             backend=names[pk],
@@ -139,15 +159,55 @@ def backend_matrix(*, project: Project) -> Matrix:
             tests=sum(n for (present, _), n in tests.items() if pk in present),
             passing=sum(n for (_, passing), n in tests.items() if pk in passing),
         )
-        for pk in ids
+        for pk in shown
     ]
-    cells = {(a, b): _cell(names, a, b, file_groups, tests) for a, b in permutations(ids, 2)}
+    grouped = by == BY_FAMILY and bool(families)
+    cells = {
+        (a, b): _cell(
+            names, a, b, file_groups, tests, family=grouped and bool({a, b} & families.keys())
+        )
+        for a, b in permutations(shown, 2)
+    }
     return Matrix(
-        backends=list(names.values()),
+        backends=[names[pk] for pk in shown],
         reference=names.get(project.reference_backend_id),
         totals=totals,
-        rows=[[cells.get((a, b)) for b in ids] for a in ids],
+        rows=[[cells.get((a, b)) for b in shown] for a in shown],
+        by=BY_FAMILY if grouped else BY_VARIANT,
+        families={names[f]: [names[v] for v in vs] for f, vs in families.items()}
+        if grouped
+        else {},
+        has_families=bool(families),
     )
+
+
+def _columns(project: Project, by: str) -> tuple[dict[int, str], dict[int, int], dict]:
+    """The backends (pk -> name, in page order), the column each is counted in (its own, or
+    by family its family's), and the families with variants (pk -> its variants' pks)."""
+    backends = Backend.objects.filter(project=project).only("pk", "name", "family_id")
+    backends = reference_first(project, list(backends))
+    names = {b.pk: b.name for b in backends}
+    families: dict[int, list[int]] = {}
+    for b in backends:
+        if b.family_id:
+            families.setdefault(b.family_id, []).append(b.pk)
+    by_family = by == BY_FAMILY and families
+    columns = {b.pk: (b.family_id or b.pk) if by_family else b.pk for b in backends}
+    return names, columns, families
+
+
+def _has_any(pk: int, files: Counter, tests: Counter) -> bool:
+    return any(pk in present for present in files) or any(pk in p for p, _ in tests)
+
+
+def _grouped(
+    present: frozenset[int], passing: frozenset[int], columns: dict[int, int]
+) -> tuple[frozenset[int], frozenset[int]]:
+    """A test's backends as columns: a column has it when a member has it, and passes it when
+    every member that has it passes it."""
+    having = frozenset(columns[pk] for pk in present)
+    failing = frozenset(columns[pk] for pk in present - passing)
+    return having, having - failing
 
 
 def _backends_of(bits: int, ids: list[int]) -> frozenset[int]:
@@ -165,8 +225,11 @@ def _file_groups(project: Project) -> Counter:
     return Counter(frozenset(backends) for backends in by_file.values())
 
 
-def _cell(names: dict[int, str], a: int, b: int, files: Counter, tests: Counter) -> PairCell:
+def _cell(
+    names: dict[int, str], a: int, b: int, files: Counter, tests: Counter, family: bool = False
+) -> PairCell:
     return PairCell(
+        family=family,
         a=names[a],
         b=names[b],
         files=_overlap(a, b, ((present, n) for present, n in files.items())),

@@ -3,13 +3,14 @@
 
 import datetime
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 
 from parity.definitions import on_default_branch_q
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
 from parity.pure.scores import DEFAULT, Definition
+from parity.selectors.families import FamilyRollup, families_failing
 from parity.selectors.fragments import Scored, headline_score, reference_first, snapshot_counts
 from parity.selectors.queue import BackendHeadline, BurnDown
 
@@ -37,6 +38,8 @@ class BackendCard(Scored):
     # Without a current run: its complete runs on branches the project does not compare, per
     # branch, the most first (``off_branch_runs``).
     off_branch: tuple[tuple[str, int], ...] = ()
+    family: str = ""  # a variant's family (``Backend.family``); "" for a family or a flat one
+    attributes: dict = field(default_factory=dict)  # what makes the variant
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,22 @@ class ProjectCard:
     # What is left to triage, when the page asks (``triage_headlines``, ``untracked_burndown``).
     headlines: list[BackendHeadline] = field(default_factory=list)
     burndown: BurnDown | None = None
+    # Each family with variants, by name: the roll-up its row shows above its variants.
+    families: dict[str, FamilyRollup] = field(default_factory=dict)
+
+    @property
+    def groups(self) -> list["BackendGroup"]:
+        """The backends as rows: a flat backend alone, a family with its variants under it;
+        the reference first, then by name."""
+        variants: dict[str, list[BackendCard]] = defaultdict(list)
+        for b in self.backends:
+            if b.family:
+                variants[b.family].append(b)
+        return [
+            BackendGroup(head=b, variants=variants[b.name], rollup=self.families.get(b.name))
+            for b in self.backends
+            if not b.family
+        ]
 
     @property
     def untracked(self) -> int:
@@ -56,15 +75,22 @@ class ProjectCard:
         return any(b.last_upload for b in self.backends)
 
 
+@dataclass(frozen=True)
+class BackendGroup:
+    head: BackendCard  # a flat backend, or a family's own row (which may have no run)
+    variants: list[BackendCard]  # a family's, by name; none for a flat backend
+    rollup: FamilyRollup | None = None
+
+
 def project_cards(*, projects: list[Project] | None = None) -> list[ProjectCard]:
     """Every project (or those given), in three queries however many projects, backends and
-    runs there are."""
+    runs there are; a fourth when a backend has variants (``families_failing``)."""
     projects = list(Project.objects.all()) if projects is None else projects
     # A LIMIT 1 lookup per backend: its newest upload, whatever its run's branch or state.
     newest = Upload.objects.filter(run__backend=OuterRef("pk")).order_by("-created_at", "-pk")
     backends = (
         Backend.objects.filter(project__in=projects)
-        .select_related("state__current_run", "state__snapshot")
+        .select_related("state__current_run", "state__snapshot", "family")
         .annotate(last_upload_id=Subquery(newest.values("pk")[:1]))
     )
     by_project: dict[int, list[Backend]] = defaultdict(list)
@@ -83,7 +109,34 @@ def project_cards(*, projects: list[Project] | None = None) -> list[ProjectCard]
             for b in ordered
         ]
         cards.append(ProjectCard(project=project, backends=backend_cards))
-    return cards
+    return _families_attach(cards, by_project)
+
+
+def _families_attach(
+    cards: list[ProjectCard], by_project: dict[int, list[Backend]]
+) -> list[ProjectCard]:
+    family_ids = sorted({b.family_id for bs in by_project.values() for b in bs if b.family_id})
+    if not family_ids:
+        return cards
+    failing = families_failing(family_ids=family_ids)
+    found = []
+    for card in cards:
+        pks = {b.name: b.pk for b in by_project[card.project.pk]}
+        members: dict[str, list[BackendCard]] = defaultdict(list)
+        for b in card.backends:
+            if b.family:
+                members[b.family].append(b)
+        rollups = {
+            family: FamilyRollup(
+                family=family,
+                variants=[v.name for v in variants],
+                scores=[v.scores if v.score is not None else None for v in variants],
+                failing=failing.get(pks[family]),
+            )
+            for family, variants in sorted(members.items())
+        }
+        found.append(replace(card, families=rollups))
+    return found
 
 
 def _current_run(backend: Backend) -> Run | None:
@@ -132,6 +185,8 @@ def _card(
         }
     return BackendCard(
         name=backend.name,
+        family=backend.family.name if backend.family_id else "",
+        attributes=backend.attributes or {},
         is_reference=backend.pk == project.reference_backend_id,
         current_run=run,
         last_upload=upload,

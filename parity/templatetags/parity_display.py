@@ -6,7 +6,10 @@
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
 ``{{ reason.disposition|disposition }}``,
-``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``; and five tags,
+``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``,
+``{{ n|variant_noun:project.variant_keys }}``, ``{{ family|family_new_gaps:variant_keys }}``;
+and seven tags,
+``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
 ``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
@@ -43,6 +46,8 @@ register.filter("count", presenters.count)
 register.filter("disposition", presenters.disposition)
 register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
+register.filter("variant_noun", lambda n, keys: presenters.variant_noun(keys, n))
+register.filter("family_new_gaps", presenters.family_new_gaps_text)
 
 
 @register.inclusion_tag("parity/_owners.html", takes_context=True)
@@ -189,3 +194,26 @@ def triage_form_state(context, *parts) -> dict:
     state = {"key": key, "anchor": presenters.triage_anchor(key)}
     refused = context.get("triage_refused") or {}
     return {**refused, **state} if refused.get("key") == key else state
+
+
+@register.simple_tag
+def family_rollup(rollup, project) -> str:
+    """A family's roll-up line on the overview (``presenters.family_rollup_text``)."""
+    return presenters.family_rollup_text(rollup, project.variant_keys)
+
+
+@register.simple_tag
+def also_failing(also, project) -> SafeString:
+    """Under a gap's test: on how many of its family's variants the test fails, and the other
+    backends failing it (``parity.selectors.families.AlsoFailing``); nothing when none."""
+    parts = [
+        text
+        for text in (
+            presenters.fails_on_text(also, project.variant_keys),
+            presenters.also_failing_text(also),
+        )
+        if text
+    ]
+    if not parts:
+        return mark_safe("")
+    return format_html('<div class="also-failing muted">{}</div>', " · ".join(parts))

@@ -112,6 +112,15 @@ class GapSerializer(serializers.Serializer):
     owners = serializers.SerializerMethodField(
         help_text="The code owners of the test's file (none: no rule gives it one)."
     )
+    also_failing = serializers.SerializerMethodField(
+        help_text="The other backends with an open gap on this test that their score counts: "
+        "this backend's family's variants first (rocm-gfx90a beside rocm-gfx942), then the "
+        "others, by name within each. Empty: it fails nowhere else."
+    )
+    fails_on = serializers.SerializerMethodField(
+        help_text="For a variant's gap, \"k of n\": of its family's n variants with a current run, "
+        "the k that fail this test (this one included); null for a backend with no family."
+    )
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_issues(self, gap) -> list[str]:
@@ -130,6 +139,16 @@ class GapSerializer(serializers.Serializer):
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_owners(self, gap) -> list[str]:
         return list(getattr(gap, "file_owners", None) or [])
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_also_failing(self, gap) -> list[str]:
+        also = getattr(gap, "also_failing", None)
+        return list(also.backends) if also else []
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_fails_on(self, gap) -> str | None:
+        also = getattr(gap, "also_failing", None)
+        return also.fails_on or None if also else None
 
 
 class AlignedGapSerializer(serializers.Serializer):

@@ -24,9 +24,9 @@ READS = {
     "parity": (f"{URL}/parity/", 4),  # token, project; backends, file cells
     "parity by folder": (f"{URL}/parity/?dir=true", 4),
     # token, project; counts per backend, their order, the page's ids, its rows, reasons'
-    # issues, their files' owners
-    "gaps": (f"{URL}/gaps/", 8),
-    "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 8),
+    # issues, their files' owners, where else their tests fail (no variants here: one)
+    "gaps": (f"{URL}/gaps/", 9),
+    "closed gaps": (f"{URL}/gaps/?closed_since=2000-01-01", 9),
     # token, project; backends, file cells; names, pairs, 2 SETs, rows, triage, numbers, cells
     "parity aligned": (f"{URL}/parity/?aligned=1", 12),
     # token, project; names, pairs, 2 SETs, rows, triage, gaps

@@ -156,3 +156,30 @@ def test_the_burndown_draws_each_backend_on_a_shared_day_axis():
         is None
     )
     assert presenters.burndown_chart(None) is None
+
+
+def test_a_family_line_names_its_arches_and_the_variants_with_a_run():
+    from parity.pure.scores import scores
+    from parity.selectors.families import FamilyFailing, FamilyRollup
+
+    def rollup(failing, *shares):
+        return FamilyRollup(
+            family="rocm",
+            variants=[f"v{n}" for n in range(3)],
+            scores=[
+                None if s is None else scores(passing=s, compared=100, intended=0) for s in shares
+            ],
+            failing=failing,
+        )
+
+    every = rollup(FamilyFailing(compared=3, everywhere=12, somewhere=40), 91, 97, 95)
+    assert presenters.family_rollup_text(every, ["arch"]) == (
+        "3 arches; scores 91–97 %; 12 tests fail on every arch, 40 on some"
+    )
+    two = rollup(FamilyFailing(compared=2, everywhere=1, somewhere=1), 90, 90, None)
+    assert presenters.family_rollup_text(two, ["arch", "rocm"]) == (
+        "3 variants; scores 90 %; 1 test fails on every variant of the 2 with a run, 1 on some"
+    )
+    assert presenters.family_rollup_text(rollup(None, None, None, None), ["os"]) == (
+        "3 OSes; no current run"
+    )

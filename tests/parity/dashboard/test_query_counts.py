@@ -37,12 +37,12 @@ PAGES = {
     # Project, backend choices x2; 3 for the queue (the groups, the file rules), 2 for its
     # groups' owners; has runs
     "queue": (f"{P}/queue/", 9),
-    # Project, backend choices; 2 x (count, rows, issues); their files' owners; the open gaps
-    # of any age; has runs
-    "gaps": (f"{P}/gaps/", 12),
+    # Project, backend choices; 2 x (count, rows, issues); their files' owners; where else
+    # the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
+    "gaps": (f"{P}/gaps/", 13),
     # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
-    # reasons' issues and their files' owners (once per 2,000 rows each).
-    "gaps.csv": (f"{P}/gaps.csv?open=1", 6),
+    # reasons' issues, their files' owners and where else they fail (once per 2,000 rows each).
+    "gaps.csv": (f"{P}/gaps.csv?open=1", 7),
     # project; the import, its rules, the files' owners, open gaps per owner; has runs
     "owners": (f"{P}/owners/", 6),
     # project, backend choices x2; names, pairs, 2 SETs, rows, triage, gaps; has runs

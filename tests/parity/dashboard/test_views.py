@@ -447,7 +447,8 @@ def gap_rows(html: str, section: str) -> list[tuple[str, str, str]]:
     body = html.split(f'id="{section}"')[1].split("</section>")[0]
     found = []
     for row in re.findall(r"<tr data-backend.*?</tr>", body):
-        c = cells(row)
+        # Where else the test fails is a line of its own under the test (test_families.py).
+        c = cells(re.sub(r'<div class="also-failing.*?</div>', "", row, flags=re.S))
         found.append((c[0], c[1].rsplit("::", 1)[1], c[2]))
     return found
 
