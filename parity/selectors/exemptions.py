@@ -231,3 +231,26 @@ def _pattern_q(match: str) -> Q:
         return Q(key=match.strip())
     # Every key the regex matches contains the literal: a cheap test first.
     return Q(key__contains=pattern_literal(match), key__regex=pattern_regex(match))
+
+
+def patterns_covered(*, project: Project, patterns: list[str]) -> dict[str, int]:
+    """How many of the project's stored tests each pattern names (valid patterns only): what an
+    imported list's report says each entry matched. One query for the patterns naming one
+    test or one file each, one per other pattern."""
+    shapes = {pattern.strip(): pattern_shape(pattern) for pattern in patterns}
+    covered = dict.fromkeys(shapes, 0)
+    tests = TestCase.objects.filter(project=project)
+    keys = [p for p, shape in shapes.items() if shape == "key"]
+    files = [p for p, shape in shapes.items() if shape == "file"]
+    if keys or files:
+        for key, file in tests.filter(Q(key__in=keys) | Q(file__in=files)).values_list(
+            "key", "file"
+        ):
+            if shapes.get(key) == "key":
+                covered[key] += 1
+            if shapes.get(file) == "file":
+                covered[file] += 1
+    for pattern, shape in shapes.items():
+        if shape not in ("key", "file"):
+            covered[pattern] = tests.filter(_pattern_q(pattern)).count()
+    return covered

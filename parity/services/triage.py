@@ -9,9 +9,10 @@ open gaps and recounts the current snapshots in the same transaction: the dashbo
 tracked/untracked/intended numbers move at once, not at the next run.
 """
 
+import dataclasses
 import datetime
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -67,6 +68,10 @@ class TriageRequest:
     issue_url: str = ""
     note: str = ""
     expires_on: datetime.date | None = None
+    condition: str = ""  # over run attributes (parity.pure.attributes), kept as text here
+    source: str = ""  # where a declaration came from: "import:amd-csv", "set_test_configs:…"
+    # What an imported list carried, for export.
+    extra: Mapping = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -182,6 +187,65 @@ def exemptions_import(
     )
 
 
+def triage_request_check(*, project: Project, request: TriageRequest) -> None:
+    """Whether ``request`` keeps the rules, without writing anything (an import's report and
+    its dry run); raises ``TriageRejected``."""
+    target = _target(project, request)
+    url = request.issue_url.strip()
+    # An unsaved stand-in: the rules ask only whether there is one, in this project.
+    issue = TrackingIssue(project=project, key=url) if url else None
+    triage_check(
+        project=project,
+        kind=request.kind,
+        target=target,
+        issue=issue,
+        note=request.note,
+        expires_on=request.expires_on,
+    )
+
+
+@dataclass(frozen=True)
+class TriageChanges:
+    """Triages to create, to change and to delete together (a list's import)."""
+
+    create: Sequence[TriageRequest] = ()
+    change: Sequence[tuple[Triage, TriageRequest]] = ()
+    delete: Sequence[Triage] = ()
+
+
+def triages_change(*, project: Project, changes: TriageChanges, user=None) -> list[Triage]:
+    """Apply ``changes`` in one transaction, all or none, re-applying triages once at the end;
+    returns the triages created. A rejected request raises ``TriageRejected`` naming it."""
+    with transaction.atomic():
+        project = project_lock(project_id=project.pk)
+        created = []
+        for request in changes.create:
+            try:
+                created.append(
+                    _triage_create_locked(
+                        project=project, request=request, user=user, refresh=False
+                    )
+                )
+            except TriageRejected as exc:
+                raise TriageRejected(f"{request.match}: {exc}", field=exc.field) from None
+        for triage, request in changes.change:
+            try:
+                _triage_update_locked(project=project, triage=triage, request=request)
+            except TriageRejected as exc:
+                raise TriageRejected(f"{request.match}: {exc}", field=exc.field) from None
+        for triage in changes.delete:
+            triage.delete()
+        triages_refresh(project=project)
+    logger.info(
+        "triages in project %s: %s created, %s changed, %s deleted",
+        project.pk,
+        len(created),
+        len(changes.change),
+        len(changes.delete),
+    )
+    return created
+
+
 def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Triage:
     """Create or change ``triage`` as given, rows and all, on ``backends`` (the admin's form).
     ``user`` becomes its author when it has none."""
@@ -249,6 +313,11 @@ def triages_expire() -> list[int]:
     return project_ids
 
 
+def issue_key(*, project: Project, url: str) -> str:
+    """The key the project's issue for ``url`` has, or would get (``pytorch/xla#4298``)."""
+    return _issue_identity(project, url.strip())[1] if url.strip() else ""
+
+
 def _issue_identity(project: Project, url: str) -> tuple[str, str]:
     refs = extract_issue_refs(url, issue_url_template=project.issue_url_template)
     return (refs[0].kind, refs[0].key) if refs else ("url", url[:200])
@@ -297,10 +366,35 @@ def _triage_create_locked(
         issue=tracking_issue_get_or_create(project=project, url=request.issue_url),
         note=request.note,
         expires_on=request.expires_on,
+        condition=request.condition.strip(),
+        source=request.source,
+        extra=dict(request.extra),
         created_by=user,
     )
     _triage_write(triage=triage, project=project, backends=target.backends, refresh=refresh)
     return triage
+
+
+def _triage_update_locked(*, project: Project, triage: Triage, request: TriageRequest) -> None:
+    """Give ``triage`` what ``request`` says (an import of an edited list); a maintainer's
+    override and the author stay."""
+    target = _target(project, request)
+    expires_was = triage.expires_on
+    triage.kind = request.kind
+    triage.match = target.match
+    triage.issue = tracking_issue_get_or_create(project=project, url=request.issue_url)
+    triage.note = request.note
+    triage.expires_on = request.expires_on
+    triage.condition = request.condition.strip()
+    triage.source = request.source
+    triage.extra = dict(request.extra)
+    _triage_write(
+        triage=triage,
+        project=project,
+        backends=target.backends,
+        expires_was=expires_was,
+        refresh=False,
+    )
 
 
 def _triage_write(

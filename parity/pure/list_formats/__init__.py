@@ -41,6 +41,7 @@ __all__ = [
     "Unread",
     "Written",
     "list_read",
+    "list_source",
 ]
 
 
@@ -115,3 +116,9 @@ def list_read(format: str, text: str, options: ReadOptions = ReadOptions()) -> L
             backends=o.backends,
         )
     raise ListFormatError(f"Unknown format '{format}': use one of {', '.join(FORMATS)}.")
+
+
+def list_source(format: str, name: str = "") -> str:
+    """The source a list of ``format`` named ``name`` (its file's path) is imported under:
+    per file for the formats a project keeps several of, one per format otherwise."""
+    return FORMATS[format].source.format(file=name or "-")
