@@ -239,7 +239,13 @@ def list_file_import(
     *, project: Project, file: ListFile, dry_run: bool = False, prune: bool = False, user=None
 ) -> ListImportReport:
     """Read ``file`` with the project's identity rules and import it (``list_import``); a file
-    that is not its format raises ``ListFormatError`` and imports nothing."""
+    that is not its format raises ``ListFormatError``, a backend the project lacks
+    ``TriageRejected``, and nothing is imported."""
+    names = _backend_names(project)
+    for name in file.backends:
+        if name.lower() not in names:
+            known = ", ".join(sorted(set(names.values())))
+            raise TriageRejected(f"Unknown backend '{name}' (known: {known}).", field="backends")
     options = ReadOptions(
         rules=project.normalization(),
         source_name=file.name,
