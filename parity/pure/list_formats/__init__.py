@@ -8,6 +8,7 @@ the source its imports are recorded under.
 Pure: no Django.
 """
 
+import csv
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -89,6 +90,17 @@ class ReadOptions:
 
 def list_read(format: str, text: str, options: ReadOptions = ReadOptions()) -> ListRead:
     """The entries of ``text``, a file of ``format``; ``ListFormatError`` if it is not one."""
+    try:
+        return _read(format, text, options)
+    except ListFormatError:
+        raise
+    # Whatever else a hostile file makes a parser raise (a NUL byte, nesting past the
+    # interpreter's limit, a name too long for a test ID) is the file's fault, not a crash.
+    except (ValueError, RecursionError, MemoryError, csv.Error) as exc:
+        raise ListFormatError(f"Cannot read it as {format}: {exc}") from None
+
+
+def _read(format: str, text: str, options: ReadOptions) -> ListRead:
     o = options
     if format == "disabled-json":
         return disabled_json.read(text, rules=o.rules, kind=o.kind or "tracked")

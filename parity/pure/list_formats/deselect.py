@@ -107,8 +107,11 @@ def write(entries: list[ListEntry]) -> Written:
             skipped.append(Unread(entry.match, "no node ID names the same tests (a glob)"))
             continue
         line = f"--deselect {node}" if entry.extra.get("flag") else node
-        if entry.extra.get("comment", "nodeid" not in entry.extra) and entry.reason:
-            line += f"  # {entry.reason}"
+        comment = entry.reason if entry.extra.get("comment", "nodeid" not in entry.extra) else ""
+        if entry.issue and entry.issue not in comment:
+            comment = f"{comment} {entry.issue}".strip()
+        if comment:
+            line += f"  # {comment}"
         lines.append(line)
     return Written("".join(f"{line}\n" for line in lines), skipped)
 

@@ -62,7 +62,8 @@ def read(text: str, *, source_name: str = "", backends: tuple[str, ...] = ()) ->
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise ListFormatError(f"Not Python: line {exc.lineno}: {exc.msg}.") from None
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        raise ListFormatError(f"Not Python: {where}{exc.msg}.") from None
     calls = [node for node in ast.walk(tree) if _is_call(node)]
     if not calls:
         raise ListFormatError(f"No {CALL}(...) call in the file.")

@@ -51,7 +51,8 @@ def read(
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise ListFormatError(f"Not Python: line {exc.lineno}: {exc.msg}.") from None
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        raise ListFormatError(f"Not Python: {where}{exc.msg}.") from None
     found = _assigned_dict(tree)
     if found is None:
         raise ListFormatError(f"No module-level '{VARIABLE} = {{...}}' dict in the file.")
