@@ -19,19 +19,23 @@ from parity.web.access import ProjectAccess, django_user, project_for_request
 from parity.web.openapi import SLUG_PATH, error_responses
 
 # Not "format": DRF reads a view's ``format`` argument as a renderer's name.
+# Named list_format, not format: DRF reads a view's "format" argument as a renderer's name.
 FORMAT_PATH = OpenApiParameter(
     "list_format",
-    OpenApiTypes.STR,
+    str,
     OpenApiParameter.PATH,
-    enum=list(FORMATS),
-    description="The list's format.",
+    pattern=r"^[-a-zA-Z0-9_]+$",  # the URL's converter: another format is a JSON 404
+    description=f"The list's format: {', '.join(FORMATS)}.",
 )
-_TEXT = OpenApiResponse(OpenApiTypes.STR, description="The list, as a file download.")
+# The body's schema per content type: a format written as JSON is an object, parity's YAML a
+# list of exemptions, the others text.
+_BODIES = {
+    "application/json": OpenApiTypes.OBJECT,
+    "application/yaml": {"type": "array", "items": {"type": "object"}},
+}
 _EXPORT_RESPONSES = {
-    (200, content_type): (
-        OpenApiResponse(OpenApiTypes.OBJECT, description="The list, as a file download.")
-        if content_type == "application/json"
-        else _TEXT
+    (200, content_type): OpenApiResponse(
+        _BODIES.get(content_type, OpenApiTypes.STR), description="The list, as a download."
     )
     for content_type in sorted({f.content_type for f in FORMATS.values()})
 }
