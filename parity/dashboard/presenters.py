@@ -5,8 +5,10 @@ them through ``parity.templatetags.parity_display``."""
 import datetime
 import hashlib
 import re
+from urllib.parse import urlencode
 from dataclasses import dataclass, replace
 
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
 
@@ -500,3 +502,28 @@ def triage_form_key(*parts: object) -> str:
 def triage_anchor(key: str) -> str:
     """The element id of the triage form of ``key``, to go back to it after a refusal."""
     return "triage-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+# --- Exports ---------------------------------------------------------------------------------
+
+# The formats the exemptions page links (docs/lists.md), as their users call them.
+EXPORT_LABELS = (
+    ("amd-csv", "CSV"),
+    ("deselect", "pytest --deselect"),
+    ("set-test-configs", "set_test_configs"),
+    ("skip-dict", "skip_dict"),
+    ("disabled-json", "disabled-tests JSON"),
+    ("na-list", "not-applicable list"),
+    ("yaml", "parity YAML"),
+)
+
+
+def export_links(slug: str, *, backend: str = "", kind: str = "") -> list[tuple[str, str]]:
+    """(label, URL) of each format's download of the exemptions the page's backend and kind
+    filters select."""
+    params = urlencode({k: v for k, v in (("backend", backend), ("kind", kind)) if v})
+    suffix = f"?{params}" if params else ""
+    return [
+        (label, reverse("exemptions-export", args=[slug, name]) + suffix)
+        for name, label in EXPORT_LABELS
+    ]
