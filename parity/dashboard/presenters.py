@@ -5,8 +5,8 @@ them through ``parity.templatetags.parity_display``."""
 import datetime
 import hashlib
 import re
-from urllib.parse import urlencode
 from dataclasses import dataclass, replace
+from urllib.parse import urlencode
 
 from django.urls import reverse
 from django.utils import timezone

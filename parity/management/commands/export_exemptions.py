@@ -1,4 +1,3 @@
-
 from django.core.management.base import BaseCommand
 
 from parity.management.arguments import project_argument

@@ -113,7 +113,8 @@ def test_a_file_that_is_not_its_format_imports_nothing_and_says_why(project):
         call_command(
             "import_exemptions", project.slug, LISTS / "deselect.txt", "--format", "skip-dict"
         )
-    with pytest.raises(CommandError, match="Unknown backend 'ipu' \\(known: cpu, gpu, neuron, tpu\\)"):
+    known = "Unknown backend 'ipu' \\(known: cpu, gpu, neuron, tpu\\)"
+    with pytest.raises(CommandError, match=known):
         call_command(
             "import_exemptions", project.slug, LISTS / "deselect.txt", "--format", "deselect",
             "--backend", "ipu",
