@@ -136,6 +136,7 @@ def list_import(
 def _plan(project: Project, entries: list[ListEntry], source: str) -> list[_Planned]:
     """Each entry as the triage it asks for, or why it cannot be one."""
     names = _backend_names(project)
+    known = {backend.name: backend for backend in project.backends.all()}
     first: dict[tuple[str, str], str] = {}
     planned = []
     for entry in entries:
@@ -161,7 +162,7 @@ def _plan(project: Project, entries: list[ListEntry], source: str) -> list[_Plan
             extra=_json(entry.extra),
         )
         try:
-            triage_request_check(project=project, request=request)
+            triage_request_check(project=project, request=request, known=known)
         except TriageRejected as exc:
             planned.append(_Planned(entry, None, str(exc)))
             continue

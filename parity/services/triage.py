@@ -187,10 +187,13 @@ def exemptions_import(
     )
 
 
-def triage_request_check(*, project: Project, request: TriageRequest) -> None:
+def triage_request_check(
+    *, project: Project, request: TriageRequest, known: Mapping[str, Backend] | None = None
+) -> None:
     """Whether ``request`` keeps the rules, without writing anything (an import's report and
-    its dry run); raises ``TriageRejected``."""
-    target = _target(project, request)
+    its dry run); raises ``TriageRejected``. ``known``: the project's backends by name, read
+    once for many pattern requests."""
+    target = _pattern_target(request, known) if known is not None else _target(project, request)
     url = request.issue_url.strip()
     # An unsaved stand-in: the rules ask only whether there is one, in this project.
     issue = TrackingIssue(project=project, key=url) if url else None
@@ -204,6 +207,18 @@ def triage_request_check(*, project: Project, request: TriageRequest) -> None:
     )
 
 
+def _pattern_target(request: TriageRequest, known: Mapping[str, Backend]) -> TriageTarget:
+    """The target of a pattern ``request``, its backends found in ``known`` (no query)."""
+    if not request.match or request.gap or request.test or request.reason:
+        raise TriageRejected("Name a 'match' pattern (an imported list names tests).")
+    unknown = sorted(set(request.backends) - set(known))
+    if unknown:
+        names = ", ".join(sorted(known))
+        raise TriageRejected(f"Unknown backend '{unknown[0]}' (known: {names}).", field="backends")
+    backends = [known[name] for name in sorted(set(request.backends))]
+    return TriageTarget(backends=backends, match=request.match)
+
+
 @dataclass(frozen=True)
 class TriageChanges:
     """Triages to create, to change and to delete together (a list's import)."""
@@ -214,20 +229,28 @@ class TriageChanges:
 
 
 def triages_change(*, project: Project, changes: TriageChanges, user=None) -> list[Triage]:
-    """Apply ``changes`` in one transaction, all or none, re-applying triages once at the end;
-    returns the triages created. A rejected request raises ``TriageRejected`` naming it."""
+    """Apply ``changes`` (pattern requests: an imported list) in one transaction, all or none,
+    re-applying triages once at the end; returns the triages created. The new ones are checked
+    one by one and written together. A rejected request raises ``TriageRejected`` naming it."""
     with transaction.atomic():
         project = project_lock(project_id=project.pk)
-        created = []
+        known = {backend.name: backend for backend in project.backends.all()}
+        issues: dict[str, TrackingIssue | None] = {}
+        new: list[tuple[Triage, Sequence[Backend]]] = []
         for request in changes.create:
+            url = request.issue_url.strip()
+            if url not in issues:
+                issues[url] = tracking_issue_get_or_create(project=project, url=url)
             try:
-                created.append(
-                    _triage_create_locked(
-                        project=project, request=request, user=user, refresh=False
-                    )
-                )
+                new.append(_triage_new(project, request, known, issues[url], user))
             except TriageRejected as exc:
                 raise TriageRejected(f"{request.match}: {exc}", field=exc.field) from None
+        created = Triage.objects.bulk_create([triage for triage, _ in new], batch_size=1000)
+        through = Triage.backends.through
+        through.objects.bulk_create(
+            [through(triage_id=t.pk, backend_id=b.pk) for t, backends in new for b in backends],
+            batch_size=5000,
+        )
         for triage, request in changes.change:
             try:
                 _triage_update_locked(project=project, triage=triage, request=request)
@@ -244,6 +267,31 @@ def triages_change(*, project: Project, changes: TriageChanges, user=None) -> li
         len(changes.delete),
     )
     return created
+
+
+def _triage_new(
+    project: Project,
+    request: TriageRequest,
+    known: Mapping[str, Backend],
+    issue: TrackingIssue | None,
+    user,
+) -> tuple[Triage, Sequence[Backend]]:
+    """The unsaved triage of a pattern ``request``, checked, and its backends."""
+    target = _pattern_target(request, known)
+    triage = Triage(
+        project=project,
+        match=target.match.strip(),
+        kind=request.kind,
+        issue=issue,
+        note=request.note,
+        expires_on=request.expires_on,
+        condition=request.condition.strip(),
+        source=request.source,
+        extra=dict(request.extra),
+        created_by=user,
+    )
+    _triage_prepare(triage=triage, project=project, backends=target.backends)
+    return triage, target.backends
 
 
 def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Triage:
@@ -405,6 +453,22 @@ def _triage_write(
     expires_was: datetime.date | None = None,
     refresh: bool = True,
 ) -> None:
+    _triage_prepare(triage=triage, project=project, backends=backends, expires_was=expires_was)
+    triage.save()
+    triage.backends.set(backends)
+    if refresh:
+        triages_refresh(project=project)
+        triage.refresh_from_db(fields=["stale", "expired"])
+
+
+def _triage_prepare(
+    *,
+    triage: Triage,
+    project: Project,
+    backends: Sequence[Backend],
+    expires_was: datetime.date | None = None,
+) -> None:
+    """Check ``triage`` by the rules and give it what its pattern derives, unsaved."""
     target = TriageTarget(
         backends=backends, test=triage.test, reason=triage.reason, match=triage.match.strip()
     )
@@ -422,11 +486,6 @@ def _triage_write(
     triage.match_regex = pattern_regex(target.match) if target.match else ""
     triage.match_literal = pattern_literal(target.match) if target.match else ""
     triage.match_shape = pattern_shape(target.match) if target.match else ""
-    triage.save()
-    triage.backends.set(backends)
-    if refresh:
-        triages_refresh(project=project)
-        triage.refresh_from_db(fields=["stale", "expired"])
 
 
 def _target(project: Project, request: TriageRequest) -> TriageTarget:
