@@ -69,6 +69,8 @@ def _entry(key: str, value: object, rules: Rules, kind: str) -> ListEntry | Unre
         match=match,
         kind=kind,
         backends=tuple(platforms),
+        # A tracked entry's issue says why; read as another kind, it needs words of its own.
+        reason="" if kind == "tracked" else f"Disabled in PyTorch's CI by {url}",
         issue=url,
         extra={"name": key, "issue_number": number, "platforms": platforms},
         where=where,

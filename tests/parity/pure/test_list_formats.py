@@ -250,3 +250,16 @@ def test_the_set_test_configs_writer_keeps_the_call_it_read():
     entries = list_read("set-test-configs", text).entries
 
     assert stc.write(entries).text == text
+
+
+def test_disabled_tests_read_as_another_kind_get_a_reason_of_their_own():
+    text = '{"test_a (__main__.TestA)": ["1", "https://x/issues/1", []]}'
+
+    (entry,) = list_read("disabled-json", text, ReadOptions(kind="intended")).entries
+
+    assert (entry.kind, entry.reason) == (
+        "intended",
+        "Disabled in PyTorch's CI by https://x/issues/1",
+    )
+    with pytest.raises(ListFormatError, match="Unknown kind 'flaky'"):
+        list_read("disabled-json", text, ReadOptions(kind="flaky"))
