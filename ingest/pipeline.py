@@ -28,6 +28,7 @@ from parity.pure.normalize import (
     canonical_reason,
     document_hint,
 )
+from parity.services.declarations import hw_classification_sync
 from parity.services.lifecycle import run_complete, run_parity_refresh
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,9 @@ def upload_ingest(*, upload_id: int) -> None:
         logger.info("upload %s failed: %s", upload_id, exc)
         return
     reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
+    classes = upload.declarations.get("hw_classification")
+    if classes:
+        hw_classification_sync(project=upload.run.project, classes=classes)
     logger.info(
         "upload %s done: %s, %d new test ids, in %.2fs",
         upload_id,

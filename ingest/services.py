@@ -6,7 +6,7 @@ directly.
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
@@ -54,6 +54,7 @@ class UploadRequest:
     probe: bool = False
     exemptions_version: str = ""
     run_manifest: tuple[FileRun, ...] = ()
+    hw_classification: dict[str, str] = field(default_factory=dict)
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
@@ -161,6 +162,11 @@ def upload_create(
                     size=sum(f.size for f in files),
                     completes_run=request.complete,
                     file_hint=request.file_hint,
+                    declarations=(
+                        {"hw_classification": request.hw_classification}
+                        if request.hw_classification
+                        else {}
+                    ),
                 )
         except IntegrityError:  # the same content arrived concurrently and won the race
             return Upload.objects.get(run=run, sha256=upload_digest), False

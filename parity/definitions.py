@@ -93,6 +93,12 @@ PENDING = sql.Literal("pending")  # a PendingTest, never a Gap row
 REFERENCE_MISSING = sql.Literal(GapState.REFERENCE_MISSING.value)
 
 
+def first_ran_after(since: sql.Composable, started_at: sql.Composable) -> sql.Composed:
+    """Whether the reference first ran a test (its ``CurrentOutcome.since``) after a backend's
+    run started (``started_at``): not yet run there, so not compared (``gap``'s ``pending``)."""
+    return sql.SQL("coalesce({since} > {at}, false)").format(since=since, at=started_at)
+
+
 def gap(
     outcome: sql.Composable,
     *,
@@ -159,9 +165,27 @@ def unexpired(expires_on: datetime.date | None, today: datetime.date) -> bool:
 
 
 def triages_unexpired(today: datetime.date | None = None) -> Q:
-    """Triages that still apply ``today`` (default: today, UTC): ``TRIAGE_UNEXPIRED``."""
+    """Triages not past their expiry ``today`` (default: today, UTC): ``TRIAGE_UNEXPIRED``."""
     today = today or timezone.now().date()
     return Q(expires_on__isnull=True) | Q(expires_on__gte=today)
+
+
+# An untracked gap: no issue tracks it and no triage made it a decision (intended, or not
+# applicable). As a Q over gaps, with any lookup prefix.
+def untracked_q(prefix: str = "") -> Q:
+    return Q(
+        **{f"{prefix}tracked": False, f"{prefix}intended": False, f"{prefix}not_applicable": False}
+    )
+
+
+# A triage in force: unexpired, and not a declaration a maintainer set aside (``overridden``).
+# The engine and CI's lists apply only these.
+TRIAGE_IN_FORCE = sql.SQL("({} AND NOT t.overridden)").format(TRIAGE_UNEXPIRED)
+
+
+def triages_in_force(today: datetime.date | None = None) -> Q:
+    """``TRIAGE_IN_FORCE`` as a Q."""
+    return triages_unexpired(today) & Q(overridden=False)
 
 
 # A test whose file holds no ":" (and is not empty: a test with no file has its class or name
@@ -280,7 +304,7 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
         """,
         backends=Triage.backends.through,
         triage=Triage,
-        unexpired=TRIAGE_UNEXPIRED if unexpired else sql.SQL("true"),
+        unexpired=TRIAGE_IN_FORCE if unexpired else sql.SQL("NOT t.overridden"),
         rows=sql.Identifier(rows),
         row_id=sql.Identifier(row_id),
         plain_file=_PLAIN_FILE.format(file=sql.SQL("f.test_file")),
@@ -295,7 +319,8 @@ def triage_picks(
     rows: str, row_id: str, *, untriaged: sql.Composable | None = None
 ) -> sql.Composed:
     """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
-    ``triage_candidates``): intended wins over tracked and quarantine, then the most specific
+    ``triage_candidates``): a declaration that the test is not applicable wins, then intended
+    over tracked and quarantine, then the most specific
     (a test, then a pattern, then a reason; named backends over all), then the newest. With
     ``untriaged``, a condition on a row ``r``, the rows where it holds are there even when no
     triage applies, with a NULL triage (one row per row: no outer join needed, which Postgres,
@@ -311,7 +336,8 @@ def triage_picks(
         """
         SELECT DISTINCT ON (c.{row_id}) c.{row_id}, c.reason_id, c.triage_id, c.kind
         FROM ({candidates} {every}) c
-        ORDER BY c.{row_id}, c.triage_id IS NOT NULL DESC, c.kind = 'intended' DESC,
+        ORDER BY c.{row_id}, c.triage_id IS NOT NULL DESC, c.kind = 'not_applicable' DESC,
+                 c.kind = 'intended' DESC,
                  c.names_test DESC, c.names_pattern DESC, c.has_backends DESC,
                  c.created_at DESC, c.triage_id DESC
         """

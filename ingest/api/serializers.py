@@ -5,6 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from parity.models import Upload
+from parity.pure.declarations import DeclarationsError, classifications_parse
 from parity.pure.run_manifest import ManifestError, manifest_parse
 
 
@@ -60,6 +61,14 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The manifest 'version' of the exemption list the run applied.",
     )
+    hw_classification = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text='JSON {"<file>::<Class>": "GENERIC" | "ACCELERATOR"}: the classes\' '
+        "hw_classification, as the pytest plugin reads it at collection. GENERIC classes "
+        "are declared not applicable on the other backends (docs/applicability.md).",
+    )
     file = serializers.ListField(
         child=UploadedFileField(allow_empty_file=True),
         required=False,
@@ -74,6 +83,12 @@ class UploadCreateSerializer(serializers.Serializer):
         '"timed_out", "duration", "report", "tests"}]}, what the job was told to run and what '
         "happened to each file (docs/api.md).",
     )
+
+    def validate_hw_classification(self, value: str) -> dict:
+        try:
+            return classifications_parse(value)
+        except DeclarationsError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def validate_run_manifest(self, value: str) -> tuple:
         if not value:

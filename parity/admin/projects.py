@@ -6,7 +6,7 @@ from django.contrib import admin, messages
 from parity.models import Backend, Membership, Project, TrustRule, UploadToken
 from parity.oidc.exchange import trust_rule_delete
 from parity.pure.reproduce import template_errors
-from parity.services.projects import project_save
+from parity.services.projects import project_save, project_score_set
 
 
 class BackendForm(forms.ModelForm):
@@ -57,6 +57,14 @@ class ProjectAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             return
         # The form checked the branch and offered only the project's own backends.
+        score_fields = {"score_definition", "score_counts_intended", "score_counts_not_applicable"}
+        if score_fields & set(form.changed_data):
+            project_score_set(
+                project=obj,
+                definition=obj.score_definition,
+                counts_intended=obj.score_counts_intended,
+                counts_not_applicable=obj.score_counts_not_applicable,
+            )
         if project_save(project=obj):
             reference = obj.reference_backend.name if obj.reference_backend else "no reference"
             messages.info(

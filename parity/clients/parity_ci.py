@@ -41,6 +41,7 @@ import argparse
 import contextlib
 import gzip
 import heapq
+import html
 import http.client
 import json
 import os
@@ -514,6 +515,7 @@ class UploadRequest:
         self.file_hint = file_hint
         self.probe = probe  # exempted tests ran too: never current, says what passes now
         self.exemptions_version = exemptions_version  # the manifest version the run applied
+        self.hw_classification = ""  # JSON the pytest plugin wrote: {"<file>::<Class>": label}
 
     def fields(self, *, project: str, complete: bool) -> dict[str, str]:
         fields = {
@@ -527,6 +529,7 @@ class UploadRequest:
             "complete": "true" if complete else "false",
             "probe": "true" if self.probe else "",
             "exemptions_version": self.exemptions_version,
+            "hw_classification": self.hw_classification,
         }
         return {name: value for name, value in fields.items() if value}
 
@@ -600,8 +603,10 @@ def collect_reports(paths: Sequence[str]) -> Reports:
 # properties, near the top of the file): the exemption list they applied, and a probe.
 PROPERTY_VERSION = "parity_exemptions_version"
 PROPERTY_PROBE = "parity_probe"
+# The test classes' hw_classification labels the pytest plugin read at collection, as JSON.
+PROPERTY_HW_CLASSIFICATION = "parity_hw_classification"
 _PROPERTY = re.compile(rb'<property name="(parity_[a-z_]+)" value="([^"]*)"')
-PROPERTY_SCAN_BYTES = 64 * 1024
+PROPERTY_SCAN_BYTES = 1024 * 1024
 
 
 def reports_applied(reports: Reports) -> dict[str, str]:
@@ -612,16 +617,19 @@ def reports_applied(reports: Reports) -> dict[str, str]:
         with path.open("rb") as xml:
             head = xml.read(PROPERTY_SCAN_BYTES)
         for name, value in _PROPERTY.findall(head):
-            found.setdefault(name.decode(), value.decode("utf-8", "replace"))
+            found.setdefault(name.decode(), html.unescape(value.decode("utf-8", "replace")))
     return found
 
 
 def request_from_reports(request: UploadRequest, reports: Reports, log: Callable) -> None:
     """Fill in what the runner applied when the flags did not say: the exemption list's
-    version, and whether it was a probe (which must never be uploaded as a plain run)."""
+    version, whether it was a probe (which must never be uploaded as a plain run), and the
+    classes' hw_classification labels."""
     applied = reports_applied(reports)
     if not request.exemptions_version:
         request.exemptions_version = applied.get(PROPERTY_VERSION, "")
+    if not request.hw_classification:
+        request.hw_classification = applied.get(PROPERTY_HW_CLASSIFICATION, "")
     if applied.get(PROPERTY_PROBE) == "true" and not request.probe:
         log("the reports come from a probe (exempted tests ran): uploading them as a probe run")
         request.probe = True
@@ -850,7 +858,7 @@ def _glob_regex(glob: str, wildcards: dict[str, str]) -> str:
     )
 
 
-SKIPPING_KINDS = ("tracked", "intended")  # quarantined tests run; these are skipped
+SKIPPING_KINDS = ("tracked", "intended", "not_applicable")  # quarantined tests run
 CLIENT_DIR = Path(__file__).resolve().parent  # where the plugin and the runner sit beside it
 
 

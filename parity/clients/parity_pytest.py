@@ -47,6 +47,7 @@ as pytest names them, without the server's normalization: an exemption written f
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -202,6 +203,21 @@ class ManifestExemptions:
         return found
 
 
+def hw_classifications(items: list) -> dict[str, str]:
+    """``{"<file>::<Class>": label}`` of the collected test classes that carry PyTorch's
+    ``hw_classification`` attribute (an enum member or a string: GENERIC, ACCELERATOR). The
+    server declares a GENERIC class's tests not applicable on the other backends."""
+    found: dict[str, str] = {}
+    for item in items:
+        cls = getattr(item, "cls", None)
+        label = getattr(cls, "hw_classification", None) if cls is not None else None
+        if label is None:
+            continue
+        name = getattr(label, "name", None) or str(label).rsplit(".", 1)[-1]
+        found[f"{item.nodeid.split(SEP, 1)[0]}{SEP}{cls.__name__}"] = name.upper()
+    return found
+
+
 class ExemptionsPlugin:
     def __init__(
         self,
@@ -218,11 +234,13 @@ class ExemptionsPlugin:
         self.quarantine_failures: list[str] = []
         self.unavailable = ""
         self.resolved = False
+        self.classified: dict[str, str] = {}
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         found = self._find([item.nodeid for item in items])
         self.resolved = True
+        self.classified = hw_classifications(items)
         self._record_applied(config)
         for item in items:
             kind, message = found.get(item.nodeid, ("", ""))
@@ -246,6 +264,9 @@ class ExemptionsPlugin:
             xml.add_global_property(parity_ci.PROPERTY_VERSION, self.exemptions.version)
         if self.probe:
             xml.add_global_property(parity_ci.PROPERTY_PROBE, "true")
+        if self.classified:
+            labels = json.dumps(self.classified, sort_keys=True, separators=(",", ":"))
+            xml.add_global_property(parity_ci.PROPERTY_HW_CLASSIFICATION, labels)
 
     def _find(self, node_ids: list[str]) -> dict[str, tuple[str, str]]:
         if not node_ids:

@@ -202,6 +202,19 @@ def shade(share: float | None) -> str:
     return "0"
 
 
+# How a card names the headline next to its figure, per score definition (parity.pure.scores).
+_SCORE_KINDS = {
+    "reference_passing": "parity",
+    "agree_reference_passed": "agree where the reference passed",
+    "agree_any": "agree on any difference",
+}
+
+
+def score_kind(kind: str) -> str:
+    """A score definition's short name beside a figure: "parity", "agree on any difference"."""
+    return _SCORE_KINDS.get(kind, kind)
+
+
 def percent(share: float | None) -> str:
     """``0.2571`` -> ``26 %``; "–" for no share. Rounded down near the ends, so a share that is
     not whole never reads 100 % and one that is not zero never reads 0 %."""

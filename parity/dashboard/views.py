@@ -410,6 +410,20 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
     )
 
 
+@project_page
+def not_applicable(request: HttpRequest, project: Project) -> HttpResponse:
+    """The tests declared not applicable on backends, each declaration with its source and the
+    tests it keeps out of the gaps; a maintainer overrides one there, or restores it."""
+    return _render_project(
+        request,
+        project,
+        "parity/not_applicable.html",
+        tab="exemptions",
+        rows=selectors.declarations(project=project),
+        may_triage=triage_refusal(request, project) is None,
+    )
+
+
 @require_http_methods(["GET", "POST"])
 @project_page
 def file_issue(request: HttpRequest, project: Project) -> HttpResponse:

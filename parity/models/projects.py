@@ -119,6 +119,16 @@ class Project(models.Model):
 
         return rules_from_dict(self.normalization_rules or {})
 
+    def score_settings(self):
+        """The headline score's definition (``parity.pure.scores.Definition``)."""
+        from parity.pure.scores import Definition
+
+        return Definition(
+            kind=self.score_definition,
+            counts_intended=self.score_counts_intended,
+            counts_not_applicable=self.score_counts_not_applicable,
+        )
+
     def backend_named(self, name: str) -> "Backend | None":
         """The backend CI calls ``name``: by its name or one of its aliases, in any case."""
         wanted = name.strip().lower()

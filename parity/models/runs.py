@@ -75,6 +75,12 @@ class Upload(models.Model):
         blank=True,
         help_text="What an ingested upload skipped, one sentence each (a symbolic link).",
     )
+    declarations = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='What the runner declared about its tests, e.g. {"hw_classification": '
+        '{"test/test_ops.py::TestOps": "GENERIC"}} (parity.pure.declarations).',
+    )
     completes_run = models.BooleanField(default=False)
     file_hint = models.CharField(
         max_length=500, blank=True, help_text="Test file for XML that names no file (__main__)."

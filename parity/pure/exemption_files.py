@@ -7,7 +7,7 @@ Parity's format, YAML or JSON, a list of entries (or ``{"exemptions": [...]}``, 
 
     - match: test/test_ops.py::TestOps::test_*_complex64   # a test ID, a file, or a glob
       backends: [tpu, neuron]                              # absent or empty: every backend
-      kind: tracked                                        # tracked | intended | quarantine
+      kind: tracked                            # tracked | intended | quarantine | not_applicable
       reason: XLA has no complex64
       issue: https://github.com/pytorch/xla/issues/9017    # tracked and quarantine need one
       expires: 2027-03-01                                  # optional
@@ -34,7 +34,7 @@ import yaml
 
 from parity.pure.normalize.runner_ids import runner_identity
 
-KINDS = ("tracked", "intended", "quarantine")
+KINDS = ("tracked", "intended", "quarantine", "not_applicable")
 _REGEX_SYNTAX = re.compile(r"[\\^$()|+{}]|\.\*|\[[^\]]*-[^\]]*\]")
 
 

@@ -348,6 +348,8 @@ _VERDICT_SQL = """
         SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind,
                {reason_issue} AS reason_issue, o.test_key
         FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+        -- A test declared not applicable here is no gap CI answers for.
+        WHERE t.kind IS DISTINCT FROM 'not_applicable'
     ), listed AS (
         -- The page of opened gaps, in CI's order: untracked (0), tracked by closed issues only
         -- (%(closed_order)s: 0 where the project counts them untracked), tracked (2), intended

@@ -23,6 +23,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix``                        |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
+| ``p/<slug>/not-applicable/``              | ``declarations``                          |
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
 | ``…/gaps/``                               | ``gaps_list``, ``gaps_window``            |
@@ -42,6 +43,7 @@ from parity.selectors.classification import (
     skip_categories_current,
     skip_rules_current,
 )
+from parity.selectors.declarations import DeclarationRow, declarations
 from parity.selectors.exemptions import (
     BackendFiles,
     ExemptionPreview,
@@ -98,6 +100,8 @@ from parity.selectors.runs import RunsPage, runs_page
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search
 
 __all__ = [
+    "DeclarationRow",
+    "declarations",
     "CategoryCount",
     "skip_categories_current",
     "skip_rules_current",

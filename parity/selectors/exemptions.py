@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from parity.definitions import triages_unexpired
+from parity.definitions import triages_unexpired, untracked_q
 from parity.models import (
     Backend,
     FileCell,
@@ -224,9 +224,7 @@ def exemption_preview(*, project: Project, match: str, backends: list[str]) -> E
     )
     if backends:
         gaps = gaps.filter(backend__name__in=backends)
-    gap_counts = gaps.aggregate(
-        gaps=Count("pk"), untracked=Count("pk", filter=Q(tracked=False, intended=False))
-    )
+    gap_counts = gaps.aggregate(gaps=Count("pk"), untracked=Count("pk", filter=untracked_q()))
     return ExemptionPreview(**counted, **gap_counts)
 
 

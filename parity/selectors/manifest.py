@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from django.db.models import F, Q
 
-from parity.definitions import triages_unexpired
+from parity.definitions import triages_in_force
 from parity.models import Backend, FileCell, ProbeOutcome, Project, Triage, TriageKind
 from parity.pure.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.pure.normalize.runner_ids import runner_identity
@@ -110,7 +110,7 @@ def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]
     first: a test, then a pattern, then intended before the rest, then the newest."""
     triages = (
         Triage.objects.filter(project=project)
-        .filter(triages_unexpired())
+        .filter(triages_in_force())
         .exclude(test__isnull=True, match="")
         .filter(Q(backends__isnull=True) | Q(backends=backend))
         .select_related("test", "issue")
@@ -125,7 +125,7 @@ def backend_reason_exemptions(*, project: Project, backend: Backend) -> list[Rea
     """The backend's unexpired triages that name a skip reason, oldest first."""
     triages = (
         Triage.objects.filter(project=project, reason__isnull=False)
-        .filter(triages_unexpired())
+        .filter(triages_in_force())
         .filter(Q(backends__isnull=True) | Q(backends=backend))
         .select_related("reason")
         .distinct()

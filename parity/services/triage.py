@@ -113,6 +113,12 @@ def triage_check(
         raise TriageRejected(f"A {kind} triage needs an 'issue_url'.", field="issue")
     if kind == TriageKind.INTENDED and not note.strip():
         raise TriageRejected("An intended triage needs a short 'note' saying why.", field="note")
+    if kind == TriageKind.NOT_APPLICABLE and not note.strip():
+        raise TriageRejected(
+            "A not-applicable declaration needs a short 'note' saying why the test does not "
+            "apply to the backend.",
+            field="note",
+        )
     if kind == TriageKind.QUARANTINE and target.reason is not None:
         raise TriageRejected(
             "Quarantine names tests (a test or a pattern), not a skip reason.", field="kind"
@@ -310,6 +316,19 @@ def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Tr
             triage=triage, project=project, backends=list(backends), expires_was=expires_was
         )
     logger.info("triage %s saved in project %s (%s)", triage.pk, project.pk, triage.kind)
+    return triage
+
+
+def declaration_override(*, triage: Triage, overridden: bool) -> Triage:
+    """A maintainer sets a declaration aside (``overridden``: it no longer applies, and CI runs
+    the tests again) or restores it. The declaration stays, with its source, so a contested
+    label can be seen and the decision undone."""
+    with transaction.atomic():
+        project = project_lock(project_id=triage.project_id)
+        triage.overridden = overridden
+        triage.save(update_fields=["overridden"])
+        triages_refresh(project=project)
+    logger.info("triage %s overridden=%s", triage.pk, overridden)
     return triage
 
 

@@ -11,7 +11,7 @@ from parity.pure.exemption_files import (
     document_load,
     exemptions_parse,
 )
-from parity.pure.list_formats import FORMATS, NOT_APPLICABLE, ListFormatError
+from parity.pure.list_formats import FORMATS, ListFormatError
 from parity.services.list_imports import ListFile, ListImportReport, list_file_import
 from parity.services.triage import TriageRejected, exemptions_import
 
@@ -61,7 +61,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--kind",
-            choices=[*KINDS, NOT_APPLICABLE],
+            choices=KINDS,
             default=None,
             help="Every entry's kind (default: intended with --pytorch-disabled; the format's "
             "own otherwise).",

@@ -6,15 +6,13 @@ Pure: no Django.
 
 import yaml
 
-from parity.pure.list_formats.entries import ListEntry, Unread, Written, ordered
-
-_KINDS = ("tracked", "intended", "quarantine")
+from parity.pure.list_formats.entries import KINDS, ListEntry, Unread, Written, ordered
 
 
 def write(entries: list[ListEntry]) -> Written:
     items, skipped = [], []
     for entry in ordered(entries):
-        if entry.kind not in _KINDS:
+        if entry.kind not in KINDS:
             skipped.append(Unread(entry.match, f"parity's file has no kind '{entry.kind}'"))
             continue
         item: dict = {"match": entry.match, "kind": entry.kind}
