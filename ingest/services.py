@@ -25,6 +25,7 @@ from parity.models import (
     UploadToken,
 )
 from parity.pure.run_manifest import FileRun, file_state
+from parity.services.variants import VariantRejected, backend_for_run
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class UploadRequest:
     probe: bool = False
     exemptions_version: str = ""
     run_manifest: tuple[FileRun, ...] = ()
+    attributes: dict[str, str] = field(default_factory=dict)  # checked: attributes_check
     hw_classification: dict[str, str] = field(default_factory=dict)
 
 
@@ -108,6 +110,22 @@ def _probe_check(run: Run, request: UploadRequest) -> None:
         )
 
 
+def _attributes_agree(run: Run, request: UploadRequest) -> None:
+    """Every shard of a run describes one machine: a shard sends the run's attributes, or none
+    (it then takes the run's)."""
+    if request.attributes and request.attributes != run.attributes:
+        differ = sorted(
+            key
+            for key in {*request.attributes, *run.attributes}
+            if request.attributes.get(key) != run.attributes.get(key)
+        )
+        raise UploadRejected(
+            f"Run '{run.key}' has attributes {run.attributes}; this shard sends "
+            f"{request.attributes} (they differ in {', '.join(differ)}). Send every shard of a "
+            "run with the same attributes, or use another 'run' key."
+        )
+
+
 def _file_digest(file: DjangoUploadedFile) -> str:
     digest = hashlib.sha256()
     for chunk in file.chunks():
@@ -126,6 +144,10 @@ def upload_create(
     project = project_for_token(token=token, slug=request.project)
     backend = backend_resolve(project=project, name=request.backend)
     token_backend_check(token=token, backend=backend)
+    try:
+        backend = backend_for_run(project=project, backend=backend, attributes=request.attributes)
+    except VariantRejected as exc:
+        raise UploadRejected(str(exc)) from None
     digests = [_file_digest(f) for f in files]
     # The manifest is part of the content: shards whose files all crashed send the same (no)
     # reports, and each one's manifest must still be kept.
@@ -147,9 +169,11 @@ def upload_create(
                 "started_at": request.started_at or timezone.now(),
                 "probe": request.probe,
                 "exemptions_version": request.exemptions_version,
+                "attributes": request.attributes,
             },
         )
         _probe_check(run, request)
+        _attributes_agree(run, request)
         existing = Upload.objects.filter(run=run, sha256=upload_digest).first()
         if existing is not None:
             _requeue_if_pending(existing)

@@ -19,6 +19,7 @@ from psycopg2 import sql
 
 from parity.models import (
     ABSENT_STATES,
+    Backend,
     GapState,
     IssueState,
     Outcome,
@@ -31,6 +32,7 @@ from parity.models import (
     TestCase,
     TrackingIssue,
     Triage,
+    TriageLapse,
 )
 from parity.models.sql import model_sql
 from parity.plans import FENCE
@@ -214,9 +216,11 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
     (columns ``row_id``, backend_id, test_id, reason_id, test_key, the test's canonical ID, and
     test_file, its file; one project, bound as ``%(project)s``): by its test, its reason or its
-    pattern, on its backends; with ``unexpired``, only triages not past their expiry day.
-    Columns: ``row_id``, reason_id (the row's), triage_id, kind, names_test, names_pattern,
-    has_backends, created_at.
+    pattern, on its backends (a backend named covers its variants too); with ``unexpired``,
+    only triages not past their expiry day. A triage with a condition applies on a backend
+    unless ``TriageLapse`` says the condition does not hold there (``parity.engine.lapses``);
+    an unconditioned triage never looks. Columns: ``row_id``, reason_id (the row's),
+    triage_id, kind, names_test, names_pattern, has_backends, created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
     equality on part of the key (``parity.pure.globs.pattern_shape``; the same keys their regex
@@ -299,10 +303,15 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
         JOIN {triage} t ON t.id = x.triage_id
         WHERE t.project_id = %(project)s AND {unexpired}
           AND (NOT EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id)
-               OR EXISTS (SELECT 1 FROM {backends} tb
-                          WHERE tb.triage_id = t.id AND tb.backend_id = x.backend_id))
+               OR EXISTS (SELECT 1 FROM {backends} tb JOIN {backend} b ON b.id = x.backend_id
+                          WHERE tb.triage_id = t.id AND tb.backend_id IN (b.id, b.family_id)))
+          AND (t.condition = ''
+               OR NOT EXISTS (SELECT 1 FROM {lapse} l
+                              WHERE l.triage_id = t.id AND l.backend_id = x.backend_id))
         """,
         backends=Triage.backends.through,
+        backend=Backend,
+        lapse=TriageLapse,
         triage=Triage,
         unexpired=TRIAGE_IN_FORCE if unexpired else sql.SQL("NOT t.overridden"),
         rows=sql.Identifier(rows),

@@ -74,6 +74,7 @@ class UploadCreateView(APIView):
             probe=fields["probe"],
             exemptions_version=fields["exemptions_version"],
             run_manifest=fields["run_manifest"],
+            attributes=fields["attributes"],
             hw_classification=fields["hw_classification"],
         )
         try:

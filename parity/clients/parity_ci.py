@@ -12,7 +12,10 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
     python parity_ci.py query gaps --backend tpu --untracked --json   # for bots: docs/query.md
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
-``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. With
+``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. What the
+run ran on goes with ``--attr key=value`` (repeatable; ``--attr arch=gfx942 --attr rocm=7.1``),
+else from ``PARITY_ATTR_<KEY>`` and a few CI conventions (``ATTRIBUTE_CONVENTIONS``): it picks the
+backend's variant and the conditioned exemptions that hold (docs/variants.md). With
 ``--oidc`` no secret is needed: the CI's OIDC ID token (GitHub Actions: requested for
 ``--oidc-audience``, default ``$PARITY_OIDC_AUDIENCE`` or "parity"; GitLab, Buildkite: given in
 ``PARITY_OIDC_TOKEN``) is exchanged for a short-lived upload token of the project, which a trust
@@ -220,27 +223,46 @@ class Client:
 
     # --- the API ---
 
-    def manifest(self, backend: str, *, etag: str | None = None) -> dict | None:
+    def manifest(
+        self,
+        backend: str,
+        *,
+        etag: str | None = None,
+        attributes: Mapping[str, str] | None = None,
+    ) -> dict | None:
         """The backend's manifest: ``files`` to run, ``exemptions``, ``durations``... With
         ``etag`` (a previous answer's ``ETag``), None when it has not changed. The answer's
-        ETag is kept in ``self.last_etag``."""
+        ETag is kept in ``self.last_etag``. ``attributes``: the run's (its variant's list, the
+        conditioned exemptions that hold for them); none: the backend's current run's."""
         headers = {"If-None-Match": etag} if etag else {}
+        query: list[tuple[str, str]] = [("backend", backend)]
+        query += [("attr", f"{key}={value}") for key, value in (attributes or {}).items()]
         response = self.request(
-            "GET", self._project_path("manifest/"), query={"backend": backend}, headers=headers
+            "GET", self._project_path("manifest/"), query=query, headers=headers
         )
         self.last_etag = response.headers.get("ETag")
         if response.status == 304:
             return None
         return response.json()
 
-    def resolve(self, backend: str, tests: Sequence[object]) -> list[dict]:
+    def resolve(
+        self,
+        backend: str,
+        tests: Sequence[object],
+        *,
+        attributes: Mapping[str, str] | None = None,
+    ) -> list[dict]:
         """The items of ``tests`` (pytest node IDs, unittest IDs, or ``{"classname", "name",
         "file"}`` objects) that an exemption of ``backend`` names, each as ``{"index", "test",
-        "key", "kind", "message", "triage"}``; ``index`` is the item's position in ``tests``."""
+        "key", "kind", "message", "triage"}``; ``index`` is the item's position in ``tests``.
+        ``attributes`` as for ``manifest``."""
         exempted: list[dict] = []
         for start in range(0, len(tests), RESOLVE_BATCH):
             batch = list(tests[start : start + RESOLVE_BATCH])
-            body = json.dumps({"backend": backend, "tests": batch}).encode("utf-8")
+            sent: dict[str, Any] = {"backend": backend, "tests": batch}
+            if attributes:
+                sent["attributes"] = dict(attributes)
+            body = json.dumps(sent).encode("utf-8")
             answer = self.request(
                 "POST",
                 self._project_path("manifest/resolve/"),
@@ -376,7 +398,7 @@ class Client:
         method: str,
         path: str,
         *,
-        query: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
         body: bytes | IO[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Response:
@@ -505,8 +527,10 @@ class UploadRequest:
         file_hint: str = "",
         probe: bool = False,
         exemptions_version: str = "",
+        attributes: Mapping[str, str] | None = None,
     ) -> None:
         self.backend = backend
+        self.attributes = dict(attributes or {})  # what the run ran on: arch, rocm...
         self.commit = commit
         self.branch = branch
         self.run = run
@@ -529,6 +553,7 @@ class UploadRequest:
             "complete": "true" if complete else "false",
             "probe": "true" if self.probe else "",
             "exemptions_version": self.exemptions_version,
+            "attributes": json.dumps(self.attributes, sort_keys=True) if self.attributes else "",
             "hw_classification": self.hw_classification,
         }
         return {name: value for name, value in fields.items() if value}
@@ -786,7 +811,62 @@ def upload_request(args: argparse.Namespace, env: Mapping[str, str]) -> UploadRe
         file_hint=args.file_hint or "",
         probe=args.probe,
         exemptions_version=args.exemptions_version or "",
+        attributes=run_attributes(args.attr, env),
     )
+
+
+# --- Attributes -----------------------------------------------------------------------------
+
+# CI variables that say an attribute by a convention: (variable, attribute). PARITY_ATTR_<KEY>
+# wins over them, and --attr over both. PYTORCH_ROCM_ARCH counts only when it names one arch
+# (a build for several says nothing about the machine the tests ran on).
+ATTRIBUTE_CONVENTIONS = (
+    ("PYTORCH_ROCM_ARCH", "arch"),
+    ("ROCM_VERSION", "rocm"),
+    ("CUDA_VERSION", "cuda"),
+)
+ATTRIBUTE_PREFIX = "PARITY_ATTR_"
+_ATTRIBUTE_KEY = re.compile(r"[a-z][a-z0-9_.-]{0,49}")
+
+
+def env_attributes(env: Mapping[str, str]) -> dict[str, str]:
+    """The attributes CI's variables say: the conventions, then ``PARITY_ATTR_<KEY>=value``
+    (``PARITY_ATTR_ROCM=7.1``: rocm=7.1; the key is the rest of the name, lowercased)."""
+    found = {}
+    for variable, key in ATTRIBUTE_CONVENTIONS:
+        value = env.get(variable, "").strip()
+        if value and not re.search(r"[;,\s]", value):
+            found[key] = value
+    for variable, value in sorted(env.items()):
+        if variable.startswith(ATTRIBUTE_PREFIX) and value.strip():
+            found[variable[len(ATTRIBUTE_PREFIX) :].lower()] = value.strip()
+    return found
+
+
+def attributes_parse(pairs: Sequence[str] | None) -> dict[str, str]:
+    """``--attr key=value`` flags as attributes; a bad one is a ``ConfigError`` naming it."""
+    found = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not _ATTRIBUTE_KEY.fullmatch(key) or not value:
+            raise ConfigError(
+                f"--attr {pair!r}: write key=value, the key in lowercase letters, digits, "
+                "'_', '.', '-' (e.g. --attr arch=gfx942)"
+            )
+        found[key] = value
+    return found
+
+
+def run_attributes(pairs: Sequence[str] | None, env: Mapping[str, str]) -> dict[str, str]:
+    """The run's attributes: CI's variables (``env_attributes``), the ``--attr`` flags over
+    them."""
+    return {**env_attributes(env), **attributes_parse(pairs)}
+
+
+def attributes_env(attributes: Mapping[str, str]) -> dict[str, str]:
+    """``attributes`` as ``PARITY_ATTR_<KEY>`` variables, for a child process to read back."""
+    return {ATTRIBUTE_PREFIX + key.upper(): value for key, value in attributes.items()}
 
 
 # --- Shards ---------------------------------------------------------------------------------
@@ -1779,13 +1859,18 @@ def command_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         )
     client = client_from_args(args, env)
     request = upload_request(args, env)  # before running: a bad setting fails fast
-    manifest = load_manifest(args.manifest) if args.manifest else client.manifest(backend)
+    manifest = (
+        load_manifest(args.manifest)
+        if args.manifest
+        else client.manifest(backend, attributes=request.attributes)
+    )
     files = shard_files(manifest, args.shard)
     client.log(exemptions_summary({"backend": backend, **manifest}, files, probe=args.probe))
     if not any("{junit}" in part for part in command):
         client.log("the command has no {junit}: only the run manifest is uploaded")
     reports = Path(args.reports)
     child_env = child_environment(env, client, backend=backend, probe=args.probe)
+    child_env.update(attributes_env(request.attributes))  # the plugin resolves with them
     if not (CLIENT_DIR / "parity_pytest.py").is_file():
         client.log(
             f"parity_pytest.py is not beside {Path(__file__).name} (fetch it from "
@@ -1869,7 +1954,8 @@ def _summaries_write(
 
 def command_manifest(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     client = client_from_args(args, env)
-    manifest = client.manifest(backend_required(args))
+    attributes = run_attributes(args.attr, env)
+    manifest = client.manifest(backend_required(args), attributes=attributes)
     text = json.dumps(manifest, indent=2) + "\n"
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -1904,7 +1990,9 @@ def command_files(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.manifest:
         manifest = load_manifest(args.manifest)
     else:
-        manifest = client_from_args(args, env).manifest(backend_required(args))
+        manifest = client_from_args(args, env).manifest(
+            backend_required(args), attributes=run_attributes(args.attr, env)
+        )
     files = shard_files(manifest, args.shard)
     if not files:
         _log("no test files to run here (is there a current run of the reference?)")
@@ -1937,6 +2025,13 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--backend",
         default=env.get("PARITY_BACKEND") or None,
         help="the backend's name, e.g. tpu (default: $PARITY_BACKEND)",
+    )
+    backend.add_argument(
+        "--attr",
+        action="append",
+        metavar="KEY=VALUE",
+        help="what the run ran on, repeatable: --attr arch=gfx942 --attr rocm=7.1 (default: "
+        "$PARITY_ATTR_<KEY>, and PYTORCH_ROCM_ARCH, ROCM_VERSION, CUDA_VERSION; docs/variants.md)",
     )
 
     parser = argparse.ArgumentParser(

@@ -120,7 +120,8 @@ _ANY_TOUCHED_SQL = "SELECT EXISTS (SELECT 1 FROM parity_gaps_touched)"
 
 # Covering: the triages some open gap matches (expired ones too), those an open gap picked (the
 # same, when every gap was matched; enough alone for the shortcut below), and those applying on a
-# backend with no current run yet: nothing has shown they match nothing there.
+# backend with no current run yet: nothing has shown they match nothing there. A family whose
+# runs go to its variants (rocm: rocm-gfx942) is not such a backend: its variants' gaps tell.
 _STALE_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
@@ -137,6 +138,7 @@ _STALE_SQL = """
         JOIN {backend} b ON b.project_id = t.project_id
         LEFT JOIN {backendstate} bs ON bs.backend_id = b.id
         WHERE t.project_id = %(project)s AND bs.current_run_id IS NULL
+          AND NOT EXISTS (SELECT 1 FROM {backend} v WHERE v.family_id = b.id)
           AND (NOT EXISTS (SELECT 1 FROM {on_backend} tb WHERE tb.triage_id = t.id)
                OR EXISTS (SELECT 1 FROM {on_backend} tb
                           WHERE tb.triage_id = t.id AND tb.backend_id = b.id))

@@ -20,6 +20,7 @@ from parity.models.parity import (
     Snapshot,
     Triage,
     TriageKind,
+    TriageLapse,
 )
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
 from parity.models.reasons import Disposition, IssueState, Reason, SkipRule, TrackingIssue
@@ -49,6 +50,7 @@ __all__ = [
     "Snapshot",
     "Triage",
     "TriageKind",
+    "TriageLapse",
     "Membership",
     "Outcome",
     "OwnerRule",

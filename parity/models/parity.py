@@ -219,6 +219,23 @@ class Triage(models.Model):
         return f"{self.kind}: {target}"
 
 
+class TriageLapse(models.Model):
+    """A conditioned triage that does not apply on a backend: its condition does not hold for
+    the backend's attributes and its current run's (``parity.engine.lapses`` keeps the rows).
+    Rows for conditioned triages only, so a project with none reads an empty table."""
+
+    triage = models.ForeignKey(Triage, on_delete=models.CASCADE, related_name="lapses")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["triage", "backend"], name="triage_lapse_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"triage {self.triage_id} lapsed on backend {self.backend_id}"
+
+
 class Gap(models.Model):
     """A test that passes on the reference's current run but not on a backend's (or runs only
     on the backend: ``reference_missing``). Open while it lasts; closed rows are history."""

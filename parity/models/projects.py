@@ -1,4 +1,5 @@
 import hashlib
+import re
 import secrets
 from datetime import datetime
 
@@ -107,6 +108,15 @@ class Project(models.Model):
             validate_rules(self.normalization_rules or {})
         except RulesError as exc:
             raise ValidationError({"normalization_rules": str(exc)}) from exc
+        from parity.pure.attributes import KEY_PATTERN
+
+        keys = self.variant_keys
+        if not isinstance(keys, list) or not all(
+            isinstance(k, str) and re.fullmatch(KEY_PATTERN, k) for k in keys
+        ):
+            raise ValidationError(
+                {"variant_keys": 'A list of attribute names, e.g. ["arch"] or ["arch", "os"].'}
+            )
         if self.issue_url_template and "{number}" not in self.issue_url_template:
             raise ValidationError(
                 {"issue_url_template": "The issue URL template needs a {number} placeholder."}
@@ -216,7 +226,10 @@ class UploadToken(models.Model):
         return self.expires_at is not None and self.expires_at <= now
 
     def may_upload_to(self, backend: "Backend") -> bool:
-        return not self.backends or backend.name in self.backends
+        """A token scoped to a backend may upload to its variants too (rocm: rocm-gfx942)."""
+        if not self.backends or backend.name in self.backends:
+            return True
+        return backend.family_id is not None and backend.family.name in self.backends
 
     @staticmethod
     def new_key() -> str:

@@ -31,6 +31,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``…/tests/``                              | ``testcases_search``                      |
 | ``…/triage/``                             | ``triages_list``                          |
 | ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
+|                                           | ``backend_for_attributes`` (the variant)  |
 | ``…/exemptions/export/``                  | ``exemptions_export``                     |
 | ``…/exemptions/import/`` (its report)     | ``patterns_covered``                      |
 
@@ -67,7 +68,12 @@ from parity.selectors.gaps import (
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.list_exports import ExportQuery, ListExport, exemptions_export
-from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
+from parity.selectors.manifest import (
+    Manifest,
+    backend_for_attributes,
+    manifest_build,
+    manifest_resolve,
+)
 from parity.selectors.matrix import Matrix, PairLists, backend_matrix, backend_pair
 from parity.selectors.overview import (
     ProjectCard,
@@ -143,6 +149,7 @@ __all__ = [
     "open_gaps_sorted",
     "heatmap",
     "Aligned",
+    "backend_for_attributes",
     "manifest_build",
     "manifest_resolve",
     "Matrix",

@@ -12,6 +12,7 @@ from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from parity.definitions import triages_unexpired, untracked_q
 from parity.models import (
     Backend,
+    BackendState,
     FileCell,
     Gap,
     GapState,
@@ -20,7 +21,9 @@ from parity.models import (
     Project,
     TestCase,
     Triage,
+    TriageLapse,
 )
+from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.globs import (
     file_matches,
     key_parts,
@@ -163,10 +166,57 @@ def exemptions_page(
     paginator = Paginator(exemptions_list(project=project, **filters), per_page)
     triages = paginator.get_page(page)
     triages.object_list = list(triages.object_list)  # read once, with its prefetches
+    triages_lapse_note(project=project, triages=triages.object_list)
     return ExemptionsPage(
         triages=triages,
         files=_backend_files(project=project, name=files_backend),
         sort=sort_order(filters.get("sort", ""), EXEMPTION_SORTS, "-made")[0],
+    )
+
+
+def triages_lapse_note(*, project: Project, triages: list[Triage]) -> None:
+    """Set ``lapse`` on each of ``triages`` (read with their backends): for a conditioned one
+    whose condition holds on no current run of the backends it names (their variants too;
+    none named: every backend), what those runs are, so the page says it can go; else "".
+    Two queries, none when no triage on the list has a condition."""
+    for triage in triages:
+        triage.lapse = ""
+    conditioned = [t for t in triages if t.condition]
+    if not conditioned:
+        return
+    states = BackendState.objects.filter(project=project, current_run__isnull=False)
+    runs = {
+        backend: (name, family, {**(own or {}), **(run or {})})
+        for backend, name, family, own, run in states.values_list(
+            "backend_id",
+            "backend__name",
+            "backend__family_id",
+            "backend__attributes",
+            "current_run__attributes",
+        )
+    }
+    lapsed = set(
+        TriageLapse.objects.filter(triage__in=conditioned).values_list("triage_id", "backend_id")
+    )
+    for triage in conditioned:
+        named = {b.pk for b in triage.backends.all()}
+        scope = [b for b, (_, family, _) in runs.items() if not named or {b, family} & named]
+        if scope and all((triage.pk, b) in lapsed for b in scope):
+            triage.lapse = _lapse_note(triage.condition, [runs[b] for b in sorted(scope)])
+
+
+def _lapse_note(condition: str, runs: list[tuple]) -> str:
+    try:
+        keys = sorted(condition_parse(condition).keys())
+    except ConditionError:
+        keys = []
+    where = "; ".join(
+        f"{name}: "
+        + (", ".join(f"{k}={attrs[k]}" for k in keys if k in attrs) or "no such attributes")
+        for name, _, attrs in runs
+    )
+    return (
+        f"lapsed: {condition} holds on no current run of the backends it names ({where}); remove it"
     )
 
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from parity.definitions import triages_unexpired, unexpired
 from parity.engine.gap_triages import triages_refresh
+from parity.engine.lapses import lapses_write
 from parity.models import (
     Backend,
     Gap,
@@ -32,6 +33,7 @@ from parity.models import (
 )
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.projects import project_lock
+from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.exemption_files import ExemptionEntry
 from parity.pure.globs import (
     PatternError,
@@ -68,7 +70,7 @@ class TriageRequest:
     issue_url: str = ""
     note: str = ""
     expires_on: datetime.date | None = None
-    condition: str = ""  # over run attributes (parity.pure.attributes), kept as text here
+    condition: str = ""  # applies only where the run's attributes match (parity.pure.attributes)
     source: str = ""  # where a declaration came from: "import:amd-csv", "set_test_configs:…"
     # What an imported list carried, for export.
     extra: Mapping = dataclasses.field(default_factory=dict)
@@ -93,9 +95,15 @@ def triage_check(
     note: str,
     expires_on: datetime.date | None = None,
     expires_was: datetime.date | None = None,
+    condition: str = "",
 ) -> None:
     """The rules of a triage, whichever way it arrives; raises ``TriageRejected``.
     ``expires_was`` is the stored expiry of a triage being changed: keeping it is allowed."""
+    if condition.strip():
+        try:
+            condition_parse(condition)
+        except ConditionError as exc:
+            raise TriageRejected(f"Condition {condition!r}: {exc}", field="condition") from None
     targets = sum((target.test is not None, target.reason is not None, bool(target.match)))
     if targets != 1:
         raise TriageRejected("Triage exactly one of: a test, a reason, or a 'match' pattern.")
@@ -182,6 +190,7 @@ def exemptions_import(
             issue_url=entry.issue,
             note=entry.reason,
             expires_on=entry.expires,
+            condition=entry.condition,
         )
         if _request_signature(project, request) in have:
             duplicates += 1
@@ -257,6 +266,9 @@ def triages_change(*, project: Project, changes: TriageChanges, user=None) -> li
             [through(triage_id=t.pk, backend_id=b.pk) for t, backends in new for b in backends],
             batch_size=5000,
         )
+        conditioned = [triage.pk for triage in created if triage.condition]
+        if conditioned:  # read by the refresh below, as _triage_write does for one
+            lapses_write(project_id=project.pk, triage_ids=conditioned)
         for triage, request in changes.change:
             try:
                 _triage_update_locked(project=project, triage=triage, request=request)
@@ -409,7 +421,7 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
 def _signature(triage: Triage) -> tuple:
     issue = triage.issue.key if triage.issue else ""
     backends = tuple(sorted(b.name for b in triage.backends.all()))
-    return (triage.match, triage.kind, backends, issue, triage.note)
+    return (triage.match, triage.kind, backends, issue, triage.note, triage.condition)
 
 
 def _request_signature(project: Project, request: TriageRequest) -> tuple:
@@ -417,7 +429,8 @@ def _request_signature(project: Project, request: TriageRequest) -> tuple:
     url = request.issue_url.strip()
     issue = _issue_identity(project, url)[1] if url else ""
     backends = tuple(sorted(b.lower() for b in request.backends))
-    return (request.match.strip(), request.kind, backends, issue, request.note.strip())
+    condition = request.condition.strip()
+    return (request.match.strip(), request.kind, backends, issue, request.note.strip(), condition)
 
 
 def _triage_create_locked(
@@ -433,7 +446,7 @@ def _triage_create_locked(
         issue=tracking_issue_get_or_create(project=project, url=request.issue_url),
         note=request.note,
         expires_on=request.expires_on,
-        condition=request.condition.strip(),
+        condition=request.condition,
         source=request.source,
         extra=dict(request.extra),
         created_by=user,
@@ -473,8 +486,13 @@ def _triage_write(
     refresh: bool = True,
 ) -> None:
     _triage_prepare(triage=triage, project=project, backends=backends, expires_was=expires_was)
+    new = triage.pk is None
     triage.save()
     triage.backends.set(backends)
+    # Before the triages are applied: they read which conditioned triages hold where. A new
+    # triage without a condition has no lapse to write (an import of thousands asks nothing).
+    if triage.condition or not new:
+        lapses_write(project_id=project.pk, triage_ids=[triage.pk])
     if refresh:
         triages_refresh(project=project)
         triage.refresh_from_db(fields=["stale", "expired"])
@@ -499,8 +517,10 @@ def _triage_prepare(
         note=triage.note,
         expires_on=triage.expires_on,
         expires_was=expires_was,
+        condition=triage.condition,
     )
     triage.note = triage.note.strip()
+    triage.condition = triage.condition.strip()
     triage.match = target.match
     triage.match_regex = pattern_regex(target.match) if target.match else ""
     triage.match_literal = pattern_literal(target.match) if target.match else ""
