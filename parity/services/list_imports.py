@@ -14,6 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from parity.models import Project, Triage
+from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.list_formats import (
     ListEntry,
     ListRead,
@@ -241,7 +242,14 @@ def list_file_import(
 ) -> ListImportReport:
     """Read ``file`` with the project's identity rules and import it (``list_import``); a file
     that is not its format raises ``ListFormatError``, a backend the project lacks
-    ``TriageRejected``, and nothing is imported."""
+    ``TriageRejected``, as does a condition that cannot be read, and nothing is imported."""
+    if file.condition.strip():
+        try:
+            condition_parse(file.condition)
+        except ConditionError as exc:
+            raise TriageRejected(
+                f"Condition {file.condition!r}: {exc}", field="condition"
+            ) from None
     names = _backend_names(project)
     for name in file.backends:
         if name.lower() not in names:

@@ -68,6 +68,7 @@ def test_only_maintainers_import(project):
         ({"content": "file,reason\n"}, "No test_name column in the header."),
         ({"backends": ["ipu"]}, "Unknown backend 'ipu' (known: cpu, gpu, neuron, tpu)."),
         ({"format": "skip-dict", "content": "skip_dict = {\n"}, "Not Python: line 1"),
+        ({"condition": "arch =="}, "Condition 'arch =='"),
     ],
 )
 def test_a_file_that_cannot_be_imported_is_refused_with_why(maintainer, fields, says):
