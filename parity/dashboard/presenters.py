@@ -6,7 +6,9 @@ import datetime
 import hashlib
 import re
 from dataclasses import dataclass, replace
+from urllib.parse import urlencode
 
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
 
@@ -587,3 +589,28 @@ def family_new_gaps_text(found, variant_keys: list[str] | None) -> str:
         f"{found.family}: {found.total} {gaps} ({found.untracked} untracked), "
         f"on {len(found.variants)} of {found.of} {noun}"
     )
+
+
+# --- Exports ---------------------------------------------------------------------------------
+
+# The formats the exemptions page links (docs/lists.md), as their users call them.
+EXPORT_LABELS = (
+    ("amd-csv", "CSV"),
+    ("deselect", "pytest --deselect"),
+    ("set-test-configs", "set_test_configs"),
+    ("skip-dict", "skip_dict"),
+    ("disabled-json", "disabled-tests JSON"),
+    ("na-list", "not-applicable list"),
+    ("yaml", "parity YAML"),
+)
+
+
+def export_links(slug: str, *, backend: str = "", kind: str = "") -> list[tuple[str, str]]:
+    """(label, URL) of each format's download of the exemptions the page's backend and kind
+    filters select."""
+    params = urlencode({k: v for k, v in (("backend", backend), ("kind", kind)) if v})
+    suffix = f"?{params}" if params else ""
+    return [
+        (label, reverse("exemptions-export", args=[slug, name]) + suffix)
+        for name, label in EXPORT_LABELS
+    ]

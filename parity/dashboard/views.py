@@ -414,6 +414,9 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         exemption_form=new,
         preview=preview,
         today=timezone.now().date(),
+        exports=presenters.export_links(
+            project.slug, backend=query["backend"] or "", kind=query["kind"] or ""
+        ),
     )
 
 

@@ -34,6 +34,8 @@ dashboard's (``parity.dashboard.presenters``).
 | ``…/triage/``                             | ``triages_list``                          |
 | ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
 |                                           | ``backend_for_attributes`` (the variant)  |
+| ``…/exemptions/export/``                  | ``exemptions_export``                     |
+| ``…/exemptions/import/`` (its report)     | ``patterns_covered``                      |
 
 Every project page also asks ``project_has_runs`` (its empty state; one with runs but none
 that counts, ``off_branch_runs``), and chart data's ETag ``data_version``."""
@@ -52,6 +54,7 @@ from parity.selectors.exemptions import (
     exemption_preview,
     exemptions_list,
     exemptions_page,
+    patterns_covered,
     triages_list,
 )
 from parity.selectors.families import (
@@ -74,6 +77,7 @@ from parity.selectors.gaps import (
 )
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
+from parity.selectors.list_exports import ExportQuery, ListExport, exemptions_export
 from parity.selectors.manifest import (
     Manifest,
     backend_for_attributes,
@@ -149,6 +153,10 @@ __all__ = [
     "exemption_preview",
     "exemptions_list",
     "exemptions_page",
+    "ExportQuery",
+    "ListExport",
+    "exemptions_export",
+    "patterns_covered",
     "file_grid",
     "gap_is_stale",
     "gaps_list",

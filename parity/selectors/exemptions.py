@@ -3,6 +3,7 @@ and a page at a time, each with its latest probe outcome per backend (does it pa
 for one backend the test files CI runs there and the file-level exemptions that took files out
 of its run."""
 
+import re
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
@@ -23,7 +24,13 @@ from parity.models import (
     TriageLapse,
 )
 from parity.pure.attributes import ConditionError, condition_parse
-from parity.pure.globs import file_matches, pattern_literal, pattern_regex, pattern_shape
+from parity.pure.globs import (
+    file_matches,
+    key_parts,
+    pattern_literal,
+    pattern_regex,
+    pattern_shape,
+)
 from parity.selectors.fragments import sort_order
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
@@ -279,3 +286,33 @@ def _pattern_q(match: str) -> Q:
         return Q(key=match.strip())
     # Every key the regex matches contains the literal: a cheap test first.
     return Q(key__contains=pattern_literal(match), key__regex=pattern_regex(match))
+
+
+def patterns_covered(*, project: Project, patterns: list[str]) -> dict[str, int]:
+    """How many of the project's stored tests each pattern names (valid patterns only): what an
+    imported list's report says each entry matched. One pass over the project's test keys: a
+    test's ID, a file and ``**::Class::name`` are looked up by what they equal (as the engine
+    finds them, ``globs.key_parts``); a glob is tried on its file's keys when it names one file,
+    on the keys holding its literal otherwise. A list of thousands of globs costs one read."""
+    shapes = {pattern.strip(): pattern_shape(pattern) for pattern in patterns}
+    covered = dict.fromkeys(shapes, 0)
+    if not shapes:
+        return covered
+    by_file: dict[str, list[str]] = {}
+    keys = TestCase.objects.filter(project=project).values_list("key", flat=True)
+    for key in keys.iterator(chunk_size=5000):
+        file, anyfile = key_parts(key)
+        by_file.setdefault(file or "", []).append(key)
+        for named in (key, file, anyfile):
+            if named in covered and shapes[named] != "glob":
+                covered[named] += 1
+    every_key = [key for file_keys in by_file.values() for key in file_keys]
+    for pattern, shape in shapes.items():
+        if shape != "glob":
+            continue
+        file, sep, _ = pattern.partition("::")
+        one_file = sep and not any(c in file for c in "*?")
+        candidates = by_file.get(file, []) if one_file else every_key
+        literal, regex = pattern_literal(pattern), re.compile(pattern_regex(pattern))
+        covered[pattern] = sum(1 for k in candidates if literal in k and regex.match(k))
+    return covered
