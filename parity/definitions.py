@@ -3,7 +3,8 @@ agree with it) and the other reads share, each defined once here: which run may 
 test's outcome in a run, a gap and its state (pending and absent included), the triage that
 applies (and its expiry), a coverage drop, and run health (the gaps infrastructure made).
 Neither side owns them, so neither imports the other for them;
-``tests/tools/test_rules_defined_once.py`` fails where one is spelled again elsewhere, and ``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
+``tests/tools/test_rules_defined_once.py`` fails where one is spelled again elsewhere, and
+``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
 
 Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format`` (a rule used
 from Python or the ORM too has its predicate or Q beside its fragment); values are always
