@@ -58,6 +58,7 @@ STATE_ORDER = [
     GapState.TIMED_OUT,
     GapState.EMPTY,
     GapState.NOT_RUN,
+    GapState.TRUNCATED,
     GapState.MISSING,
     GapState.SKIPPED,
 ]
