@@ -1169,6 +1169,8 @@ def verdict_rerun(verdict: Mapping[str, Any]) -> str:
                 f"upload {shard['upload']} ({_shard_label(shard)}) failed to ingest: send it "
                 f"again ({_clip(shard.get('error') or '', 120)})"
             )
+    if verdict.get("ci_url"):
+        lines.append(f"CI run: {verdict['ci_url']}")
     return "\n".join(lines)
 
 
