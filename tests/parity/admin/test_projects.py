@@ -63,6 +63,7 @@ def project_form(project, **changes) -> dict:
         "normalization_rules": "{}",
         "new_issue_labels": "[]",
         "visibility": project.visibility,
+        "truncation_percent": project.truncation_percent,
         "backends-TOTAL_FORMS": len(backends),
         "backends-INITIAL_FORMS": len(backends),
         "memberships-TOTAL_FORMS": 0,
