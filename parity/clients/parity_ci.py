@@ -1167,7 +1167,7 @@ def verdict_rerun(verdict: Mapping[str, Any]) -> str:
         if shard.get("failed_upload"):
             lines.append(
                 f"upload {shard['upload']} ({_shard_label(shard)}) failed to ingest: send it "
-                f"again ({_clip(shard.get('error') or '', 120)})"
+                f"again or rerun the job ({_clip(shard.get('error') or '', 120)})"
             )
     if verdict.get("ci_url"):
         lines.append(f"CI run: {verdict['ci_url']}")

@@ -133,7 +133,8 @@ class RerunShardSerializer(serializers.Serializer):
     upload = serializers.IntegerField(allow_null=True)
     files = serializers.IntegerField(help_text="Its files to rerun.")
     failed_upload = serializers.BooleanField(
-        help_text="Its upload failed to ingest: send it again (error says why)."
+        help_text="Its upload failed to ingest: send it again, or rerun the job when its report "
+        "is broken (error says why)."
     )
     error = serializers.CharField()
 
