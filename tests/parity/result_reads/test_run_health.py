@@ -17,6 +17,7 @@ from tests.parity.conftest import commit_of, run_xml
 T = "test/t.py::TestT::test_{}"
 U = "test/u.py::TestU::test_{}"
 DAYS = ("2026-04-01", "2026-04-02", "2026-04-03")
+XLA = "pytorch-xla"
 
 
 def test_more_than_the_percent_fewer_is_truncated_and_no_fewer_is_not():
@@ -206,3 +207,37 @@ def test_a_crash_is_run_health_and_a_failure_beside_it_still_fails_the_tests(bas
     assert (body["ok"], body["health"]) == (False, "unhealthy")
     assert body["opened"]["untracked"] == 1
     assert [g["test"] for g in body["gaps"] if not g["infra"]] == [T.format(99)]
+
+
+def test_an_upload_that_failed_to_ingest_is_named_with_its_error(
+    baseline, send, api, ingest, client
+):
+    run = send("tpu", 1, {**cases_of(T, 100), **cases_of(U, 2)}, shard="1/2")
+    entry = {"file": "test/v.py", "exit_code": 0, "report": True, "tests": 4}
+    broken = ingest(
+        ("cut.xml", b"<testsuite><testcase"),  # a job killed while writing its report
+        backend="tpu",
+        commit=commit_of(DAYS[1]),
+        branch="master",
+        run="tpu-1",
+        timestamp=f"{DAYS[1]}T12:00:00Z",
+        run_manifest=json.dumps({"files": [entry]}),
+        shard="2/2",
+    ).json()
+
+    body = verdict(api, run)
+    assert (body["ok"], body["health"], body["rerun"]["files"]) == (True, "unhealthy", [])
+    [shard] = body["rerun"]["shards"]
+    assert (shard["shard"], shard["upload"], shard["files"], shard["failed_upload"]) == (
+        "2/2",
+        broken["id"],
+        1,
+        True,
+    )
+    assert "cut.xml" in shard["error"]
+    assert "failed to ingest: send it again or rerun the job" in parity_ci.verdict_rerun(body)
+
+    page = client.get(f"/p/{XLA}/runs/{run}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert 'data-healthy="false"' in text and f'data-failed-upload="{broken["id"]}"' in text
