@@ -15,6 +15,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ingest.tasks import rekey_send, upload_send
+from ingest.tasks import upload_send
+from parity.definitions import file_truncated
 from parity.models import (
     Backend,
     Project,
@@ -22,6 +24,7 @@ from parity.models import (
     RekeyStatus,
     Run,
     RunFile,
+    RunFileState,
     Upload,
     UploadFile,
     UploadStatus,
@@ -30,6 +33,7 @@ from parity.models import (
 from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
 from parity.services.variants import VariantRejected, backend_for_run
+from parity.result_reads.verdict import baseline_run_pick
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +65,7 @@ class UploadRequest:
     run_manifest: tuple[FileRun, ...] = ()
     attributes: dict[str, str] = field(default_factory=dict)  # checked: attributes_check
     hw_classification: dict[str, str] = field(default_factory=dict)
+    shard: str = ""
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
@@ -156,7 +161,9 @@ def upload_create(
     # The manifest is part of the content: shards whose files all crashed send the same (no)
     # reports, and each one's manifest must still be kept.
     upload_digest = hashlib.sha256(
-        "\n".join([*sorted(digests), *_manifest_lines(request.run_manifest)]).encode()
+        "\n".join(
+            [*sorted(digests), *_manifest_lines(request.run_manifest), *_shard_line(request)]
+        ).encode()
     ).hexdigest()
     run_key = request.run_key or default_run_key(
         commit=request.commit, branch=request.branch, backend=backend.name, probe=request.probe
@@ -195,6 +202,7 @@ def upload_create(
                         if request.hw_classification
                         else {}
                     ),
+                    shard=request.shard,
                 )
         except IntegrityError:  # the same content arrived concurrently and won the race
             return Upload.objects.get(run=run, sha256=upload_digest), False
@@ -210,6 +218,11 @@ def upload_create(
 
 def _manifest_lines(entries: tuple[FileRun, ...]) -> list[str]:
     return [f"manifest {entry!r}" for entry in entries]
+
+
+def _shard_line(request: UploadRequest) -> list[str]:
+    # Two shards that sent the same (no) reports are two uploads, each naming its shard.
+    return [f"shard {request.shard}"] if request.shard else []
 
 
 def run_file_row(entry: FileRun, *, run: Run, upload: Upload | None = None) -> RunFile:
@@ -236,6 +249,7 @@ def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) 
     rows = [run_file_row(entry, run=run, upload=upload) for entry in entries]
     started = [row for row in rows if row.started]
     expected = [row for row in rows if not row.started]
+    _truncated_mark(run=run, rows=started)
     if started:
         RunFile.objects.bulk_create(
             started,
@@ -252,10 +266,32 @@ def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) 
                 "duration",
                 "report",
                 "tests",
+                "baseline_tests",
             ],
         )
     if expected:
         RunFile.objects.bulk_create(expected, batch_size=5000, ignore_conflicts=True)
+
+
+def _truncated_mark(*, run: Run, rows: list[RunFile]) -> None:
+    """Mark each file that ran normally ``truncated`` when its report held far fewer tests than
+    in the backend's last complete run that ran it normally (``file_truncated``, the project's
+    ``truncation_percent``): its tests without a result are then infrastructure's, not gaps of
+    the backend. Two queries, by the run index and the manifest's (run, file) key."""
+    counted = {r.file: r for r in rows if r.state == RunFileState.RAN and r.tests is not None}
+    if not counted:
+        return
+    baseline = baseline_run_pick(run=run)
+    if baseline is None:
+        return
+    before = RunFile.objects.filter(
+        run=baseline, file__in=list(counted), state=RunFileState.RAN, tests__isnull=False
+    ).values_list("file", "tests")
+    percent = run.project.truncation_percent
+    for file, previous in before:
+        row = counted[file]
+        if file_truncated(previous=previous, current=row.tests, percent=percent):
+            row.state, row.baseline_tests = RunFileState.TRUNCATED, previous
 
 
 def _requeue_if_pending(upload: Upload) -> None:

@@ -1,9 +1,10 @@
 """The rules the engine (which writes by them), the verdict and the aligned view (which must
 agree with it) and the other reads share, each defined once here: which run may be current, a
 test's outcome in a run, a gap and its state (pending and absent included), the triage that
-applies (and its expiry), and a coverage drop. Neither side owns them, so neither imports the
-other for them; ``tests/tools/test_rules_defined_once.py`` fails where one is spelled again
-elsewhere, and ``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
+applies (and its expiry), a coverage drop, and run health (the gaps infrastructure made).
+Neither side owns them, so neither imports the other for them;
+``tests/tools/test_rules_defined_once.py`` fails where one is spelled again elsewhere, and
+``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
 
 Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format`` (a rule used
 from Python or the ORM too has its predicate or Q beside its fragment); values are always
@@ -457,5 +458,41 @@ def current_run_at(
 def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:
     """True when the run has more than ``percent`` % fewer tests than the one before it."""
     if not previous:
+        return False
+    return current < previous * (1 - percent / 100)
+
+
+# Run health, apart from test health. A test the reference passes that the run lacks because
+# infrastructure failed says nothing about the backend: its file crashed or was killed (a job
+# that died before writing a test), timed out, reported no test, never started (a lost shard),
+# or reported far fewer tests than before (``truncated``: a worker lost mid-file, a report cut
+# short). Those gap states are the run manifest's (``RunFile.state``, which the engine and the
+# verdict copy into a gap); the score leaves them out and the verdict asks CI to rerun their
+# files (docs/run-health.md). An ingest a worker took up more than once (``Upload.attempts``
+# > 1) is not among them: an upload's results are written in one transaction or not at all
+# (``ingest.pipeline``), so a retried ingest that finished holds every result, and one that
+# gave up holds none and is a failed upload, which the verdict names to send again.
+INFRA_STATES = (
+    GapState.CRASHED,
+    GapState.TIMED_OUT,
+    GapState.EMPTY,
+    GapState.NOT_RUN,
+    GapState.TRUNCATED,
+)
+INFRA = sql.SQL("({})").format(sql.SQL(", ").join(sql.Literal(s.value) for s in INFRA_STATES))
+# The run manifest's states of a file whose tests without a result are infrastructure's.
+INFRA_FILE_STATES = tuple(RunFileState(s.value) for s in INFRA_STATES)
+
+
+def is_infra(state: str) -> bool:
+    """``INFRA`` of one gap state (or a run manifest file's state)."""
+    return state in INFRA_STATES
+
+
+def file_truncated(*, previous: int | None, current: int | None, percent: float) -> bool:
+    """A file that ran and reported ``current`` tests is truncated when its report held more
+    than ``percent`` % fewer than the ``previous`` it held in the backend's last complete run
+    (Intel's check, ``Project.truncation_percent``, 5 by default). Unknown counts are not."""
+    if not previous or current is None:
         return False
     return current < previous * (1 - percent / 100)

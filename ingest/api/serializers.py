@@ -70,6 +70,14 @@ class UploadCreateSerializer(serializers.Serializer):
         "hw_classification, as the pytest plugin reads it at collection. GENERIC classes "
         "are declared not applicable on the other backends (docs/applicability.md).",
     )
+    shard = serializers.CharField(
+        max_length=20,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text='The CI job\'s shard as the client names it ("2/4"); the verdict names it to '
+        "rerun when its files crashed, timed out or were cut short.",
+    )
     file = serializers.ListField(
         child=UploadedFileField(allow_empty_file=True),
         required=False,

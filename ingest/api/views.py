@@ -73,6 +73,7 @@ class UploadCreateView(APIView):
             started_at=fields["timestamp"],
             probe=fields["probe"],
             exemptions_version=fields["exemptions_version"],
+            shard=fields["shard"],
             run_manifest=fields["run_manifest"],
             attributes=fields["attributes"],
             hw_classification=fields["hw_classification"],

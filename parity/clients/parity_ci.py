@@ -79,6 +79,8 @@ EXIT_AUTH = 3
 EXIT_REJECTED = 4
 EXIT_UNREACHABLE = 5
 EXIT_UPLOAD_FAILED = 6
+# --gate: the tests are fine, but infrastructure lost files or uploads (run health): rerun them.
+EXIT_RERUN = 7
 
 RETRIES = 5  # after the first attempt: 1 + 2 + 4 + 8 + 16 s of backoff, about half a minute
 BACKOFF_SECONDS = 1.0
@@ -528,6 +530,7 @@ class UploadRequest:
         probe: bool = False,
         exemptions_version: str = "",
         attributes: Mapping[str, str] | None = None,
+        shard: str = "",
     ) -> None:
         self.backend = backend
         self.attributes = dict(attributes or {})  # what the run ran on: arch, rocm...
@@ -540,6 +543,7 @@ class UploadRequest:
         self.probe = probe  # exempted tests ran too: never current, says what passes now
         self.exemptions_version = exemptions_version  # the manifest version the run applied
         self.hw_classification = ""  # JSON the pytest plugin wrote: {"<file>::<Class>": label}
+        self.shard = shard  # "2/4": the verdict names it when its files must run again
 
     def fields(self, *, project: str, complete: bool) -> dict[str, str]:
         fields = {
@@ -555,6 +559,7 @@ class UploadRequest:
             "exemptions_version": self.exemptions_version,
             "attributes": json.dumps(self.attributes, sort_keys=True) if self.attributes else "",
             "hw_classification": self.hw_classification,
+            "shard": self.shard,
         }
         return {name: value for name, value in fields.items() if value}
 
@@ -812,6 +817,7 @@ def upload_request(args: argparse.Namespace, env: Mapping[str, str]) -> UploadRe
         probe=args.probe,
         exemptions_version=args.exemptions_version or "",
         attributes=run_attributes(args.attr, env),
+        shard=getattr(args, "shard", None) or "",
     )
 
 
@@ -1181,6 +1187,8 @@ def run_manifest_read(
 def gap_tracking(gap: Mapping[str, Any]) -> str:
     """untracked, tracked, tracked-closed (every issue it cites is closed: fixed, or forgotten?)
     or intended."""
+    if gap.get("infra"):
+        return "infra"
     if gap.get("intended"):
         return "intended"
     if gap.get("tracked"):
@@ -1190,7 +1198,7 @@ def gap_tracking(gap: Mapping[str, Any]) -> str:
 
 def _gaps_in_order(verdict: Mapping[str, Any]) -> list[dict]:
     """The gaps listed, untracked first (the server's order; an older server's was by test)."""
-    order = {"untracked": 0, "tracked-closed": 1, "tracked": 2, "intended": 3}
+    order = {"untracked": 0, "tracked-closed": 1, "tracked": 2, "intended": 3, "infra": 4}
     return sorted(verdict.get("gaps", []), key=lambda g: (order[gap_tracking(g)], g["test"]))
 
 
@@ -1217,11 +1225,53 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
     tracked = f"{opened['tracked']} tracked" + (
         f" ({closed_issues} by closed issues)" if closed_issues else ""
     )
+    infra = opened.get("infra") or 0
+    health = "; run UNHEALTHY: rerun below" if verdict.get("health") == "unhealthy" else ""
     return (
         f"verdict for {verdict['backend']} run {verdict['run']}: {state}{reason}; opened "
-        f"{opened['untracked']} untracked, {tracked}, {opened['intended']} intended gap(s), "
-        f"closed {verdict['closed']}"
+        f"{opened['untracked']} untracked, {tracked}, {opened['intended']} intended gap(s)"
+        + (f", {infra} lost to infrastructure" if infra else "")
+        + f", closed {verdict['closed']}{health}"
     )
+
+
+def verdict_rerun(verdict: Mapping[str, Any]) -> str:
+    """Run health: the files infrastructure lost (a line each: file, state, shard, how it
+    ended) and the uploads that failed to ingest; empty when the run is healthy."""
+    rerun = verdict.get("rerun") or {}
+    files, shards = rerun.get("files") or [], rerun.get("shards") or []
+    if not (files or shards):
+        return ""
+    lines = [
+        f"rerun: {len(files)} file(s) infrastructure lost, in {len(shards)} shard(s); "
+        "not gaps of the backend (docs/run-health.md)"
+    ]
+    rows = [("FILE", "STATE", "SHARD", "HOW IT ENDED")] + [
+        (f["file"], f["state"], _shard_label(f), _file_ending(f)) for f in files
+    ]
+    if files:
+        lines += _columns(rows)
+    for shard in shards:
+        if shard.get("failed_upload"):
+            lines.append(
+                f"upload {shard['upload']} ({_shard_label(shard)}) failed to ingest: send it "
+                f"again or rerun the job ({_clip(shard.get('error') or '', 120)})"
+            )
+    if verdict.get("ci_url"):
+        lines.append(f"CI run: {verdict['ci_url']}")
+    return "\n".join(lines)
+
+
+def _shard_label(item: Mapping[str, Any]) -> str:
+    if item.get("shard"):
+        return f"shard {item['shard']}"
+    return f"upload {item['upload']}" if item.get("upload") else "expected only"
+
+
+def _file_ending(item: Mapping[str, Any]) -> str:
+    if item.get("state") == "truncated" and item.get("baseline_tests"):
+        return f"{item.get('tests')} tests, {item['baseline_tests']} before"
+    return item.get("exit_status") or "-"
 
 
 def verdict_branch(verdict: Mapping[str, Any], *, project: str | None) -> str:
@@ -1410,6 +1460,13 @@ def verdict_markdown(
         facts.append(f"**{_md(off_branch[0].upper() + off_branch[1:])}.**")
     if not verdict.get("complete"):
         facts.append("The run is not complete: tests it lacks are not counted missing yet.")
+    if verdict.get("health") == "unhealthy":
+        rerun = verdict.get("rerun") or {}
+        shards = sorted({_shard_label(x) for x in rerun.get("shards") or []})
+        facts.append(
+            f"**Run unhealthy**: infrastructure lost {len(rerun.get('files') or [])} file(s); "
+            f"rerun {_md(', '.join(shards))} (not gaps of {_md(backend)})."
+        )
     facts += [_md(line.strip()) for line in verdict_exemptions(verdict).splitlines()]
     lines += [" ".join(facts), ""]
     if parity:
@@ -1672,12 +1729,42 @@ def query_verdict(client: Client, args: argparse.Namespace) -> dict:
             "untracked": opened["untracked"],
             "tracked": opened["tracked"],
             "intended": opened["intended"],
+            "infra": opened.get("infra", 0),
         },
         "closed": verdict["closed"],
+        "health": verdict.get("health", "healthy"),
+        "rerun": query_rerun(verdict.get("rerun") or {}),
         "total": total,
         "truncated": len(gaps) < total,
         "items": [query_gap(gap) for gap in gaps],
     }
+
+
+def query_rerun(rerun: Mapping[str, Any]) -> dict:
+    """Run health's rerun list, field by field (docs/query.md)."""
+    files = [
+        {
+            "file": f["file"],
+            "state": f["state"],
+            "shard": f.get("shard") or None,
+            "exit_status": f.get("exit_status") or None,
+            "upload": f.get("upload"),
+            "tests": f.get("tests"),
+            "baseline_tests": f.get("baseline_tests"),
+        }
+        for f in rerun.get("files") or []
+    ]
+    shards = [
+        {
+            "shard": s.get("shard") or None,
+            "upload": s.get("upload"),
+            "files": s.get("files", 0),
+            "failed_upload": bool(s.get("failed_upload")),
+            "error": s.get("error") or None,
+        }
+        for s in rerun.get("shards") or []
+    ]
+    return {"files": files, "shards": shards}
 
 
 def query_tests(client: Client, args: argparse.Namespace) -> dict:
@@ -1727,8 +1814,12 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             f"verdict for {document['backend']} run {document['run']}: "
             f"{'ok' if document['ok'] else 'NOT OK'}; opened {opened['untracked']} untracked, "
             f"{opened['tracked']} tracked, {opened['intended']} intended gap(s), "
-            f"closed {document['closed']}"
+            f"closed {document['closed']}; run {document['health']}"
         )
+        lines += [
+            f"rerun {f['file']} ({f['state']}, {_shard_label(f)})"
+            for f in document["rerun"]["files"]
+        ]
     if kind in ("gaps", "verdict"):
         rows = [
             [g["state"], g["tracking"], g["backend"], g["test"], _clip(g["reason"] or "", 80)]
@@ -1917,14 +2008,19 @@ def _uploaded(
         print(off_branch)
     print(verdict_exemptions(verdict))
     print(verdict_table(verdict))
-    files = verdict_files(verdict)
-    if files:
-        print(files)
+    rerun = verdict_rerun(verdict)
+    if rerun:
+        print(rerun)
+    elif verdict_files(verdict):  # a server older than run health
+        print(verdict_files(verdict))
     run_page = client.dashboard_url(f"runs/{verdict['run']}/")
     print(f"dashboard: {run_page}")
     _summaries_write(args, client, verdict, env, commit=request.commit)
     if args.gate and not verdict["ok"]:
         return EXIT_GATE
+    if args.gate and verdict.get("health") == "unhealthy":
+        client.log("the tests are fine, but infrastructure lost files: rerun them (exit 7)")
+        return EXIT_RERUN
     return EXIT_OK
 
 
@@ -2050,6 +2146,12 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         metavar="FILE",
         help="the test files this job was told to run, one a line: those no upload of the run "
         "started read as not_run, not missing",
+    )
+    upload.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="the shard this job ran (as `files --shard` chose it): the verdict names it when "
+        "its files must run again",
     )
     upload.add_argument(
         "--run-manifest",

@@ -356,6 +356,7 @@ ABSENT_LABELS = {
     "timed_out": "timed out",
     "empty": "no tests",
     "not_run": "not started",
+    "truncated": "truncated",
 }
 
 
@@ -367,6 +368,7 @@ def run_state_words(state: str, status: str = "") -> str:
         "timed_out": "timed out",
         "empty": "ran no test",
         "not_run": "never started",
+        "truncated": "was cut short",
     }.get(state, state)
     shown = status if status and status not in ("timed out", "not started") else ""
     return f"{words} ({shown})" if shown else words

@@ -22,6 +22,8 @@ class GapState(models.TextChoices):
     TIMED_OUT = "timed_out"
     EMPTY = "empty"  # the file ran and reported no test
     NOT_RUN = "not_run"  # in the job's list, never started (a lost shard)
+    # Its file reported far fewer tests than in the backend's last complete run.
+    TRUNCATED = "truncated"
     # Runs on the backend but not on the reference at all: reported, outside the score.
     REFERENCE_MISSING = "reference_missing"
 
@@ -34,6 +36,7 @@ ABSENT_STATES = (
     GapState.TIMED_OUT,
     GapState.EMPTY,
     GapState.NOT_RUN,
+    GapState.TRUNCATED,
 )
 
 

@@ -5,6 +5,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 
@@ -89,6 +90,12 @@ class Project(models.Model):
     score_counts_not_applicable = models.BooleanField(
         default=False,
         help_text="Tests declared not applicable on a backend count against it in the headline.",
+    )
+    truncation_percent = models.FloatField(
+        default=5.0,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text="A file whose report holds more than this % fewer tests than in the backend's "
+        "last complete run reads truncated: run health, not test health (docs/run-health.md).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

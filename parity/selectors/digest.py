@@ -62,6 +62,7 @@ STATE_ORDER = [
     GapState.TIMED_OUT,
     GapState.EMPTY,
     GapState.NOT_RUN,
+    GapState.TRUNCATED,
     GapState.MISSING,
     GapState.SKIPPED,
 ]

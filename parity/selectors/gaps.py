@@ -9,6 +9,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 
 from parity.definitions import untracked_q
+from parity.definitions import INFRA_STATES
 from parity.models import Backend, Gap, GapState, Project
 from parity.pure.skip_rules import NO_REASON
 from parity.selectors.classification import UNCATEGORIZED_LABEL
@@ -17,8 +18,9 @@ from parity.selectors.fragments import sort_order
 from parity.selectors.owners import gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
 
-# States whose gaps say why their file gave no result; the page shows how its run ended.
-UNRUN_STATES = (GapState.CRASHED, GapState.TIMED_OUT, GapState.EMPTY, GapState.NOT_RUN)
+# States whose gaps say why their file gave no result (run health's); the page shows how its
+# run ended.
+UNRUN_STATES = INFRA_STATES
 
 # ``?sort=`` columns of the gaps lists (``fragments.sort_order``); ties by backend and test.
 GAP_SORTS = {

@@ -67,6 +67,7 @@ def project_form(project, **changes) -> dict:
         "visibility": project.visibility,
         "variant_keys": json.dumps(project.variant_keys),
         "score_definition": project.score_definition,
+        "truncation_percent": project.truncation_percent,
         "backends-TOTAL_FORMS": len(backends),
         "backends-INITIAL_FORMS": len(backends),
         "memberships-TOTAL_FORMS": 0,
