@@ -15,7 +15,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ingest.tasks import rekey_send, upload_send
-from ingest.tasks import upload_send
 from parity.definitions import file_truncated
 from parity.models import (
     Backend,
@@ -32,8 +31,8 @@ from parity.models import (
 )
 from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
-from parity.services.variants import VariantRejected, backend_for_run
 from parity.result_reads.verdict import baseline_run_pick
+from parity.services.variants import VariantRejected, backend_for_run
 
 logger = logging.getLogger(__name__)
 

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 
-from parity.definitions import untracked_q
-from parity.definitions import INFRA_STATES
+from parity.definitions import INFRA_STATES, untracked_q
 from parity.models import Backend, Gap, GapState, Project
 from parity.pure.skip_rules import NO_REASON
 from parity.selectors.classification import UNCATEGORIZED_LABEL
