@@ -5,7 +5,7 @@ into ``Snapshot`` and pointed to by ``BackendState.snapshot``."""
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import ABSENT, OUTCOME_PARAMS, first_ran_after
+from parity.definitions import ABSENT, INFRA, OUTCOME_PARAMS, first_ran_after
 from parity.models import BackendState, CurrentOutcome, Gap, PendingTest, Project, Run, Snapshot
 from parity.models.sql import model_sql
 from parity.pure.scores import REFERENCE_PASSING
@@ -17,7 +17,9 @@ from parity.pure.scores import REFERENCE_PASSING
 # gaps: no join of the two backends' outcomes. Tests pending on a backend (the reference first
 # ran them after its run) are neither: left out of its reference_passing, counted apart. So are
 # tests declared not applicable there (gaps whose triage says so): counted apart, and in the
-# stored score, which is the raw figure (``parity.pure.scores``), as failures.
+# stored score, which is the raw figure (``parity.pure.scores``), as failures. Tests whose files
+# infrastructure lost (``INFRA``: crashed, timed out...) are counted apart too (``rerun``), in
+# no score: the verdict asks for a rerun, not a fix.
 # The agreement definitions also need the reference's tests it did not pass: only a project
 # that uses one joins the two backends' outcomes for them (``%(agree)s``).
 _SNAPSHOT_SQL = model_sql(
@@ -36,6 +38,7 @@ _SNAPSHOT_SQL = model_sql(
             count(*) FILTER (WHERE {scored} AND state IN {absent}) AS missing,
             count(*) FILTER (WHERE state <> 'reference_missing' AND not_applicable)
                 AS not_applicable,
+            count(*) FILTER (WHERE state IN {infra} AND NOT not_applicable) AS rerun,
             count(*) FILTER (WHERE {scored} AND tracked) AS tracked,
             count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
             count(*) FILTER (WHERE {scored} AND intended) AS intended,
@@ -66,23 +69,22 @@ _SNAPSHOT_SQL = model_sql(
         INSERT INTO {snapshot} (
             project_id, backend_id, run_id, reference_run_id, at, score, passing,
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
-            tracked_closed, reference_missing, pending, not_applicable, reference_tests,
+            tracked_closed, reference_missing, pending, not_applicable, rerun, reference_tests,
             differ_not_passed, test_count, coverage_drop
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
-               CASE WHEN rp.n - coalesce(pd.n, 0) > 0
-                    THEN (rp.n - coalesce(pd.n, 0) - coalesce(g.scored, 0)
-                          - coalesce(g.not_applicable, 0))::float
-                         / (rp.n - coalesce(pd.n, 0)) END,
-               rp.n - coalesce(pd.n, 0) - coalesce(g.scored, 0) - coalesce(g.not_applicable, 0),
-               rp.n - coalesce(pd.n, 0) - coalesce(g.not_applicable, 0),
+               CASE WHEN c.compared > 0
+                    THEN (c.compared - coalesce(g.scored, 0) - coalesce(g.not_applicable, 0))::float
+                         / c.compared END,
+               c.compared - coalesce(g.scored, 0) - coalesce(g.not_applicable, 0),
+               c.compared - coalesce(g.not_applicable, 0),
                coalesce(g.skipped, 0), coalesce(g.failed, 0), coalesce(g.error, 0),
                coalesce(g.missing, 0), coalesce(g.tracked, 0), coalesce(g.untracked, 0),
                coalesce(g.intended, 0), coalesce(g.tracked_closed, 0),
                coalesce(g.reference_missing, 0), coalesce(pd.n, 0),
-               coalesce(g.not_applicable, 0),
+               coalesce(g.not_applicable, 0), coalesce(g.rerun, 0),
                greatest(rt.n - coalesce(pd.n, 0) - coalesce(g.not_applicable, 0)
-                        - coalesce(d.newer, 0), 0),
+                        - coalesce(g.rerun, 0) - coalesce(d.newer, 0), 0),
                coalesce(d.n, 0),
                s.test_count, s.coverage_drop
         FROM {state} s
@@ -92,6 +94,10 @@ _SNAPSHOT_SQL = model_sql(
         LEFT JOIN gaps g ON g.backend_id = s.backend_id
         LEFT JOIN pending pd ON pd.backend_id = s.backend_id
         LEFT JOIN differ d ON d.backend_id = s.backend_id
+        -- The reference's passing tests compared here: not pending, not lost by infrastructure.
+        CROSS JOIN LATERAL (
+            SELECT rp.n - coalesce(pd.n, 0) - coalesce(g.rerun, 0) AS compared
+        ) c
         WHERE s.backend_id = ANY(%(backends)s)
         ON CONFLICT (backend_id, run_id) DO UPDATE SET
             reference_run_id = EXCLUDED.reference_run_id, at = EXCLUDED.at,
@@ -101,7 +107,7 @@ _SNAPSHOT_SQL = model_sql(
             tracked = EXCLUDED.tracked, untracked = EXCLUDED.untracked,
             intended = EXCLUDED.intended, tracked_closed = EXCLUDED.tracked_closed,
             reference_missing = EXCLUDED.reference_missing, pending = EXCLUDED.pending,
-            not_applicable = EXCLUDED.not_applicable,
+            not_applicable = EXCLUDED.not_applicable, rerun = EXCLUDED.rerun,
             reference_tests = EXCLUDED.reference_tests,
             differ_not_passed = EXCLUDED.differ_not_passed,
             test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop
@@ -116,7 +122,10 @@ _SNAPSHOT_SQL = model_sql(
     snapshot=Snapshot,
     state=BackendState,
     run=Run,
-    scored=sql.SQL("(state <> 'reference_missing' AND NOT not_applicable)"),
+    scored=sql.SQL(
+        "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
+    ).format(INFRA),
+    infra=INFRA,
     absent=ABSENT,
     newer=first_ran_after(sql.SQL("ro.since"), sql.SQL("r.started_at")),
 )

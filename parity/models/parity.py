@@ -347,6 +347,10 @@ class Snapshot(models.Model):
     pending = models.PositiveIntegerField(default=0, db_default=0)
     # Reference-passing tests declared not applicable here: left out of every count above.
     not_applicable = models.PositiveIntegerField(default=0, db_default=0)
+    # Reference-passing tests the run lacks because infrastructure lost their files (crashed,
+    # timed out, empty, not run, truncated: ``parity.definitions.INFRA_STATES``): to rerun, left
+    # out of every count above and of the score.
+    rerun = models.PositiveIntegerField(default=0, db_default=0)
     # For the agreement scores (``parity.pure.scores``): the tests of the reference's run
     # compared (not pending, not applicable), and those the reference did not pass whose outcome
     # here differs (absent included).

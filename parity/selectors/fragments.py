@@ -10,6 +10,7 @@ from datetime import datetime
 from django.db.models import Count, F, Q
 from django.db.models.expressions import OrderBy
 
+from parity.definitions import INFRA_STATES
 from parity.models import (
     Backend,
     FileCell,
@@ -145,6 +146,7 @@ class BackendParity(Scored):
     reference_missing: int = 0
     pending: int = 0  # not yet run there: the reference first ran them after this run
     not_applicable: int = 0  # reference-passing tests declared not applicable here
+    rerun: int = 0  # reference-passing tests in files infrastructure lost: to rerun
     reference_tests: int | None = None  # for the agreement scores (``snapshot_counts``)
     differ_not_passed: int = 0
     test_count: int = 0
@@ -166,6 +168,7 @@ def snapshot_counts(snapshot: Snapshot) -> dict:
         "reference_passing": snapshot.reference_passing,
         "intended": snapshot.intended,
         "not_applicable": snapshot.not_applicable,
+        "rerun": snapshot.rerun,
         "reference_tests": snapshot.reference_tests if known else None,
         "differ_not_passed": snapshot.differ_not_passed,
     }
@@ -237,6 +240,7 @@ def headline_score(snapshot: Snapshot, definition: Definition) -> float | None:
         return None
     counts = snapshot_counts(snapshot)
     counts["compared"] = counts.pop("reference_passing")
+    del counts["rerun"]  # outside the score
     return scores(Counts(**counts), definition).headline
 
 
@@ -276,26 +280,29 @@ def file_counts(
     return {key: totals[key] for key in sorted(totals)}
 
 
-def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int, int]]]:
+def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int, int, int]]]:
     """Per test file, per backend name, its open gaps against the reference (the
     reference-passing tests that do not pass there; not the tests the reference lacks), how
     many of those are intended, and how many reference-passing tests are declared not
-    applicable there (outside the gaps). One query, grouped in Postgres: as many rows as
-    (backend, file) pairs with a gap."""
+    applicable there and lost by infrastructure (to rerun), both outside the gaps. One query,
+    grouped in Postgres: as many rows as (backend, file) pairs with a gap."""
+    rerun = Q(state__in=INFRA_STATES, not_applicable=False)
+    counted = Q(not_applicable=False) & ~Q(state__in=INFRA_STATES)
     rows = (
         Gap.objects.filter(project=project, is_open=True)
         .exclude(state=GapState.REFERENCE_MISSING)
         .values_list("backend__name", "test__file")
         .annotate(
-            count=Count("pk", filter=Q(not_applicable=False)),
-            intended=Count("pk", filter=Q(intended=True, not_applicable=False)),
+            count=Count("pk", filter=counted),
+            intended=Count("pk", filter=counted & Q(intended=True)),
             not_applicable=Count("pk", filter=Q(not_applicable=True)),
+            rerun=Count("pk", filter=rerun),
         )
         .order_by()
     )
-    totals: dict[str, dict[str, tuple[int, int, int]]] = defaultdict(dict)
-    for backend, file, count, intended, not_applicable in rows:
-        totals[file][backend] = (count, intended, not_applicable)
+    totals: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
+    for backend, file, count, intended, not_applicable, reruns in rows:
+        totals[file][backend] = (count, intended, not_applicable, reruns)
     return totals
 
 

@@ -45,6 +45,8 @@ class CellCounts:
     intended: int = 0  # of the gaps, those a triage marks intended (by design)
     # Reference-passing tests declared not applicable here: neither gaps nor compared.
     not_applicable: int = 0
+    # Reference-passing tests its file's infrastructure lost (crashed...): neither, to rerun.
+    rerun: int = 0
     is_reference: bool = False
     definition: Definition = DEFAULT  # the project's score definition
     # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
@@ -101,9 +103,9 @@ class CellCounts:
 
     @property
     def compared(self) -> int:
-        """The reference's passing tests this backend was asked to run: all but the pending
-        and those declared not applicable."""
-        return max(self.reference_passed - self.pending - self.not_applicable, 0)
+        """The reference's passing tests this backend was asked to run: all but the pending,
+        those declared not applicable and those infrastructure lost."""
+        return max(self.reference_passed - self.pending - self.not_applicable - self.rerun, 0)
 
     @property
     def all_not_applicable(self) -> bool:
@@ -181,10 +183,10 @@ def heatmap(
         counts = aligned_file_counts(project=project, current=counts, view=aligned)
     else:
         for file, gaps in file_gap_counts(project=project).items():
-            for backend, (count, intended, not_applicable) in gaps.items():
+            for backend, (count, intended, not_applicable, rerun) in gaps.items():
                 if file in counts:  # the reference passes its tests: it has a file cell
                     counts[file][backend].update(
-                        gaps=count, intended=intended, not_applicable=not_applicable
+                        gaps=count, intended=intended, not_applicable=not_applicable, rerun=rerun
                     )
     if owner:
         counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}

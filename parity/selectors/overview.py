@@ -31,6 +31,7 @@ class BackendCard(Scored):
     tracked: int = 0
     intended: int = 0
     not_applicable: int = 0
+    rerun: int = 0
     reference_tests: int | None = None
     differ_not_passed: int = 0
     coverage_drop: bool = False

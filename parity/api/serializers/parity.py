@@ -66,6 +66,11 @@ class BackendParitySerializer(serializers.Serializer):
         help_text="Tests the reference passes that are declared not applicable here and do "
         "not pass: outside reference_passing and the gaps."
     )
+    rerun = serializers.IntegerField(
+        help_text="Tests the reference passes that this run lacks because infrastructure lost "
+        "their files (crashed, timed out, empty, not run, truncated): to rerun, outside "
+        "reference_passing, the gaps and the score (docs/run-health.md)."
+    )
     reference_tests = serializers.IntegerField(
         allow_null=True,
         help_text="For the agreement definitions: the tests of the reference's run compared "
