@@ -241,3 +241,50 @@ def test_a_list_comes_back_out_as_it_went_in(accel, format, name, fields):
     else:
         assert export.text == sample
     assert report.source == list_source(format, name)
+
+
+def test_a_sheets_per_arch_skips_apply_on_those_arches_only(
+    accel, django_capture_on_commit_callbacks
+):
+    """AMD's sheet says where each test is skipped; imported onto the rocm family, a row
+    skipped on mi300 only covers mi300's gap, not navi31's."""
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=accel)}")
+    sheet = [
+        "test/test_ops.py::TestCommonCUDA::test_out_abs_cuda_float32",
+        "test/test_ops.py::TestCommonCUDA::test_out_warning_addmm_cuda",
+        "test/test_nn.py::TestNN::test_conv_large",
+    ]
+    skipped = dict.fromkeys(sheet, ("skipped", "see the sheet"))
+    for arch in ("mi300", "navi31"):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = post_upload(
+                api,
+                ("results.xml", run_xml(skipped)),
+                project="accel",
+                backend="rocm",
+                commit="a" * 40,
+                branch="main",
+                run=f"run-rocm-{arch}",
+                complete="true",
+                timestamp="2026-12-01T12:00:00Z",
+                attributes=json.dumps({"arch": arch}),
+            )
+        assert response.status_code in (200, 202), response.content
+
+    imported(accel, "amd-csv", "parity-sheet.csv", backends=("rocm",))
+
+    covered = {
+        (g.backend.name, g.test.key.rpartition("::")[2]): g.triage.condition if g.triage else None
+        for g in Gap.objects.filter(
+            project=accel, backend__family__name="rocm", is_open=True, state="skipped"
+        ).select_related("backend", "test", "triage")  # the sheet's; rocm lacks the others
+    }
+    assert covered == {
+        ("rocm-mi300", "test_out_abs_float32"): "",
+        ("rocm-mi300", "test_out_warning_addmm"): "arch == mi300",
+        ("rocm-mi300", "test_conv_large"): "arch in (mi300, mi350)",
+        ("rocm-navi31", "test_out_abs_float32"): "",
+        ("rocm-navi31", "test_out_warning_addmm"): None,
+        ("rocm-navi31", "test_conv_large"): None,
+    }
