@@ -400,12 +400,11 @@ _VERDICT_SQL = """
             (SELECT count(*) FROM closed) AS closed,
             (SELECT count(*) FROM x) AS tests,
             (SELECT count(*) FROM p) AS baseline_tests,
-            -- Tests of the files run health names, in the run and in the baseline: a coverage
-            -- drop is counted without them (a crashed shard is a rerun, not lost coverage).
-            (SELECT count(*) FROM x WHERE x.test_id IN (SELECT a.test_id FROM a))
-                AS infra_tests,
-            (SELECT count(*) FROM p WHERE p.test_id IN (SELECT a.test_id FROM a))
-                AS infra_baseline_tests,
+            -- The baseline's tests the run lacks in files run health names: a coverage drop
+            -- is counted without them (a crashed shard is a rerun, not lost coverage). Of the
+            -- few the run lacks, not of every test of either run.
+            (SELECT count(*) FROM lacking_tests l WHERE l.test_id IN (SELECT a.test_id FROM a))
+                AS infra_lacking,
             (SELECT json_agg(json_build_array(test_id, key, was, reason_id) ORDER BY key)
              FROM cl) AS closed_rows,
             (SELECT json_agg(json_build_array(upload_id, file, tests)) FROM lacking)
@@ -416,11 +415,10 @@ _VERDICT_SQL = """
                    FROM og GROUP BY 1, 2, 3, 4, 5) kinds) AS kinds
     )
     SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, n.lacking_rows, n.kinds,
-           n.infra_tests, n.infra_baseline_tests,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           n.infra_lacking, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM n
     UNION ALL
-    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, g.*
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, g.*
     FROM listed g
     """
 # The opened gaps' keys. A run with a baseline opens a few hundred gaps: each key is looked up
@@ -524,10 +522,9 @@ def run_verdict(
         closed_rows,
         lacking_rows,
         kinds,
-        infra_tests,
-        infra_base,
-    ) = next(row[:8] for row in rows if row[8] is None)
-    opened_rows = [row[8:] for row in rows if row[8] is not None]
+        infra_lacking,
+    ) = next(row[:7] for row in rows if row[7] is None)
+    opened_rows = [row[7:] for row in rows if row[7] is not None]
     applied, listed_ids = _exemptions_applied(run)
     opened, gaps, exempted = _verdict_gaps(
         opened_rows,
@@ -537,8 +534,8 @@ def run_verdict(
         added_after=_added_after(run, listed_ids),
     )
     drop = run.complete and coverage_dropped(
-        previous=baseline_count - infra_base if baseline else None,
-        current=test_count - infra_tests,
+        previous=baseline_count - infra_lacking if baseline else None,
+        current=test_count,
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     health = run_health(run=run)
