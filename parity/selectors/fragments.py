@@ -292,11 +292,13 @@ def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int, 
         Gap.objects.filter(project=project, is_open=True)
         .exclude(state=GapState.REFERENCE_MISSING)
         .values_list("backend__name", "test__file")
+        # Named apart from the columns their filters read: a filter naming an earlier
+        # annotation would read the aggregate.
         .annotate(
-            count=Count("pk", filter=counted),
-            intended=Count("pk", filter=counted & Q(intended=True)),
-            not_applicable=Count("pk", filter=Q(not_applicable=True)),
-            rerun=Count("pk", filter=rerun),
+            n_gaps=Count("pk", filter=counted),
+            n_intended=Count("pk", filter=counted & Q(intended=True)),
+            n_not_applicable=Count("pk", filter=Q(not_applicable=True)),
+            n_rerun=Count("pk", filter=rerun),
         )
         .order_by()
     )
