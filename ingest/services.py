@@ -1,4 +1,5 @@
-"""The upload service: accept an upload, store its raw files, queue its ingest.
+"""The upload service: accept an upload, store its raw files, queue its ingest. And a re-key
+of stored tests under new identity rules, stored then queued the same way (``ingest.rekey``).
 
 Completing a run is the run lifecycle's (``parity.services.lifecycle``), which the API calls
 directly.
@@ -13,10 +14,12 @@ from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ingest.tasks import upload_send
+from ingest.tasks import rekey_send, upload_send
 from parity.models import (
     Backend,
     Project,
+    Rekey,
+    RekeyStatus,
     Run,
     RunFile,
     Upload,
@@ -24,6 +27,7 @@ from parity.models import (
     UploadStatus,
     UploadToken,
 )
+from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
 from parity.services.variants import VariantRejected, backend_for_run
 
@@ -267,3 +271,33 @@ def _requeue_if_pending(upload: Upload) -> None:
     if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
         Upload.objects.filter(pk=upload.pk, unsent=True).update(unsent=False)
         transaction.on_commit(lambda: upload_send(upload.pk))
+
+
+class RekeyRejected(ValueError):
+    """A re-key that cannot be planned or run; str() says why, and nothing is stored."""
+
+
+def rekey_request(*, project: Project, rules: dict, user=None) -> Rekey:
+    """Store new identity rules to plan a re-key under, and queue the plan. ``RekeyRejected``
+    naming the rule at fault when they are invalid. The project's rules change only when the
+    re-key runs (``rekey_start``)."""
+    try:
+        validate_rules(rules)
+    except RulesError as exc:
+        raise RekeyRejected(str(exc)) from exc
+    rekey = Rekey.objects.create(
+        project=project,
+        rules=rules,
+        rules_before=project.normalization_rules or {},
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    transaction.on_commit(lambda: rekey_send(rekey.pk, run=False))
+    return rekey
+
+
+def rekey_start(*, rekey: Rekey) -> None:
+    """Queue the re-key of a planned request, once a maintainer has read its plan."""
+    rekey.refresh_from_db(fields=["status"])
+    if rekey.status != RekeyStatus.PLANNED:
+        raise RekeyRejected(f"Re-key {rekey.pk} is {rekey.status}, not planned: nothing to run.")
+    transaction.on_commit(lambda: rekey_send(rekey.pk, run=True))

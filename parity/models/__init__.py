@@ -24,12 +24,15 @@ from parity.models.parity import (
 )
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
 from parity.models.reasons import Disposition, IssueState, Reason, SkipRule, TrackingIssue
+from parity.models.rekeys import Rekey, RekeyStatus
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
 from parity.models.runs import Run, RunFile, RunFileState, Upload, UploadFile, UploadStatus
 from parity.models.trust import TrustRule
 
 __all__ = [
     "ABSENT_STATES",
+    "Rekey",
+    "RekeyStatus",
     "DeliveryStatus",
     "DigestDelivery",
     "ReasonLinksRecord",

@@ -53,8 +53,8 @@ class Project(models.Model):
     normalization_rules = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Device tokens, class suffixes, path prefixes, module paths and rewrites; "
-        "empty keys fall back to the defaults.",
+        help_text="Device tokens, class suffixes, path prefixes, module paths, a backend "
+        "pattern and rewrites (docs/identity.md); empty keys fall back to the defaults.",
     )
     closed_issues_untracked = models.BooleanField(
         default=False,
