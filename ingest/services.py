@@ -134,6 +134,14 @@ def _attributes_agree(run: Run, request: UploadRequest) -> None:
         )
 
 
+def _run_backend(*, project: Project, backend: Backend, request: UploadRequest) -> Backend:
+    """The backend the run belongs to: ``backend``, or its variant for the run's attributes."""
+    try:
+        return backend_for_run(project=project, backend=backend, attributes=request.attributes)
+    except VariantRejected as exc:
+        raise UploadRejected(str(exc)) from None
+
+
 def _file_digest(file: DjangoUploadedFile) -> str:
     digest = hashlib.sha256()
     for chunk in file.chunks():
@@ -152,10 +160,6 @@ def upload_create(
     project = project_for_token(token=token, slug=request.project)
     backend = backend_resolve(project=project, name=request.backend)
     token_backend_check(token=token, backend=backend)
-    try:
-        backend = backend_for_run(project=project, backend=backend, attributes=request.attributes)
-    except VariantRejected as exc:
-        raise UploadRejected(str(exc)) from None
     digests = [_file_digest(f) for f in files]
     # The manifest is part of the content: shards whose files all crashed send the same (no)
     # reports, and each one's manifest must still be kept.
@@ -164,10 +168,12 @@ def upload_create(
             [*sorted(digests), *_manifest_lines(request.run_manifest), *_shard_line(request)]
         ).encode()
     ).hexdigest()
-    run_key = request.run_key or default_run_key(
-        commit=request.commit, branch=request.branch, backend=backend.name, probe=request.probe
-    )
     with transaction.atomic():
+        # In the upload's transaction: a refused upload leaves no variant behind.
+        backend = _run_backend(project=project, backend=backend, request=request)
+        run_key = request.run_key or default_run_key(
+            commit=request.commit, branch=request.branch, backend=backend.name, probe=request.probe
+        )
         run, _ = Run.objects.get_or_create(
             project=project,
             backend=backend,

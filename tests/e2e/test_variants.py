@@ -13,7 +13,8 @@ import pytest
 from parity.models import Backend, Run
 from parity.services.projects import upload_token_create
 from parity.services.triage import TriageRequest, triage_create
-from tests.e2e.test_run_manifest import current_run_is
+from tests.e2e.test_run_exemptions import run as run_in_processes
+from tests.e2e.test_run_manifest import current_run_is, manifest_file, suite_written
 from tests.junit_builder import Case, junit_xml
 from tests.parity.clients.conftest import CLIENT_SECONDS, clean_environment
 
@@ -117,3 +118,39 @@ def test_a_run_uploaded_with_attrs_lands_in_its_variant(live, project, served_cl
     assert lists["7.1"]["backend"] == "rocm-gfx942"
     assert [e["match"] for e in lists["7.1"]["exemptions"]] == ["test/a.py::TestA::test_2"]
     assert lists["7.14"]["exemptions"] == []
+
+
+HIP_SUITE = {
+    "test/test_hip.py": "def test_ok():\n    pass\n\n\ndef test_svd():\n    assert False\n"
+}
+
+
+def test_run_hands_its_attrs_to_the_plugin_which_skips_what_holds_for_them(live, project, tmp_path):
+    """``run --attr``: each file's process (the pytest plugin) resolves the exemptions with the
+    run's attributes, so one for ROCm before 7.14 skips its test at 7.1 and not at 7.14."""
+    Backend.objects.create(project=project, name="rocm")
+    suite = suite_written(tmp_path, live, project, HIP_SUITE)
+    every = manifest_file(suite, HIP_SUITE)
+    triage_create(
+        project=project,
+        request=TriageRequest(
+            kind="tracked",
+            backends=["rocm"],
+            match="test/test_hip.py::test_svd",
+            issue_url=ISSUE,
+            condition="rocm < 7.14",
+        ),
+    )
+    outputs = {}
+    for number, version in enumerate(("7.1", "7.14"), start=1):
+        done = run_in_processes(
+            live, project, suite, "rocm", "--manifest", every, "--run", f"rocm-{number}",
+            "--attr", "arch=gfx942", "--attr", f"rocm={version}",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout
+        outputs[version] = done.stdout
+
+    assert "1 passed, 1 skipped" in outputs["7.1"]
+    assert "1 failed, 1 passed" in outputs["7.14"]
+    runs = Run.objects.filter(project=project, backend__name="rocm-gfx942").order_by("key")
+    assert [r.attributes["rocm"] for r in runs] == ["7.1", "7.14"]

@@ -342,3 +342,10 @@ def probe_outcomes_wait(live, *, run_id: int) -> dict[str, bool]:
 def test_offline_patterns_name_the_node_ids_the_server_s_patterns_name(pattern, node_id, named):
     assert bool(parity_pytest.pattern_regex(pattern).match(node_id)) is named
     assert key_matches(pattern_regex(pattern), node_id) is named
+
+
+def test_a_bad_parity_attr_is_a_usage_error_naming_it(run_suite):
+    result = run_suite("--parity-backend", "tpu", "--parity-attr", "rocm", PARITY_URL="http://x")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*parity: --attr 'rocm': write key=value*"])

@@ -231,3 +231,43 @@ def manifest_version(http_api) -> str:
 def applied(version: str) -> str:
     """The JUnit property that says which exemption list a run applied."""
     return f'<property name="parity_exemptions_version" value="{version}" />'
+
+
+def test_a_bad_attr_is_named_before_any_test_runs(suite):
+    done = run_scripts(suite, *SCRIPTS, "--backend", "tpu", "--attr", "Arch=v5e",
+                       **unreachable_settings())  # fmt: skip
+
+    assert done.returncode == 2
+    assert "parity: --attr 'Arch=v5e': write key=value" in done.stderr
+    assert "Ran " not in done.stderr
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_attrs_pick_the_conditioned_exemptions_the_runner_applies(suite, live, project):
+    from parity.services.projects import upload_token_create
+    from parity.services.triage import TriageRequest, triage_create
+
+    triage_create(
+        project=project,
+        request=TriageRequest(
+            kind="intended",
+            backends=["tpu"],
+            match=VIEW_COMPLEX,
+            note="no complex64 before libtpu 0.1",
+            condition="libtpu < 0.1",
+        ),
+    )
+    server = {
+        "PARITY_URL": live.base_url,
+        "PARITY_TOKEN": upload_token_create(project=project),
+        "PARITY_PROJECT": project.slug,
+    }
+    args = (SCRIPTS[0], "--backend", "tpu")
+    old = run_scripts(suite, *args, "--attr", "libtpu=0.0.9", "--junit-xml", "old.xml", **server)
+    new = run_scripts(suite, *args, "--junit-xml", "new.xml", PARITY_ATTR_LIBTPU="0.1", **server)
+
+    assert "parity: exempted tests of tpu" in old.stderr and "1 intended" in old.stderr, old.stderr
+    assert junit_outcomes(suite / "old.xml")[VIEW_COMPLEX][0] == "skipped"
+    assert "exempted tests of tpu (" in new.stderr and ": none" in new.stderr, new.stderr
+    assert junit_outcomes(suite / "new.xml")[VIEW_COMPLEX][0] != "skipped"
