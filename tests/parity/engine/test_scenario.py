@@ -103,6 +103,7 @@ def _backend(run: int, commit: str, score, passing, gaps=(0, 0, 0, 0), **counts)
         "reference_missing": 0,
         "pending": 0,
         "not_applicable": 0,
+        "rerun": 0,
         # The reference's run holds 11 tests, one it does not pass (only agree_any reads that).
         "reference_tests": 11,
         "differ_not_passed": 0,
