@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from parity.clients import parity_ci
-from parity.models import Gap
+from parity.models import Gap, Snapshot
 from tests.e2e.test_run_manifest import current_run_is, suite_written
 from tests.parity.clients.conftest import CLIENT_SECONDS, clean_environment
 
@@ -107,6 +107,9 @@ def test_a_crashed_shard_is_named_to_rerun_and_only_infrastructure_exits_7(serve
         "test/test_segv.py::test_before": "crashed",
         "test/test_segv.py::test_crash": "crashed",
     }
+    # Outside the score: the other 4 tests the reference passes all pass, so it reads 100 %.
+    snapshot = Snapshot.objects.get(backend__name="tpu", run_id=gaps.first().opened_run_id)
+    assert (snapshot.rerun, snapshot.reference_passing, snapshot.score) == (2, 4, 1.0)
 
     # A bot reads the same from the query, and reruns that shard.
     run_id = gaps.first().opened_run_id
