@@ -24,10 +24,12 @@ from parity.pure.archives import ArchiveError, iter_xml_documents
 from parity.pure.junit import JUnitError, OverLimit, ParsedCase, ParseLimits, iter_case_batches
 from parity.pure.normalize import (
     CanonicalReason,
+    Rules,
     TestIdentifier,
     canonical_reason,
     document_hint,
 )
+from parity.services.declarations import hw_classification_sync
 from parity.services.lifecycle import run_complete, run_parity_refresh
 
 logger = logging.getLogger(__name__)
@@ -58,6 +60,9 @@ def upload_ingest(*, upload_id: int) -> None:
         logger.info("upload %s failed: %s", upload_id, exc)
         return
     reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
+    classes = upload.declarations.get("hw_classification")
+    if classes:
+        hw_classification_sync(project=upload.run.project, classes=classes)
     logger.info(
         "upload %s done: %s, %d new test ids, in %.2fs",
         upload_id,
@@ -91,12 +96,15 @@ def _update_run(upload: Upload) -> None:
         run_complete(run=run)
 
 
-def upload_rows(upload: Upload, *, warnings: list[str] | None = None) -> Iterator[ResultRow]:
-    """The upload's rows, streamed; what its files skipped is appended to ``warnings``."""
+def upload_rows(
+    upload: Upload, *, warnings: list[str] | None = None, rules: Rules | None = None
+) -> Iterator[ResultRow]:
+    """The upload's rows, streamed; what its files skipped is appended to ``warnings``. Keys
+    follow the project's rules, or ``rules`` (a re-key's plan reads stored uploads under both)."""
     # Read everything the rows need from the database now: the rows are consumed while COPY
     # holds the connection, and a query then would break the COPY protocol.
     files = list(upload.files.all())
-    identify = TestIdentifier(upload.run.project.normalization())
+    identify = TestIdentifier(rules or upload.run.project.normalization())
     return chain.from_iterable(
         _row_batches(
             files,

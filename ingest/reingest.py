@@ -1,6 +1,7 @@
 """Re-normalize stored raw uploads after a rule change, atomically per run."""
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -50,18 +51,31 @@ def testcases_delete_orphans(*, project: Project) -> int:
     orphans = TestCase.objects.filter(project=project).exclude(
         Exists(Result.objects.filter(test_id=OuterRef("pk")))
     )
-    deleted, _ = orphans.delete()
-    return deleted
+    # delete() counts the rows it cascaded to (their gaps, outcomes) too: count the tests.
+    _, by_model = orphans.delete()
+    return by_model.get(TestCase._meta.label, 0)
 
 
-def project_reingest(*, project: Project, since: datetime | None = None) -> ReingestSummary:
-    summary = ReingestSummary()
-    # Runs past retention have no raw files left to read again; their roll-ups stay as they are.
-    runs = (
+def reingest_runs(*, project: Project):
+    """The runs a re-ingest reads: those past retention have no raw files left to read again,
+    and their roll-ups stay as they are."""
+    return (
         Run.objects.filter(project=project, results_expired_at__isnull=True)
         .select_related("project")
         .order_by("started_at")
     )
+
+
+def project_reingest(
+    *,
+    project: Project,
+    since: datetime | None = None,
+    before_recompute: Callable[[], None] | None = None,
+) -> ReingestSummary:
+    """``before_recompute``: what must follow the new IDs before roll-ups are rebuilt from them
+    and the old rows go (a re-key moves triages there)."""
+    summary = ReingestSummary()
+    runs = reingest_runs(project=project)
     if since is not None:
         runs = runs.filter(started_at__gte=since)
     for run in runs:
@@ -71,6 +85,8 @@ def project_reingest(*, project: Project, since: datetime | None = None) -> Rein
         summary.results += results
         summary.runs_done.append(run.pk)
         logger.info("run %s re-ingested: %s uploads, %s results", run.pk, uploads, results)
+    if before_recompute is not None:
+        before_recompute()
     # Roll-ups point at test IDs: rebuild them from the new IDs before the old ones go.
     project_recompute(project=project)
     summary.orphans_deleted = testcases_delete_orphans(project=project)

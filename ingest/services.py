@@ -1,4 +1,5 @@
-"""The upload service: accept an upload, store its raw files, queue its ingest.
+"""The upload service: accept an upload, store its raw files, queue its ingest. And a re-key
+of stored tests under new identity rules, stored then queued the same way (``ingest.rekey``).
 
 Completing a run is the run lifecycle's (``parity.services.lifecycle``), which the API calls
 directly.
@@ -6,25 +7,32 @@ directly.
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ingest.tasks import upload_send
+from ingest.tasks import rekey_send, upload_send
+from parity.definitions import file_truncated
 from parity.models import (
     Backend,
     Project,
+    Rekey,
+    RekeyStatus,
     Run,
     RunFile,
+    RunFileState,
     Upload,
     UploadFile,
     UploadStatus,
     UploadToken,
 )
+from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
+from parity.result_reads.verdict import baseline_run_pick
+from parity.services.variants import VariantRejected, backend_for_run
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +62,9 @@ class UploadRequest:
     probe: bool = False
     exemptions_version: str = ""
     run_manifest: tuple[FileRun, ...] = ()
+    attributes: dict[str, str] = field(default_factory=dict)  # checked: attributes_check
+    hw_classification: dict[str, str] = field(default_factory=dict)
+    shard: str = ""
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
@@ -107,6 +118,22 @@ def _probe_check(run: Run, request: UploadRequest) -> None:
         )
 
 
+def _attributes_agree(run: Run, request: UploadRequest) -> None:
+    """Every shard of a run describes one machine: a shard sends the run's attributes, or none
+    (it then takes the run's)."""
+    if request.attributes and request.attributes != run.attributes:
+        differ = sorted(
+            key
+            for key in {*request.attributes, *run.attributes}
+            if request.attributes.get(key) != run.attributes.get(key)
+        )
+        raise UploadRejected(
+            f"Run '{run.key}' has attributes {run.attributes}; this shard sends "
+            f"{request.attributes} (they differ in {', '.join(differ)}). Send every shard of a "
+            "run with the same attributes, or use another 'run' key."
+        )
+
+
 def _file_digest(file: DjangoUploadedFile) -> str:
     digest = hashlib.sha256()
     for chunk in file.chunks():
@@ -125,11 +152,17 @@ def upload_create(
     project = project_for_token(token=token, slug=request.project)
     backend = backend_resolve(project=project, name=request.backend)
     token_backend_check(token=token, backend=backend)
+    try:
+        backend = backend_for_run(project=project, backend=backend, attributes=request.attributes)
+    except VariantRejected as exc:
+        raise UploadRejected(str(exc)) from None
     digests = [_file_digest(f) for f in files]
     # The manifest is part of the content: shards whose files all crashed send the same (no)
     # reports, and each one's manifest must still be kept.
     upload_digest = hashlib.sha256(
-        "\n".join([*sorted(digests), *_manifest_lines(request.run_manifest)]).encode()
+        "\n".join(
+            [*sorted(digests), *_manifest_lines(request.run_manifest), *_shard_line(request)]
+        ).encode()
     ).hexdigest()
     run_key = request.run_key or default_run_key(
         commit=request.commit, branch=request.branch, backend=backend.name, probe=request.probe
@@ -146,9 +179,11 @@ def upload_create(
                 "started_at": request.started_at or timezone.now(),
                 "probe": request.probe,
                 "exemptions_version": request.exemptions_version,
+                "attributes": request.attributes,
             },
         )
         _probe_check(run, request)
+        _attributes_agree(run, request)
         existing = Upload.objects.filter(run=run, sha256=upload_digest).first()
         if existing is not None:
             _requeue_if_pending(existing)
@@ -161,6 +196,12 @@ def upload_create(
                     size=sum(f.size for f in files),
                     completes_run=request.complete,
                     file_hint=request.file_hint,
+                    declarations=(
+                        {"hw_classification": request.hw_classification}
+                        if request.hw_classification
+                        else {}
+                    ),
+                    shard=request.shard,
                 )
         except IntegrityError:  # the same content arrived concurrently and won the race
             return Upload.objects.get(run=run, sha256=upload_digest), False
@@ -176,6 +217,11 @@ def upload_create(
 
 def _manifest_lines(entries: tuple[FileRun, ...]) -> list[str]:
     return [f"manifest {entry!r}" for entry in entries]
+
+
+def _shard_line(request: UploadRequest) -> list[str]:
+    # Two shards that sent the same (no) reports are two uploads, each naming its shard.
+    return [f"shard {request.shard}"] if request.shard else []
 
 
 def run_file_row(entry: FileRun, *, run: Run, upload: Upload | None = None) -> RunFile:
@@ -202,6 +248,7 @@ def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) 
     rows = [run_file_row(entry, run=run, upload=upload) for entry in entries]
     started = [row for row in rows if row.started]
     expected = [row for row in rows if not row.started]
+    _truncated_mark(run=run, rows=started)
     if started:
         RunFile.objects.bulk_create(
             started,
@@ -218,10 +265,32 @@ def _run_files_merge(*, run: Run, upload: Upload, entries: tuple[FileRun, ...]) 
                 "duration",
                 "report",
                 "tests",
+                "baseline_tests",
             ],
         )
     if expected:
         RunFile.objects.bulk_create(expected, batch_size=5000, ignore_conflicts=True)
+
+
+def _truncated_mark(*, run: Run, rows: list[RunFile]) -> None:
+    """Mark each file that ran normally ``truncated`` when its report held far fewer tests than
+    in the backend's last complete run that ran it normally (``file_truncated``, the project's
+    ``truncation_percent``): its tests without a result are then infrastructure's, not gaps of
+    the backend. Two queries, by the run index and the manifest's (run, file) key."""
+    counted = {r.file: r for r in rows if r.state == RunFileState.RAN and r.tests is not None}
+    if not counted:
+        return
+    baseline = baseline_run_pick(run=run)
+    if baseline is None:
+        return
+    before = RunFile.objects.filter(
+        run=baseline, file__in=list(counted), state=RunFileState.RAN, tests__isnull=False
+    ).values_list("file", "tests")
+    percent = run.project.truncation_percent
+    for file, previous in before:
+        row = counted[file]
+        if file_truncated(previous=previous, current=row.tests, percent=percent):
+            row.state, row.baseline_tests = RunFileState.TRUNCATED, previous
 
 
 def _requeue_if_pending(upload: Upload) -> None:
@@ -231,3 +300,33 @@ def _requeue_if_pending(upload: Upload) -> None:
     if upload.status in (UploadStatus.QUEUED, UploadStatus.PROCESSING):
         Upload.objects.filter(pk=upload.pk, unsent=True).update(unsent=False)
         transaction.on_commit(lambda: upload_send(upload.pk))
+
+
+class RekeyRejected(ValueError):
+    """A re-key that cannot be planned or run; str() says why, and nothing is stored."""
+
+
+def rekey_request(*, project: Project, rules: dict, user=None) -> Rekey:
+    """Store new identity rules to plan a re-key under, and queue the plan. ``RekeyRejected``
+    naming the rule at fault when they are invalid. The project's rules change only when the
+    re-key runs (``rekey_start``)."""
+    try:
+        validate_rules(rules)
+    except RulesError as exc:
+        raise RekeyRejected(str(exc)) from exc
+    rekey = Rekey.objects.create(
+        project=project,
+        rules=rules,
+        rules_before=project.normalization_rules or {},
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    transaction.on_commit(lambda: rekey_send(rekey.pk, run=False))
+    return rekey
+
+
+def rekey_start(*, rekey: Rekey) -> None:
+    """Queue the re-key of a planned request, once a maintainer has read its plan."""
+    rekey.refresh_from_db(fields=["status"])
+    if rekey.status != RekeyStatus.PLANNED:
+        raise RekeyRejected(f"Re-key {rekey.pk} is {rekey.status}, not planned: nothing to run.")
+    transaction.on_commit(lambda: rekey_send(rekey.pk, run=True))

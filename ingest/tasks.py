@@ -4,7 +4,7 @@ import logging
 
 from celery import Task, shared_task
 
-from ingest import pipeline, recovery
+from ingest import pipeline, recovery, rekey
 from parity.celery import RETRY_ON_DATABASE_ERRORS, task_send
 
 logger = logging.getLogger(__name__)
@@ -39,3 +39,26 @@ def uploads_recover() -> None:
     """Beat: queue again the uploads a lost worker or message left pending, or whose message
     never reached the broker; fail the hopeless."""
     recovery.uploads_recover(enqueue=upload_send)
+
+
+# A re-key reads every stored upload of a project, longer than the default limit allows for a
+# project with months of runs. A message redelivered meanwhile finds the row claimed: a no-op.
+REKEY_LIMITS = {"soft_time_limit": 6 * 3600, "time_limit": 6 * 3600 + 120}
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS, **REKEY_LIMITS)
+def rekey_plan(rekey_id: int) -> None:
+    """Adapter: count what a re-key's rules change in the stored tests."""
+    rekey.rekey_plan(rekey_id=rekey_id)
+
+
+@shared_task(**RETRY_ON_DATABASE_ERRORS, **REKEY_LIMITS)
+def rekey_run(rekey_id: int) -> None:
+    """Adapter: re-key the stored tests of a planned request."""
+    rekey.rekey_run(rekey_id=rekey_id)
+
+
+def rekey_send(rekey_id: int, *, run: bool) -> None:
+    """Queue a re-key's plan or its run; a broker that stays down leaves it in its state, and
+    the page offers to plan again."""
+    task_send(rekey_run if run else rekey_plan, rekey_id)

@@ -1,9 +1,10 @@
 """The rules the engine (which writes by them), the verdict and the aligned view (which must
 agree with it) and the other reads share, each defined once here: which run may be current, a
 test's outcome in a run, a gap and its state (pending and absent included), the triage that
-applies (and its expiry), and a coverage drop. Neither side owns them, so neither imports the
-other for them; ``tests/tools/test_rules_defined_once.py`` fails where one is spelled again
-elsewhere, and ``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
+applies (and its expiry), a coverage drop, and run health (the gaps infrastructure made).
+Neither side owns them, so neither imports the other for them;
+``tests/tools/test_rules_defined_once.py`` fails where one is spelled again elsewhere, and
+``tests/parity/test_rules_model.py`` holds their users to a plain-Python model.
 
 Fragments are ``psycopg2.sql`` objects, composed into statements with ``.format`` (a rule used
 from Python or the ORM too has its predicate or Q beside its fragment); values are always
@@ -19,6 +20,7 @@ from psycopg2 import sql
 
 from parity.models import (
     ABSENT_STATES,
+    Backend,
     GapState,
     IssueState,
     Outcome,
@@ -31,6 +33,7 @@ from parity.models import (
     TestCase,
     TrackingIssue,
     Triage,
+    TriageLapse,
 )
 from parity.models.sql import model_sql
 from parity.plans import FENCE
@@ -91,6 +94,12 @@ def runs_outcomes(runs: sql.Composable) -> sql.Composed:
 # did not.
 PENDING = sql.Literal("pending")  # a PendingTest, never a Gap row
 REFERENCE_MISSING = sql.Literal(GapState.REFERENCE_MISSING.value)
+
+
+def first_ran_after(since: sql.Composable, started_at: sql.Composable) -> sql.Composed:
+    """Whether the reference first ran a test (its ``CurrentOutcome.since``) after a backend's
+    run started (``started_at``): not yet run there, so not compared (``gap``'s ``pending``)."""
+    return sql.SQL("coalesce({since} > {at}, false)").format(since=since, at=started_at)
 
 
 def gap(
@@ -159,9 +168,27 @@ def unexpired(expires_on: datetime.date | None, today: datetime.date) -> bool:
 
 
 def triages_unexpired(today: datetime.date | None = None) -> Q:
-    """Triages that still apply ``today`` (default: today, UTC): ``TRIAGE_UNEXPIRED``."""
+    """Triages not past their expiry ``today`` (default: today, UTC): ``TRIAGE_UNEXPIRED``."""
     today = today or timezone.now().date()
     return Q(expires_on__isnull=True) | Q(expires_on__gte=today)
+
+
+# An untracked gap: no issue tracks it and no triage made it a decision (intended, or not
+# applicable). As a Q over gaps, with any lookup prefix.
+def untracked_q(prefix: str = "") -> Q:
+    return Q(
+        **{f"{prefix}tracked": False, f"{prefix}intended": False, f"{prefix}not_applicable": False}
+    )
+
+
+# A triage in force: unexpired, and not a declaration a maintainer set aside (``overridden``).
+# The engine and CI's lists apply only these.
+TRIAGE_IN_FORCE = sql.SQL("({} AND NOT t.overridden)").format(TRIAGE_UNEXPIRED)
+
+
+def triages_in_force(today: datetime.date | None = None) -> Q:
+    """``TRIAGE_IN_FORCE`` as a Q."""
+    return triages_unexpired(today) & Q(overridden=False)
 
 
 # A test whose file holds no ":" (and is not empty: a test with no file has its class or name
@@ -190,9 +217,11 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
     """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
     (columns ``row_id``, backend_id, test_id, reason_id, test_key, the test's canonical ID, and
     test_file, its file; one project, bound as ``%(project)s``): by its test, its reason or its
-    pattern, on its backends; with ``unexpired``, only triages not past their expiry day.
-    Columns: ``row_id``, reason_id (the row's), triage_id, kind, names_test, names_pattern,
-    has_backends, created_at.
+    pattern, on its backends (a backend named covers its variants too); with ``unexpired``,
+    only triages not past their expiry day. A triage with a condition applies on a backend
+    unless ``TriageLapse`` says the condition does not hold there (``parity.engine.lapses``);
+    an unconditioned triage never looks. Columns: ``row_id``, reason_id (the row's),
+    triage_id, kind, names_test, names_pattern, has_backends, created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
     equality on part of the key (``parity.pure.globs.pattern_shape``; the same keys their regex
@@ -275,12 +304,17 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
         JOIN {triage} t ON t.id = x.triage_id
         WHERE t.project_id = %(project)s AND {unexpired}
           AND (NOT EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id)
-               OR EXISTS (SELECT 1 FROM {backends} tb
-                          WHERE tb.triage_id = t.id AND tb.backend_id = x.backend_id))
+               OR EXISTS (SELECT 1 FROM {backends} tb JOIN {backend} b ON b.id = x.backend_id
+                          WHERE tb.triage_id = t.id AND tb.backend_id IN (b.id, b.family_id)))
+          AND (t.condition = ''
+               OR NOT EXISTS (SELECT 1 FROM {lapse} l
+                              WHERE l.triage_id = t.id AND l.backend_id = x.backend_id))
         """,
         backends=Triage.backends.through,
+        backend=Backend,
+        lapse=TriageLapse,
         triage=Triage,
-        unexpired=TRIAGE_UNEXPIRED if unexpired else sql.SQL("true"),
+        unexpired=TRIAGE_IN_FORCE if unexpired else sql.SQL("NOT t.overridden"),
         rows=sql.Identifier(rows),
         row_id=sql.Identifier(row_id),
         plain_file=_PLAIN_FILE.format(file=sql.SQL("f.test_file")),
@@ -295,7 +329,8 @@ def triage_picks(
     rows: str, row_id: str, *, untriaged: sql.Composable | None = None
 ) -> sql.Composed:
     """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
-    ``triage_candidates``): intended wins over tracked and quarantine, then the most specific
+    ``triage_candidates``): a declaration that the test is not applicable wins, then intended
+    over tracked and quarantine, then the most specific
     (a test, then a pattern, then a reason; named backends over all), then the newest. With
     ``untriaged``, a condition on a row ``r``, the rows where it holds are there even when no
     triage applies, with a NULL triage (one row per row: no outer join needed, which Postgres,
@@ -311,7 +346,8 @@ def triage_picks(
         """
         SELECT DISTINCT ON (c.{row_id}) c.{row_id}, c.reason_id, c.triage_id, c.kind
         FROM ({candidates} {every}) c
-        ORDER BY c.{row_id}, c.triage_id IS NOT NULL DESC, c.kind = 'intended' DESC,
+        ORDER BY c.{row_id}, c.triage_id IS NOT NULL DESC, c.kind = 'not_applicable' DESC,
+                 c.kind = 'intended' DESC,
                  c.names_test DESC, c.names_pattern DESC, c.has_backends DESC,
                  c.created_at DESC, c.triage_id DESC
         """
@@ -422,5 +458,41 @@ def current_run_at(
 def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:
     """True when the run has more than ``percent`` % fewer tests than the one before it."""
     if not previous:
+        return False
+    return current < previous * (1 - percent / 100)
+
+
+# Run health, apart from test health. A test the reference passes that the run lacks because
+# infrastructure failed says nothing about the backend: its file crashed or was killed (a job
+# that died before writing a test), timed out, reported no test, never started (a lost shard),
+# or reported far fewer tests than before (``truncated``: a worker lost mid-file, a report cut
+# short). Those gap states are the run manifest's (``RunFile.state``, which the engine and the
+# verdict copy into a gap); the score leaves them out and the verdict asks CI to rerun their
+# files (docs/run-health.md). An ingest a worker took up more than once (``Upload.attempts``
+# > 1) is not among them: an upload's results are written in one transaction or not at all
+# (``ingest.pipeline``), so a retried ingest that finished holds every result, and one that
+# gave up holds none and is a failed upload, which the verdict names to send again.
+INFRA_STATES = (
+    GapState.CRASHED,
+    GapState.TIMED_OUT,
+    GapState.EMPTY,
+    GapState.NOT_RUN,
+    GapState.TRUNCATED,
+)
+INFRA = sql.SQL("({})").format(sql.SQL(", ").join(sql.Literal(s.value) for s in INFRA_STATES))
+# The run manifest's states of a file whose tests without a result are infrastructure's.
+INFRA_FILE_STATES = tuple(RunFileState(s.value) for s in INFRA_STATES)
+
+
+def is_infra(state: str) -> bool:
+    """``INFRA`` of one gap state (or a run manifest file's state)."""
+    return state in INFRA_STATES
+
+
+def file_truncated(*, previous: int | None, current: int | None, percent: float) -> bool:
+    """A file that ran and reported ``current`` tests is truncated when its report held more
+    than ``percent`` % fewer than the ``previous`` it held in the backend's last complete run
+    (Intel's check, ``Project.truncation_percent``, 5 by default). Unknown counts are not."""
+    if not previous or current is None:
         return False
     return current < previous * (1 - percent / 100)

@@ -5,6 +5,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from parity.models import Upload
+from parity.pure.attributes import AttributesError, attributes_check
+from parity.pure.declarations import DeclarationsError, classifications_parse
 from parity.pure.run_manifest import ManifestError, manifest_parse
 
 
@@ -60,6 +62,22 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The manifest 'version' of the exemption list the run applied.",
     )
+    hw_classification = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text='JSON {"<file>::<Class>": "GENERIC" | "ACCELERATOR"}: the classes\' '
+        "hw_classification, as the pytest plugin reads it at collection. GENERIC classes "
+        "are declared not applicable on the other backends (docs/applicability.md).",
+    )
+    shard = serializers.CharField(
+        max_length=20,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text='The CI job\'s shard as the client names it ("2/4"); the verdict names it to '
+        "rerun when its files crashed, timed out or were cut short.",
+    )
     file = serializers.ListField(
         child=UploadedFileField(allow_empty_file=True),
         required=False,
@@ -74,6 +92,32 @@ class UploadCreateSerializer(serializers.Serializer):
         '"timed_out", "duration", "report", "tests"}]}, what the job was told to run and what '
         "happened to each file (docs/api.md).",
     )
+
+    attributes = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=5000,
+        help_text='What the run ran on, a JSON object: {"arch": "gfx942", "rocm": "7.1"}. Keys '
+        "like [a-z][a-z0-9_.-]{0,49}, values up to 100 characters, at most 20. A project's "
+        "variant keys (arch) send the run to the backend's variant (rocm-gfx942) "
+        "(docs/variants.md). Every shard of a run sends the same, or none.",
+    )
+
+    def validate_attributes(self, value: str) -> dict:
+        if not value:
+            return {}
+        try:
+            return attributes_check(json.loads(value))
+        except ValueError as exc:  # AttributesError, or JSON that does not decode
+            what = "" if isinstance(exc, AttributesError) else "not JSON: "
+            raise serializers.ValidationError(f"{what}{exc}") from None
+
+    def validate_hw_classification(self, value: str) -> dict:
+        try:
+            return classifications_parse(value)
+        except DeclarationsError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def validate_run_manifest(self, value: str) -> tuple:
         if not value:
@@ -143,6 +187,7 @@ class RunSerializer(serializers.Serializer):
     complete = serializers.BooleanField()
     probe = serializers.BooleanField()
     exemptions_version = serializers.CharField()
+    attributes = serializers.DictField(child=serializers.CharField())
     started_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
 

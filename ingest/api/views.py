@@ -73,7 +73,10 @@ class UploadCreateView(APIView):
             started_at=fields["timestamp"],
             probe=fields["probe"],
             exemptions_version=fields["exemptions_version"],
+            shard=fields["shard"],
             run_manifest=fields["run_manifest"],
+            attributes=fields["attributes"],
+            hw_classification=fields["hw_classification"],
         )
         try:
             upload, created = services.upload_create(

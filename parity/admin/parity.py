@@ -29,6 +29,7 @@ class TriageForm(forms.ModelForm):
             "issue",
             "note",
             "expires_on",
+            "condition",
         ]
 
     def clean(self):
@@ -52,6 +53,7 @@ class TriageForm(forms.ModelForm):
                 note=cleaned.get("note", ""),
                 expires_on=cleaned.get("expires_on"),
                 expires_was=self.initial.get("expires_on"),
+                condition=cleaned.get("condition", ""),
             )
         except TriageRejected as exc:
             self.add_error(exc.field, str(exc))

@@ -2,11 +2,14 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html
 
 from parity.models import Backend, Membership, Project, TrustRule, UploadToken
 from parity.oidc.exchange import trust_rule_delete
+from parity.pure.normalize.presets import PRESETS, preset_rules
 from parity.pure.reproduce import template_errors
-from parity.services.projects import project_save
+from parity.services.projects import project_save, project_score_set
 
 
 class BackendForm(forms.ModelForm):
@@ -37,12 +40,48 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+PRESET_CHOICES = [("", "keep these rules")] + [(p.name, f"{p.name}: {p.title}") for p in PRESETS]
+
+
+class ProjectForm(forms.ModelForm):
+    """A project, with a shipped identity preset to start its rules from (the preset's rules
+    replace the field's; the model's ``clean`` then checks them as any rules)."""
+
+    identity_preset = forms.ChoiceField(
+        choices=PRESET_CHOICES,
+        required=False,
+        help_text="Replace the normalization rules with a shipped preset's, to edit from there. "
+        "Stored tests keep their keys until re-keyed (the identity page).",
+    )
+
+    # No Meta: the admin makes the form of the project's fields from this one.
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        preset = cleaned.get("identity_preset")
+        if preset:
+            cleaned["normalization_rules"] = preset_rules(preset)
+        return cleaned
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectForm
     list_display = ["slug", "name", "visibility", "reference_backend", "created_at"]
     list_filter = ["visibility"]
     search_fields = ["slug", "name"]
     inlines = [BackendInline, MembershipInline]
+    readonly_fields = ["identity"]
+
+    @admin.display(description="Test identity")
+    def identity(self, obj) -> str:
+        if obj is None or obj.pk is None:
+            return "Once the project is saved: presets, a preview of joins and a re-key."
+        # The page is ingest's (``ingest.admin``): it queues the re-key.
+        url = reverse("admin:parity_rekey_identity", args=[obj.pk])
+        return format_html(
+            '<a href="{}">Identity rules: presets, a preview of joins, re-key</a>', url
+        )
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         # Only the project's own backends can be its reference.
@@ -57,6 +96,14 @@ class ProjectAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             return
         # The form checked the branch and offered only the project's own backends.
+        score_fields = {"score_definition", "score_counts_intended", "score_counts_not_applicable"}
+        if score_fields & set(form.changed_data):
+            project_score_set(
+                project=obj,
+                definition=obj.score_definition,
+                counts_intended=obj.score_counts_intended,
+                counts_not_applicable=obj.score_counts_not_applicable,
+            )
         if project_save(project=obj):
             reference = obj.reference_backend.name if obj.reference_backend else "no reference"
             messages.info(

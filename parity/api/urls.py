@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.api import views
+from parity.api import exemption_lists, views
 
 project = "projects/<slug:slug>/"
 
@@ -22,6 +22,16 @@ urlpatterns = [
         f"{project}manifest/resolve/",
         views.ManifestResolveView.as_view(),
         name="manifest-resolve",
+    ),
+    path(
+        f"{project}exemptions/import/",
+        exemption_lists.ListImportView.as_view(),
+        name="exemptions-import",
+    ),
+    path(
+        f"{project}exemptions/export/<slug:list_format>/",
+        exemption_lists.ListExportView.as_view(),
+        name="exemptions-export",
     ),
     path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),
 ]

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from parity import result_reads, selectors
 from parity.api import serializers as s
+from parity.api.serializers.manifest import attributes_from_query
 from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
 from parity.pure.normalize.runner_ids import RunnerIdError
@@ -286,7 +287,11 @@ class ManifestView(APIView):
     def get(self, request: Request, slug: str) -> HttpResponse:
         project = project_for_request(request, slug)
         backend = _backend(project, _query(s.ManifestQuery, request).validated_data["backend"])
-        manifest = selectors.manifest_build(project=project, backend=backend)
+        attributes = attributes_from_query(request.query_params.getlist("attr"))
+        backend = selectors.backend_for_attributes(
+            project=project, backend=backend, attributes=attributes or {}
+        )
+        manifest = selectors.manifest_build(project=project, backend=backend, attributes=attributes)
         exemption_list_record(backend=backend, manifest=manifest)
         etag = f'"{manifest.etag}-{request.accepted_renderer.format}"'
         if etag in parse_etags(request.headers.get("If-None-Match", "")):
@@ -308,9 +313,14 @@ class ManifestResolveView(APIView):
         project = project_for_request(request, slug, reading=True)
         body = s.ResolveRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        backend = _backend(project, body.validated_data["backend"])
+        attributes = body.validated_data["attributes"]
+        backend = selectors.backend_for_attributes(
+            project=project,
+            backend=_backend(project, body.validated_data["backend"]),
+            attributes=attributes or {},
+        )
         tests = body.validated_data["tests"]
-        manifest = selectors.manifest_build(project=project, backend=backend)
+        manifest = selectors.manifest_build(project=project, backend=backend, attributes=attributes)
         try:
             exempted = selectors.manifest_resolve(
                 project=project, backend=backend, tests=tests, exemptions=manifest.exemptions

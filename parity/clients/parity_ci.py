@@ -12,7 +12,10 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
     python parity_ci.py query gaps --backend tpu --untracked --json   # for bots: docs/query.md
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
-``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. With
+``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. What the
+run ran on goes with ``--attr key=value`` (repeatable; ``--attr arch=gfx942 --attr rocm=7.1``),
+else from ``PARITY_ATTR_<KEY>`` and a few CI conventions (``ATTRIBUTE_CONVENTIONS``): it picks the
+backend's variant and the conditioned exemptions that hold (docs/variants.md). With
 ``--oidc`` no secret is needed: the CI's OIDC ID token (GitHub Actions: requested for
 ``--oidc-audience``, default ``$PARITY_OIDC_AUDIENCE`` or "parity"; GitLab, Buildkite: given in
 ``PARITY_OIDC_TOKEN``) is exchanged for a short-lived upload token of the project, which a trust
@@ -41,6 +44,7 @@ import argparse
 import contextlib
 import gzip
 import heapq
+import html
 import http.client
 import json
 import os
@@ -75,6 +79,8 @@ EXIT_AUTH = 3
 EXIT_REJECTED = 4
 EXIT_UNREACHABLE = 5
 EXIT_UPLOAD_FAILED = 6
+# --gate: the tests are fine, but infrastructure lost files or uploads (run health): rerun them.
+EXIT_RERUN = 7
 
 RETRIES = 5  # after the first attempt: 1 + 2 + 4 + 8 + 16 s of backoff, about half a minute
 BACKOFF_SECONDS = 1.0
@@ -219,27 +225,46 @@ class Client:
 
     # --- the API ---
 
-    def manifest(self, backend: str, *, etag: str | None = None) -> dict | None:
+    def manifest(
+        self,
+        backend: str,
+        *,
+        etag: str | None = None,
+        attributes: Mapping[str, str] | None = None,
+    ) -> dict | None:
         """The backend's manifest: ``files`` to run, ``exemptions``, ``durations``... With
         ``etag`` (a previous answer's ``ETag``), None when it has not changed. The answer's
-        ETag is kept in ``self.last_etag``."""
+        ETag is kept in ``self.last_etag``. ``attributes``: the run's (its variant's list, the
+        conditioned exemptions that hold for them); none: the backend's current run's."""
         headers = {"If-None-Match": etag} if etag else {}
+        query: list[tuple[str, str]] = [("backend", backend)]
+        query += [("attr", f"{key}={value}") for key, value in (attributes or {}).items()]
         response = self.request(
-            "GET", self._project_path("manifest/"), query={"backend": backend}, headers=headers
+            "GET", self._project_path("manifest/"), query=query, headers=headers
         )
         self.last_etag = response.headers.get("ETag")
         if response.status == 304:
             return None
         return response.json()
 
-    def resolve(self, backend: str, tests: Sequence[object]) -> list[dict]:
+    def resolve(
+        self,
+        backend: str,
+        tests: Sequence[object],
+        *,
+        attributes: Mapping[str, str] | None = None,
+    ) -> list[dict]:
         """The items of ``tests`` (pytest node IDs, unittest IDs, or ``{"classname", "name",
         "file"}`` objects) that an exemption of ``backend`` names, each as ``{"index", "test",
-        "key", "kind", "message", "triage"}``; ``index`` is the item's position in ``tests``."""
+        "key", "kind", "message", "triage"}``; ``index`` is the item's position in ``tests``.
+        ``attributes`` as for ``manifest``."""
         exempted: list[dict] = []
         for start in range(0, len(tests), RESOLVE_BATCH):
             batch = list(tests[start : start + RESOLVE_BATCH])
-            body = json.dumps({"backend": backend, "tests": batch}).encode("utf-8")
+            sent: dict[str, Any] = {"backend": backend, "tests": batch}
+            if attributes:
+                sent["attributes"] = dict(attributes)
+            body = json.dumps(sent).encode("utf-8")
             answer = self.request(
                 "POST",
                 self._project_path("manifest/resolve/"),
@@ -375,7 +400,7 @@ class Client:
         method: str,
         path: str,
         *,
-        query: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
         body: bytes | IO[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Response:
@@ -504,8 +529,11 @@ class UploadRequest:
         file_hint: str = "",
         probe: bool = False,
         exemptions_version: str = "",
+        attributes: Mapping[str, str] | None = None,
+        shard: str = "",
     ) -> None:
         self.backend = backend
+        self.attributes = dict(attributes or {})  # what the run ran on: arch, rocm...
         self.commit = commit
         self.branch = branch
         self.run = run
@@ -514,6 +542,8 @@ class UploadRequest:
         self.file_hint = file_hint
         self.probe = probe  # exempted tests ran too: never current, says what passes now
         self.exemptions_version = exemptions_version  # the manifest version the run applied
+        self.hw_classification = ""  # JSON the pytest plugin wrote: {"<file>::<Class>": label}
+        self.shard = shard  # "2/4": the verdict names it when its files must run again
 
     def fields(self, *, project: str, complete: bool) -> dict[str, str]:
         fields = {
@@ -527,6 +557,9 @@ class UploadRequest:
             "complete": "true" if complete else "false",
             "probe": "true" if self.probe else "",
             "exemptions_version": self.exemptions_version,
+            "attributes": json.dumps(self.attributes, sort_keys=True) if self.attributes else "",
+            "hw_classification": self.hw_classification,
+            "shard": self.shard,
         }
         return {name: value for name, value in fields.items() if value}
 
@@ -600,8 +633,10 @@ def collect_reports(paths: Sequence[str]) -> Reports:
 # properties, near the top of the file): the exemption list they applied, and a probe.
 PROPERTY_VERSION = "parity_exemptions_version"
 PROPERTY_PROBE = "parity_probe"
+# The test classes' hw_classification labels the pytest plugin read at collection, as JSON.
+PROPERTY_HW_CLASSIFICATION = "parity_hw_classification"
 _PROPERTY = re.compile(rb'<property name="(parity_[a-z_]+)" value="([^"]*)"')
-PROPERTY_SCAN_BYTES = 64 * 1024
+PROPERTY_SCAN_BYTES = 1024 * 1024
 
 
 def reports_applied(reports: Reports) -> dict[str, str]:
@@ -612,16 +647,19 @@ def reports_applied(reports: Reports) -> dict[str, str]:
         with path.open("rb") as xml:
             head = xml.read(PROPERTY_SCAN_BYTES)
         for name, value in _PROPERTY.findall(head):
-            found.setdefault(name.decode(), value.decode("utf-8", "replace"))
+            found.setdefault(name.decode(), html.unescape(value.decode("utf-8", "replace")))
     return found
 
 
 def request_from_reports(request: UploadRequest, reports: Reports, log: Callable) -> None:
     """Fill in what the runner applied when the flags did not say: the exemption list's
-    version, and whether it was a probe (which must never be uploaded as a plain run)."""
+    version, whether it was a probe (which must never be uploaded as a plain run), and the
+    classes' hw_classification labels."""
     applied = reports_applied(reports)
     if not request.exemptions_version:
         request.exemptions_version = applied.get(PROPERTY_VERSION, "")
+    if not request.hw_classification:
+        request.hw_classification = applied.get(PROPERTY_HW_CLASSIFICATION, "")
     if applied.get(PROPERTY_PROBE) == "true" and not request.probe:
         log("the reports come from a probe (exempted tests ran): uploading them as a probe run")
         request.probe = True
@@ -778,7 +816,63 @@ def upload_request(args: argparse.Namespace, env: Mapping[str, str]) -> UploadRe
         file_hint=args.file_hint or "",
         probe=args.probe,
         exemptions_version=args.exemptions_version or "",
+        attributes=run_attributes(args.attr, env),
+        shard=getattr(args, "shard", None) or "",
     )
+
+
+# --- Attributes -----------------------------------------------------------------------------
+
+# CI variables that say an attribute by a convention: (variable, attribute). PARITY_ATTR_<KEY>
+# wins over them, and --attr over both. PYTORCH_ROCM_ARCH counts only when it names one arch
+# (a build for several says nothing about the machine the tests ran on).
+ATTRIBUTE_CONVENTIONS = (
+    ("PYTORCH_ROCM_ARCH", "arch"),
+    ("ROCM_VERSION", "rocm"),
+    ("CUDA_VERSION", "cuda"),
+)
+ATTRIBUTE_PREFIX = "PARITY_ATTR_"
+_ATTRIBUTE_KEY = re.compile(r"[a-z][a-z0-9_.-]{0,49}")
+
+
+def env_attributes(env: Mapping[str, str]) -> dict[str, str]:
+    """The attributes CI's variables say: the conventions, then ``PARITY_ATTR_<KEY>=value``
+    (``PARITY_ATTR_ROCM=7.1``: rocm=7.1; the key is the rest of the name, lowercased)."""
+    found = {}
+    for variable, key in ATTRIBUTE_CONVENTIONS:
+        value = env.get(variable, "").strip()
+        if value and not re.search(r"[;,\s]", value):
+            found[key] = value
+    for variable, value in sorted(env.items()):
+        if variable.startswith(ATTRIBUTE_PREFIX) and value.strip():
+            found[variable[len(ATTRIBUTE_PREFIX) :].lower()] = value.strip()
+    return found
+
+
+def attributes_parse(pairs: Sequence[str] | None) -> dict[str, str]:
+    """``--attr key=value`` flags as attributes; a bad one is a ``ConfigError`` naming it."""
+    found = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not _ATTRIBUTE_KEY.fullmatch(key) or not value:
+            raise ConfigError(
+                f"--attr {pair!r}: write key=value, the key in lowercase letters, digits, "
+                "'_', '.', '-' (e.g. --attr arch=gfx942)"
+            )
+        found[key] = value
+    return found
+
+
+def run_attributes(pairs: Sequence[str] | None, env: Mapping[str, str]) -> dict[str, str]:
+    """The run's attributes: CI's variables (``env_attributes``), the ``--attr`` flags over
+    them."""
+    return {**env_attributes(env), **attributes_parse(pairs)}
+
+
+def attributes_env(attributes: Mapping[str, str]) -> dict[str, str]:
+    """``attributes`` as ``PARITY_ATTR_<KEY>`` variables, for a child process to read back."""
+    return {ATTRIBUTE_PREFIX + key.upper(): value for key, value in attributes.items()}
 
 
 # --- Shards ---------------------------------------------------------------------------------
@@ -850,7 +944,7 @@ def _glob_regex(glob: str, wildcards: dict[str, str]) -> str:
     )
 
 
-SKIPPING_KINDS = ("tracked", "intended")  # quarantined tests run; these are skipped
+SKIPPING_KINDS = ("tracked", "intended", "not_applicable")  # quarantined tests run
 CLIENT_DIR = Path(__file__).resolve().parent  # where the plugin and the runner sit beside it
 
 
@@ -1093,6 +1187,8 @@ def run_manifest_read(
 def gap_tracking(gap: Mapping[str, Any]) -> str:
     """untracked, tracked, tracked-closed (every issue it cites is closed: fixed, or forgotten?)
     or intended."""
+    if gap.get("infra"):
+        return "infra"
     if gap.get("intended"):
         return "intended"
     if gap.get("tracked"):
@@ -1102,7 +1198,7 @@ def gap_tracking(gap: Mapping[str, Any]) -> str:
 
 def _gaps_in_order(verdict: Mapping[str, Any]) -> list[dict]:
     """The gaps listed, untracked first (the server's order; an older server's was by test)."""
-    order = {"untracked": 0, "tracked-closed": 1, "tracked": 2, "intended": 3}
+    order = {"untracked": 0, "tracked-closed": 1, "tracked": 2, "intended": 3, "infra": 4}
     return sorted(verdict.get("gaps", []), key=lambda g: (order[gap_tracking(g)], g["test"]))
 
 
@@ -1129,11 +1225,53 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
     tracked = f"{opened['tracked']} tracked" + (
         f" ({closed_issues} by closed issues)" if closed_issues else ""
     )
+    infra = opened.get("infra") or 0
+    health = "; run UNHEALTHY: rerun below" if verdict.get("health") == "unhealthy" else ""
     return (
         f"verdict for {verdict['backend']} run {verdict['run']}: {state}{reason}; opened "
-        f"{opened['untracked']} untracked, {tracked}, {opened['intended']} intended gap(s), "
-        f"closed {verdict['closed']}"
+        f"{opened['untracked']} untracked, {tracked}, {opened['intended']} intended gap(s)"
+        + (f", {infra} lost to infrastructure" if infra else "")
+        + f", closed {verdict['closed']}{health}"
     )
+
+
+def verdict_rerun(verdict: Mapping[str, Any]) -> str:
+    """Run health: the files infrastructure lost (a line each: file, state, shard, how it
+    ended) and the uploads that failed to ingest; empty when the run is healthy."""
+    rerun = verdict.get("rerun") or {}
+    files, shards = rerun.get("files") or [], rerun.get("shards") or []
+    if not (files or shards):
+        return ""
+    lines = [
+        f"rerun: {len(files)} file(s) infrastructure lost, in {len(shards)} shard(s); "
+        "not gaps of the backend (docs/run-health.md)"
+    ]
+    rows = [("FILE", "STATE", "SHARD", "HOW IT ENDED")] + [
+        (f["file"], f["state"], _shard_label(f), _file_ending(f)) for f in files
+    ]
+    if files:
+        lines += _columns(rows)
+    for shard in shards:
+        if shard.get("failed_upload"):
+            lines.append(
+                f"upload {shard['upload']} ({_shard_label(shard)}) failed to ingest: send it "
+                f"again or rerun the job ({_clip(shard.get('error') or '', 120)})"
+            )
+    if verdict.get("ci_url"):
+        lines.append(f"CI run: {verdict['ci_url']}")
+    return "\n".join(lines)
+
+
+def _shard_label(item: Mapping[str, Any]) -> str:
+    if item.get("shard"):
+        return f"shard {item['shard']}"
+    return f"upload {item['upload']}" if item.get("upload") else "expected only"
+
+
+def _file_ending(item: Mapping[str, Any]) -> str:
+    if item.get("state") == "truncated" and item.get("baseline_tests"):
+        return f"{item.get('tests')} tests, {item['baseline_tests']} before"
+    return item.get("exit_status") or "-"
 
 
 def verdict_branch(verdict: Mapping[str, Any], *, project: str | None) -> str:
@@ -1322,6 +1460,13 @@ def verdict_markdown(
         facts.append(f"**{_md(off_branch[0].upper() + off_branch[1:])}.**")
     if not verdict.get("complete"):
         facts.append("The run is not complete: tests it lacks are not counted missing yet.")
+    if verdict.get("health") == "unhealthy":
+        rerun = verdict.get("rerun") or {}
+        shards = sorted({_shard_label(x) for x in rerun.get("shards") or []})
+        facts.append(
+            f"**Run unhealthy**: infrastructure lost {len(rerun.get('files') or [])} file(s); "
+            f"rerun {_md(', '.join(shards))} (not gaps of {_md(backend)})."
+        )
     facts += [_md(line.strip()) for line in verdict_exemptions(verdict).splitlines()]
     lines += [" ".join(facts), ""]
     if parity:
@@ -1584,12 +1729,42 @@ def query_verdict(client: Client, args: argparse.Namespace) -> dict:
             "untracked": opened["untracked"],
             "tracked": opened["tracked"],
             "intended": opened["intended"],
+            "infra": opened.get("infra", 0),
         },
         "closed": verdict["closed"],
+        "health": verdict.get("health", "healthy"),
+        "rerun": query_rerun(verdict.get("rerun") or {}),
         "total": total,
         "truncated": len(gaps) < total,
         "items": [query_gap(gap) for gap in gaps],
     }
+
+
+def query_rerun(rerun: Mapping[str, Any]) -> dict:
+    """Run health's rerun list, field by field (docs/query.md)."""
+    files = [
+        {
+            "file": f["file"],
+            "state": f["state"],
+            "shard": f.get("shard") or None,
+            "exit_status": f.get("exit_status") or None,
+            "upload": f.get("upload"),
+            "tests": f.get("tests"),
+            "baseline_tests": f.get("baseline_tests"),
+        }
+        for f in rerun.get("files") or []
+    ]
+    shards = [
+        {
+            "shard": s.get("shard") or None,
+            "upload": s.get("upload"),
+            "files": s.get("files", 0),
+            "failed_upload": bool(s.get("failed_upload")),
+            "error": s.get("error") or None,
+        }
+        for s in rerun.get("shards") or []
+    ]
+    return {"files": files, "shards": shards}
 
 
 def query_tests(client: Client, args: argparse.Namespace) -> dict:
@@ -1639,8 +1814,12 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             f"verdict for {document['backend']} run {document['run']}: "
             f"{'ok' if document['ok'] else 'NOT OK'}; opened {opened['untracked']} untracked, "
             f"{opened['tracked']} tracked, {opened['intended']} intended gap(s), "
-            f"closed {document['closed']}"
+            f"closed {document['closed']}; run {document['health']}"
         )
+        lines += [
+            f"rerun {f['file']} ({f['state']}, {_shard_label(f)})"
+            for f in document["rerun"]["files"]
+        ]
     if kind in ("gaps", "verdict"):
         rows = [
             [g["state"], g["tracking"], g["backend"], g["test"], _clip(g["reason"] or "", 80)]
@@ -1771,13 +1950,18 @@ def command_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         )
     client = client_from_args(args, env)
     request = upload_request(args, env)  # before running: a bad setting fails fast
-    manifest = load_manifest(args.manifest) if args.manifest else client.manifest(backend)
+    manifest = (
+        load_manifest(args.manifest)
+        if args.manifest
+        else client.manifest(backend, attributes=request.attributes)
+    )
     files = shard_files(manifest, args.shard)
     client.log(exemptions_summary({"backend": backend, **manifest}, files, probe=args.probe))
     if not any("{junit}" in part for part in command):
         client.log("the command has no {junit}: only the run manifest is uploaded")
     reports = Path(args.reports)
     child_env = child_environment(env, client, backend=backend, probe=args.probe)
+    child_env.update(attributes_env(request.attributes))  # the plugin resolves with them
     if not (CLIENT_DIR / "parity_pytest.py").is_file():
         client.log(
             f"parity_pytest.py is not beside {Path(__file__).name} (fetch it from "
@@ -1824,14 +2008,19 @@ def _uploaded(
         print(off_branch)
     print(verdict_exemptions(verdict))
     print(verdict_table(verdict))
-    files = verdict_files(verdict)
-    if files:
-        print(files)
+    rerun = verdict_rerun(verdict)
+    if rerun:
+        print(rerun)
+    elif verdict_files(verdict):  # a server older than run health
+        print(verdict_files(verdict))
     run_page = client.dashboard_url(f"runs/{verdict['run']}/")
     print(f"dashboard: {run_page}")
     _summaries_write(args, client, verdict, env, commit=request.commit)
     if args.gate and not verdict["ok"]:
         return EXIT_GATE
+    if args.gate and verdict.get("health") == "unhealthy":
+        client.log("the tests are fine, but infrastructure lost files: rerun them (exit 7)")
+        return EXIT_RERUN
     return EXIT_OK
 
 
@@ -1861,7 +2050,8 @@ def _summaries_write(
 
 def command_manifest(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     client = client_from_args(args, env)
-    manifest = client.manifest(backend_required(args))
+    attributes = run_attributes(args.attr, env)
+    manifest = client.manifest(backend_required(args), attributes=attributes)
     text = json.dumps(manifest, indent=2) + "\n"
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -1896,7 +2086,9 @@ def command_files(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.manifest:
         manifest = load_manifest(args.manifest)
     else:
-        manifest = client_from_args(args, env).manifest(backend_required(args))
+        manifest = client_from_args(args, env).manifest(
+            backend_required(args), attributes=run_attributes(args.attr, env)
+        )
     files = shard_files(manifest, args.shard)
     if not files:
         _log("no test files to run here (is there a current run of the reference?)")
@@ -1930,6 +2122,13 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         default=env.get("PARITY_BACKEND") or None,
         help="the backend's name, e.g. tpu (default: $PARITY_BACKEND)",
     )
+    backend.add_argument(
+        "--attr",
+        action="append",
+        metavar="KEY=VALUE",
+        help="what the run ran on, repeatable: --attr arch=gfx942 --attr rocm=7.1 (default: "
+        "$PARITY_ATTR_<KEY>, and PYTORCH_ROCM_ARCH, ROCM_VERSION, CUDA_VERSION; docs/variants.md)",
+    )
 
     parser = argparse.ArgumentParser(
         prog="parity_ci.py", description=__doc__.split("\n\n")[0] if __doc__ else None
@@ -1947,6 +2146,12 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         metavar="FILE",
         help="the test files this job was told to run, one a line: those no upload of the run "
         "started read as not_run, not missing",
+    )
+    upload.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="the shard this job ran (as `files --shard` chose it): the verdict names it when "
+        "its files must run again",
     )
     upload.add_argument(
         "--run-manifest",

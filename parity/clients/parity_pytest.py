@@ -25,7 +25,9 @@ The report (``--junitxml``) records the manifest version of the exemptions appli
 the run was a probe, as ``<properties>`` of its test suite; ``parity_ci.py upload`` sends them
 with the upload, so the verdict says which exemption list the run used.
 
-Settings: ``--parity-backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN``,
+Settings: ``--parity-backend`` (or ``PARITY_BACKEND``); ``--parity-attr key=value``
+(repeatable; default: ``PARITY_ATTR_<KEY>`` and CI conventions, as for ``parity_ci.py``: they
+pick the backend's variant and the conditioned exemptions); ``PARITY_URL``, ``PARITY_TOKEN``,
 ``PARITY_PROJECT`` as for ``parity_ci.py``; ``--parity-probe`` (or ``PARITY_PROBE=1``).
 ``parity_ci.py run`` sets these for each file's process, and loads the plugin there with
 ``PYTEST_PLUGINS``. Without a backend the plugin does nothing. When the
@@ -47,6 +49,7 @@ as pytest names them, without the server's normalization: an exemption written f
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -68,6 +71,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME",
         default=os.environ.get("PARITY_BACKEND") or None,
         help="apply this backend's exemptions (default: $PARITY_BACKEND; none: do nothing)",
+    )
+    group.addoption(
+        "--parity-attr",
+        metavar="KEY=VALUE",
+        action="append",
+        help="what this run runs on, repeatable: --parity-attr arch=gfx942 (default: "
+        "$PARITY_ATTR_<KEY> and CI conventions; docs/variants.md)",
     )
     group.addoption(
         "--parity-manifest",
@@ -115,7 +125,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if manifest:
             exemptions = ManifestExemptions(parity_ci.load_manifest(manifest), backend=backend)
         else:
-            exemptions = ServerExemptions(backend, retries=config.getoption("parity_retries"))
+            exemptions = ServerExemptions(
+                backend,
+                retries=config.getoption("parity_retries"),
+                attributes=parity_ci.run_attributes(config.getoption("parity_attr"), os.environ),
+            )
     except parity_ci.ParityError as exc:
         raise pytest.UsageError(f"parity: {exc}") from None
     plugin = ExemptionsPlugin(
@@ -158,8 +172,11 @@ class RunManifestPlugin:
 class ServerExemptions:
     """Exemptions named by the server's resolve API."""
 
-    def __init__(self, backend: str, *, retries: int) -> None:
+    def __init__(
+        self, backend: str, *, retries: int, attributes: dict[str, str] | None = None
+    ) -> None:
         self.backend = backend
+        self.attributes = attributes or {}
         self.client = parity_ci.Client.from_env(retries=max(retries, 0))
         self.version = ""
 
@@ -167,7 +184,7 @@ class ServerExemptions:
         return f"{self.backend} on {self.client.url}"
 
     def find(self, node_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        exempted = self.client.resolve(self.backend, node_ids)
+        exempted = self.client.resolve(self.backend, node_ids, attributes=self.attributes)
         self.version = self.client.last_version
         return {node_ids[e["index"]]: (e["kind"], e["message"]) for e in exempted}
 
@@ -202,6 +219,21 @@ class ManifestExemptions:
         return found
 
 
+def hw_classifications(items: list) -> dict[str, str]:
+    """``{"<file>::<Class>": label}`` of the collected test classes that carry PyTorch's
+    ``hw_classification`` attribute (an enum member or a string: GENERIC, ACCELERATOR). The
+    server declares a GENERIC class's tests not applicable on the other backends."""
+    found: dict[str, str] = {}
+    for item in items:
+        cls = getattr(item, "cls", None)
+        label = getattr(cls, "hw_classification", None) if cls is not None else None
+        if label is None:
+            continue
+        name = getattr(label, "name", None) or str(label).rsplit(".", 1)[-1]
+        found[f"{item.nodeid.split(SEP, 1)[0]}{SEP}{cls.__name__}"] = name.upper()
+    return found
+
+
 class ExemptionsPlugin:
     def __init__(
         self,
@@ -218,11 +250,13 @@ class ExemptionsPlugin:
         self.quarantine_failures: list[str] = []
         self.unavailable = ""
         self.resolved = False
+        self.classified: dict[str, str] = {}
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         found = self._find([item.nodeid for item in items])
         self.resolved = True
+        self.classified = hw_classifications(items)
         self._record_applied(config)
         for item in items:
             kind, message = found.get(item.nodeid, ("", ""))
@@ -246,6 +280,9 @@ class ExemptionsPlugin:
             xml.add_global_property(parity_ci.PROPERTY_VERSION, self.exemptions.version)
         if self.probe:
             xml.add_global_property(parity_ci.PROPERTY_PROBE, "true")
+        if self.classified:
+            labels = json.dumps(self.classified, sort_keys=True, separators=(",", ":"))
+            xml.add_global_property(parity_ci.PROPERTY_HW_CLASSIFICATION, labels)
 
     def _find(self, node_ids: list[str]) -> dict[str, tuple[str, str]]:
         if not node_ids:

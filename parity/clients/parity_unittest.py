@@ -35,8 +35,10 @@ as ``<properties>`` of each test suite, which ``parity_ci.py upload`` sends with
 upload --run-manifest FILE`` before importing it, and how the run ended after: a script that
 crashes the process leaves its entry unfinished, and its tests read ``crashed``, not ``missing``.
 
-Settings: ``--backend`` (or ``PARITY_BACKEND``); ``PARITY_URL``, ``PARITY_TOKEN`` and
-``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the tests run as they are.
+Settings: ``--backend`` (or ``PARITY_BACKEND``); ``--attr key=value`` (repeatable; default:
+``PARITY_ATTR_<KEY>`` and CI conventions, as for ``parity_ci.py``); ``PARITY_URL``,
+``PARITY_TOKEN`` and ``PARITY_PROJECT`` as for ``parity_ci.py``. Without a backend the tests
+run as they are.
 
 Exit codes: 0 every test passed or was exempted; 1 a test failed or a script could not be
 imported; otherwise ``parity_ci.py``'s codes: 2 bad usage or settings, 3 the token was refused,
@@ -220,12 +222,16 @@ def module_file(module: str) -> str:
 
 
 def exemptions_find(
-    backend: str, tests: Sequence[unittest.TestCase], *, client: parity_ci.Client
+    backend: str,
+    tests: Sequence[unittest.TestCase],
+    *,
+    client: parity_ci.Client,
+    attributes: dict[str, str] | None = None,
 ) -> dict[unittest.TestCase, tuple[str, str]]:
     """(kind, message) of each exempted test, by test: one resolve request. Tests are keyed by
     themselves, not by ``id()``, which classes a function generates can share."""
     node_ids = [case_name(test).node_id for test in tests]
-    exempted = client.resolve(backend, node_ids)
+    exempted = client.resolve(backend, node_ids, attributes=attributes)
     return {tests[e["index"]]: (e["kind"], e["message"]) for e in exempted}
 
 
@@ -471,6 +477,13 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("PARITY_BACKEND") or None,
         help="apply this backend's exemptions (default: $PARITY_BACKEND; none: run as is)",
     )
+    parser.add_argument(
+        "--attr",
+        action="append",
+        metavar="KEY=VALUE",
+        help="what this run runs on, repeatable: --attr arch=gfx942 (default: "
+        "$PARITY_ATTR_<KEY> and CI conventions; docs/variants.md)",
+    )
     parser.add_argument("--junit-xml", metavar="FILE", help="write the results as JUnit XML")
     parser.add_argument(
         "--run-manifest",
@@ -537,7 +550,8 @@ def _exemptions(
     server could not be reached)."""
     client = parity_ci.Client.from_env(retries=max(args.retries, 0))
     try:
-        found = exemptions_find(args.backend, tests, client=client)
+        attributes = parity_ci.run_attributes(args.attr, os.environ)
+        found = exemptions_find(args.backend, tests, client=client, attributes=attributes)
     except parity_ci.ServerUnreachable as exc:
         if not args.optional:
             raise

@@ -298,9 +298,19 @@ class ExemptionForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}),
     )
 
+    condition = forms.CharField(
+        required=False,
+        max_length=1000,
+        help_text="Optional: applies only where a run's attributes match (docs/variants.md).",
+        widget=forms.TextInput(
+            attrs={"placeholder": "arch in (gfx942, gfx90a) and rocm < 7.14", "autocomplete": "off"}
+        ),
+    )
+
     # ``TriageRejected.field`` -> the form's field.
     FIELD_OF = {"issue": "issue_url", "match": "match", "note": "note", "kind": "kind",
-                "backends": "backends", "expires_on": "expires_on"}  # fmt: skip
+                "backends": "backends", "expires_on": "expires_on",
+                "condition": "condition"}  # fmt: skip
 
     def __init__(self, *args, backends: list[str], **kwargs) -> None:
         super().__init__(*args, **kwargs)

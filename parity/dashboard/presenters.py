@@ -6,7 +6,9 @@ import datetime
 import hashlib
 import re
 from dataclasses import dataclass, replace
+from urllib.parse import urlencode
 
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
 
@@ -200,6 +202,19 @@ def shade(share: float | None) -> str:
     return "0"
 
 
+# How a card names the headline next to its figure, per score definition (parity.pure.scores).
+_SCORE_KINDS = {
+    "reference_passing": "parity",
+    "agree_reference_passed": "agree where the reference passed",
+    "agree_any": "agree on any difference",
+}
+
+
+def score_kind(kind: str) -> str:
+    """A score definition's short name beside a figure: "parity", "agree on any difference"."""
+    return _SCORE_KINDS.get(kind, kind)
+
+
 def percent(share: float | None) -> str:
     """``0.2571`` -> ``26 %``; "–" for no share. Rounded down near the ends, so a share that is
     not whole never reads 100 % and one that is not zero never reads 0 %."""
@@ -341,6 +356,7 @@ ABSENT_LABELS = {
     "timed_out": "timed out",
     "empty": "no tests",
     "not_run": "not started",
+    "truncated": "truncated",
 }
 
 
@@ -352,6 +368,7 @@ def run_state_words(state: str, status: str = "") -> str:
         "timed_out": "timed out",
         "empty": "ran no test",
         "not_run": "never started",
+        "truncated": "was cut short",
     }.get(state, state)
     shown = status if status and status not in ("timed out", "not started") else ""
     return f"{words} ({shown})" if shown else words
@@ -574,3 +591,28 @@ def family_new_gaps_text(found, variant_keys: list[str] | None) -> str:
         f"{found.family}: {found.total} {gaps} ({found.untracked} untracked), "
         f"on {len(found.variants)} of {found.of} {noun}"
     )
+
+
+# --- Exports ---------------------------------------------------------------------------------
+
+# The formats the exemptions page links (docs/lists.md), as their users call them.
+EXPORT_LABELS = (
+    ("amd-csv", "CSV"),
+    ("deselect", "pytest --deselect"),
+    ("set-test-configs", "set_test_configs"),
+    ("skip-dict", "skip_dict"),
+    ("disabled-json", "disabled-tests JSON"),
+    ("na-list", "not-applicable list"),
+    ("yaml", "parity YAML"),
+)
+
+
+def export_links(slug: str, *, backend: str = "", kind: str = "") -> list[tuple[str, str]]:
+    """(label, URL) of each format's download of the exemptions the page's backend and kind
+    filters select."""
+    params = urlencode({k: v for k, v in (("backend", backend), ("kind", kind)) if v})
+    suffix = f"?{params}" if params else ""
+    return [
+        (label, reverse("exemptions-export", args=[slug, name]) + suffix)
+        for name, label in EXPORT_LABELS
+    ]

@@ -26,6 +26,9 @@ from parity.services.triage import (
     triages_create,
     triages_delete,
 )
+from parity.services.triage import (
+    declaration_override as triage_override,
+)
 from parity.web.access import Refusal, project_refusal
 
 SAVED = {
@@ -169,6 +172,23 @@ def exemption_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     what = presenters.triage_target(triage)
     triages_delete(triages=[triage])
     messages.success(request, f"Exemption removed: {what}. The numbers are updated.")
+    return redirect(back)
+
+
+@require_POST
+def declaration_override(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Set a not-applicable declaration aside (``overridden=1``) or restore it (``0``)."""
+    back = back_url(
+        request, request.POST.get("next"), reverse("project-not-applicable", args=[slug])
+    )
+    project, refusal = project_refusal(request, slug, triage=True)
+    if refusal is not None:
+        return refused(refusal, back)
+    triage = get_object_or_404(Triage, project=project, pk=pk, kind=TriageKind.NOT_APPLICABLE)
+    overridden = request.POST.get("overridden") == "1"
+    triage_override(triage=triage, overridden=overridden)
+    done = "set aside: its tests count as gaps again" if overridden else "restored"
+    messages.success(request, f"Declaration {triage.match or triage.pk} {done}.")
     return redirect(back)
 
 

@@ -31,6 +31,12 @@ urlpatterns = [
     path(f"{project}triage/", triage_views.triage_submit, name="project-triage"),
     path(f"{project}file-issue/", views.file_issue, name="project-file-issue"),
     path(f"{project}exemptions/", views.exemptions, name="project-exemptions"),
+    path(f"{project}not-applicable/", views.not_applicable, name="project-not-applicable"),
+    path(
+        f"{project}not-applicable/<int:pk>/override/",
+        triage_views.declaration_override,
+        name="project-declaration-override",
+    ),
     path(
         f"{project}exemptions/<int:pk>/delete/",
         triage_views.exemption_delete,

@@ -414,6 +414,23 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         exemption_form=new,
         preview=preview,
         today=timezone.now().date(),
+        exports=presenters.export_links(
+            project.slug, backend=query["backend"] or "", kind=query["kind"] or ""
+        ),
+    )
+
+
+@project_page
+def not_applicable(request: HttpRequest, project: Project) -> HttpResponse:
+    """The tests declared not applicable on backends, each declaration with its source and the
+    tests it keeps out of the gaps; a maintainer overrides one there, or restores it."""
+    return _render_project(
+        request,
+        project,
+        "parity/not_applicable.html",
+        tab="exemptions",
+        rows=selectors.declarations(project=project),
+        may_triage=triage_refusal(request, project) is None,
     )
 
 

@@ -34,11 +34,12 @@ def triages_refresh(*, project: Project) -> None:
     snapshots_write(project=project, backend_ids=backend_ids, reference_run_id=reference_run_id)
 
 
-# Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended: its
-# triage says so; an intended gap is never counted tracked or untracked. Tracked but closed: every
-# issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps the states). The
-# issue lookups run only where they can matter (CASE evaluates the branch it takes): most gaps
-# of a first completion are missing tests, with no reason and no triage. Such a gap (settled:
+# Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended and
+# not applicable: its triage says so; such a gap is never counted tracked or untracked. Tracked
+# but closed: every issue it cites is closed at the tracker (``parity.services.issue_sync`` keeps
+# the states). The issue lookups run only where they can matter (CASE evaluates the branch it
+# takes): most gaps of a first completion are missing tests, with no reason and no triage. Such
+# a gap (settled:
 # no triage, no flag, no reason) keeps its flags unless a triage applies now, so the pick
 # leaves it out then (a first completion's 52k gaps were each sorted, flagged and looked up
 # again by the update, to change a few thousand).
@@ -46,14 +47,16 @@ _APPLY_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
                tc.file AS test_file,
-               g.triage_id IS NULL AND NOT (g.intended OR g.tracked OR g.tracked_closed)
+               g.triage_id IS NULL
+                   AND NOT (g.intended OR g.tracked OR g.tracked_closed OR g.not_applicable)
                    AND g.reason_id IS NULL AS settled
         FROM {gap} g JOIN {testcase} tc ON tc.id = g.test_id
         WHERE g.is_open AND g.project_id = %(project)s AND {which}
     ), picked AS MATERIALIZED ({picks}), flagged AS (
         SELECT t.id, t.triage_id, t.reason_id,
                coalesce(t.kind = 'intended', false) AS intended,
-               t.kind IS DISTINCT FROM 'intended'
+               coalesce(t.kind = 'not_applicable', false) AS not_applicable,
+               coalesce(t.kind NOT IN ('intended', 'not_applicable'), true)
                    AND (coalesce(t.kind IN ('tracked', 'quarantine'), false)
                         OR CASE WHEN t.reason_id IS NULL THEN false ELSE {reason_issue} END)
                    AS tracked
@@ -61,15 +64,16 @@ _APPLY_SQL = """
     )
     UPDATE {gap} g
     SET triage_id = p.triage_id, intended = p.intended, tracked = p.tracked,
-        tracked_closed = p.tracked_closed
+        tracked_closed = p.tracked_closed, not_applicable = p.not_applicable
     FROM (
-        SELECT t.id, t.triage_id, t.intended, t.tracked,
+        SELECT t.id, t.triage_id, t.intended, t.tracked, t.not_applicable,
                CASE WHEN t.tracked THEN {all_closed} ELSE false END AS tracked_closed
         FROM flagged t
     ) p
     WHERE g.id = p.id
-      AND (g.triage_id, g.intended, g.tracked, g.tracked_closed)
-          IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked_closed)
+      AND (g.triage_id, g.intended, g.tracked, g.tracked_closed, g.not_applicable)
+          IS DISTINCT FROM (p.triage_id, p.intended, p.tracked, p.tracked_closed,
+                            p.not_applicable)
     """
 
 
@@ -116,7 +120,8 @@ _ANY_TOUCHED_SQL = "SELECT EXISTS (SELECT 1 FROM parity_gaps_touched)"
 
 # Covering: the triages some open gap matches (expired ones too), those an open gap picked (the
 # same, when every gap was matched; enough alone for the shortcut below), and those applying on a
-# backend with no current run yet: nothing has shown they match nothing there.
+# backend with no current run yet: nothing has shown they match nothing there. A family whose
+# runs go to its variants (rocm: rocm-gfx942) is not such a backend: its variants' gaps tell.
 _STALE_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
@@ -133,6 +138,7 @@ _STALE_SQL = """
         JOIN {backend} b ON b.project_id = t.project_id
         LEFT JOIN {backendstate} bs ON bs.backend_id = b.id
         WHERE t.project_id = %(project)s AND bs.current_run_id IS NULL
+          AND NOT EXISTS (SELECT 1 FROM {backend} v WHERE v.family_id = b.id)
           AND (NOT EXISTS (SELECT 1 FROM {on_backend} tb WHERE tb.triage_id = t.id)
                OR EXISTS (SELECT 1 FROM {on_backend} tb
                           WHERE tb.triage_id = t.id AND tb.backend_id = b.id))

@@ -11,7 +11,7 @@ import logging
 
 from django.db import connection, transaction
 
-from parity.definitions import OUTCOME_PARAMS, TRIAGE_UNEXPIRED, run_outcomes, triage_candidates
+from parity.definitions import OUTCOME_PARAMS, TRIAGE_IN_FORCE, run_outcomes, triage_candidates
 from parity.models import ProbeOutcome, Run, TestCase, Triage
 from parity.models.projects import project_lock
 from parity.models.sql import model_sql
@@ -54,7 +54,7 @@ _PROBE_SQL = model_sql(
     triage=Triage,
     backends=Triage.backends.through,
     candidates=triage_candidates("parity_probe_rows", "test_id"),
-    unexpired=TRIAGE_UNEXPIRED,
+    unexpired=TRIAGE_IN_FORCE,
 )
 
 

@@ -38,6 +38,7 @@ from parity.engine.gaps import (
     nightly_scope_write,
     rerun_scope_write,
 )
+from parity.engine.lapses import lapses_write
 from parity.engine.owners import owners_add
 from parity.engine.pending import pending_split
 from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
@@ -352,6 +353,15 @@ def _stale_all(r: Recompute) -> None:
     triages_mark_stale(project_id=r.project.pk)
 
 
+def _lapses(r: Recompute) -> None:
+    """A moved backend's run may carry other attributes (an upgrade): the conditioned triages
+    that hold there change, and so may the triage of any open gap of it, touched or not."""
+    changed = lapses_write(project_id=r.project.pk, backend_ids=r.moved_ids)
+    if changed:
+        triages_apply(project_id=r.project.pk, backend_ids=sorted(changed))
+        triages_mark_stale(project_id=r.project.pk)
+
+
 def _snapshots(r: Recompute) -> None:
     snapshots_write(
         project=r.project, backend_ids=r.backend_ids, reference_run_id=r.reference_run_id
@@ -442,6 +452,8 @@ TRIAGES_ALL = (
     Step("triages.apply", _triages_all),
     Step("triages.mark_stale", _stale_all),
 )
+# Conditioned triages that stop or start holding on the moved backends, and their gaps.
+LAPSES = Step("triages.lapses", _lapses)
 SNAPSHOTS = Step("snapshots.write", _snapshots)
 FILE_CELLS = Step("rollups.file_cells", _file_cells)
 # In a scoped diff the cells move by what moved.
@@ -458,11 +470,12 @@ _AFTER = (OWNERS, FILE_DURATIONS)
 # Each scope's steps, in order, after its backend moved (``BACKEND_MOVE``; a rebuild's
 # ``BACKENDS_MOVE``).
 STEPS: dict[ScopeKind, tuple[Step, ...]] = {
-    ScopeKind.REBUILD: (*_diff(None), *TRIAGES_ALL, SNAPSHOTS, FILE_CELLS, *_AFTER),
+    ScopeKind.REBUILD: (*_diff(None), *TRIAGES_ALL, LAPSES, SNAPSHOTS, FILE_CELLS, *_AFTER),
     ScopeKind.EVERY_TEST: (
         REASON_DAILY,
         *_diff(None),
         *TRIAGES_TOUCHED,
+        LAPSES,
         SNAPSHOTS,
         FILE_CELLS,
         *_AFTER,
@@ -471,6 +484,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         REASON_DAILY,
         *_diff(t.OUTCOME_CHANGES),
         *TRIAGES_TOUCHED,
+        LAPSES,
         SNAPSHOTS,
         FILE_CELLS_MOVED,
         *_AFTER,
@@ -480,6 +494,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         SCOPE_WRITE,
         *_diff(t.DIFF_SCOPE),
         *TRIAGES_TOUCHED,
+        LAPSES,
         SNAPSHOTS,
         FILE_CELLS_MOVED,
         *_AFTER,
@@ -489,6 +504,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         SCOPE_WRITE,
         *_diff(t.DIFF_SCOPE),
         *TRIAGES_TOUCHED,
+        LAPSES,
         SNAPSHOTS,
         FILE_CELLS_MOVED,
         *_AFTER,

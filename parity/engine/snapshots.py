@@ -5,27 +5,40 @@ into ``Snapshot`` and pointed to by ``BackendState.snapshot``."""
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import ABSENT, OUTCOME_PARAMS
+from parity.definitions import ABSENT, INFRA, OUTCOME_PARAMS, first_ran_after
 from parity.models import BackendState, CurrentOutcome, Gap, PendingTest, Project, Run, Snapshot
 from parity.models.sql import model_sql
+from parity.pure.scores import REFERENCE_PASSING
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
 # Score: tests passing on both / tests passing on the reference (NULL with no reference). A
 # backend has an open gap of a scored state for each reference-passing test it does not pass
 # (``parity.engine.gaps``), so those it passes are the reference's passing tests less those
 # gaps: no join of the two backends' outcomes. Tests pending on a backend (the reference first
-# ran them after its run) are neither: left out of its reference_passing, counted apart.
+# ran them after its run) are neither: left out of its reference_passing, counted apart. So are
+# tests declared not applicable there (gaps whose triage says so): counted apart, and in the
+# stored score, which is the raw figure (``parity.pure.scores``), as failures. Tests whose files
+# infrastructure lost (``INFRA``: crashed, timed out...) are counted apart too (``rerun``), in
+# no score: the verdict asks for a rerun, not a fix.
+# The agreement definitions also need the reference's tests it did not pass: only a project
+# that uses one joins the two backends' outcomes for them (``%(agree)s``).
 _SNAPSHOT_SQL = model_sql(
     """
     WITH reference_passing AS (
         SELECT count(*) AS n FROM {current}
         WHERE backend_id = %(reference)s AND outcome = %(passed)s AND %(has_reference)s
+    ), reference_tests AS (
+        SELECT coalesce(max(test_count), 0) AS n FROM {state}
+        WHERE backend_id = %(reference)s AND %(has_reference)s
     ), gaps AS (
         SELECT backend_id,
-            count(*) FILTER (WHERE state = 'skipped') AS skipped,
-            count(*) FILTER (WHERE state = 'failed') AS failed,
-            count(*) FILTER (WHERE state = 'error') AS error,
-            count(*) FILTER (WHERE state IN {absent}) AS missing,
+            count(*) FILTER (WHERE {scored} AND state = 'skipped') AS skipped,
+            count(*) FILTER (WHERE {scored} AND state = 'failed') AS failed,
+            count(*) FILTER (WHERE {scored} AND state = 'error') AS error,
+            count(*) FILTER (WHERE {scored} AND state IN {absent}) AS missing,
+            count(*) FILTER (WHERE state <> 'reference_missing' AND not_applicable)
+                AS not_applicable,
+            count(*) FILTER (WHERE state IN {infra} AND NOT not_applicable) AS rerun,
             count(*) FILTER (WHERE {scored} AND tracked) AS tracked,
             count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
             count(*) FILTER (WHERE {scored} AND intended) AS intended,
@@ -38,27 +51,53 @@ _SNAPSHOT_SQL = model_sql(
     ), pending AS (
         SELECT backend_id, count(*) AS n FROM {pending}
         WHERE backend_id = ANY(%(backends)s) GROUP BY backend_id
+    ), differ AS (
+        -- The reference's tests it did not pass: those it first ran after the backend's run
+        -- (newer: not compared yet, like pending ones), and the others whose outcome here
+        -- differs (absent included).
+        SELECT s.backend_id,
+            count(*) FILTER (WHERE {newer}) AS newer,
+            count(*) FILTER (WHERE NOT {newer} AND bo.outcome IS DISTINCT FROM ro.outcome) AS n
+        FROM {state} s
+        JOIN {run} r ON r.id = s.current_run_id
+        JOIN {current} ro ON ro.backend_id = %(reference)s AND ro.outcome <> %(passed)s
+        LEFT JOIN {current} bo ON bo.backend_id = s.backend_id AND bo.test_id = ro.test_id
+        WHERE %(agree)s AND %(has_reference)s AND s.backend_id = ANY(%(backends)s)
+          AND s.backend_id <> %(reference)s
+        GROUP BY s.backend_id
     ), written AS (
         INSERT INTO {snapshot} (
             project_id, backend_id, run_id, reference_run_id, at, score, passing,
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
-            tracked_closed, reference_missing, pending, test_count, coverage_drop
+            tracked_closed, reference_missing, pending, not_applicable, rerun, reference_tests,
+            differ_not_passed, test_count, coverage_drop
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
-               CASE WHEN rp.n - coalesce(pd.n, 0) > 0
-                    THEN (rp.n - coalesce(pd.n, 0) - coalesce(g.scored, 0))::float
-                         / (rp.n - coalesce(pd.n, 0)) END,
-               rp.n - coalesce(pd.n, 0) - coalesce(g.scored, 0), rp.n - coalesce(pd.n, 0),
+               CASE WHEN c.compared > 0
+                    THEN (c.compared - coalesce(g.scored, 0) - coalesce(g.not_applicable, 0))::float
+                         / c.compared END,
+               c.compared - coalesce(g.scored, 0) - coalesce(g.not_applicable, 0),
+               c.compared - coalesce(g.not_applicable, 0),
                coalesce(g.skipped, 0), coalesce(g.failed, 0), coalesce(g.error, 0),
                coalesce(g.missing, 0), coalesce(g.tracked, 0), coalesce(g.untracked, 0),
                coalesce(g.intended, 0), coalesce(g.tracked_closed, 0),
                coalesce(g.reference_missing, 0), coalesce(pd.n, 0),
+               coalesce(g.not_applicable, 0), coalesce(g.rerun, 0),
+               greatest(rt.n - coalesce(pd.n, 0) - coalesce(g.not_applicable, 0)
+                        - coalesce(g.rerun, 0) - coalesce(d.newer, 0), 0),
+               coalesce(d.n, 0),
                s.test_count, s.coverage_drop
         FROM {state} s
         JOIN {run} r ON r.id = s.current_run_id
         CROSS JOIN reference_passing rp
+        CROSS JOIN reference_tests rt
         LEFT JOIN gaps g ON g.backend_id = s.backend_id
         LEFT JOIN pending pd ON pd.backend_id = s.backend_id
+        LEFT JOIN differ d ON d.backend_id = s.backend_id
+        -- The reference's passing tests compared here: not pending, not lost by infrastructure.
+        CROSS JOIN LATERAL (
+            SELECT rp.n - coalesce(pd.n, 0) - coalesce(g.rerun, 0) AS compared
+        ) c
         WHERE s.backend_id = ANY(%(backends)s)
         ON CONFLICT (backend_id, run_id) DO UPDATE SET
             reference_run_id = EXCLUDED.reference_run_id, at = EXCLUDED.at,
@@ -68,6 +107,9 @@ _SNAPSHOT_SQL = model_sql(
             tracked = EXCLUDED.tracked, untracked = EXCLUDED.untracked,
             intended = EXCLUDED.intended, tracked_closed = EXCLUDED.tracked_closed,
             reference_missing = EXCLUDED.reference_missing, pending = EXCLUDED.pending,
+            not_applicable = EXCLUDED.not_applicable, rerun = EXCLUDED.rerun,
+            reference_tests = EXCLUDED.reference_tests,
+            differ_not_passed = EXCLUDED.differ_not_passed,
             test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop
         RETURNING id, backend_id
     )
@@ -80,8 +122,12 @@ _SNAPSHOT_SQL = model_sql(
     snapshot=Snapshot,
     state=BackendState,
     run=Run,
-    scored=sql.SQL("state <> 'reference_missing'"),
+    scored=sql.SQL(
+        "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
+    ).format(INFRA),
+    infra=INFRA,
     absent=ABSENT,
+    newer=first_ran_after(sql.SQL("ro.since"), sql.SQL("r.started_at")),
 )
 
 
@@ -95,6 +141,7 @@ def snapshots_write(
         "reference": project.reference_backend_id,
         "reference_run": reference_run_id,
         "has_reference": reference_run_id is not None,
+        "agree": project.score_definition != REFERENCE_PASSING,
     }
     with connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_SQL, params)

@@ -20,15 +20,19 @@ from parity.models.parity import (
     Snapshot,
     Triage,
     TriageKind,
+    TriageLapse,
 )
 from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
 from parity.models.reasons import Disposition, IssueState, Reason, SkipRule, TrackingIssue
+from parity.models.rekeys import Rekey, RekeyStatus
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
 from parity.models.runs import Run, RunFile, RunFileState, Upload, UploadFile, UploadStatus
 from parity.models.trust import TrustRule
 
 __all__ = [
     "ABSENT_STATES",
+    "Rekey",
+    "RekeyStatus",
     "DeliveryStatus",
     "DigestDelivery",
     "ReasonLinksRecord",
@@ -49,6 +53,7 @@ __all__ = [
     "Snapshot",
     "Triage",
     "TriageKind",
+    "TriageLapse",
     "Membership",
     "Outcome",
     "OwnerRule",

@@ -22,6 +22,8 @@ class GapState(models.TextChoices):
     TIMED_OUT = "timed_out"
     EMPTY = "empty"  # the file ran and reported no test
     NOT_RUN = "not_run"  # in the job's list, never started (a lost shard)
+    # Its file reported far fewer tests than in the backend's last complete run.
+    TRUNCATED = "truncated"
     # Runs on the backend but not on the reference at all: reported, outside the score.
     REFERENCE_MISSING = "reference_missing"
 
@@ -34,6 +36,7 @@ ABSENT_STATES = (
     GapState.TIMED_OUT,
     GapState.EMPTY,
     GapState.NOT_RUN,
+    GapState.TRUNCATED,
 )
 
 
@@ -219,6 +222,23 @@ class Triage(models.Model):
         return f"{self.kind}: {target}"
 
 
+class TriageLapse(models.Model):
+    """A conditioned triage that does not apply on a backend: its condition does not hold for
+    the backend's attributes and its current run's (``parity.engine.lapses`` keeps the rows).
+    Rows for conditioned triages only, so a project with none reads an empty table."""
+
+    triage = models.ForeignKey(Triage, on_delete=models.CASCADE, related_name="lapses")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["triage", "backend"], name="triage_lapse_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"triage {self.triage_id} lapsed on backend {self.backend_id}"
+
+
 class Gap(models.Model):
     """A test that passes on the reference's current run but not on a backend's (or runs only
     on the backend: ``reference_missing``). Open while it lasts; closed rows are history."""
@@ -327,6 +347,10 @@ class Snapshot(models.Model):
     pending = models.PositiveIntegerField(default=0, db_default=0)
     # Reference-passing tests declared not applicable here: left out of every count above.
     not_applicable = models.PositiveIntegerField(default=0, db_default=0)
+    # Reference-passing tests the run lacks because infrastructure lost their files (crashed,
+    # timed out, empty, not run, truncated: ``parity.definitions.INFRA_STATES``): to rerun, left
+    # out of every count above and of the score.
+    rerun = models.PositiveIntegerField(default=0, db_default=0)
     # For the agreement scores (``parity.pure.scores``): the tests of the reference's run
     # compared (not pending, not applicable), and those the reference did not pass whose outcome
     # here differs (absent included).

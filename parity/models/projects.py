@@ -1,9 +1,11 @@
 import hashlib
+import re
 import secrets
 from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 
@@ -52,8 +54,8 @@ class Project(models.Model):
     normalization_rules = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Device tokens, class suffixes, path prefixes, module paths and rewrites; "
-        "empty keys fall back to the defaults.",
+        help_text="Device tokens, class suffixes, path prefixes, module paths, a backend "
+        "pattern and rewrites (docs/identity.md); empty keys fall back to the defaults.",
     )
     closed_issues_untracked = models.BooleanField(
         default=False,
@@ -89,6 +91,12 @@ class Project(models.Model):
         default=False,
         help_text="Tests declared not applicable on a backend count against it in the headline.",
     )
+    truncation_percent = models.FloatField(
+        default=5.0,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text="A file whose report holds more than this % fewer tests than in the backend's "
+        "last complete run reads truncated: run health, not test health (docs/run-health.md).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -107,6 +115,15 @@ class Project(models.Model):
             validate_rules(self.normalization_rules or {})
         except RulesError as exc:
             raise ValidationError({"normalization_rules": str(exc)}) from exc
+        from parity.pure.attributes import KEY_PATTERN
+
+        keys = self.variant_keys
+        if not isinstance(keys, list) or not all(
+            isinstance(k, str) and re.fullmatch(KEY_PATTERN, k) for k in keys
+        ):
+            raise ValidationError(
+                {"variant_keys": 'A list of attribute names, e.g. ["arch"] or ["arch", "os"].'}
+            )
         if self.issue_url_template and "{number}" not in self.issue_url_template:
             raise ValidationError(
                 {"issue_url_template": "The issue URL template needs a {number} placeholder."}
@@ -118,6 +135,16 @@ class Project(models.Model):
         from parity.pure.normalize import rules_from_dict
 
         return rules_from_dict(self.normalization_rules or {})
+
+    def score_settings(self):
+        """The headline score's definition (``parity.pure.scores.Definition``)."""
+        from parity.pure.scores import Definition
+
+        return Definition(
+            kind=self.score_definition,
+            counts_intended=self.score_counts_intended,
+            counts_not_applicable=self.score_counts_not_applicable,
+        )
 
     def backend_named(self, name: str) -> "Backend | None":
         """The backend CI calls ``name``: by its name or one of its aliases, in any case."""
@@ -206,7 +233,10 @@ class UploadToken(models.Model):
         return self.expires_at is not None and self.expires_at <= now
 
     def may_upload_to(self, backend: "Backend") -> bool:
-        return not self.backends or backend.name in self.backends
+        """A token scoped to a backend may upload to its variants too (rocm: rocm-gfx942)."""
+        if not self.backends or backend.name in self.backends:
+            return True
+        return backend.family_id is not None and backend.family.name in self.backends
 
     @staticmethod
     def new_key() -> str:

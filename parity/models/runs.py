@@ -75,9 +75,20 @@ class Upload(models.Model):
         blank=True,
         help_text="What an ingested upload skipped, one sentence each (a symbolic link).",
     )
+    declarations = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='What the runner declared about its tests, e.g. {"hw_classification": '
+        '{"test/test_ops.py::TestOps": "GENERIC"}} (parity.pure.declarations).',
+    )
     completes_run = models.BooleanField(default=False)
     file_hint = models.CharField(
         max_length=500, blank=True, help_text="Test file for XML that names no file (__main__)."
+    )
+    shard = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text='The CI job\'s shard, as the client names it ("2/4"): what a bot reruns.',
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -139,6 +150,9 @@ class RunFileState(models.TextChoices):
     TIMED_OUT = "timed_out"
     EMPTY = "empty"
     NOT_RUN = "not_run"
+    # It ran and reported, but more than the project's ``truncation_percent`` fewer tests than
+    # in the backend's last complete run (``parity.definitions.file_truncated``).
+    TRUNCATED = "truncated"
 
 
 class RunFile(models.Model):
@@ -156,6 +170,12 @@ class RunFile(models.Model):
     duration = models.FloatField(null=True, blank=True, help_text="Seconds.")
     report = models.BooleanField(default=False, help_text="Its JUnit report was written.")
     tests = models.PositiveIntegerField(null=True, blank=True, help_text="Tests its report held.")
+    baseline_tests = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Tests its report held in the backend's last complete run, when this one is "
+        "truncated against it.",
+    )
     upload = models.ForeignKey(
         Upload, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -7,10 +7,11 @@ Parity's format, YAML or JSON, a list of entries (or ``{"exemptions": [...]}``, 
 
     - match: test/test_ops.py::TestOps::test_*_complex64   # a test ID, a file, or a glob
       backends: [tpu, neuron]                              # absent or empty: every backend
-      kind: tracked                                        # tracked | intended | quarantine
+      kind: tracked                            # tracked | intended | quarantine | not_applicable
       reason: XLA has no complex64
       issue: https://github.com/pytorch/xla/issues/9017    # tracked and quarantine need one
       expires: 2027-03-01                                  # optional
+      condition: arch in (gfx942, gfx90a) and rocm < 7.14  # optional (parity.pure.attributes)
 
 PyTorch/XLA's ``DISABLED_TORCH_TESTS`` (``test/pytorch_test_base.py``) maps a hardware key to
 test classes and the names disabled in them, each with a reason::
@@ -32,9 +33,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.normalize.runner_ids import runner_identity
 
-KINDS = ("tracked", "intended", "quarantine")
+KINDS = ("tracked", "intended", "quarantine", "not_applicable")
 _REGEX_SYNTAX = re.compile(r"[\\^$()|+{}]|\.\*|\[[^\]]*-[^\]]*\]")
 
 
@@ -50,6 +52,7 @@ class ExemptionEntry:
     reason: str = ""
     issue: str = ""
     expires: datetime.date | None = None
+    condition: str = ""
 
 
 @dataclass
@@ -111,6 +114,7 @@ def _entry(item: object, position: int) -> ExemptionEntry:
     if not isinstance(item, Mapping):
         raise ExemptionFileError(f"{where}: expected a mapping with at least 'match'.")
     unknown = set(item) - {"match", "backends", "kind", "reason", "issue", "expires", "id"}
+    unknown -= {"condition"}
     unknown -= {"message", "file_level"}  # fields of a manifest's exemptions, derived
     if unknown:
         raise ExemptionFileError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}.")
@@ -128,7 +132,18 @@ def _entry(item: object, position: int) -> ExemptionEntry:
         reason=_text(item, "reason", where),
         issue=issue,
         expires=_date(item.get("expires"), where),
+        condition=_condition(item, where),
     )
+
+
+def _condition(item: Mapping, where: str) -> str:
+    condition = _text(item, "condition", where)
+    if condition:
+        try:
+            condition_parse(condition)
+        except ConditionError as exc:
+            raise ExemptionFileError(f"{where}: 'condition' {condition!r}: {exc}") from None
+    return condition
 
 
 def _text(item: Mapping, name: str, where: str) -> str:

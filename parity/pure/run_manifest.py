@@ -29,6 +29,9 @@ CRASHED = "crashed"
 TIMED_OUT = "timed_out"
 EMPTY = "empty"
 NOT_RUN = "not_run"
+# Set by the server, never read from an entry: the file reported far fewer tests than in the
+# backend's last complete run (``parity.definitions.file_truncated``).
+TRUNCATED = "truncated"
 
 _FIELDS = ("file", "started", "exit_code", "signal", "timed_out", "duration", "report", "tests")
 

@@ -36,10 +36,13 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from psycopg2 import sql
 
 from parity.definitions import (
+    INFRA,
+    INFRA_FILE_STATES,
     OUTCOME_PARAMS,
     PENDING,
     absent_tests,
@@ -47,6 +50,7 @@ from parity.definitions import (
     coverage_dropped,
     default_branch_runs,
     gap,
+    is_infra,
     on_default_branch,
     run_outcomes,
     triage_picks,
@@ -58,10 +62,11 @@ from parity.models import (
     Result,
     Run,
     RunFile,
-    RunFileState,
     TestCase,
     Triage,
     TriageKind,
+    Upload,
+    UploadStatus,
 )
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
@@ -93,6 +98,7 @@ class VerdictGap:
     tracked_closed: bool  # an issue tracks it, and every issue it cites is closed
     exemption: int | None  # the triage that applies (an exemption or a reason's triage)
     exemption_added: bool  # that triage was added after the run's exemption list
+    infra: bool = False  # its file's infrastructure failed (``INFRA_STATES``): rerun, not a gap
 
 
 @dataclass(frozen=True)
@@ -173,13 +179,16 @@ class Verdict:
     # them, file, tests); empty without a baseline.
     lacking: list[tuple[int, str, int]]
     branch: str  # the run's ('' if CI sent none)
+    healthy: bool  # run health: no file or upload infrastructure failed (``rerun`` says which)
+    rerun: "Rerun"
     default_branch: str  # the project's: only its complete runs (and branchless ones) count
     counts_toward_parity: bool  # it may become its backend's current run (no probe)
 
     @property
     def gaps_total(self) -> int:
-        """The gaps the run opened, listed in ``gaps`` or not."""
-        return self.opened["tracked"] + self.opened["untracked"] + self.opened["intended"]
+        """The gaps the run opened, listed in ``gaps`` or not (infrastructure's too)."""
+        opened = self.opened
+        return opened["tracked"] + opened["untracked"] + opened["intended"] + opened["infra"]
 
 
 def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> sql.Composed:
@@ -348,12 +357,16 @@ _VERDICT_SQL = """
         SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind,
                {reason_issue} AS reason_issue, o.test_key
         FROM o LEFT JOIN picked t ON t.test_id = o.test_id
+        -- A test declared not applicable here is no gap CI answers for.
+        WHERE t.kind IS DISTINCT FROM 'not_applicable'
     ), listed AS (
         -- The page of opened gaps, in CI's order: untracked (0), tracked by closed issues only
         -- (%(closed_order)s: 0 where the project counts them untracked), tracked (2), intended
-        -- (3); the issue lookups run only for the tracked (CASE takes one branch).
+        -- (3), then those of files infrastructure failed (4: run health, not test health); the
+        -- issue lookups run only for the tracked (CASE takes one branch).
         SELECT og.*,
-               CASE WHEN og.kind = 'intended' THEN 3
+               CASE WHEN og.state IN {infra} THEN 4
+                    WHEN og.kind = 'intended' THEN 3
                     WHEN coalesce(og.kind IN ('tracked', 'quarantine'), false) OR og.reason_issue
                     THEN CASE WHEN {all_closed} THEN %(closed_order)s ELSE 2 END
                     ELSE 0 END AS listed_order
@@ -387,19 +400,25 @@ _VERDICT_SQL = """
             (SELECT count(*) FROM closed) AS closed,
             (SELECT count(*) FROM x) AS tests,
             (SELECT count(*) FROM p) AS baseline_tests,
+            -- The baseline's tests the run lacks in files run health names: a coverage drop
+            -- is counted without them (a crashed shard is a rerun, not lost coverage). Of the
+            -- few the run lacks, not of every test of either run.
+            (SELECT count(*) FROM lacking_tests l WHERE l.test_id IN (SELECT a.test_id FROM a))
+                AS infra_lacking,
             (SELECT json_agg(json_build_array(test_id, key, was, reason_id) ORDER BY key)
              FROM cl) AS closed_rows,
             (SELECT json_agg(json_build_array(upload_id, file, tests)) FROM lacking)
                 AS lacking_rows,
-            (SELECT json_agg(json_build_array(reason_id, triage_id, kind, reason_issue, n))
-             FROM (SELECT reason_id, triage_id, kind, reason_issue, count(*) AS n
-                   FROM og GROUP BY 1, 2, 3, 4) kinds) AS kinds
+            (SELECT json_agg(json_build_array(reason_id, triage_id, kind, reason_issue, infra, n))
+             FROM (SELECT reason_id, triage_id, kind, reason_issue, state IN {infra} AS infra,
+                          count(*) AS n
+                   FROM og GROUP BY 1, 2, 3, 4, 5) kinds) AS kinds
     )
     SELECT n.closed, n.tests, n.baseline_tests, n.closed_rows, n.lacking_rows, n.kinds,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+           n.infra_lacking, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM n
     UNION ALL
-    SELECT NULL, NULL, NULL, NULL, NULL, NULL, g.*
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, g.*
     FROM listed g
     """
 # The opened gaps' keys. A run with a baseline opens a few hundred gaps: each key is looked up
@@ -437,6 +456,7 @@ def _verdict_sql(opened: str) -> sql.Composed:
         picks=triage_picks("o", "test_id"),
         all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
         was=gap(sql.SQL("c.po")),
+        infra=INFRA,
     )
 
 
@@ -495,10 +515,16 @@ def run_verdict(
         verdict_sql = _VERDICT_PROBED if baseline else _VERDICT_JOINED
         cursor.execute(prefix + verdict_sql, params)
         rows = cursor.fetchall()
-    closed, test_count, baseline_count, closed_rows, lacking_rows, kinds = next(
-        row[:6] for row in rows if row[6] is None
-    )
-    opened_rows = [row[6:] for row in rows if row[6] is not None]
+    (
+        closed,
+        test_count,
+        baseline_count,
+        closed_rows,
+        lacking_rows,
+        kinds,
+        infra_lacking,
+    ) = next(row[:7] for row in rows if row[7] is None)
+    opened_rows = [row[7:] for row in rows if row[7] is not None]
     applied, listed_ids = _exemptions_applied(run)
     opened, gaps, exempted = _verdict_gaps(
         opened_rows,
@@ -508,10 +534,11 @@ def run_verdict(
         added_after=_added_after(run, listed_ids),
     )
     drop = run.complete and coverage_dropped(
-        previous=baseline_count if baseline else None,
+        previous=baseline_count - infra_lacking if baseline else None,
         current=test_count,
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
+    health = run_health(run=run)
     return Verdict(
         run=run.pk,
         backend=backend.name,
@@ -519,6 +546,8 @@ def run_verdict(
         baseline_run=baseline.pk if baseline else None,
         baseline_started_at=baseline.started_at if baseline else None,
         ok=run.probe or (opened["untracked"] == 0 and not drop),
+        healthy=run.probe or health.healthy,
+        rerun=health,
         opened=opened,
         closed=closed,
         coverage_drop=drop,
@@ -531,7 +560,7 @@ def run_verdict(
         ci_url=run.ci_url,
         unrun_files=[
             VerdictFile(file=f.file, state=f.state, status=f.exit_status, tests=f.tests)
-            for f in RunFile.objects.filter(run=run).exclude(state=RunFileState.RAN)
+            for f in health.files
         ],
         closed_gaps=_closed_gaps(closed_rows or []),
         lacking=[(upload, file, tests) for upload, file, tests in lacking_rows or []],
@@ -539,6 +568,87 @@ def run_verdict(
         default_branch=project.default_branch,
         counts_toward_parity=on_default_branch(run, project),
     )
+
+
+@dataclass(frozen=True)
+class RerunFile:
+    """A file of the run whose tests infrastructure lost: rerun it."""
+
+    file: str
+    state: str  # an ``INFRA_STATES`` state: crashed, timed_out, empty, not_run, truncated
+    exit_status: str  # how its process ended: SIGSEGV, exit 124, timed out, not started
+    shard: str  # the shard that ran it, as the client named it ("2/4"); "" if none said
+    upload: int | None  # the upload that reported it (None: a list that only expected it)
+    tests: int | None  # tests its report held
+    baseline_tests: int | None  # ... and held in the last complete run (truncated only)
+
+
+@dataclass(frozen=True)
+class RerunShard:
+    """A CI job (one upload) to run again: its files that infrastructure lost, or its upload
+    that could not be ingested."""
+
+    shard: str  # as the client named it ("2/4"); "" if none said
+    upload: int | None
+    files: int  # its files to rerun (a failed upload: the files its manifest listed)
+    failed_upload: bool  # its upload failed to ingest: send it again (``error`` says why)
+    error: str
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """Run health: what infrastructure lost in the run, for a bot to run again."""
+
+    files: list[RerunFile]
+    shards: list[RerunShard]
+
+    @property
+    def healthy(self) -> bool:
+        return not self.files and not self.shards
+
+
+def run_health(*, run: Run) -> Rerun:
+    """The run's files in an ``INFRA_STATES`` state and its uploads that failed to ingest, by
+    shard. Two queries by the run's indexes: its manifest rows not ``ran`` (with their upload's
+    shard), and its failed uploads."""
+    rows = (
+        RunFile.objects.filter(run=run, state__in=INFRA_FILE_STATES)
+        .select_related("upload")
+        .order_by("file")
+    )
+    files = [
+        RerunFile(
+            file=f.file,
+            state=f.state,
+            exit_status=f.exit_status,
+            shard=f.upload.shard if f.upload else "",
+            upload=f.upload_id,
+            tests=f.tests,
+            baseline_tests=f.baseline_tests,
+        )
+        for f in rows
+    ]
+    shards: dict[int | None, RerunShard] = {}
+    for f in files:
+        shard = shards.get(f.upload) or RerunShard(f.shard, f.upload, 0, False, "")
+        shards[f.upload] = replace(shard, files=shard.files + 1)
+    listed = (
+        RunFile.objects.filter(run=run, upload_id=OuterRef("pk"))
+        .order_by()
+        .values("upload_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    failed = Upload.objects.filter(run=run, status=UploadStatus.FAILED).annotate(
+        listed=Coalesce(Subquery(listed), 0)
+    )
+    for upload in failed.order_by("pk"):
+        shards[upload.pk] = RerunShard(upload.shard, upload.pk, upload.listed, True, upload.error)
+    return Rerun(files=files, shards=sorted(shards.values(), key=_shard_order))
+
+
+def _shard_order(shard: RerunShard) -> tuple:
+    return (shard.shard, shard.upload or 0)
 
 
 def _closed_gaps(rows: list[list]) -> list[ClosedGap]:
@@ -636,11 +746,14 @@ def _verdict_gaps(
         {kind[1] for kind in kinds if kind[1] is not None}
     )
     tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
-    opened = dict.fromkeys(("tracked", "untracked", "intended", "tracked_closed"), 0)
-    for reason_id, triage_id, kind, reason_issue, n in kinds:
+    opened = dict.fromkeys(("tracked", "untracked", "intended", "tracked_closed", "infra"), 0)
+    for reason_id, triage_id, kind, reason_issue, infra, n in kinds:
         tracking[(reason_id, triage_id, kind, reason_issue)] = _tracking(
             reasons.get(reason_id), triages.get(triage_id), kind, reason_issue, closed_untracked
         )
+        if infra:  # run health's: the verdict's rerun, not a gap of the backend
+            opened["infra"] += n
+            continue
         tracked, intended, tracked_closed, _issues = tracking[
             (reason_id, triage_id, kind, reason_issue)
         ]
@@ -669,6 +782,7 @@ def _verdict_gaps(
                 tracked_closed=tracked_closed,
                 exemption=triage_id,
                 exemption_added=triage is not None and added_after(triage),
+                infra=is_infra(state),
             )
         )
     exempted = _exempted_gaps(kinds, tracking, reasons, triages, added_after)
@@ -685,7 +799,9 @@ def _exempted_gaps(
     """The opened gaps that are not untracked, one entry per triage (or, with none, per
     reason whose issue tracks them), most gaps first."""
     groups: dict[tuple, ExemptedGaps] = {}
-    for reason_id, triage_id, kind, reason_issue, n in kinds:
+    for reason_id, triage_id, kind, reason_issue, infra, n in kinds:
+        if infra:
+            continue
         tracked, intended, tracked_closed, issues = tracking[
             (reason_id, triage_id, kind, reason_issue)
         ]

@@ -24,6 +24,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
+| ``p/<slug>/not-applicable/``              | ``declarations``                          |
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
 | ``…/gaps/``                               | ``gaps_list``, ``gaps_window``,           |
@@ -32,6 +33,9 @@ dashboard's (``parity.dashboard.presenters``).
 | ``…/tests/``                              | ``testcases_search``                      |
 | ``…/triage/``                             | ``triages_list``                          |
 | ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
+|                                           | ``backend_for_attributes`` (the variant)  |
+| ``…/exemptions/export/``                  | ``exemptions_export``                     |
+| ``…/exemptions/import/`` (its report)     | ``patterns_covered``                      |
 
 Every project page also asks ``project_has_runs`` (its empty state; one with runs but none
 that counts, ``off_branch_runs``), and chart data's ETag ``data_version``."""
@@ -42,6 +46,7 @@ from parity.selectors.classification import (
     skip_categories_current,
     skip_rules_current,
 )
+from parity.selectors.declarations import DeclarationRow, declarations
 from parity.selectors.exemptions import (
     BackendFiles,
     ExemptionPreview,
@@ -49,6 +54,7 @@ from parity.selectors.exemptions import (
     exemption_preview,
     exemptions_list,
     exemptions_page,
+    patterns_covered,
     triages_list,
 )
 from parity.selectors.families import (
@@ -71,7 +77,13 @@ from parity.selectors.gaps import (
 )
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
-from parity.selectors.manifest import Manifest, manifest_build, manifest_resolve
+from parity.selectors.list_exports import ExportQuery, ListExport, exemptions_export
+from parity.selectors.manifest import (
+    Manifest,
+    backend_for_attributes,
+    manifest_build,
+    manifest_resolve,
+)
 from parity.selectors.matrix import Matrix, PairLists, backend_matrix, backend_pair
 from parity.selectors.overview import (
     ProjectCard,
@@ -104,6 +116,8 @@ from parity.selectors.runs import RunsPage, runs_page
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search
 
 __all__ = [
+    "DeclarationRow",
+    "declarations",
     "AlsoFailing",
     "Families",
     "FamilyTests",
@@ -139,6 +153,10 @@ __all__ = [
     "exemption_preview",
     "exemptions_list",
     "exemptions_page",
+    "ExportQuery",
+    "ListExport",
+    "exemptions_export",
+    "patterns_covered",
     "file_grid",
     "gap_is_stale",
     "gaps_list",
@@ -147,6 +165,7 @@ __all__ = [
     "open_gaps_sorted",
     "heatmap",
     "Aligned",
+    "backend_for_attributes",
     "manifest_build",
     "manifest_resolve",
     "Matrix",

@@ -87,7 +87,14 @@ def aligned_backends(*, current: list[BackendParity], view: Aligned) -> list[Bac
         pk = ids[b.backend]
         pair, numbers = view.pairs.get(pk), view.numbers.get(pk)
         if pair is None or numbers is None:
-            backends.append(BackendParity(backend=b.backend, is_reference=False, family=b.family))
+            backends.append(
+                BackendParity(
+                    backend=b.backend,
+                    is_reference=False,
+                    definition=b.definition,
+                    family=b.family,
+                )
+            )
             continue
         backends.append(
             BackendParity(
@@ -107,6 +114,7 @@ def aligned_backends(*, current: list[BackendParity], view: Aligned) -> list[Bac
                 reference_missing=numbers.reference_missing,
                 test_count=numbers.test_count,
                 reference_run=pair.reference_run,
+                definition=b.definition,
                 family=b.family,
             )
         )

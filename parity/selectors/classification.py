@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
+from parity.definitions import untracked_q
 from parity.models import CurrentOutcome, Gap, GapState, Outcome, Project, SkipRule
 from parity.models.reasons import ReasonKind
 from parity.pure.skip_rules import NO_REASON, UNCATEGORIZED, SkipRules
@@ -64,7 +65,7 @@ def skip_categories_current(
     found: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for category, disposition, n in outcomes.order_by().values_list(*keys).annotate(n=Count("pk")):
         found[_key(category, disposition)][0] += n
-    untracked = Count("pk", filter=Q(tracked=False, intended=False))
+    untracked = Count("pk", filter=untracked_q())
     for category, disposition, n, m in (
         gaps.order_by().values_list(*keys).annotate(n=Count("pk"), m=untracked)
     ):

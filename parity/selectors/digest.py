@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Count, F, Min, Q
 
+from parity.definitions import untracked_q
 from parity.models import (
     Backend,
     Gap,
@@ -45,6 +46,7 @@ from parity.models import (
 )
 from parity.models.reasons import ReasonKind
 from parity.pure.normalize import display_id
+from parity.pure.scores import Definition
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.classification import CategoryCount, skip_categories_current
@@ -60,6 +62,7 @@ STATE_ORDER = [
     GapState.TIMED_OUT,
     GapState.EMPTY,
     GapState.NOT_RUN,
+    GapState.TRUNCATED,
     GapState.MISSING,
     GapState.SKIPPED,
 ]
@@ -271,14 +274,15 @@ def _scores(project: Project, backends: list[Backend], week: Week) -> list[Score
     others = [b for b in backends if b.pk != project.reference_backend_id]
     ids = [b.pk for b in others]
     now, before = _latest_snapshots(ids, week.end), _latest_snapshots(ids, week.start)
+    definition = project.score_settings()
     rows = []
     for backend in others:
         snapshot, earlier = now.get(backend.pk), before.get(backend.pk)
         rows.append(
             ScoreRow(
                 backend=backend.name,
-                score=_headline(snapshot),
-                before=_headline(earlier),
+                score=_headline(snapshot, definition),
+                before=_headline(earlier, definition),
                 open_gaps=_gap_total(snapshot),
                 untracked=snapshot.untracked if snapshot else 0,
             )
@@ -286,16 +290,9 @@ def _scores(project: Project, backends: list[Backend], week: Week) -> list[Score
     return rows
 
 
-def _headline(snapshot: Snapshot | None) -> float | None:
-    """The score pages show: intended gaps not counted."""
-    if snapshot is None:
-        return None
-    return headline_score(
-        score=snapshot.score,
-        passing=snapshot.passing,
-        reference_passing=snapshot.reference_passing,
-        intended=snapshot.intended,
-    )
+def _headline(snapshot: Snapshot | None, definition: Definition) -> float | None:
+    """The score pages show, by the project's definition."""
+    return None if snapshot is None else headline_score(snapshot, definition)
 
 
 def _gap_total(snapshot: Snapshot | None) -> int:
@@ -322,7 +319,7 @@ def _owned_open(project: Project, backend_ids: list[int], week: Week, owner: str
         .filter(is_open=True, opened_at__lt=week.end)
         .order_by()
         .values("backend__name")
-        .annotate(open=Count("pk"), untracked=Count("pk", filter=Q(tracked=False, intended=False)))
+        .annotate(open=Count("pk"), untracked=Count("pk", filter=untracked_q()))
         .order_by("backend__name")
     )
     return [OwnedGaps(r["backend__name"], r["open"], r["untracked"]) for r in rows]

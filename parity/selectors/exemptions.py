@@ -3,14 +3,16 @@ and a page at a time, each with its latest probe outcome per backend (does it pa
 for one backend the test files CI runs there and the file-level exemptions that took files out
 of its run."""
 
+import re
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from parity.definitions import triages_unexpired
+from parity.definitions import triages_unexpired, untracked_q
 from parity.models import (
     Backend,
+    BackendState,
     FileCell,
     Gap,
     GapState,
@@ -19,8 +21,16 @@ from parity.models import (
     Project,
     TestCase,
     Triage,
+    TriageLapse,
 )
-from parity.pure.globs import file_matches, pattern_literal, pattern_regex, pattern_shape
+from parity.pure.attributes import ConditionError, condition_parse
+from parity.pure.globs import (
+    file_matches,
+    key_parts,
+    pattern_literal,
+    pattern_regex,
+    pattern_shape,
+)
 from parity.selectors.fragments import sort_order
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
@@ -156,10 +166,57 @@ def exemptions_page(
     paginator = Paginator(exemptions_list(project=project, **filters), per_page)
     triages = paginator.get_page(page)
     triages.object_list = list(triages.object_list)  # read once, with its prefetches
+    triages_lapse_note(project=project, triages=triages.object_list)
     return ExemptionsPage(
         triages=triages,
         files=_backend_files(project=project, name=files_backend),
         sort=sort_order(filters.get("sort", ""), EXEMPTION_SORTS, "-made")[0],
+    )
+
+
+def triages_lapse_note(*, project: Project, triages: list[Triage]) -> None:
+    """Set ``lapse`` on each of ``triages`` (read with their backends): for a conditioned one
+    whose condition holds on no current run of the backends it names (their variants too;
+    none named: every backend), what those runs are, so the page says it can go; else "".
+    Two queries, none when no triage on the list has a condition."""
+    for triage in triages:
+        triage.lapse = ""
+    conditioned = [t for t in triages if t.condition]
+    if not conditioned:
+        return
+    states = BackendState.objects.filter(project=project, current_run__isnull=False)
+    runs = {
+        backend: (name, family, {**(own or {}), **(run or {})})
+        for backend, name, family, own, run in states.values_list(
+            "backend_id",
+            "backend__name",
+            "backend__family_id",
+            "backend__attributes",
+            "current_run__attributes",
+        )
+    }
+    lapsed = set(
+        TriageLapse.objects.filter(triage__in=conditioned).values_list("triage_id", "backend_id")
+    )
+    for triage in conditioned:
+        named = {b.pk for b in triage.backends.all()}
+        scope = [b for b, (_, family, _) in runs.items() if not named or {b, family} & named]
+        if scope and all((triage.pk, b) in lapsed for b in scope):
+            triage.lapse = _lapse_note(triage.condition, [runs[b] for b in sorted(scope)])
+
+
+def _lapse_note(condition: str, runs: list[tuple]) -> str:
+    try:
+        keys = sorted(condition_parse(condition).keys())
+    except ConditionError:
+        keys = []
+    where = "; ".join(
+        f"{name}: "
+        + (", ".join(f"{k}={attrs[k]}" for k in keys if k in attrs) or "no such attributes")
+        for name, _, attrs in runs
+    )
+    return (
+        f"lapsed: {condition} holds on no current run of the backends it names ({where}); remove it"
     )
 
 
@@ -217,9 +274,7 @@ def exemption_preview(*, project: Project, match: str, backends: list[str]) -> E
     )
     if backends:
         gaps = gaps.filter(backend__name__in=backends)
-    gap_counts = gaps.aggregate(
-        gaps=Count("pk"), untracked=Count("pk", filter=Q(tracked=False, intended=False))
-    )
+    gap_counts = gaps.aggregate(gaps=Count("pk"), untracked=Count("pk", filter=untracked_q()))
     return ExemptionPreview(**counted, **gap_counts)
 
 
@@ -231,3 +286,33 @@ def _pattern_q(match: str) -> Q:
         return Q(key=match.strip())
     # Every key the regex matches contains the literal: a cheap test first.
     return Q(key__contains=pattern_literal(match), key__regex=pattern_regex(match))
+
+
+def patterns_covered(*, project: Project, patterns: list[str]) -> dict[str, int]:
+    """How many of the project's stored tests each pattern names (valid patterns only): what an
+    imported list's report says each entry matched. One pass over the project's test keys: a
+    test's ID, a file and ``**::Class::name`` are looked up by what they equal (as the engine
+    finds them, ``globs.key_parts``); a glob is tried on its file's keys when it names one file,
+    on the keys holding its literal otherwise. A list of thousands of globs costs one read."""
+    shapes = {pattern.strip(): pattern_shape(pattern) for pattern in patterns}
+    covered = dict.fromkeys(shapes, 0)
+    if not shapes:
+        return covered
+    by_file: dict[str, list[str]] = {}
+    keys = TestCase.objects.filter(project=project).values_list("key", flat=True)
+    for key in keys.iterator(chunk_size=5000):
+        file, anyfile = key_parts(key)
+        by_file.setdefault(file or "", []).append(key)
+        for named in (key, file, anyfile):
+            if named in covered and shapes[named] != "glob":
+                covered[named] += 1
+    every_key = [key for file_keys in by_file.values() for key in file_keys]
+    for pattern, shape in shapes.items():
+        if shape != "glob":
+            continue
+        file, sep, _ = pattern.partition("::")
+        one_file = sep and not any(c in file for c in "*?")
+        candidates = by_file.get(file, []) if one_file else every_key
+        literal, regex = pattern_literal(pattern), re.compile(pattern_regex(pattern))
+        covered[pattern] = sum(1 for k in candidates if literal in k and regex.match(k))
+    return covered

@@ -10,6 +10,7 @@ from datetime import datetime
 from django.db.models import Count, F, Q
 from django.db.models.expressions import OrderBy
 
+from parity.definitions import INFRA_STATES
 from parity.models import (
     Backend,
     FileCell,
@@ -24,7 +25,7 @@ from parity.models import (
     Triage,
 )
 from parity.pure.normalize import is_expected_failure
-from parity.pure.scores import Scores, scores
+from parity.pure.scores import DEFAULT, Counts, Definition, Scores, alternatives, scores
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
 # A cell's count of the reference-passing tests the backend's run lacks because the reference
@@ -99,8 +100,35 @@ def all_closed(issues: list[IssueInfo]) -> bool:
 # --- Each backend's current numbers (``BackendState`` -> current run and ``Snapshot``) ------------
 
 
+class Scored:
+    """The scores of a backend's numbers (``passing``, ``reference_passing``, ``intended``,
+    ``not_applicable``, ``reference_tests``, ``differ_not_passed``) by its project's
+    ``definition``: what a card, the API and the heatmap's backends show."""
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(
+            passing=self.passing,
+            compared=self.reference_passing,
+            intended=self.intended,
+            not_applicable=self.not_applicable,
+            reference_tests=self.reference_tests,
+            differ_not_passed=self.differ_not_passed,
+        )
+
+    @property
+    def scores(self) -> Scores:
+        """The headline by the project's definition, and the raw figure."""
+        return scores(self.counts, self.definition)
+
+    @property
+    def alternatives(self) -> list[tuple[Definition, float | None]]:
+        """The other agreement definition's figure, beside the headline."""
+        return alternatives(self.counts, self.definition)
+
+
 @dataclass(frozen=True)
-class BackendParity:
+class BackendParity(Scored):
     backend: str
     is_reference: bool
     run: int | None = None
@@ -117,17 +145,33 @@ class BackendParity:
     tracked_closed: int = 0  # of the tracked, those whose every issue is closed
     reference_missing: int = 0
     pending: int = 0  # not yet run there: the reference first ran them after this run
+    not_applicable: int = 0  # reference-passing tests declared not applicable here
+    rerun: int = 0  # reference-passing tests in files infrastructure lost: to rerun
+    reference_tests: int | None = None  # for the agreement scores (``snapshot_counts``)
+    differ_not_passed: int = 0
     test_count: int = 0
     coverage_drop: bool = False
+    definition: Definition = DEFAULT  # the project's score definition
     # The aligned view (``parity.selectors.aligned``): the reference's run compared with
     # ``run``, of the same ``commit``. None otherwise (the reference's current run).
     reference_run: int | None = None
     family: str = ""  # a variant's family (``Backend.family``); "" for a family or a flat one
 
-    @property
-    def scores(self) -> Scores:
-        """The score without its intended gaps (the headline) and with them (``score``)."""
-        return scores(passing=self.passing, compared=self.reference_passing, intended=self.intended)
+
+def snapshot_counts(snapshot: Snapshot) -> dict:
+    """A snapshot's numbers the scores need (``parity.pure.scores.Counts``'s fields). A snapshot
+    written before the agreement counts were kept has none (``reference_tests`` None: its
+    agreement falls back to the reference-passing share)."""
+    known = snapshot.reference_tests > 0 or snapshot.reference_passing == 0
+    return {
+        "passing": snapshot.passing,
+        "reference_passing": snapshot.reference_passing,
+        "intended": snapshot.intended,
+        "not_applicable": snapshot.not_applicable,
+        "rerun": snapshot.rerun,
+        "reference_tests": snapshot.reference_tests if known else None,
+        "differ_not_passed": snapshot.differ_not_passed,
+    }
 
 
 def backend_parities(*, project: Project) -> list[BackendParity]:
@@ -137,31 +181,39 @@ def backend_parities(*, project: Project) -> list[BackendParity]:
         "state__current_run", "state__snapshot"
     )
     reference = project.reference_backend_id
+    definition = project.score_settings()
     backends = reference_first(project, list(backends))
     names = {b.pk: b.name for b in backends}
     return [
-        _backend_parity(b, is_reference=b.pk == reference, family=names.get(b.family_id, ""))
+        _backend_parity(
+            b,
+            is_reference=b.pk == reference,
+            definition=definition,
+            family=names.get(b.family_id, ""),
+        )
         for b in backends
     ]
 
 
-def _backend_parity(backend: Backend, *, is_reference: bool, family: str = "") -> BackendParity:
+def _backend_parity(
+    backend: Backend, *, is_reference: bool, definition: Definition, family: str = ""
+) -> BackendParity:
     state = getattr(backend, "state", None)
     run = state.current_run if state else None
     if run is None:
-        return BackendParity(backend=backend.name, is_reference=is_reference, family=family)
+        return BackendParity(
+            backend=backend.name, is_reference=is_reference, definition=definition, family=family
+        )
     snapshot: Snapshot | None = state.snapshot
     numbers = {}
     # A snapshot of an older run is no current number (the engine repoints it on recompute).
     if snapshot is not None and snapshot.run_id == run.pk:
         numbers = {
             "score": None if snapshot.score is None else round(snapshot.score, 4),
-            "passing": snapshot.passing,
-            "reference_passing": snapshot.reference_passing,
+            **snapshot_counts(snapshot),
             "gaps": {name: getattr(snapshot, name) for name in GAP_FIELDS},
             "tracked": snapshot.tracked,
             "untracked": snapshot.untracked,
-            "intended": snapshot.intended,
             "tracked_closed": snapshot.tracked_closed,
             "reference_missing": snapshot.reference_missing,
             "pending": snapshot.pending,
@@ -175,19 +227,21 @@ def _backend_parity(backend: Backend, *, is_reference: bool, family: str = "") -
         started_at=run.started_at,
         test_count=state.test_count,
         coverage_drop=state.coverage_drop,
+        definition=definition,
         family=family,
         **numbers,
     )
 
 
-def headline_score(
-    *, score: float | None, passing: int, reference_passing: int, intended: int
-) -> float | None:
-    """A snapshot's headline score (``parity.pure.scores``: intended gaps not counted) from its
-    columns; None where it stores no score (no reference run to compare with)."""
-    if score is None:
+def headline_score(snapshot: Snapshot, definition: Definition) -> float | None:
+    """A snapshot's headline score (``parity.pure.scores``, by the project's ``definition``);
+    None where it stores no score (no reference run to compare with)."""
+    if snapshot.score is None:
         return None
-    return scores(passing=passing, compared=reference_passing, intended=intended).headline
+    counts = snapshot_counts(snapshot)
+    counts["compared"] = counts.pop("reference_passing")
+    del counts["rerun"]  # outside the score
+    return scores(Counts(**counts), definition).headline
 
 
 # --- The file heatmap's counts (``FileCell``) -----------------------------------------------------
@@ -226,21 +280,31 @@ def file_counts(
     return {key: totals[key] for key in sorted(totals)}
 
 
-def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int]]]:
+def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int, int, int]]]:
     """Per test file, per backend name, its open gaps against the reference (the
-    reference-passing tests that do not pass there; not the tests the reference lacks) and how
-    many of those are intended. One query, grouped in Postgres: as many rows as (backend, file)
-    pairs with a gap."""
+    reference-passing tests that do not pass there; not the tests the reference lacks), how
+    many of those are intended, and how many reference-passing tests are declared not
+    applicable there and lost by infrastructure (to rerun), both outside the gaps. One query,
+    grouped in Postgres: as many rows as (backend, file) pairs with a gap."""
+    rerun = Q(state__in=INFRA_STATES, not_applicable=False)
+    counted = Q(not_applicable=False) & ~Q(state__in=INFRA_STATES)
     rows = (
         Gap.objects.filter(project=project, is_open=True)
         .exclude(state=GapState.REFERENCE_MISSING)
         .values_list("backend__name", "test__file")
-        .annotate(count=Count("pk"), intended=Count("pk", filter=Q(intended=True)))
+        # Named apart from the columns their filters read: a filter naming an earlier
+        # annotation would read the aggregate.
+        .annotate(
+            n_gaps=Count("pk", filter=counted),
+            n_intended=Count("pk", filter=counted & Q(intended=True)),
+            n_not_applicable=Count("pk", filter=Q(not_applicable=True)),
+            n_rerun=Count("pk", filter=rerun),
+        )
         .order_by()
     )
-    totals: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-    for backend, file, count, intended in rows:
-        totals[file][backend] = (count, intended)
+    totals: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
+    for backend, file, count, intended, not_applicable, reruns in rows:
+        totals[file][backend] = (count, intended, not_applicable, reruns)
     return totals
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 
+from parity.definitions import INFRA_STATES, untracked_q
 from parity.models import Backend, Gap, GapState, Project
 from parity.pure.skip_rules import NO_REASON
 from parity.selectors.classification import UNCATEGORIZED_LABEL
@@ -16,8 +17,9 @@ from parity.selectors.fragments import sort_order
 from parity.selectors.owners import gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
 
-# States whose gaps say why their file gave no result; the page shows how its run ended.
-UNRUN_STATES = (GapState.CRASHED, GapState.TIMED_OUT, GapState.EMPTY, GapState.NOT_RUN)
+# States whose gaps say why their file gave no result (run health's); the page shows how its
+# run ended.
+UNRUN_STATES = INFRA_STATES
 
 # ``?sort=`` columns of the gaps lists (``fragments.sort_order``); ties by backend and test.
 GAP_SORTS = {
@@ -44,8 +46,12 @@ def gaps_list(
     reason: int | None = None,
     category: str | None = None,
     owner: str | None = None,
+    not_applicable: bool | None = False,
 ) -> QuerySet[Gap]:
     """Open gaps, or with ``closed_since`` the gaps fixed since then.
+
+    Tests declared not applicable on a backend are no gaps there: listed only with
+    ``not_applicable=True`` (None: both).
 
     ``reference_missing`` rows (tests the reference does not run) are outside the score and
     listed only when asked for by ``state``. ``tracked=False`` means untracked: intended gaps
@@ -77,11 +83,13 @@ def gaps_list(
     if tracked is True:
         gaps = gaps.filter(tracked=True)
     elif tracked is False:
-        gaps = gaps.filter(tracked=False, intended=False)
+        gaps = gaps.filter(untracked_q())
     if intended is not None:
         gaps = gaps.filter(intended=intended)
     if tracked_closed is not None:
         gaps = gaps.filter(tracked_closed=tracked_closed)
+    if not_applicable is not None:
+        gaps = gaps.filter(not_applicable=not_applicable)
     return (
         gaps.select_related("backend", "test", "reason", "triage__issue")
         .prefetch_related("reason__issues")

@@ -5,7 +5,7 @@ reference. Colours and labels are the dashboard's (``parity.dashboard.presenters
 from dataclasses import dataclass, field, replace
 
 from parity.models import Project
-from parity.pure.scores import Scores, counted_gaps, scores
+from parity.pure.scores import DEFAULT, Counts, Definition, Scores, counted_gaps, scores
 from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_counts
 from parity.selectors.families import BY_FAMILY, BY_VARIANT, Families, families_named
 from parity.selectors.fragments import (
@@ -43,7 +43,12 @@ class CellCounts:
     reference_passed: int = 0
     gaps: int = 0
     intended: int = 0  # of the gaps, those a triage marks intended (by design)
+    # Reference-passing tests declared not applicable here: neither gaps nor compared.
+    not_applicable: int = 0
+    # Reference-passing tests its file's infrastructure lost (crashed...): neither, to rerun.
+    rerun: int = 0
     is_reference: bool = False
+    definition: Definition = DEFAULT  # the project's score definition
     # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
     reference_tests: int = 0
     reference_skipped: int = 0
@@ -75,7 +80,10 @@ class CellCounts:
         if self.is_reference or not compared:
             return None
         passing = max(compared - self.gaps, 0)
-        return scores(passing=passing, compared=compared, intended=self.intended)
+        return scores(
+            Counts(passing=passing, compared=compared, intended=self.intended),
+            self.definition,
+        )
 
     @property
     def parity(self) -> float | None:
@@ -86,7 +94,7 @@ class CellCounts:
     @property
     def counted_gaps(self) -> int:
         """The gaps counted against the backend: all but the intended ones."""
-        return counted_gaps(gaps=self.gaps, intended=self.intended)
+        return counted_gaps(gaps=self.gaps, intended=self.intended, definition=self.definition)
 
     @property
     def all_intended(self) -> bool:
@@ -95,8 +103,14 @@ class CellCounts:
 
     @property
     def compared(self) -> int:
-        """The reference's passing tests this backend was asked to run: all but the pending."""
-        return max(self.reference_passed - self.pending, 0)
+        """The reference's passing tests this backend was asked to run: all but the pending,
+        those declared not applicable and those infrastructure lost."""
+        return max(self.reference_passed - self.pending - self.not_applicable - self.rerun, 0)
+
+    @property
+    def all_not_applicable(self) -> bool:
+        """Every reference-passing test here is declared not applicable: drawn apart."""
+        return not self.is_reference and self.not_applicable > 0 and not self.compared
 
 
 @dataclass(frozen=True)
@@ -169,9 +183,11 @@ def heatmap(
         counts = aligned_file_counts(project=project, current=counts, view=aligned)
     else:
         for file, gaps in file_gap_counts(project=project).items():
-            for backend, (count, intended) in gaps.items():
+            for backend, (count, intended, not_applicable, rerun) in gaps.items():
                 if file in counts:  # the reference passes its tests: it has a file cell
-                    counts[file][backend].update(gaps=count, intended=intended)
+                    counts[file][backend].update(
+                        gaps=count, intended=intended, not_applicable=not_applicable, rerun=rerun
+                    )
     if owner:
         counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
     if folder:
@@ -179,8 +195,17 @@ def heatmap(
     elif by_dir:
         counts = _subtrees(counts)
     unrun = {} if by_dir or aligned is not None else unrun_files(project=project)
+    definition = project.score_settings()
     rows = [
-        _row(name, cells, names=names, reference=reference, unrun=unrun, owners=owners)
+        _row(
+            name,
+            cells,
+            names=names,
+            reference=reference,
+            unrun=unrun,
+            owners=owners,
+            definition=definition,
+        )
         for name, cells in counts.items()
     ]
     cards = backends
@@ -311,6 +336,7 @@ def _row(
     reference: str | None,
     unrun: dict,
     owners: dict[str, list[str]],
+    definition: Definition,
 ) -> HeatRow:
     """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some;
     ``unrun``: ``run_files.unrun_files`` by (backend, file)."""
@@ -335,6 +361,7 @@ def _row(
                 },
                 **_run(unrun.get((n, name))),
                 is_reference=n == reference,
+                definition=definition,
             )
             for n in names
         ],

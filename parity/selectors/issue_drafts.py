@@ -6,6 +6,7 @@ what the issue's text names: tests, backends, states, reason, first seen. One qu
 from dataclasses import dataclass
 from datetime import datetime
 
+from parity.definitions import untracked_q
 from parity.models import Gap, GapState, Project
 from parity.pure.normalize import display_id
 
@@ -58,9 +59,7 @@ def issue_subject(
         if backend:
             gaps = gaps.filter(backend__name=backend)
     elif file is not None:
-        gaps = gaps.filter(
-            test__file=file, backend__name=backend or "", tracked=False, intended=False
-        )
+        gaps = gaps.filter(untracked_q(), test__file=file, backend__name=backend or "")
     else:
         gaps = gaps.filter(pk__in=gap_ids or [])
     rows = list(

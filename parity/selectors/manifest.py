@@ -11,6 +11,10 @@ skip reason: CI cannot apply them, yet they exempt tests as much as a pattern do
 (not of durations, which move every night): CI sends the version it applied with its upload,
 and the verdict says what changed since. Each exemption says whether it ``passes_now``: every
 test it covers passed in the backend's latest probe run (``parity.engine.probes``).
+
+A variant (``rocm-gfx942``) gets its family's exemptions too. A conditioned exemption
+(``Triage.condition``) is in the manifest only where its condition holds for the attributes the
+request sends, or, when it sends none, for the backend's and its current run's.
 """
 
 import hashlib
@@ -20,8 +24,17 @@ from dataclasses import asdict, dataclass, field, replace
 
 from django.db.models import F, Q
 
-from parity.definitions import triages_unexpired
-from parity.models import Backend, FileCell, ProbeOutcome, Project, Triage, TriageKind
+from parity.definitions import triages_in_force
+from parity.models import (
+    Backend,
+    BackendState,
+    FileCell,
+    ProbeOutcome,
+    Project,
+    Triage,
+    TriageKind,
+)
+from parity.pure.attributes import ConditionError, condition_parse, variant_name
 from parity.pure.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.pure.normalize.runner_ids import runner_identity
 from parity.selectors.fragments import issue_urls
@@ -47,6 +60,7 @@ class Exemption:
     regex: str  # internal: what a pattern's ``match`` matches, over canonical keys ("" for a test)
     shape: str  # internal: parity.pure.globs.pattern_shape of ``match`` ("key" for a test)
     passes_now: bool = False  # every test it covers passed in the backend's latest probe run
+    condition: str = ""  # where it applies (parity.pure.attributes); "": everywhere
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,7 @@ class ReasonExemption:
     id: int
     match: str  # "reason: <the reason's text>"
     kind: str
+    condition: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,11 +96,18 @@ class Manifest:
     def version(self) -> str:
         """What CI applies, hashed: the exemptions (without whether they pass now), the reason
         exemptions and files."""
+        # An empty condition is left out, so lists written before conditions keep their hash.
         exemptions = [
-            {k: v for k, v in asdict(e).items() if k not in ("regex", "shape", "passes_now")}
+            {
+                k: v
+                for k, v in asdict(e).items()
+                if k not in ("regex", "shape", "passes_now") and (k != "condition" or v)
+            }
             for e in self.exemptions
         ]
-        reasons = [asdict(r) for r in self.reasons]
+        reasons = [
+            {k: v for k, v in asdict(r).items() if k != "condition" or v} for r in self.reasons
+        ]
         applied = {"exemptions": exemptions, "reasons": reasons, "files": self.files}
         return hashlib.sha256(json.dumps(applied, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -105,14 +127,63 @@ class Resolved:
     triage: int
 
 
+def backend_attributes(*, backend: Backend) -> dict[str, str]:
+    """What conditions are held to on ``backend`` when CI sends no attributes: the backend's
+    own (a variant's) merged with its current run's."""
+    run = (
+        BackendState.objects.filter(backend=backend)
+        .values_list("current_run__attributes", flat=True)
+        .first()
+    )
+    return {**(backend.attributes or {}), **(run or {})}
+
+
+def backend_for_attributes(
+    *, project: Project, backend: Backend, attributes: dict[str, str]
+) -> Backend:
+    """The variant of family ``backend`` that ``attributes`` name (``arch=gfx942``: rocm-gfx942)
+    when it exists; else ``backend``. A read: a variant is created by its first upload."""
+    if backend.family_id is not None:
+        return backend
+    name = variant_name(backend.name, attributes, project.variant_keys or [])
+    if name is None:
+        return backend
+    return Backend.objects.filter(project=project, family=backend, name=name).first() or backend
+
+
+def conditions_filter(exemptions: list, attributes: dict[str, str]) -> list:
+    """The exemptions (anything with a ``condition``) whose condition holds for
+    ``attributes``; one that cannot be read is kept, as the engine applies it."""
+    kept = []
+    for exemption in exemptions:
+        try:
+            holds = not exemption.condition or condition_parse(exemption.condition).holds(
+                attributes
+            )
+        except ConditionError:
+            holds = True
+        if holds:
+            kept.append(exemption)
+    return kept
+
+
+def _on_backend(backend: Backend) -> Q:
+    """Triages naming no backend, ``backend``, or its family (a variant's)."""
+    named = Q(backends=backend)
+    if backend.family_id is not None:
+        named |= Q(backends=backend.family_id)
+    return Q(backends__isnull=True) | named
+
+
 def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]:
     """The backend's unexpired triages that name tests (a test or a pattern), most specific
-    first: a test, then a pattern, then intended before the rest, then the newest."""
+    first: a test, then a pattern, then intended before the rest, then the newest. Conditions
+    are not applied here (``conditions_filter``)."""
     triages = (
         Triage.objects.filter(project=project)
-        .filter(triages_unexpired())
+        .filter(triages_in_force())
         .exclude(test__isnull=True, match="")
-        .filter(Q(backends__isnull=True) | Q(backends=backend))
+        .filter(_on_backend(backend))
         .select_related("test", "issue")
         .prefetch_related("backends")
         .distinct()
@@ -125,14 +196,17 @@ def backend_reason_exemptions(*, project: Project, backend: Backend) -> list[Rea
     """The backend's unexpired triages that name a skip reason, oldest first."""
     triages = (
         Triage.objects.filter(project=project, reason__isnull=False)
-        .filter(triages_unexpired())
-        .filter(Q(backends__isnull=True) | Q(backends=backend))
+        .filter(triages_in_force())
+        .filter(_on_backend(backend))
         .select_related("reason")
         .distinct()
         .order_by("pk")
     )
     return [
-        ReasonExemption(id=t.pk, match=f"reason: {t.reason.text}", kind=t.kind) for t in triages
+        ReasonExemption(
+            id=t.pk, match=f"reason: {t.reason.text}", kind=t.kind, condition=t.condition
+        )
+        for t in triages
     ]
 
 
@@ -145,11 +219,19 @@ def passing_exemptions(*, backend: Backend) -> set[int]:
     )
 
 
-def manifest_build(*, project: Project, backend: Backend) -> Manifest:
+def manifest_build(
+    *, project: Project, backend: Backend, attributes: dict[str, str] | None = None
+) -> Manifest:
+    """``backend``'s manifest, its conditioned exemptions held to ``attributes`` (None: the
+    backend's current ones, ``backend_attributes``)."""
+    candidates = backend_exemptions(project=project, backend=backend)
+    reasons = backend_reason_exemptions(project=project, backend=backend)
+    if attributes is None and any(e.condition for e in [*candidates, *reasons]):
+        attributes = backend_attributes(backend=backend)  # read only when a condition asks
     passing = passing_exemptions(backend=backend)
     exemptions = [
         replace(e, passes_now=e.id in passing)
-        for e in backend_exemptions(project=project, backend=backend)
+        for e in conditions_filter(candidates, attributes or {})
     ]
     removing = [e.regex for e in exemptions if e.file_level and e.kind in SKIPPING_KINDS]
     reference_files = set(
@@ -172,7 +254,7 @@ def manifest_build(*, project: Project, backend: Backend) -> Manifest:
         files=files,
         durations={f: round(seconds, 3) for f, seconds in durations.items()},
         left_out=sorted(left_out),
-        reasons=backend_reason_exemptions(project=project, backend=backend),
+        reasons=conditions_filter(reasons, attributes or {}),
     )
 
 
@@ -263,6 +345,7 @@ def _exemption(triage: Triage) -> Exemption:
         file_level=triage.test is None and is_file_level(triage.match),
         regex=regex,
         shape=shape,
+        condition=triage.condition,
     )
 
 

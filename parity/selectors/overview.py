@@ -9,9 +9,9 @@ from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 
 from parity.definitions import on_default_branch_q
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
-from parity.pure.scores import Scores, scores
+from parity.pure.scores import DEFAULT, Definition
 from parity.selectors.families import FamilyRollup, families_failing
-from parity.selectors.fragments import headline_score, reference_first
+from parity.selectors.fragments import Scored, headline_score, reference_first, snapshot_counts
 from parity.selectors.queue import BackendHeadline, BurnDown
 
 # An empty state names a few branches, not every pull request's.
@@ -19,7 +19,7 @@ OFF_BRANCHES_SHOWN = 3
 
 
 @dataclass(frozen=True)
-class BackendCard:
+class BackendCard(Scored):
     name: str
     is_reference: bool
     current_run: Run | None
@@ -30,17 +30,17 @@ class BackendCard:
     untracked: int = 0
     tracked: int = 0
     intended: int = 0
+    not_applicable: int = 0
+    rerun: int = 0
+    reference_tests: int | None = None
+    differ_not_passed: int = 0
     coverage_drop: bool = False
+    definition: Definition = DEFAULT  # the project's score definition
     # Without a current run: its complete runs on branches the project does not compare, per
     # branch, the most first (``off_branch_runs``).
     off_branch: tuple[tuple[str, int], ...] = ()
     family: str = ""  # a variant's family (``Backend.family``); "" for a family or a flat one
     attributes: dict = field(default_factory=dict)  # what makes the variant
-
-    @property
-    def scores(self) -> Scores:
-        """The headline score (intended gaps not counted) and the raw one."""
-        return scores(passing=self.passing, compared=self.reference_passing, intended=self.intended)
 
 
 @dataclass(frozen=True)
@@ -179,11 +179,9 @@ def _card(
     if run is not None and snapshot is not None and snapshot.run_id == run.pk:
         numbers = {
             "score": snapshot.score,
-            "passing": snapshot.passing,
-            "reference_passing": snapshot.reference_passing,
+            **snapshot_counts(snapshot),
             "untracked": snapshot.untracked,
             "tracked": snapshot.tracked,
-            "intended": snapshot.intended,
             "coverage_drop": snapshot.coverage_drop,
         }
     return BackendCard(
@@ -194,6 +192,7 @@ def _card(
         current_run=run,
         last_upload=upload,
         off_branch=off_branch,
+        definition=project.score_settings(),
         **numbers,
     )
 
@@ -208,14 +207,22 @@ def score_trends(
     snapshots = Snapshot.objects.filter(at__gte=since)
     if projects is not None:
         snapshots = snapshots.filter(project__in=projects)
+    fields = (
+        "score", "passing", "reference_passing", "intended", "not_applicable",
+        "reference_tests", "differ_not_passed",
+    )  # fmt: skip
+    settings = (
+        "project__score_definition", "project__score_counts_intended",
+        "project__score_counts_not_applicable",
+    )  # fmt: skip
     rows = snapshots.order_by("project_id", "backend_id", "at", "pk").values_list(
-        "project__slug", "backend__name", "at", "score", "passing", "reference_passing", "intended"
+        "project__slug", "backend__name", "at", *settings, *fields
     )
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
-    for slug, backend, at, raw, passing, compared, intended in rows:
-        score = headline_score(
-            score=raw, passing=passing, reference_passing=compared, intended=intended
-        )
+    for slug, backend, at, kind, intended, not_applicable, *numbers in rows:
+        definition = Definition(kind, intended, not_applicable)
+        snapshot = Snapshot(**dict(zip(fields, numbers, strict=True)))
+        score = headline_score(snapshot, definition)
         series = trends[slug].setdefault(backend, {"at": [], "score": []})
         series["at"].append(at.isoformat())
         series["score"].append(None if score is None else round(score, 4))

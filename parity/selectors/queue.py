@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from django.db.models import Count, Min, Q, QuerySet
 
+from parity.definitions import untracked_q
 from parity.models import Gap, GapState, Project, Snapshot
 from parity.selectors.classification import skip_rules_current
 from parity.selectors.owners import files_owners, gaps_owned, groups_owners
@@ -79,9 +80,8 @@ class TriageQueue:
 
 def untracked_gaps(*, projects: list[Project], backend: str | None = None) -> QuerySet[Gap]:
     """The open gaps nobody has triaged (of ``backend``, when given)."""
-    gaps = Gap.objects.filter(
-        project__in=projects, is_open=True, tracked=False, intended=False
-    ).exclude(state=GapState.REFERENCE_MISSING)
+    gaps = Gap.objects.filter(untracked_q(), project__in=projects, is_open=True)
+    gaps = gaps.exclude(state=GapState.REFERENCE_MISSING)
     return gaps.filter(backend__name=backend) if backend else gaps
 
 

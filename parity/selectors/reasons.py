@@ -23,7 +23,7 @@ from django.db.models import (
     Value,
 )
 
-from parity.definitions import triages_unexpired
+from parity.definitions import triages_in_force, untracked_q
 from parity.models import (
     CurrentOutcome,
     Gap,
@@ -241,7 +241,7 @@ def _skip_reasons(project: Project) -> SkipReasons:
     gaps, untriaged = _per_reason_and_backend(
         names,
         Gap.objects.filter(project=project, is_open=True, state=GapState.SKIPPED),
-        where=Q(tracked=False, intended=False),
+        where=untracked_q(),
     )
     no_reason = NoReason(
         backends=tests.pop(None), gaps=gaps.pop(None), untriaged=untriaged.pop(None)
@@ -282,7 +282,7 @@ def _reason_triages(project: Project, reason_ids: list[int]) -> dict[int, list[T
     triages = defaultdict(list)
     query = (
         Triage.objects.filter(project=project, reason_id__in=reason_ids, backends__isnull=True)
-        .filter(triages_unexpired())
+        .filter(triages_in_force())
         .select_related("issue")
     )
     for triage in query:

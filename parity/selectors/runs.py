@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
-from parity.definitions import coverage_dropped, default_branch_runs
+from parity.definitions import coverage_dropped, default_branch_runs, untracked_q
 from parity.models import (
     BackendState,
     Gap,
@@ -118,7 +118,7 @@ def run_verdicts(*, runs: list[Run]) -> dict[int, RunVerdict]:
         .values_list("opened_run_id")
         .annotate(
             n=Count("pk"),
-            untracked=Count("pk", filter=Q(is_open=True, tracked=False, intended=False)),
+            untracked=Count("pk", filter=Q(is_open=True) & untracked_q()),
         )
         .order_by()
     )

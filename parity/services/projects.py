@@ -91,6 +91,42 @@ def project_rules_update(*, project: Project, rules: dict) -> Project:
     return project
 
 
+def project_score_set(
+    *,
+    project: Project,
+    definition: str | None = None,
+    counts_intended: bool | None = None,
+    counts_not_applicable: bool | None = None,
+) -> Project:
+    """Change what the project's headline score counts (``parity.pure.scores``; None: keep), and
+    recount its current snapshots at once, so every page shows the new figure. Snapshots of
+    older runs keep the counts they had: an agreement definition reads the reference's
+    non-passing tests only from the runs recounted since a project chose one."""
+    from parity.engine.gap_triages import triages_refresh
+    from parity.models.projects import ScoreDefinition
+
+    if definition is not None and definition not in ScoreDefinition.values:
+        raise ValidationError(
+            {"score_definition": f"Unknown definition {definition!r}: one of "
+             f"{', '.join(ScoreDefinition.values)}."}
+        )  # fmt: skip
+    with transaction.atomic():
+        project = project_lock(project_id=project.pk)
+        if definition is not None:
+            project.score_definition = definition
+        if counts_intended is not None:
+            project.score_counts_intended = counts_intended
+        if counts_not_applicable is not None:
+            project.score_counts_not_applicable = counts_not_applicable
+        project.save(
+            update_fields=[
+                "score_definition", "score_counts_intended", "score_counts_not_applicable"
+            ]
+        )  # fmt: skip
+        triages_refresh(project=project)
+    return project
+
+
 def upload_token_create(
     *,
     project: Project,

@@ -9,9 +9,10 @@ open gaps and recounts the current snapshots in the same transaction: the dashbo
 tracked/untracked/intended numbers move at once, not at the next run.
 """
 
+import dataclasses
 import datetime
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -19,6 +20,7 @@ from django.utils import timezone
 
 from parity.definitions import triages_unexpired, unexpired
 from parity.engine.gap_triages import triages_refresh
+from parity.engine.lapses import lapses_write
 from parity.models import (
     Backend,
     Gap,
@@ -31,6 +33,7 @@ from parity.models import (
 )
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.projects import project_lock
+from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.exemption_files import ExemptionEntry
 from parity.pure.globs import (
     PatternError,
@@ -67,6 +70,10 @@ class TriageRequest:
     issue_url: str = ""
     note: str = ""
     expires_on: datetime.date | None = None
+    condition: str = ""  # applies only where the run's attributes match (parity.pure.attributes)
+    source: str = ""  # where a declaration came from: "import:amd-csv", "set_test_configs:…"
+    # What an imported list carried, for export.
+    extra: Mapping = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,9 +95,15 @@ def triage_check(
     note: str,
     expires_on: datetime.date | None = None,
     expires_was: datetime.date | None = None,
+    condition: str = "",
 ) -> None:
     """The rules of a triage, whichever way it arrives; raises ``TriageRejected``.
     ``expires_was`` is the stored expiry of a triage being changed: keeping it is allowed."""
+    if condition.strip():
+        try:
+            condition_parse(condition)
+        except ConditionError as exc:
+            raise TriageRejected(f"Condition {condition!r}: {exc}", field="condition") from None
     targets = sum((target.test is not None, target.reason is not None, bool(target.match)))
     if targets != 1:
         raise TriageRejected("Triage exactly one of: a test, a reason, or a 'match' pattern.")
@@ -108,6 +121,12 @@ def triage_check(
         raise TriageRejected(f"A {kind} triage needs an 'issue_url'.", field="issue")
     if kind == TriageKind.INTENDED and not note.strip():
         raise TriageRejected("An intended triage needs a short 'note' saying why.", field="note")
+    if kind == TriageKind.NOT_APPLICABLE and not note.strip():
+        raise TriageRejected(
+            "A not-applicable declaration needs a short 'note' saying why the test does not "
+            "apply to the backend.",
+            field="note",
+        )
     if kind == TriageKind.QUARANTINE and target.reason is not None:
         raise TriageRejected(
             "Quarantine names tests (a test or a pattern), not a skip reason.", field="kind"
@@ -171,6 +190,7 @@ def exemptions_import(
             issue_url=entry.issue,
             note=entry.reason,
             expires_on=entry.expires,
+            condition=entry.condition,
         )
         if _request_signature(project, request) in have:
             duplicates += 1
@@ -180,6 +200,116 @@ def exemptions_import(
         created=triages_create(project=project, requests=requests, user=user),
         duplicates=duplicates,
     )
+
+
+def triage_request_check(
+    *, project: Project, request: TriageRequest, known: Mapping[str, Backend] | None = None
+) -> None:
+    """Whether ``request`` keeps the rules, without writing anything (an import's report and
+    its dry run); raises ``TriageRejected``. ``known``: the project's backends by name, read
+    once for many pattern requests."""
+    target = _pattern_target(request, known) if known is not None else _target(project, request)
+    url = request.issue_url.strip()
+    # An unsaved stand-in: the rules ask only whether there is one, in this project.
+    issue = TrackingIssue(project=project, key=url) if url else None
+    triage_check(
+        project=project,
+        kind=request.kind,
+        target=target,
+        issue=issue,
+        note=request.note,
+        expires_on=request.expires_on,
+    )
+
+
+def _pattern_target(request: TriageRequest, known: Mapping[str, Backend]) -> TriageTarget:
+    """The target of a pattern ``request``, its backends found in ``known`` (no query)."""
+    if not request.match or request.gap or request.test or request.reason:
+        raise TriageRejected("Name a 'match' pattern (an imported list names tests).")
+    unknown = sorted(set(request.backends) - set(known))
+    if unknown:
+        names = ", ".join(sorted(known))
+        raise TriageRejected(f"Unknown backend '{unknown[0]}' (known: {names}).", field="backends")
+    backends = [known[name] for name in sorted(set(request.backends))]
+    return TriageTarget(backends=backends, match=request.match)
+
+
+@dataclass(frozen=True)
+class TriageChanges:
+    """Triages to create, to change and to delete together (a list's import)."""
+
+    create: Sequence[TriageRequest] = ()
+    change: Sequence[tuple[Triage, TriageRequest]] = ()
+    delete: Sequence[Triage] = ()
+
+
+def triages_change(*, project: Project, changes: TriageChanges, user=None) -> list[Triage]:
+    """Apply ``changes`` (pattern requests: an imported list) in one transaction, all or none,
+    re-applying triages once at the end; returns the triages created. The new ones are checked
+    one by one and written together. A rejected request raises ``TriageRejected`` naming it."""
+    with transaction.atomic():
+        project = project_lock(project_id=project.pk)
+        known = {backend.name: backend for backend in project.backends.all()}
+        issues: dict[str, TrackingIssue | None] = {}
+        new: list[tuple[Triage, Sequence[Backend]]] = []
+        for request in changes.create:
+            url = request.issue_url.strip()
+            if url not in issues:
+                issues[url] = tracking_issue_get_or_create(project=project, url=url)
+            try:
+                new.append(_triage_new(project, request, known, issues[url], user))
+            except TriageRejected as exc:
+                raise TriageRejected(f"{request.match}: {exc}", field=exc.field) from None
+        created = Triage.objects.bulk_create([triage for triage, _ in new], batch_size=1000)
+        through = Triage.backends.through
+        through.objects.bulk_create(
+            [through(triage_id=t.pk, backend_id=b.pk) for t, backends in new for b in backends],
+            batch_size=5000,
+        )
+        conditioned = [triage.pk for triage in created if triage.condition]
+        if conditioned:  # read by the refresh below, as _triage_write does for one
+            lapses_write(project_id=project.pk, triage_ids=conditioned)
+        for triage, request in changes.change:
+            try:
+                _triage_update_locked(project=project, triage=triage, request=request)
+            except TriageRejected as exc:
+                raise TriageRejected(f"{request.match}: {exc}", field=exc.field) from None
+        for triage in changes.delete:
+            triage.delete()
+        triages_refresh(project=project)
+    logger.info(
+        "triages in project %s: %s created, %s changed, %s deleted",
+        project.pk,
+        len(created),
+        len(changes.change),
+        len(changes.delete),
+    )
+    return created
+
+
+def _triage_new(
+    project: Project,
+    request: TriageRequest,
+    known: Mapping[str, Backend],
+    issue: TrackingIssue | None,
+    user,
+) -> tuple[Triage, Sequence[Backend]]:
+    """The unsaved triage of a pattern ``request``, checked, and its backends."""
+    target = _pattern_target(request, known)
+    triage = Triage(
+        project=project,
+        match=target.match.strip(),
+        kind=request.kind,
+        issue=issue,
+        note=request.note,
+        expires_on=request.expires_on,
+        condition=request.condition.strip(),
+        source=request.source,
+        extra=dict(request.extra),
+        created_by=user,
+    )
+    _triage_prepare(triage=triage, project=project, backends=target.backends)
+    return triage, target.backends
 
 
 def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Triage:
@@ -198,6 +328,19 @@ def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Tr
             triage=triage, project=project, backends=list(backends), expires_was=expires_was
         )
     logger.info("triage %s saved in project %s (%s)", triage.pk, project.pk, triage.kind)
+    return triage
+
+
+def declaration_override(*, triage: Triage, overridden: bool) -> Triage:
+    """A maintainer sets a declaration aside (``overridden``: it no longer applies, and CI runs
+    the tests again) or restores it. The declaration stays, with its source, so a contested
+    label can be seen and the decision undone."""
+    with transaction.atomic():
+        project = project_lock(project_id=triage.project_id)
+        triage.overridden = overridden
+        triage.save(update_fields=["overridden"])
+        triages_refresh(project=project)
+    logger.info("triage %s overridden=%s", triage.pk, overridden)
     return triage
 
 
@@ -249,6 +392,11 @@ def triages_expire() -> list[int]:
     return project_ids
 
 
+def issue_key(*, project: Project, url: str) -> str:
+    """The key the project's issue for ``url`` has, or would get (``pytorch/xla#4298``)."""
+    return _issue_identity(project, url.strip())[1] if url.strip() else ""
+
+
 def _issue_identity(project: Project, url: str) -> tuple[str, str]:
     refs = extract_issue_refs(url, issue_url_template=project.issue_url_template)
     return (refs[0].kind, refs[0].key) if refs else ("url", url[:200])
@@ -273,7 +421,7 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
 def _signature(triage: Triage) -> tuple:
     issue = triage.issue.key if triage.issue else ""
     backends = tuple(sorted(b.name for b in triage.backends.all()))
-    return (triage.match, triage.kind, backends, issue, triage.note)
+    return (triage.match, triage.kind, backends, issue, triage.note, triage.condition)
 
 
 def _request_signature(project: Project, request: TriageRequest) -> tuple:
@@ -281,7 +429,8 @@ def _request_signature(project: Project, request: TriageRequest) -> tuple:
     url = request.issue_url.strip()
     issue = _issue_identity(project, url)[1] if url else ""
     backends = tuple(sorted(b.lower() for b in request.backends))
-    return (request.match.strip(), request.kind, backends, issue, request.note.strip())
+    condition = request.condition.strip()
+    return (request.match.strip(), request.kind, backends, issue, request.note.strip(), condition)
 
 
 def _triage_create_locked(
@@ -297,10 +446,35 @@ def _triage_create_locked(
         issue=tracking_issue_get_or_create(project=project, url=request.issue_url),
         note=request.note,
         expires_on=request.expires_on,
+        condition=request.condition,
+        source=request.source,
+        extra=dict(request.extra),
         created_by=user,
     )
     _triage_write(triage=triage, project=project, backends=target.backends, refresh=refresh)
     return triage
+
+
+def _triage_update_locked(*, project: Project, triage: Triage, request: TriageRequest) -> None:
+    """Give ``triage`` what ``request`` says (an import of an edited list); a maintainer's
+    override and the author stay."""
+    target = _target(project, request)
+    expires_was = triage.expires_on
+    triage.kind = request.kind
+    triage.match = target.match
+    triage.issue = tracking_issue_get_or_create(project=project, url=request.issue_url)
+    triage.note = request.note
+    triage.expires_on = request.expires_on
+    triage.condition = request.condition.strip()
+    triage.source = request.source
+    triage.extra = dict(request.extra)
+    _triage_write(
+        triage=triage,
+        project=project,
+        backends=target.backends,
+        expires_was=expires_was,
+        refresh=False,
+    )
 
 
 def _triage_write(
@@ -311,6 +485,27 @@ def _triage_write(
     expires_was: datetime.date | None = None,
     refresh: bool = True,
 ) -> None:
+    _triage_prepare(triage=triage, project=project, backends=backends, expires_was=expires_was)
+    new = triage.pk is None
+    triage.save()
+    triage.backends.set(backends)
+    # Before the triages are applied: they read which conditioned triages hold where. A new
+    # triage without a condition has no lapse to write (an import of thousands asks nothing).
+    if triage.condition or not new:
+        lapses_write(project_id=project.pk, triage_ids=[triage.pk])
+    if refresh:
+        triages_refresh(project=project)
+        triage.refresh_from_db(fields=["stale", "expired"])
+
+
+def _triage_prepare(
+    *,
+    triage: Triage,
+    project: Project,
+    backends: Sequence[Backend],
+    expires_was: datetime.date | None = None,
+) -> None:
+    """Check ``triage`` by the rules and give it what its pattern derives, unsaved."""
     target = TriageTarget(
         backends=backends, test=triage.test, reason=triage.reason, match=triage.match.strip()
     )
@@ -322,17 +517,14 @@ def _triage_write(
         note=triage.note,
         expires_on=triage.expires_on,
         expires_was=expires_was,
+        condition=triage.condition,
     )
     triage.note = triage.note.strip()
+    triage.condition = triage.condition.strip()
     triage.match = target.match
     triage.match_regex = pattern_regex(target.match) if target.match else ""
     triage.match_literal = pattern_literal(target.match) if target.match else ""
     triage.match_shape = pattern_shape(target.match) if target.match else ""
-    triage.save()
-    triage.backends.set(backends)
-    if refresh:
-        triages_refresh(project=project)
-        triage.refresh_from_db(fields=["stale", "expired"])
 
 
 def _target(project: Project, request: TriageRequest) -> TriageTarget:

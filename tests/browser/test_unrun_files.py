@@ -8,8 +8,10 @@ import pytest
 from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
+from parity.models import Run
 from parity.services.projects import project_create, upload_token_create
-from tests.browser.conftest import no_chromium
+from tests.browser.conftest import SCREENSHOTS, no_chromium
+from tests.browser.layout import page_overflow
 from tests.junit_builder import Case, junit_xml
 from tests.uploads import post_upload
 
@@ -83,3 +85,35 @@ def test_the_gaps_list_says_how_each_file_ended(page, crashes):
     expect(crashed.locator(".unrun a")).to_have_attribute("href", CI_URL)
     lost = rows.filter(has_text="test_lost.py").first
     expect(lost.locator(".unrun")).to_contain_text("the file never started")
+
+
+@pytest.mark.parametrize("page", ["desktop", "narrow"], indirect=True)
+def test_the_run_page_shows_run_health_apart_from_the_verdict(page, crashes):
+    """tpu's first run lost four files to infrastructure and failed no test: the verdict is ok
+    (test health) and the run unhealthy, each file to rerun with how it ended."""
+    run = Run.objects.get(project=crashes, backend__name="tpu")
+    page.goto(f"/p/{SLUG}/runs/{run.pk}/")
+
+    expect(page.locator("#verdict h2 [data-ok]")).to_have_text("ok")
+    expect(page.locator("#verdict h2 a[data-healthy=false]")).to_have_text("run unhealthy")
+    expect(page.locator("#verdict-counts")).to_contain_text("12 tests of files lost to")
+    health = page.locator("#run-health")
+    expect(health.locator("h2 [data-healthy]")).to_have_text("unhealthy")
+    expect(health).to_contain_text("Infrastructure lost 4 files")
+    rows = health.locator("table.rerun-files tbody tr")
+    states = rows.evaluate_all("rs => rs.map(r => [r.dataset.file, r.dataset.state])")
+    assert states == [
+        ["test/test_empty.py", "empty"],
+        ["test/test_lost.py", "not_run"],
+        ["test/test_segv.py", "crashed"],
+        ["test/test_slow.py", "timed_out"],
+    ]
+    expect(rows.filter(has_text="test_segv.py")).to_contain_text("SIGSEGV")
+    expect(health.locator(f'a[href="{CI_URL}"]')).to_have_text("CI run")
+    # The untracked gaps it opens leave the lost files' tests out: none of its own.
+    expect(page.locator("#opened-gaps tbody tr")).to_have_count(0)
+    width = "narrow" if page.viewport_size["width"] < 600 else "desktop"
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"run_health[{width}].png", full_page=True)
+    overflow = page_overflow(page)
+    assert overflow <= 0, f"the run page scrolls sideways by {overflow}px"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from parity.models import BackendState, Gap, Run
+from parity.models import BackendState, Gap, Run, RunFile
 from tests.e2e.stack import wait_for
 from tests.parity.clients.conftest import clean_environment, client_run
 
@@ -125,14 +125,17 @@ def test_each_file_that_gave_no_result_says_why(live, project, suite):
         "test/test_lost_a.py::test_a": "not_run",
         "test/test_lost_b.py::test_b": "not_run",
     }
-    # The verdict (printed by the upload) names each file and how it ended, with the CI run.
+    # The verdict (printed by the upload) names each file to rerun, the upload (no --shard
+    # named a shard) that reported it and how it ended, with the CI run (docs/run-health.md).
     files = done.stdout[done.stdout.index("FILE  ") : done.stdout.index("dashboard:")]
+    run = Run.objects.get(project=project, backend__name="tpu", key="tpu-1")
+    by = {f.file: ["upload", str(f.upload_id)] for f in RunFile.objects.filter(run=run)}
     assert [line.split() for line in files.splitlines()] == [
-        ["FILE", "STATE", "HOW", "IT", "ENDED"],
-        ["test/test_empty.py", "empty", "exit", "5"],
-        ["test/test_lost_a.py", "not_run", "not", "started"],
-        ["test/test_lost_b.py", "not_run", "not", "started"],
-        ["test/test_segv.py", "crashed", "SIGSEGV"],
-        ["test/test_slow.py", "timed_out", "timed", "out"],
+        ["FILE", "STATE", "SHARD", "HOW", "IT", "ENDED"],
+        ["test/test_empty.py", "empty", *by["test/test_empty.py"], "exit", "5"],
+        ["test/test_lost_a.py", "not_run", *by["test/test_lost_a.py"], "not", "started"],
+        ["test/test_lost_b.py", "not_run", *by["test/test_lost_b.py"], "not", "started"],
+        ["test/test_segv.py", "crashed", *by["test/test_segv.py"], "SIGSEGV"],
+        ["test/test_slow.py", "timed_out", *by["test/test_slow.py"], "timed", "out"],
         ["CI", "run:", CI_URL],
     ]

@@ -10,6 +10,12 @@ from parity.api.serializers.gaps import (
     GapsQuery,
     IssueSerializer,
 )
+from parity.api.serializers.lists import (
+    IMPORT_FORMATS,
+    ListExportQuery,
+    ListImportReportSerializer,
+    ListImportSerializer,
+)
 from parity.api.serializers.manifest import (
     MAX_RESOLVE_TESTS,
     ExemptionSerializer,
@@ -51,6 +57,10 @@ from parity.api.serializers.verdict import (
 )
 
 __all__ = [
+    "IMPORT_FORMATS",
+    "ListExportQuery",
+    "ListImportReportSerializer",
+    "ListImportSerializer",
     "ParityQuery",
     "GapsQuery",
     "AlignedGapSerializer",

@@ -47,6 +47,14 @@ class TriageCreateSerializer(serializers.Serializer):
     note = serializers.CharField(
         required=False, default="", allow_blank=True, help_text="Required for intended."
     )
+    condition = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=1000,
+        help_text="Applies only where a run's attributes match, e.g. 'arch in (gfx942, gfx90a) "
+        "and rocm < 7.14' (docs/variants.md).",
+    )
 
 
 class TriageSerializer(serializers.Serializer):
@@ -70,6 +78,7 @@ class TriageSerializer(serializers.Serializer):
     )
     note = serializers.CharField()
     expires_on = serializers.DateField(allow_null=True)
+    condition = serializers.CharField(help_text="Where it applies; empty: everywhere.")
     stale = serializers.BooleanField(help_text="No open gap matches it any more.")
     expired = serializers.BooleanField(help_text="Past its expiry day: it no longer applies.")
     created_by = serializers.CharField(source="created_by.get_username", allow_null=True)

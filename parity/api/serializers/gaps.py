@@ -35,6 +35,12 @@ class GapsQuery(serializers.Serializer):
         default=None,
         help_text="true: tracked, but every issue it cites is closed at its tracker.",
     )
+    not_applicable = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: list the tests declared not applicable on their backend instead of "
+        "gaps (each with its declaration's source); they are never gaps.",
+    )
     since = serializers.DateField(
         required=False, default=None, help_text="Gaps opened on or after this day (UTC)."
     )
@@ -90,6 +96,15 @@ class GapSerializer(serializers.Serializer):
     intended = serializers.BooleanField()
     tracked_closed = serializers.BooleanField(
         help_text="Tracked, but every issue it cites is closed at its tracker."
+    )
+    not_applicable = serializers.BooleanField(
+        help_text="Declared not applicable on its backend (listed with ?not_applicable=true)."
+    )
+    source = serializers.CharField(
+        source="triage.source",
+        allow_null=True,
+        help_text="Where its triage came from when not written in parity: hw_classification, "
+        "set_test_configs:<file>, import:<format>.",
     )
     stale = serializers.SerializerMethodField()
     first_seen = serializers.DateTimeField(source="opened_at")

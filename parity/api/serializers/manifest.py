@@ -3,12 +3,48 @@
 from rest_framework import serializers
 
 from parity.models import TriageKind
+from parity.pure.attributes import AttributesError, attributes_check
 
 MAX_RESOLVE_TESTS = 200_000
 
 
+class AttributesField(serializers.DictField):
+    """Run attributes, checked as an upload's are (``parity.pure.attributes``)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(child=serializers.CharField(max_length=100), **kwargs)
+
+    def to_internal_value(self, data) -> dict:
+        try:
+            return attributes_check(data)
+        except AttributesError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
+def attributes_from_query(pairs: list[str]) -> dict[str, str] | None:
+    """``?attr=arch=gfx942&attr=rocm=7.1`` as attributes; None when none is sent."""
+    if not pairs:
+        return None
+    attributes = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise serializers.ValidationError({"attr": [f"{pair!r}: write key=value."]})
+        attributes[key.strip()] = value.strip()
+    try:
+        return attributes_check(attributes)
+    except AttributesError as exc:
+        raise serializers.ValidationError({"attr": [str(exc)]}) from None
+
+
 class ManifestQuery(serializers.Serializer):
     backend = serializers.CharField(max_length=50, help_text="A backend's name (or alias).")
+    attr = serializers.CharField(
+        required=False,
+        help_text="Repeatable key=value: the run's attributes (arch=gfx942, rocm=7.1). They "
+        "pick the backend's variant, and the conditioned exemptions that hold; none: the "
+        "backend's current run's (docs/variants.md).",
+    )
     format = serializers.ChoiceField(
         choices=["json", "files"],
         required=False,
@@ -27,6 +63,9 @@ class ExemptionSerializer(serializers.Serializer):
     file_level = serializers.BooleanField(help_text="It names whole files.")
     passes_now = serializers.BooleanField(
         help_text="Every test it covers passed in the backend's latest probe run: remove it."
+    )
+    condition = serializers.CharField(
+        help_text="Where it applies (it holds for the attributes asked about); empty: everywhere."
     )
 
 
@@ -64,6 +103,14 @@ class RunnerTestsField(serializers.ListField):
 
 class ResolveRequestSerializer(serializers.Serializer):
     backend = serializers.CharField(max_length=50)
+    attributes = AttributesField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text='The run\'s attributes, {"arch": "gfx942", "rocm": "7.1"}: they pick the '
+        "backend's variant and the conditioned exemptions that hold; none: the backend's "
+        "current run's.",
+    )
     tests = RunnerTestsField(
         help_text="Test IDs as the runner names them: pytest node IDs "
         "('test/test_ops.py::TestOpsXLA::test_x_xla_float32'), unittest IDs "

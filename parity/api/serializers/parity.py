@@ -32,15 +32,19 @@ class BackendParitySerializer(serializers.Serializer):
     complete = serializers.BooleanField()
     started_at = serializers.DateTimeField(allow_null=True)
     score = serializers.SerializerMethodField(
-        help_text="The headline score, as every page shows it: of the tests the reference "
-        "passes that are not intended gaps here, the share passing here (passing / "
-        "(reference_passing - intended)), rounded to 4 places; null with nothing to compare."
+        help_text="The headline score, as every page shows it, by the project's definition "
+        "(score_definition; docs/scores.md). By default: of the tests the reference passes "
+        "that are not intended gaps here, the share passing here (passing / "
+        "(reference_passing - intended)). Rounded to 4 places; null with nothing to compare."
     )
-    score_raw = serializers.FloatField(
-        source="score",
-        allow_null=True,
-        help_text="passing / reference_passing, intended gaps counted as failures, rounded to "
-        "4 places.",
+    score_raw = serializers.SerializerMethodField(
+        help_text="The same definition with intended gaps and not-applicable tests counted as "
+        "failures (by default passing / (reference_passing + not_applicable)), rounded to 4 "
+        "places."
+    )
+    score_definition = serializers.SerializerMethodField(
+        help_text="What the headline counts: reference_passing, agree_reference_passed or "
+        "agree_any, and whether intended gaps and not-applicable tests count."
     )
     passing = serializers.IntegerField(help_text="Tests passing here and on the reference.")
     reference_passing = serializers.IntegerField()
@@ -58,6 +62,23 @@ class BackendParitySerializer(serializers.Serializer):
         help_text="Tests the reference passes that it first ran after this backend's current "
         "run: not yet run there, outside reference_passing and the gaps."
     )
+    not_applicable = serializers.IntegerField(
+        help_text="Tests the reference passes that are declared not applicable here and do "
+        "not pass: outside reference_passing and the gaps."
+    )
+    rerun = serializers.IntegerField(
+        help_text="Tests the reference passes that this run lacks because infrastructure lost "
+        "their files (crashed, timed out, empty, not run, truncated): to rerun, outside "
+        "reference_passing, the gaps and the score (docs/run-health.md)."
+    )
+    reference_tests = serializers.IntegerField(
+        allow_null=True,
+        help_text="For the agreement definitions: the tests of the reference's run compared "
+        "(not pending, not applicable).",
+    )
+    differ_not_passed = serializers.IntegerField(
+        help_text="For agree_any: tests the reference did not pass whose outcome here differs."
+    )
     test_count = serializers.IntegerField()
     coverage_drop = serializers.BooleanField()
     reference_run = serializers.IntegerField(
@@ -69,6 +90,29 @@ class BackendParitySerializer(serializers.Serializer):
     def get_score(self, parity) -> float | None:
         headline = parity.scores.headline if parity.score is not None else None
         return None if headline is None else round(headline, 4)
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_score_raw(self, parity) -> float | None:
+        raw = parity.scores.raw if parity.score is not None else None
+        return None if raw is None else round(raw, 4)
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string"},
+                "counts_intended": {"type": "boolean"},
+                "counts_not_applicable": {"type": "boolean"},
+            },
+        }
+    )
+    def get_score_definition(self, parity) -> dict:
+        definition = parity.definition
+        return {
+            "kind": definition.kind,
+            "counts_intended": definition.counts_intended,
+            "counts_not_applicable": definition.counts_not_applicable,
+        }
 
 
 class CellSerializer(serializers.Serializer):

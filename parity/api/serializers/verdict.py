@@ -33,6 +33,10 @@ class OpenedCountsSerializer(serializers.Serializer):
     tracked_closed = serializers.IntegerField(
         help_text="Gaps citing only closed issues (counted untracked when the project says so)."
     )
+    infra = serializers.IntegerField(
+        help_text="Gaps of tests whose file infrastructure lost (crashed, timed out, empty, not "
+        "run, truncated): run health, counted in none of the others; rerun lists their files."
+    )
 
 
 class VerdictGapSerializer(serializers.Serializer):
@@ -56,6 +60,9 @@ class VerdictGapSerializer(serializers.Serializer):
     )
     exemption_added = serializers.BooleanField(
         help_text="That exemption was added after the exemption list the run applied."
+    )
+    infra = serializers.BooleanField(
+        help_text="Its file's infrastructure failed: rerun it; it is not counted in ok."
     )
 
 
@@ -95,11 +102,48 @@ class ExemptionsAppliedSerializer(serializers.Serializer):
 
 class VerdictFileSerializer(serializers.Serializer):
     file = serializers.CharField()
-    state = serializers.CharField(help_text="crashed, timed_out, empty or not_run.")
+    state = serializers.CharField(help_text="crashed, timed_out, empty, not_run or truncated.")
     status = serializers.CharField(
         help_text='How its process ended: "SIGSEGV", "exit 124", "timed out", "not started".'
     )
     tests = serializers.IntegerField(allow_null=True, help_text="Tests its report held.")
+
+
+class RerunFileSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    state = serializers.CharField(help_text="crashed, timed_out, empty, not_run or truncated.")
+    exit_status = serializers.CharField(
+        help_text='How its process ended: "SIGSEGV", "exit 124", "timed out", "not started".'
+    )
+    shard = serializers.CharField(
+        help_text='The shard that ran it, as the client named it ("2/4"); "" if none was sent.'
+    )
+    upload = serializers.IntegerField(
+        allow_null=True, help_text="The upload that reported it (null: only expected)."
+    )
+    tests = serializers.IntegerField(allow_null=True, help_text="Tests its report held.")
+    baseline_tests = serializers.IntegerField(
+        allow_null=True,
+        help_text="Truncated: the tests it held in the backend's last complete run.",
+    )
+
+
+class RerunShardSerializer(serializers.Serializer):
+    shard = serializers.CharField(help_text='As the client named it ("2/4"); "" if none.')
+    upload = serializers.IntegerField(allow_null=True)
+    files = serializers.IntegerField(help_text="Its files to rerun.")
+    failed_upload = serializers.BooleanField(
+        help_text="Its upload failed to ingest: send it again, or rerun the job when its report "
+        "is broken (error says why)."
+    )
+    error = serializers.CharField()
+
+
+class RerunSerializer(serializers.Serializer):
+    files = RerunFileSerializer(many=True, help_text="Files infrastructure lost, by file.")
+    shards = RerunShardSerializer(
+        many=True, help_text="The CI jobs (uploads) those files came from, and failed uploads."
+    )
 
 
 class VerdictSerializer(serializers.Serializer):
@@ -107,6 +151,14 @@ class VerdictSerializer(serializers.Serializer):
     backend = serializers.CharField()
     ok = serializers.BooleanField(
         help_text="False when the run opened an untracked gap or dropped coverage."
+    )
+    health = serializers.SerializerMethodField(
+        help_text="Run health, apart from ok (test health): unhealthy when infrastructure lost a "
+        "file (crashed, timed out, empty, not run, truncated) or an upload failed to ingest; "
+        "rerun says what to run again (docs/run-health.md)."
+    )
+    rerun = RerunSerializer(
+        help_text="What to run again: the files infrastructure lost and their shards."
     )
     opened = OpenedCountsSerializer()
     closed = serializers.IntegerField()
@@ -123,7 +175,7 @@ class VerdictSerializer(serializers.Serializer):
     )
     gaps_total = serializers.IntegerField(
         help_text="How many gaps the run opened, listed or not (opened's tracked + untracked + "
-        "intended)."
+        "intended + infra)."
     )
     gaps_next = serializers.SerializerMethodField(
         help_text="This verdict's URL for the next page of gaps; null on the last."
@@ -151,8 +203,13 @@ class VerdictSerializer(serializers.Serializer):
     )
     unrun_files = VerdictFileSerializer(
         many=True,
-        help_text="Files the run manifest lists as crashed, timed out, empty or never started.",
+        help_text="Files the run manifest lists as crashed, timed out, empty, never started or "
+        "truncated (rerun.files says the same with their shards).",
     )
+
+    @extend_schema_field(serializers.ChoiceField(choices=["healthy", "unhealthy"]))
+    def get_health(self, verdict) -> str:
+        return "healthy" if verdict.healthy else "unhealthy"
 
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_gaps_next(self, verdict) -> str | None:

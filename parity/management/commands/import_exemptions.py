@@ -11,20 +11,49 @@ from parity.pure.exemption_files import (
     document_load,
     exemptions_parse,
 )
+from parity.pure.list_formats import FORMATS, ListFormatError
+from parity.services.list_imports import ListFile, ListImportReport, list_file_import
 from parity.services.triage import TriageRejected, exemptions_import
+
+LIST_FORMATS = [name for name in FORMATS if name != "yaml"]
 
 
 class Command(BaseCommand):
     help = (
-        "Import a list of exemptions into a project, all or none: parity's format (YAML or "
-        "JSON: match, backends, kind, reason, issue, expires) or, with --pytorch-disabled, "
-        "a PyTorch-style per-backend dict of disabled tests. Entries the project already has "
-        "are left alone."
+        "Import a list of exemptions into a project. --format yaml (the default): parity's "
+        "format (match, backends, kind, reason, issue, expires), all or none, or with "
+        "--pytorch-disabled a PyTorch-style per-backend dict; entries the project already has "
+        "are left alone. The other formats are the lists teams keep (docs/lists.md): each "
+        "entry imported or reported with why not, again and again without duplicates."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("project")
         parser.add_argument("file", type=Path)
+        parser.add_argument("--format", choices=["yaml", *LIST_FORMATS], default="yaml")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Report what would change; write nothing."
+        )
+        parser.add_argument(
+            "--prune",
+            action="store_true",
+            help="Delete this list's exemptions the file no longer has (default: report them).",
+        )
+        parser.add_argument(
+            "--source", default="", help="Record the list under this source (docs/lists.md)."
+        )
+        parser.add_argument(
+            "--backend",
+            action="append",
+            default=[],
+            help="Every entry's backend, where the file names none (repeatable).",
+        )
+        parser.add_argument(
+            "--condition", default="", help="Every entry's condition, e.g. 'arch == arc'."
+        )
+        parser.add_argument(
+            "--prefix", default="", help="skip-dict: put before its file names, e.g. test/xpu/."
+        )
         parser.add_argument(
             "--pytorch-disabled",
             action="store_true",
@@ -33,14 +62,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--kind",
             choices=KINDS,
-            default="intended",
-            help="With --pytorch-disabled: the kind of every entry (default: intended).",
+            default=None,
+            help="Every entry's kind (default: intended with --pytorch-disabled; the format's "
+            "own otherwise).",
         )
 
     def handle(self, *args, **options):
         project = project_argument(options["project"])
         path: Path = options["file"]
         text = text_argument(path)
+        if options["format"] != "yaml":
+            self._list(project, path, text, options)
+            return
         try:
             entries = self._entries(project, text, options)
             imported = exemptions_import(project=project, entries=entries)
@@ -55,7 +88,44 @@ class Command(BaseCommand):
         data = document_load(text)
         if not options["pytorch_disabled"]:
             return exemptions_parse(data)
-        converted = disabled_dict_entries(data, project=project, kind=options["kind"])
+        kind = options["kind"] or "intended"
+        converted = disabled_dict_entries(data, project=project, kind=kind)
         for line in converted.unconverted:
             self.stderr.write(f"not imported: {line}")
         return converted.entries
+
+    def _list(self, project: Project, path: Path, text: str, options) -> None:
+        file = ListFile(
+            format=options["format"],
+            text=text,
+            name=str(path),
+            source=options["source"],
+            kind=options["kind"] or "",
+            condition=options["condition"],
+            backends=tuple(options["backend"]),
+            prefix=options["prefix"],
+        )
+        try:
+            report = list_file_import(
+                project=project, file=file, dry_run=options["dry_run"], prune=options["prune"]
+            )
+        except (ListFormatError, TriageRejected) as exc:
+            raise CommandError(f"{path}: {exc} Nothing was imported.") from exc
+        self._report(project, report)
+
+    def _report(self, project: Project, report: ListImportReport) -> None:
+        for unread in report.unread:
+            self.stderr.write(f"not read: {unread.where}: {unread.why}")
+        for line in report.unmatched:
+            self.stderr.write(f"{line.action}: {line.where} {line.match}: {line.why}")
+        for removed in report.removed:
+            done = "deleted" if report.pruned and not report.dry_run else "no longer listed"
+            self.stderr.write(f"{done}: triage {removed.id} {removed.match}")
+        covered = sum(line.tests for line in report.matched)
+        would = "would be " if report.dry_run else ""
+        self.stdout.write(
+            f"{report.source} into {project.slug}: {report.count('created')} {would}created, "
+            f"{report.count('updated')} {would}updated, {report.count('unchanged')} unchanged, "
+            f"{report.count('not imported')} not imported, {len(report.removed)} no longer "
+            f"listed; {len(report.matched)} entries cover {covered} stored test(s)."
+        )

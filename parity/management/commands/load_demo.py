@@ -13,6 +13,8 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 from rest_framework.test import APIClient
 
+from parity.demo.accelerators import SLUGS as ACCELERATOR_SLUGS
+from parity.demo.accelerators import accelerator_projects_load, upload_data
 from parity.demo.ahead import demo_uploads_ahead
 from parity.demo.scenario import BRANCH, upstream_disabled
 from parity.models import Project
@@ -56,7 +58,7 @@ class Command(BaseCommand):
 
     def _load(self, options) -> None:
         if options["reset"]:
-            Project.objects.filter(slug=DEMO_SLUG).delete()
+            Project.objects.filter(slug__in=[DEMO_SLUG, *ACCELERATOR_SLUGS]).delete()
         project = Project.objects.filter(slug=DEMO_SLUG).first()
         if project is None:
             project = project_create(
@@ -77,6 +79,7 @@ class Command(BaseCommand):
             # Before the uploads: each run's recompute gives the files it brings their owners.
             owners_import(project=project, text=OWNERS.read_text(), name="CODEOWNERS")
             self._upload_all(project, fixture, days=options["days"])
+            self._accelerators(days=options["days"])
         else:
             self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")
         key = upload_token_create(project=project, label="demo")
@@ -120,6 +123,30 @@ class Command(BaseCommand):
             self._progress(f"Uploading the runs of {upload.day}: {count} files sent")
         self._progress("")
         self.stdout.write(f"Uploaded {count} demo files in {time.monotonic() - started:.1f}s.")
+
+    def _accelerators(self, *, days: int) -> None:
+        """The two small projects of ``parity.demo.accelerators``: ROCm's arches against CUDA,
+        and an out-of-tree backend, through the upload API too."""
+        clients: dict[str, APIClient] = {}
+
+        def post(upload) -> None:
+            client = clients.get(upload.project)
+            if client is None:
+                project = Project.objects.get(slug=upload.project)
+                client = clients[upload.project] = APIClient(HTTP_HOST="127.0.0.1")
+                client.credentials(
+                    HTTP_AUTHORIZATION=f"Token {upload_token_create(project=project)}"
+                )
+            data = upload_data(upload, ran_at=_ran_at(upload.day))
+            response = client.post("/api/v1/uploads/", data, format="multipart")
+            if response.status_code not in (200, 202):
+                raise RuntimeError(
+                    f"demo upload refused: {response.status_code} {response.content!r}"
+                )
+
+        end = datetime.datetime.now(datetime.UTC).date()
+        projects = accelerator_projects_load(post, days=days, end=end)
+        self.stdout.write(f"Loaded {', '.join(p.slug for p in projects)}.")
 
     def _progress(self, line: str) -> None:
         """One line rewritten in place on a terminal; nothing in a log, which keeps the end."""

@@ -28,6 +28,9 @@ Decisions, each chosen to never merge two distinct tests:
   ``DebuggingSpmdTest.test_single_host_replicated_tpu`` keep every word. The one merge this
   allows is the intended one; it would be wrong only if a file defined both ``TestFoo.test_x``
   and ``TestFooCPU.test_x_cpu`` as two hand-written tests.
+* **Backend patterns.** A project's ``backend_pattern`` (``backend_patterns.py``) strips the
+  backend a runner wrote into a classname or a name, in the same step and with the same pairing
+  as the device rule: when it has a class and a name part, both must name the same backend.
 * **Separators.** The key must never merge two (classname, name) pairs of one file, even for
   Rust/C++ names holding ``::``. The file and class parts (and the name when there is no class)
   are escaped so they never contain ``::`` nor end in ``:``: a ``\\`` is inserted after any
@@ -44,6 +47,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from parity.pure.normalize.backend_patterns import BackendPattern
 from parity.pure.normalize.rules import DEFAULT_RULES, Rules
 
 SEP = "::"
@@ -80,8 +84,7 @@ def test_identity(
     rules: Rules = DEFAULT_RULES,
 ) -> TestIdentity:
     """The canonical identity of one <testcase>; see the module docstring for the rules."""
-    path, class_name = test_location(classname or "", file, folder_hint, rules)
-    return _identity(path, class_name, name or "", rules)
+    return place_new(classname or "", file, folder_hint, rules).identity(name or "")
 
 
 class TestIdentifier:
@@ -116,17 +119,57 @@ class TestIdentifier:
         if place is None:
             if len(self._places) >= self.MAX_REMEMBERED:
                 self._places.clear()
-            place = self._places[where] = _Place(*test_location(*where, self.rules), self.rules)
+            place = self._places[where] = place_new(*where, self.rules)
         return place
+
+
+def place_new(classname: str, file: str | None, folder_hint: str | None, rules: Rules) -> "_Place":
+    """The place of the cases with these attributes, the project's backend pattern applied to
+    the classname as the report wrote it (``backend_patterns``)."""
+    pattern = rules.backend_pattern
+    if pattern is None:
+        return _Place(*test_location(classname, file, folder_hint, rules), rules)
+    split = pattern.split_class(classname)
+    if not pattern.paired:
+        # One part carries the backend: a class pattern strips every case's class here, a
+        # name pattern every name in ``_Place.identity``.
+        if split is not None:
+            classname = split[1]
+        place = _Place(*test_location(classname, file, folder_hint, rules), rules)
+        if pattern.name_regex is not None:
+            place.backend_pattern, place.backend_place = pattern, place
+        return place
+    place = _Place(*test_location(classname, file, folder_hint, rules), rules)
+    if split is not None:
+        # The name must carry the class's backend too before either loses it.
+        place.backend_pattern, place.backend_token = pattern, split[0]
+        place.backend_place = _Place(*test_location(split[1], file, folder_hint, rules), rules)
+    return place
 
 
 class _Place:
     """One (file, class) of an upload, and the key of its tests up to their name."""
 
-    __slots__ = ("path", "class_name", "rules", "prefix", "generics", "generic_prefixes", "plain")
+    __slots__ = (
+        "path",
+        "class_name",
+        "rules",
+        "prefix",
+        "generics",
+        "generic_prefixes",
+        "plain",
+        "backend_pattern",
+        "backend_token",
+        "backend_place",
+    )
 
     def __init__(self, path: str, class_name: str, rules: Rules) -> None:
         self.path, self.class_name, self.rules = path, class_name, rules
+        # Set by ``place_new`` when a name may carry a backend: the pattern, the backend the
+        # class names (None: any), and the place of the cases that lose it.
+        self.backend_pattern: BackendPattern | None = None
+        self.backend_token: str | None = None
+        self.backend_place: _Place | None = None
         self.prefix = make_key(path, class_name, "") if class_name else ""
         self.generics = device_generics(class_name, rules)
         # Neither a device suffix to strip nor a rewrite to apply: the key is prefix + name.
@@ -140,6 +183,14 @@ class _Place:
         )
 
     def identity(self, name: str) -> TestIdentity:
+        if self.backend_pattern is not None:
+            split = self.backend_pattern.split_name(name)
+            if split is not None and self.backend_token in (None, split[0]):
+                return self.backend_place.located(split[1])
+        return self.located(name)
+
+    def located(self, name: str) -> TestIdentity:
+        """The identity of the case ``name`` here, its backend (if any) already stripped."""
         # tuple.__new__: TestIdentity(...) without a Python-level call, once per case.
         if self.plain:
             return _tuple_new(TestIdentity, (self.prefix + name, self.path, self.class_name, name))
@@ -155,6 +206,25 @@ class _Place:
 
 
 _tuple_new = tuple.__new__
+
+
+def backend_of(
+    *, classname: str, name: str, file: str | None, folder_hint: str | None, rules: Rules
+) -> str | None:
+    """The backend token ``test_identity`` strips from this case (the backend pattern's group,
+    or a PyTorch device token), or None when it strips none: what a preview shows beside an ID."""
+    classname, name = classname or "", name or ""
+    place = place_new(classname, file, folder_hint, rules)
+    pattern = rules.backend_pattern
+    if place.backend_pattern is not None:
+        split = place.backend_pattern.split_name(name)
+        if split is not None and place.backend_token in (None, split[0]):
+            return split[0]
+    elif pattern is not None and not pattern.paired and (split := pattern.split_class(classname)):
+        return split[0]
+    if place.generics and (device := device_split(name, rules, place.generics)) is not None:
+        return device[0]
+    return None
 
 
 def test_location(

@@ -10,6 +10,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.pure.normalize.backend_patterns import (
+    BackendPattern,
+    BackendPatternError,
+    backend_pattern_parse,
+)
+
 # str(dtype).split(".")[1] for every torch dtype: PyTorch appends these after the device token
 # when it instantiates device-type tests (test_foo_xla_float32, test_foo_cpu_float32_int64).
 TORCH_DTYPES: tuple[str, ...] = (
@@ -58,6 +64,8 @@ class Rules:
     path_prefixes: tuple[str, ...]
     module_paths: dict[str, str]
     rewrites: tuple[Rewrite, ...]
+    # Where the runner writes the backend into a classname or a name (``backend_patterns``).
+    backend_pattern: BackendPattern | None = None
     compiled: _Compiled = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -139,7 +147,14 @@ DEFAULT_RULES = Rules(
     rewrites=(),
 )
 
-_FIELDS = ("device_tokens", "class_suffixes", "path_prefixes", "module_paths", "rewrites")
+_FIELDS = (
+    "device_tokens",
+    "class_suffixes",
+    "path_prefixes",
+    "module_paths",
+    "rewrites",
+    "backend_pattern",
+)
 _TOKEN = re.compile(r"[a-z0-9]+")  # a device word is one '_'-separated token of a test name
 _SUFFIX = re.compile(r"[A-Za-z0-9]+")
 _DOTTED = re.compile(r"\w+(?:\.\w+)*", re.ASCII)
@@ -161,6 +176,7 @@ def validate_rules(data: Mapping) -> Rules:
         path_prefixes=_prefixes(merged["path_prefixes"]),
         module_paths=_module_paths(merged["module_paths"]),
         rewrites=_rewrites(merged["rewrites"]),
+        backend_pattern=_backend_pattern(merged["backend_pattern"]),
     )
 
 
@@ -177,6 +193,7 @@ def rules_to_dict(rules: Rules) -> dict[str, Any]:
         "path_prefixes": list(rules.path_prefixes),
         "module_paths": dict(rules.module_paths),
         "rewrites": [{"pattern": r.pattern, "replacement": r.replacement} for r in rules.rewrites],
+        "backend_pattern": rules.backend_pattern.to_data() if rules.backend_pattern else {},
     }
 
 
@@ -268,3 +285,11 @@ def _rewrite(item: object, where: str) -> Rewrite:
             f"{where}.replacement", f"invalid replacement {replacement!r}: {exc}"
         ) from exc
     return Rewrite(pattern=pattern, replacement=replacement)
+
+
+def _backend_pattern(value: object) -> BackendPattern | None:
+    try:
+        return backend_pattern_parse(value)
+    except BackendPatternError as exc:
+        where = f"backend_pattern.{exc.part}" if exc.part else "backend_pattern"
+        raise RulesError(where, str(exc)) from exc

@@ -2,6 +2,8 @@
 new default branch or reference rebuilds the project's parity; a backend stays in its
 project."""
 
+import json
+
 from parity.engine import project_recompute
 from parity.models import Backend, Gap, Project
 from parity.services.projects import project_create
@@ -63,6 +65,9 @@ def project_form(project, **changes) -> dict:
         "normalization_rules": "{}",
         "new_issue_labels": "[]",
         "visibility": project.visibility,
+        "variant_keys": json.dumps(project.variant_keys),
+        "score_definition": project.score_definition,
+        "truncation_percent": project.truncation_percent,
         "backends-TOTAL_FORMS": len(backends),
         "backends-INITIAL_FORMS": len(backends),
         "memberships-TOTAL_FORMS": 0,

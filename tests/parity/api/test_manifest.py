@@ -100,6 +100,7 @@ def test_exemptions_carry_the_skip_message_and_the_gap_is_tracked(runs, api):
             "message": f"XLA has no complex64 ({ISSUE})",
             "file_level": False,
             "passes_now": False,
+            "condition": "",
         }
     ]
     gap = Gap.objects.get(is_open=True, backend__name="tpu", test__name="test_add_complex64")

@@ -38,8 +38,8 @@ READS = {
     "triages": (f"{URL}/triage/", 3),  # token, project; page (no count: unpaginated)
     "verdict": (
         "/api/v1/runs/{run}/verdict/",
-        6,
-    ),  # token, run; baseline, its plan, 1 statement, run files
+        7,
+    ),  # token, run; baseline, its plan, 1 statement, run files, failed uploads (run health)
 }
 ANONYMOUS = -1  # no token to look up
 

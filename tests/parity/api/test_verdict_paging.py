@@ -71,7 +71,13 @@ def test_pages_list_untracked_gaps_first_as_ci_prints_them(upload_run, api):
         ["test_2"],
     ]
     assert all(page["gaps_total"] == 5 and page["ok"] is False for page in pages)
-    assert pages[0]["opened"] == {"tracked": 3, "untracked": 2, "intended": 0, "tracked_closed": 1}
+    assert pages[0]["opened"] == {
+        "tracked": 3,
+        "untracked": 2,
+        "intended": 0,
+        "tracked_closed": 1,
+        "infra": 0,
+    }
     listed = [gap for page in pages for gap in page["gaps"]]
     assert listed == parity_ci._gaps_in_order({"gaps": listed})
 
@@ -89,7 +95,13 @@ def test_a_gap_tracked_by_closed_issues_lists_with_the_untracked_when_it_counts_
         ("test_4", False),
         ("test_5", False),
     ]
-    assert body["opened"] == {"tracked": 2, "untracked": 3, "intended": 0, "tracked_closed": 1}
+    assert body["opened"] == {
+        "tracked": 2,
+        "untracked": 3,
+        "intended": 0,
+        "tracked_closed": 1,
+        "infra": 0,
+    }
 
 
 def test_no_gaps_listed_still_counts_and_gates(upload_run, api):

@@ -310,7 +310,7 @@ def test_the_apis_score_is_the_pages_headline_and_the_raw_one_beside_it(upload_r
     """tpu passes T3, fails T2 and skips T1, an intended gap (by design): the API's ``score``
     leaves T1 out as every page does (1 of 2), ``score_raw`` counts it (1 of 3). CI's summary
     prints ``score``, so a pull request and the dashboard say one number."""
-    from parity.pure.scores import scores
+    from parity.pure.scores import Counts, scores
     from parity.services.triage import TriageRequest, triage_create
 
     upload_run("cpu", {T1: "passed", T2: "passed", T3: "passed"}, day="2026-04-01")
@@ -324,4 +324,4 @@ def test_the_apis_score_is_the_pages_headline_and_the_raw_one_beside_it(upload_r
 
     assert (tpu["passing"], tpu["reference_passing"], tpu["intended"]) == (1, 3, 1)
     assert (tpu["score"], tpu["score_raw"]) == (0.5, 0.3333)
-    assert tpu["score"] == scores(passing=1, compared=3, intended=1).headline
+    assert tpu["score"] == scores(Counts(passing=1, compared=3, intended=1)).headline

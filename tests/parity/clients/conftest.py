@@ -32,7 +32,17 @@ if str(CLIENTS_DIR) not in sys.path:
 
 CLIENT_SECONDS = 180
 # Variables a CI machine sets that would change what the client sends or writes.
-_CI_VARIABLES = ("GITHUB_", "GITLAB_", "CI_", "BUILDKITE", "PARITY_")
+# The attribute conventions (parity_ci.ATTRIBUTE_CONVENTIONS) too: a ROCm image sets them.
+_CI_VARIABLES = (
+    "GITHUB_",
+    "GITLAB_",
+    "CI_",
+    "BUILDKITE",
+    "PARITY_",
+    "PYTORCH_ROCM_ARCH",
+    "ROCM_VERSION",
+    "CUDA_VERSION",
+)
 
 
 def clean_environment(**settings: str) -> dict[str, str]:

@@ -545,3 +545,68 @@ def test_the_readme_calls_the_client_only_with_arguments_it_takes():
         parser.parse_args(argv)  # exits (and fails the test) on a flag the client lacks
     used = {(argv[0], flag) for argv in commands for flag in argv if flag.startswith("--")}
     assert {("files", "--shard"), ("upload", "--wait"), ("upload", "--gate")} <= used
+
+
+# --- Attributes -----------------------------------------------------------------------------
+
+
+def test_attributes_come_from_ci_conventions_then_parity_variables_then_flags():
+    env = {
+        "PYTORCH_ROCM_ARCH": "gfx942",
+        "ROCM_VERSION": "7.0",
+        "CUDA_VERSION": "12.4.1",
+        "PARITY_ATTR_ROCM": "7.1",
+        "PARITY_ATTR_TORCH_VERSION": "2.9",
+        "PARITY_ATTR_EMPTY": " ",
+    }
+
+    assert parity_ci.env_attributes(env) == {
+        "arch": "gfx942",
+        "rocm": "7.1",  # PARITY_ATTR_ROCM over ROCM_VERSION
+        "cuda": "12.4.1",
+        "torch_version": "2.9",
+    }
+    flags = ["rocm=7.2", "os=ubuntu-24.04"]
+    assert parity_ci.run_attributes(flags, env) == {
+        "arch": "gfx942",
+        "rocm": "7.2",  # --attr over both
+        "cuda": "12.4.1",
+        "torch_version": "2.9",
+        "os": "ubuntu-24.04",
+    }
+
+
+def test_a_build_for_several_arches_says_nothing_about_the_machine():
+    for several in ("gfx90a;gfx942", "gfx90a gfx942", "gfx90a,gfx942"):
+        assert parity_ci.env_attributes({"PYTORCH_ROCM_ARCH": several}) == {}
+
+
+def test_attributes_go_with_the_upload_as_json_and_not_when_there_are_none():
+    request = parity_ci.UploadRequest(
+        backend="rocm", commit="a" * 40, attributes={"rocm": "7.1", "arch": "gfx942"}
+    )
+    plain = parity_ci.UploadRequest(backend="rocm", commit="a" * 40)
+
+    fields = request.fields(project="p", complete=False)
+    assert json.loads(fields["attributes"]) == {"arch": "gfx942", "rocm": "7.1"}
+    assert "attributes" not in plain.fields(project="p", complete=False)
+    assert parity_ci.attributes_env({"arch": "gfx942", "torch.v": "2"}) == {
+        "PARITY_ATTR_ARCH": "gfx942",
+        "PARITY_ATTR_TORCH.V": "2",
+    }
+    assert parity_ci.env_attributes(parity_ci.attributes_env({"torch.v": "2"})) == {"torch.v": "2"}
+
+
+@pytest.mark.parametrize("flag", ["arch", "Arch=gfx942", "arch=", "=gfx942"])
+def test_a_bad_attr_flag_is_named_before_anything_is_sent(flag):
+    done = client_run(
+        "files",
+        "--backend",
+        "rocm",
+        "--attr",
+        flag,
+        env=clean_environment(PARITY_URL="http://127.0.0.1:9"),
+    )
+
+    assert done.returncode == parity_ci.EXIT_USAGE, done.stderr
+    assert done.stderr.strip().startswith(f"parity: --attr {flag!r}: write key=value")

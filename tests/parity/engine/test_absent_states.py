@@ -53,7 +53,9 @@ def test_each_file_gives_its_absent_tests_the_state_of_what_happened_to_it(proje
         "test/failing.py::T::t2": "missing",
     }
 
-    # Snapshots and file cells count every absent test where they count missing ones.
+    # File cells count every absent test where they count missing ones; snapshots count the
+    # tests infrastructure lost apart (rerun: crashed, timed out, empty, not run), out of the
+    # score, and only the others as missing.
     file_cells_write(project_id=project.pk, backend_ids=[tpu_backend.pk])
     cells = dict(FileCell.objects.filter(backend=tpu_backend).values_list("file", "missing"))
     assert cells == {f"test/{name}.py": 2 for name in FILES} | {
@@ -62,7 +64,9 @@ def test_each_file_gives_its_absent_tests_the_state_of_what_happened_to_it(proje
     }
     snapshots_write(project=project, backend_ids=[tpu_backend.pk], reference_run_id=cpu_run.pk)
     snapshot = Snapshot.objects.get(backend=tpu_backend)
-    assert (snapshot.missing, snapshot.failed) == (10, 2)
+    assert (snapshot.missing, snapshot.failed, snapshot.rerun) == (3, 2, 7)
+    # 12 tests the reference passes, 7 to rerun: 5 compared, none passing.
+    assert (snapshot.reference_passing, snapshot.passing, snapshot.score) == (5, 0, 0.0)
 
 
 def test_a_later_run_that_runs_the_file_closes_its_crashed_gaps(project):

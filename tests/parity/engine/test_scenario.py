@@ -102,6 +102,15 @@ def _backend(run: int, commit: str, score, passing, gaps=(0, 0, 0, 0), **counts)
         "tracked_closed": 0,
         "reference_missing": 0,
         "pending": 0,
+        "not_applicable": 0,
+        # The reference's run holds 11 tests, one it does not pass (only agree_any reads that).
+        "reference_tests": 11,
+        "differ_not_passed": 0,
+        "score_definition": {
+            "kind": "reference_passing",
+            "counts_intended": False,
+            "counts_not_applicable": False,
+        },
         "coverage_drop": False,
         "reference_run": None,
         **counts,
@@ -375,12 +384,12 @@ def test_verdicts_of_the_day_two_runs(runs, api):
 
     assert verdict("neuron2") == {
         "ok": False,
-        "opened": {"tracked": 0, "untracked": 2, "intended": 0, "tracked_closed": 0},
+        "opened": {"tracked": 0, "untracked": 2, "intended": 0, "tracked_closed": 0, "infra": 0},
         "closed": 1,
         "coverage_drop": True,
         "baseline_run": runs["neuron1"],
     }
-    none_opened = {"tracked": 0, "untracked": 0, "intended": 0, "tracked_closed": 0}
+    none_opened = {"tracked": 0, "untracked": 0, "intended": 0, "tracked_closed": 0, "infra": 0}
     assert verdict("tpu2") == {  # t4 failed then errors: still one gap, none opened
         "ok": True,
         "opened": none_opened,

@@ -124,6 +124,7 @@ NIGHTLY_STEPS = [
     "gaps.moves_after",
     "triages.apply",
     "triages.mark_stale",
+    "triages.lapses",
     "snapshots.write",
     "rollups.file_cells",
     "owners.add",

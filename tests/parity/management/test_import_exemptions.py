@@ -70,3 +70,73 @@ def test_an_unknown_project_or_unreadable_file_is_named(project, tmp_path):
     bad.write_text("- match: [unclosed\n")
     with pytest.raises(CommandError, match="Neither YAML nor JSON"):
         call_command("import_exemptions", project.slug, bad)
+
+
+LISTS = Path(__file__).resolve().parents[2] / "fixtures" / "lists"
+
+
+def test_a_list_format_is_imported_with_a_report_and_a_dry_run_first(project, capsys):
+    args = ["import_exemptions", project.slug, LISTS / "not_applicable.txt", "--format", "na-list"]
+
+    call_command(*args, "--backend", "tpu", "--dry-run")
+    assert not Triage.objects.exists()
+    dry = capsys.readouterr()
+    call_command(*args, "--backend", "tpu")
+    real = capsys.readouterr()
+    call_command(*args, "--backend", "tpu")
+    again = capsys.readouterr()
+
+    assert "import:na-list:" in dry.out and "3 would be created" in dry.out
+    assert "3 created, 0 updated, 0 unchanged, 0 not imported, 0 no longer listed" in real.out
+    assert "0 created, 0 updated, 3 unchanged" in again.out
+    # The project has stored no test yet: every entry is imported, and said to match nothing.
+    assert real.err.count("matches no stored test") == 3
+    assert (
+        Triage.objects.filter(kind="not_applicable", source__startswith="import:na-list:").count()
+        == 3
+    )
+
+
+def test_set_test_configs_imports_under_the_files_source(project):
+    call_command(
+        "import_exemptions", project.slug, LISTS / "set_test_configs.py.txt",
+        "--format", "set-test-configs", "--backend", "neuron",
+    )  # fmt: skip
+
+    triage = Triage.objects.get(match="**::TestCUDAGraphs::*")
+    assert triage.source == f"set_test_configs:{LISTS / 'set_test_configs.py.txt'}"
+    assert [b.name for b in triage.backends.all()] == ["neuron"]
+
+
+def test_a_file_that_is_not_its_format_imports_nothing_and_says_why(project):
+    with pytest.raises(CommandError, match="deselect.txt: Not Python: line 1"):
+        call_command(
+            "import_exemptions", project.slug, LISTS / "deselect.txt", "--format", "skip-dict"
+        )
+    known = "Unknown backend 'ipu' \\(known: cpu, gpu, neuron, tpu\\)"
+    with pytest.raises(CommandError, match=known):
+        call_command(
+            "import_exemptions", project.slug, LISTS / "deselect.txt", "--format", "deselect",
+            "--backend", "ipu",
+        )  # fmt: skip
+    assert not Triage.objects.exists()
+
+
+def test_export_writes_what_was_imported(project, tmp_path, capsys):
+    sample = LISTS / "skip_list_arc.py.txt"
+    call_command(
+        "import_exemptions", project.slug, sample, "--format", "skip-dict", "--backend", "tpu",
+        "--condition", "arch == arc", "--source", "import:skip-dict:arc",
+    )  # fmt: skip
+    capsys.readouterr()
+
+    call_command(
+        "export_exemptions", project.slug, "--format", "skip-dict", "--backend", "tpu",
+        "--source", "import:skip-dict:arc",
+    )  # fmt: skip
+    assert capsys.readouterr().out == sample.read_text()
+    out = tmp_path / "deselect.txt"
+    call_command("export_exemptions", project.slug, "--format", "deselect", "--output", str(out))
+    # A -k term is no node ID: named, and the whole file is written.
+    assert out.read_text() == "test_sparse_xpu.py  # no sparse kernels on ARC\n"
+    assert capsys.readouterr().err.count("not written:") == 4

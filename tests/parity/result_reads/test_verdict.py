@@ -31,7 +31,13 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
 
     body = verdict(api, run)
     assert (body["run"], body["backend"], body["ok"]) == (run, "tpu", False)
-    assert body["opened"] == {"tracked": 0, "untracked": 1, "intended": 0, "tracked_closed": 0}
+    assert body["opened"] == {
+        "tracked": 0,
+        "untracked": 1,
+        "intended": 0,
+        "tracked_closed": 0,
+        "infra": 0,
+    }
     assert body["closed"] == 0
     assert body["gaps"] == [
         {
@@ -47,6 +53,7 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
             "tracked_closed": False,
             "exemption": None,
             "exemption_added": False,
+            "infra": False,
         }
     ]
 
@@ -57,7 +64,13 @@ def test_the_same_skip_with_an_issue_url_in_its_reason_passes(history, upload_ru
 
     body = verdict(api, run)
     assert body["ok"] is True
-    assert body["opened"] == {"tracked": 1, "untracked": 0, "intended": 0, "tracked_closed": 0}
+    assert body["opened"] == {
+        "tracked": 1,
+        "untracked": 0,
+        "intended": 0,
+        "tracked_closed": 0,
+        "infra": 0,
+    }
     assert body["gaps"][0]["issues"] == ["https://github.com/pytorch/xla/issues/99"]
 
 
@@ -70,7 +83,7 @@ def test_a_skip_whose_reason_is_triaged_intended_passes(history, upload_run, api
     run = upload_run("tpu", {T1: "passed", T2: ("skipped", "by design")}, day=DAY2)
 
     body = verdict(api, run)
-    opened = {"tracked": 0, "untracked": 0, "intended": 1, "tracked_closed": 0}
+    opened = {"tracked": 0, "untracked": 0, "intended": 1, "tracked_closed": 0, "infra": 0}
     assert (body["ok"], body["opened"]) == (True, opened)
     assert body["gaps"][0]["triage"] == "intended"
 
@@ -120,7 +133,13 @@ def test_a_first_runs_gaps_are_tracked_by_their_reasons_issues_and_none_close(up
 
     body = verdict(api, run)
     assert (body["ok"], body["baseline_run"], body["closed"]) == (False, None, 0)
-    assert body["opened"] == {"tracked": 1, "untracked": 2, "intended": 0, "tracked_closed": 0}
+    assert body["opened"] == {
+        "tracked": 1,
+        "untracked": 2,
+        "intended": 0,
+        "tracked_closed": 0,
+        "infra": 0,
+    }
     assert [(g["test"], g["state"], g["tracked"], g["issues"]) for g in body["gaps"]] == [
         (T2, "failed", False, []),
         (T3, "missing", False, []),
@@ -153,7 +172,13 @@ def test_a_skip_citing_only_closed_issues_counts_untracked_when_the_project_says
         True,
         True,
     )
-    assert lenient["opened"] == {"tracked": 1, "untracked": 0, "intended": 0, "tracked_closed": 1}
+    assert lenient["opened"] == {
+        "tracked": 1,
+        "untracked": 0,
+        "intended": 0,
+        "tracked_closed": 1,
+        "infra": 0,
+    }
 
     Project.objects.filter(pk=project.pk).update(closed_issues_untracked=True)
     strict = verdict(api, run)
@@ -162,7 +187,13 @@ def test_a_skip_citing_only_closed_issues_counts_untracked_when_the_project_says
         False,
         True,
     )
-    assert strict["opened"] == {"tracked": 0, "untracked": 1, "intended": 0, "tracked_closed": 1}
+    assert strict["opened"] == {
+        "tracked": 0,
+        "untracked": 1,
+        "intended": 0,
+        "tracked_closed": 1,
+        "infra": 0,
+    }
 
     TrackingIssue.objects.filter(key="pytorch/xla#99").update(state="open")  # reopened
     assert verdict(api, run)["ok"] is True
@@ -312,7 +343,13 @@ def test_a_page_lists_the_first_gaps_untracked_first_and_counts_every_one(histor
     tracked = "not supported yet, see https://github.com/pytorch/xla/issues/99"
     run = upload_run("tpu", {T1: ("skipped", tracked), T2: ("failed", "boom")}, day=DAY2)
     body = verdict(api, run)
-    assert body["opened"] == {"tracked": 1, "untracked": 1, "intended": 0, "tracked_closed": 0}
+    assert body["opened"] == {
+        "tracked": 1,
+        "untracked": 1,
+        "intended": 0,
+        "tracked_closed": 0,
+        "infra": 0,
+    }
     assert [g["test"] for g in body["gaps"]] == [T2, T1]
 
     head = run_verdict(run=Run.objects.get(pk=run), gaps_limit=1)
@@ -373,7 +410,13 @@ def test_exempted_gaps_are_a_line_per_exemption_and_untracked_gaps_keep_their_ro
     )
 
     body = verdict(api, run)
-    assert body["opened"] == {"tracked": 1, "untracked": 1, "intended": 13, "tracked_closed": 0}
+    assert body["opened"] == {
+        "tracked": 1,
+        "untracked": 1,
+        "intended": 13,
+        "tracked_closed": 0,
+        "infra": 0,
+    }
     groups = [(g["exemption"], g["match"], g["gaps"], g["reason"]) for g in body["exempted"]]
     assert groups == [
         (ids[0], "test/idna.py", 13, "no IDNA codec on tpu"),

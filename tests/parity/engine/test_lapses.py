@@ -1,0 +1,168 @@
+"""A conditioned exemption through runs uploaded with attributes: ``rocm < 7.14`` on the rocm
+family tracks a failing test of its variant while it runs ROCm 7.1; after the upgrade to 7.14
+the failure is an untracked gap, and once the test passes the exemption reads lapsed, to be
+removed. The recompute's ``triages.lapses`` step and the triage services keep ``TriageLapse``."""
+
+import json
+
+import pytest
+
+from parity.engine.lapses import lapses_write
+from parity.models import Backend, Gap, Snapshot, Triage, TriageLapse
+from parity.selectors.exemptions import exemptions_page
+from parity.selectors.manifest import manifest_build
+from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_save
+from tests.parity.conftest import commit_of, run_xml
+
+PASSING = "test/a.py::TestA::test_1"
+FLAKY = "test/a.py::TestA::test_2"
+FAILS = {PASSING: "passed", FLAKY: ("failed", "HIP error")}
+PASSES = {PASSING: "passed", FLAKY: "passed"}
+ISSUE = "https://github.com/pytorch/xla/issues/3456"
+CONDITION = "rocm < 7.14"
+
+
+@pytest.fixture
+def send(xla, ingest, eager_errors_propagate):
+    Backend.objects.create(project=xla, name="rocm")
+
+    def _send(backend: str, cases: dict, *, day: str, attributes: dict | None = None) -> int:
+        response = ingest(
+            ("results.xml", run_xml(cases)),
+            backend=backend,
+            commit=commit_of(day),
+            branch="master",
+            run=f"{day}-{backend}",
+            complete="true",
+            timestamp=f"{day}T12:00:00Z",
+            attributes=json.dumps(attributes or {}),
+        )
+        assert response.status_code == 202, response.content
+        return response.json()["run"]
+
+    return _send
+
+
+def _gap(backend: str = "rocm-gfx942") -> Gap | None:
+    return Gap.objects.filter(is_open=True, backend__name=backend, test__name="test_2").first()
+
+
+def _untracked(backend: Backend) -> int:
+    return Snapshot.objects.filter(backend=backend).order_by("-at", "-pk").first().untracked
+
+
+def _exemption(project) -> Triage:
+    return triage_create(
+        project=project,
+        request=TriageRequest(
+            kind="tracked",
+            backends=["rocm"],
+            match=FLAKY,
+            issue_url=ISSUE,
+            note="needs ROCm 7.14",
+            condition=CONDITION,
+        ),
+    )
+
+
+def _lapse_note(project, triage: Triage) -> str:
+    page = exemptions_page(project=project, filters={}, files_backend=None)
+    return next(t.lapse for t in page.triages.object_list if t.pk == triage.pk)
+
+
+def test_an_exemption_for_rocm_before_7_14_lapses_after_the_upgrade(xla, send):
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.1"})
+    variant = Backend.objects.get(name="rocm-gfx942")
+    exemption = _exemption(xla)
+
+    assert (_gap().triage_id, _gap().tracked) == (exemption.pk, True)
+    assert _untracked(variant) == 0
+    assert not TriageLapse.objects.exists() and not exemption.stale
+    assert _lapse_note(xla, exemption) == ""
+
+    # The upgrade: the test still fails, and the exemption no longer covers it.
+    send("rocm", FAILS, day="2026-05-02", attributes={"arch": "gfx942", "rocm": "7.14"})
+    assert (_gap().triage_id, _gap().tracked) == (None, False)
+    assert _untracked(variant) == 1
+    assert list(TriageLapse.objects.values_list("triage_id", "backend_id")) == [
+        (exemption.pk, variant.pk)
+    ]
+    assert manifest_build(project=xla, backend=variant).exemptions == []
+    old_rocm = manifest_build(project=xla, backend=variant, attributes={"rocm": "7.1"})
+    assert [e.id for e in old_rocm.exemptions] == [exemption.pk]
+
+    # It passes at 7.14: nothing left to exempt, and the page says the exemption can go.
+    send("rocm", PASSES, day="2026-05-03", attributes={"arch": "gfx942", "rocm": "7.14"})
+    exemption.refresh_from_db()
+    assert _gap() is None and exemption.stale
+    assert _lapse_note(xla, exemption) == (
+        "lapsed: rocm < 7.14 holds on no current run of the backends it names "
+        "(rocm-gfx942: rocm=7.14); remove it"
+    )
+
+
+def test_a_downgrade_brings_the_exemption_back(xla, send):
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.14"})
+    exemption = _exemption(xla)
+    assert (_gap().triage_id, _gap().tracked) == (None, False)  # lapsed from the start
+    assert Triage.objects.get(pk=exemption.pk).stale
+
+    send("rocm", FAILS, day="2026-05-02", attributes={"arch": "gfx942", "rocm": "7.2"})
+    assert (_gap().triage_id, _gap().tracked) == (exemption.pk, True)
+    assert not TriageLapse.objects.exists()
+    assert not Triage.objects.get(pk=exemption.pk).stale
+
+
+def test_a_lapse_on_one_arch_leaves_the_other_tracked_and_the_exemption_in_force(xla, send):
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.14"})
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx90a", "rocm": "7.1"})
+    exemption = _exemption(xla)
+
+    assert _gap("rocm-gfx942").tracked is False
+    assert _gap("rocm-gfx90a").tracked is True
+    assert _lapse_note(xla, exemption) == ""  # it still holds on gfx90a
+
+
+def test_changing_the_condition_applies_at_once(xla, send):
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.14"})
+    exemption = _exemption(xla)
+    assert _gap().tracked is False
+
+    exemption.condition = "rocm <= 7.14 and arch in (gfx942, gfx90a)"
+    triage_save(triage=exemption, backends=exemption.backends.all())
+    assert _gap().tracked is True and not TriageLapse.objects.exists()
+
+    exemption.condition = ""
+    triage_save(triage=exemption, backends=exemption.backends.all())
+    assert _gap().tracked is True
+
+
+def test_a_project_with_no_conditioned_triage_writes_no_lapse_and_changes_nothing(xla, send):
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.1"})
+
+    assert lapses_write(project_id=xla.pk) == set()
+    assert not TriageLapse.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("condition", "fault"),
+    [
+        ("rocm < latest", "ordering compares versions"),
+        ("rocm <", "ends too early (at character 7)"),
+        ("arch in gfx942", "Expected '(', found 'gfx942' (at character 9)"),
+    ],
+)
+def test_an_unreadable_condition_is_refused_naming_where(xla, condition, fault):
+    with pytest.raises(TriageRejected) as refused:
+        triage_create(
+            project=xla,
+            request=TriageRequest(kind="intended", match=FLAKY, note="x", condition=condition),
+        )
+    assert refused.value.field == "condition"
+    assert fault in str(refused.value)
+    assert not Triage.objects.exists()
