@@ -159,16 +159,14 @@ def test_the_burndown_draws_each_backend_on_a_shared_day_axis():
 
 
 def test_a_family_line_names_its_arches_and_the_variants_with_a_run():
-    from parity.pure.scores import scores
+    from parity.pure.scores import Counts, scores
     from parity.selectors.families import FamilyFailing, FamilyRollup
 
     def rollup(failing, *shares):
         return FamilyRollup(
             family="rocm",
             variants=[f"v{n}" for n in range(3)],
-            scores=[
-                None if s is None else scores(passing=s, compared=100, intended=0) for s in shares
-            ],
+            scores=[None if s is None else scores(Counts(passing=s, compared=100)) for s in shares],
             failing=failing,
         )
 
