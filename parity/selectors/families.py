@@ -115,14 +115,14 @@ class FamilyFailing:
 _FAILING = model_sql(
     """
     WITH compared AS (
-        SELECT b.family_id, b.id FROM {backend} b
+        SELECT b.family_id, b.id, b.project_id FROM {backend} b
         JOIN {state} s ON s.backend_id = b.id AND s.current_run_id IS NOT NULL
         WHERE b.family_id = ANY(%(families)s)
     ), per_test AS (
         SELECT c.family_id, g.test_id, count(*) AS n
-        FROM {gap} g
-        JOIN compared c ON c.id = g.backend_id
-        JOIN {project} p ON p.id = g.project_id
+        FROM compared c
+        JOIN {gap} g ON g.project_id = c.project_id AND g.backend_id = c.id AND g.is_open
+        JOIN {project} p ON p.id = c.project_id
         WHERE g.is_open AND NOT g.not_applicable AND g.state <> %(reference_missing)s
           AND (p.score_counts_intended OR NOT g.intended)
         GROUP BY c.family_id, g.test_id
@@ -194,27 +194,38 @@ class FamilyTest:
 class FamilyTests:
     family: str
     variants: list[str]  # with a current run, by name
-    tests: list[FamilyTest]  # the most variants failing first, then by test; the first ``limit``
+    # The first ``limit`` by how many variants fail each, ties by age (the oldest test first);
+    # listed the most variants first, then by test.
+    tests: list[FamilyTest]
     total: int  # tests any variant fails
     everywhere: int  # tests every variant fails
     by_count: dict[int, int] = field(default_factory=dict)  # variants failing -> tests
 
 
+# The variants' scored gaps grouped per test (from the open-gap index), the first ``limit`` by
+# how many variants fail each and then by id (a test's age), and only those joined to their
+# names: sorting every failing test by its key joined and sorted the whole family's gaps
+# (bench/families_bench.py). Each row carries the counts per number of variants failing.
 _FAMILY_TESTS = model_sql(
     """
     WITH per_test AS MATERIALIZED (
         SELECT g.test_id, array_agg(g.backend_id ORDER BY g.backend_id) AS failing
         FROM {gap} g
-        WHERE g.project_id = %(project)s AND g.backend_id = ANY(%(variants)s)
-          AND g.is_open AND NOT g.not_applicable AND g.state <> %(reference_missing)s
+        WHERE g.project_id = %(project)s AND g.is_open AND g.backend_id = ANY(%(variants)s)
+          AND NOT g.not_applicable AND g.state <> %(reference_missing)s
           AND (%(counts_intended)s OR NOT g.intended)
         GROUP BY g.test_id
+    ), top AS (
+        SELECT test_id, failing FROM per_test
+        ORDER BY cardinality(failing) DESC, test_id
+        LIMIT %(limit)s
     )
-    SELECT t.id, t.file, t.class_name, t.name, p.failing,
-           count(*) OVER (), count(*) OVER (PARTITION BY cardinality(p.failing))
-    FROM per_test p JOIN {test} t ON t.id = p.test_id
-    ORDER BY cardinality(p.failing) DESC, t.key
-    LIMIT %(limit)s
+    SELECT t.id, t.file, t.class_name, t.name, top.failing,
+           (SELECT json_object_agg(n, tests) FROM (
+                SELECT cardinality(failing) AS n, count(*) AS tests FROM per_test GROUP BY 1
+           ) alike)
+    FROM top JOIN {test} t ON t.id = top.test_id
+    ORDER BY cardinality(top.failing) DESC, t.key
     """,
     gap=Gap,
     test=TestCase,
@@ -223,8 +234,8 @@ _FAMILY_TESTS = model_sql(
 
 def family_tests(*, project: Project, family: str, limit: int = 50) -> FamilyTests:
     """The tests ``family``'s variants with a current run fail, the most variants first (the
-    first ``limit``), and how many tests each number of variants fails. Two queries: the
-    variants, the tests (sorted and cut in Postgres)."""
+    first ``limit``, ties by age), and how many tests each number of variants fails. Two
+    queries: the variants, the tests (cut in Postgres before their names are read)."""
     variants = dict(
         BackendState.objects.filter(
             project=project, backend__family__name=family, current_run__isnull=False
@@ -237,13 +248,12 @@ def family_tests(*, project: Project, family: str, limit: int = 50) -> FamilyTes
         "counts_intended": project.score_counts_intended,
         "limit": limit,
     }
-    tests, total, by_count = [], 0, {}
+    tests, by_count = [], {}
     if variants:
         with connection.cursor() as cursor:
             cursor.execute(_FAMILY_TESTS, params)
-            for pk, file, class_name, name, failing, all_tests, alike in cursor.fetchall():
-                total = all_tests
-                by_count[len(failing)] = alike
+            for pk, file, class_name, name, failing, alike in cursor.fetchall():
+                by_count = {int(n): count for n, count in alike.items()}
                 tests.append(
                     FamilyTest(
                         id=pk,
@@ -256,8 +266,8 @@ def family_tests(*, project: Project, family: str, limit: int = 50) -> FamilyTes
         family=family,
         variants=sorted(variants.values()),
         tests=tests,
-        total=total,
-        everywhere=by_count.get(len(variants), 0) if variants else 0,
+        total=sum(by_count.values()),
+        everywhere=by_count.get(len(variants), 0),
         by_count=by_count,
     )
 

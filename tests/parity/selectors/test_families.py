@@ -88,6 +88,9 @@ def test_family_tests_says_on_how_many_arches_each_test_fails(rocm, django_asser
         (t, sorted(by_hand[t]), 3) for t in ordered[:2]
     ]
     assert found.tests[0].test == tid(A, 1)
+    # Every test counted, past the limit too.
+    spread = [len(f) for f in by_hand.values()]
+    assert found.by_count == {n: spread.count(n) for n in set(spread)} == {3: 1, 2: 1, 1: 2}
 
 
 def test_also_failing_lists_the_familys_variants_first(rocm, django_assert_num_queries):
