@@ -240,6 +240,8 @@ class HeatCell(CellCounts):
         (the reference's own column), or "none" (nothing the reference passes to compare)."""
         if self.is_reference:
             return "ref"
+        if self.all_not_applicable:
+            return "not_applicable"
         return "intended" if self.all_intended else shade(self.parity)
 
     @property
@@ -256,6 +258,8 @@ class HeatCell(CellCounts):
     @property
     def css(self) -> str:
         """The cell's classes: its colour bin, and what the run says of the file."""
+        if self.all_not_applicable:  # declared: no gap, no colour of failure, no crash's marks
+            return "cell snot_applicable"
         if self.all_intended:  # by design: neither a colour of failure nor a crash's marks
             return "cell sintended"
         marks = (("absent", self.absent), ("unrun", self.run_state), ("pending", self.pending_only))
@@ -287,6 +291,11 @@ class HeatCell(CellCounts):
             )
         if self.run_state:
             text += f" · the file {run_state_words(self.run_state, self.run_status)}"
+        if self.not_applicable and not self.is_reference:
+            text += (
+                f" · {self.not_applicable} declared not applicable here: neither gaps nor in "
+                "the score"
+            )
         if self.pending and not self.is_reference:
             text += (
                 f" · {self.pending} not yet run there: the reference first ran them after "
@@ -323,6 +332,8 @@ class HeatCell(CellCounts):
         # A file the backend never ran has no "passed / tests" of its own: say so, with how
         # many of the reference's tests it misses, so no cell can be read as 0 of N run; and
         # why, when its run manifest says (a crash is no list to edit).
+        if self.all_not_applicable:
+            return f"not applicable · {self.not_applicable}"
         if self.all_intended:
             return self._intended_label()
         if self.absent:

@@ -62,6 +62,15 @@ def test_an_out_of_tree_backends_exclusions_read_not_applicable(page, request):
     page.goto("/p/openreg/")
     card = page.locator('.backend-summary li[data-backend="openreg"]')
     expect(card).to_contain_text("26 not applicable")
+    # SDPA is excluded whole: its file's cell is drawn apart, not as a missing file.
+    cell = page.locator(
+        '#heatmap tr[data-name="test/test_transformers.py"] td[data-backend="openreg"]'
+    )
+    expect(cell).to_have_class("cell snot_applicable")
+    expect(cell).to_have_text("not applicable · 9")
+    expect(page.locator("#legend-not-applicable")).to_be_visible()
+    shot(page, request, "heatmap")
+    assert page_overflow(page) == 0
     page.goto("/p/openreg/not-applicable/")
     table = page.locator("#declarations-table")
     expect(table).to_contain_text("set_test_configs:torch_openreg/testing.py")
