@@ -26,15 +26,16 @@ def query(page) -> dict[str, list[str]]:
 
 
 def test_overview_shows_scores_sparklines_and_uploads(page):
-    (card,) = dashboard.project_cards()
+    card = next(c for c in dashboard.project_cards() if c.project.slug == SLUG)
     page.goto("/")
-    rows = page.locator(".project-card tbody tr")
+    section = page.locator(f'.project-card[data-project="{SLUG}"]')
+    rows = section.locator("tbody tr")
     expect(rows).to_have_count(len(card.backends))
     for row, backend in zip(rows.all(), card.backends, strict=True):
         expect(row.locator("th")).to_contain_text(backend.name)
         expect(row).to_contain_text("ago")  # the last upload's age
     # One sparkline per backend but the reference, drawn inline: no charting library loads.
-    expect(page.locator("svg.spark polyline")).to_have_count(len(card.backends) - 1)
+    expect(section.locator("svg.spark polyline")).to_have_count(len(card.backends) - 1)
     assert page.evaluate("typeof window.Plotly") == "undefined"
 
 

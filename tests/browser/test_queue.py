@@ -23,9 +23,9 @@ STATE_WORDS = {"missing": "missing", "skipped": "skipped", "failed": "failed", "
 def untracked_by_file(backend: str | None = None) -> list[tuple[str, str, int, str, str]]:
     """(backend, file, gaps, state mix as shown, first seen) per group, largest first, counted
     from the open Gap rows that are neither tracked nor intended."""
-    gaps = Gap.objects.filter(is_open=True, tracked=False, intended=False).exclude(
-        state=GapState.REFERENCE_MISSING
-    )
+    gaps = Gap.objects.filter(
+        project__slug=SLUG, is_open=True, tracked=False, intended=False
+    ).exclude(state=GapState.REFERENCE_MISSING)
     if backend:
         gaps = gaps.filter(backend__name=backend)
     groups = defaultdict(list)
@@ -108,12 +108,12 @@ def test_a_group_exempted_in_one_click_leaves_the_queue_and_the_headline(page, s
     page.goto("/")
     tests, files = headline(page, "neuron")
     assert (tests, files) == never_run("neuron")
-    burndown = page.locator("svg.burndown polyline")
+    burndown = page.locator(f'section[data-project="{SLUG}"] svg.burndown polyline')
     expect(burndown).to_have_count(3)  # gpu, neuron, tpu; not the reference
     neuron_before = page.locator(".burndown-figure .legend li", has_text="neuron").inner_text()
 
     # One group: its own "Exempt…" form, intended.
-    page.get_by_role("link", name="open the triage queue").click()
+    page.locator(f"#triage-{SLUG}").get_by_role("link", name="open the triage queue").click()
     expect(page).to_have_url(re.compile(r"/queue/$"))
     page.goto(f"/p/{SLUG}/queue/?backend=neuron")
     row = page.locator("#queue-files tbody tr").first

@@ -21,7 +21,7 @@ SLUG = "pytorch-xla"
 
 def skipped_per_category() -> Counter:
     """Skipped tests of the current runs per category, from the outcome rows."""
-    rows = CurrentOutcome.objects.filter(outcome=Outcome.SKIPPED).values_list(
+    rows = CurrentOutcome.objects.filter(project__slug=SLUG, outcome=Outcome.SKIPPED).values_list(
         "reason__kind", "reason__category"
     )
     return Counter(
