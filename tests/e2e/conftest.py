@@ -50,15 +50,20 @@ def _database_url() -> str:
     return f"postgres://{user}{password}@{host}{port}/{db['NAME']}"
 
 
-def stack_started(tmp_path_factory, extra_env: dict[str, str]) -> Iterator[LiveStack]:
+def stack_started(
+    tmp_path_factory, extra_env: dict[str, str], database_url: str | None = None
+) -> Iterator[LiveStack]:
     """A stack on a queue of its own, its processes given ``extra_env``; closed afterwards. A
-    module needing other settings overrides ``stack`` with it (``live`` then serves that)."""
+    module needing other settings overrides ``stack`` with it (``live`` then serves that).
+    ``database_url``: how its processes reach the test database (through a pooler), if not
+    directly."""
     problem = _redis_error()
     if problem and os.environ.get("CI"):
         pytest.fail(f"{problem}: end-to-end tests cannot run", pytrace=False)
     if problem:
         pytest.skip(f"{problem}; set PARITY_TEST_REDIS_URL or start redis-server")
-    yield from _served(tmp_path_factory.mktemp("e2e-stack"), REDIS_URL, extra_env)
+    directory = tmp_path_factory.mktemp("e2e-stack")
+    yield from _served(directory, REDIS_URL, extra_env, database_url=database_url)
 
 
 def stack_trusting(tmp_path_factory, issuer) -> Iterator[LiveStack]:
@@ -88,11 +93,12 @@ def _served(
     redis_url: str,
     extra_env: dict[str, str],
     before_close: Callable[[], None] = lambda: None,
+    database_url: str | None = None,
     **options,
 ) -> Iterator[LiveStack]:
     live = LiveStack(
         directory=directory,
-        database_url=_database_url(),
+        database_url=database_url or _database_url(),
         redis_url=redis_url,
         queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
         extra_env=extra_env,
