@@ -19,6 +19,7 @@ import os
 import shutil
 import urllib.request
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.db import connection
@@ -128,6 +129,11 @@ def test_uploads_recomputes_and_the_gaps_csv_through_pgbouncer(live, project, pg
     # The next run fixes a thousand: its recompute closes their gaps.
     upload(api, live, "tpu", {t: FAILED if t in FAILING_THEN else "passed" for t in TESTS})
     open_gaps_listed(live, FAILING_THEN)
+
+    # Downloads at once take turns on the pool's few server connections between their reads.
+    expected = gaps_csv(live)
+    with ThreadPoolExecutor(max_workers=6) as downloads:
+        assert list(downloads.map(lambda _: gaps_csv(live), range(12))) == [expected] * 12
 
     parity = api.request("GET", "/api/v1/projects/pytorch-xla/parity/").body
     tpu = next(b for b in parity["backends"] if b["backend"] == "tpu")
