@@ -22,6 +22,8 @@ import psycopg2
 from tests.e2e.redis_server import free_port
 
 START_SECONDS = 10
+# Debian installs it in /usr/sbin, which a user's PATH may leave out.
+EXECUTABLE = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
 POOL_SIZE = 3  # server connections per database and user
 
 
@@ -59,7 +61,7 @@ class OwnedPgBouncer:
             f"logfile = {self.directory / 'pgbouncer.log'}\n"
         )
         (self.directory / "userlist.txt").write_text(f'"{self.user}" ""\n')
-        command = ["pgbouncer", "-q", str(ini)]
+        command = [EXECUTABLE or "pgbouncer", "-q", str(ini)]
         if switch is not None:
             self.directory.chmod(0o755)
             shutil.chown(self.directory, user=switch)

@@ -16,7 +16,6 @@ The test process itself talks to Postgres directly (fixtures, assertions).
 import csv
 import io
 import os
-import shutil
 import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,7 @@ from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient
 from tests.e2e.conftest import REDIS_URL, stack_started
 from tests.e2e.expect import upload_settled
-from tests.e2e.pgbouncer import OwnedPgBouncer
+from tests.e2e.pgbouncer import EXECUTABLE, OwnedPgBouncer
 from tests.e2e.stack import LiveStack, wait_for
 from tests.fake_tracker import FakeTracker, github_issue
 from tests.parity.conftest import run_xml
@@ -48,7 +47,7 @@ FAILED = ("failed", "AssertionError: tensors differ")
 
 @pytest.fixture(scope="module")
 def pgbouncer(django_db_setup):
-    if shutil.which("pgbouncer") is None:
+    if EXECUTABLE is None:
         message = "these tests start Debian's pgbouncer (apt-get install pgbouncer)"
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
