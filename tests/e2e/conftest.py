@@ -7,6 +7,9 @@ so the stack's processes see them, and pytest-django empties the tables after ea
 that, the worker must fall idle (or it is replaced), so no task of one test reaches the next.
 The logs the stack wrote during a failing test are added to its report.
 
+With ``PARITY_TEST_PGBOUNCER=1`` every stack reaches the database through a PgBouncer in
+transaction mode it starts (``tests/e2e/pgbouncer.py``).
+
 Redis must be reachable (``PARITY_TEST_REDIS_URL``): without it the tests skip with the reason,
 except under CI (``CI`` set, as ``.ci/run`` does), where they fail.
 """
@@ -24,6 +27,7 @@ from django.db import connection
 
 from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient
+from tests.e2e.pgbouncer import pgbouncer_for_test_database
 from tests.e2e.redis_server import OwnedRedis
 from tests.e2e.stack import LiveStack
 
@@ -96,6 +100,12 @@ def _served(
     database_url: str | None = None,
     **options,
 ) -> Iterator[LiveStack]:
+    bouncer = None
+    if database_url is None and os.environ.get("PARITY_TEST_PGBOUNCER"):
+        # The whole live suite through a PgBouncer in transaction mode (docs/operations.md).
+        bouncer = pgbouncer_for_test_database()
+        bouncer.start()
+        database_url, extra_env = bouncer.url, {**extra_env, "PARITY_DB_POOLED": "true"}
     live = LiveStack(
         directory=directory,
         database_url=database_url or _database_url(),
@@ -110,6 +120,8 @@ def _served(
     finally:
         before_close()
         live.close()
+        if bouncer is not None:
+            bouncer.stop()
 
 
 @pytest.fixture(scope="package")

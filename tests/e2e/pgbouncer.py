@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg2
+from django.db import connection
 
 from tests.e2e.redis_server import free_port
 
@@ -114,6 +115,16 @@ class OwnedPgBouncer:
         self.popen = None
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def pgbouncer_for_test_database() -> OwnedPgBouncer:
+    """A PgBouncer (not started) in front of pytest-django's test database, under its name."""
+    db = connection.settings_dict  # the test database, once django_db_setup ran
+    return OwnedPgBouncer(
+        database=db["NAME"],
+        user=db["USER"] or "postgres",
+        upstream=(db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)),
+    )
 
 
 def _unprivileged_user() -> str | None:

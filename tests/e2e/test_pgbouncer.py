@@ -21,14 +21,13 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
 
 from parity.models import Lease, TrackingIssue
 from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient
 from tests.e2e.conftest import REDIS_URL, stack_started
 from tests.e2e.expect import upload_settled
-from tests.e2e.pgbouncer import EXECUTABLE, OwnedPgBouncer
+from tests.e2e.pgbouncer import EXECUTABLE, pgbouncer_for_test_database
 from tests.e2e.stack import LiveStack, wait_for
 from tests.fake_tracker import FakeTracker, github_issue
 from tests.parity.conftest import run_xml
@@ -52,12 +51,7 @@ def pgbouncer(django_db_setup):
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
-    db = connection.settings_dict  # the test database, by now
-    bouncer = OwnedPgBouncer(
-        database=db["NAME"],
-        user=db["USER"] or "postgres",
-        upstream=(db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)),
-    )
+    bouncer = pgbouncer_for_test_database()
     bouncer.start()
     try:
         yield bouncer
