@@ -12,8 +12,8 @@ internet.
 Like the real ones it sends an ``ETag`` (a hash of the body) and answers ``If-None-Match`` with
 a 304 that costs no quota, counts a quota down in ``X-RateLimit-*`` / ``RateLimit-*`` headers
 and answers 403 (GitHub) or 429 (GitLab) once it is spent. ``script()`` queues answers for the
-next requests (a 403 with ``Retry-After``, a 502…), to play faults in order. Every request is
-logged in ``requests``.
+next requests (a 403 with ``Retry-After``, a 502…), to play faults in order; clearing
+``answering`` holds requests until it is set again. Every request is logged in ``requests``.
 """
 
 import hashlib
@@ -81,6 +81,11 @@ class FakeTracker:
         self.requests: list[Seen] = []
         self._script: list[Scripted] = []
         self._lock = threading.Lock()
+        # Cleared, requests wait (30 s at most) before they are answered: a client caught in the
+        # middle of its requests. ``arrived`` counts requests received, answered or waiting.
+        self.answering = threading.Event()
+        self.answering.set()
+        self.arrived = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -241,6 +246,9 @@ def _handler(fake: FakeTracker) -> type[BaseHTTPRequestHandler]:
                 headers={k.lower(): v for k, v in self.headers.items()},
                 body=json.loads(raw) if raw else None,
             )
+            with fake._lock:
+                fake.arrived += 1
+            fake.answering.wait(timeout=30)
             status, headers, body = fake.answer(seen)
             seen.status = status
             with fake._lock:

@@ -4,6 +4,7 @@ from parity.models.digest import (
     ReasonLinksRecord,
     Subscription,
 )
+from parity.models.leases import Lease
 from parity.models.owners import FileOwners, OwnerRule, OwnersSource
 from parity.models.parity import (
     ABSENT_STATES,
@@ -47,6 +48,7 @@ __all__ = [
     "Gap",
     "GapEvent",
     "GapState",
+    "Lease",
     "ProbeOutcome",
     "ReasonDaily",
     "PendingTest",

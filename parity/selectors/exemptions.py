@@ -299,8 +299,10 @@ def patterns_covered(*, project: Project, patterns: list[str]) -> dict[str, int]
     if not shapes:
         return covered
     by_file: dict[str, list[str]] = {}
+    # Read whole, not by a server-side cursor (which a transaction pooler cannot keep between
+    # statements): every key is held in by_file anyway, so a cursor would save no memory.
     keys = TestCase.objects.filter(project=project).values_list("key", flat=True)
-    for key in keys.iterator(chunk_size=5000):
+    for key in keys:
         file, anyfile = key_parts(key)
         by_file.setdefault(file or "", []).append(key)
         for named in (key, file, anyfile):

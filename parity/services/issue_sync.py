@@ -31,12 +31,11 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
@@ -44,6 +43,7 @@ from parity.definitions import triages_unexpired
 from parity.engine.gap_triages import triages_refresh
 from parity.models import Gap, IssueState, Reason, TrackingIssue, Triage
 from parity.models.projects import project_lock
+from parity.services.leases import lease_held, lease_holder
 from parity.trackers import (
     Fetched,
     IssueAddress,
@@ -55,8 +55,9 @@ from parity.trackers import (
 
 logger = logging.getLogger(__name__)
 
-# pg_try_advisory_lock key: one sync at a time across workers (a slow tick and the next one).
-_SYNC_LOCK = 0x70A217_1550E
+# One sync at a time across workers (a slow tick and the next one): a lease, not an advisory
+# lock, so it holds behind a transaction pooler (parity.services.leases).
+_SYNC_LEASE = "issue-sync"
 _told_no_token: set[str] = set()  # hosts the log already named
 
 
@@ -104,9 +105,15 @@ def issues_sync(*, now: datetime.datetime | None = None) -> SyncReport:
     """One tick: read the due share of the cited issues, store what the trackers say, and
     re-apply triages in the projects where an issue opened or closed."""
     now = now or timezone.now()
-    with _sync_lock() as held:
+    # Reads stop at 0.8 of a tick (_read); the rest covers re-applying triages. A worker that
+    # dies holding it delays the next sync by at most this.
+    lease_seconds = 2 * settings.PARITY_TRACKER_SYNC_TICK_SECONDS
+    with lease_held(name=_SYNC_LEASE, seconds=lease_seconds) as held:
         if not held:
-            logger.info("issue sync: another sync is running; this tick does nothing")
+            logger.info(
+                "issue sync: another sync is running (%s); this tick does nothing",
+                lease_holder(name=_SYNC_LEASE),
+            )
             return SyncReport(ran=False)
         report = SyncReport()
         due = _due(now, report)
@@ -261,16 +268,3 @@ def _paused_until(host: str) -> datetime.datetime | None:
     stored = cache.get(_pause_key(host))
     until = datetime.datetime.fromisoformat(stored) if stored else None
     return until if until is not None and until > timezone.now() else None
-
-
-@contextmanager
-def _sync_lock() -> Iterator[bool]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_SYNC_LOCK])
-        held = cursor.fetchone()[0]
-    try:
-        yield held
-    finally:
-        if held:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [_SYNC_LOCK])

@@ -110,6 +110,12 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 # every connection Postgres has. The local settings (make serve, make demo) therefore close it
 # after each request.
 PARITY_DB_CONN_MAX_AGE = env_int("PARITY_DB_CONN_MAX_AGE", 60)
+# DATABASE_URL names a transaction pooler (PgBouncer's pool_mode = transaction), which may run
+# each transaction on another server connection (docs/operations.md, "Behind PgBouncer"). A
+# server-side cursor Django opens outside a transaction (WITH HOLD, for .iterator()) lives on
+# the connection it was declared on, so its next fetch can find it gone: Django then reads
+# .iterator() with plain cursors instead. Parity's own long reads page by key and need neither.
+PARITY_DB_POOLED = env_bool("PARITY_DB_POOLED", False)
 
 
 def databases(conn_max_age: int) -> dict[str, dict]:
@@ -118,6 +124,7 @@ def databases(conn_max_age: int) -> dict[str, dict]:
         default = dj_database_url.parse(
             DATABASE_URL, conn_max_age=conn_max_age, conn_health_checks=True
         )
+        default["DISABLE_SERVER_SIDE_CURSORS"] = PARITY_DB_POOLED
     else:
         default = embedded_database(VAR_DIR / "pgdata", conn_max_age=conn_max_age)
     return {"default": default}

@@ -7,6 +7,9 @@ so the stack's processes see them, and pytest-django empties the tables after ea
 that, the worker must fall idle (or it is replaced), so no task of one test reaches the next.
 The logs the stack wrote during a failing test are added to its report.
 
+With ``PARITY_TEST_PGBOUNCER=1`` every stack reaches the database through a PgBouncer in
+transaction mode it starts (``tests/e2e/pgbouncer.py``).
+
 Redis must be reachable (``PARITY_TEST_REDIS_URL``): without it the tests skip with the reason,
 except under CI (``CI`` set, as ``.ci/run`` does), where they fail.
 """
@@ -24,6 +27,7 @@ from django.db import connection
 
 from parity.services.projects import upload_token_create
 from tests.e2e.client import ApiClient
+from tests.e2e.pgbouncer import pgbouncer_for_test_database
 from tests.e2e.redis_server import OwnedRedis
 from tests.e2e.stack import LiveStack
 
@@ -50,15 +54,20 @@ def _database_url() -> str:
     return f"postgres://{user}{password}@{host}{port}/{db['NAME']}"
 
 
-def stack_started(tmp_path_factory, extra_env: dict[str, str]) -> Iterator[LiveStack]:
+def stack_started(
+    tmp_path_factory, extra_env: dict[str, str], database_url: str | None = None
+) -> Iterator[LiveStack]:
     """A stack on a queue of its own, its processes given ``extra_env``; closed afterwards. A
-    module needing other settings overrides ``stack`` with it (``live`` then serves that)."""
+    module needing other settings overrides ``stack`` with it (``live`` then serves that).
+    ``database_url``: how its processes reach the test database (through a pooler), if not
+    directly."""
     problem = _redis_error()
     if problem and os.environ.get("CI"):
         pytest.fail(f"{problem}: end-to-end tests cannot run", pytrace=False)
     if problem:
         pytest.skip(f"{problem}; set PARITY_TEST_REDIS_URL or start redis-server")
-    yield from _served(tmp_path_factory.mktemp("e2e-stack"), REDIS_URL, extra_env)
+    directory = tmp_path_factory.mktemp("e2e-stack")
+    yield from _served(directory, REDIS_URL, extra_env, database_url=database_url)
 
 
 def stack_trusting(tmp_path_factory, issuer) -> Iterator[LiveStack]:
@@ -88,11 +97,18 @@ def _served(
     redis_url: str,
     extra_env: dict[str, str],
     before_close: Callable[[], None] = lambda: None,
+    database_url: str | None = None,
     **options,
 ) -> Iterator[LiveStack]:
+    bouncer = None
+    if database_url is None and os.environ.get("PARITY_TEST_PGBOUNCER"):
+        # The whole live suite through a PgBouncer in transaction mode (docs/operations.md).
+        bouncer = pgbouncer_for_test_database()
+        bouncer.start()
+        database_url, extra_env = bouncer.url, {**extra_env, "PARITY_DB_POOLED": "true"}
     live = LiveStack(
         directory=directory,
-        database_url=_database_url(),
+        database_url=database_url or _database_url(),
         redis_url=redis_url,
         queue=f"parity-e2e-{uuid.uuid4().hex[:8]}",
         extra_env=extra_env,
@@ -104,6 +120,8 @@ def _served(
     finally:
         before_close()
         live.close()
+        if bouncer is not None:
+            bouncer.stop()
 
 
 @pytest.fixture(scope="package")

@@ -106,9 +106,11 @@ class Command(BaseCommand):
         client = APIClient(HTTP_HOST="127.0.0.1")
         client.credentials(HTTP_AUTHORIZATION=f"Token {upload_token_create(project=project)}")
         # The demo reloads at will: its 800-odd commits need not each wait for the disk (a crash
-        # would lose the last few of them, never the tables' consistency).
-        with connection.cursor() as cursor:
-            cursor.execute("SET synchronous_commit = off")
+        # would lose the last few of them, never the tables' consistency). A session setting:
+        # behind a transaction pooler it would outlive the demo on a pooled connection.
+        if not settings.PARITY_DB_POOLED:
+            with connection.cursor() as cursor:
+                cursor.execute("SET synchronous_commit = off")
         end = datetime.datetime.now(datetime.UTC).date()
         started, count = time.monotonic(), 0
         for upload in demo_uploads_ahead(fixture, days=days, end=end):

@@ -40,9 +40,9 @@ PAGES = {
     # Project, backend choices; 2 x (count, rows, issues); their files' owners; where else
     # the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
     "gaps": (f"{P}/gaps/", 13),
-    # Project, backend choices (twice: the form unbound, then bound); rows by a cursor, their
-    # reasons' issues, their files' owners and where else they fail (once per 2,000 rows each).
-    "gaps.csv": (f"{P}/gaps.csv?open=1", 7),
+    # Project, backend choices (twice: the form unbound, then bound); the sorted ids; then per
+    # 2,000 of them the rows, their reasons' issues, files' owners and where else they fail.
+    "gaps.csv": (f"{P}/gaps.csv?open=1", 8),
     # project; the import, its rules, the files' owners, open gaps per owner; has runs
     "owners": (f"{P}/owners/", 6),
     # project, backend choices x2; names, pairs, 2 SETs, rows, triage, gaps; has runs

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from parity.dashboard import downloads
 from parity.models import Gap, GapState
 from tests.parity.dashboard.conftest import text
 from tests.parity.dashboard.test_views import cells, rows
@@ -74,6 +75,14 @@ def test_the_gaps_csv_is_the_list_as_filtered_and_sorted_every_page(client, runs
     assert client.head(f"{P}/gaps.csv?open=1").status_code == 200
     page = text(client.get(f"{P}/gaps/?open=1&backend=tpu&sort=-test"))
     assert f'href="{P}/gaps.csv?open=1&backend=tpu&sort=-test"' in page
+
+
+@pytest.mark.parametrize("sort", ["-opened", "reason", "-reason", "test"])
+def test_the_gaps_csv_read_in_batches_keeps_the_order(client, runs, monkeypatch, sort):
+    whole = client.get(f"{P}/gaps.csv?open=1&sort={sort}").content.decode()
+    monkeypatch.setattr(downloads, "GAPS_BATCH", 2)
+    batched = client.get(f"{P}/gaps.csv?open=1&sort={sort}").content.decode()
+    assert batched == whole and len(whole.splitlines()) > 5
 
 
 def test_runs_sort_by_backend(client, runs):

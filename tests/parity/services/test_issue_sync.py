@@ -11,8 +11,9 @@ from django.db import connection
 from django.utils import timezone
 
 from parity.engine.gap_triages import triages_refresh
-from parity.models import BackendState, Gap, Snapshot, TrackingIssue, Triage
+from parity.models import BackendState, Gap, Lease, Snapshot, TrackingIssue, Triage
 from parity.services import issue_sync
+from parity.services.leases import lease_held, lease_holder
 from tests.fake_tracker import Scripted, github_issue, gitlab_issue
 from tests.parity.engine.rows import current_set, gap_open, reason_of, run_make
 
@@ -321,15 +322,44 @@ def test_gitlab_issues_are_read_in_batches(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_tick_while_another_sync_runs_does_nothing(project, fake_tracker):
-    params = connection.get_connection_params()
-    other = psycopg2.connect(**params)
+def test_a_tick_while_another_sync_runs_does_nothing_and_says_so(project, fake_tracker, caplog):
+    # The other sync holds the lease from another connection, as another worker would.
+    other = psycopg2.connect(**connection.get_connection_params())
+    other.autocommit = True
     try:
         with other.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [issue_sync._SYNC_LOCK])
-        assert issue_sync.issues_sync().ran is False
-        with other.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [issue_sync._SYNC_LOCK])
+            cursor.execute(
+                "INSERT INTO parity_lease (name, held_until, holder) "
+                "VALUES ('issue-sync', now() + interval '1 minute', 'worker-b:42:0')"
+            )
+        with caplog.at_level(logging.INFO, logger="parity.services.issue_sync"):
+            assert issue_sync.issues_sync().ran is False
+        assert "another sync is running (worker-b:42:0)" in caplog.text
+        with other.cursor() as cursor:  # that sync ends and gives the lease back
+            cursor.execute("UPDATE parity_lease SET held_until = now()")
     finally:
         other.close()
+    assert issue_sync.issues_sync().ran is True
+    assert issue_sync.issues_sync().ran is True  # each sync gave it back
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lease_whose_holder_died_lapses(project, fake_tracker):
+    Lease.objects.create(
+        name="issue-sync",
+        held_until=timezone.now() - datetime.timedelta(seconds=1),
+        holder="worker-gone:7:0",
+    )
+    assert issue_sync.issues_sync().ran is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lease_does_not_depend_on_the_connection(project, fake_tracker):
+    """Behind a transaction pooler each statement may run on another server connection: a
+    lease taken on one and given back on another holds the same."""
+    with lease_held(name="issue-sync", seconds=60) as held:
+        assert held
+        connection.close()  # the next statement runs on a new server connection
+        assert issue_sync.issues_sync().ran is False
+    assert lease_holder(name="issue-sync") is None
     assert issue_sync.issues_sync().ran is True
