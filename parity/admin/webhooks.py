@@ -7,6 +7,7 @@ from parity.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, Webh
 
 
 class WebhookEndpointForm(forms.ModelForm):
+    url = forms.URLField(max_length=500, assume_scheme="https")
     events = forms.MultipleChoiceField(
         choices=WebhookEvent.choices,
         required=False,

@@ -59,7 +59,7 @@ class WebhookNotice(models.Model):
 
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
     event = models.CharField(max_length=30, choices=WebhookEvent.choices)
-    key = models.CharField(max_length=200, null=True, blank=True)
+    key = models.CharField(max_length=200, blank=True, default="")
     payload = models.JSONField(default=dict)
     summary = models.JSONField(default=dict)
     subjects = models.JSONField(default=list, blank=True)
@@ -69,7 +69,7 @@ class WebhookNotice(models.Model):
         ordering = ["-created_at", "-pk"]
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "key"], condition=Q(key__isnull=False), name="webhooknotice_key"
+                fields=["project", "key"], condition=~Q(key=""), name="webhooknotice_key"
             )
         ]
         indexes = [models.Index(fields=["project", "event"], name="webhooknotice_event")]

@@ -22,7 +22,7 @@ SLACK_ITEMS = 10
 
 def body_encode(payload: dict) -> bytes:
     """The exact bytes sent and signed: compact, keys sorted, UTF-8."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def signature(*, secret: str, timestamp: int, body: bytes) -> str:

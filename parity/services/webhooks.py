@@ -69,7 +69,7 @@ def notice_record(
     event: str,
     payload: dict,
     summary: dict,
-    key: str | None = None,
+    key: str = "",
     subjects: Iterable = (),
 ) -> list[int]:
     """Record an event and a pending delivery per endpoint subscribing to it; returns the
@@ -149,10 +149,11 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
     earlier = WebhookNotice.objects.filter(
         project=run.project, event=event, payload__run__id=run.pk, payload__backend=backend.name
     ).values_list("subjects", flat=True)
-    announced = {gap_id for subjects in earlier for gap_id in subjects}
-    gaps = Gap.objects.filter(untracked_q(), backend=backend).exclude(pk__in=announced)
-    opened = gaps.filter(opened_run=run)
-    closed = gaps.filter(closed_run=run)
+    # A gap a first shard opened and a late one closed is announced twice, once each way.
+    announced = {subject for subjects in earlier for subject in subjects}
+    gaps = Gap.objects.filter(untracked_q(), backend=backend)
+    opened = gaps.filter(opened_run=run).exclude(pk__in=_ids(announced, "opened"))
+    closed = gaps.filter(closed_run=run).exclude(pk__in=_ids(announced, "closed"))
     opened_ids = list(opened.values_list("pk", flat=True))
     closed_ids = list(closed.values_list("pk", flat=True))
     if not opened_ids and not closed_ids:
@@ -179,8 +180,12 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         event=event,
         payload=payload,
         summary={"title": title, "url": run_data["url"], "sections": sections},
-        subjects=opened_ids + closed_ids,
+        subjects=[f"opened:{i}" for i in opened_ids] + [f"closed:{i}" for i in closed_ids],
     )
+
+
+def _ids(subjects: set[str], way: str) -> list[int]:
+    return [int(s.split(":")[1]) for s in subjects if s.startswith(f"{way}:")]
 
 
 def _section(heading: str, items: list[dict], total: int) -> dict:
