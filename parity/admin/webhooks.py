@@ -25,8 +25,13 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     form = WebhookEndpointForm
     list_display = ["url", "project", "format", "events", "active"]
     list_filter = ["project", "format", "active"]
-    # Shown on the endpoint's page for the receiver's configuration; generated on creation.
     readonly_fields = ["secret", "created_at"]
+
+    def get_fields(self, request, obj=None) -> list[str]:
+        # The secret is generated when the endpoint is saved: shown from then on, for the
+        # receiver's configuration.
+        fields = ["project", "url", "format", "events", "active"]
+        return [*fields, "secret", "created_at"] if obj else fields
 
 
 class WebhookAttemptInline(admin.TabularInline):

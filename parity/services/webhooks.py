@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from parity.definitions import untracked_q
+from parity.definitions import triages_in_force, untracked_q
 from parity.models import (
     Backend,
     BackendState,
@@ -292,7 +292,7 @@ def notices_expiring(*, today: datetime.date | None = None) -> list[int]:
         )
         announced = {subject for subjects in earlier for subject in subjects}
         triages = Triage.objects.filter(
-            project=project, expires_on__gte=today, expires_on__lte=until, overridden=False
+            triages_in_force(today), project=project, expires_on__range=(today, until)
         ).order_by("expires_on", "pk")
         new = [t for t in triages if f"{t.pk}:{t.expires_on}" not in announced]
         if not new:

@@ -361,7 +361,7 @@ CELERY_BEAT_SCHEDULE = {
 
 # Webhooks (docs/webhooks.md): endpoints are added per project in the admin; with none, nothing
 # is sent. A delivery is attempted up to PARITY_WEBHOOK_MAX_ATTEMPTS times, waiting
-# PARITY_WEBHOOK_RETRY_SECONDS x 4^(n-1) after attempt n (30 s, 2, 8, 32 min: about 45 min);
+# PARITY_WEBHOOK_RETRY_SECONDS after the first and four times longer after each next one;
 # each attempt waits PARITY_WEBHOOK_TIMEOUT_SECONDS for an answer. Exemptions expiring within
 # PARITY_WEBHOOK_EXPIRING_DAYS are announced once per expiry day.
 PARITY_WEBHOOK_TIMEOUT_SECONDS = env_int("PARITY_WEBHOOK_TIMEOUT_SECONDS", 10)
