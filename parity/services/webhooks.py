@@ -430,8 +430,8 @@ def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
 
 def _retryable(status: int | None) -> bool:
     # No answer (refused, timed out, DNS) and server errors may pass; a 4xx other than 408 and
-    # 429 says the request itself is refused, and will be again.
-    return status is None or status >= 500 or status in RETRY_STATUSES or status < 200
+    # 429, or a redirect, says the request itself is refused, and will be again.
+    return status is None or status >= 500 or status in RETRY_STATUSES
 
 
 def deliveries_due(*, now: datetime.datetime | None = None) -> list[int]:
