@@ -119,8 +119,9 @@ def webhooks_probed(run_id: int) -> None:
     deliveries_queue(webhooks.notices_after_probe(run_id=run_id))
 
 
-# Not acks_late: the attempt is logged with the row locked, and a redelivered copy would find
-# it done or not due; the retry sweep sends whatever a lost message left pending.
+# acks_late (the global default): a worker lost mid-attempt rolls its log row back and the
+# redelivered copy attempts again; a duplicate copy finds the row locked, done or not yet due.
+# The retry sweep sends whatever a lost message left pending.
 @shared_task(autoretry_for=(DatabaseError,), retry_backoff=5, max_retries=5)
 def webhook_deliver(delivery_id: int) -> None:
     """Adapter: one attempt of a delivery; a retry soon enough is queued with its countdown,
