@@ -9,12 +9,13 @@ two modules would otherwise import each other. That one deferred import is decla
 import logging
 
 from celery import shared_task
+from django.db import DatabaseError, transaction
 
 from parity import engine
-from parity.celery import RETRY_ON_DATABASE_ERRORS
+from parity.celery import BROKER_ERRORS, RETRY_ON_DATABASE_ERRORS, task_send
 from parity.models import Run
 from parity.pure.skip_rules import SkipRulesError
-from parity.services import classification, issue_sync, retention, triage
+from parity.services import classification, issue_sync, retention, triage, webhooks
 
 # Recomputes are idempotent (the same run gives the same tables, no duplicate events), so a
 # redelivery after a lost worker (acks_late) or a retry after a database error is harmless.
@@ -38,9 +39,12 @@ def run_completed(run_id: int) -> None:
     except SkipRulesError:
         logger.exception("skip rules of project %s do not compile: not classified", run.project_id)
     if run.probe:
-        engine.probe_outcomes_write(run=run)
+        if engine.probe_outcomes_write(run=run) is not None:
+            webhooks_after(run.project_id, webhooks_probed, run.pk)
     else:
-        engine.parity_recompute(run=run)
+        recomputed = engine.parity_recompute(run=run)
+        if recomputed is not None:
+            webhooks_after(run.project_id, webhooks_recomputed, run.pk, recomputed.backend_ids)
 
 
 @shared_task(**RETRY)
@@ -51,7 +55,9 @@ def rollups_verify() -> None:
         logger.warning(
             "roll-ups of backend %s are stale: recomputing run %s", run.backend_id, run.pk
         )
-        engine.parity_recompute(run=run)
+        recomputed = engine.parity_recompute(run=run)
+        if recomputed is not None:
+            webhooks_after(run.project_id, webhooks_recomputed, run.pk, recomputed.backend_ids)
 
 
 @shared_task(**RETRY)
@@ -64,6 +70,7 @@ def results_expire() -> None:
 def triages_expire() -> None:
     """Beat: re-apply triages where one passed its expiry day, so its gaps count untracked."""
     triage.triages_expire()
+    deliveries_queue(webhooks.notices_expiring())
 
 
 @shared_task(**RETRY)
@@ -80,3 +87,56 @@ def runs_complete_quiet() -> None:
     from parity.services import lifecycle  # deferred: the lifecycle imports this module
 
     lifecycle.runs_complete_quiet()
+
+
+# Webhooks (docs/webhooks.md). The events are recorded by tasks of their own, queued once the
+# write that caused them committed, so a recompute never waits on them; each delivery is a task
+# whose HTTP attempt happens outside any engine transaction.
+
+
+def webhooks_after(project_id: int, task, *args) -> None:
+    """Queue ``task(*args)`` once the current transaction commits, if the project has an
+    active endpoint (with none, the default, nothing is queued)."""
+    if webhooks.webhooks_active(project_id=project_id):
+        transaction.on_commit(lambda: task_send(task, *args))
+
+
+def deliveries_queue(delivery_ids: list[int]) -> None:
+    """Queue an attempt per delivery once the rows recording them commit."""
+    for delivery_id in delivery_ids:
+        transaction.on_commit(lambda d=delivery_id: task_send(webhook_deliver, d))
+
+
+@shared_task(**RETRY)
+def webhooks_recomputed(run_id: int, backend_ids: list[int]) -> None:
+    """Adapter: announce the untracked gaps and coverage drop of a committed recompute."""
+    deliveries_queue(webhooks.notices_after_recompute(run_id=run_id, backend_ids=backend_ids))
+
+
+@shared_task(**RETRY)
+def webhooks_probed(run_id: int) -> None:
+    """Adapter: announce the exemptions a recorded probe run found passing now."""
+    deliveries_queue(webhooks.notices_after_probe(run_id=run_id))
+
+
+# acks_late (the global default): a worker lost mid-attempt rolls its log row back and the
+# redelivered copy attempts again; a duplicate copy finds the row locked, done or not yet due.
+# The retry sweep sends whatever a lost message left pending.
+@shared_task(autoretry_for=(DatabaseError,), retry_backoff=5, max_retries=5)
+def webhook_deliver(delivery_id: int) -> None:
+    """Adapter: one attempt of a delivery; a retry soon enough is queued with its countdown,
+    a later one is left to the sweep (``webhooks_retry``)."""
+    delay = webhooks.delivery_attempt(delivery_id=delivery_id)
+    if delay is None or delay > webhooks.COUNTDOWN_MAX_SECONDS:
+        return
+    try:
+        webhook_deliver.apply_async((delivery_id,), countdown=delay)
+    except BROKER_ERRORS as exc:  # the sweep sends it when due
+        logger.warning("could not queue the retry of webhook delivery %s: %r", delivery_id, exc)
+
+
+@shared_task(**RETRY)
+def webhooks_retry() -> None:
+    """Beat: attempt every delivery whose next attempt is due."""
+    for delivery_id in webhooks.deliveries_due():
+        task_send(webhook_deliver, delivery_id)

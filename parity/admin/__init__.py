@@ -15,4 +15,5 @@ from parity.admin import (  # noqa: F401
     reasons,
     results,
     runs,
+    webhooks,
 )

@@ -29,6 +29,15 @@ from parity.models.rekeys import Rekey, RekeyStatus
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
 from parity.models.runs import Run, RunFile, RunFileState, Upload, UploadFile, UploadStatus
 from parity.models.trust import TrustRule
+from parity.models.webhooks import (
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookDeliveryStatus,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookFormat,
+    WebhookNotice,
+)
 
 __all__ = [
     "ABSENT_STATES",
@@ -78,4 +87,11 @@ __all__ = [
     "UploadStatus",
     "UploadToken",
     "Visibility",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookDeliveryStatus",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "WebhookFormat",
+    "WebhookNotice",
 ]

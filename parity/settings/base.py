@@ -366,6 +366,22 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Webhooks (docs/webhooks.md): endpoints are added per project in the admin; with none, nothing
+# is sent. A delivery is attempted up to PARITY_WEBHOOK_MAX_ATTEMPTS times, waiting
+# PARITY_WEBHOOK_RETRY_SECONDS after the first and four times longer after each next one;
+# each attempt waits PARITY_WEBHOOK_TIMEOUT_SECONDS for an answer. Exemptions expiring within
+# PARITY_WEBHOOK_EXPIRING_DAYS are announced once per expiry day.
+PARITY_WEBHOOK_TIMEOUT_SECONDS = env_int("PARITY_WEBHOOK_TIMEOUT_SECONDS", 10)
+PARITY_WEBHOOK_MAX_ATTEMPTS = env_int("PARITY_WEBHOOK_MAX_ATTEMPTS", 5)
+PARITY_WEBHOOK_RETRY_SECONDS = env_int("PARITY_WEBHOOK_RETRY_SECONDS", 30)
+PARITY_WEBHOOK_EXPIRING_DAYS = env_int("PARITY_WEBHOOK_EXPIRING_DAYS", 7)
+# Retries past the task's own countdown, and deliveries whose message the broker lost.
+CELERY_BEAT_SCHEDULE["parity-webhooks-retry"] = {
+    "task": "parity.tasks.webhooks_retry",
+    "schedule": 60.0,
+    "options": {"expires": 60},
+}
+
 # Tracker sync (parity/services/issue_sync.py, parity/trackers/): the state, title and labels of
 # every issue an open gap or an exemption cites. Per host (github.com, gitlab.example.com): a read
 # token, a token that may file issues, and the API URL (defaults: api.github.com, and

@@ -1,0 +1,444 @@
+"""Webhooks: the events parity announces, and each delivery's attempts (docs/webhooks.md).
+
+Events are recorded after the write that caused them has committed (a recompute, a probe run,
+the expiry beat, the digest's plan), by the Celery adapters in ``parity.tasks``, which queue
+one delivery task per endpoint. Nothing here runs inside the engine's transaction: a slow or
+dead receiver delays its own deliveries only. With no active endpoint subscribing to an event,
+nothing is computed or written for it.
+"""
+
+import datetime
+import hashlib
+import logging
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from parity.definitions import triages_in_force, untracked_q
+from parity.models import (
+    Backend,
+    BackendState,
+    Gap,
+    ProbeOutcome,
+    Project,
+    Run,
+    Triage,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookDeliveryStatus,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookFormat,
+    WebhookNotice,
+)
+from parity.pure import webhooks as signing
+
+logger = logging.getLogger(__name__)
+
+# Items a JSON body lists per kind; the totals count them all.
+ITEMS_MAX = 100
+# Answers worth another attempt: a timeout, too many requests, and any server error.
+RETRY_STATUSES = {408, 429}
+# A retry due sooner than this is queued with a countdown; a later one is left to the sweep,
+# since Redis redelivers a message held longer than its visibility timeout.
+COUNTDOWN_MAX_SECONDS = 5 * 60
+
+
+def _absolute(path: str) -> str:
+    return f"{settings.SITE_URL}{path}"
+
+
+def _endpoints(project_id: int, event: str) -> list[WebhookEndpoint]:
+    endpoints = WebhookEndpoint.objects.filter(project_id=project_id, active=True)
+    return [e for e in endpoints if e.subscribes(event)]
+
+
+def webhooks_active(*, project_id: int) -> bool:
+    return WebhookEndpoint.objects.filter(project_id=project_id, active=True).exists()
+
+
+def notice_record(
+    *,
+    project: Project,
+    event: str,
+    payload: dict,
+    summary: dict,
+    key: str = "",
+    subjects: Iterable = (),
+) -> list[int]:
+    """Record an event and a pending delivery per endpoint subscribing to it; returns the
+    deliveries' ids (none when nobody subscribes, or ``key`` was announced already)."""
+    endpoints = _endpoints(project.pk, event)
+    if not endpoints:
+        return []
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            notice = WebhookNotice.objects.create(
+                project=project,
+                event=event,
+                key=key,
+                payload=payload,
+                summary=summary,
+                subjects=list(subjects),
+            )
+    except IntegrityError:  # the key's event was announced already (a retried task)
+        return []
+    deliveries = WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(notice=notice, endpoint=e, next_attempt_at=now) for e in endpoints
+    )
+    logger.info("webhook %s %s: %s deliveries", event, notice.pk, len(deliveries))
+    return [d.pk for d in deliveries]
+
+
+# The events.
+
+
+def _run_data(run: Run, backend: Backend) -> dict:
+    url = reverse("project-run", kwargs={"slug": run.project.slug, "pk": run.pk})
+    return {
+        "id": run.pk,
+        "backend": backend.name,
+        "commit": run.commit,
+        "branch": run.branch,
+        "url": _absolute(url),
+    }
+
+
+def _gap_items(gaps) -> list[dict]:
+    rows = gaps.select_related("test", "reason", "project").order_by("pk")[:ITEMS_MAX]
+    return [
+        {
+            "gap": g.pk,
+            "test": g.test.key,
+            "file": g.test.file,
+            "state": g.state,
+            "reason": g.reason.text if g.reason_id else "",
+            "url": _absolute(
+                reverse("project-test", kwargs={"slug": g.project.slug, "pk": g.test_id})
+            ),
+        }
+        for g in rows
+    ]
+
+
+def notices_after_recompute(*, run_id: int, backend_ids: list[int]) -> list[int]:
+    """After a recompute of ``run_id`` committed: per backend, one event listing the untracked
+    gaps it opened and closed (gaps an earlier recompute of the run announced left out: a late
+    shard's), and a coverage drop of the run's backend."""
+    run = Run.objects.select_related("project", "backend").filter(pk=run_id).first()
+    if run is None or not WebhookEndpoint.objects.filter(project=run.project, active=True):
+        return []
+    ids = []
+    for backend in Backend.objects.filter(pk__in=backend_ids).order_by("pk"):
+        ids += _untracked_gaps_notice(run=run, backend=backend)
+    ids += _coverage_drop_notice(run=run)
+    return ids
+
+
+def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
+    event = WebhookEvent.UNTRACKED_GAPS
+    if not _endpoints(run.project_id, event):
+        return []
+    earlier = WebhookNotice.objects.filter(
+        project=run.project, event=event, payload__run__id=run.pk, payload__backend=backend.name
+    ).values_list("subjects", flat=True)
+    # A gap a first shard opened and a late one closed is announced twice, once each way.
+    announced = {subject for subjects in earlier for subject in subjects}
+    gaps = Gap.objects.filter(untracked_q(), backend=backend)
+    opened = gaps.filter(opened_run=run).exclude(pk__in=_ids(announced, "opened"))
+    closed = gaps.filter(closed_run=run).exclude(pk__in=_ids(announced, "closed"))
+    opened_ids = list(opened.values_list("pk", flat=True))
+    closed_ids = list(closed.values_list("pk", flat=True))
+    if not opened_ids and not closed_ids:
+        return []
+    run_data = _run_data(run, backend)
+    payload = {
+        "run": run_data,
+        "backend": backend.name,
+        "opened_total": len(opened_ids),
+        "closed_total": len(closed_ids),
+        "opened": _gap_items(opened),
+        "closed": _gap_items(closed),
+    }
+    title = (
+        f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked gaps opened, "
+        f"{len(closed_ids)} closed by run {run.pk}"
+    )
+    sections = [
+        _section("Opened", payload["opened"], len(opened_ids)),
+        _section("Closed", payload["closed"], len(closed_ids)),
+    ]
+    return notice_record(
+        project=run.project,
+        event=event,
+        payload=payload,
+        summary={"title": title, "url": run_data["url"], "sections": sections},
+        subjects=[f"opened:{i}" for i in opened_ids] + [f"closed:{i}" for i in closed_ids],
+    )
+
+
+def _ids(subjects: set[str], way: str) -> list[int]:
+    return [int(s.split(":")[1]) for s in subjects if s.startswith(f"{way}:")]
+
+
+def _section(heading: str, items: list[dict], total: int) -> dict:
+    return {
+        "heading": heading,
+        "total": total,
+        "items": [{"text": f"{i['test']} ({i['state']})", "url": i["url"]} for i in items],
+    }
+
+
+def _coverage_drop_notice(*, run: Run) -> list[int]:
+    state = BackendState.objects.filter(backend_id=run.backend_id, current_run=run).first()
+    if state is None or not state.coverage_drop:
+        return []
+    run_data = _run_data(run, run.backend)
+    payload = {
+        "run": run_data,
+        "backend": run.backend.name,
+        "previous_run": state.previous_run_id,
+        "previous_test_count": state.previous_test_count,
+        "test_count": state.test_count,
+    }
+    title = (
+        f"{run.project.slug} {run.backend.name}: coverage dropped from "
+        f"{state.previous_test_count} to {state.test_count} tests in run {run.pk}"
+    )
+    return notice_record(
+        project=run.project,
+        event=WebhookEvent.COVERAGE_DROP,
+        payload=payload,
+        summary={"title": title, "url": run_data["url"], "sections": []},
+        key=f"coverage_drop:run:{run.pk}",
+    )
+
+
+def _exemption_item(triage: Triage) -> dict:
+    return {
+        "exemption": triage.pk,
+        "match": triage.match,
+        "kind": triage.kind,
+        "expires_on": triage.expires_on.isoformat() if triage.expires_on else None,
+        "note": triage.note,
+    }
+
+
+def _exemptions_url(project: Project, query: str = "") -> str:
+    return _absolute(reverse("project-exemptions", kwargs={"slug": project.slug}) + query)
+
+
+def notices_after_probe(*, run_id: int) -> list[int]:
+    """After probe run ``run_id`` was recorded: the exemptions whose every test passed in it,
+    each announced once per backend."""
+    event = WebhookEvent.EXEMPTION_PASSES_NOW
+    run = Run.objects.select_related("project", "backend").filter(pk=run_id).first()
+    if run is None or not _endpoints(run.project_id, event):
+        return []
+    outcomes = ProbeOutcome.objects.filter(run=run).select_related("triage")
+    passing = [o.triage for o in outcomes if o.passes_now]
+    earlier = WebhookNotice.objects.filter(
+        project=run.project, event=event, payload__backend=run.backend.name
+    ).values_list("subjects", flat=True)
+    announced = {triage_id for subjects in earlier for triage_id in subjects}
+    new = sorted((t for t in passing if t.pk not in announced), key=lambda t: t.pk)
+    if not new:
+        return []
+    items = [_exemption_item(t) for t in new[:ITEMS_MAX]]
+    url = _exemptions_url(run.project, f"?probe=passes&backend={run.backend.name}")
+    payload = {
+        "run": _run_data(run, run.backend),
+        "backend": run.backend.name,
+        "total": len(new),
+        "exemptions": items,
+    }
+    title = f"{run.project.slug} {run.backend.name}: {len(new)} exemptions pass now"
+    section = {
+        "heading": "Pass in the probe run",
+        "total": len(new),
+        "items": [{"text": i["match"]} for i in items],
+    }
+    return notice_record(
+        project=run.project,
+        event=event,
+        payload=payload,
+        summary={"title": title, "url": url, "sections": [section]},
+        subjects=[t.pk for t in new],
+    )
+
+
+def notices_expiring(*, today: datetime.date | None = None) -> list[int]:
+    """Per project, the triages expiring within ``PARITY_WEBHOOK_EXPIRING_DAYS`` not announced
+    yet for that expiry day (a triage extended is announced again before its new day)."""
+    event = WebhookEvent.EXEMPTION_EXPIRING
+    today = today or timezone.now().date()
+    until = today + datetime.timedelta(days=settings.PARITY_WEBHOOK_EXPIRING_DAYS)
+    project_ids = (
+        WebhookEndpoint.objects.filter(active=True).values_list("project_id", flat=True).distinct()
+    )
+    ids = []
+    for project in Project.objects.filter(pk__in=project_ids).order_by("pk"):
+        if not _endpoints(project.pk, event):
+            continue
+        earlier = WebhookNotice.objects.filter(project=project, event=event).values_list(
+            "subjects", flat=True
+        )
+        announced = {subject for subjects in earlier for subject in subjects}
+        triages = Triage.objects.filter(
+            triages_in_force(today), project=project, expires_on__range=(today, until)
+        ).order_by("expires_on", "pk")
+        new = [t for t in triages if f"{t.pk}:{t.expires_on}" not in announced]
+        if not new:
+            continue
+        items = [_exemption_item(t) for t in new[:ITEMS_MAX]]
+        title = f"{project.slug}: {len(new)} exemptions expire by {until.isoformat()}"
+        section = {
+            "heading": "Expiring",
+            "total": len(new),
+            "items": [{"text": f"{i['match']} (expires {i['expires_on']})"} for i in items],
+        }
+        ids += notice_record(
+            project=project,
+            event=event,
+            payload={"until": until.isoformat(), "total": len(new), "exemptions": items},
+            summary={"title": title, "url": _exemptions_url(project), "sections": [section]},
+            subjects=[f"{t.pk}:{t.expires_on}" for t in new],
+        )
+    return ids
+
+
+def notice_digest_ready(*, project: Project, week: str, preview_url: str) -> list[int]:
+    """The project's digest of ISO ``week`` is planned: once per project and week."""
+    title = f"{project.slug}: the weekly digest of {week} is ready"
+    return notice_record(
+        project=project,
+        event=WebhookEvent.DIGEST_READY,
+        payload={"week": week, "url": preview_url},
+        summary={"title": title, "url": preview_url, "sections": []},
+        key=f"digest_ready:{week}",
+    )
+
+
+# Delivery.
+
+
+def body_render(delivery: WebhookDelivery) -> bytes:
+    """The exact bytes of a delivery: the same on every attempt, so its digest is too."""
+    notice = delivery.notice
+    if delivery.endpoint.format == WebhookFormat.SLACK:
+        return signing.body_encode(signing.slack_message(notice.summary))
+    return signing.body_encode(
+        {
+            "id": notice.pk,
+            "event": notice.event,
+            "created_at": notice.created_at.isoformat(),
+            "project": notice.project.slug,
+            "title": notice.summary.get("title", ""),
+            "url": notice.summary.get("url", ""),
+            "data": notice.payload,
+        }
+    )
+
+
+def retry_delay(attempt: int) -> float:
+    """Seconds before attempt ``attempt + 1``: exponential, from PARITY_WEBHOOK_RETRY_SECONDS."""
+    return settings.PARITY_WEBHOOK_RETRY_SECONDS * 4 ** (attempt - 1)
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=settings.PARITY_WEBHOOK_TIMEOUT_SECONDS) as r:
+            return r.status, ""
+    except urllib.error.HTTPError as exc:
+        return exc.code, f"HTTP {exc.code} {exc.reason}"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return None, f"{type(exc).__name__}: {reason}"
+
+
+def delivery_attempt(*, delivery_id: int, now: datetime.datetime | None = None) -> float | None:
+    """Make the delivery's next attempt if it is due, and log it; returns the seconds until
+    the attempt after (None: delivered, failed for good, not due, or taken by another task).
+
+    The row stays locked through the attempt, so a duplicate task (a redelivery, the retry
+    sweep) skips it rather than sending twice."""
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("notice__project", "endpoint")
+            .filter(pk=delivery_id, status=WebhookDeliveryStatus.PENDING)
+            .first()
+        )
+        now = now or timezone.now()
+        if delivery is None or delivery.next_attempt_at > now:
+            return None
+        return _attempt(delivery, now)
+
+
+def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
+    body = body_render(delivery)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "parity-webhooks",
+        signing.EVENT_HEADER: delivery.notice.event,
+        signing.DELIVERY_HEADER: str(delivery.pk),
+        **signing.headers_signed(
+            secret=delivery.endpoint.secret, timestamp=int(time.time()), body=body
+        ),
+    }
+    started = time.monotonic()
+    status, error = _post(delivery.endpoint.url, body, headers)
+    delivery.attempts += 1
+    attempt = WebhookAttempt(
+        delivery=delivery,
+        number=delivery.attempts,
+        at=now,
+        body_sha256=hashlib.sha256(body).hexdigest(),
+        status_code=status,
+        error=error,
+        seconds=time.monotonic() - started,
+    )
+    delay = None
+    if status is not None and 200 <= status < 300:
+        delivery.status = WebhookDeliveryStatus.DELIVERED
+        delivery.delivered_at = attempt.delivered_at = timezone.now()
+    elif _retryable(status) and delivery.attempts < settings.PARITY_WEBHOOK_MAX_ATTEMPTS:
+        delay = retry_delay(delivery.attempts)
+        delivery.next_attempt_at = attempt.next_retry_at = now + datetime.timedelta(seconds=delay)
+    else:
+        delivery.status = WebhookDeliveryStatus.FAILED
+    attempt.save()
+    delivery.save(update_fields=["attempts", "status", "delivered_at", "next_attempt_at"])
+    logger.info(
+        "webhook delivery %s attempt %s to endpoint %s: %s %s",
+        delivery.pk,
+        delivery.attempts,
+        delivery.endpoint_id,
+        status,
+        error,
+    )
+    return delay
+
+
+def _retryable(status: int | None) -> bool:
+    # No answer (refused, timed out, DNS) and server errors may pass; a 4xx other than 408 and
+    # 429, or a redirect, says the request itself is refused, and will be again.
+    return status is None or status >= 500 or status in RETRY_STATUSES
+
+
+def deliveries_due(*, now: datetime.datetime | None = None) -> list[int]:
+    """Pending deliveries whose attempt is due: the sweep's, for retries beyond the task's
+    own countdown and messages the broker lost."""
+    now = now or timezone.now()
+    due = WebhookDelivery.objects.filter(
+        status=WebhookDeliveryStatus.PENDING, next_attempt_at__lte=now
+    )
+    return list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:500])
