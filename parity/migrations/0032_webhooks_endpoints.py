@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("parity", "0030_snapshot_rerun"),
+        ("parity", "0031_pgbouncer_sync_lease"),
     ]
 
     operations = [
