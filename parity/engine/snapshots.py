@@ -31,22 +31,30 @@ _SNAPSHOT_SQL = model_sql(
         SELECT coalesce(max(test_count), 0) AS n FROM {state}
         WHERE backend_id = %(reference)s AND %(has_reference)s
     ), gaps AS (
+        -- Counted per (backend, state, flags) first, then folded: the conditions below run
+        -- once per group, not once per open gap (a backend has tens of thousands).
         SELECT backend_id,
-            count(*) FILTER (WHERE {scored} AND state = 'skipped') AS skipped,
-            count(*) FILTER (WHERE {scored} AND state = 'failed') AS failed,
-            count(*) FILTER (WHERE {scored} AND state = 'error') AS error,
-            count(*) FILTER (WHERE {scored} AND state IN {absent}) AS missing,
-            count(*) FILTER (WHERE state <> 'reference_missing' AND not_applicable)
+            coalesce(sum(n) FILTER (WHERE {scored} AND state = 'skipped'), 0) AS skipped,
+            coalesce(sum(n) FILTER (WHERE {scored} AND state = 'failed'), 0) AS failed,
+            coalesce(sum(n) FILTER (WHERE {scored} AND state = 'error'), 0) AS error,
+            coalesce(sum(n) FILTER (WHERE {scored} AND state IN {absent}), 0) AS missing,
+            coalesce(sum(n) FILTER (WHERE state <> 'reference_missing' AND not_applicable), 0)
                 AS not_applicable,
-            count(*) FILTER (WHERE state IN {infra} AND NOT not_applicable) AS rerun,
-            count(*) FILTER (WHERE {scored} AND tracked) AS tracked,
-            count(*) FILTER (WHERE {scored} AND NOT tracked AND NOT intended) AS untracked,
-            count(*) FILTER (WHERE {scored} AND intended) AS intended,
-            count(*) FILTER (WHERE {scored} AND tracked_closed) AS tracked_closed,
-            count(*) FILTER (WHERE state = 'reference_missing') AS reference_missing,
-            count(*) FILTER (WHERE {scored}) AS scored
-        FROM {gap}
-        WHERE is_open AND backend_id = ANY(%(backends)s)
+            coalesce(sum(n) FILTER (WHERE state IN {infra} AND NOT not_applicable), 0) AS rerun,
+            coalesce(sum(n) FILTER (WHERE {scored} AND tracked), 0) AS tracked,
+            coalesce(sum(n) FILTER (WHERE {scored} AND NOT tracked AND NOT intended), 0)
+                AS untracked,
+            coalesce(sum(n) FILTER (WHERE {scored} AND intended), 0) AS intended,
+            coalesce(sum(n) FILTER (WHERE {scored} AND tracked_closed), 0) AS tracked_closed,
+            coalesce(sum(n) FILTER (WHERE state = 'reference_missing'), 0) AS reference_missing,
+            coalesce(sum(n) FILTER (WHERE {scored}), 0) AS scored
+        FROM (
+            SELECT backend_id, state, tracked, intended, tracked_closed, not_applicable,
+                   count(*) AS n
+            FROM {gap}
+            WHERE is_open AND backend_id = ANY(%(backends)s)
+            GROUP BY backend_id, state, tracked, intended, tracked_closed, not_applicable
+        ) counted
         GROUP BY backend_id
     ), pending AS (
         SELECT backend_id, count(*) AS n FROM {pending}
