@@ -10,6 +10,7 @@ import datetime
 import itertools
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -43,6 +44,7 @@ class FakeGitHubApp:
     requests: list[tuple[str, str]] = field(default_factory=list)
     scripted: list[int] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # why each 401 was answered
+    token_seconds: int = 3600  # how long an installation token lives (GitHub's: an hour)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -62,6 +64,13 @@ class FakeGitHubApp:
     def script(self, *statuses: int) -> None:
         with self._lock:
             self.scripted.extend(statuses)
+
+    def wait_for(self, count: int, seconds: float) -> list[tuple[str, dict]]:
+        """The first ``count`` check runs, waiting up to ``seconds`` for them."""
+        deadline = time.monotonic() + seconds
+        while len(self.check_runs) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.check_runs[:count]
 
     def token_requests(self) -> int:
         return sum(1 for _, path in self.requests if path.endswith("/access_tokens"))
@@ -92,7 +101,7 @@ class FakeGitHubApp:
                 return 401, {"message": "A JSON web token could not be decoded"}
             token = f"ghs_test{next(self._numbers)}"
             self._tokens.add(token)
-            expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1)
+            expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=self.token_seconds)
             return 201, {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}
         if method == "POST" and parts[0] == "repos" and parts[3:] == ["check-runs"]:
             if bearer not in self._tokens:

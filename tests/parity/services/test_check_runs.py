@@ -66,6 +66,21 @@ def test_a_complete_run_gets_a_check_run_with_its_verdict(github, upload_run):
     assert github.token_requests() == 1
 
 
+def test_a_token_near_its_expiry_is_renewed(github, upload_run):
+    github.token_seconds = 4 * 60  # within TOKEN_RENEW_SECONDS of expiring once issued
+    upload_run("cpu", REFERENCE, day="2026-04-01")
+    upload_run("tpu", REFERENCE, day="2026-04-01")
+    assert (github.token_requests(), len(github.check_runs)) == (2, 2)
+
+
+def test_a_key_that_is_no_pem_is_logged(github, upload_run, settings, caplog):
+    settings.PARITY_GITHUB_APP_PRIVATE_KEY = "-----BEGIN PRIVATE KEY-----\nnot a key"
+    with caplog.at_level(logging.WARNING, logger="parity.tasks"):
+        upload_run("cpu", REFERENCE, day="2026-04-01")
+    assert github.requests == []
+    assert "the App's private key is no RSA key in PEM" in caplog.text
+
+
 def test_a_pull_request_run_gets_one_too(github, upload_run):
     upload_run("cpu", REFERENCE, day="2026-04-01")
     upload_run("tpu", REFERENCE, day="2026-04-01")
