@@ -101,7 +101,8 @@ class FakeGitHubApp:
                 return 401, {"message": "A JSON web token could not be decoded"}
             token = f"ghs_test{next(self._numbers)}"
             self._tokens.add(token)
-            expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=self.token_seconds)
+            lifetime = datetime.timedelta(seconds=self.token_seconds)
+            expires = datetime.datetime.now(datetime.UTC) + lifetime
             return 201, {"token": token, "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}
         if method == "POST" and parts[0] == "repos" and parts[3:] == ["check-runs"]:
             if bearer not in self._tokens:
