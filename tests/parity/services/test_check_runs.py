@@ -164,3 +164,23 @@ def test_off_without_the_app_or_a_github_repository(github, upload_run, settings
     )
     upload_run("tpu", REFERENCE, day="2026-04-01")
     assert github.requests == []
+
+
+def test_a_probe_run_is_neutral_whatever_it_opens(
+    github, ingest, upload_run, eager_errors_propagate
+):
+    upload_run("cpu", REFERENCE, day="2026-04-01")
+    reply = ingest(
+        ("probe.xml", run_xml(TPU_SKIPS_B)),
+        backend="tpu",
+        commit=commit_of("2026-04-02", "master"),
+        branch="master",
+        run="2026-04-02-probe",
+        complete="true",
+        timestamp="2026-04-02T12:00:00Z",
+        probe="true",
+    )
+    assert reply.status_code in (200, 202), reply.content
+    check = github.check_runs[-1][1]
+    assert (check["name"], check["conclusion"]) == ("parity: tpu", "neutral")
+    assert check["output"]["title"] == "Probe run: not a gate"
