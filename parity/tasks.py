@@ -9,13 +9,23 @@ two modules would otherwise import each other. That one deferred import is decla
 import logging
 
 from celery import shared_task
+from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
 from parity import engine
 from parity.celery import BROKER_ERRORS, RETRY_ON_DATABASE_ERRORS, task_send
 from parity.models import Run
 from parity.pure.skip_rules import SkipRulesError
-from parity.services import classification, issue_sync, retention, triage, webhooks
+from parity.services import (
+    check_runs,
+    classification,
+    issue_sync,
+    retention,
+    triage,
+    webhooks,
+)
+from parity.trackers.base import RateLimited, TrackerError, TrackerUnavailable
 
 # Recomputes are idempotent (the same run gives the same tables, no duplicate events), so a
 # redelivery after a lost worker (acks_late) or a retry after a database error is harmless.
@@ -45,6 +55,10 @@ def run_completed(run_id: int) -> None:
         recomputed = engine.parity_recompute(run=run)
         if recomputed is not None:
             webhooks_after(run.project_id, webhooks_recomputed, run.pk, recomputed.backend_ids)
+    # Every complete run, current or not (a pull request's, a probe): its check run reads the
+    # verdict once the recompute above committed.
+    if check_runs.check_runs_repo(run.project) is not None:
+        transaction.on_commit(lambda: task_send(check_run_post, run.pk))
 
 
 @shared_task(**RETRY)
@@ -140,3 +154,29 @@ def webhooks_retry() -> None:
     """Beat: attempt every delivery whose next attempt is due."""
     for delivery_id in webhooks.deliveries_due():
         task_send(webhook_deliver, delivery_id)
+
+
+# Check runs (docs/check-runs.md): one HTTP exchange with GitHub per attempt, outside any
+# transaction of the engine's. GitHub down or limiting: attempted again later, with a countdown
+# doubling each time; refused, or out of attempts: logged, the run is unaffected.
+@shared_task(**RETRY)
+def check_run_post(run_id: int, attempt: int = 1) -> None:
+    """Adapter: post the run's check run on its commit."""
+    try:
+        check_runs.check_run_post(run_id=run_id)
+    except (TrackerUnavailable, RateLimited) as exc:
+        if attempt >= settings.PARITY_CHECK_RUN_MAX_ATTEMPTS:
+            logger.warning(
+                "check run of run %s not posted after %s attempts: %s", run_id, attempt, exc
+            )
+            return
+        delay = settings.PARITY_CHECK_RUN_RETRY_SECONDS * 2 ** (attempt - 1)
+        if isinstance(exc, RateLimited):
+            delay = max(delay, (exc.resume_at - timezone.now()).total_seconds())
+        logger.info("check run of run %s: %s; attempt %s in %ss", run_id, exc, attempt + 1, delay)
+        try:
+            check_run_post.apply_async((run_id, attempt + 1), countdown=delay)
+        except BROKER_ERRORS as queue_exc:
+            logger.warning("could not queue the check run of run %s again: %r", run_id, queue_exc)
+    except TrackerError as exc:  # refused, or the App's key unusable
+        logger.warning("check run of run %s not posted: %s", run_id, exc)

@@ -460,3 +460,14 @@ CELERY_BEAT_SCHEDULE["parity-digest-weekly"] = {
     "task": "parity.digest.tasks.digest_weekly",
     "schedule": _digest_crontab(PARITY_DIGEST_CRON),
 }
+
+# Check runs (docs/check-runs.md): parity posts each complete run's verdict as a check run on
+# its commit, as a GitHub App with checks: write, in the repository of the project's GitHub
+# issue URL template. Off unless both the App's id and its private key (the PEM text, or the
+# path of a PEM file) are set. A post GitHub could not take (5xx, a timeout, a rate limit) is
+# attempted up to PARITY_CHECK_RUN_MAX_ATTEMPTS times, PARITY_CHECK_RUN_RETRY_SECONDS after the
+# first and twice as long after each next one.
+PARITY_GITHUB_APP_ID = env_str("PARITY_GITHUB_APP_ID", "")
+PARITY_GITHUB_APP_PRIVATE_KEY = env_str("PARITY_GITHUB_APP_PRIVATE_KEY", "")
+PARITY_CHECK_RUN_MAX_ATTEMPTS = env_int("PARITY_CHECK_RUN_MAX_ATTEMPTS", 5)
+PARITY_CHECK_RUN_RETRY_SECONDS = env_int("PARITY_CHECK_RUN_RETRY_SECONDS", 30)
