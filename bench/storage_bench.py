@@ -495,8 +495,8 @@ def main() -> None:
         )
     wal_out, deleted, seconds = wal_retention(runs)
     print(
-        f"WAL of retention's delete of them (results_expire, committed, {seconds:.2f} s; no "
-        f"full pages, the deletes above wrote them since the checkpoint): "
+        f"WAL of retention's delete of them (results_expire, committed, {seconds:.2f} s; full "
+        f"pages only if a checkpoint came since the deletes above): "
         f"{wal_out / 2**20:,.1f} MiB, {_per_row(wal_out, deleted)}"
     )
     wal_dropped, dropped, seconds = wal_drop(oldest_runs_next())

@@ -59,7 +59,12 @@ def test_storage_bench_prints_every_table_and_wal():
     # One run a backend a night, every run through the API.
     assert rows["run"] == rows["upload"] == 4 * 4
     assert "result_run_test" in out  # each index, not only each table
-    for label in ("night's ingest", "wal_compression off", "wal_compression lz4", "retention's"):
+    for label in (
+        "night's ingest",
+        "CHECKPOINT, wal_compression off",
+        "compression lz4",
+        "retention's",
+    ):
         line = next(line for line in out.splitlines() if label in line)
         assert re.search(r"[1-9][\d,]* B a row", line), line
     assert "dropping a table of" in out
