@@ -5,21 +5,22 @@
 
 The bench works in its own database, ``<DATABASE_URL's name>_storage`` on the same server,
 dropped and created again at each start (so a run is idempotent and nothing else's rows count)
-and kept at the end for inspection. It migrates it and builds one project through the real write
-path: JUnit reports posted to the upload API in process, ingested by the bulk writer and
-recomputed by the engine as the Celery task runs them (eager, as ``make demo`` loads).
+and kept at the end for inspection; the raw uploads go to a temporary directory, removed. It
+migrates the database and builds one project through the real write path: JUnit reports posted
+to the upload API in process, ingested by the bulk writer and recomputed by the engine as the
+Celery task runs them (eager, as ``make demo`` loads).
 
 The shape is PyTorch's: 4 backends (cpu the reference), tests named like PyTorch's
-(``test/nn/test_convolution_12.py``, ``TestConvolutionNNDeviceTypeCUDA``,
-``test_conv2d_op_17_cuda_float32``) in files of 100, one complete run a backend a night over
+(``test/nn/test_convolution_0.py``, ``TestConvolution0DeviceTypeCUDA``,
+``test_convolution_op_4_cuda_bfloat16``) in files of 100, one complete run a backend a night over
 ``--nights`` nights, ``--results`` results in all. The accelerators skip whole files (gpu 10%,
 tpu 30%, neuron 50%), skip 5% of the rest with one of 20 messages and fail about 1%; each night
 0.5% of tests fail once, so gaps open and close and gap events are written.
 
 Then it prints, from ``pg_relation_size``, ``pg_table_size``, ``pg_indexes_size`` and
-``pg_total_relation_size`` after a ``VACUUM ANALYZE``, every table's rows and bytes per row (heap,
-TOAST and maps, indexes, total) and each index's bytes per row; and WAL, as the difference of
-``pg_current_wal_insert_lsn()`` around:
+``pg_total_relation_size`` after a ``VACUUM ANALYZE``, every table's rows and bytes per row
+(heap, TOAST and maps, indexes, total) and, for the tables that grow, each index's; and WAL, as
+the difference of ``pg_current_wal_insert_lsn()`` around:
 
 * one more night's ingest (every backend's run, upload to recompute), per result written;
 * retention's delete of the oldest night's results (``results_expire``), per result deleted;
@@ -41,6 +42,7 @@ import datetime
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -441,6 +443,14 @@ def main() -> None:
     name = database_own()
     media = tempfile.mkdtemp(prefix="storage-bench-")
     os.environ["PARITY_MEDIA_ROOT"] = media
+    try:
+        measure(name, shape)
+    finally:
+        shutil.rmtree(media, ignore_errors=True)
+
+
+def measure(name: str, shape: Shape) -> None:
+    tests, nights = shape.tests, shape.nights
     os.environ.pop("CELERY_BROKER_URL", None)  # ingest and recompute eagerly, in process
     from bench.live import django_setup
 
