@@ -29,10 +29,13 @@ the difference of ``pg_current_wal_insert_lsn()`` around:
 * dropping a table holding as many results with the same index, the contrast a partition
   per day would give.
 
-WAL is the server's, not this session's: another database's writes in the same moments count
-too, so the bench prints the WAL the server wrote while it idled for a few seconds beforehand and
-the load average. Last it extrapolates the per-result costs to 1M, 10M and 80M results a day and
-180 days: an extrapolation from this shape (tests a run, files of 100, churn), not a measurement.
+The server's WAL position moves with every database's writes, so where it can (a superuser,
+``pg_walinspect``) the bench sums only the WAL records naming this database's relations, full
+pages included (a commit record names none: a few bytes a transaction left out); elsewhere it
+prints the server's, and says so. It prints the WAL the server wrote while the bench idled
+for a few seconds beforehand and the load average, to show the noise. Last it extrapolates the
+per-result costs to 1M, 10M and 80M results a day and 180 days: an extrapolation from this
+shape (tests a run, files of 100, churn), not a measurement.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ START = datetime.datetime(2026, 3, 1, 2, tzinfo=datetime.UTC)
 PER_DAY = (1_000_000, 10_000_000, 80_000_000)
 KEEP_DAYS = 180
 IDLE_SECONDS = 3.0
+FLUSH_WAIT_SECONDS = 10.0
 # Tables whose rows come with runs (each night adds them) and tables whose rows come with tests
 # (a project's state, which grows with its tests, not with days). The rest are printed unsorted.
 PER_RUN = (
@@ -218,11 +222,48 @@ def lsn() -> str:
         return cursor.fetchone()[0]
 
 
-def wal_since(start: str) -> int:
+# The database's own WAL records, read back with pg_walinspect: the server's WAL position also
+# moves with every other database's writes, which on a shared server can outweigh the bench's.
+WAL_OURS = {"pattern": None}
+
+
+def walinspect_enable() -> bool:
+    """Whether this database's WAL can be told from the server's (a superuser, Postgres 15+)."""
+    from django.db import DatabaseError, connection, transaction
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+            cursor.execute("SELECT oid FROM pg_database WHERE datname = current_database()")
+            WAL_OURS["pattern"] = f"%/{cursor.fetchone()[0]}/%"
+    except DatabaseError:
+        return False
+    return True
+
+
+def wal_since(start: str, *, server: bool = False) -> int:
+    """WAL bytes since ``start``: this database's records where pg_walinspect can read them
+    (each record naming one of its relations, full pages included), else the server's."""
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)::bigint", [start])
+        cursor.execute("SELECT pg_current_wal_insert_lsn()")
+        end = cursor.fetchone()[0]
+        if server or WAL_OURS["pattern"] is None:
+            cursor.execute("SELECT pg_wal_lsn_diff(%s, %s)::bigint", [end, start])
+            return cursor.fetchone()[0]
+        # Records can be read once on disk: the WAL writer flushes them within moments.
+        deadline = time.monotonic() + FLUSH_WAIT_SECONDS
+        while True:
+            cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), %s) >= 0", [end])
+            if cursor.fetchone()[0] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        cursor.execute(
+            "SELECT coalesce(sum(record_length) FILTER (WHERE block_ref LIKE %s), 0)::bigint"
+            " FROM pg_get_wal_records_info(%s, %s)",
+            [WAL_OURS["pattern"], start, end],
+        )
         return cursor.fetchone()[0]
 
 
@@ -306,7 +347,7 @@ def tables_print(tables: list[Table]) -> None:
 def wal_idle() -> float:
     start = lsn()
     time.sleep(IDLE_SECONDS)
-    return wal_since(start) / IDLE_SECONDS
+    return wal_since(start, server=True) / IDLE_SECONDS
 
 
 def wal_ingest(builder: Builder, night: int) -> tuple[int, int, float]:
@@ -486,6 +527,10 @@ def measure(name: str, shape: Shape) -> None:
 
     idle = wal_idle()
     print(f"\nWAL the server wrote while this bench idled {IDLE_SECONDS:.0f} s: {idle:,.0f} B/s")
+    if walinspect_enable():
+        print("WAL below: this database's records only (pg_walinspect), full pages included")
+    else:
+        print("WAL below: the server's (no pg_walinspect here), other databases' writes included")
     wal_in, written, seconds = wal_ingest(builder, nights)
     print(
         f"WAL of one night's ingest (upload to recompute, {written:,} results, {seconds:.1f} s): "
