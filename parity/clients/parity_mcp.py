@@ -78,16 +78,17 @@ def exemption_body(
             raise parity_ci.ConfigError(
                 f"'expires' {expires!r} is not a day (YYYY-MM-DD)"
             ) from None
-    return {
+    body = {
         "kind": kind,
-        "match": pattern or "",
+        "match": pattern,
         "test": test_id,
         "gap": gap,
         "backends": list(backends or []),
-        "issue_url": issue or "",
+        "issue_url": issue,
         "note": reason,
-        "expires_on": expires or None,
+        "expires_on": expires,
     }
+    return {field: value for field, value in body.items() if value not in (None, "")}
 
 
 def exemption_create(client: parity_ci.Client, body: dict) -> dict:
