@@ -208,5 +208,7 @@ class UploadTokenScheme(OpenApiAuthenticationExtension):
             "in": "header",
             "name": "Authorization",
             "description": "`Token <key>`; create one with `manage.py create_upload_token`, or "
-            "exchange an OIDC ID token for a short-lived one (`POST /api/v1/oidc/exchange/`).",
+            "exchange an OIDC ID token for a short-lived one (`POST /api/v1/oidc/exchange/`). "
+            "A user's token (`manage.py create_user_token`) reads and triages with the user's "
+            "roles, and never uploads.",
         }
