@@ -94,9 +94,11 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
         for name, arguments in calls.items():
             tool = "gaps" if name == "untracked" else name
             answers[name] = await session.call_tool(tool, arguments)
-        return tools, answers
+        return session.initialize_result.server_info, tools, answers
 
-    tools, answers = mcp(steps)
+    server, tools, answers = mcp(steps)
+
+    assert (server.name, server.version) == ("parity", parity_ci.__version__)  # one version
 
     assert set(tools) == READS | {"exemption_propose"}
     assert all(tools[name].annotations.read_only_hint for name in READS)
