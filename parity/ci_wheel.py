@@ -29,6 +29,9 @@ parity-ci = parity_ci:main
 [pytest11]
 parity_pytest = parity_pytest
 """
+# `parity-ci[mcp]`: the MCP SDK that `parity-ci mcp` (parity_mcp.py) needs, as
+# parity/clients/pyproject.toml declares it, so the served wheel installs it the same way.
+MCP_EXTRA = 'mcp~=2.3; python_version >= "3.10" and extra == "mcp"'
 # Zip entries carry a date; a fixed one keeps the bytes (and the ETag) those of the content.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _FILE_MODE = 0o100644 << 16  # a regular file, rw-r--r--
@@ -72,6 +75,8 @@ def _metadata(version: str) -> str:
         f"Version: {version}\n"
         f"Summary: {SUMMARY}\n"
         f"Requires-Python: {REQUIRES_PYTHON}\n"
+        "Provides-Extra: mcp\n"
+        f"Requires-Dist: {MCP_EXTRA}\n"
     )
 
 

@@ -2,7 +2,9 @@
 Failed token authentications are limited per client IP (PARITY_THROTTLE_BAD_TOKEN): past the
 limit, a request from that IP answers 429 unless its token is valid and was used from that IP
 before, so keys cannot be guessed at speed while the CI sharing the address keeps working. A
-token an OIDC exchange minted also expires.
+token an OIDC exchange minted also expires. The same header carries a user's token
+(``UserToken``): the request is then that user's, with their roles (docs/access.md); it never
+uploads.
 
 `Authorization: Bearer <OIDC ID token>` authenticates the OIDC exchange only
 (``OidcTokenAuthentication``): the JWT is verified (``parity.oidc.tokens``), and the view
@@ -15,7 +17,7 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
-from parity.models import UploadToken
+from parity.models import UploadToken, UserToken
 from parity.models.projects import token_digest
 from parity.oidc.issuers import IssuerUnavailable
 from parity.oidc.tokens import OidcRefused, id_token_verify, oidc_config
@@ -66,6 +68,8 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
         rate, ip = rate_parse(settings.PARITY_THROTTLE_BAD_TOKEN), client_ip(request)
         guessing = window_used(scope="bad-token", ident=ip, rate=rate) >= rate.count
         token = self._token(header)
+        if token is None and len(header) == 2:
+            token = self._user_token(header[1])
         if token is None:
             if guessing:
                 raise _too_many_bad_tokens(rate)
@@ -78,9 +82,13 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
         # Past the limit, only a token this address used before the guessing began still
         # works: the CI behind a shared address keeps uploading, while a guess, even a right
         # one, answers the same 429 as a wrong one, so guessing learns nothing.
-        known = f"{ip}|{token.pk}"
+        known = f"{ip}|{'u' if isinstance(token, UserToken) else ''}{token.pk}"
         if guessing and not mark_present(scope="token-address", ident=known):
             raise _too_many_bad_tokens(rate)
+        if isinstance(token, UserToken):
+            mark_add(scope="token-address", ident=known, seconds=KNOWN_ADDRESS_SECONDS)
+            upload_token_used(token=token)
+            return token.user, token
         if token.expired(timezone.now()):
             raise exceptions.AuthenticationFailed(
                 f"This upload token expired at {token.expires_at:%Y-%m-%d %H:%M:%S} UTC: "
@@ -99,6 +107,15 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
             .filter(digest=token_digest(header[1].decode(errors="replace")), revoked=False)
             .first()
         )
+
+    @staticmethod
+    def _user_token(key: bytes) -> UserToken | None:
+        found = (
+            UserToken.objects.select_related("user")
+            .filter(digest=token_digest(key.decode(errors="replace")), revoked=False)
+            .first()
+        )
+        return found if found is not None and found.user.is_active else None
 
     def authenticate_header(self, request) -> str:
         return self.keyword
@@ -191,5 +208,7 @@ class UploadTokenScheme(OpenApiAuthenticationExtension):
             "in": "header",
             "name": "Authorization",
             "description": "`Token <key>`; create one with `manage.py create_upload_token`, or "
-            "exchange an OIDC ID token for a short-lived one (`POST /api/v1/oidc/exchange/`).",
+            "exchange an OIDC ID token for a short-lived one (`POST /api/v1/oidc/exchange/`). "
+            "A user's token (`manage.py create_user_token`) reads and triages with the user's "
+            "roles, and never uploads.",
         }

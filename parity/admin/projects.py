@@ -5,7 +5,7 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from parity.models import Backend, Membership, Project, TrustRule, UploadToken
+from parity.models import Backend, Membership, Project, TrustRule, UploadToken, UserToken
 from parity.oidc.exchange import trust_rule_delete
 from parity.pure.normalize.presets import PRESETS, preset_rules
 from parity.pure.reproduce import template_errors
@@ -149,6 +149,19 @@ class UploadTokenAdmin(admin.ModelAdmin):
     ]
     list_filter = ["project", "revoked"]
     readonly_fields = ["prefix", "created_at", "last_used_at", "expires_at"]
+
+
+@admin.register(UserToken)
+class UserTokenAdmin(admin.ModelAdmin):
+    """Users' API tokens (``create_user_token``): revoke one here."""
+
+    list_display = ["prefix", "user", "label", "revoked", "created_at", "last_used_at"]
+    list_filter = ["revoked"]
+    search_fields = ["user__username", "label", "prefix"]
+    readonly_fields = ["user", "prefix", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # its key is shown once, by create_user_token
 
 
 class TrustRuleForm(forms.ModelForm):

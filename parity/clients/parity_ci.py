@@ -10,6 +10,7 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
         -- python -m pytest {file} --junitxml={junit}       # one by one, exemptions applied
     python parity_ci.py manifest --backend tpu -o parity-manifest.json
     python parity_ci.py query gaps --backend tpu --untracked --json   # for bots: docs/query.md
+    parity-ci mcp          # the same reads as an MCP server (pip install 'parity-ci[mcp]')
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
 ``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. What the
@@ -2073,6 +2074,23 @@ def command_query(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
+def command_mcp(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    client = client_from_args(args, env)
+    # Run as a script this module is __main__: parity_mcp's `import parity_ci` must find it, not
+    # load a second copy whose errors this client's would not be instances of.
+    sys.modules.setdefault("parity_ci", sys.modules[__name__])
+    try:  # beside this file, and only here: the other commands run without it and its SDK
+        import parity_mcp
+    except ImportError as exc:
+        if exc.name != "parity_mcp":
+            raise
+        raise ConfigError(
+            f"parity_mcp.py is not beside {Path(__file__).name}: pip install 'parity-ci[mcp]', "
+            f"or fetch it from {client.url}/ci/parity_mcp.py"
+        ) from None
+    return parity_mcp.serve(client)
+
+
 def shard_files(manifest: Mapping[str, Any], shard: str | None) -> list[str]:
     """The manifest's files, or with ``shard`` ("I/N") the I-th of N duration-balanced shards."""
     files = list(manifest["files"])
@@ -2242,6 +2260,14 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     query.add_argument("--json", action="store_true", help="one JSON document (docs/query.md)")
     query.set_defaults(run_command=command_query)
+
+    mcp = commands.add_parser(
+        "mcp",
+        parents=[settings],
+        help="an MCP server on stdin/stdout: the query reads and exemption proposals for bots "
+        "(pip install 'parity-ci[mcp]'; docs/query.md)",
+    )
+    mcp.set_defaults(run_command=command_mcp)
     return parser
 
 

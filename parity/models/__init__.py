@@ -23,7 +23,15 @@ from parity.models.parity import (
     TriageKind,
     TriageLapse,
 )
-from parity.models.projects import Backend, Membership, Project, Role, UploadToken, Visibility
+from parity.models.projects import (
+    Backend,
+    Membership,
+    Project,
+    Role,
+    UploadToken,
+    UserToken,
+    Visibility,
+)
 from parity.models.reasons import Disposition, IssueState, Reason, SkipRule, TrackingIssue
 from parity.models.rekeys import Rekey, RekeyStatus
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
@@ -86,6 +94,7 @@ __all__ = [
     "UploadFile",
     "UploadStatus",
     "UploadToken",
+    "UserToken",
     "Visibility",
     "WebhookAttempt",
     "WebhookDelivery",

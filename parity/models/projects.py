@@ -268,6 +268,25 @@ class Membership(models.Model):
         return f"{self.user} in {self.project.slug} ({self.role})"
 
 
+class UserToken(models.Model):
+    """A secret that acts as one user through the API: what the user's roles let them read and
+    triage, in every project (a bot's MCP server, a script), never an upload. Only its digest is
+    stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="parity_tokens"
+    )
+    label = models.CharField(max_length=100, blank=True)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=8, editable=False)
+    revoked = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    def __str__(self) -> str:
+        return f"{self.user} token {self.prefix}…"
+
+
 def project_lock(*, project_id: int) -> Project:
     """Lock a project's row for this transaction: one writer of its roll-ups and triage at a
     time (recomputes, triage). FOR NO KEY UPDATE, so rows that only point at the project (runs

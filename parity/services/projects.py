@@ -1,4 +1,5 @@
-"""Writes that set up projects, backends and upload tokens (management commands, admin, tests)."""
+"""Writes that set up projects, backends, upload tokens and users' tokens (management commands,
+admin, tests)."""
 
 from datetime import datetime, timedelta
 
@@ -7,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from parity.engine import project_recompute
-from parity.models import Backend, Project, TrustRule, UploadToken
+from parity.models import Backend, Project, TrustRule, UploadToken, UserToken
 from parity.models.projects import project_lock, token_digest
 from parity.services.classification import skip_rules_give_default
 
@@ -155,11 +156,20 @@ def upload_token_create(
 TOKEN_LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
-def upload_token_used(*, token: UploadToken) -> None:
-    """Record that ``token`` authenticated a request now (to the minute)."""
+def upload_token_used(*, token: UploadToken | UserToken) -> None:
+    """Record that ``token`` (an upload token or a user's) authenticated a request now (to the
+    minute)."""
     now = timezone.now()
     last = token.last_used_at
     if last is not None and now - last < TOKEN_LAST_USED_RESOLUTION:
         return
-    UploadToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    type(token).objects.filter(pk=token.pk).update(last_used_at=now)
     token.last_used_at = now
+
+
+def user_token_create(*, user, label: str = "") -> str:
+    """Create a token that acts as ``user`` through the API and return its key (shown once:
+    only a digest is stored)."""
+    key = UploadToken.new_key()
+    UserToken.objects.create(user=user, label=label[:100], digest=token_digest(key), prefix=key[:8])
+    return key

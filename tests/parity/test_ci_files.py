@@ -10,7 +10,7 @@ import pytest
 from parity import __version__
 from parity.ci_files import CLIENTS_DIR
 
-SERVED = ["parity_ci.py", "parity_pytest.py", "parity_unittest.py"]
+SERVED = ["parity_ci.py", "parity_mcp.py", "parity_pytest.py", "parity_unittest.py"]
 WHEEL = f"parity_ci-{__version__}-py3-none-any.whl"
 
 

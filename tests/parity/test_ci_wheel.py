@@ -31,7 +31,12 @@ def test_the_modules_are_the_files_as_kept_at_the_top_level(wheel):
     modules = {name: wheel.read(name) for name in wheel.namelist() if "/" not in name}
 
     assert modules == MODULES
-    assert set(MODULES) == {"parity_ci.py", "parity_pytest.py", "parity_unittest.py"}
+    assert set(MODULES) == {
+        "parity_ci.py",
+        "parity_mcp.py",
+        "parity_pytest.py",
+        "parity_unittest.py",
+    }
     assert all(info.external_attr >> 16 == 0o100644 for info in wheel.infolist())
 
 
@@ -65,7 +70,9 @@ def test_metadata_and_entry_points_read_as_installed(wheel, tmp_path):
 
     assert (dist.name, dist.version) == ("parity-ci", VERSION)
     assert dist.metadata["Requires-Python"] == ">=3.8"
-    assert not dist.requires  # nothing to install beside it: pytest is the user's own
+    # Nothing to install beside it (pytest is the user's own), but for `parity-ci[mcp]`.
+    assert dist.requires == ['mcp~=2.3; python_version >= "3.10" and extra == "mcp"']
+    assert dist.metadata.get_all("Provides-Extra") == ["mcp"]
     entry_points = {(ep.group, ep.name): ep.value for ep in dist.entry_points}
     assert entry_points == {
         ("console_scripts", "parity-ci"): "parity_ci:main",

@@ -19,12 +19,12 @@ import yaml
 
 import parity
 from parity.ci_files import CLIENTS_DIR
-from parity.ci_wheel import wheel_filename
+from parity.ci_wheel import MCP_EXTRA, wheel_filename
 from parity.clients import parity_ci
 
 REPO_DIR = Path(__file__).resolve().parents[3]
 WORKFLOW = REPO_DIR / ".github" / "workflows" / "release-client.yml"
-MODULES = ["parity_ci.py", "parity_pytest.py", "parity_unittest.py"]
+MODULES = ["parity_ci.py", "parity_mcp.py", "parity_pytest.py", "parity_unittest.py"]
 BUILD_SECONDS = 300
 # What pip says when it cannot reach an index for the build's isolated environment.
 _OFFLINE = ("Could not find a version that satisfies", "No matching distribution", "NewConnection")
@@ -93,7 +93,9 @@ def test_the_built_wheel_is_the_served_wheel(built, served):
     mine, theirs = _metadata(wheel), _metadata(served)
     for field in ("Name", "Version", "Summary", "Requires-Python"):
         assert mine[field] == theirs[field], field
-    assert mine.get_all("Requires-Dist") is None  # standard library only
+    # The standard library only, but for the MCP server's optional SDK (parity-ci[mcp]).
+    assert mine.get_all("Provides-Extra") == theirs.get_all("Provides-Extra") == ["mcp"]
+    assert mine.get_all("Requires-Dist") == theirs.get_all("Requires-Dist") == [MCP_EXTRA]
     assert _entry_points(wheel) == _entry_points(served)
     top_level = sorted(n for n in wheel.namelist() if "/" not in n)
     assert top_level == sorted(n for n in served.namelist() if "/" not in n) == MODULES
