@@ -65,8 +65,9 @@ def reads_switch(alias: str) -> None:
 @contextlib.contextmanager
 def read_cursor(*, atomic: bool = False, temp_tables: bool = False) -> Iterator[CursorWrapper]:
     """A cursor for the raw SQL of a read, on the database reads go to now. ``atomic``: inside
-    one transaction on that connection (``SET LOCAL`` holds until its end). ``temp_tables``: the
-    statements create temporary tables, which a hot standby refuses: on the primary."""
+    one transaction on that connection (settings made for the transaction hold until its end).
+    ``temp_tables``: the statements create temporary tables, which a hot standby refuses: on the
+    primary."""
     alias = DEFAULT_DB_ALIAS if temp_tables else reads_alias()
     with contextlib.ExitStack() as stack:
         if atomic:

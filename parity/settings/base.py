@@ -121,8 +121,8 @@ PARITY_DB_POOLED = env_bool("PARITY_DB_POOLED", False)
 # A streaming replica of DATABASE_URL's server (docs/operations.md, "A read replica"): pages
 # and the read API read it, everything else the primary; off unless set. A page reads the
 # primary while the replica's replay is more than PARITY_DB_REPLICA_MAX_LAG_SECONDS behind, and
-# for PARITY_DB_REPLICA_RETRY_SECONDS after the replica failed. Its connection attempt gives up
-# after 2 s unless the URL says otherwise (?connect_timeout=N), and the page reads the primary.
+# for PARITY_DB_REPLICA_RETRY_SECONDS after the replica failed. A connection attempt to it times
+# out soon (unless the URL sets ?connect_timeout=), so a silent replica host costs a page little.
 PARITY_DB_REPLICA_URL = env_str("PARITY_DB_REPLICA_URL", "")
 PARITY_DB_REPLICA_MAX_LAG_SECONDS = env_int("PARITY_DB_REPLICA_MAX_LAG_SECONDS", 30)
 PARITY_DB_REPLICA_RETRY_SECONDS = env_int("PARITY_DB_REPLICA_RETRY_SECONDS", 30)
