@@ -151,7 +151,8 @@ def replica_failed(exc: BaseException) -> None:
 
 def primary_position() -> str:
     """The primary's current WAL position: a read that must see what was committed before
-    now waits for a replica past it."""
+    now waits for a replica past it. Where WAL is inserted, not written: a commit that need not
+    wait for its flush (``synchronous_commit = off``) may not be written yet, and is before it."""
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute("SELECT pg_current_wal_lsn()::text")
+        cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
         return cursor.fetchone()[0]

@@ -117,7 +117,8 @@ class OwnedStandby:
     def catch_up(self, *, seconds: float = 60) -> None:
         """Wait until the standby has replayed all the primary had written when called, and a
         commit made now: the lag a standby reports counts from its last replayed commit."""
-        (position,) = _one(self._primary_url(), "SELECT txid_current(), pg_current_wal_lsn()")[1:]
+        _one(self._primary_url(), "SELECT txid_current()")  # a commit, once the statement ends
+        (position,) = _one(self._primary_url(), "SELECT pg_current_wal_insert_lsn()")
         deadline = time.monotonic() + seconds
         while not self.query("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (position,))[0]:
             if time.monotonic() > deadline:
