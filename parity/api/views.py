@@ -24,6 +24,7 @@ from parity.services.exemption_lists import exemption_list_record
 from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_delete
 from parity.web.access import ProjectAccess, django_user, project_for_request, run_for_request
 from parity.web.openapi import ID_PATH, SLUG_PATH, error_responses
+from parity.web.replica import reads_primary
 
 
 def _query(serializer_class, request: Request):
@@ -179,6 +180,9 @@ class TestDetailView(APIView):
         return Response(s.TestCaseHistorySerializer(history).data)
 
 
+# CI asks right after it saw its uploads done (on the primary): a replica behind would judge a
+# run without its last results.
+@reads_primary
 class RunVerdictView(APIView):
     permission_classes = [ProjectAccess]
 
@@ -200,6 +204,8 @@ class RunVerdictView(APIView):
         return Response(s.VerdictSerializer(verdict, context={"gaps_next": gaps_next}).data)
 
 
+# A triage made over the API is listed at once (its client keeps no cookie of the write).
+@reads_primary
 class TriageListView(generics.ListAPIView):
     permission_classes = [ProjectAccess]
     serializer_class = s.TriageSerializer

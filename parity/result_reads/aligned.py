@@ -13,7 +13,6 @@ reference's own column of a heatmap stays its current run's: each backend's cell
 counts of the reference run they were compared with.
 """
 
-from django.db import connection, transaction
 from psycopg2 import sql
 
 from parity.definitions import (
@@ -30,6 +29,7 @@ from parity.models import Backend, Project, Reason, Run, TestCase
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
 from parity.plans import HASH_JOINS_UNTIL_COMMIT, SORTS_IN_MEMORY_UNTIL_COMMIT
+from parity.read_replica import read_cursor
 from parity.selectors.aligned import Aligned, AlignedGap, AlignedNumbers, AlignedPair
 
 # Per compared backend, its latest complete run and the reference's at the newest commit they
@@ -57,7 +57,7 @@ _PAIRS_SQL = model_sql(
 def aligned_pairs(*, project: Project) -> dict[int, AlignedPair]:
     """Backend id -> the runs it is compared at; a backend with no commit in common with the
     reference is left out. One query."""
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(
             _PAIRS_SQL, {"project": project.pk, "reference": project.reference_backend_id}
         )
@@ -218,7 +218,8 @@ def aligned_view(
         "all_runs": sorted({p.run for p in ordered} | {p.reference_run for p in ordered}),
         "state": state,
     }
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    # Its temporary tables need the primary: a hot standby refuses to create even those.
+    with read_cursor(atomic=True, temp_tables=True) as cursor:
         cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         # The runs' outcomes are sorted and hashed whole: in memory (``parity.plans``).
         cursor.execute(SORTS_IN_MEMORY_UNTIL_COMMIT)

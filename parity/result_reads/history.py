@@ -7,7 +7,6 @@ backend, in one statement."""
 import datetime
 from dataclasses import dataclass
 
-from django.db import connection
 from django.db.models import prefetch_related_objects
 from psycopg2 import sql
 
@@ -15,6 +14,7 @@ from parity.definitions import OUTCOME_PARAMS, on_default_branch_sql, outcome_fi
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
 from parity.pure.reproduce import reproduce_command
+from parity.read_replica import read_cursor
 from parity.selectors.families import AlsoFailing, also_failing, families_from, gap_scored
 from parity.selectors.fragments import (
     TestCell,
@@ -104,7 +104,7 @@ def _history(
     the test are there too, as ``MISSING``, for a backend that had the test in one of them."""
     history: dict[int, list[RunOutcome]] = {pk: [] for pk in backend_ids}
     params = {**OUTCOME_PARAMS, "test": test.pk, "backends": backend_ids, "limit": HISTORY_RUNS}
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         if missing_in_branch is None:
             cursor.execute(_HISTORY, params)
         else:

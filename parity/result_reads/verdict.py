@@ -35,7 +35,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.conf import settings
-from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from psycopg2 import sql
@@ -76,6 +75,7 @@ from parity.plans import (
     MERGE_JOINS_UNTIL_COMMIT,
     SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
+from parity.read_replica import read_cursor
 from parity.selectors.fragments import all_closed, issue_infos
 from parity.selectors.manifest import (
     backend_exemptions,
@@ -510,7 +510,7 @@ def run_verdict(
         "closed_order": 0 if project.closed_issues_untracked else 1,
     }
     prefix = _prefix(backend.pk == project.reference_backend_id, baseline is not None)
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    with read_cursor(atomic=True) as cursor:
         cursor.execute(_PLAN_SETTINGS if baseline else _FIRST_RUN_PLAN_SETTINGS)
         verdict_sql = _VERDICT_PROBED if baseline else _VERDICT_JOINED
         cursor.execute(prefix + verdict_sql, params)

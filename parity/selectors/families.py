@@ -20,13 +20,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from parity.models import Backend, BackendState, Gap, GapState, Project, TestCase
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id
 from parity.pure.scores import Scores
+from parity.read_replica import read_cursor
 
 # ?by= of the heatmap and the matrix: one column per variant (the default) or per family.
 BY_VARIANT, BY_FAMILY = "variant", "family"
@@ -146,7 +146,7 @@ def families_failing(*, family_ids: list[int]) -> dict[int, FamilyFailing]:
     if not family_ids:
         return {}
     params = {"families": family_ids, "reference_missing": GapState.REFERENCE_MISSING}
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(_FAILING, params)
         return {pk: FamilyFailing(n, every, some) for pk, n, every, some in cursor.fetchall()}
 
@@ -250,7 +250,7 @@ def family_tests(*, project: Project, family: str, limit: int = 50) -> FamilyTes
     }
     tests, by_count = [], {}
     if variants:
-        with connection.cursor() as cursor:
+        with read_cursor() as cursor:
             cursor.execute(_FAMILY_TESTS, params)
             for pk, file, class_name, name, failing, alike in cursor.fetchall():
                 by_count = {int(n): count for n, count in alike.items()}

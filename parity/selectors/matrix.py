@@ -12,11 +12,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import permutations
 
-from django.db import connection
-
 from parity.models import Backend, CurrentOutcome, FileCell, Outcome, Project, Reason, TestCase
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id
+from parity.read_replica import read_cursor
 from parity.selectors.families import BY_FAMILY, BY_VARIANT
 from parity.selectors.fragments import backend_names, reference_first
 
@@ -138,7 +137,7 @@ def backend_matrix(*, project: Project, by: str = BY_VARIANT) -> Matrix:
     tests: Counter = Counter()  # (backends having the test, backends passing it) -> tests
     params = {"project": project.pk, "passed": Outcome.PASSED, "backends": ids}
     bits = len(ids) <= BIT_BACKENDS
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(_TEST_GROUPS if bits else _TEST_GROUPS_ARRAYS, params)
         for present, passing, n in cursor.fetchall():
             if bits:
@@ -345,7 +344,7 @@ def _passing_on_one(
     found: dict[int, list[TestGap]] = {a: [], b: []}
     counts: Counter = Counter({a: 0, b: 0})
     params = {"project": project.pk, "a": a, "b": b, "passed": Outcome.PASSED, "limit": limit}
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(_PASSING_ON_ONE, params)
         for backend_id, pk, file, class_name, name, there, reason, total in cursor:
             counts[backend_id] = total

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.postgres.fields import ArrayField
-from django.db import connection
 from django.db.models import CharField, OuterRef, QuerySet, Subquery
 
 from parity.models import (
@@ -25,6 +24,7 @@ from parity.models import (
 )
 from parity.models.owners import OWNER_CHARS
 from parity.models.sql import model_sql
+from parity.read_replica import read_cursor
 
 
 def owner_clean(owner: str | None) -> str:
@@ -134,7 +134,7 @@ def owners_summary(*, project: Project) -> OwnersSummary:
         owned += bool(names)
         for name in names:
             files[name] += 1
-    with connection.cursor() as cursor:
+    with read_cursor() as cursor:
         cursor.execute(
             _OWNER_GAPS_SQL, {"project": project.pk, "outside": GapState.REFERENCE_MISSING}
         )

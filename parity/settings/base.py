@@ -118,8 +118,19 @@ PARITY_DB_CONN_MAX_AGE = env_int("PARITY_DB_CONN_MAX_AGE", 60)
 PARITY_DB_POOLED = env_bool("PARITY_DB_POOLED", False)
 
 
+# A streaming replica of DATABASE_URL's server (docs/operations.md, "A read replica"): pages
+# and the read API read it, everything else the primary; off unless set. A page reads the
+# primary while the replica's replay is more than PARITY_DB_REPLICA_MAX_LAG_SECONDS behind, and
+# for PARITY_DB_REPLICA_RETRY_SECONDS after the replica failed. A connection attempt to it times
+# out soon (unless the URL sets ?connect_timeout=), so a silent replica host costs a page little.
+PARITY_DB_REPLICA_URL = env_str("PARITY_DB_REPLICA_URL", "")
+PARITY_DB_REPLICA_MAX_LAG_SECONDS = env_int("PARITY_DB_REPLICA_MAX_LAG_SECONDS", 30)
+PARITY_DB_REPLICA_RETRY_SECONDS = env_int("PARITY_DB_REPLICA_RETRY_SECONDS", 30)
+
+
 def databases(conn_max_age: int) -> dict[str, dict]:
-    """Django's DATABASES for DATABASE_URL, or the embedded Postgres, with ``conn_max_age``."""
+    """Django's DATABASES for DATABASE_URL, or the embedded Postgres, with ``conn_max_age``;
+    and the read replica, when PARITY_DB_REPLICA_URL names one."""
     if DATABASE_URL:
         default = dj_database_url.parse(
             DATABASE_URL, conn_max_age=conn_max_age, conn_health_checks=True
@@ -127,10 +138,23 @@ def databases(conn_max_age: int) -> dict[str, dict]:
         default["DISABLE_SERVER_SIDE_CURSORS"] = PARITY_DB_POOLED
     else:
         default = embedded_database(VAR_DIR / "pgdata", conn_max_age=conn_max_age)
-    return {"default": default}
+    found = {"default": default}
+    if PARITY_DB_REPLICA_URL:
+        replica = dj_database_url.parse(
+            PARITY_DB_REPLICA_URL, conn_max_age=conn_max_age, conn_health_checks=True
+        )
+        replica["DISABLE_SERVER_SIDE_CURSORS"] = PARITY_DB_POOLED
+        replica["OPTIONS"].setdefault("connect_timeout", 2)
+        found["replica"] = replica
+    return found
 
 
 DATABASES = databases(PARITY_DB_CONN_MAX_AGE)
+# Inert until the replica middleware sends a page's reads to the replica (parity.read_replica).
+DATABASE_ROUTERS = ["parity.read_replica.ReplicaRouter"]
+if PARITY_DB_REPLICA_URL:
+    # Last: its process_exception must see a replica's error before the 503 middleware does.
+    MIDDLEWARE.append("parity.web.replica.ReplicaReadsMiddleware")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -18,3 +18,7 @@ LOGGING["root"]["level"] = "WARNING"  # noqa: F405
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_QUEUES = None
 CELERY_TASK_ROUTES = None
+# The read replica is a test mirror of the test database (Django creates nothing for it), so
+# unit tests route reads to it against the same data; the live stack may name a real one.
+DATABASES.setdefault("replica", dict(DATABASES["default"]))  # noqa: F405
+DATABASES["replica"]["TEST"] = {"MIRROR": "default"}  # noqa: F405
