@@ -31,7 +31,7 @@ from parity.pure.normalize import (
     canonical_reason,
     document_hint,
 )
-from parity.raw_storage import raw_open
+from parity.raw_storage import StorageUnavailable, raw_open
 from parity.services.declarations import hw_classification_sync
 from parity.services.lifecycle import run_complete, run_parity_refresh
 
@@ -62,6 +62,12 @@ def upload_ingest(*, upload_id: int) -> None:
         upload_fail(upload_id=upload_id, message=str(exc))
         logger.info("upload %s failed: %s", upload_id, exc)
         return
+    except StorageUnavailable as exc:
+        # Not the upload's fault, nor a lost worker's: the attempt is given back, so recovery
+        # never fails an upload for an outage of the bucket, however long (the task retries).
+        Upload.objects.filter(pk=upload_id, attempts__gt=0).update(attempts=F("attempts") - 1)
+        logger.warning("upload %s waits for the raw files' storage: %s", upload_id, exc)
+        raise
     reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
     classes = upload.declarations.get("hw_classification")
     if classes:

@@ -24,6 +24,11 @@ class UploadIngestTask(Task):
         # Retries are spent, or the error is not one to retry: the upload ends failed with the
         # reason instead of staying "processing" for good.
         upload_id = kwargs.get("upload_id", args[0] if args else None)
+        if isinstance(exc, StorageUnavailable):
+            # Except when the bucket is still away: its file is there, and recovery queues the
+            # upload again every PARITY_UPLOAD_STALE_SECONDS until it can be read.
+            logger.warning("upload %s left to recovery: %s", upload_id, exc)
+            return
         message = f"Ingest failed: {type(exc).__name__}: {exc}".strip()
         pipeline.upload_fail(upload_id=upload_id, message=message[:2000])
         logger.error("upload %s failed for good: %s", upload_id, message)

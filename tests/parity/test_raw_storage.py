@@ -3,12 +3,16 @@ upload API, read from there by the ingest, deleted from there with their runs, a
 of reach answered 503 with nothing kept, or retried by the ingest, never a 500 or a lost upload.
 The live stack's two workers on separate disks are tests/e2e/test_object_storage.py."""
 
+import datetime
 from collections.abc import Iterator
 
 import pytest
 from django.core.files.storage import default_storage
+from django.utils import timezone
 
 from ingest import pipeline
+from ingest.recovery import uploads_recover
+from ingest.tasks import upload_ingest
 from parity.models import Result, Run, Upload, UploadFile, UploadStatus
 from parity.raw_storage import StorageUnavailable
 from parity.settings.base import raw_storage
@@ -151,3 +155,21 @@ def test_the_admin_streams_a_raw_file_from_the_bucket(bucket, ingest, admin_clie
     assert 'filename="pytest_small.xml"' in reply["Content-Disposition"]
     bucket.stop()
     assert admin_client.get(link).status_code == 503
+
+
+def test_an_ingest_outlasted_by_the_outage_is_left_to_recovery_not_failed(
+    bucket, api, settings, django_capture_on_commit_callbacks
+):
+    upload_id = post_upload(api, PYTEST_SMALL, backend="cpu").json()["id"]
+    bucket.stop()
+
+    upload_ingest.apply(args=[upload_id])  # eager: its retries run at once, and are all spent
+
+    upload = Upload.objects.get(pk=upload_id)
+    assert (upload.status, upload.attempts, upload.error) == (UploadStatus.PROCESSING, 0, "")
+    bucket.start()
+    later = timezone.now() + datetime.timedelta(seconds=settings.PARITY_UPLOAD_STALE_SECONDS + 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        recovered = uploads_recover(enqueue=lambda pk: upload_ingest.apply(args=[pk]), now=later)
+    assert recovered.requeued == [upload_id]
+    assert Upload.objects.get(pk=upload_id).status == UploadStatus.DONE
