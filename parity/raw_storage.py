@@ -9,9 +9,9 @@ not one: it stays ``FileNotFoundError``, which no retry mends.
 """
 
 import logging
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 
 from django.core.files import File
 from django.core.files.storage import Storage
@@ -24,17 +24,13 @@ class StorageUnavailable(Exception):
     """The raw files' storage could not be reached (or refused the request); it may pass."""
 
 
-@cache
 def _storage_errors() -> tuple[type[BaseException], ...]:
-    errors: tuple[type[BaseException], ...] = (OSError,)  # a full or failing disk
-    try:
-        # boto3 is imported only where a bucket is configured (parity.settings.base imported
-        # botocore then): the filesystem's processes never load it.
-        from boto3.exceptions import Boto3Error
-        from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:
-        return errors
-    return (*errors, BotoCoreError, ClientError, Boto3Error)
+    if "storages.backends.s3" not in sys.modules:
+        return (OSError,)  # the filesystem: a full or failing disk; boto3 is never imported
+    from boto3.exceptions import Boto3Error
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return (OSError, BotoCoreError, ClientError, Boto3Error)
 
 
 @contextmanager
