@@ -7,8 +7,11 @@ sends again, or a retry of the worker, never a 500, a lost upload or one stuck p
 
 import datetime
 import re
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +25,7 @@ from tests.e2e.expect import duplicated_tests, stored_counts, upload_settled
 from tests.e2e.generate import Written, junit_write
 from tests.e2e.stack import LiveStack, wait_for
 from tests.object_storage import OwnedBucket
+from tests.parity.clients.conftest import CLIENT_SECONDS, clean_environment
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -30,6 +34,7 @@ SHARDS = 12
 CASES_PER_SHARD = 400
 # Celery's line for each task a worker ran to the end.
 INGESTED = re.compile(r"Task ingest\.tasks\.upload_ingest\[[0-9a-f-]+\] succeeded")
+REFUSED = '"POST /api/v1/uploads/ HTTP/1.1" 503 '
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +168,39 @@ def test_a_bucket_lost_mid_upload_is_a_503_and_the_upload_sent_again_is_kept(
     body = upload_settled(http_api, again.body["id"], seconds=120, live=live)
     assert body["status"] == "done" and body["counts"] == report.expected_counts()
     assert " 500 " not in live.log_since_mark(live.web)
+
+
+def test_the_served_client_sends_again_what_a_lost_bucket_refused(http_api, live, s3, tmp_path):
+    """CI's own client (``/ci/parity_ci.py``) waits the 503's ``Retry-After`` and sends the
+    upload again; once the bucket is back, it is kept, once."""
+    report = shard(tmp_path, "served", cases=100)
+    client = tmp_path / "parity_ci.py"
+    with urllib.request.urlopen(f"{live.base_url}/ci/parity_ci.py", timeout=30) as served:
+        client.write_bytes(served.read())
+    s3.stop()
+
+    upload = subprocess.Popen(
+        [sys.executable, str(client), "upload", "--backend", "gpu", str(report.path)]
+        + ["--commit", COMMIT, "--branch", "main", "--run", "served"],
+        env=clean_environment(
+            PARITY_URL=live.base_url, PARITY_PROJECT="pytorch-xla", PARITY_TOKEN=http_api.token
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_for(lambda: REFUSED in live.log_since_mark(live.web), seconds=60, what="a 503")
+        s3.start()
+        output, _ = upload.communicate(timeout=CLIENT_SECONDS)
+    finally:
+        upload.kill()
+
+    assert upload.returncode == 0, output
+    (stored,) = Upload.objects.all()
+    body = upload_settled(http_api, stored.pk, seconds=120, live=live)
+    assert body["status"] == "done" and body["counts"] == report.expected_counts()
+    assert len(s3.keys()) == 1
 
 
 def test_workers_that_lose_the_bucket_retry_until_it_is_back(http_api, live, s3, tmp_path):
