@@ -1,8 +1,9 @@
 """Ingest one upload: raw files → XML documents → parsed cases → normalized rows → writer.
 
 Forward-only states: queued → processing → done | failed. Bad input is data, not a retry: it
-marks the upload failed with a message and writes no results. Database errors propagate so the
-task can retry; the results transaction then rolls back whole.
+marks the upload failed with a message and writes no results. Database errors, and the raw
+files' storage out of reach (``parity.raw_storage.StorageUnavailable``), propagate so the task
+can retry; the results transaction then rolls back whole.
 """
 
 import logging
@@ -12,6 +13,7 @@ from functools import lru_cache
 from itertools import chain
 
 from django.conf import settings
+from django.core.files import File
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -29,6 +31,7 @@ from parity.pure.normalize import (
     canonical_reason,
     document_hint,
 )
+from parity.raw_storage import StorageUnavailable, raw_open
 from parity.services.declarations import hw_classification_sync
 from parity.services.lifecycle import run_complete, run_parity_refresh
 
@@ -59,6 +62,12 @@ def upload_ingest(*, upload_id: int) -> None:
         upload_fail(upload_id=upload_id, message=str(exc))
         logger.info("upload %s failed: %s", upload_id, exc)
         return
+    except StorageUnavailable as exc:
+        # Not the upload's fault, nor a lost worker's: the attempt is given back, so recovery
+        # never fails an upload for an outage of the bucket, however long (the task retries).
+        Upload.objects.filter(pk=upload_id, attempts__gt=0).update(attempts=F("attempts") - 1)
+        logger.warning("upload %s waits for the raw files' storage: %s", upload_id, exc)
+        raise
     reasons_seen_update(reason_ids=summary.seen_reason_ids, seen=upload.run.started_at)
     classes = upload.declarations.get("hw_classification")
     if classes:
@@ -125,7 +134,7 @@ def _row_batches(
     limits = parse_limits()
     number = 0  # of the document in the upload: suites are told apart within one document
     for stored in files:
-        with stored.raw.open("rb") as raw:
+        with _raw_opened(stored) as raw:
             try:
                 documents = iter_xml_documents(
                     stored.name, raw, max_bytes=settings.PARITY_MAX_XML_BYTES, skipped=warnings
@@ -144,6 +153,15 @@ def _row_batches(
                         raise BadUpload(f"{document.name}: {exc}") from exc
             except ArchiveError as exc:
                 raise BadUpload(f"{stored.name}: {exc}") from exc
+
+
+def _raw_opened(stored: UploadFile) -> File:
+    try:
+        return raw_open(stored.raw)
+    except FileNotFoundError:
+        # Gone from the storage (deleted by hand, or a bucket emptied): no retry brings it back.
+        missing = f"{stored.name}: its stored raw file {stored.raw.name} is missing"
+        raise BadUpload(missing) from None
 
 
 def parse_limits() -> ParseLimits:

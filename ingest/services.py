@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -31,6 +32,7 @@ from parity.models import (
 )
 from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
+from parity.raw_storage import raw_delete_all, raw_save
 from parity.result_reads.verdict import baseline_run_pick
 from parity.services.variants import VariantRejected, backend_for_run
 
@@ -168,6 +170,36 @@ def upload_create(
             [*sorted(digests), *_manifest_lines(request.run_manifest), *_shard_line(request)]
         ).encode()
     ).hexdigest()
+    stored_names: list[str] = []
+    try:
+        return _upload_store(
+            request=request,
+            project=project,
+            backend=backend,
+            files=files,
+            digests=digests,
+            upload_digest=upload_digest,
+            stored_names=stored_names,
+        )
+    except BaseException:
+        # Nothing of a request that failed stays, in Postgres or in the storage: its rows rolled
+        # back, and the files it stored before the failure go too.
+        raw_delete_all(default_storage, stored_names)
+        raise
+
+
+def _upload_store(
+    *,
+    request: UploadRequest,
+    project: Project,
+    backend: Backend,
+    files: list[DjangoUploadedFile],
+    digests: list[str],
+    upload_digest: str,
+    stored_names: list[str],
+) -> tuple[Upload, bool]:
+    """The rows and the raw files of a new upload, in one transaction; the name of each file
+    stored goes to ``stored_names`` as soon as it is stored."""
     with transaction.atomic():
         # In the upload's transaction: a refused upload leaves no variant behind.
         backend = _run_backend(project=project, backend=backend, request=request)
@@ -213,7 +245,7 @@ def upload_create(
             return Upload.objects.get(run=run, sha256=upload_digest), False
         for file, digest in zip(files, digests, strict=True):
             stored = UploadFile(upload=upload, name=file.name, sha256=digest, size=file.size)
-            stored.raw.save(file.name, file, save=False)
+            stored_names.append(raw_save(stored.raw, name=file.name, content=file))
             stored.save()
         _run_files_merge(run=run, upload=upload, entries=request.run_manifest)
         transaction.on_commit(lambda: upload_send(upload.pk))

@@ -3,11 +3,20 @@
 import logging
 
 from celery import Task, shared_task
+from django.db import DatabaseError
 
 from ingest import pipeline, recovery, rekey
 from parity.celery import RETRY_ON_DATABASE_ERRORS, task_send
+from parity.raw_storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
+
+# The tasks that read raw files retry a storage out of reach as they do Postgres: the file is
+# there, and the bucket comes back.
+RETRY_ON_STORE_ERRORS = {
+    **RETRY_ON_DATABASE_ERRORS,
+    "autoretry_for": (DatabaseError, StorageUnavailable),
+}
 
 
 class UploadIngestTask(Task):
@@ -15,15 +24,20 @@ class UploadIngestTask(Task):
         # Retries are spent, or the error is not one to retry: the upload ends failed with the
         # reason instead of staying "processing" for good.
         upload_id = kwargs.get("upload_id", args[0] if args else None)
+        if isinstance(exc, StorageUnavailable):
+            # Except when the bucket is still away: its file is there, and recovery queues the
+            # upload again every PARITY_UPLOAD_STALE_SECONDS until it can be read.
+            logger.warning("upload %s left to recovery: %s", upload_id, exc)
+            return
         message = f"Ingest failed: {type(exc).__name__}: {exc}".strip()
         pipeline.upload_fail(upload_id=upload_id, message=message[:2000])
         logger.error("upload %s failed for good: %s", upload_id, message)
 
 
-@shared_task(base=UploadIngestTask, **RETRY_ON_DATABASE_ERRORS)
+@shared_task(base=UploadIngestTask, **RETRY_ON_STORE_ERRORS)
 def upload_ingest(upload_id: int) -> None:
-    """Adapter: ids in, state in Postgres. Bad content fails the upload; only database errors
-    retry (with backoff), and a retry finds the upload's results rolled back."""
+    """Adapter: ids in, state in Postgres. Bad content fails the upload; only database and
+    storage errors retry (with backoff), and a retry finds the upload's results rolled back."""
     pipeline.upload_ingest(upload_id=upload_id)
 
 
@@ -46,13 +60,13 @@ def uploads_recover() -> None:
 REKEY_LIMITS = {"soft_time_limit": 6 * 3600, "time_limit": 6 * 3600 + 120}
 
 
-@shared_task(**RETRY_ON_DATABASE_ERRORS, **REKEY_LIMITS)
+@shared_task(**RETRY_ON_STORE_ERRORS, **REKEY_LIMITS)
 def rekey_plan(rekey_id: int) -> None:
     """Adapter: count what a re-key's rules change in the stored tests."""
     rekey.rekey_plan(rekey_id=rekey_id)
 
 
-@shared_task(**RETRY_ON_DATABASE_ERRORS, **REKEY_LIMITS)
+@shared_task(**RETRY_ON_STORE_ERRORS, **REKEY_LIMITS)
 def rekey_run(rekey_id: int) -> None:
     """Adapter: re-key the stored tests of a planned request."""
     rekey.rekey_run(rekey_id=rekey_id)

@@ -1,9 +1,14 @@
 """Runs, their uploads (with the raw files kept for re-ingest) and their run manifests."""
 
 from django.contrib import admin
+from django.http import FileResponse, Http404, HttpRequest
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from parity.admin.parity import ReadOnlyAdmin
 from parity.models import Run, RunFile, Upload, UploadFile
+from parity.raw_storage import raw_open
 
 
 class UploadInline(admin.TabularInline):
@@ -36,8 +41,18 @@ class RunAdmin(admin.ModelAdmin):
 class UploadFileInline(admin.TabularInline):
     model = UploadFile
     extra = 0
-    readonly_fields = ["name", "sha256", "size", "raw"]
+    fields = ["name", "sha256", "size", "download"]
+    readonly_fields = fields
     can_delete = False
+
+    @admin.display(description="raw file")
+    def download(self, stored: UploadFile) -> str:
+        # Through parity, never the storage's own URL: a bucket is often out of the browser's
+        # reach, and MEDIA_ROOT is not served.
+        if not stored.pk or not stored.raw.name:
+            return "-"
+        url = reverse("admin:parity_upload_raw", args=[stored.upload_id, stored.pk])
+        return format_html('<a href="{}">download</a>', url)
 
 
 @admin.register(Upload)
@@ -48,6 +63,22 @@ class UploadAdmin(admin.ModelAdmin):
     readonly_fields = ["sha256", "size", "counts", "created_at", "started_at", "finished_at"]
     raw_id_fields = ["run"]
     inlines = [UploadFileInline]
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.raw_download)
+        raw = path("<int:upload_id>/files/<int:file_id>/raw/", view, name="parity_upload_raw")
+        return [raw, *super().get_urls()]
+
+    def raw_download(self, request: HttpRequest, upload_id: int, file_id: int) -> FileResponse:
+        """One stored raw file, streamed from its storage (a storage out of reach is a 503)."""
+        stored = get_object_or_404(UploadFile, pk=file_id, upload_id=upload_id)
+        if not self.has_view_permission(request, stored.upload):
+            raise Http404
+        try:
+            opened = raw_open(stored.raw)
+        except FileNotFoundError:
+            raise Http404(f"{stored.name}: its raw file is no longer stored") from None
+        return FileResponse(opened, as_attachment=True, filename=stored.name)
 
 
 @admin.register(RunFile)

@@ -1,6 +1,6 @@
 """What the database cannot cascade: results (no FK constraints, for bulk-load speed) and the raw
-files on disk. Receivers, so every way of deleting (admin, a queryset, a project's cascade)
-cleans up the same."""
+files in their storage (``parity.raw_storage``: the disk or a bucket). Receivers, so every way
+of deleting (admin, a queryset, a project's cascade) cleans up the same."""
 
 from django.db import connection, transaction
 from django.db.models.signals import post_delete
@@ -9,6 +9,7 @@ from django.dispatch import receiver
 from parity.models.results import FileSeconds, Result
 from parity.models.runs import Run, UploadFile
 from parity.models.sql import model_sql
+from parity.raw_storage import raw_delete
 
 # Plain SQL: the ORM would fetch every row first. result_run_test serves the lookup.
 _RESULTS_DELETE_SQL = model_sql("DELETE FROM {result} WHERE run_id = %s", result=Result)
@@ -34,4 +35,4 @@ def upload_file_raw_delete(sender, instance: UploadFile, **kwargs) -> None:
     # Only once the deletion commits: a rolled-back delete must still find its file.
     raw = instance.raw
     if raw.name:
-        transaction.on_commit(lambda: raw.storage.delete(raw.name))
+        transaction.on_commit(lambda: raw_delete(raw.storage, raw.name))

@@ -178,8 +178,44 @@ STATICFILES_FINDERS = [
 ]
 MEDIA_ROOT = Path(env_str("PARITY_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "/media/"
+
+
+def raw_storage(bucket: str) -> dict:
+    """The default storage, where raw uploads live (parity.raw_storage): MEDIA_ROOT, or with a
+    bucket (PARITY_S3_BUCKET) an S3-compatible one, so web and workers need share no disk
+    (docs/operations.md, "Object storage")."""
+    if not bucket:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    from botocore.config import Config
+
+    timeout = env_int("PARITY_S3_TIMEOUT_SECONDS", 5)
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": bucket,
+            "location": env_str("PARITY_S3_PREFIX", ""),
+            "endpoint_url": env_str("PARITY_S3_ENDPOINT_URL", "") or None,
+            "region_name": env_str("PARITY_S3_REGION", "") or None,
+            "addressing_style": env_str("PARITY_S3_ADDRESSING_STYLE", "") or None,
+            # Two uploads of the same file (in two runs) get two objects: retention deletes
+            # one run's object while the other run still reads its own.
+            "file_overwrite": False,
+            # A download past this spills to the worker's temporary directory, not memory.
+            "max_memory_size": 8 * 1024 * 1024,
+            # A bucket out of reach answers within seconds, so the API's 503 comes before the
+            # CI client's own timeout, and a gunicorn thread is not held for minutes.
+            "client_config": Config(
+                connect_timeout=timeout,
+                read_timeout=timeout * 6,
+                retries={"mode": "standard", "max_attempts": 3},
+            ),
+        },
+    }
+
+
+RAW_STORAGE = raw_storage(env_str("PARITY_S3_BUCKET", ""))
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": RAW_STORAGE,
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 

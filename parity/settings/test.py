@@ -3,12 +3,12 @@
 from pathlib import Path
 
 from parity.settings.base import *  # noqa: F403
-from parity.settings.base import VAR_DIR, env_str
+from parity.settings.base import RAW_STORAGE, VAR_DIR, env_str
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = Path(env_str("PARITY_MEDIA_ROOT", str(VAR_DIR / "test-media")))
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": RAW_STORAGE,  # the live stack's processes may be given a bucket (tests/e2e)
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

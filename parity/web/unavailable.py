@@ -1,10 +1,13 @@
-"""A request that cannot reach Postgres answers 503 with ``Retry-After``, never 500.
+"""A request that cannot reach Postgres, or the raw files' storage, answers 503 with
+``Retry-After``, never 500.
 
 Postgres refuses a connection when all of its ``max_connections`` are taken ("sorry, too many
 clients already"), while it starts or stops, or when it is down. None of that is the request's
 fault and all of it passes: the CI client (``parity_ci``) waits ``Retry-After`` and sends the
-upload again. One middleware holds the rule for pages and both APIs: DRF hands exceptions it
-does not know (a database error is one) back to Django, which gives them to ``process_exception``.
+upload again. So does a bucket out of reach (``parity.raw_storage.StorageUnavailable``): the
+upload's rows roll back and the files it stored are deleted. One middleware holds the rule for
+pages and both APIs: DRF hands exceptions it does not know (a database error is one) back to
+Django, which gives them to ``process_exception``.
 """
 
 import logging
@@ -12,6 +15,8 @@ import random
 
 from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from parity.raw_storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +43,22 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
-        if not database_unreachable(exc):
+        if database_unreachable(exc):
+            what = (
+                "The database is not accepting connections right now (too many clients, or it "
+                "is restarting)."
+            )
+        elif isinstance(exc, StorageUnavailable):
+            what = (
+                "The storage of raw files (the object store) cannot be reached right now; "
+                "nothing of this upload was kept."
+            )
+        else:
             return None
         logger.warning("%s %s answered 503: %s", request.method, request.path, exc)
         seconds = random.randint(*RETRY_AFTER_SECONDS)
         message = (
-            "The database is not accepting connections right now (too many clients, or it is "
-            f"restarting). Send the request again in {seconds} s: an upload sent twice is "
-            "stored once."
+            f"{what} Send the request again in {seconds} s: an upload sent twice is stored once."
         )
         response: HttpResponse
         if request.path.startswith("/api/"):

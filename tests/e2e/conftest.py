@@ -8,7 +8,9 @@ that, the worker must fall idle (or it is replaced), so no task of one test reac
 The logs the stack wrote during a failing test are added to its report.
 
 With ``PARITY_TEST_PGBOUNCER=1`` every stack reaches the database through a PgBouncer in
-transaction mode it starts (``tests/e2e/pgbouncer.py``).
+transaction mode it starts (``tests/e2e/pgbouncer.py``). With ``PARITY_TEST_S3=1`` every stack
+keeps its raw uploads in a bucket of an S3-compatible server it starts
+(``tests/object_storage.py``), its processes each on a disk of their own.
 
 Redis must be reachable (``PARITY_TEST_REDIS_URL``): without it the tests skip with the reason,
 except under CI (``CI`` set, as ``.ci/run`` does), where they fail.
@@ -30,6 +32,7 @@ from tests.e2e.client import ApiClient
 from tests.e2e.pgbouncer import pgbouncer_for_test_database
 from tests.e2e.redis_server import OwnedRedis
 from tests.e2e.stack import LiveStack
+from tests.object_storage import OwnedBucket
 
 REDIS_URL = os.environ.get("PARITY_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 # The recovery task re-queues uploads untouched this long; short, so tests need not wait.
@@ -55,19 +58,19 @@ def _database_url() -> str:
 
 
 def stack_started(
-    tmp_path_factory, extra_env: dict[str, str], database_url: str | None = None
+    tmp_path_factory, extra_env: dict[str, str], database_url: str | None = None, **options
 ) -> Iterator[LiveStack]:
     """A stack on a queue of its own, its processes given ``extra_env``; closed afterwards. A
     module needing other settings overrides ``stack`` with it (``live`` then serves that).
     ``database_url``: how its processes reach the test database (through a pooler), if not
-    directly."""
+    directly; ``options`` go to LiveStack (``worker_count``, ``hosts_apart``)."""
     problem = _redis_error()
     if problem and os.environ.get("CI"):
         pytest.fail(f"{problem}: end-to-end tests cannot run", pytrace=False)
     if problem:
         pytest.skip(f"{problem}; set PARITY_TEST_REDIS_URL or start redis-server")
     directory = tmp_path_factory.mktemp("e2e-stack")
-    yield from _served(directory, REDIS_URL, extra_env, database_url=database_url)
+    yield from _served(directory, REDIS_URL, extra_env, database_url=database_url, **options)
 
 
 def stack_trusting(tmp_path_factory, issuer) -> Iterator[LiveStack]:
@@ -100,12 +103,18 @@ def _served(
     database_url: str | None = None,
     **options,
 ) -> Iterator[LiveStack]:
-    bouncer = None
+    bouncer = bucket = None
     if database_url is None and os.environ.get("PARITY_TEST_PGBOUNCER"):
         # The whole live suite through a PgBouncer in transaction mode (docs/operations.md).
         bouncer = pgbouncer_for_test_database()
         bouncer.start()
         database_url, extra_env = bouncer.url, {**extra_env, "PARITY_DB_POOLED": "true"}
+    if "PARITY_S3_BUCKET" not in extra_env and os.environ.get("PARITY_TEST_S3"):
+        # The whole live suite with raw uploads in object storage (docs/operations.md).
+        bucket = OwnedBucket()
+        bucket.start()
+        extra_env = {**extra_env, **bucket.env()}
+        options.setdefault("hosts_apart", True)
     live = LiveStack(
         directory=directory,
         database_url=database_url or _database_url(),
@@ -122,6 +131,8 @@ def _served(
         live.close()
         if bouncer is not None:
             bouncer.stop()
+        if bucket is not None:
+            bucket.stop()
 
 
 @pytest.fixture(scope="package")

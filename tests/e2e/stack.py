@@ -4,6 +4,10 @@ worker over Redis, both against the test database, started as subprocesses the t
 Each process leads its own process group, so killing a group reaches a worker's pool children
 and nothing this module did not start. Every process logs to a file under ``directory``; tests
 print the part written during a failing test.
+
+With ``hosts_apart`` each process runs as on a host of its own: its own working directory,
+``MEDIA_ROOT`` and ``TMPDIR``, so they share only Postgres, Redis and what
+``extra_env`` names (a bucket, tests/object_storage.py).
 """
 
 import contextlib
@@ -34,6 +38,23 @@ STOP_SECONDS = 20
 QUIET_WORKER = ("--without-heartbeat", "--without-gossip", "--without-mingle")
 # Access-log lines of the tests' status polling, left out of the logs shown for a failure.
 _POLL = re.compile(r'"GET /api/v1/uploads/\d+/ HTTP/1\.1" 200 ')
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def _host_env(directory: Path) -> dict[str, str]:
+    """A process's own disk: what it writes lands under ``directory`` and nowhere shared."""
+    for sub in ("media", "tmp"):
+        (directory / sub).mkdir(parents=True, exist_ok=True)
+    # Its working directory is not the checkout: parity is imported from the checkout by path,
+    # as from an image's installed code.
+    paths = [str(REPOSITORY), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {
+        "PARITY_MEDIA_ROOT": str(directory / "media"),
+        "TMPDIR": str(directory / "tmp"),
+        "PYTHONPATH": os.pathsep.join(paths),
+    }
 
 
 class StackError(AssertionError):
@@ -108,6 +129,8 @@ class LiveStack:
     extra_env: dict[str, str] = field(default_factory=dict)
     concurrency: int = 2  # prefork children of each worker
     worker_options: tuple[str, ...] = QUIET_WORKER
+    worker_count: int = 1  # workers started with the stack, on one queue
+    hosts_apart: bool = False
     web: Process | None = None
     workers: list[Process] = field(default_factory=list)
     base_url: str = ""
@@ -121,6 +144,13 @@ class LiveStack:
     @property
     def worker(self) -> Process:
         return self.workers[-1]
+
+    def running_workers(self) -> list[Process]:
+        return [w for w in self.workers if w.alive()]
+
+    def host_directory(self, name: str) -> Path:
+        """The working directory of the process ``name`` when hosts are apart."""
+        return self.directory / f"host-{name}"
 
     def env(self, application_name: str) -> dict[str, str]:
         return {
@@ -140,7 +170,8 @@ class LiveStack:
         self.celery = Celery("parity-e2e", broker=self.redis_url, set_as_current=False)
         self.celery.conf.task_default_queue = self.queue
         self.start_web()
-        self.start_worker()
+        for _ in range(self.worker_count):
+            self.start_worker()
 
     def start_web(self) -> None:
         # The test binds port 0 and hands gunicorn the listening socket: the OS picks the port
@@ -186,16 +217,21 @@ class LiveStack:
         self.worker.stop()
 
     def restart_worker(self) -> None:
-        """A fresh worker on an empty queue: whatever the old one ran or held is dropped."""
-        self.worker.kill()
+        """Fresh workers (as many as ran, at least one) on an empty queue: whatever the old ones
+        ran or held is dropped."""
+        running = self.running_workers() or [self.worker]
+        for worker in running:
+            worker.kill()
         self.queue_purge()
-        self.start_worker()
+        for _ in running:
+            self.start_worker()
 
     def worker_idle(self) -> bool:
-        """Nothing waits in the queue and the worker runs, holds and schedules no task."""
+        """Nothing waits in the queue and the workers run, hold and schedule no task."""
         if redis.Redis.from_url(self.redis_url).llen(self.queue):
             return False
-        inspect = self.celery.control.inspect(destination=[self.worker.nodename], timeout=1.0)
+        nodenames = [w.nodename for w in self.running_workers()]
+        inspect = self.celery.control.inspect(destination=nodenames, timeout=1.0)
         for tasks in (inspect.active(), inspect.reserved(), inspect.scheduled()):
             if tasks is None or any(tasks.values()):
                 return False
@@ -274,11 +310,15 @@ class LiveStack:
         self, name: str, command: list[str], application_name: str, fds: tuple[int, ...] = ()
     ) -> Process:
         log = self.directory / f"{name}.log"
+        env, cwd = self.env(application_name), REPOSITORY
+        if self.hosts_apart:
+            cwd = self.host_directory(name)
+            env.update(_host_env(cwd))
         with log.open("ab") as out:
             popen = subprocess.Popen(
                 command,
-                env=self.env(application_name),
-                cwd=Path(__file__).resolve().parents[2],
+                env=env,
+                cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
