@@ -39,6 +39,7 @@ import importlib.util
 import os
 import random
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -115,7 +116,7 @@ class Day:
     run_ids: dict[str, int] = field(default_factory=dict)  # run key -> id
     completed: dict[int, float] = field(default_factory=dict)  # run id -> epoch of POST complete
     samples: list[tuple[float, int, Counter]] = field(default_factory=list)  # (t, posted, states)
-    pages: dict[str, list[float]] = field(default_factory=dict)  # name -> ms
+    pages: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # (epoch, ms)
     page_errors: Counter = field(default_factory=Counter)
     loads: list[float] = field(default_factory=list)
     posted: int = 0
@@ -283,9 +284,6 @@ class Reader(threading.Thread):
         from django.db import connection
 
         try:
-            for url in self.urls().values():  # each gunicorn worker's first request compiles
-                with contextlib.suppress(OSError):
-                    urlopen(self.base_url + url, timeout=120).close()  # noqa: S310
             while not self.stop.is_set():
                 for name, url in self.urls().items():
                     self.fetch(name, url)
@@ -293,6 +291,14 @@ class Reader(threading.Thread):
                         break
         finally:
             connection.close()
+
+    def warm(self) -> None:
+        """Each page fetched a few times first: a gunicorn worker's first request of a page
+        imports and compiles, which one that has been serving does not pay for again."""
+        for url in self.urls().values():
+            for _ in range(3):
+                with contextlib.suppress(OSError):
+                    urlopen(self.base_url + url, timeout=120).close()  # noqa: S310
 
     def fetch(self, name: str, url: str) -> None:
         began = time.perf_counter()
@@ -305,7 +311,8 @@ class Reader(threading.Thread):
         except OSError as exc:
             self.day.page_errors[f"{name} {type(exc).__name__}"] += 1
             return
-        self.day.pages.setdefault(name, []).append((time.perf_counter() - began) * 1000)
+        ms = (time.perf_counter() - began) * 1000
+        self.day.pages.setdefault(name, []).append((time.time() - ms / 1000, ms))
 
 
 def drained(project_id: int, day: Day, expected_runs: int, deadline: float) -> bool:
@@ -409,7 +416,14 @@ def backlog_print(day: Day, began: float, window: float) -> tuple[int, int]:
     return at_last, peak
 
 
-def recomputes_print(stack, day: Day, window: float, *, speedup: float) -> None:
+def _overlaps(at: float, seconds: float, spans: list[tuple[float, float]]) -> bool:
+    return any(start < at + seconds and at < end for start, end in spans)
+
+
+def recomputes_print(
+    stack, day: Day, window: float, *, speedup: float
+) -> list[tuple[float, float]]:
+    """Prints the recomputes; returns when each held the project lock (epoch spans)."""
     run_ids = set(day.completed)
     done, skipped = recomputes_read(stack, run_ids)
     locked = [seconds for _at, seconds in done.values()]
@@ -428,12 +442,22 @@ def recomputes_print(stack, day: Day, window: float, *, speedup: float) -> None:
         f" s in real time): every recompute under it: {'yes' if under else 'NO'};"
         f" the lock busy {busy:.0%} of the arrivals"
     )
+    return [(at - seconds, at) for at, seconds in done.values()]
 
 
-def pages_print(day: Day) -> None:
+def pages_print(day: Day, recomputing: list[tuple[float, float]], began: float) -> None:
+    """Each page's times, and its slowest requests: when, and whether a recompute ran then."""
     print("  pages under that load, one reader (ms: p50, p95, max; requests):")
-    for name, times in day.pages.items():
+    for name, timed in day.pages.items():
+        times = [ms for _at, ms in timed]
         print(f"    {name:10} {quantiles(times, digits=0):32} n={len(times)}")
+        slowest = sorted(timed, key=lambda item: -item[1])[:3]
+        during = [
+            f"{ms:.0f} ms at {at - began:.0f} s"
+            + (" (a recompute ran)" if _overlaps(at, ms / 1000, recomputing) else "")
+            for at, ms in slowest
+        ]
+        print(f"      slowest: {'; '.join(during)}")
     errors = ", ".join(f"{key} x{n}" for key, n in day.page_errors.items()) or "none"
     print(f"    errors: {errors}")
 
@@ -444,6 +468,7 @@ def main() -> None:
     parser.add_argument("--speedup", type=float, default=96.0, help="N: the day N times faster")
     parser.add_argument("--workers", type=int, default=2, help="Celery workers")
     parser.add_argument("--concurrency", type=int, default=2, help="processes per worker")
+    parser.add_argument("--logs", type=Path, help="copy the stack's logs into this folder")
     args = parser.parse_args()
     django_setup()
     runs = max(1, round(RUNS_A_DAY * args.scale))
@@ -461,6 +486,10 @@ def main() -> None:
             flush=True,
         )
         day_run(directory, plan, runs, args)
+        if args.logs:
+            args.logs.mkdir(parents=True, exist_ok=True)
+            for log in (directory / "stack").glob("*.log"):
+                shutil.copy(log, args.logs / log.name)
     load = " ".join(f"{n:.2f}" for n in load_before)
     print(f"took {(time.monotonic() - started) / 60:.1f} min; load average before: {load}")
 
@@ -489,6 +518,7 @@ def day_run(directory: Path, plan: list[Arrival], runs: int, args: argparse.Name
             Monitor(project_id, client, day),
             Reader(stack.base_url, project.slug, day),
         )
+        reader.warm()
         monitor.start()
         reader.start()
         began = arrivals_send(parity_ci, client, plan, day)
@@ -536,8 +566,8 @@ def day_print(stack, day: Day, project_id: int, runs: int, args, *, began: float
     at_last, _peak = backlog_print(day, began, window)
     kept_up = at_last <= args.workers * args.concurrency
     print(f"  ingest kept up with arrivals: {'yes' if kept_up else 'NO'}")
-    recomputes_print(stack, day, window, speedup=args.speedup)
-    pages_print(day)
+    recomputing = recomputes_print(stack, day, window, speedup=args.speedup)
+    pages_print(day, recomputing, began)
     loads = sorted(day.loads) or [0.0]
     print(
         f"  load average (1 min) during the day: min {loads[0]:.1f}, median"
