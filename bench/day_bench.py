@@ -411,8 +411,10 @@ def backlog_print(day: Day, began: float, window: float) -> tuple[int, int]:
             f"    {at - began:7.0f} s  posted {posted:5d}  done {states['done']:5d}"
             f"  failed {states['failed']:3d}  backlog {backlog:4d}"
         )
-    peak = max((s[2]["queued"] + s[2]["processing"] for s in day.samples), default=0)
-    print(f"    peak backlog {peak}; at the last arrival {at_last}")
+    peak, peak_at = max(
+        ((s[2]["queued"] + s[2]["processing"], s[0]) for s in day.samples), default=(0, began)
+    )
+    print(f"    peak backlog {peak} at {peak_at - began:.0f} s; at the last arrival {at_last}")
     return at_last, peak
 
 
