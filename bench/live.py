@@ -37,8 +37,14 @@ def django_setup() -> None:
 
 
 @contextlib.contextmanager
-def live_stack(directory: Path, *, concurrency: int = 2) -> Iterator["LiveStack"]:  # noqa: F821
-    """gunicorn and one Celery worker of ``concurrency`` processes; benches add workers."""
+def live_stack(
+    directory: Path,
+    *,
+    concurrency: int = 2,
+    workers: int = 1,
+    extra_env: dict[str, str] | None = None,
+) -> Iterator["LiveStack"]:  # noqa: F821
+    """gunicorn and ``workers`` Celery workers of ``concurrency`` processes each."""
     from tests.e2e.stack import LiveStack
 
     stack = LiveStack(
@@ -47,9 +53,12 @@ def live_stack(directory: Path, *, concurrency: int = 2) -> Iterator["LiveStack"
         redis_url=REDIS_URL,
         queue=f"parity-bench-{uuid.uuid4().hex[:8]}",
         concurrency=concurrency,
+        extra_env=extra_env or {},
     )
     try:
         stack.start()
+        for _ in range(workers - 1):
+            stack.start_worker()
         yield stack
     finally:
         stack.close()
@@ -61,15 +70,16 @@ class BenchProject:
     token: str
 
 
-def project_fresh(slug: str) -> BenchProject:
-    """The project ``slug`` recreated empty (its runs, results and tests deleted)."""
+def project_fresh(slug: str, backends: tuple[str, ...] = ("cpu", "tpu")) -> BenchProject:
+    """The project ``slug`` recreated empty (its runs, results and tests deleted); the first
+    of ``backends`` is the reference."""
     from parity.models import Project
     from parity.services.projects import project_create, upload_token_create
 
     for old in Project.objects.filter(slug=slug):
         old.delete()
     project = project_create(
-        slug=slug, backends=["cpu", "tpu"], reference="cpu", visibility="public"
+        slug=slug, backends=list(backends), reference=backends[0], visibility="public"
     )
     return BenchProject(slug=slug, token=upload_token_create(project=project))
 

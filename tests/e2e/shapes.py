@@ -100,13 +100,19 @@ def shaped_write(
     device: str = "xla",
     seed: int = 0,
     run: int = 0,
+    first_file: int = 0,
+    outcome_seed: int | None = None,
 ) -> Manifest:
-    """Write a gzipped ``<testsuites>`` report of ``cases`` cases over ``files`` test files."""
+    """Write a gzipped ``<testsuites>`` report of ``cases`` cases over ``files`` test files.
+    ``first_file``: the number of its first file, so shards of one run hold distinct files;
+    ``outcome_seed`` (default ``seed + 1``): another draw of outcomes for the same tests, as
+    another configuration of the same suite reports them."""
     if not 1 <= files <= cases:
         raise ValueError(f"need 1 <= files <= cases, got {files} files for {cases} cases")
     manifest = Manifest(path=path, cases=cases, files=files)
-    plan = _files_plan(cases, files, random.Random(seed))
-    outcomes = random.Random(seed + 1)  # outcomes do not depend on run: re-ingests match
+    plan = _files_plan(cases, files, random.Random(seed), first=first_file)
+    # Outcomes do not depend on run: re-ingests match.
+    outcomes = random.Random(seed + 1 if outcome_seed is None else outcome_seed)
     durations = random.Random(seed * 1_000_003 + run)
     with gzip.open(path, "wt", encoding="ascii", compresslevel=6) as out:
         out.write('<?xml version="1.0" encoding="utf-8"?>\n<testsuites name="pytest tests">\n')
@@ -116,7 +122,7 @@ def shaped_write(
     return manifest
 
 
-def _files_plan(cases: int, files: int, rng: random.Random) -> list[_File]:
+def _files_plan(cases: int, files: int, rng: random.Random, *, first: int = 0) -> list[_File]:
     """Skewed sizes (Pareto weights), each file at least one case, summing to ``cases``."""
     weights = [min(rng.paretovariate(1.2), 50.0) for _ in range(files)]
     spare, total = cases - files, sum(weights)
@@ -124,7 +130,7 @@ def _files_plan(cases: int, files: int, rng: random.Random) -> list[_File]:
     for index in range(cases - sum(sizes)):  # what rounding down left, one each
         sizes[index % files] += 1
     plan = []
-    for number, size in enumerate(sizes):
+    for number, size in enumerate(sizes, start=first):
         area, word = AREAS[number % len(AREAS)], WORDS[number // len(AREAS) % len(WORDS)]
         plan.append(_File(number, f"test/{area}/test_{word}_{number:05d}.py", size, number % 3))
     return plan

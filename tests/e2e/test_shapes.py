@@ -73,3 +73,16 @@ def test_same_arguments_same_bytes_and_a_later_run_only_changes_durations(tmp_pa
     ]
     assert [c.duration for c in first] != [c.duration for c in nightly]
     assert later.counts == one.counts
+
+
+def test_shards_hold_distinct_files_and_configurations_their_own_outcomes(tmp_path):
+    first = shaped_write(tmp_path / "1.xml.gz", cases=2_000, files=50, seed=1)
+    second = shaped_write(tmp_path / "2.xml.gz", cases=2_000, files=50, seed=2, first_file=50)
+    other = shaped_write(tmp_path / "o.xml.gz", cases=2_000, files=50, seed=1, outcome_seed=9)
+
+    files = [{i.file for i in _read(m.path)[1]} for m in (first, second)]
+    assert len(files[0]) == len(files[1]) == 50
+    assert not files[0] & files[1]
+    (mine, my_ids), (theirs, their_ids) = _read(first.path), _read(other.path)
+    assert [i.key for i in my_ids] == [i.key for i in their_ids]  # the same tests
+    assert [c.outcome for c in mine] != [c.outcome for c in theirs]
