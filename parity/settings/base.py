@@ -185,10 +185,13 @@ if PARITY_SIGN_IN_PROVIDERS:
 SOCIALACCOUNT_PROVIDERS = socialaccount_providers(PARITY_SIGN_IN_PROVIDERS)
 # allauth signs users in through providers only: its own sign-up, password and email pages stay
 # off (local accounts are made in the admin and log in with Django's form). A provider's email
-# never logs into an existing account: only the provider's own user id does.
+# never logs into an existing account, only the provider's own user id does: a local account
+# with the same email is another user, and the provider's user is made anew.
 SOCIALACCOUNT_ONLY = True
 ACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_UNIQUE_EMAIL = False
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_ADAPTER = "parity.sign_in.adapter.SignInAdapter"
 SOCIALACCOUNT_STORE_TOKENS = False
 SOCIALACCOUNT_REQUESTS_TIMEOUT = env_int("PARITY_SIGN_IN_TIMEOUT_SECONDS", 10)
 

@@ -13,6 +13,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 import requests
+from django.contrib.auth import get_user_model
 
 from parity.models import GroupRole, Membership, Project, Role
 from parity.services.projects import project_create
@@ -26,7 +27,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 _BUTTON = re.compile(
     r'<form method="post" action="([^"]+)"><input type="hidden" name="csrfmiddlewaretoken" '
-    r'value="([^"]+)">.*?>Sign in with ([^<]+)</button></form>'
+    r'value="([^"]+)">.*?>Sign in with ([^<]+)</button>',
+    re.DOTALL,
 )
 
 
@@ -120,6 +122,9 @@ def test_the_login_page_offers_each_provider(live, projects):
     labels = [name for _, _, name in _BUTTON.findall(page.text)]
     assert labels == ["GitHub", "GitLab", "Corp SSO"]
     assert 'name="username"' in page.text and 'name="password"' in page.text  # local accounts
+    # allauth signs in through providers only: no sign-up or password pages of its own.
+    for path in ("/accounts/signup/", "/accounts/password/reset/", "/accounts/email/"):
+        assert requests.get(f"{live.base_url}{path}", timeout=30).status_code == 404, path
 
 
 def test_github_teams_and_orgs_grant_roles_and_leaving_removes_them(live, projects, providers):
@@ -174,6 +179,28 @@ def test_gitlab_groups_and_the_oidc_groups_claim(live, projects, providers):
     assert sorted(g[1:] for g in granted) == [("beta", "gitlab"), ("gamma", OIDC_ID)]
 
 
+def test_a_local_account_with_the_same_email_is_not_taken_over(live, projects, providers):
+    local = get_user_model().objects.create_user("ada", email="ada@example.org")
+    Membership.objects.create(user=local, project=projects["alpha"], role=Role.MAINTAINER)
+    providers.person = Person(login="ada", uid=11, email="ada@example.org")
+    browser, answer = signed_in(live, "GitHub")
+    landed_on_dashboard(live, answer)
+    assert accesses(live, browser) == {"alpha": "none", "beta": "none", "gamma": "none"}
+    assert get_user_model().objects.filter(email="ada@example.org").count() == 2
+
+
+def test_a_provider_that_fails_the_code_exchange_is_a_page_not_a_500(live, projects, providers):
+    providers.person = Person(login="mei", uid=12, groups=["parity-readers"])
+    providers.fail("/oidc/token", times=1)
+    _, answer = signed_in(live, "Corp SSO")
+    assert answer.status_code == 401
+    assert "Sign-in failed" in answer.text and "Corp SSO" in answer.text
+    assert "sign-in failed provider=corp" in live.log_since_mark(live.web)
+    browser, answer = signed_in(live, "Corp SSO")  # trying again works
+    landed_on_dashboard(live, answer)
+    assert accesses(live, browser) == {"alpha": "none", "beta": "none", "gamma": "read"}
+
+
 def test_a_github_outage_is_retried_then_leaves_the_roles_as_they_were(live, projects, providers):
     providers.person = Person(login="lin", uid=9, orgs=["pytorch"])
     providers.fail("/github/api/v3/user/orgs", times=1)
@@ -204,7 +231,9 @@ def test_the_login_page_in_a_browser(live, projects, providers):
             for width in ("desktop", "narrow"):
                 page = browser.new_page(viewport=VIEWPORTS[width])
                 errors: list[str] = []
-                page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+                page.on(
+                    "console", lambda m, errors=errors: m.type == "error" and errors.append(m.text)
+                )
                 page.goto(f"{live.base_url}/accounts/login/")
                 buttons = page.get_by_role("button", name=re.compile("^Sign in with"))
                 assert buttons.all_inner_texts() == [
