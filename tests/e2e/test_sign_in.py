@@ -73,17 +73,21 @@ def projects(project) -> dict[str, Project]:
     return made
 
 
-def signed_in(live, label: str) -> tuple[requests.Session, requests.Response]:
-    """A browser's sign-in: the login page, its "Sign in with <label>" button (a form POST),
-    then every redirect through the provider and back, cookies kept."""
+def signed_in(
+    live, label: str, start: str = "/accounts/login/?next=/"
+) -> tuple[requests.Session, requests.Response]:
+    """A browser's sign-in: ``start`` (the login page, or a page that sends there), its "Sign
+    in with <label>" button (a form POST), then every redirect through the provider and back,
+    cookies kept."""
     browser = requests.Session()
-    page = browser.get(f"{live.base_url}/accounts/login/?next=/", timeout=30)
-    assert page.status_code == 200
+    page = browser.get(f"{live.base_url}{start}", timeout=30)
+    assert page.status_code == 200 and urlsplit(page.url).path == "/accounts/login/"
     buttons = {name: (action, csrf) for action, csrf, name in _BUTTON.findall(page.text)}
+    next_field = re.search(r'name="next" value="([^"]*)"', page.text).group(1)
     action, csrf = buttons[label]
     answer = browser.post(
         urljoin(page.url, action),
-        data={"csrfmiddlewaretoken": csrf, "next": "/"},
+        data={"csrfmiddlewaretoken": csrf, "next": next_field},
         headers={"Referer": page.url},
         timeout=60,
     )
@@ -111,9 +115,9 @@ def accesses(live, browser) -> dict[str, str]:
     return {slug: access(live, browser, slug) for slug in ("alpha", "beta", "gamma")}
 
 
-def landed_on_dashboard(live, answer: requests.Response) -> None:
+def landed_on_dashboard(live, answer: requests.Response, path: str = "/") -> None:
     assert answer.status_code == 200, answer.text[-2000:]
-    assert answer.url == f"{live.base_url}/", answer.url
+    assert answer.url == f"{live.base_url}{path}", answer.url
     assert "Log out" in answer.text or "logout" in answer.text
 
 
@@ -167,8 +171,9 @@ def test_a_person_whose_groups_map_to_nothing_gets_no_project(live, projects, pr
 
 def test_gitlab_groups_and_the_oidc_groups_claim(live, projects, providers):
     providers.person = Person(login="grace", uid=8, groups=["Corp/ML", "parity-readers"])
-    browser, answer = signed_in(live, "GitLab")
-    landed_on_dashboard(live, answer)
+    # From a link to a private page: the login page, GitLab, and back to that page.
+    browser, answer = signed_in(live, "GitLab", start="/p/beta/")
+    landed_on_dashboard(live, answer, path="/p/beta/")
     assert "openid" in providers.scopes[-1].split()  # GitLab's userinfo, with the groups
     assert accesses(live, browser) == {"alpha": "none", "beta": "triage", "gamma": "none"}
 
