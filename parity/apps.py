@@ -1,4 +1,4 @@
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
 
 
 class ParityConfig(AppConfig):
@@ -7,3 +7,6 @@ class ParityConfig(AppConfig):
 
     def ready(self) -> None:
         from parity.models import cleanup  # noqa: F401  (receivers for what FKs cannot cascade)
+
+        if apps.is_installed("allauth.socialaccount"):  # a sign-in provider is configured
+            from parity.sign_in import receivers  # noqa: F401

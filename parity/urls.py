@@ -1,14 +1,16 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from parity.ci_files import ci_file, ci_index
+from parity.sign_in.views import SignInView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Project members log in here; they need not be admin staff (LOGIN_URL).
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("ingest.api.urls")),
     path("api/v1/", include("parity.api.urls")),
@@ -19,6 +21,11 @@ urlpatterns = [
     path("", include("parity.digest.urls")),
     path("", include("parity.dashboard.urls")),
 ]
+
+if settings.PARITY_SIGN_IN_PROVIDERS:
+    # allauth's redirects to the providers and their callbacks (docs/sign-in.md), after the
+    # login and logout above, which keep their paths.
+    urlpatterns.insert(3, path("accounts/", include("allauth.urls")))
 
 # JSON, not Django's HTML page, for a path under /api/ that no pattern matches.
 handler404 = "parity.api.errors.not_found"

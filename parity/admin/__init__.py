@@ -15,5 +15,6 @@ from parity.admin import (  # noqa: F401
     reasons,
     results,
     runs,
+    sign_in,
     webhooks,
 )

@@ -129,8 +129,8 @@ class BackendAdmin(admin.ModelAdmin):
 class MembershipAdmin(admin.ModelAdmin):
     """Who reads a private project (viewer) and who triages (maintainer)."""
 
-    list_display = ["user", "project", "role", "created_at"]
-    list_filter = ["project", "role"]
+    list_display = ["user", "project", "role", "granted_by", "created_at"]
+    list_filter = ["project", "role", "granted_by"]
     search_fields = ["user__username", "user__email", "project__slug"]
     autocomplete_fields = ["user"]
 

@@ -36,6 +36,7 @@ from parity.models.reasons import Disposition, IssueState, Reason, SkipRule, Tra
 from parity.models.rekeys import Rekey, RekeyStatus
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
 from parity.models.runs import Run, RunFile, RunFileState, Upload, UploadFile, UploadStatus
+from parity.models.sign_in import GroupRole
 from parity.models.trust import TrustRule
 from parity.models.webhooks import (
     WebhookAttempt,
@@ -63,6 +64,7 @@ __all__ = [
     "FileOwners",
     "FileSeconds",
     "Gap",
+    "GroupRole",
     "GapEvent",
     "GapState",
     "Lease",

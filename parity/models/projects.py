@@ -256,6 +256,13 @@ class Membership(models.Model):
     )
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    granted_by = models.CharField(
+        max_length=40,
+        blank=True,
+        default="",
+        help_text="The sign-in provider whose group mapping granted this role; each sign-in "
+        "through it sets or removes it (docs/sign-in.md). Blank: granted here, left alone.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,6 +8,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from parity.embedded_db import embedded_database
+from parity.settings.sign_in import sign_in_providers, socialaccount_providers
 
 
 def env_str(name: str, default: str) -> str:
@@ -222,6 +223,37 @@ STORAGES = {
 # Members of a project need not be admin staff: they log in here, not at /admin/login/.
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
+
+# Sign-in with GitHub, GitLab or OpenID Connect providers (docs/sign-in.md), each on when its
+# client id is set (parity/settings/sign_in.py reads them). With none, Django's login form is the
+# only one and allauth is not installed: no tables, no middleware, no URLs. Local accounts stay.
+PARITY_SIGN_IN_PROVIDERS = sign_in_providers(os.environ)
+SIGN_IN_APPS = [
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
+    "allauth.socialaccount.providers.gitlab",
+    "allauth.socialaccount.providers.openid_connect",
+]
+SIGN_IN_MIDDLEWARE = "allauth.account.middleware.AccountMiddleware"
+if PARITY_SIGN_IN_PROVIDERS:
+    INSTALLED_APPS += SIGN_IN_APPS
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("parity.ratelimit.LoginThrottleMiddleware"), SIGN_IN_MIDDLEWARE
+    )
+SOCIALACCOUNT_PROVIDERS = socialaccount_providers(PARITY_SIGN_IN_PROVIDERS)
+# allauth signs users in through providers only: its own sign-up, password and email pages stay
+# off (local accounts are made in the admin and log in with Django's form). A provider's email
+# never logs into an existing account, only the provider's own user id does: a local account
+# with the same email is another user, and the provider's user is made anew.
+SOCIALACCOUNT_ONLY = True
+ACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_UNIQUE_EMAIL = False
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_ADAPTER = "parity.sign_in.adapter.SignInAdapter"
+SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_REQUESTS_TIMEOUT = env_int("PARITY_SIGN_IN_TIMEOUT_SECONDS", 10)
 
 # Access (docs/access.md). A project is public (anyone reads it) or private (its members and
 # superusers); new projects get PARITY_DEFAULT_VISIBILITY. Only maintainers triage.

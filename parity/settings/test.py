@@ -22,3 +22,13 @@ CELERY_TASK_ROUTES = None
 # unit tests route reads to it against the same data; the live stack may name a real one.
 DATABASES.setdefault("replica", dict(DATABASES["default"]))  # noqa: F405
 DATABASES["replica"]["TEST"] = {"MIRROR": "default"}  # noqa: F405
+# allauth's tables must exist in the one test database the session makes, for the stacks that
+# sign in through providers (tests/e2e/test_sign_in.py): the tests install it whatever the
+# environment configures. Without a provider it has no URLs, and the login page no buttons.
+if SIGN_IN_APPS[0] not in INSTALLED_APPS:  # noqa: F405
+    INSTALLED_APPS = [*INSTALLED_APPS, *SIGN_IN_APPS]  # noqa: F405
+    MIDDLEWARE = list(MIDDLEWARE)  # noqa: F405
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("parity.ratelimit.LoginThrottleMiddleware"),
+        SIGN_IN_MIDDLEWARE,  # noqa: F405
+    )
