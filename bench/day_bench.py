@@ -13,8 +13,8 @@ each run draws one of its shards anew (flaky tests), so gaps open and close all 
 ``--scale`` keeps that many of the 100 runs (0.05: the first commit's first 5 configurations).
 
 The day's uploads arrive at a steady rate, ``--speedup`` times faster than real time (a real
-day sends one every 43.2 s), commit after commit; within a commit its runs' shards come in a
-seeded shuffle. Each is sent by the client the server serves (``/ci/parity_ci.py``, fetched as
+day spreads them over the whole day), commit after commit; within a commit its runs' shards come in
+a seeded shuffle. Each is sent by the client the server serves (``/ci/parity_ci.py``, fetched as
 CI fetches it), from a pool of senders so that a slow answer never delays the next arrival.
 Once every shard of a run is ingested, the run is completed (``POST /api/v1/runs/<id>/complete/``),
 as the CI job that waits for its shards does; the engine's recompute follows, serialized on the

@@ -11,7 +11,7 @@ allow replication connections from 127.0.0.1) and prints, each as median and p95
 - the replica middleware's check of a page read (``parity.read_replica._STATE_SQL``), on an
   open connection to the standby: what every page read on the replica pays first;
 - ``pg_current_wal_insert_lsn()`` on the primary: what a POST from a browser pays to set its cookie;
-- a commit on the primary until the standby has replayed it, polled every 0.2 ms: how soon a
+- a commit on the primary until the standby has replayed it, polled in a tight loop: how soon a
   writer's pages go back to the replica on an idle pair.
 """
 
