@@ -44,10 +44,10 @@ from ingest.writer.rows import ResultRow
 from ingest.writer.spools import Spool
 from ingest.writer.suites import LABEL_BITS, LABEL_MASK, Placement, written_id
 from parity.models import FileSeconds, Outcome, Reason, Result, Run, TestCase, Upload
-from parity.services.partitions import partition_ensure_for_run
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
 from parity.pure.memo import Remembered
+from parity.services.partitions import partition_ensure_for_run
 
 # Cases resolved per round of queries: a few statements per this many cases, and this many rows
 # in memory.

@@ -1,5 +1,4 @@
-"""Test cases and their results (the largest table: no full counts, raw ids, one run at a time).
-"""
+"""Test cases and their results (the largest table: no full counts, raw ids, one run at a time)."""
 
 from django.contrib import admin
 from django.http import HttpResponseRedirect

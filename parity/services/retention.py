@@ -23,8 +23,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from parity.models import BackendState, FileSeconds, Gap, GapEvent, Result, Run, RunFile
-from parity.models import UploadFile
+from parity.models import BackendState, FileSeconds, Gap, GapEvent, Result, Run, RunFile, UploadFile
 from parity.models.sql import model_sql
 from parity.pure.run_days import day_bounds, day_of
 from parity.services.partitions import partition_drop, partitions_list
