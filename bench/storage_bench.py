@@ -304,14 +304,18 @@ def tables_measure() -> list[Table]:
                 f'SELECT count(*) FROM "{table}"'  # noqa: S608 - a model's own table name
             )
             rows = cursor.fetchone()[0]
+            # Summed over the partitions of a partitioned table (results, file seconds), whose
+            # parent holds nothing; a plain table is its own one leaf.
             cursor.execute(
-                "SELECT pg_relation_size(%s::regclass), pg_table_size(%s::regclass),"
-                " pg_indexes_size(%s::regclass), pg_total_relation_size(%s::regclass)",
-                [table] * 4,
+                "SELECT sum(pg_relation_size(relid)), sum(pg_table_size(relid)),"
+                " sum(pg_indexes_size(relid)), sum(pg_total_relation_size(relid))"
+                " FROM pg_partition_tree(%s::regclass) WHERE isleaf",
+                [table],
             )
-            heap, table_size, indexes, total = cursor.fetchone()
+            heap, table_size, indexes, total = (int(size) for size in cursor.fetchone())
             cursor.execute(
-                "SELECT c.relname, pg_relation_size(c.oid) FROM pg_index i"
+                "SELECT c.relname, (SELECT sum(pg_relation_size(t.relid))::bigint"
+                " FROM pg_partition_tree(c.oid) t WHERE t.isleaf) FROM pg_index i"
                 " JOIN pg_class c ON c.oid = i.indexrelid"
                 " WHERE i.indrelid = %s::regclass ORDER BY 2 DESC",
                 [table],
