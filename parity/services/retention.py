@@ -1,16 +1,18 @@
 """History that never fills the disk: a day's raw results go with their partition.
 
-A run expires ``PARITY_RESULTS_KEEP_DAYS`` after CI ran it and parity received it (its id's
-day, ``parity.pure.run_days``), unless it is a backend's current or previous run (verdicts and
-coverage drops compare them), whatever its age. What goes with an expired run: its results and
-file seconds, its raw uploaded files and its run files (the manifest). What stays: the run and
+A run expires ``PARITY_RESULTS_KEEP_DAYS`` after CI ran it, unless it is a backend's current or
+previous run (verdicts and coverage drops compare them), whatever its age. What goes with an
+expired run: its results and file seconds, its raw uploaded files and its run files (the
+manifest). What stays: the run and
 its uploads (one row each; pages list them), and the engine's roll-ups (snapshots, reason
 trends, file cells), so every page keeps its numbers. Closed gaps go once closed longer than
 the retention period, with their events; open gaps and their events stay.
 
-A day whose runs have all expired loses its partitions by ``DROP TABLE``: no row is deleted,
-no WAL written per row, nothing left to vacuum. A day that holds a run to keep cannot be
-dropped: the other runs' rows are deleted from it in bounded batches, each its own transaction.
+A day (the day parity received its runs, ``parity.pure.run_days``) past the retention period
+whose runs have all expired loses its partitions by ``DROP TABLE``: no row is deleted, no WAL
+written per row, nothing left to vacuum. A day that holds a run to keep cannot be dropped: the
+other runs' rows are deleted from it in bounded batches, each its own transaction, as are those
+of a run CI ran long before parity received it.
 With ``PARITY_PASSES_KEEP_DAYS`` set, passed results go sooner the same way (ResultDB's
 pattern: failures and skips are what people look back for).
 """
@@ -41,10 +43,11 @@ class Expired:
     gaps: int = 0
 
 
-def _cutoff(now: datetime.datetime, days: int) -> tuple[datetime.datetime, int]:
-    """The time and the first run id older than ``days`` before ``now``."""
-    at = now - datetime.timedelta(days=days)
-    return at, day_bounds(day_of(at.astimezone(datetime.UTC).date()))[0]
+def _first_kept_id(now: datetime.datetime) -> int:
+    """The first run id of the day ``PARITY_RESULTS_KEEP_DAYS`` before ``now``: the days before
+    it are past retention, and no new run can land in them any more."""
+    at = now - datetime.timedelta(days=settings.PARITY_RESULTS_KEEP_DAYS)
+    return day_bounds(day_of(at.astimezone(datetime.UTC).date()))[0]
 
 
 def runs_kept() -> set[int]:
@@ -55,9 +58,9 @@ def runs_kept() -> set[int]:
 def runs_expirable(*, now: datetime.datetime, days: int | None = None):
     """Runs older than the retention period whose results are still stored, oldest first,
     minus every backend's current and previous run."""
-    at, first_id = _cutoff(now, settings.PARITY_RESULTS_KEEP_DAYS if days is None else days)
+    at = now - datetime.timedelta(days=settings.PARITY_RESULTS_KEEP_DAYS if days is None else days)
     return (
-        Run.objects.filter(started_at__lt=at, id__lt=first_id, results_expired_at__isnull=True)
+        Run.objects.filter(started_at__lt=at, results_expired_at__isnull=True)
         .exclude(pk__in=runs_kept())
         .order_by("started_at", "pk")
     )
@@ -94,7 +97,7 @@ def results_expire(
 
 def _days_drop(*, now: datetime.datetime, expired: Expired) -> None:
     """Drop each day past retention whose runs are all expirable or expired."""
-    _, first_kept_id = _cutoff(now, settings.PARITY_RESULTS_KEEP_DAYS)
+    first_kept_id = _first_kept_id(now)
     expirable = set(runs_expirable(now=now).values_list("pk", flat=True))
     for day in sorted(partitions_list()):
         low, high = day_bounds(day)

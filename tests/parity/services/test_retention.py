@@ -139,7 +139,8 @@ def test_passes_go_sooner_than_the_rest_with_passes_keep_days(upload_run, run_da
         for day in DAYS[1:3]
     ]
 
-    expired = results_expire()
+    # Two months after CI ran them: past the passes' 30 days, within the rest's 180.
+    expired = results_expire(now=datetime.datetime(2026, 3, 1, tzinfo=datetime.UTC))
 
     assert (expired.runs, expired.passes) == ([], 1)
     assert list(Result.objects.filter(run_id=old).values_list("outcome", flat=True)) == [
@@ -148,7 +149,7 @@ def test_passes_go_sooner_than_the_rest_with_passes_keep_days(upload_run, run_da
     assert Result.objects.filter(run_id__in=kept).count() == 4
     run = Run.objects.get(pk=old)
     assert run.passes_expired_at is not None and run.results_expired_at is None
-    assert results_expire().passes == 0
+    assert results_expire(now=datetime.datetime(2026, 3, 1, tzinfo=datetime.UTC)).passes == 0
 
 
 def test_closed_gaps_past_retention_go_with_their_events(upload_run):
