@@ -12,7 +12,8 @@ exclusive lock; it waits at most ``LOCK_TIMEOUT`` and leaves the day to the next
 
 import datetime
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -56,10 +57,9 @@ def partitions_ensure(*, days: Iterable[int]) -> list[str]:
     """Create the partitions of ``days`` that are missing; returns the names created."""
     days = sorted(set(days))
     created: list[str] = []
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor, _lock_timeout(cursor):
         # One creator at a time: two would both find a day missing and race to attach it.
         cursor.execute("SELECT pg_advisory_xact_lock(hashtext('parity.partitions'))")
-        cursor.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
         for model in PARTITIONED:
             parent = model._meta.db_table
             cursor.execute(_ATTACHED_SQL, [parent])
@@ -75,6 +75,17 @@ def partitions_ensure(*, days: Iterable[int]) -> list[str]:
     if created:
         logger.info("partitions created: %s", ", ".join(created))
     return created
+
+
+@contextmanager
+def _lock_timeout(cursor) -> Iterator[None]:
+    """``LOCK_TIMEOUT`` for the block, then the caller's again: the writer ensures its day
+    inside an upload's transaction, whose own waits (the tests' lock) must not time out."""
+    cursor.execute("SELECT current_setting('lock_timeout')")
+    (previous,) = cursor.fetchone()
+    cursor.execute("SELECT set_config('lock_timeout', %s, true)", [LOCK_TIMEOUT])
+    yield  # an error rolls the block's savepoint back, and the setting with it
+    cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
 
 
 def _partition_create(cursor, *, parent: str, name: str, day: int) -> None:
@@ -115,8 +126,7 @@ def partitions_create_ahead(*, now: datetime.datetime | None = None) -> list[str
 
 def partition_drop(*, day: int) -> None:
     """Drop ``day``'s partitions of results and file seconds, with every row in them."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
+    with transaction.atomic(), connection.cursor() as cursor, _lock_timeout(cursor):
         for model in PARTITIONED:
             name = partition_name(model._meta.db_table, day)
             cursor.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
