@@ -304,14 +304,18 @@ def tables_measure() -> list[Table]:
                 f'SELECT count(*) FROM "{table}"'  # noqa: S608 - a model's own table name
             )
             rows = cursor.fetchone()[0]
+            # Summed over the partitions of a partitioned table (results, file seconds), whose
+            # parent holds nothing; a plain table (no partition tree) is its own one leaf.
             cursor.execute(
-                "SELECT pg_relation_size(%s::regclass), pg_table_size(%s::regclass),"
-                " pg_indexes_size(%s::regclass), pg_total_relation_size(%s::regclass)",
-                [table] * 4,
+                "SELECT sum(pg_relation_size(relid)), sum(pg_table_size(relid)),"
+                " sum(pg_indexes_size(relid)), sum(pg_total_relation_size(relid))"
+                f" FROM ({_LEAVES}) leaves",
+                [table] * 3,
             )
-            heap, table_size, indexes, total = cursor.fetchone()
+            heap, table_size, indexes, total = (int(size) for size in cursor.fetchone())
             cursor.execute(
-                "SELECT c.relname, pg_relation_size(c.oid) FROM pg_index i"
+                "SELECT c.relname, (SELECT sum(pg_relation_size(leaves.relid))::bigint"
+                f" FROM ({_LEAVES.replace('%s', 'c.oid')}) leaves) FROM pg_index i"
                 " JOIN pg_class c ON c.oid = i.indexrelid"
                 " WHERE i.indrelid = %s::regclass ORDER BY 2 DESC",
                 [table],
@@ -322,6 +326,12 @@ def tables_measure() -> list[Table]:
                 Table(short, rows, heap, table_size - heap, indexes, total, index_sizes)
             )
     return measured
+
+
+_LEAVES = (
+    "SELECT relid FROM pg_partition_tree(%s::regclass) WHERE isleaf"
+    " UNION ALL SELECT %s::regclass WHERE NOT EXISTS (SELECT FROM pg_partition_tree(%s::regclass))"
+)
 
 
 def _per(size: int, rows: int) -> str:

@@ -34,6 +34,7 @@ from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
 from parity.raw_storage import raw_delete_all, raw_save
 from parity.result_reads.verdict import baseline_run_pick
+from parity.services.partitions import partition_ensure_quietly
 from parity.services.variants import VariantRejected, backend_for_run
 
 logger = logging.getLogger(__name__)
@@ -206,7 +207,7 @@ def _upload_store(
         run_key = request.run_key or default_run_key(
             commit=request.commit, branch=request.branch, backend=backend.name, probe=request.probe
         )
-        run, _ = Run.objects.get_or_create(
+        run, run_created = Run.objects.get_or_create(
             project=project,
             backend=backend,
             key=run_key,
@@ -220,6 +221,8 @@ def _upload_store(
                 "attributes": request.attributes,
             },
         )
+        if run_created:
+            transaction.on_commit(lambda: partition_ensure_quietly(run_id=run.pk))
         _probe_check(run, request)
         _attributes_agree(run, request)
         existing = Upload.objects.filter(run=run, sha256=upload_digest).first()

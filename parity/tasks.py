@@ -21,6 +21,7 @@ from parity.services import (
     check_runs,
     classification,
     issue_sync,
+    partitions,
     retention,
     triage,
     webhooks,
@@ -78,6 +79,12 @@ def rollups_verify() -> None:
 def results_expire() -> None:
     """Beat: delete raw results and files past PARITY_RESULTS_KEEP_DAYS, a bounded batch per run."""
     retention.results_expire()
+
+
+@shared_task(**RETRY)
+def partitions_create() -> None:
+    """Beat: the day partitions of results for today and the next few days."""
+    partitions.partitions_create_ahead()
 
 
 @shared_task(**RETRY)

@@ -47,6 +47,7 @@ from parity.models import FileSeconds, Outcome, Reason, Result, Run, TestCase, U
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
 from parity.pure.memo import Remembered
+from parity.services.partitions import partition_ensure_for_run
 
 # Cases resolved per round of queries: a few statements per this many cases, and this many rows
 # in memory.
@@ -66,6 +67,7 @@ class WriteSummary:
 def results_write(*, upload: Upload, rows: Iterable[ResultRow]) -> WriteSummary:
     """Store one upload's results. Must run inside a transaction (the caller's)."""
     run = upload.run
+    partition_ensure_for_run(run_id=run.pk)
     # Django's error wrapper: errors of the raw psycopg2 cursor become django.db errors, which
     # the ingest task retries (a dropped connection must not read as bad content).
     with (
@@ -447,21 +449,25 @@ _COPY_RESULTS = model_sql(
 )
 
 # A test's last result stays, flagged flaky when its runs in the upload disagreed (failed, then
-# passed); the earlier ones go, and say what they counted.
+# passed); the earlier ones go, and say what they counted. Rows are found by run and test: the
+# results table has no index on id, and naming the run reads only its day's partition.
 _RERUNS_COLLAPSE = model_sql(
     """
     WITH ranked AS (
-        SELECT id, row_number() OVER (PARTITION BY test_id ORDER BY id DESC) AS newer,
+        SELECT id, test_id,
+               row_number() OVER (PARTITION BY test_id ORDER BY id DESC) AS newer,
                min(outcome) OVER (PARTITION BY test_id)
                    <> max(outcome) OVER (PARTITION BY test_id) AS flaky
         FROM {result}
         WHERE run_id = %(run)s AND test_id = ANY(%(tests)s) AND upload_id = %(upload)s
     ), flagged AS (
         UPDATE {result} r SET flaky = true FROM ranked
-        WHERE r.id = ranked.id AND ranked.newer = 1 AND ranked.flaky
+        WHERE r.run_id = %(run)s AND r.test_id = ranked.test_id AND r.id = ranked.id
+          AND ranked.newer = 1 AND ranked.flaky
     )
     DELETE FROM {result} r USING ranked
-    WHERE r.id = ranked.id AND ranked.newer > 1
+    WHERE r.run_id = %(run)s AND r.test_id = ranked.test_id AND r.id = ranked.id
+      AND ranked.newer > 1
     RETURNING r.outcome, r.reason_id
     """,
     result=Result,

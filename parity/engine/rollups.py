@@ -197,7 +197,9 @@ def file_cells_write(
 # Each file's seconds in each of the backend's last few complete default-branch runs whose
 # results are kept, averaged: one slow night does not reshuffle every shard. The writer summed
 # each upload's seconds per file (``FileSeconds``), so this reads a few rows per file, not the
-# runs' results.
+# runs' results. Each run's rows are read by a lateral probe (grouped, so Postgres cannot fold
+# it into a join): the probe reads only that run's day partition, where a join of the runs and
+# the table would read every day's.
 RECENT_RUNS_FOR_DURATIONS = 3
 _FILE_DURATIONS_SQL = model_sql(
     """
@@ -208,9 +210,10 @@ _FILE_DURATIONS_SQL = model_sql(
         ORDER BY r.started_at DESC, r.id DESC
         LIMIT %(runs)s
     ), per_run AS (
-        SELECT run_id, file, sum(seconds) AS seconds FROM {seconds}
-        WHERE run_id IN (SELECT id FROM recent)
-        GROUP BY run_id, file
+        SELECT s.file, s.seconds FROM recent CROSS JOIN LATERAL (
+            SELECT file, sum(seconds) AS seconds FROM {seconds}
+            WHERE run_id = recent.id GROUP BY file
+        ) s
     ), durations AS (
         SELECT file, avg(seconds) AS seconds FROM per_run GROUP BY file
     )

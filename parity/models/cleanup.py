@@ -11,7 +11,8 @@ from parity.models.runs import Run, UploadFile
 from parity.models.sql import model_sql
 from parity.raw_storage import raw_delete
 
-# Plain SQL: the ORM would fetch every row first. result_run_test serves the lookup.
+# Plain SQL: the ORM would fetch every row first. Naming the run reads only its day's partition,
+# where result_run_test serves the lookup.
 _RESULTS_DELETE_SQL = model_sql("DELETE FROM {result} WHERE run_id = %s", result=Result)
 _FILE_SECONDS_DELETE_SQL = model_sql("DELETE FROM {seconds} WHERE run_id = %s", seconds=FileSeconds)
 

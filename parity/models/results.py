@@ -77,6 +77,12 @@ class Result(models.Model):
     no database constraints and no per-column indexes: deferred FK triggers and an index per FK
     cut bulk-load speed several-fold, and the writer already joins every id from its parent
     table in the same transaction. Rows go away with their run (writer and run deletion).
+
+    Partitioned by run id range, one partition a day (migration 0033,
+    ``parity.services.partitions``): retention drops a day instead of deleting its rows. So the
+    table has no primary key in the database, only this model's (a unique index must hold the
+    partition key, and no read finds a result by id): a statement that touches results names
+    their run.
     """
 
     run = models.ForeignKey("Run", **BULK_KEY)
@@ -90,10 +96,11 @@ class Result(models.Model):
     reason = models.ForeignKey("Reason", null=True, blank=True, **BULK_KEY)
 
     class Meta:
-        # One index. Every read of results names the run: a run's outcomes (the engine), its
-        # durations, retention and deletion, and a test's history, which walks the backend's
-        # runs newest first and probes (run, test). A (test, run) index, kept for that history
-        # before, cost ingest as much again as this one: its entries land all over it.
+        # One index, and no other (no primary key index either). Every read of results names
+        # the run: a run's outcomes (the engine), its durations, retention and deletion, and a
+        # test's history, which walks the backend's runs newest first and probes (run, test). A
+        # (test, run) index, kept for that history before, cost ingest as much again as this
+        # one: its entries land all over it.
         indexes = [models.Index(fields=["run", "test"], name="result_run_test")]
 
     def __str__(self) -> str:
@@ -104,7 +111,8 @@ class FileSeconds(models.Model):
     """How long one upload's tests of one file ran: the writer sums their durations as it
     writes their results. The engine averages a backend's recent runs from these few rows (a
     CI client balances its shards by each file's duration) instead of reading every result of
-    those runs again on each recompute. Like results, they go with their run's results."""
+    those runs again on each recompute. Like results, they go with their run's results, and
+    are partitioned as results are (a day's partition of each goes at once)."""
 
     run = models.ForeignKey("Run", **BULK_KEY)
     upload = models.ForeignKey("Upload", **BULK_KEY)

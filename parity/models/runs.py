@@ -40,6 +40,12 @@ class Run(models.Model):
         blank=True,
         help_text="When retention deleted its results and raw files; roll-ups keep its numbers.",
     )
+    passes_expired_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When retention deleted its passed results "
+        "(PARITY_PASSES_KEEP_DAYS); its other results stay until results_expired_at.",
+    )
 
     class Meta:
         ordering = ["-started_at"]

@@ -499,6 +499,16 @@ CELERY_BEAT_SCHEDULE["parity-issues-sync"] = {
 # Raw results and uploaded files of runs older than this are deleted (parity/services/retention.py);
 # runs, roll-ups, and each backend's current and previous run are kept whatever their age.
 PARITY_RESULTS_KEEP_DAYS = env_int("PARITY_RESULTS_KEEP_DAYS", 180)
+# Passed results of runs older than this go sooner than the rest (0: kept as long as the rest).
+PARITY_PASSES_KEEP_DAYS = env_int("PARITY_PASSES_KEEP_DAYS", 0)
+# Results and file seconds have a partition a day (parity/services/partitions.py); beat creates
+# today's and this many days' ahead, so a missed tick never leaves an upload without one.
+PARITY_PARTITIONS_AHEAD_DAYS = env_int("PARITY_PARTITIONS_AHEAD_DAYS", 2)
+CELERY_BEAT_SCHEDULE["parity-partitions-create"] = {
+    "task": "parity.tasks.partitions_create",
+    "schedule": 60 * 60.0,
+    "options": {"expires": 60 * 60},
+}
 # An upload pending this long with no worker holding it is queued again; one taken up this many
 # times (database retries included) without finishing ends failed, with the reason.
 PARITY_UPLOAD_STALE_SECONDS = env_int("PARITY_UPLOAD_STALE_SECONDS", 10 * 60)

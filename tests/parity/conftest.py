@@ -5,8 +5,10 @@ import datetime
 import hashlib
 
 import pytest
+from django.db import connection
 
 from parity.models import Project
+from parity.services import partitions
 from tests.junit_builder import Case, junit_xml
 
 # A run's results: canonical test ID (``file::Class::name``) -> "passed", or (status, message)
@@ -91,3 +93,25 @@ def runs_on_master(xla, upload_run) -> Project:
         upload_run(backend, cases, day="2026-04-01", branch="master")
     xla.refresh_from_db()
     return xla
+
+
+@pytest.fixture
+def run_day_clock(db):
+    """Runs created on the day ``set_day(day)`` says: the run id default reads the day from a
+    setting for the test's transaction (rolled back with it), not the clock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            CREATE OR REPLACE FUNCTION parity_run_id_next() RETURNS bigint LANGUAGE sql AS $$
+                SELECT (current_setting('parity.test_day')::bigint << 32)
+                       + nextval('parity_run_day_seq') % (1::bigint << 32)
+            $$
+            """
+        )
+
+    def set_day(day: int) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('parity.test_day', %s, false)", [str(day)])
+
+    yield set_day
+    partitions._ensured.clear()  # partitions created in the test went with its transaction
