@@ -364,7 +364,11 @@ class Snapshot(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["backend", "run"], name="snapshot_unique_run")
         ]
-        indexes = [models.Index(fields=["project", "at"], name="snapshot_at")]
+        indexes = [
+            models.Index(fields=["project", "at"], name="snapshot_at"),
+            # A backend's day's last snapshot, one probe a day (``selectors.snapshot_days``).
+            models.Index(fields=["backend", "at"], name="snapshot_backend_at"),
+        ]
 
     def __str__(self) -> str:
         return f"backend {self.backend_id} run {self.run_id}: score {self.score}"

@@ -46,7 +46,12 @@ class Run(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "backend", "key"], name="run_unique_key")
         ]
-        indexes = [models.Index(fields=["backend", "branch", "-started_at"])]
+        indexes = [
+            models.Index(fields=["backend", "branch", "-started_at"]),
+            # The runs list's pages, newest first, of the project or of one backend.
+            models.Index(fields=["project", "-started_at", "-id"], name="run_project_started"),
+            models.Index(fields=["backend", "-started_at", "-id"], name="run_backend_started"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.backend} {self.commit[:12]} ({self.key})"

@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from django.db.models import Count, Min, Q, QuerySet
 
 from parity.definitions import untracked_q
-from parity.models import Gap, GapState, Project, Snapshot
+from parity.models import Gap, GapState, Project
 from parity.selectors.classification import skip_rules_current
 from parity.selectors.owners import files_owners, gaps_owned, groups_owners
+from parity.selectors.snapshot_days import snapshot_days
 
 GROUPS_PER_PAGE = 50
 
@@ -250,20 +251,20 @@ class BurnDown:
 
 
 def untracked_burndown(*, projects: list[Project], since: datetime.datetime) -> dict[int, BurnDown]:
-    """Per project pk, its burn-down since ``since``. One query, bounded by the window (a
-    snapshot per backend and run). A snapshot keeps the count of when it was last computed:
-    a current run's is recounted at each triage, older ones as their run left them."""
-    rows = (
-        Snapshot.objects.filter(project__in=projects, at__gte=since)
-        .exclude(
-            backend_id__in=[p.reference_backend_id for p in projects if p.reference_backend_id]
-        )
-        .order_by("project_id", "backend__name", "at", "pk")
-        .values_list("project_id", "backend__name", "at", "untracked")
+    """Per project pk, its burn-down since ``since``. One query, bounded by days x backends
+    (``snapshot_days``: each day's last snapshot). A snapshot keeps the count of when it was
+    last computed: a current run's is recounted at each triage, older ones as their run left
+    them."""
+    references = tuple(p.reference_backend_id for p in projects if p.reference_backend_id)
+    days = snapshot_days(
+        project_ids=[p.pk for p in projects],
+        since=since,
+        fields=("untracked",),
+        excluded_backends=references,
     )
     last: dict[int, dict[str, dict[datetime.date, int]]] = defaultdict(lambda: defaultdict(dict))
-    for project_id, backend, at, untracked in rows:
-        last[project_id][backend][at.date()] = untracked  # the day's last snapshot wins
+    for day in sorted(days, key=lambda d: (d.project_id, d.backend)):
+        last[day.project_id][day.backend][day.at.date()] = day.values["untracked"]
     return {
         project_id: BurnDown(
             days=sorted({day for points in backends.values() for day in points}),
