@@ -348,13 +348,14 @@ def big_project(shape: Shape, *, fresh: bool):
 
 def _built(project, shape: Shape) -> bool:
     """Whether a previous run finished it: its tests, cpu's second night current, the history."""
-    from parity.models import BackendState, Run
+    from parity.models import BackendState, Run, Snapshot
 
     history = len(shape.backends) * shape.runs_a_day * shape.history_days
     return (
         project.tests.count() == shape.tests
         and BackendState.objects.filter(project=project, current_run__key="2-cpu").exists()
         and Run.objects.filter(project=project, key__startswith="h-").count() == history
+        and Snapshot.objects.filter(project=project, run__key__startswith="h-").count() == history
     )
 
 
