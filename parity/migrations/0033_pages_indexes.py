@@ -22,6 +22,10 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.AddIndex(
+            model_name="upload",
+            index=models.Index(fields=["-created_at", "-id"], name="upload_newest"),
+        ),
+        migrations.AddIndex(
             model_name="snapshot",
             index=models.Index(fields=["backend", "at"], name="snapshot_backend_at"),
         ),

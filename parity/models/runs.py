@@ -114,7 +114,12 @@ class Upload(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "sha256"], name="upload_unique_content")
         ]
-        indexes = [models.Index(fields=["status", "created_at"])]
+        indexes = [
+            models.Index(fields=["status", "created_at"]),
+            # A backend's newest upload (the overview): walked newest first, a backend that
+            # uploads finds its own within a few rows.
+            models.Index(fields=["-created_at", "-id"], name="upload_newest"),
+        ]
 
     def __str__(self) -> str:
         return f"upload {self.pk} ({self.status})"

@@ -4,9 +4,9 @@ pass on one and not on the other; and, for one pair, the lists behind those numb
 from the roll-ups of the current runs: ``FileCell`` (a file is on a backend when its current run
 has a result in it) and ``CurrentOutcome`` (a test is on a backend when its current run has it).
 
-The matrix reads each backend's sets once, grouped in Postgres by which backends have a test and
-which pass it (at most 3^n groups for n backends), so its cost does not grow with the number of
-pairs; a pair's lists read only the two backends' rows."""
+The matrix reads the tests grouped in Postgres by which backends have a test and which pass it
+(``TestPresence``, a row a test), so its cost does not grow with the number of pairs; a pair's
+lists read only the two backends' rows."""
 
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,7 +14,16 @@ from itertools import permutations
 
 from django.db import connection
 
-from parity.models import Backend, CurrentOutcome, FileCell, Outcome, Project, Reason, TestCase
+from parity.models import (
+    Backend,
+    CurrentOutcome,
+    FileCell,
+    Outcome,
+    Project,
+    Reason,
+    TestCase,
+    TestPresence,
+)
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id
 from parity.selectors.families import BY_FAMILY, BY_VARIANT
@@ -89,37 +98,17 @@ class Matrix:
         return self.rows[self.backends.index(a)][self.backends.index(b)]
 
 
-# Each test's backends as bits (bit i: the project's i-th backend in ``%(backends)s``): summing
-# small integers per test is cheaper than grouping by sorted arrays, over a row per test and
-# backend (bench/pages_bench.py --big). A bigint holds 63 backends; a project
-# with more is grouped by the arrays.
+# Tests grouped by which backends have them and which pass them, from ``TestPresence`` (a row
+# a test): grouping ``CurrentOutcome`` by test read a row per test and backend, and its cost grew
+# with the backends (bench/README.md).
 _TEST_GROUPS = model_sql(
     """
-    SELECT present, passing, count(*) FROM (
-        SELECT bit_or(1::bigint << (array_position(%(backends)s, backend_id) - 1)) AS present,
-               bit_or(1::bigint << (array_position(%(backends)s, backend_id) - 1))
-                   FILTER (WHERE outcome = %(passed)s) AS passing
-        FROM {current} WHERE project_id = %(project)s
-        GROUP BY test_id
-    ) per_test
+    SELECT present, passing, count(*) FROM {presence}
+    WHERE project_id = %(project)s AND present <> '{{}}'
     GROUP BY present, passing
     """,
-    current=CurrentOutcome,
+    presence=TestPresence,
 )
-_TEST_GROUPS_ARRAYS = model_sql(
-    """
-    SELECT present, passing, count(*) FROM (
-        SELECT array_agg(backend_id ORDER BY backend_id) AS present,
-               array_agg(backend_id ORDER BY backend_id) FILTER (WHERE outcome = %(passed)s)
-                   AS passing
-        FROM {current} WHERE project_id = %(project)s
-        GROUP BY test_id
-    ) per_test
-    GROUP BY present, passing
-    """,
-    current=CurrentOutcome,
-)
-BIT_BACKENDS = 63
 _PRESENT = ("passed", "failed", "error", "skipped")  # FileCell counts of tests in the run
 
 
@@ -136,16 +125,13 @@ def backend_matrix(*, project: Project, by: str = BY_VARIANT) -> Matrix:
         file_groups[frozenset(columns[pk] for pk in present)] += n
     ids = list(names)
     tests: Counter = Counter()  # (backends having the test, backends passing it) -> tests
-    params = {"project": project.pk, "passed": Outcome.PASSED, "backends": ids}
-    bits = len(ids) <= BIT_BACKENDS
+    known = set(ids)  # a deleted backend's id may linger in a row (``TestPresence``)
     with connection.cursor() as cursor:
-        cursor.execute(_TEST_GROUPS if bits else _TEST_GROUPS_ARRAYS, params)
+        cursor.execute(_TEST_GROUPS, {"project": project.pk})
         for present, passing, n in cursor.fetchall():
-            if bits:
-                present, passing = _backends_of(present, ids), _backends_of(passing or 0, ids)
-            else:
-                present, passing = frozenset(present), frozenset(passing or ())
-            tests[_grouped(present, passing, columns)] += n
+            present, passing = frozenset(present) & known, frozenset(passing) & known
+            if present:
+                tests[_grouped(present, passing, columns)] += n
     # A family's row that never ran is no column, nor a family whose variants never ran.
     shown = [
         pk
@@ -208,10 +194,6 @@ def _grouped(
     having = frozenset(columns[pk] for pk in present)
     failing = frozenset(columns[pk] for pk in present - passing)
     return having, having - failing
-
-
-def _backends_of(bits: int, ids: list[int]) -> frozenset[int]:
-    return frozenset(pk for i, pk in enumerate(ids) if bits >> i & 1)
 
 
 def _file_groups(project: Project) -> Counter:
