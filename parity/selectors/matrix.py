@@ -138,19 +138,20 @@ def backend_matrix(*, project: Project, by: str = BY_VARIANT) -> Matrix:
         for pk in ids
         if columns[pk] == pk and (pk not in families or _has_any(pk, file_groups, tests))
     ]
+    file_sets, test_sets = _Sets(file_groups), _Sets(tests)
     totals = [
         BackendTotals(
             backend=names[pk],
-            files=sum(n for present, n in file_groups.items() if pk in present),
-            tests=sum(n for (present, _), n in tests.items() if pk in present),
-            passing=sum(n for (_, passing), n in tests.items() if pk in passing),
+            files=file_sets.weight(file_sets.having[pk]),
+            tests=test_sets.weight(test_sets.having[pk]),
+            passing=test_sets.weight(test_sets.passing[pk]),
         )
         for pk in shown
     ]
     grouped = by == BY_FAMILY and bool(families)
     cells = {
         (a, b): _cell(
-            names, a, b, file_groups, tests, family=grouped and bool({a, b} & families.keys())
+            names, a, b, file_sets, test_sets, family=grouped and bool({a, b} & families.keys())
         )
         for a, b in permutations(shown, 2)
     }
@@ -207,28 +208,47 @@ def _file_groups(project: Project) -> Counter:
     return Counter(frozenset(backends) for backends in by_file.values())
 
 
+class _Sets:
+    """Groups of tests (or files) as bitsets, so that a pair's counts are a few integer ANDs
+    whatever the number of groups: bit g of ``having[pk]`` is set when group g's tests are on
+    backend pk, of ``passing[pk]`` when they pass there. A set's weight (its tests) sums each
+    group's count by its binary digits: ``planes[w]`` holds the groups whose count has bit w.
+    (Summing the groups per pair cost pairs x groups: 380 x 1,236 at 20 backends.)"""
+
+    def __init__(self, groups: Counter) -> None:
+        self.having: dict[int, int] = Counter()
+        self.passing: dict[int, int] = Counter()
+        counts = list(groups.values())
+        for g, key in enumerate(groups):
+            present, passing = key if isinstance(key, tuple) else (key, frozenset())
+            for pk in present:
+                self.having[pk] |= 1 << g
+            for pk in passing:
+                self.passing[pk] |= 1 << g
+        width = max(counts, default=0).bit_length()
+        self.planes = [
+            sum(1 << g for g, n in enumerate(counts) if n >> w & 1) for w in range(width)
+        ]
+
+    def weight(self, bits: int) -> int:
+        return sum((bits & plane).bit_count() << w for w, plane in enumerate(self.planes))
+
+    def overlap(self, a: int, b: int) -> Overlap:
+        both = self.weight(self.having[a] & self.having[b])
+        return Overlap(a=self.weight(self.having[a]), b=self.weight(self.having[b]), both=both)
+
+
 def _cell(
-    names: dict[int, str], a: int, b: int, files: Counter, tests: Counter, family: bool = False
+    names: dict[int, str], a: int, b: int, files: _Sets, tests: _Sets, family: bool = False
 ) -> PairCell:
     return PairCell(
         family=family,
         a=names[a],
         b=names[b],
-        files=_overlap(a, b, ((present, n) for present, n in files.items())),
-        tests=_overlap(a, b, ((present, n) for (present, _), n in tests.items())),
-        passes_a_not_b=sum(
-            n for (_, passing), n in tests.items() if a in passing and b not in passing
-        ),
+        files=files.overlap(a, b),
+        tests=tests.overlap(a, b),
+        passes_a_not_b=tests.weight(tests.passing[a] & ~tests.passing[b]),
     )
-
-
-def _overlap(a: int, b: int, groups) -> Overlap:
-    size_a = size_b = both = 0
-    for present, n in groups:
-        size_a += n if a in present else 0
-        size_b += n if b in present else 0
-        both += n if a in present and b in present else 0
-    return Overlap(a=size_a, b=size_b, both=both)
 
 
 # --- One pair: the lists behind its numbers ---------------------------------------------------
