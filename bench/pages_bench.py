@@ -145,6 +145,9 @@ def page_urls() -> dict[str, str]:
         "gaps (7 days)": f"{p}/gaps/",
         "gaps (all open)": f"{p}/gaps/?open=1",
         "runs": f"{p}/runs/",
+        "runs page 200": f"{p}/runs/?page=200",
+        "runs of cpu": f"{p}/runs/?backend=cpu",
+        "runs by commit": f"{p}/runs/?sort=commit",
     }
 
 
@@ -466,6 +469,9 @@ def big_urls(project) -> dict[str, str]:
         "gaps (all open)": f"{p}/gaps/?open=1",
         "gaps (open, neuron)": f"{p}/gaps/?open=1&backend=neuron",
         "runs": f"{p}/runs/",
+        "runs page 200": f"{p}/runs/?page=200",
+        "runs of cpu": f"{p}/runs/?backend=cpu",
+        "runs by commit": f"{p}/runs/?sort=commit",
         "run page (nightly)": f"{p}/runs/{nightly.pk}/",
         "run page (first run)": f"{p}/runs/{first.pk}/",
         "matrix": f"{p}/matrix/",

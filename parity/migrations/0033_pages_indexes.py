@@ -22,6 +22,12 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.AddIndex(
+            model_name="run",
+            index=models.Index(
+                fields=["project", "commit", "-started_at", "-id"], name="run_commit"
+            ),
+        ),
+        migrations.AddIndex(
             model_name="upload",
             index=models.Index(fields=["-created_at", "-id"], name="upload_newest"),
         ),

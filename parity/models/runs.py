@@ -48,9 +48,10 @@ class Run(models.Model):
         ]
         indexes = [
             models.Index(fields=["backend", "branch", "-started_at"]),
-            # The runs list's pages, newest first, of the project or of one backend.
+            # The runs list's pages: newest first, of the project or of one backend; by commit.
             models.Index(fields=["project", "-started_at", "-id"], name="run_project_started"),
             models.Index(fields=["backend", "-started_at", "-id"], name="run_backend_started"),
+            models.Index(fields=["project", "commit", "-started_at", "-id"], name="run_commit"),
         ]
 
     def __str__(self) -> str:
