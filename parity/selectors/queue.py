@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from django.db.models import Count, Min, Q, QuerySet
 
 from parity.definitions import untracked_q
-from parity.models import Gap, GapState, Project
+from parity.models import Backend, Gap, GapState, Project
 from parity.selectors.classification import skip_rules_current
 from parity.selectors.owners import files_owners, gaps_owned, groups_owners
 from parity.selectors.snapshot_days import snapshot_days
@@ -207,27 +207,33 @@ class BackendHeadline:
 
 def triage_headlines(*, projects: list[Project]) -> dict[int, list[BackendHeadline]]:
     """Per project pk, a headline per backend with untracked gaps, by name. Two queries: the
-    gaps grouped by file (summed here), their reasons counted without reading tests."""
-    gaps = untracked_gaps(projects=projects)
-    files = (
-        gaps.order_by()
-        .values_list("project_id", "backend__name", "test__file")
-        .annotate(n=Count("pk"), missing=Count("pk", filter=Q(state=GapState.MISSING)))
-    )
-    reasons = (
-        gaps.filter(reason__isnull=False)
+    backends' names, and the counts, summed in Postgres per backend (a row per backend and file
+    summed in Python was 25k rows at issue 37's shapes, most of the overview's time)."""
+    missing = Q(state=GapState.MISSING)
+    names = dict(Backend.objects.filter(project__in=projects).values_list("pk", "name"))
+    counted = (
+        untracked_gaps(projects=projects)
         .order_by()
-        .values_list("project_id", "backend__name")
-        .annotate(reasons=Count("reason_id", distinct=True))
+        .values_list("project_id", "backend_id")  # sorted as integers: names spilled to disk
+        .annotate(
+            untracked=Count("pk"),
+            never_run=Count("pk", filter=missing),
+            never_run_files=Count("test__file", filter=missing, distinct=True),
+            reasons=Count("reason_id", distinct=True),
+        )
     )
-    reason_counts = {(project_id, name): n for project_id, name, n in reasons}
-    by_backend: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
-    for project_id, name, _file, n, missing in files:
-        by_backend[(project_id, name)].append((n, missing))
     headlines: dict[int, list[BackendHeadline]] = defaultdict(list)
-    for (project_id, name), counts in sorted(by_backend.items()):
-        reasons_of = reason_counts.get((project_id, name), 0)
-        headlines[project_id].append(_headline(name, counts, reasons_of))
+    rows = sorted((project_id, names[pk], *counts) for project_id, pk, *counts in counted)
+    for project_id, name, untracked, never_run, never_run_files, reasons in rows:
+        headlines[project_id].append(
+            BackendHeadline(
+                backend=name,
+                untracked=untracked,
+                never_run=never_run,
+                never_run_files=never_run_files,
+                reasons=reasons,
+            )
+        )
     return dict(headlines)
 
 
