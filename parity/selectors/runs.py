@@ -174,7 +174,10 @@ def _baseline_id(project: Project) -> Subquery:
     )
     baselines = (
         default_branch_runs(project)
-        .filter(earlier, backend_id=OuterRef("backend_id"), complete=True)
+        # started_at__lte repeats ``earlier`` so the index seeks to the run, not scans from the
+        # newest (a page of runs from a year ago walked every run since).
+        .filter(earlier, started_at__lte=OuterRef("started_at"))
+        .filter(backend_id=OuterRef("backend_id"), complete=True)
         .order_by("-started_at", "-pk")
         .values("pk")[:1]
     )
