@@ -4,17 +4,24 @@ history's length nor the project's size. Two modes:
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python bench/pages_bench.py [--days 14 28] [--repeat 20] [--loads 5]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/pages_bench \\
-        .venv/bin/python bench/pages_bench.py --big [--rounds 5] [--fresh]
+        .venv/bin/python bench/pages_bench.py --big [--rounds 5] [--fresh] [--shape skew]
 
-``--big`` (issue 23, item 7) builds a project ``bench-pages-100k`` in ``DATABASE_URL``'s database
-(migrated, kept for the next run; ``--fresh`` rebuilds it) of 4 backends x 100k tests in 250
-files of 400, with ``bench/recompute_bench.py``'s shapes: the accelerators leave out 10, 30 and
-50% of the files, skip 5-8% of their tests with one of 20 reasons and fail about 1%, two nights
-of runs, every run recomputed by the engine (its rows go into the tables in bulk SQL: loading
-takes a minute or two, not an hour of uploads). It then starts gunicorn as the e2e stack runs
-it (``tests/e2e/stack.py``: 2 workers of 4 threads) and times every page and read API over
-HTTP, ``--rounds`` rounds taking turns after a warm-up, printing each one's best and median
-against ``TARGET_MS``.
+``--big`` (issues 23 and 37) builds issue 37's three shapes in ``DATABASE_URL``'s database
+(migrated, kept for the next run; ``--fresh`` rebuilds them, ``--shape`` picks one):
+
+- ``skew``: 4 backends x 100k tests in files of any size (a Pareto tail: a few files of
+  thousands of tests, most of a handful) in folders nested up to four deep;
+- ``history``: 20 backends x 1,000 such files, and behind their current runs 100 complete runs
+  a day per backend for 90 days (180k runs, their uploads and snapshots; no results);
+- ``small``: 4 backends x 6,000 files of 1-10 tests.
+
+Each is ``bench/recompute_bench.py``'s generator: the accelerators leave out 10, 30 and 50% of
+the files, skip 5% or more of their tests with one of 20 reasons and fail about 1%, two nights
+of runs, every run recomputed by the engine (rows go into the tables in bulk SQL: a build takes
+minutes, not an hour of uploads). It then starts gunicorn as the e2e stack runs it
+(``tests/e2e/stack.py``: 2 workers of 4 threads) and times every page and read API of every
+shape over HTTP (``--only`` filters pages by name), ``--rounds`` rounds taking turns after a
+warm-up, and prints one table: each page's median per shape against ``TARGET_MS``.
 
 Without ``--big``:
 
@@ -33,10 +40,12 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import random
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO_DIR = Path(__file__).resolve().parent.parent
@@ -54,13 +63,14 @@ def main() -> None:
     parser.add_argument("--days", type=int, nargs="+", default=[14, 28])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--loads", type=int, default=5)
-    parser.add_argument("--big", action="store_true", help="4 x 100k tests, through gunicorn")
+    parser.add_argument("--big", action="store_true", help="issue 37's shapes, through gunicorn")
     parser.add_argument("--rounds", type=int, default=5, help="--big: requests per URL")
-    parser.add_argument("--fresh", action="store_true", help="--big: rebuild the project")
-    parser.add_argument("--only", default="", help="--big: time only URLs whose name has this")
+    parser.add_argument("--fresh", action="store_true", help="--big: rebuild the projects")
+    parser.add_argument("--only", default="", help="--big: time only pages whose name has this")
+    parser.add_argument("--shape", default="", choices=["", "skew", "history", "small"])
     args = parser.parse_args()
     if args.big:
-        big_main(rounds=args.rounds, fresh=args.fresh, only=args.only)
+        big_main(rounds=args.rounds, fresh=args.fresh, only=args.only, shape=args.shape)
         return
 
     test_client_ready()
@@ -135,6 +145,9 @@ def page_urls() -> dict[str, str]:
         "gaps (7 days)": f"{p}/gaps/",
         "gaps (all open)": f"{p}/gaps/?open=1",
         "runs": f"{p}/runs/",
+        "runs page 200": f"{p}/runs/?page=200",
+        "runs of cpu": f"{p}/runs/?backend=cpu",
+        "runs by commit": f"{p}/runs/?sort=commit",
     }
 
 
@@ -213,51 +226,217 @@ def print_table(results: list[dict]) -> None:
         print(f"\nChromium not found at {CHROMIUM}: no browser timings.")
 
 
-BIG_SLUG = "bench-pages-100k"
-BIG_TESTS, BIG_PER_FILE = 100_000, 400  # 250 files
 TARGET_MS = 300
 
 
-def big_main(*, rounds: int, fresh: bool, only: str) -> None:
+@dataclass(frozen=True)
+class Shape:
+    """A project the bench builds: its files' sizes and folders, its backends, and how much
+    history (complete runs a day per backend, for ``days``) lies behind their current runs."""
+
+    name: str
+    slug: str
+    backends: tuple[str, ...]
+    layout: tuple[list[int], list[str]]
+    history_days: int = 0
+    runs_a_day: int = 0
+
+    @property
+    def tests(self) -> int:
+        return sum(self.layout[0])
+
+
+def _folders(rng: random.Random, count: int) -> list[str]:
+    """``count`` folders nested one to four deep under ``test/``."""
+    found = ["test"]
+    while len(found) < count:
+        parent = rng.choice(found[: max(1, len(found) // 2)] if len(found) > 8 else found)
+        if parent.count("/") < 4:
+            found.append(f"{parent}/d{len(found)}")
+    return found
+
+
+def _skewed(rng: random.Random, *, tests: int | None = None, files: int | None = None) -> list:
+    """File sizes drawn from a Pareto tail (a few files of thousands, most of a handful), up to
+    ``tests`` tests or ``files`` files."""
+    sizes: list[int] = []
+    while (tests is not None and sum(sizes) < tests) or (files is not None and len(sizes) < files):
+        sizes.append(min(6_000, max(1, int(rng.paretovariate(1.1) * 3))))
+    return sizes
+
+
+def _layout(sizes: list[int], rng: random.Random, folders: int) -> tuple[list[int], list[str]]:
+    dirs = _folders(rng, folders)
+    return sizes, [rng.choice(dirs) for _ in sizes]
+
+
+def shapes() -> dict[str, Shape]:
+    """Issue 37's three shapes, drawn from fixed seeds so every build is the same."""
+    four = ("cpu", "gpu", "tpu", "neuron")
+    twenty = four + tuple(f"cfg{n:02d}" for n in range(4, 20))
+    skew, small, history = random.Random(37), random.Random(38), random.Random(39)
+    return {
+        "skew": Shape(
+            name="skew",
+            slug="bench-pages-skew",
+            backends=four,
+            layout=_layout(_skewed(skew, tests=100_000), skew, 60),
+        ),
+        "history": Shape(
+            name="history",
+            slug="bench-pages-history",
+            backends=twenty,
+            layout=_layout(_skewed(history, files=1_000), history, 40),
+            history_days=90,
+            runs_a_day=100,
+        ),
+        "small": Shape(
+            name="small",
+            slug="bench-pages-small",
+            backends=four,
+            layout=_layout([small.randint(1, 10) for _ in range(6_000)], small, 120),
+        ),
+    }
+
+
+def big_main(*, rounds: int, fresh: bool, only: str, shape: str) -> None:
     from bench.live import django_setup
 
     django_setup()
-    project = big_project(fresh=fresh)
-    urls = {name: url for name, url in big_urls(project).items() if only in name}
+    chosen = [s for name, s in shapes().items() if shape in ("", name)]
+    projects = {s.name: big_project(s, fresh=fresh) for s in chosen}
+    urls = {
+        (name, page): url
+        for name, project in projects.items()
+        for page, url in big_urls(project).items()
+        if only in page
+    }
     with tempfile.TemporaryDirectory() as tmp:
         timings, sizes = big_timed(Path(tmp), urls, rounds=rounds)
-    big_print(project, timings, sizes, rounds=rounds)
+    big_print(projects, timings, sizes, rounds=rounds)
 
 
-def big_project(*, fresh: bool):
-    """The 100k project: built by recompute_bench's generator with files of 400, every backend's
-    runs recomputed (gpu's and cpu's second night too, so gaps have closed and reopened)."""
+def big_project(shape: Shape, *, fresh: bool):
+    """The shape's project: built by recompute_bench's generator, every backend's runs
+    recomputed (gpu's and cpu's second night too, so gaps have closed and reopened), then its
+    history written in bulk SQL."""
     from django.db import connection
 
-    from bench.recompute_bench import BACKENDS, _project_fill, project_drop
+    from bench.recompute_bench import _project_fill, project_drop
     from parity.engine import parity_recompute
-    from parity.models import BackendState, Project, Run
+    from parity.models import Project, Run, Snapshot
 
-    project = Project.objects.filter(slug=BIG_SLUG).first()
-    # Whole when the last recompute it runs (cpu's second night) made that run current.
-    whole = BackendState.objects.filter(project=project, current_run__key="2-cpu").exists()
-    if project is not None and (fresh or not whole):
+    project = Project.objects.filter(slug=shape.slug).first()
+    if project is not None and (fresh or not _built(project, shape)):
+        history_drop(project)
         project_drop(project)
         project = None
     if project is None:
         began = time.perf_counter()
-        project = _project_fill(BIG_SLUG, BIG_TESTS, per_file=BIG_PER_FILE, visibility="public")
-        for key in ("1-neuron", "2-gpu", "2-cpu"):
-            parity_recompute(run=Run.objects.get(project=project, key=key))
+        project = _project_fill(
+            shape.slug, shape.tests, layout=shape.layout, backends=shape.backends,
+            visibility="public",
+        )  # fmt: skip
+        done = set(Snapshot.objects.filter(project=project).values_list("run_id", flat=True))
+        for run in Run.objects.filter(project=project).order_by("started_at", "pk"):
+            if run.pk not in done:
+                parity_recompute(run=run)
+        history_write(project, shape)
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
-        print(f"{BIG_SLUG}: built in {time.perf_counter() - began:.0f} s", flush=True)
-    assert len(BACKENDS) == project.backends.count()
+        print(f"{shape.slug}: built in {time.perf_counter() - began:.0f} s", flush=True)
+    assert len(shape.backends) == project.backends.count()
     return project
 
 
+def _built(project, shape: Shape) -> bool:
+    """Whether a previous run finished it: its tests, cpu's second night current, the history."""
+    from parity.models import BackendState, Run, Snapshot
+
+    history = len(shape.backends) * shape.runs_a_day * shape.history_days
+    return (
+        project.tests.count() == shape.tests
+        and BackendState.objects.filter(project=project, current_run__key="2-cpu").exists()
+        and Run.objects.filter(project=project, key__startswith="h-").count() == history
+        and Snapshot.objects.filter(project=project, run__key__startswith="h-").count() == history
+    )
+
+
+# A complete run per backend every 1440 / runs_a_day minutes of the days before the build, each
+# with its upload and a snapshot copied from the backend's current one (the score drifting): what
+# the overview's windows and the runs list read. Results are not written: no page reads an old
+# run's.
+_HISTORY_RUNS_SQL = """
+INSERT INTO parity_run (project_id, backend_id, key, commit, branch, ci_url, complete,
+                        completed_at, started_at, created_at, probe, exemptions_version,
+                        attributes)
+SELECT %(project)s, b.id, format('h-%%s-%%s', b.name, n), md5(n::text), 'main', '', true,
+       at + interval '20 minutes', at, at, false, '', '{}'
+FROM parity_backend b,
+     generate_series(0, %(days)s * %(a_day)s - 1) AS n,
+     LATERAL (SELECT now() - %(days)s * interval '1 day'
+                     + n * interval '1 day' / %(a_day)s + b.id * interval '1 second' AS at) t
+WHERE b.project_id = %(project)s
+"""
+_HISTORY_UPLOADS_SQL = """
+INSERT INTO parity_upload (run_id, sha256, size, status, error, counts, warnings, declarations,
+                           completes_run, file_hint, shard, created_at, started_at, finished_at,
+                           attempts, unsent)
+SELECT r.id, md5(r.key) || md5(r.commit), 100000, 'done', '', '{}', '[]', '{}', true, '', '',
+       r.started_at, r.started_at, r.completed_at, 1, false
+FROM parity_run r WHERE r.project_id = %(project)s AND r.key LIKE 'h-%%'
+"""
+_HISTORY_SNAPSHOTS_SQL = """
+INSERT INTO parity_snapshot (project_id, backend_id, run_id, reference_run_id, at, score,
+    passing, reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
+    tracked_closed, reference_missing, pending, not_applicable, rerun, reference_tests,
+    differ_not_passed, test_count, coverage_drop)
+SELECT s.project_id, s.backend_id, r.id, s.reference_run_id, r.started_at,
+    CASE WHEN s.score IS NOT NULL THEN greatest(0, s.score - (r.id %% 50) * 0.001) END,
+    greatest(0, s.passing - r.id %% 50), s.reference_passing, s.skipped, s.failed, s.error,
+    s.missing, s.tracked, s.untracked + r.id %% 50, s.intended, s.tracked_closed,
+    s.reference_missing, s.pending, s.not_applicable, s.rerun, s.reference_tests,
+    s.differ_not_passed, s.test_count, false
+FROM parity_run r
+JOIN parity_backendstate st ON st.backend_id = r.backend_id
+JOIN parity_snapshot s ON s.id = st.snapshot_id
+WHERE r.project_id = %(project)s AND r.key LIKE 'h-%%'
+"""
+
+
+def history_drop(project) -> None:
+    """Its runs' snapshots, uploads and runs by plain SQL (the ORM's cascade fetches each)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for table in ("parity_snapshot", "parity_upload"):
+            cursor.execute(
+                f"DELETE FROM {table} WHERE run_id IN "  # noqa: S608 (fixed names)
+                "(SELECT id FROM parity_run WHERE project_id = %s AND key LIKE 'h-%%')",
+                [project.pk],
+            )
+        cursor.execute(
+            "DELETE FROM parity_run WHERE project_id = %s AND key LIKE 'h-%%'", [project.pk]
+        )
+
+
+def history_write(project, shape: Shape) -> None:
+    from django.db import connection
+
+    if not shape.history_days:
+        return
+    params = {"project": project.pk, "days": shape.history_days, "a_day": shape.runs_a_day}
+    with connection.cursor() as cursor:
+        cursor.execute(_HISTORY_RUNS_SQL, params)
+        # Planned for the few runs there were, each foreign-key check of the next two statements
+        # would scan every run.
+        cursor.execute("ANALYZE parity_run")
+        cursor.execute(_HISTORY_UPLOADS_SQL, params)
+        cursor.execute(_HISTORY_SNAPSHOTS_SQL, params)
+
+
 def big_urls(project) -> dict[str, str]:
-    """Every page and read API of the project; the file, test and run ones on its largest."""
+    """Every page and read API of the project; the file and test ones on its largest file."""
     from django.db.models import Count
 
     from parity.models import Gap, Reason, Run, TestCase
@@ -280,7 +459,7 @@ def big_urls(project) -> dict[str, str]:
         "heatmap": f"{p}/",
         "heatmap folders": f"{p}/?dir=1",
         "heatmap sort neuron": f"{p}/?sort=neuron",
-        "file (400 tests)": f"{p}/file/?path={file}&backend=neuron",
+        "file (largest)": f"{p}/file/?path={file}&backend=neuron",
         "test": f"{p}/tests/{test.pk}/",
         "test search": f"{p}/tests/?q=test_op_17",
         "skip reasons": f"{p}/skip-reasons/",
@@ -290,6 +469,9 @@ def big_urls(project) -> dict[str, str]:
         "gaps (all open)": f"{p}/gaps/?open=1",
         "gaps (open, neuron)": f"{p}/gaps/?open=1&backend=neuron",
         "runs": f"{p}/runs/",
+        "runs page 200": f"{p}/runs/?page=200",
+        "runs of cpu": f"{p}/runs/?backend=cpu",
+        "runs by commit": f"{p}/runs/?sort=commit",
         "run page (nightly)": f"{p}/runs/{nightly.pk}/",
         "run page (first run)": f"{p}/runs/{first.pk}/",
         "matrix": f"{p}/matrix/",
@@ -340,28 +522,37 @@ def big_timed(directory: Path, urls: dict[str, str], *, rounds: int):
     return timings, sizes
 
 
-def big_print(project, timings: dict[str, list[float]], sizes: dict[str, int], *, rounds: int):
-    from parity.models import Gap, TestCase
+def big_print(projects: dict, timings: dict, sizes: dict, *, rounds: int) -> None:
+    """One table: a row a page, per shape its median (and KB), each against ``TARGET_MS``."""
+    from parity.models import Gap, Run, TestCase
 
-    tests = TestCase.objects.filter(project=project).count()
-    files = TestCase.objects.filter(project=project).values("file").distinct().count()
-    open_gaps = Gap.objects.filter(project=project, is_open=True).count()
     load = " ".join(f"{n:.2f}" for n in os.getloadavg())
-    print(
-        f"{project.slug}: {tests:,} tests in {files} files x {project.backends.count()} backends,"
-        f" {open_gaps:,} open gaps; through gunicorn, {rounds} rounds; load average {load}"
-    )
-    print(f"{'page':<22}{'best ms':>9}{'median ms':>11}{'KB':>8}   target")
-    met = 0
-    for name, times in timings.items():
-        best, median = min(times), statistics.median(times)
-        ok = median < TARGET_MS
-        met += ok
+    print(f"Through gunicorn, median of {rounds} rounds; load average after: {load}")
+    for name, project in projects.items():
+        tests = TestCase.objects.filter(project=project)
         print(
-            f"{name:<22}{best:>9.0f}{median:>11.0f}{sizes[name] / 1024:>8.0f}"
-            f"   < {TARGET_MS} ms {'met' if ok else 'NOT MET'}"
+            f"  {name}: {tests.count():,} tests in {tests.values('file').distinct().count():,}"
+            f" files x {project.backends.count()} backends,"
+            f" {Run.objects.filter(project=project).count():,} runs,"
+            f" {Gap.objects.filter(project=project, is_open=True).count():,} open gaps"
         )
-    print(f"targets met (median): {met} of {len(timings)}")
+    pages = list(dict.fromkeys(page for _, page in timings))
+    print(f"{'page':<22}" + "".join(f"{name + ' ms':>13}{'KB':>6}" for name in projects))
+    met = total = 0
+    for page in pages:
+        cells = []
+        for name in projects:
+            times = timings.get((name, page))
+            if not times:
+                cells.append(f"{'':>19}")
+                continue
+            median = statistics.median(times)
+            ok = median < TARGET_MS
+            met, total = met + ok, total + 1
+            flag = " " if ok else "!"
+            cells.append(f"{median:>12.0f}{flag}{sizes[(name, page)] / 1024:>6.0f}")
+        print(f"{page:<22}" + "".join(cells))
+    print(f"under {TARGET_MS} ms (median; ! marks a miss): {met} of {total}")
 
 
 if __name__ == "__main__":

@@ -88,6 +88,20 @@ SELECT %(project)s,
 FROM generate_series(0, %(tests)s - 1) AS k, LATERAL (SELECT k / %(per_file)s AS f) AS files
 """
 
+# The same tests in files of the sizes and folders given (``bench/pages_bench.py``'s shapes):
+# file f holds sizes[f] tests, its class ``TestF<f>`` as above (the results read f from it).
+_LAYOUT_TESTS_SQL = """
+INSERT INTO parity_testcase (project_id, key, file, class_name, name, created_at)
+SELECT %(project)s, format('%%s/test_%%s.py::TestF%%s::test_op_%%s_float32', d, f, f, k),
+       format('%%s/test_%%s.py', d, f), format('TestF%%s', f), format('test_op_%%s_float32', k),
+       now()
+FROM (
+    SELECT d, f - 1 AS f, row_number() OVER (ORDER BY f, n) - 1 AS k
+    FROM unnest(%(sizes)s::int[], %(dirs)s::text[]) WITH ORDINALITY AS files(size, d, f),
+         generate_series(1, size) AS n
+) tests ORDER BY k
+"""
+
 # Outcomes of test k (file f) on backend b (0 = cpu, the reference) in night i: the reference
 # skips 2% and fails 0.2%; an accelerator leaves out whole files, skips (5 + b)% with a reason,
 # fails 1%; every night 0.5% of tests fail once, somewhere else each night.
@@ -96,10 +110,10 @@ INSERT INTO parity_result (run_id, upload_id, test_id, outcome, duration, messag
 SELECT %(run)s, %(upload)s, t.id, o.outcome, 0.01 + (t.k %% 7) * 0.003, '',
        CASE WHEN o.outcome = 2 THEN %(reason)s + t.k %% %(reasons)s END
 FROM (
-    SELECT id, row_number() OVER (ORDER BY id) - 1 AS k FROM parity_testcase
+    SELECT id, class_name, row_number() OVER (ORDER BY id) - 1 AS k FROM parity_testcase
     WHERE project_id = %(project)s
 ) t
-CROSS JOIN LATERAL (SELECT t.k / %(per_file)s AS f) f
+CROSS JOIN LATERAL (SELECT substr(t.class_name, 6)::int AS f) f
 CROSS JOIN LATERAL (
     SELECT CASE
         WHEN (t.k * 7 + %(i)s * 131 + %(b)s) %% 200 = 0 THEN 3
@@ -186,10 +200,20 @@ def project_drop(project) -> None:
     project.delete()
 
 
-def _project_fill(slug: str, tests: int, *, per_file: int = TESTS_PER_FILE, **create):
+def _project_fill(
+    slug: str,
+    tests: int,
+    *,
+    per_file: int = TESTS_PER_FILE,
+    layout: tuple[list[int], list[str]] | None = None,
+    backends: tuple[str, ...] = BACKENDS,
+    **create,
+):
     """Tests, reasons and triages, the first night of cpu, gpu and tpu recomputed, then the runs
-    the scenarios complete: neuron's first, and the second night of gpu and cpu. ``per_file``
-    and ``create`` (``project_create``'s options) are for ``bench/pages_bench.py``'s project."""
+    the scenarios complete: neuron's first (and every further backend's), and the second night
+    of gpu and cpu. ``per_file``, ``layout`` (each file's size and folder, in place of
+    ``tests`` in files of ``per_file``), ``backends`` and ``create`` (``project_create``'s
+    options) are for ``bench/pages_bench.py``'s shapes."""
     from django.db import connection
 
     from parity.engine import parity_recompute
@@ -197,10 +221,15 @@ def _project_fill(slug: str, tests: int, *, per_file: int = TESTS_PER_FILE, **cr
     from parity.services.triage import TriageRequest, triage_create
 
     project = project_create(
-        slug=slug, backends=list(BACKENDS), reference="cpu", default_branch="main", **create
+        slug=slug, backends=list(backends), reference="cpu", default_branch="main", **create
     )
     with connection.cursor() as cursor:
-        cursor.execute(_TESTS_SQL, {"project": project.pk, "tests": tests, "per_file": per_file})
+        if layout is None:
+            params = {"project": project.pk, "tests": tests, "per_file": per_file}
+            cursor.execute(_TESTS_SQL, params)
+        else:
+            sizes, dirs = layout
+            cursor.execute(_LAYOUT_TESTS_SQL, {"project": project.pk, "sizes": sizes, "dirs": dirs})
         cursor.execute(
             """
             INSERT INTO parity_reason (project_id, kind, text, fingerprint, first_seen, last_seen)
@@ -213,7 +242,7 @@ def _project_fill(slug: str, tests: int, *, per_file: int = TESTS_PER_FILE, **cr
         )
         first_reason = min(row[0] for row in cursor.fetchall())
         cursor.execute("ANALYZE parity_testcase")
-    backends = {b.name: b for b in project.backends.all()}
+    by_name = {b.name: b for b in project.backends.all()}
     for request in (
         TriageRequest(kind="intended", match="test/dir_1/test_20.py", backend="tpu", note="bench"),
         TriageRequest(
@@ -223,16 +252,16 @@ def _project_fill(slug: str, tests: int, *, per_file: int = TESTS_PER_FILE, **cr
     ):
         triage_create(project=project, request=request)
     night = {}
-    for b, name in enumerate(BACKENDS):
+    for b, name in enumerate(backends):
         night[name] = _run_write(
-            project, backends[name], b=b, night=1, reason=first_reason, per_file=per_file
+            project, by_name[name], b=b, night=1, reason=first_reason, per_file=per_file
         )
     for name in BACKENDS[:3]:
         parity_recompute(run=night[name])
     for name in ("gpu", "cpu"):
         _run_write(
             project,
-            backends[name],
+            by_name[name],
             b=BACKENDS.index(name),
             night=2,
             reason=first_reason,
@@ -269,7 +298,7 @@ def _run_write(project, backend, *, b: int, night: int, reason: int, per_file: i
         "reason": reason,
         "reasons": REASONS,
         "per_file": per_file,
-        "missing": MISSING_FILES_PERCENT[b],
+        "missing": MISSING_FILES_PERCENT[b % len(MISSING_FILES_PERCENT)],
     }
     with connection.cursor() as cursor:
         cursor.execute(_RESULTS_SQL, params)

@@ -4,6 +4,7 @@ combined outcome of each of its tests (``CurrentOutcome``), the base of every ga
 from django.db import connection
 
 from parity.definitions import OUTCOME_PARAMS, default_branch_runs, run_outcomes
+from parity.engine.presence import presence_apply
 from parity.models import Backend, CurrentOutcome, Project, Run
 from parity.models.sql import model_sql
 from parity.plans import SORTS_DEFAULT, SORTS_IN_MEMORY_UNTIL_COMMIT, hash_joins
@@ -85,4 +86,5 @@ def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
             tests = cursor.fetchone()[0]
         # Planned on the changes' statistics: a few rows are probed through the unique index.
         cursor.execute(_CHANGES_SQL, params)
-        return tests
+    presence_apply(project_id=run.project_id, backend_id=backend.pk)
+    return tests

@@ -41,6 +41,7 @@ from parity.engine.gaps import (
 from parity.engine.lapses import lapses_write
 from parity.engine.owners import owners_add
 from parity.engine.pending import pending_split
+from parity.engine.presence import presence_forget
 from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
 from parity.engine.scope import Scope, ScopeKind
 from parity.engine.snapshots import snapshots_write
@@ -254,6 +255,7 @@ def _state_retire(*, backend: Backend) -> None:
     to the roll-ups of one that never ran, so no page shows runs its project no longer
     compares. Its open gaps go with their events: gaps of those runs, never fixed. Its
     snapshots stay, the history of what was compared."""
+    presence_forget(project_id=backend.project_id, backend_id=backend.pk)
     for model in (CurrentOutcome, PendingTest, FileCell, BackendState):
         model.objects.filter(backend=backend).delete()
     Gap.objects.filter(backend=backend, closed_at__isnull=True).delete()

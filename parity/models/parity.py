@@ -7,6 +7,7 @@ depends on the size of the current runs, not on the length of history (except th
 """
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
@@ -121,6 +122,25 @@ class CurrentOutcome(models.Model):
 
     def __str__(self) -> str:
         return f"backend {self.backend_id} test {self.test_id}: {self.outcome}"
+
+
+class TestPresence(models.Model):
+    """Per test, the backends whose current run has it and those where it passes (their ids,
+    sorted): ``CurrentOutcome`` folded to a row a test, kept by the engine as it writes those
+    (``parity.engine.presence``). The backend matrix groups these rows, not a row per test
+    and backend: its cost stays with the tests as backends are added."""
+
+    __test__ = False  # not a pytest test class
+
+    test = models.OneToOneField("TestCase", primary_key=True, **ROLLUP_KEY)
+    project = models.ForeignKey("Project", **ROLLUP_KEY)
+    # A deleted backend's id may linger until the test's next change: readers keep only the
+    # project's backends.
+    present = ArrayField(models.BigIntegerField(), default=list)
+    passing = ArrayField(models.BigIntegerField(), default=list)
+
+    def __str__(self) -> str:
+        return f"test {self.test_id}: on {self.present}, passing on {self.passing}"
 
 
 class Triage(models.Model):
@@ -364,7 +384,11 @@ class Snapshot(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["backend", "run"], name="snapshot_unique_run")
         ]
-        indexes = [models.Index(fields=["project", "at"], name="snapshot_at")]
+        indexes = [
+            models.Index(fields=["project", "at"], name="snapshot_at"),
+            # A backend's day's last snapshot, one probe a day (``selectors.snapshot_days``).
+            models.Index(fields=["backend", "at"], name="snapshot_backend_at"),
+        ]
 
     def __str__(self) -> str:
         return f"backend {self.backend_id} run {self.run_id}: score {self.score}"

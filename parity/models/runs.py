@@ -52,7 +52,13 @@ class Run(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "backend", "key"], name="run_unique_key")
         ]
-        indexes = [models.Index(fields=["backend", "branch", "-started_at"])]
+        indexes = [
+            models.Index(fields=["backend", "branch", "-started_at"]),
+            # The runs list's pages: newest first, of the project or of one backend; by commit.
+            models.Index(fields=["project", "-started_at", "-id"], name="run_project_started"),
+            models.Index(fields=["backend", "-started_at", "-id"], name="run_backend_started"),
+            models.Index(fields=["project", "commit", "-started_at", "-id"], name="run_commit"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.backend} {self.commit[:12]} ({self.key})"
@@ -115,7 +121,12 @@ class Upload(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "sha256"], name="upload_unique_content")
         ]
-        indexes = [models.Index(fields=["status", "created_at"])]
+        indexes = [
+            models.Index(fields=["status", "created_at"]),
+            # A backend's newest upload (the overview): walked newest first, a backend that
+            # uploads finds its own within a few rows.
+            models.Index(fields=["-created_at", "-id"], name="upload_newest"),
+        ]
 
     def __str__(self) -> str:
         return f"upload {self.pk} ({self.status})"

@@ -13,6 +13,7 @@ from parity.pure.scores import DEFAULT, Definition
 from parity.selectors.families import FamilyRollup, families_failing
 from parity.selectors.fragments import Scored, headline_score, reference_first, snapshot_counts
 from parity.selectors.queue import BackendHeadline, BurnDown
+from parity.selectors.snapshot_days import snapshot_days
 
 # An empty state names a few branches, not every pull request's.
 OFF_BRANCHES_SHOWN = 3
@@ -201,30 +202,22 @@ def score_trends(
     *, since: datetime.datetime, projects: list[Project] | None = None
 ) -> dict[str, dict[str, dict[str, list]]]:
     """Per project slug (of every project, or those given) and backend name, the headline score
-    (``parity.pure.scores``) of each snapshot since ``since``: ``{"at": [iso, …], "score":
-    [float | None, …]}``, oldest first. One query, bounded by the window (a snapshot per
-    backend and current run)."""
-    snapshots = Snapshot.objects.filter(at__gte=since)
-    if projects is not None:
-        snapshots = snapshots.filter(project__in=projects)
+    (``parity.pure.scores``) of each day's last snapshot since ``since``: ``{"at": [iso, …],
+    "score": [float | None, …]}``, oldest first. Two queries, bounded by days x backends
+    (``snapshot_days``), not by runs."""
+    projects = list(Project.objects.all()) if projects is None else projects
+    by_pk = {p.pk: p for p in projects}
     fields = (
         "score", "passing", "reference_passing", "intended", "not_applicable",
         "reference_tests", "differ_not_passed",
     )  # fmt: skip
-    settings = (
-        "project__score_definition", "project__score_counts_intended",
-        "project__score_counts_not_applicable",
-    )  # fmt: skip
-    rows = snapshots.order_by("project_id", "backend_id", "at", "pk").values_list(
-        "project__slug", "backend__name", "at", *settings, *fields
-    )
+    days = snapshot_days(project_ids=list(by_pk), since=since, fields=fields)
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)
-    for slug, backend, at, kind, intended, not_applicable, *numbers in rows:
-        definition = Definition(kind, intended, not_applicable)
-        snapshot = Snapshot(**dict(zip(fields, numbers, strict=True)))
-        score = headline_score(snapshot, definition)
-        series = trends[slug].setdefault(backend, {"at": [], "score": []})
-        series["at"].append(at.isoformat())
+    for day in days:
+        project = by_pk[day.project_id]
+        score = headline_score(Snapshot(**day.values), project.score_settings())
+        series = trends[project.slug].setdefault(day.backend, {"at": [], "score": []})
+        series["at"].append(day.at.isoformat())
         series["score"].append(None if score is None else round(score, 4))
     return dict(trends)
 

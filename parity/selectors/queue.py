@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from django.db.models import Count, Min, Q, QuerySet
 
 from parity.definitions import untracked_q
-from parity.models import Gap, GapState, Project, Snapshot
+from parity.models import Backend, Gap, GapState, Project
 from parity.selectors.classification import skip_rules_current
 from parity.selectors.owners import files_owners, gaps_owned, groups_owners
+from parity.selectors.snapshot_days import snapshot_days
 
 GROUPS_PER_PAGE = 50
 
@@ -206,27 +207,33 @@ class BackendHeadline:
 
 def triage_headlines(*, projects: list[Project]) -> dict[int, list[BackendHeadline]]:
     """Per project pk, a headline per backend with untracked gaps, by name. Two queries: the
-    gaps grouped by file (summed here), their reasons counted without reading tests."""
-    gaps = untracked_gaps(projects=projects)
-    files = (
-        gaps.order_by()
-        .values_list("project_id", "backend__name", "test__file")
-        .annotate(n=Count("pk"), missing=Count("pk", filter=Q(state=GapState.MISSING)))
-    )
-    reasons = (
-        gaps.filter(reason__isnull=False)
+    backends' names, and the counts, summed in Postgres per backend (a row per backend and file
+    summed in Python was 25k rows at issue 37's shapes, most of the overview's time)."""
+    missing = Q(state=GapState.MISSING)
+    names = dict(Backend.objects.filter(project__in=projects).values_list("pk", "name"))
+    counted = (
+        untracked_gaps(projects=projects)
         .order_by()
-        .values_list("project_id", "backend__name")
-        .annotate(reasons=Count("reason_id", distinct=True))
+        .values_list("project_id", "backend_id")  # sorted as integers: names spilled to disk
+        .annotate(
+            untracked=Count("pk"),
+            never_run=Count("pk", filter=missing),
+            never_run_files=Count("test__file", filter=missing, distinct=True),
+            reasons=Count("reason_id", distinct=True),
+        )
     )
-    reason_counts = {(project_id, name): n for project_id, name, n in reasons}
-    by_backend: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
-    for project_id, name, _file, n, missing in files:
-        by_backend[(project_id, name)].append((n, missing))
     headlines: dict[int, list[BackendHeadline]] = defaultdict(list)
-    for (project_id, name), counts in sorted(by_backend.items()):
-        reasons_of = reason_counts.get((project_id, name), 0)
-        headlines[project_id].append(_headline(name, counts, reasons_of))
+    rows = sorted((project_id, names[pk], *counts) for project_id, pk, *counts in counted)
+    for project_id, name, untracked, never_run, never_run_files, reasons in rows:
+        headlines[project_id].append(
+            BackendHeadline(
+                backend=name,
+                untracked=untracked,
+                never_run=never_run,
+                never_run_files=never_run_files,
+                reasons=reasons,
+            )
+        )
     return dict(headlines)
 
 
@@ -250,20 +257,20 @@ class BurnDown:
 
 
 def untracked_burndown(*, projects: list[Project], since: datetime.datetime) -> dict[int, BurnDown]:
-    """Per project pk, its burn-down since ``since``. One query, bounded by the window (a
-    snapshot per backend and run). A snapshot keeps the count of when it was last computed:
-    a current run's is recounted at each triage, older ones as their run left them."""
-    rows = (
-        Snapshot.objects.filter(project__in=projects, at__gte=since)
-        .exclude(
-            backend_id__in=[p.reference_backend_id for p in projects if p.reference_backend_id]
-        )
-        .order_by("project_id", "backend__name", "at", "pk")
-        .values_list("project_id", "backend__name", "at", "untracked")
+    """Per project pk, its burn-down since ``since``. One query, bounded by days x backends
+    (``snapshot_days``: each day's last snapshot). A snapshot keeps the count of when it was
+    last computed: a current run's is recounted at each triage, older ones as their run left
+    them."""
+    references = tuple(p.reference_backend_id for p in projects if p.reference_backend_id)
+    days = snapshot_days(
+        project_ids=[p.pk for p in projects],
+        since=since,
+        fields=("untracked",),
+        excluded_backends=references,
     )
     last: dict[int, dict[str, dict[datetime.date, int]]] = defaultdict(lambda: defaultdict(dict))
-    for project_id, backend, at, untracked in rows:
-        last[project_id][backend][at.date()] = untracked  # the day's last snapshot wins
+    for day in sorted(days, key=lambda d: (d.project_id, d.backend)):
+        last[day.project_id][day.backend][day.at.date()] = day.values["untracked"]
     return {
         project_id: BurnDown(
             days=sorted({day for points in backends.values() for day in points}),

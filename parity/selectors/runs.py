@@ -83,21 +83,24 @@ def runs_page(
 ) -> RunsPage:
     """One page of runs, each with its verdict (``RunVerdict``). No total count: the page
     fetches one row more to know if another page follows, so its cost does not depend on the
-    length of history. Seven queries: runs (each with its baseline's id and whether it was
-    ever current), uploads, current runs, the baselines' uploads, the page's gaps opened,
-    closed, and unrun files (each by an index on the run)."""
+    length of history. Eight queries: the page's run ids, those runs (each with its baseline's
+    id and whether it was ever current), uploads, current runs, the baselines' uploads, the
+    page's gaps opened, closed, and unrun files (each by an index on the run)."""
     page = max(page, 1)
+    sort, order = sort_order(sort, RUN_SORTS, "-ran")
+    if sort.removeprefix("-") == "ran":
+        # Both ways along ``run_project_started`` (started_at is never null: no NULLS LAST).
+        order = ["-started_at", "-pk"] if sort.startswith("-") else ["started_at", "pk"]
+    ids = _page_ids(project, backend, order, offset=(page - 1) * per_page, limit=per_page + 1)
     judged = Snapshot.objects.filter(backend_id=OuterRef("backend_id"), run_id=OuterRef("pk"))
-    runs = (
-        Run.objects.filter(project=project)
+    by_id = (
+        Run.objects.filter(pk__in=ids)
         .select_related("backend")
         .annotate(baseline_id=_baseline_id(project), judged=Exists(judged))
+        .prefetch_related("uploads")
+        .in_bulk()
     )
-    if backend:
-        runs = runs.filter(backend__name=backend)
-    offset = (page - 1) * per_page
-    sort, order = sort_order(sort, RUN_SORTS, "-ran")
-    found = list(runs.order_by(*order).prefetch_related("uploads")[offset : offset + per_page + 1])
+    found = [by_id[pk] for pk in ids]
     current = set(
         BackendState.objects.filter(project=project).values_list("current_run_id", flat=True)
     )
@@ -106,6 +109,17 @@ def runs_page(
     verdicts = run_verdicts(runs=found)
     rows = [_row(run, current, totals.get(run.baseline_id), verdicts[run.pk]) for run in found]
     return RunsPage(rows=rows, page=page, has_next=has_next, sort=sort)
+
+
+def _page_ids(
+    project: Project, backend: str | None, order: list, *, offset: int, limit: int
+) -> list[int]:
+    """The page's run ids alone: the rows an offset skips cost an index entry each, not a
+    baseline's lookup (``run_project_started``, ``run_backend_started``)."""
+    runs = Run.objects.filter(project=project)
+    if backend:
+        runs = runs.filter(backend__name=backend)
+    return list(runs.order_by(*order).values_list("pk", flat=True)[offset : offset + limit])
 
 
 def run_verdicts(*, runs: list[Run]) -> dict[int, RunVerdict]:
@@ -160,7 +174,10 @@ def _baseline_id(project: Project) -> Subquery:
     )
     baselines = (
         default_branch_runs(project)
-        .filter(earlier, backend_id=OuterRef("backend_id"), complete=True)
+        # started_at__lte repeats ``earlier`` so the index seeks to the run, not scans from the
+        # newest (a page of runs from a year ago walked every run since).
+        .filter(earlier, started_at__lte=OuterRef("started_at"))
+        .filter(backend_id=OuterRef("backend_id"), complete=True)
         .order_by("-started_at", "-pk")
         .values("pk")[:1]
     )

@@ -54,11 +54,12 @@ def test_skip_reason_chart_and_runs_page_query_counts(xla_runs, django_assert_nu
     with django_assert_num_queries(3):  # no backend ran before the window
         chart = selectors.skip_reason_chart(project=xla_runs, days=28, top=2)
     assert [s.name for s in chart.series] == [CUDA, chart.series[1].name, "other (2 reasons)"]
-    # runs, their uploads, current runs, baselines' uploads; gaps opened, closed, unrun files
-    with django_assert_num_queries(7):
+    # the page's ids, runs, their uploads, current runs, baselines' uploads; gaps opened,
+    # closed, unrun files
+    with django_assert_num_queries(8):
         page = selectors.runs_page(project=xla_runs, per_page=5)
     assert len(page.rows) == 5 and page.has_next
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):  # projects, each day's last snapshot
         trends = selectors.score_trends(since=datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC))
     assert len(trends["pytorch-xla"]["cpu"]["score"]) == 2
 
