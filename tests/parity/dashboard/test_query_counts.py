@@ -40,8 +40,9 @@ PAGES = {
     # Project, backend choices; 2 x (count, rows, issues); their files' owners; where else
     # the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
     "gaps": (f"{P}/gaps/", 13),
-    # Project, backend choices (twice: the form unbound, then bound); the sorted ids; then per
-    # 2,000 of them the rows, their reasons' issues, files' owners and where else they fail.
+    # Project, backend choices (twice: the form unbound, then bound); the reasons' issues, the
+    # files' owners, whether a backend has variants, where the tests fail; the gaps, whatever
+    # their number.
     "gaps.csv": (f"{P}/gaps.csv?open=1", 8),
     # project; the import, its rules, the files' owners, open gaps per owner; has runs
     "owners": (f"{P}/owners/", 6),
