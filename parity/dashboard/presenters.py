@@ -5,7 +5,7 @@ them through ``parity.templatetags.parity_display``."""
 import datetime
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
 
 from django.urls import reverse
@@ -386,10 +386,13 @@ def run_state_words(state: str, status: str = "") -> str:
 
 
 def heatmap_cells(heatmap: Heatmap) -> Heatmap:
-    """The heatmap with each cell as drawn (``HeatCell``)."""
+    """The heatmap with each cell as drawn (``HeatCell``): its page's rows only."""
+    names = [f.name for f in fields(CellCounts)]  # not what a cell caches
     rows = [
         HeatRow(
-            name=row.name, cells=[HeatCell(**vars(cell)) for cell in row.cells], owners=row.owners
+            name=row.name,
+            cells=[HeatCell(**{n: getattr(cell, n) for n in names}) for cell in row.cells],
+            owners=row.owners,
         )
         for row in heatmap.rows
     ]

@@ -53,6 +53,9 @@ ALIGNED_GAPS_PER_PAGE = 100
 FAMILY_TESTS_SHOWN = 10
 # A file page's tests per page (a file of 250 parametrized tests is common).
 FILE_TESTS_PER_PAGE = 100
+# The heatmap's rows per page: a project of a thousand files and twenty backends drew every
+# cell on one page.
+HEATMAP_ROWS_PER_PAGE = 100
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
 
@@ -114,6 +117,8 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         owner=query["owner"] or "",
         aligned=aligned,
         by=_by(request),
+        page=request.GET.get("page") or 1,
+        per_page=HEATMAP_ROWS_PER_PAGE,
     )
     # By family: each family's tests failing on the most of its variants, under the table.
     spread = [
