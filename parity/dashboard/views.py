@@ -144,14 +144,15 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
     if not form.is_valid():
         return redirect("project", slug=project.slug)
     grid = selectors.file_grid(
-        project=project, file=form.cleaned_data["path"], backend=form.cleaned_data["backend"]
+        project=project,
+        file=form.cleaned_data["path"],
+        backend=form.cleaned_data["backend"],
+        page=request.GET.get("page") or 1,
+        per_page=FILE_TESTS_PER_PAGE,
     )
-    if not grid.rows:
+    if not grid.tests:
         raise Http404(f"No test file '{grid.file}' in the current runs of {project.slug}.")
-    tests = Paginator(grid.rows, FILE_TESTS_PER_PAGE).get_page(request.GET.get("page"))
-    return _render_project(
-        request, project, "parity/file.html", tab="heatmap", grid=grid, tests=tests
-    )
+    return _render_project(request, project, "parity/file.html", tab="heatmap", grid=grid)
 
 
 @project_page

@@ -81,3 +81,59 @@ def test_heatmap_sort_and_filter_links_go_back_to_the_first_page(client, runs, m
 def test_a_heatmap_of_one_page_has_no_pager_and_filters_in_place(client, runs):
     html = text(client.get(f"{P}/"))
     assert 'id="heatmap-pager"' not in html and "data-paged" not in html
+
+
+MANY = "test/test_many.py"
+
+
+def file_rows(html: str) -> list[str]:
+    """The tests of a file page's grid, by name (not a backend's folded row)."""
+    return re.findall(r'<th scope="row"><a href="[^"]*">([^<]*)</a></th>', html)
+
+
+@pytest.fixture
+def many(upload_run, xla):
+    """A file of 45 tests: every one passes on cpu; tpu fails, skips, lacks or passes them;
+    neuron never ran the file."""
+    cpu = {f"{MANY}::TestM::test_{n:02}": "passed" for n in range(45)}
+    outcomes = ["passed", ("failed", "boom"), ("skipped", "not on tpu"), None]
+    tpu = {case: outcomes[n % 4] for n, case in enumerate(cpu) if outcomes[n % 4] is not None}
+    upload_run("cpu", cpu, day="2026-04-01")
+    upload_run("tpu", tpu, day="2026-04-01")
+    upload_run("neuron", {"test/other.py::TestO::test_o": "passed"}, day="2026-04-01")
+
+
+@pytest.mark.parametrize("backend", ["", "tpu", "cpu"])
+def test_a_files_pages_hold_every_test_once_in_order(client, many, monkeypatch, backend):
+    url = f"{P}/file/?path={MANY}" + (f"&backend={backend}" if backend else "")
+    whole = file_rows(text(client.get(url)))
+    assert len(whole) == 45 and len(set(whole)) == 45
+    monkeypatch.setattr(views, "FILE_TESTS_PER_PAGE", 10)
+    pages, visited = walk(client, url, read=file_rows, nav_id="file-pager")
+    assert [len(page) for page in pages] == [10, 10, 10, 10, 5]
+    assert [row for page in pages for row in page] == whole
+    assert all(f"backend={backend}" in url for url in visited[1:] if backend)
+
+
+def test_a_chosen_backends_worst_outcomes_come_first_across_pages(client, many, monkeypatch):
+    monkeypatch.setattr(views, "FILE_TESTS_PER_PAGE", 10)
+    url = f"{P}/file/?path={MANY}&backend=tpu"
+    words = []
+    for html in (text(client.get(url)), text(client.get(url + "&page=4"))):
+        words += re.findall(r'data-backend="tpu">.*?class="word[^"]*">([^<]*)<', html, re.S)
+    # failed first, then skipped, then missing, then passed: page 1 then page 4.
+    assert words[:10] == ["failed"] * 10 and words[-5:] == ["passed"] * 5
+
+
+def test_a_backend_that_never_ran_the_file_is_one_row_on_the_first_page(client, many, monkeypatch):
+    monkeypatch.setattr(views, "FILE_TESTS_PER_PAGE", 10)
+    first = text(client.get(f"{P}/file/?path={MANY}"))
+    assert "missing on neuron: 45 tests" in first
+    grid = first.split('id="file-grid"', 1)[1]
+    head, body = grid.split("</thead>", 1)
+    assert "neuron" not in head and body.split("<tr>", 1)[0].count('data-backend="neuron"') == 1
+    second = text(client.get(f"{P}/file/?path={MANY}&page=2"))
+    assert "missing on neuron" not in second and len(file_rows(second)) == 10
+    # The counts above the grid still count every test, on every backend.
+    summary = first.split('id="file-summary"', 1)[1].split("</table>", 1)[0]
+    assert re.search(r"not run</th>(<td[^>]*>\d+</td>){2}<td[^>]*>45</td>", summary)
