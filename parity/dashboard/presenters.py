@@ -399,6 +399,48 @@ def heatmap_cells(heatmap: Heatmap) -> Heatmap:
     return replace(heatmap, rows=rows)
 
 
+# --- A page of a list counted in SQL -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """Page ``number`` of a list of ``count`` read ``per_page`` at a time, ``shown`` of it here:
+    the pager of a list its selector cut (``LIMIT``/``OFFSET``), not a Django ``Paginator``."""
+
+    number: int
+    per_page: int
+    count: int
+    shown: int
+
+    @property
+    def start_index(self) -> int:
+        return (self.number - 1) * self.per_page + 1 if self.shown else 0
+
+    @property
+    def end_index(self) -> int:
+        return (self.number - 1) * self.per_page + self.shown
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.shown > 0 and self.end_index < self.count
+
+    @property
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+    @property
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    @property
+    def has_other_pages(self) -> bool:
+        return self.has_previous or self.has_next
+
+
 # --- The overview's sparklines ----------------------------------------------------------------
 # Inline SVG drawn here: three small lines do not need the charting library's bundle.
 

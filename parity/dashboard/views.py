@@ -368,12 +368,29 @@ def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
     form = PairQuery(request.GET, project=project)
     if not form.is_valid():
         return redirect("project-matrix", slug=project.slug)
+    pages = [_page_number(request.GET.get(name)) for name in ("page_a", "page_b")]
     pair = selectors.backend_pair(
-        project=project, a=form.cleaned_data["a"], b=form.cleaned_data["b"], limit=PAIR_TESTS_SHOWN
+        project=project,
+        a=form.cleaned_data["a"],
+        b=form.cleaned_data["b"],
+        limit=PAIR_TESTS_SHOWN,
+        offsets=((pages[0] - 1) * PAIR_TESTS_SHOWN, (pages[1] - 1) * PAIR_TESTS_SHOWN),
     )
+    lists = [
+        presenters.ListPage(number=page, per_page=PAIR_TESTS_SHOWN, count=count, shown=len(tests))
+        for page, count, tests in (
+            (pages[0], pair.passes_only_a_count, pair.passes_only_a),
+            (pages[1], pair.passes_only_b_count, pair.passes_only_b),
+        )
+    ]
     return _render_project(
-        request, project, "parity/matrix_pair.html", tab="matrix", pair=pair, shown=PAIR_TESTS_SHOWN
+        request, project, "parity/matrix_pair.html", tab="matrix", pair=pair, lists=lists
     )
+
+
+def _page_number(value: str | None) -> int:
+    """``?page=``-like: a whole number from 1, anything else 1."""
+    return int(value) if value and value.isdigit() and int(value) > 0 else 1
 
 
 @require_http_methods(["GET", "POST"])

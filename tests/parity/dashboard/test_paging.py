@@ -137,3 +137,35 @@ def test_a_backend_that_never_ran_the_file_is_one_row_on_the_first_page(client, 
     # The counts above the grid still count every test, on every backend.
     summary = first.split('id="file-summary"', 1)[1].split("</table>", 1)[0]
     assert re.search(r"not run</th>(<td[^>]*>\d+</td>){2}<td[^>]*>45</td>", summary)
+
+
+def pair_tests(section: str):
+    def read(html: str) -> list[str]:
+        body = html.split(f'id="{section}"', 1)[1].split("</section>", 1)[0]
+        return re.findall(r'<td class="test"><a href="[^"]*">([^<]*)</a>', body)
+
+    return read
+
+
+@pytest.mark.parametrize(
+    ("section", "nav"), [("passes-only-a", "pager-page_a"), ("passes-only-b", "pager-page_b")]
+)
+def test_a_pairs_lists_page_apart_and_hold_every_test_once(client, runs, monkeypatch, section, nav):
+    url = f"{P}/matrix/pair/?a=cpu&b=neuron"
+    if section == "passes-only-b":
+        url = f"{P}/matrix/pair/?a=neuron&b=cpu"
+    whole = pair_tests(section)(text(client.get(url)))
+    assert len(whole) >= 2 and len(set(whole)) == len(whole)
+    monkeypatch.setattr(views, "PAIR_TESTS_SHOWN", 1)
+    pages, visited = walk(client, url, read=pair_tests(section), nav_id=nav)
+    assert [row for page in pages for row in page] == whole
+    assert all("a=" in url and "b=" in url for url in visited)
+    # The other list stays on its first page meanwhile.
+    other = "passes-only-b" if section == "passes-only-a" else "passes-only-a"
+    last = text(client.get(visited[-1]))
+    assert pair_tests(other)(last) == pair_tests(other)(text(client.get(visited[0])))
+
+
+def test_a_pair_page_past_the_end_says_so(client, runs):
+    html = text(client.get(f"{P}/matrix/pair/?a=cpu&b=neuron&page_a=50"))
+    assert "No tests past 49 pages here" in html
