@@ -163,7 +163,9 @@ def heat_cell(context, cell, row, heatmap, file_url: str) -> SafeString:
         href = f"?{query.urlencode()}"
     else:
         href = f"{file_url}?path={quote(row.name, safe='/')}&backend={cell.worst or cell.backend}"
-    marks = format_html(' data-pending="{}"', cell.pending) if cell.pending else ""
+    marks = SafeString("")
+    if cell.pending:
+        marks += format_html(' data-pending="{}"', cell.pending)
     if cell.run_state:
         marks += format_html(' data-run-state="{}"', cell.run_state)
     failing = ""
