@@ -8,7 +8,15 @@ from functools import cached_property
 from django.core.paginator import Page, Paginator
 
 from parity.models import Project
-from parity.pure.scores import DEFAULT, Counts, Definition, Scores, counted_gaps, scores
+from parity.pure.scores import (
+    DEFAULT,
+    Counts,
+    Definition,
+    Scores,
+    counted_gaps,
+    score,
+    scores,
+)
 from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_counts
 from parity.selectors.families import BY_FAMILY, BY_VARIANT, Families, families_named
 from parity.selectors.fragments import (
@@ -74,25 +82,27 @@ class CellCounts:
         """Passing tests / the row's tests known on this backend; None when it has none."""
         return self.passed / self.total if self.total else None
 
-    @cached_property  # a sort asks each cell several times
+    @property
     def scores(self) -> Scores | None:
         """Of the tests the reference passes, the share that pass here, without the intended
         gaps (the headline) and with them (``parity.pure.scores``); None when the reference
         passes none of the row's tests (then nothing here is a gap) and on the reference."""
+        counts = self._counts
+        return scores(counts, self.definition) if counts is not None else None
+
+    @cached_property  # a sort asks each cell several times, and needs no raw score
+    def parity(self) -> float | None:
+        """The headline score of ``scores``: None also when every gap compared is intended."""
+        counts = self._counts
+        return score(counts, self.definition) if counts is not None else None
+
+    @property
+    def _counts(self) -> Counts | None:
         compared = self.compared
         if self.is_reference or not compared:
             return None
         passing = max(compared - self.gaps, 0)
-        return scores(
-            Counts(passing=passing, compared=compared, intended=self.intended),
-            self.definition,
-        )
-
-    @property
-    def parity(self) -> float | None:
-        """The headline score of ``scores``: None also when every gap compared is intended."""
-        found = self.scores
-        return found.headline if found else None
+        return Counts(passing=passing, compared=compared, intended=self.intended)
 
     @property
     def counted_gaps(self) -> int:
