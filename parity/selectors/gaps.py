@@ -263,10 +263,11 @@ def gaps_page(
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
     first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
-    ``intended``, ``tracked_closed``, ``file``, ``reason``, ``owner``. Three queries a page:
-    its count, its rows, their reasons' issues; one for both pages' files' code owners (each
-    gap gets ``file_owners``); one for how the files of crashed, timed out, empty or unrun gaps
-    ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``); and
+    ``intended``, ``tracked_closed``, ``file``, ``reason``, ``owner``. Four queries a page:
+    its count, its ids, its rows, their reasons' issues; one for both pages' files' code owners
+    (each gap gets ``file_owners``); one for how the files of crashed, timed out, empty or
+    unrun gaps ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``);
+    and
     without ``open_any_age``, one count of the open gaps of any age (``open_total``); one for
     where else the open gaps' tests fail (two when one is a variant's) (each gets ``also_failing``,
     ``parity.selectors.families.AlsoFailing``)."""
@@ -299,6 +300,11 @@ def _unrun_attach(project: Project, gaps: list[Gap]) -> None:
 
 
 def _page(gaps: QuerySet[Gap], number: int, per_page: int) -> Page:
-    page = Paginator(gaps, per_page).get_page(number)
-    page.object_list = list(page.object_list)  # read once, with its prefetches
+    """Page ``number`` of ``gaps``: its ids sorted and cut first, then its rows whole by id.
+    Sorting every open gap with the rows it selects carried each one's test, reason and triage
+    through the joins and the sort for a page of 50."""
+    page = Paginator(gaps.values_list("pk", flat=True), per_page).get_page(number)
+    ids = list(page.object_list)
+    found = {gap.pk: gap for gap in gaps.filter(pk__in=ids).order_by()} if ids else {}
+    page.object_list = [found[pk] for pk in ids if pk in found]  # one closed since drops out
     return page

@@ -37,9 +37,9 @@ PAGES = {
     # Project, backend choices x2; 3 for the queue (the groups, the file rules), 2 for its
     # groups' owners; has runs
     "queue": (f"{P}/queue/", 9),
-    # Project, backend choices; 2 x (count, rows, issues); their files' owners; where else
-    # the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
-    "gaps": (f"{P}/gaps/", 13),
+    # Project, backend choices; 2 x (count, ids, rows, issues); their files' owners; where
+    # else the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
+    "gaps": (f"{P}/gaps/", 15),
     # Project, backend choices (twice: the form unbound, then bound); the reasons' issues, the
     # files' owners, whether a backend has variants, where the tests fail; the gaps, whatever
     # their number.
