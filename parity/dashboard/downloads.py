@@ -5,6 +5,7 @@ list of open gaps as filtered and sorted, every page of it. A spreadsheet opens 
 are."""
 
 import csv
+import io
 from collections.abc import Iterable, Iterator
 
 from django.http import HttpRequest, HttpResponse
@@ -13,10 +14,9 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from parity import selectors
-from parity.dashboard import presenters
 from parity.dashboard.forms import PairQuery
 from parity.dashboard.views import gaps_query
-from parity.models import Gap, Project
+from parity.models import Project
 from parity.web.access import project_page
 
 MATRIX_COLUMNS = (
@@ -132,41 +132,21 @@ def gaps_csv(request: HttpRequest, project: Project) -> HttpResponse:
     return _csv(f"{project.slug}-gaps.csv", GAP_COLUMNS, _gap_rows(project, gaps))
 
 
-# Gaps read a batch at a time: the owners and other failures of a batch come in one query each.
-GAPS_BATCH = 2000
-
-
 def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
-    """The rows: the sorted ids first (a number per gap), then the gaps a batch at a time by id.
-    Not a server-side cursor: behind a transaction pooler one cannot outlive its transaction,
-    and the response is written after the view returns (docs/operations.md, "Behind
-    PgBouncer"). Not pages by key either: the sorts are on joined columns no index serves, so
-    each page would sort every open gap again."""
-    ids = list(gaps.values_list("pk", flat=True))
-    for start in range(0, len(ids), GAPS_BATCH):
-        wanted = ids[start : start + GAPS_BATCH]
-        found = {gap.pk: gap for gap in gaps.filter(pk__in=wanted).order_by()}
-        batch = [found[pk] for pk in wanted if pk in found]  # a gap closed since drops out
-        selectors.gaps_owners_attach(batch, project=project)
-        selectors.gaps_also_failing_attach(batch, project=project)
-        yield from (_gap_row(gap) for gap in batch)
-
-
-def _gap_row(gap: Gap) -> tuple:
-    issues = selectors.issue_infos(reason=gap.reason, triage=gap.triage)
-    tracking = "intended" if gap.intended else "tracked" if gap.tracked else "untracked"
-    return (
-        gap.backend.name,
-        presenters.test_id(gap.test),
-        gap.test.file,
-        gap.state,
-        gap.reason.text if gap.reason else "",
-        " ".join(dict.fromkeys(issue.ref for issue in issues)),
-        tracking,
-        gap.opened_at.date().isoformat(),
-        " ".join(gap.file_owners or ()),
-        " ".join(gap.also_failing.backends),
-    )
+    for line in selectors.open_gap_lines(project=project, gaps=gaps):
+        tracking = "intended" if line.intended else "tracked" if line.tracked else "untracked"
+        yield (
+            line.backend,
+            line.test,
+            line.file,
+            line.state,
+            line.reason,
+            " ".join(line.issues),
+            tracking,
+            line.opened_at.date().isoformat(),
+            " ".join(line.owners),
+            " ".join(line.also_failing),
+        )
 
 
 def _pair(request: HttpRequest, project: Project) -> selectors.PairLists | None:
@@ -183,11 +163,14 @@ def _ratio(value: float | None) -> str:
 
 
 def _csv(filename: str, header: Iterable[str], rows: Iterable[Iterable]) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    writer = csv.writer(response)
+    # Written to a string, then set once: a write per row into the response encodes each row
+    # apart.
+    text = io.StringIO()
+    writer = csv.writer(text)
     writer.writerow(header)
     writer.writerows([_safe(value) for value in row] for row in rows)
+    response = HttpResponse(text.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 

@@ -5,7 +5,7 @@ them through ``parity.templatetags.parity_display``."""
 import datetime
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
 
 from django.urls import reverse
@@ -386,14 +386,59 @@ def run_state_words(state: str, status: str = "") -> str:
 
 
 def heatmap_cells(heatmap: Heatmap) -> Heatmap:
-    """The heatmap with each cell as drawn (``HeatCell``)."""
+    """The heatmap with each cell as drawn (``HeatCell``): its page's rows only."""
+    names = [f.name for f in fields(CellCounts)]  # not what a cell caches
     rows = [
         HeatRow(
-            name=row.name, cells=[HeatCell(**vars(cell)) for cell in row.cells], owners=row.owners
+            name=row.name,
+            cells=[HeatCell(**{n: getattr(cell, n) for n in names}) for cell in row.cells],
+            owners=row.owners,
         )
         for row in heatmap.rows
     ]
     return replace(heatmap, rows=rows)
+
+
+# --- A page of a list counted in SQL -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """Page ``number`` of a list of ``count`` read ``per_page`` at a time, ``shown`` of it here:
+    the pager of a list its selector cut (``LIMIT``/``OFFSET``), not a Django ``Paginator``."""
+
+    number: int
+    per_page: int
+    count: int
+    shown: int
+
+    @property
+    def start_index(self) -> int:
+        return (self.number - 1) * self.per_page + 1 if self.shown else 0
+
+    @property
+    def end_index(self) -> int:
+        return (self.number - 1) * self.per_page + self.shown
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.shown > 0 and self.end_index < self.count
+
+    @property
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+    @property
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    @property
+    def has_other_pages(self) -> bool:
+        return self.has_previous or self.has_next
 
 
 # --- The overview's sparklines ----------------------------------------------------------------

@@ -18,8 +18,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
 | ``p/<slug>/owners/`` (code owners)        | ``owners_summary``                        |
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
-| ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``,                     |
-|                                           | ``gaps_also_failing_attach``              |
+| ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``, ``open_gap_lines``  |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
@@ -73,6 +72,7 @@ from parity.selectors.gaps import (
     gaps_list,
     gaps_page,
     gaps_window,
+    open_gap_lines,
     open_gaps_sorted,
 )
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
@@ -162,6 +162,7 @@ __all__ = [
     "gaps_list",
     "gaps_window",
     "gaps_page",
+    "open_gap_lines",
     "open_gaps_sorted",
     "heatmap",
     "Aligned",

@@ -14,6 +14,7 @@ project's score counts intended gaps.
 | ``families_failing``      | the overview's "n tests fail on every arch"     | 1, any projects |
 | ``family_tests``          | one family's tests by how many variants fail    | 2           |
 | ``gaps_also_failing_attach`` | a page of gaps: where else each test fails | 1, 2 with variants |
+| ``failing_on``            | the same for a whole list (the gaps CSV)        | 1, 2 with variants |
 """
 
 from collections import defaultdict
@@ -310,14 +311,29 @@ def also_failing(
 _BACKENDS_WITH_RUNS = Count("state", filter=Q(state__current_run__isnull=False))
 
 
-def gaps_also_failing_attach(gaps: list[Gap], *, project: Project) -> None:
-    """Give each gap (of one project; a page or a batch of a list) ``also_failing``, an
-    ``AlsoFailing``. One query, the scored open gaps on the gaps' tests (bounded by the page),
-    and one more when a gap is a variant's: its family's variants with a current run."""
-    if not gaps:
-        return
+@dataclass(frozen=True)
+class FailingOn:
+    """Where a list's tests fail (``failing_on``): ``also`` answers for one of its gaps."""
+
+    failing: dict[int, set[str]]  # test id -> the backends failing it
+    families: Families
+    compared: set[str]  # backends with a current run (read only when variants matter)
+
+    def also(self, *, backend: str, test_id: int) -> AlsoFailing:
+        return also_failing(
+            backend=backend,
+            failing=self.failing.get(test_id, ()),
+            families=self.families,
+            compared=self.compared,
+        )
+
+
+def failing_on(*, project: Project, tests, variants: bool) -> FailingOn:
+    """The backends failing each of ``tests`` (ids, or a subquery of them), and with
+    ``variants`` (some gap listed is a variant's) the backends with a current run. One query,
+    two with ``variants``."""
     open_gaps = scored_gaps(
-        Gap.objects.filter(project=project, test_id__in={g.test_id for g in gaps}),
+        Gap.objects.filter(project=project, test_id__in=tests),
         counts_intended=project.score_counts_intended,
     ).values_list("test_id", "backend__name", "backend__family__name")
     failing: dict[int, set[str]] = defaultdict(set)
@@ -326,7 +342,7 @@ def gaps_also_failing_attach(gaps: list[Gap], *, project: Project) -> None:
         failing[test_id].add(backend)
         pairs[backend] = family or ""
     compared: set[str] = set()
-    if any(g.backend.family_id for g in gaps):
+    if variants:
         backends = (
             Backend.objects.filter(project=project)
             .only("pk", "name", "family_id")
@@ -337,11 +353,19 @@ def gaps_also_failing_attach(gaps: list[Gap], *, project: Project) -> None:
         pairs.update(
             (b.name, named[b.family_id].name if b.family_id else "") for b in named.values()
         )
-    families = families_named(pairs.items())
+    return FailingOn(failing=failing, families=families_named(pairs.items()), compared=compared)
+
+
+def gaps_also_failing_attach(gaps: list[Gap], *, project: Project) -> None:
+    """Give each gap (of one project; a page of a list) ``also_failing``, an ``AlsoFailing``.
+    One query, the scored open gaps on the gaps' tests (bounded by the page), and one more when
+    a gap is a variant's: its family's variants with a current run."""
+    if not gaps:
+        return
+    found = failing_on(
+        project=project,
+        tests={g.test_id for g in gaps},
+        variants=any(g.backend.family_id for g in gaps),
+    )
     for gap in gaps:
-        gap.also_failing = also_failing(
-            backend=gap.backend.name,
-            failing=failing[gap.test_id],
-            families=families,
-            compared=compared,
-        )
+        gap.also_failing = found.also(backend=gap.backend.name, test_id=gap.test_id)

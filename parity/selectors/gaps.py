@@ -3,18 +3,21 @@ closed since a date) and the gaps page (new since a day and still open, fixed si
 page of each)."""
 
 import datetime
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 
 from parity.definitions import INFRA_STATES, untracked_q
-from parity.models import Backend, Gap, GapState, Project
+from parity.models import Backend, Gap, GapState, Project, Reason
+from parity.pure.normalize import display_id
 from parity.pure.skip_rules import NO_REASON
+from parity.read_replica import read_cursor
 from parity.selectors.classification import UNCATEGORIZED_LABEL
-from parity.selectors.families import gaps_also_failing_attach
+from parity.selectors.families import failing_on, gaps_also_failing_attach
 from parity.selectors.fragments import sort_order
-from parity.selectors.owners import gaps_owned, gaps_owners_attach
+from parity.selectors.owners import files_owners, gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
 
 # States whose gaps say why their file gave no result (run health's); the page shows how its
@@ -150,6 +153,95 @@ def open_gaps_sorted(
     return sort, gaps_list(project=project, since=since, **filters).order_by(*order)
 
 
+@dataclass(frozen=True, slots=True)
+class GapLine:
+    """An open gap as a list written whole shows it (the gaps CSV): values, not models."""
+
+    backend: str
+    test: str  # its real ID (``display_id``)
+    file: str
+    state: str
+    reason: str  # "" for none
+    issues: list[str]  # where it is tracked: its reason's issues, then its triage's (URL or key)
+    intended: bool
+    tracked: bool
+    opened_at: datetime.datetime
+    owners: list[str]  # its file's code owners
+    also_failing: list[str]  # the other backends failing its test, its family's first
+
+
+# Read as values: a model per gap and per row it selects (325k objects for 102k open gaps)
+# was most of the CSV's time.
+_LINE_FIELDS = (
+    "backend__name",
+    "test_id",
+    "test__file",
+    "test__class_name",
+    "test__name",
+    "state",
+    "reason_id",
+    "reason__text",
+    "triage__issue__key",
+    "triage__issue__url",
+    "intended",
+    "tracked",
+    "opened_at",
+)
+LINES_FETCHED = 2000  # rows turned into Python objects at a time
+
+
+def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine]:
+    """``gaps`` (``open_gaps_sorted``'s, in its order) as ``GapLine``s. Four queries for any
+    length (five when a backend has variants): the gaps, their reasons' issues, the files'
+    owners, where their tests fail. Read by a plain cursor a batch at a time: Postgres sends
+    the result whole (about the CSV's size) and Python holds one batch of rows; a server-side
+    cursor would not survive a transaction pooler (docs/operations.md, "Behind PgBouncer")."""
+    issues = _reason_issue_refs(project)
+    owners = files_owners(project=project)
+    variants = Backend.objects.filter(project=project, family__isnull=False).exists()
+    failing = failing_on(project=project, tests=gaps.values("test_id"), variants=variants)
+    sql, params = gaps.values_list(*_LINE_FIELDS).query.sql_with_params()
+    with read_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(LINES_FETCHED):
+            for row in rows:
+                yield _line(row, issues=issues, owners=owners, failing=failing)
+
+
+def _line(row: tuple, *, issues: dict, owners: dict, failing) -> GapLine:
+    backend, test_id, file, class_name, name, state, reason_id, reason = row[:8]
+    issue_key, issue_url, intended, tracked, opened_at = row[8:]
+    cited = issues.get(reason_id, {})
+    refs = list(cited.values())
+    if issue_key is not None and issue_key not in cited:
+        refs.append(issue_url or issue_key)
+    return GapLine(
+        backend=backend,
+        test=display_id(file, class_name, name),
+        file=file,
+        state=state,
+        reason=reason or "",
+        issues=list(dict.fromkeys(refs)),
+        intended=intended,
+        tracked=tracked,
+        opened_at=opened_at,
+        owners=owners.get(file, []),
+        also_failing=failing.also(backend=backend, test_id=test_id).backends,
+    )
+
+
+def _reason_issue_refs(project: Project) -> dict[int, dict[str, str]]:
+    """Per reason of the project citing issues, each issue's key -> its reference (URL, else
+    key), by key as ``issue_infos`` lists them."""
+    links = Reason.issues.through.objects.filter(reason__project=project).values_list(
+        "reason_id", "trackingissue__key", "trackingissue__url"
+    )
+    refs: dict[int, dict[str, str]] = {}
+    for reason_id, key, url in sorted(links, key=lambda link: link[1]):
+        refs.setdefault(reason_id, {})[key] = url or key
+    return refs
+
+
 def _category_q(label: str) -> Q:
     """The gaps whose reason has the category labelled ``label`` (``skip_categories_current``)."""
     if label == NO_REASON.category:
@@ -171,10 +263,11 @@ def gaps_page(
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
     first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
-    ``intended``, ``tracked_closed``, ``file``, ``reason``, ``owner``. Three queries a page:
-    its count, its rows, their reasons' issues; one for both pages' files' code owners (each
-    gap gets ``file_owners``); one for how the files of crashed, timed out, empty or unrun gaps
-    ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``); and
+    ``intended``, ``tracked_closed``, ``file``, ``reason``, ``owner``. Four queries a page:
+    its count, its ids, its rows, their reasons' issues; one for both pages' files' code owners
+    (each gap gets ``file_owners``); one for how the files of crashed, timed out, empty or
+    unrun gaps ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``);
+    and
     without ``open_any_age``, one count of the open gaps of any age (``open_total``); one for
     where else the open gaps' tests fail (two when one is a variant's) (each gets ``also_failing``,
     ``parity.selectors.families.AlsoFailing``)."""
@@ -207,6 +300,11 @@ def _unrun_attach(project: Project, gaps: list[Gap]) -> None:
 
 
 def _page(gaps: QuerySet[Gap], number: int, per_page: int) -> Page:
-    page = Paginator(gaps, per_page).get_page(number)
-    page.object_list = list(page.object_list)  # read once, with its prefetches
+    """Page ``number`` of ``gaps``: its ids sorted and cut first, then its rows whole by id.
+    Sorting every open gap with the rows it selects carried each one's test, reason and triage
+    through the joins and the sort for a page of 50."""
+    page = Paginator(gaps.values_list("pk", flat=True), per_page).get_page(number)
+    ids = list(page.object_list)
+    found = {gap.pk: gap for gap in gaps.filter(pk__in=ids).order_by()} if ids else {}
+    page.object_list = [found[pk] for pk in ids if pk in found]  # one closed since drops out
     return page

@@ -3,9 +3,20 @@
 reference. Colours and labels are the dashboard's (``parity.dashboard.presenters``)."""
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from django.core.paginator import Page, Paginator
 
 from parity.models import Project
-from parity.pure.scores import DEFAULT, Counts, Definition, Scores, counted_gaps, scores
+from parity.pure.scores import (
+    DEFAULT,
+    Counts,
+    Definition,
+    Scores,
+    counted_gaps,
+    score,
+    scores,
+)
 from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_counts
 from parity.selectors.families import BY_FAMILY, BY_VARIANT, Families, families_named
 from parity.selectors.fragments import (
@@ -76,20 +87,22 @@ class CellCounts:
         """Of the tests the reference passes, the share that pass here, without the intended
         gaps (the headline) and with them (``parity.pure.scores``); None when the reference
         passes none of the row's tests (then nothing here is a gap) and on the reference."""
+        counts = self._counts
+        return scores(counts, self.definition) if counts is not None else None
+
+    @cached_property  # a sort asks each cell several times, and needs no raw score
+    def parity(self) -> float | None:
+        """The headline score of ``scores``: None also when every gap compared is intended."""
+        counts = self._counts
+        return score(counts, self.definition) if counts is not None else None
+
+    @property
+    def _counts(self) -> Counts | None:
         compared = self.compared
         if self.is_reference or not compared:
             return None
         passing = max(compared - self.gaps, 0)
-        return scores(
-            Counts(passing=passing, compared=compared, intended=self.intended),
-            self.definition,
-        )
-
-    @property
-    def parity(self) -> float | None:
-        """The headline score of ``scores``: None also when every gap compared is intended."""
-        found = self.scores
-        return found.headline if found else None
+        return Counts(passing=passing, compared=compared, intended=self.intended)
 
     @property
     def counted_gaps(self) -> int:
@@ -142,6 +155,13 @@ class Heatmap:
     # Every backend with its own numbers (the summary cards above the table), whatever ``by``.
     cards: list[BackendParity] = field(default_factory=list)
     family_names: tuple[str, ...] = ()  # the columns that are families (``by`` "family")
+    # The page of the sorted, filtered rows that ``rows`` holds (None: every row).
+    pager: Page | None = None
+
+    @property
+    def matched(self) -> int:
+        """The rows the name filter keeps, on every page."""
+        return self.pager.paginator.count if self.pager is not None else len(self.rows)
 
     @property
     def sort_param(self) -> str:
@@ -161,13 +181,16 @@ def heatmap(
     owner: str = "",
     aligned: Aligned | None = None,
     by: str = BY_VARIANT,
+    page: int | str = 1,
+    per_page: int | None = None,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
     ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Five queries
     (four for folders, one more when a test is pending somewhere). With ``aligned`` (the
     view ``parity.result_reads.aligned_view`` read with its cells), each backend at its aligned
-    commit."""
+    commit. With ``per_page``, ``rows`` holds page ``page`` of them (``pager``): every row is
+    counted and sorted, and only a page's are drawn."""
     owner = owner_clean(owner)
     folder = folder_clean(folder)
     by_dir = folders and not folder
@@ -224,9 +247,12 @@ def heatmap(
     sort = sort.removeprefix("-")
     if sort not in names and sort not in HEATMAP_SORTS:
         sort, reverse = "worst", False
+    rows = _sorted(rows, sort=sort, reverse=reverse, names=names, reference=reference)
+    pager = Paginator(rows, per_page).get_page(page) if per_page else None
     return Heatmap(
         backends=backends,
-        rows=_sorted(rows, sort=sort, reverse=reverse, names=names, reference=reference),
+        rows=list(pager.object_list) if pager is not None else rows,
+        pager=pager,
         total_rows=total,
         folders=by_dir,
         folder=folder,

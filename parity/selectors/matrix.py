@@ -278,9 +278,12 @@ class PairLists:
     passes_only_b_count: int
 
 
-def backend_pair(*, project: Project, a: str, b: str, limit: int | None = None) -> PairLists:
+def backend_pair(
+    *, project: Project, a: str, b: str, limit: int | None = None, offsets: tuple[int, int] = (0, 0)
+) -> PairLists:
     """Files on one backend of the pair and not the other, and tests passing on one and not the
-    other (at most ``limit`` of each, all when None). Three queries: backends, files, tests."""
+    other (at most ``limit`` of each, all when None, after the first ``offsets`` of a's list and
+    of b's: a page of each). Three queries: backends, files, tests."""
     ids = {name: pk for pk, name in backend_names(project).items()}
     pk_a, pk_b = ids[a], ids[b]
     files: dict[int, set[str]] = {pk_a: set(), pk_b: set()}
@@ -291,7 +294,7 @@ def backend_pair(*, project: Project, a: str, b: str, limit: int | None = None) 
     )
     for backend_id, file in present:
         files[backend_id].add(file)
-    passing, counts = _passing_on_one(project, pk_a, pk_b, limit)
+    passing, counts = _passing_on_one(project, pk_a, pk_b, limit, offsets)
     return PairLists(
         a=a,
         b=b,
@@ -330,6 +333,7 @@ _PASSING_ON_ONE = model_sql(
         WHERE c.backend_id = pair.backend_id
         ORDER BY t.key
         LIMIT %(limit)s
+        OFFSET CASE WHEN pair.backend_id = %(a)s THEN %(offset_a)s ELSE %(offset_b)s END
     ) l
     """,
     current=CurrentOutcome,
@@ -339,13 +343,14 @@ _PASSING_ON_ONE = model_sql(
 
 
 def _passing_on_one(
-    project: Project, a: int, b: int, limit: int | None
+    project: Project, a: int, b: int, limit: int | None, offsets: tuple[int, int]
 ) -> tuple[dict[int, list[TestGap]], Counter]:
-    """Per backend of the pair, its first ``limit`` tests passing there and not on the other,
-    and how many there are in all."""
+    """Per backend of the pair, its ``limit`` tests passing there and not on the other after
+    its offset, and how many there are in all (0 past its last)."""
     found: dict[int, list[TestGap]] = {a: [], b: []}
     counts: Counter = Counter({a: 0, b: 0})
     params = {"project": project.pk, "a": a, "b": b, "passed": Outcome.PASSED, "limit": limit}
+    params.update(offset_a=offsets[0], offset_b=offsets[1])
     with read_cursor() as cursor:
         cursor.execute(_PASSING_ON_ONE, params)
         for backend_id, pk, file, class_name, name, there, reason, total in cursor:

@@ -8,12 +8,15 @@
 ``{{ reason.disposition|disposition }}``,
 ``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``,
 ``{{ n|variant_noun:project.variant_keys }}``, ``{{ family|family_new_gaps:variant_keys }}``;
-and seven tags,
+and eight tags,
 ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
-``{% outcome_cell cell %}``, ``{% sparkline trends project backend days %}``,
+``{% outcome_cell cell %}``, ``{% heat_cell cell row heatmap file_url %}``,
+``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
 ``{% triage_form_state gap_id test_id reason_id file backend as state %}``."""
+
+from urllib.parse import quote
 
 from django import template
 from django.utils.html import format_html, format_html_join
@@ -144,6 +147,48 @@ def outcome_cell(cell, hide_gap: bool = False) -> SafeString:
     if cell.gap and not hide_gap:
         html += _gap_html(cell.gap)
     return mark_safe(html)
+
+
+@register.simple_tag(takes_context=True)
+def heat_cell(context, cell, row, heatmap, file_url: str) -> SafeString:
+    """A heatmap cell (a ``presenters.HeatCell`` of ``row``), its link and hover text: a
+    Python tag, not template markup, since a page draws thousands of them. A folder's cell
+    opens that folder sorted by its backend; a file's, the file page on its backend (a
+    family's worst variant)."""
+    if heatmap.folders:
+        query = context["request"].GET.copy()
+        for name in ("dir", "q", "page"):
+            query.pop(name, None)
+        query["folder"], query["sort"] = row.name, cell.backend
+        href = f"?{query.urlencode()}"
+    else:
+        href = f"{file_url}?path={quote(row.name, safe='/')}&backend={cell.worst or cell.backend}"
+    marks = SafeString("")
+    if cell.pending:
+        marks += format_html(' data-pending="{}"', cell.pending)
+    if cell.run_state:
+        marks += format_html(' data-run-state="{}"', cell.run_state)
+    failing = ""
+    if cell.variants_failing:
+        noun = presenters.variant_noun(context["project"].variant_keys, cell.variants)
+        failing = format_html(
+            ' <span class="variants-failing">on {} of {} {}</span>',
+            cell.variants_failing,
+            cell.variants,
+            noun,
+        )
+    return format_html(
+        '<td class="{}" data-backend="{}"{}><a href="{}" title="{} · {}: {}">{}{}</a></td>',
+        cell.css,
+        cell.backend,
+        marks,
+        href,
+        cell.backend,
+        row.name,
+        cell.counts_text,
+        cell.label,
+        failing,
+    )
 
 
 _NO_REASON = '<span class="reason" title=""><span class="muted">no reason given</span></span>'

@@ -1,11 +1,13 @@
 // Heatmap: filter rows by name as the user types, and keep the filter in the URL (?q=) so the
 // link can be shared. The server applies the same filter when the page is opened with ?q=.
+// When the rows span several pages, this page holds only some of them: Enter sends the filter
+// to the server (the form's GET), which filters every page.
 (function () {
   "use strict";
   var input = document.getElementById("heatmap-q");
   var table = document.getElementById("heatmap");
   var form = document.getElementById("heatmap-filter");
-  if (!input || !table) return;
+  if (!input || !table || table.hasAttribute("data-paged")) return;
   var rows = Array.prototype.slice.call(table.tBodies[0].rows);
   var count = document.getElementById("heatmap-count");
   var none = document.getElementById("heatmap-none");

@@ -28,7 +28,7 @@ PAGES = {
     # project; backends, file cells, files' owners; names, pairs, 2 SETs, rows, triage,
     # numbers, cells; has runs
     "heatmap aligned": (f"{P}/?aligned=1", 13),
-    "file": (f"{P}/file/?path={A}&backend=tpu", 9),  # project; 7 for the grid; has runs
+    "file": (f"{P}/file/?path={A}&backend=tpu", 10),  # project; 8 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 9),  # project, test; 6 for the page (its owners); has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     # Project, backend choices; 6 rows; skips and gaps per category; has runs
@@ -37,11 +37,12 @@ PAGES = {
     # Project, backend choices x2; 3 for the queue (the groups, the file rules), 2 for its
     # groups' owners; has runs
     "queue": (f"{P}/queue/", 9),
-    # Project, backend choices; 2 x (count, rows, issues); their files' owners; where else
-    # the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
-    "gaps": (f"{P}/gaps/", 13),
-    # Project, backend choices (twice: the form unbound, then bound); the sorted ids; then per
-    # 2,000 of them the rows, their reasons' issues, files' owners and where else they fail.
+    # Project, backend choices; 2 x (count, ids, rows, issues); their files' owners; where
+    # else the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
+    "gaps": (f"{P}/gaps/", 15),
+    # Project, backend choices (twice: the form unbound, then bound); the reasons' issues, the
+    # files' owners, whether a backend has variants, where the tests fail; the gaps, whatever
+    # their number.
     "gaps.csv": (f"{P}/gaps.csv?open=1", 8),
     # project; the import, its rules, the files' owners, open gaps per owner; has runs
     "owners": (f"{P}/owners/", 6),

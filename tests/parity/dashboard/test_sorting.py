@@ -8,8 +8,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from parity.dashboard import downloads
 from parity.models import Gap, GapState
+from parity.selectors import gaps as gaps_selectors
 from tests.parity.dashboard.conftest import text
 from tests.parity.dashboard.test_views import cells, rows
 
@@ -80,7 +80,7 @@ def test_the_gaps_csv_is_the_list_as_filtered_and_sorted_every_page(client, runs
 @pytest.mark.parametrize("sort", ["-opened", "reason", "-reason", "test"])
 def test_the_gaps_csv_read_in_batches_keeps_the_order(client, runs, monkeypatch, sort):
     whole = client.get(f"{P}/gaps.csv?open=1&sort={sort}").content.decode()
-    monkeypatch.setattr(downloads, "GAPS_BATCH", 2)
+    monkeypatch.setattr(gaps_selectors, "LINES_FETCHED", 2)
     batched = client.get(f"{P}/gaps.csv?open=1&sort={sort}").content.decode()
     assert batched == whole and len(whole.splitlines()) > 5
 

@@ -975,8 +975,12 @@ def test_a_file_a_backend_never_ran_is_one_row_there(client, runs, upload_run):
     assert len(grid) == 1 and "missing on neuron: 4 tests" in grid[0]
     assert "none is in its current run" in grid[0]
     every = text(client.get(f"{P}/file/?path={B}"))
-    assert len(rows(every, "file-grid")) == 4  # each test, with every backend's outcome
-    assert "Missing on <strong>neuron</strong>: 4 tests" in every
+    # One row for neuron, then each test with the other backends' outcomes: no neuron column.
+    folded, *tests = rows(every, "file-grid")
+    assert "missing on neuron: 4 tests" in folded and "No column of its own" in folded
+    assert len(tests) == 4 and not any('data-backend="neuron"' in row for row in tests)
+    head = every.split('id="file-grid"', 1)[1].split("</thead>", 1)[0]
+    assert "neuron" not in head and "tpu" in head
 
 
 def test_a_files_tests_come_a_page_at_a_time(client, upload_run, xla):
