@@ -48,8 +48,9 @@ PAGES = {
     "owners": (f"{P}/owners/", 6),
     # project, backend choices x2; names, pairs, 2 SETs, rows, triage, gaps; has runs
     "gaps aligned": (f"{P}/gaps/?aligned=1", 11),
-    "runs": (f"{P}/runs/", 11),  # project, backend choices; runs, uploads, current,
-    # baselines' uploads; the verdicts: gaps opened, closed, unrun files; has runs
+    "runs": (f"{P}/runs/", 12),  # project, backend choices; the page's run ids, then its
+    # runs, uploads, current, baselines' uploads; the verdicts: gaps opened, closed, unrun
+    # files; has runs
     # Project, run; the verdict's baseline, its one statement (opened, counts, closed gaps,
     # what it lacks) after a SET LOCAL of its plan, the closed gaps' reasons and issues, the
     # baseline's upload files, current, uploads, their files; how its files ran (run
