@@ -86,5 +86,5 @@ def current_outcomes_refresh(*, backend: Backend, run: Run) -> int:
             tests = cursor.fetchone()[0]
         # Planned on the changes' statistics: a few rows are probed through the unique index.
         cursor.execute(_CHANGES_SQL, params)
-    presence_apply(project_id=run.project_id, backend_id=backend.pk)
+    presence_apply(backend_id=backend.pk)
     return tests

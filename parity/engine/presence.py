@@ -1,55 +1,49 @@
-"""``TestPresence``: per test, the backends whose current run has it and where it passes. A
-backend's move rewrites its membership in the rows of the tests whose outcome changed
-(``parity_outcome_changes``), so a nightly touches a few hundred rows and a first run its
-tests; a backend retired leaves every row.
+"""``PresenceBlock``: per backend and block of 64 test ids, the tests its current run has and
+those that pass there, as two 64-bit sets. A backend's move rewrites the blocks of the tests
+whose outcome changed (``parity_outcome_changes``): a nightly touches a few hundred rows, a
+first run a row per 64 of its tests; a backend retired loses its rows.
 
-**Invariant:** a test's row lists exactly the backends with a ``CurrentOutcome`` of it, and
-of those the ones whose outcome is passed (``tests/parity/engine/test_presence.py``)."""
+**Invariant:** bit ``t % 64`` of a backend's block ``t // 64`` is set in ``present`` exactly when
+the backend has a ``CurrentOutcome`` of test ``t``, and in ``passing`` when that outcome is
+passed (``tests/parity/engine/test_presence.py``)."""
 
 from django.db import connection
 
-from parity.models import Outcome, TestPresence
+from parity.models import Outcome, PresenceBlock
 from parity.models.sql import model_sql
 
-# Each changed test's row: the backend taken out of both lists, then put back where its new
-# outcome says (gone: nowhere). The lists stay sorted, so equal sets group together.
+# Each block's changed tests (``touched``) take their new membership: gone is neither present
+# nor passing. A block left empty is deleted.
 _APPLY = model_sql(
     """
-    INSERT INTO {presence} AS p (test_id, project_id, present, passing)
-    SELECT x.test_id, %(project)s,
-           CASE WHEN x.outcome IS NOT NULL THEN ARRAY[%(backend)s::bigint] ELSE '{{}}' END,
-           CASE WHEN x.outcome = %(passed)s THEN ARRAY[%(backend)s::bigint] ELSE '{{}}' END
-    FROM parity_outcome_changes x
-    ON CONFLICT (test_id) DO UPDATE SET
-        present = ARRAY(
-            SELECT b FROM unnest(array_remove(p.present, %(backend)s) || EXCLUDED.present) b
-            ORDER BY b
-        ),
-        passing = ARRAY(
-            SELECT b FROM unnest(array_remove(p.passing, %(backend)s) || EXCLUDED.passing) b
-            ORDER BY b
-        )
+    WITH d AS (
+        SELECT test_id >> 6 AS block,
+               bit_or(1::bigint << (test_id & 63)::int) AS touched,
+               bit_or(CASE WHEN outcome IS NOT NULL THEN 1::bigint << (test_id & 63)::int
+                           ELSE 0 END) AS present,
+               bit_or(CASE WHEN outcome = %(passed)s THEN 1::bigint << (test_id & 63)::int
+                           ELSE 0 END) AS passing
+        FROM parity_outcome_changes GROUP BY 1
+    )
+    MERGE INTO {block} AS p
+    USING d ON p.backend_id = %(backend)s AND p.block = d.block
+    WHEN MATCHED AND (p.present & ~d.touched) | d.present = 0 THEN DELETE
+    WHEN MATCHED THEN UPDATE SET present = (p.present & ~d.touched) | d.present,
+                                 passing = (p.passing & ~d.touched) | d.passing
+    WHEN NOT MATCHED AND d.present <> 0 THEN
+        INSERT (backend_id, block, present, passing)
+        VALUES (%(backend)s, d.block, d.present, d.passing)
     """,
-    presence=TestPresence,
-)
-_FORGET = model_sql(
-    """
-    UPDATE {presence}
-    SET present = array_remove(present, %(backend)s), passing = array_remove(passing, %(backend)s)
-    WHERE project_id = %(project)s AND %(backend)s = ANY(present)
-    """,
-    presence=TestPresence,
+    block=PresenceBlock,
 )
 
 
-def presence_apply(*, project_id: int, backend_id: int) -> None:
-    """The backend's changed outcomes (``parity_outcome_changes``) into the tests' rows."""
-    params = {"project": project_id, "backend": backend_id, "passed": Outcome.PASSED}
+def presence_apply(*, backend_id: int) -> None:
+    """The backend's changed outcomes (``parity_outcome_changes``) into its blocks."""
     with connection.cursor() as cursor:
-        cursor.execute(_APPLY, params)
+        cursor.execute(_APPLY, {"backend": backend_id, "passed": Outcome.PASSED})
 
 
-def presence_forget(*, project_id: int, backend_id: int) -> None:
-    """A backend left with no current outcome is on no test."""
-    with connection.cursor() as cursor:
-        cursor.execute(_FORGET, {"project": project_id, "backend": backend_id})
+def presence_forget(*, backend_id: int) -> None:
+    """A backend left with no current outcome has no test."""
+    PresenceBlock.objects.filter(backend_id=backend_id).delete()

@@ -255,7 +255,7 @@ def _state_retire(*, backend: Backend) -> None:
     to the roll-ups of one that never ran, so no page shows runs its project no longer
     compares. Its open gaps go with their events: gaps of those runs, never fixed. Its
     snapshots stay, the history of what was compared."""
-    presence_forget(project_id=backend.project_id, backend_id=backend.pk)
+    presence_forget(backend_id=backend.pk)
     for model in (CurrentOutcome, PendingTest, FileCell, BackendState):
         model.objects.filter(backend=backend).delete()
     Gap.objects.filter(backend=backend, closed_at__isnull=True).delete()

@@ -7,7 +7,6 @@ depends on the size of the current runs, not on the length of history (except th
 """
 
 from django.conf import settings
-from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
@@ -124,23 +123,22 @@ class CurrentOutcome(models.Model):
         return f"backend {self.backend_id} test {self.test_id}: {self.outcome}"
 
 
-class TestPresence(models.Model):
-    """Per test, the backends whose current run has it and those where it passes (their ids,
-    sorted): ``CurrentOutcome`` folded to a row a test, kept by the engine as it writes those
-    (``parity.engine.presence``). The backend matrix groups these rows, not a row per test
-    and backend: its cost stays with the tests as backends are added."""
+class PresenceBlock(models.Model):
+    """Which of 64 consecutive tests (ids ``block * 64`` on) a backend's current run has, and
+    which of those pass there: bit ``id % 64`` of ``present`` and of ``passing``.
+    ``CurrentOutcome`` folded to bitmaps, kept by the engine as it writes those
+    (``parity.engine.presence``). The backend matrix ANDs these bitmaps rather than group a row
+    per test and backend, and a backend's move rewrites only the blocks of the tests whose
+    outcome changed: a first run writes a row per 64 tests, not one per test."""
 
-    __test__ = False  # not a pytest test class
-
-    test = models.OneToOneField("TestCase", primary_key=True, **ROLLUP_KEY)
-    project = models.ForeignKey("Project", **ROLLUP_KEY)
-    # A deleted backend's id may linger until the test's next change: readers keep only the
-    # project's backends.
-    present = ArrayField(models.BigIntegerField(), default=list)
-    passing = ArrayField(models.BigIntegerField(), default=list)
+    pk = models.CompositePrimaryKey("backend", "block")
+    backend = models.ForeignKey("Backend", db_index=False, **ROLLUP_KEY)
+    block = models.BigIntegerField()
+    present = models.BigIntegerField()  # a 64-bit set: bit 63 makes it negative
+    passing = models.BigIntegerField()
 
     def __str__(self) -> str:
-        return f"test {self.test_id}: on {self.present}, passing on {self.passing}"
+        return f"backend {self.backend_id}, tests {self.block * 64}+: {self.present:#x}"
 
 
 class Triage(models.Model):

@@ -4,10 +4,10 @@ pass on one and not on the other; and, for one pair, the lists behind those numb
 from the roll-ups of the current runs: ``FileCell`` (a file is on a backend when its current run
 has a result in it) and ``CurrentOutcome`` (a test is on a backend when its current run has it).
 
-The matrix reads the tests grouped in Postgres by which backends have a test and which pass it
-(``TestPresence``, a row a test), so its cost does not grow with the number of pairs; a pair's
-lists read only the two backends' rows."""
+The matrix reads each backend's tests as bitmaps (``PresenceBlock``, 64 tests a row), so a pair's
+counts are a few integer ANDs; a pair's lists read only the two backends' rows."""
 
+import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import permutations
@@ -17,10 +17,10 @@ from parity.models import (
     CurrentOutcome,
     FileCell,
     Outcome,
+    PresenceBlock,
     Project,
     Reason,
     TestCase,
-    TestPresence,
 )
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id
@@ -97,16 +97,12 @@ class Matrix:
         return self.rows[self.backends.index(a)][self.backends.index(b)]
 
 
-# Tests grouped by which backends have them and which pass them, from ``TestPresence`` (a row
-# a test): grouping ``CurrentOutcome`` by test read a row per test and backend, and its cost grew
-# with the backends (bench/README.md).
-_TEST_GROUPS = model_sql(
-    """
-    SELECT present, passing, count(*) FROM {presence}
-    WHERE project_id = %(project)s AND present <> '{{}}'
-    GROUP BY present, passing
-    """,
-    presence=TestPresence,
+# Each backend's tests as 64-bit blocks (``PresenceBlock``): the page ANDs bitsets, and its cost
+# follows the tests, not a row per test and backend (grouping ``CurrentOutcome`` by test grew
+# with the backends: bench/README.md).
+_TEST_BLOCKS = model_sql(
+    "SELECT backend_id, block, present, passing FROM {block} WHERE backend_id = ANY(%(backends)s)",
+    block=PresenceBlock,
 )
 _PRESENT = ("passed", "failed", "error", "skipped")  # FileCell counts of tests in the run
 
@@ -123,21 +119,20 @@ def backend_matrix(*, project: Project, by: str = BY_VARIANT) -> Matrix:
     for present, n in _file_groups(project).items():
         file_groups[frozenset(columns[pk] for pk in present)] += n
     ids = list(names)
-    tests: Counter = Counter()  # (backends having the test, backends passing it) -> tests
-    known = set(ids)  # a deleted backend's id may linger in a row (``TestPresence``)
-    with read_cursor() as cursor:
-        cursor.execute(_TEST_GROUPS, {"project": project.pk})
-        for present, passing, n in cursor.fetchall():
-            present, passing = frozenset(present) & known, frozenset(passing) & known
-            if present:
-                tests[_grouped(present, passing, columns)] += n
+    having, failing = Counter(), Counter()  # column -> bitset of its tests (see _Sets)
+    for pk, (present, passing) in _test_bits(ids).items():
+        having[columns[pk]] |= present
+        failing[columns[pk]] |= present & ~passing
+    # A column passes a test when every member having it passes it.
+    test_sets = _Sets.of_tests(having, {pk: bits & ~failing[pk] for pk, bits in having.items()})
     # A family's row that never ran is no column, nor a family whose variants never ran.
     shown = [
         pk
         for pk in ids
-        if columns[pk] == pk and (pk not in families or _has_any(pk, file_groups, tests))
+        if columns[pk] == pk
+        and (pk not in families or test_sets.having[pk] or _has_any(pk, file_groups))
     ]
-    file_sets, test_sets = _Sets(file_groups), _Sets(tests)
+    file_sets = _Sets(file_groups)
     totals = [
         BackendTotals(
             backend=names[pk],
@@ -182,18 +177,29 @@ def _columns(project: Project, by: str) -> tuple[dict[int, str], dict[int, int],
     return names, columns, families
 
 
-def _has_any(pk: int, files: Counter, tests: Counter) -> bool:
-    return any(pk in present for present in files) or any(pk in p for p, _ in tests)
+def _has_any(pk: int, files: Counter) -> bool:
+    return any(pk in present for present in files)
 
 
-def _grouped(
-    present: frozenset[int], passing: frozenset[int], columns: dict[int, int]
-) -> tuple[frozenset[int], frozenset[int]]:
-    """A test's backends as columns: a column has it when a member has it, and passes it when
-    every member that has it passes it."""
-    having = frozenset(columns[pk] for pk in present)
-    failing = frozenset(columns[pk] for pk in present - passing)
-    return having, having - failing
+def _test_bits(backends: list[int]) -> dict[int, tuple[int, int]]:
+    """Per backend, its current tests and those passing there, as bitsets over the blocks any
+    of ``backends`` has (block k of the sorted blocks is bits 64k to 64k+63). One query."""
+    with read_cursor() as cursor:
+        cursor.execute(_TEST_BLOCKS, {"backends": backends})
+        rows = cursor.fetchall()
+    at = {block: i for i, block in enumerate(sorted({row[1] for row in rows}))}
+    buffers: dict[int, tuple[bytearray, bytearray]] = {}
+    for backend, block, present, passing in rows:
+        bufs = buffers.setdefault(backend, (bytearray(8 * len(at)), bytearray(8 * len(at))))
+        _BLOCK.pack_into(bufs[0], 8 * at[block], present)
+        _BLOCK.pack_into(bufs[1], 8 * at[block], passing)
+    return {
+        backend: (int.from_bytes(present, "little"), int.from_bytes(passing, "little"))
+        for backend, (present, passing) in buffers.items()
+    }
+
+
+_BLOCK = struct.Struct("<q")  # a block as Postgres stores it: a signed 64-bit integer
 
 
 def _file_groups(project: Project) -> Counter:
@@ -228,6 +234,15 @@ class _Sets:
         self.planes = [
             sum(1 << g for g, n in enumerate(counts) if n >> w & 1) for w in range(width)
         ]
+
+    @classmethod
+    def of_tests(cls, having: dict[int, int], passing: dict[int, int]) -> "_Sets":
+        """Bitsets over the tests themselves: each test a group of one."""
+        sets = cls(Counter())
+        sets.having.update(having)
+        sets.passing.update(passing)
+        sets.planes = [-1]  # every group weighs one: a set's weight is its bit count
+        return sets
 
     def weight(self, bits: int) -> int:
         return sum((bits & plane).bit_count() << w for w, plane in enumerate(self.planes))
