@@ -47,7 +47,7 @@ class OwnedPgBouncer:
         # pgbouncer will not run as root: it is told to switch to postgres, which must read
         # its ini and write its log, so they live in a directory of their own, not pytest's.
         self.directory = Path(tempfile.mkdtemp(prefix="parity-pgbouncer-"))
-        switch = _unprivileged_user()
+        switch = unprivileged_user("pgbouncer")
         host, upstream_port = self.upstream
         ini = self.directory / "pgbouncer.ini"
         ini.write_text(
@@ -127,13 +127,14 @@ def pgbouncer_for_test_database() -> OwnedPgBouncer:
     )
 
 
-def _unprivileged_user() -> str | None:
-    """The user pgbouncer switches to when started as root (postgres, as Debian runs it)."""
+def unprivileged_user(program: str) -> str | None:
+    """The user ``program`` (pgbouncer, Postgres) runs as when the test runs as root: postgres,
+    as Debian runs them."""
     if os.geteuid() != 0:
         return None
     try:
         return pwd.getpwnam("postgres").pw_name
     except KeyError:
         raise AssertionError(
-            "pgbouncer will not run as root, and there is no postgres user"
+            f"{program} will not run as root, and there is no postgres user"
         ) from None

@@ -11,8 +11,6 @@ The primary must accept replication connections from the test (a ``host replicat
 its ``pg_hba.conf``; ``.ci/run`` adds one): ``replication_refusal`` says when it does not.
 """
 
-import os
-import pwd
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +20,7 @@ from pathlib import Path
 
 import psycopg2
 
+from tests.e2e.pgbouncer import unprivileged_user
 from tests.e2e.redis_server import free_port
 
 BIN = Path("/usr/lib/postgresql/15/bin")
@@ -65,8 +64,8 @@ class OwnedStandby:
         streams."""
         self.directory = Path(tempfile.mkdtemp(prefix="parity-standby-"))
         self.directory.chmod(0o700)
-        if _switch_user():
-            shutil.chown(self.directory, user=_switch_user())
+        if unprivileged_user("Postgres"):
+            shutil.chown(self.directory, user=unprivileged_user("Postgres"))
         host, port = self.primary
         self._run(
             _tool("pg_basebackup") or "pg_basebackup",
@@ -154,15 +153,15 @@ class OwnedStandby:
             "local all all trust\nhost all all 127.0.0.1/32 trust\n"
         )
         (self.data / "pg_ident.conf").write_text("")
-        if _switch_user():
+        if unprivileged_user("Postgres"):
             for path in ("postgresql.conf", "pg_hba.conf", "pg_ident.conf"):
-                shutil.chown(self.data / path, user=_switch_user())
+                shutil.chown(self.data / path, user=unprivileged_user("Postgres"))
 
     def _ctl(self, *args: str) -> None:
         self._run(_tool("pg_ctl") or "pg_ctl", "-D", str(self.data), *args)
 
     def _run(self, *command: str) -> None:
-        switch = _switch_user()
+        switch = unprivileged_user("Postgres")
         prefix = ["runuser", "-u", switch, "--"] if switch else []
         done = subprocess.run(
             [*prefix, *command], capture_output=True, text=True, timeout=START_SECONDS
@@ -202,15 +201,3 @@ def _one(url: str, statement: str, params: tuple = ()) -> tuple:
             return cursor.fetchone()
     finally:
         connection.close()
-
-
-def _switch_user() -> str | None:
-    """The user Postgres runs as when the test runs as root."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        return pwd.getpwnam("postgres").pw_name
-    except KeyError:
-        raise AssertionError(
-            "Postgres will not run as root, and there is no postgres user"
-        ) from None
