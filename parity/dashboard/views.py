@@ -53,6 +53,9 @@ ALIGNED_GAPS_PER_PAGE = 100
 FAMILY_TESTS_SHOWN = 10
 # A file page's tests per page (a file of 250 parametrized tests is common).
 FILE_TESTS_PER_PAGE = 100
+# ... and at most this many cells a page (tests x backends): twenty backends' cells of a hundred
+# tests made a page the browser and the server both took long over.
+FILE_CELLS_PER_PAGE = 1000
 # The heatmap's rows per page: a project of a thousand files and twenty backends drew every
 # cell on one page. The demo's 160 files fit on one, where the filter works as one types.
 HEATMAP_ROWS_PER_PAGE = 200
@@ -149,6 +152,7 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
         backend=form.cleaned_data["backend"],
         page=request.GET.get("page") or 1,
         per_page=FILE_TESTS_PER_PAGE,
+        cells_per_page=FILE_CELLS_PER_PAGE,
     )
     if not grid.tests:
         raise Http404(f"No test file '{grid.file}' in the current runs of {project.slug}.")

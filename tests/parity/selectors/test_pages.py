@@ -43,8 +43,8 @@ def test_heatmap_in_five_queries(xla_runs, django_assert_num_queries):
     assert [b.backend for b in heatmap.backends] == list(BACKENDS)
 
 
-def test_file_grid_in_eight_queries(xla_runs, django_assert_num_queries):
-    with django_assert_num_queries(8):
+def test_file_grid_in_nine_queries(xla_runs, django_assert_num_queries):
+    with django_assert_num_queries(9):
         grid = selectors.file_grid(project=xla_runs, file=A, backend="tpu")
     assert grid.counts[0] == ("passed", [4, 3, 4, 2])
     assert [(r.reason.text, r.outcome, r.count) for r in grid.reasons][0][2] == 1
