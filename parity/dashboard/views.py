@@ -61,6 +61,9 @@ FILE_CELLS_PER_PAGE = 1000
 HEATMAP_ROWS_PER_PAGE = 200
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
+# ... and of its lists of files on one backend only (thousands when one backend leaves out half
+# the files).
+PAIR_FILES_SHOWN = 100
 
 # The overview's burn-down of untracked gaps covers this many days of snapshots.
 BURNDOWN_DAYS = 90
@@ -368,7 +371,8 @@ def matrix(request: HttpRequest, project: Project) -> HttpResponse:
 @project_page
 def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
     """One pair: the files on one backend and not the other, and the tests passing on one
-    and not the other (the first ``PAIR_TESTS_SHOWN`` of each; the CSV has them all)."""
+    and not the other (a page of ``PAIR_FILES_SHOWN`` and ``PAIR_TESTS_SHOWN`` of each; the
+    CSVs have them all)."""
     form = PairQuery(request.GET, project=project)
     if not form.is_valid():
         return redirect("project-matrix", slug=project.slug)
@@ -387,8 +391,23 @@ def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
             (pages[1], pair.passes_only_b_count, pair.passes_only_b),
         )
     ]
+    files = []
+    for name, found in (("files_page_a", pair.files_only_a), ("files_page_b", pair.files_only_b)):
+        number = _page_number(request.GET.get(name))
+        start = (number - 1) * PAIR_FILES_SHOWN
+        shown = found[start : start + PAIR_FILES_SHOWN]
+        pager = presenters.ListPage(
+            number=number, per_page=PAIR_FILES_SHOWN, count=len(found), shown=len(shown)
+        )
+        files.append((pager, shown))
     return _render_project(
-        request, project, "parity/matrix_pair.html", tab="matrix", pair=pair, lists=lists
+        request,
+        project,
+        "parity/matrix_pair.html",
+        tab="matrix",
+        pair=pair,
+        lists=lists,
+        files=files,
     )
 
 

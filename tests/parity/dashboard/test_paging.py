@@ -185,3 +185,25 @@ def test_a_pair_page_past_the_end_says_so(client, runs):
     html = text(client.get(f"{P}/matrix/pair/?a=cpu&b=neuron&page_a=50"))
     assert "No tests past 49 pages here" in html
 
+
+def test_a_pairs_files_on_one_backend_only_come_a_page_at_a_time(
+    client, upload_run, xla, monkeypatch
+):
+    cpu = {f"test/test_f{n}.py::TestF::test_f": "passed" for n in range(5)}
+    upload_run("cpu", cpu, day="2026-04-01")
+    upload_run("neuron", {"test/test_f0.py::TestF::test_f": "passed"}, day="2026-04-01")
+    monkeypatch.setattr(views, "PAIR_FILES_SHOWN", 3)
+
+    def files(html: str) -> list[str]:
+        body = html.split('id="files-only-a"', 1)[1].split("</section>", 1)[0]
+        return re.findall(r'<li><a href="[^"]*">([^<]*)</a>', body)
+
+    pages, visited = walk(
+        client, f"{P}/matrix/pair/?a=cpu&b=neuron", read=files, nav_id="pager-files_page_a"
+    )
+    assert pages == [[f"test/test_f{n}.py" for n in (1, 2, 3)], ["test/test_f4.py"]]
+    last = text(client.get(visited[-1]))
+    assert "files 4–4 of 4" in last and '<ol class="files" start="4">' in last
+    # The other backend's list and the badge stay whole.
+    assert "None: every test file neuron runs, cpu runs too." in last
+    assert re.search(r'not on neuron <span class="badge">4</span>', last)
