@@ -64,6 +64,9 @@ PAIR_TESTS_SHOWN = 200
 # ... and of its lists of files on one backend only (thousands when one backend leaves out half
 # the files).
 PAIR_FILES_SHOWN = 100
+# The exemptions page's test files CI runs on a backend, a page at a time (the manifest API
+# gives them all).
+EXEMPTION_FILES_SHOWN = 200
 
 # The overview's burn-down of untracked gaps covers this many days of snapshots.
 BURNDOWN_DAYS = 90
@@ -448,6 +451,11 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         files_backend=files,
         page=query["page"],
     )
+    file_rows = None
+    if page.files:
+        missing = request.GET.get("missing") == "1"
+        rows = [row for row in page.files.rows if not (missing and row[2])]
+        file_rows = Paginator(rows, EXEMPTION_FILES_SHOWN).get_page(request.GET.get("files_page"))
     return _render_project(
         request,
         project,
@@ -457,6 +465,8 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         query=query,
         backends=backends,
         page=page,
+        file_rows=file_rows,
+        missing_only=file_rows is not None and missing,
         exemption_form=new,
         preview=preview,
         today=timezone.now().date(),
