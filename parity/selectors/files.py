@@ -23,7 +23,7 @@ from parity.selectors.run_files import UnrunFile, unrun_files
 PENDING_ROW = "not yet run there"
 # With a backend chosen, its worst outcomes first: what a maintainer came to see.
 _OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
-# A page's tests however many backends ``cells_per_page`` shares among.
+# The fewest tests a page holds, however many backends share its ``cells_per_page``.
 MIN_TESTS_PER_PAGE = 10
 SUMMARY_ROWS = ("passed", "skipped", "xfail", "failed", "error", "not run", PENDING_ROW)
 
