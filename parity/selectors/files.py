@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 
 from parity.models import CurrentOutcome, Gap, Outcome, PendingTest, Project, Reason, TestCase
+from parity.models.sql import model_sql
 from parity.pure.normalize import display_id, is_expected_failure
+from parity.read_replica import read_cursor
 from parity.selectors.fragments import (
     ReasonInfo,
     TestCell,
@@ -138,7 +140,7 @@ def file_grid(
     chosen = next((pk for pk, name in names.items() if name == backend), None)
     tests = _tests(in_file, chosen)
     pending = {(t[0], backend_id) for t in tests for backend_id in t[5]}
-    read = _file_read(project, in_file, names, pending)
+    read = _file_read(project, [t[0] for t in tests], names, pending)
     if chosen is not None:
         tests.sort(key=lambda t: (_OUTCOME_ORDER[t[4]], t[1]))
     picked = [n for n in names.values() if backend is None or n == backend]
@@ -205,27 +207,42 @@ def _tests(in_file, chosen: int | None) -> list[tuple]:
     ]
 
 
-def _file_read(project: Project, in_file, names: dict[int, str], pending: set) -> _Read:
-    outcomes = {
-        (backend_id, _LABELS[outcome], reason_id): n
-        for backend_id, outcome, reason_id, n in CurrentOutcome.objects.filter(
-            project=project, test__in=in_file
-        )
-        .values("backend_id", "outcome", "reason_id")
-        .annotate(n=Count("*"))
-        .order_by()
-        .values_list("backend_id", "outcome", "reason_id", "n")
-    }
-    gaps, reason_ids = Counter(), {r for _, _, r in outcomes}
-    for backend_id, state, intended, reason_id, n in (
-        Gap.objects.filter(project=project, is_open=True, test__in=in_file)
-        .values("backend_id", "state", "intended", "reason_id")
-        .annotate(n=Count("*"))
-        .order_by()
-        .values_list("backend_id", "state", "intended", "reason_id", "n")
-    ):
-        gaps[(backend_id, state, intended)] += n
-        reason_ids.add(reason_id)
+# The file's tests' outcomes and open gaps counted, by their ids as one array: planned as index
+# probes per test, whatever share of the project's tests the file holds (its tests as a
+# subquery were hashed against a scan of every current outcome).
+_OUTCOME_COUNTS = model_sql(
+    """
+    SELECT backend_id, outcome, reason_id, count(*) FROM {current}
+    WHERE project_id = %(project)s AND test_id = ANY(%(tests)s::bigint[])
+    GROUP BY 1, 2, 3
+    """,
+    current=CurrentOutcome,
+)
+_GAP_COUNTS = model_sql(
+    """
+    SELECT backend_id, state, intended, reason_id, count(*) FROM {gap}
+    WHERE project_id = %(project)s AND is_open AND test_id = ANY(%(tests)s::bigint[])
+    GROUP BY 1, 2, 3, 4
+    """,
+    gap=Gap,
+)
+
+
+def _file_read(project: Project, tests: list[int], names: dict[int, str], pending: set) -> _Read:
+    """``tests``: the ids of the file's tests some current run has or some open gap names."""
+    params = {"project": project.pk, "tests": tests}
+    gaps: Counter = Counter()
+    with read_cursor() as cursor:
+        cursor.execute(_OUTCOME_COUNTS, params)
+        outcomes = {
+            (backend_id, _LABELS[outcome], reason_id): n
+            for backend_id, outcome, reason_id, n in cursor.fetchall()
+        }
+        reason_ids = {r for _, _, r in outcomes}
+        cursor.execute(_GAP_COUNTS, params)
+        for backend_id, state, intended, reason_id, n in cursor.fetchall():
+            gaps[(backend_id, state, intended)] += n
+            reason_ids.add(reason_id)
     return _Read(
         names=names,
         outcomes=outcomes,
