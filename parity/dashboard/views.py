@@ -53,11 +53,20 @@ ALIGNED_GAPS_PER_PAGE = 100
 FAMILY_TESTS_SHOWN = 10
 # A file page's tests per page (a file of 250 parametrized tests is common).
 FILE_TESTS_PER_PAGE = 100
+# ... and at most this many cells a page (tests x backends): twenty backends' cells of a hundred
+# tests made a page the browser and the server both took long over.
+FILE_CELLS_PER_PAGE = 1000
 # The heatmap's rows per page: a project of a thousand files and twenty backends drew every
 # cell on one page. The demo's 160 files fit on one, where the filter works as one types.
 HEATMAP_ROWS_PER_PAGE = 200
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
+# ... and of its lists of files on one backend only (thousands when one backend leaves out half
+# the files).
+PAIR_FILES_SHOWN = 100
+# The exemptions page's test files CI runs on a backend, a page at a time (the manifest API
+# gives them all).
+EXEMPTION_FILES_SHOWN = 200
 
 # The overview's burn-down of untracked gaps covers this many days of snapshots.
 BURNDOWN_DAYS = 90
@@ -149,6 +158,7 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
         backend=form.cleaned_data["backend"],
         page=request.GET.get("page") or 1,
         per_page=FILE_TESTS_PER_PAGE,
+        cells_per_page=FILE_CELLS_PER_PAGE,
     )
     if not grid.tests:
         raise Http404(f"No test file '{grid.file}' in the current runs of {project.slug}.")
@@ -364,7 +374,8 @@ def matrix(request: HttpRequest, project: Project) -> HttpResponse:
 @project_page
 def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
     """One pair: the files on one backend and not the other, and the tests passing on one
-    and not the other (the first ``PAIR_TESTS_SHOWN`` of each; the CSV has them all)."""
+    and not the other (a page of ``PAIR_FILES_SHOWN`` and ``PAIR_TESTS_SHOWN`` of each; the
+    CSVs have them all)."""
     form = PairQuery(request.GET, project=project)
     if not form.is_valid():
         return redirect("project-matrix", slug=project.slug)
@@ -383,8 +394,23 @@ def matrix_pair(request: HttpRequest, project: Project) -> HttpResponse:
             (pages[1], pair.passes_only_b_count, pair.passes_only_b),
         )
     ]
+    files = []
+    for name, found in (("files_page_a", pair.files_only_a), ("files_page_b", pair.files_only_b)):
+        number = _page_number(request.GET.get(name))
+        start = (number - 1) * PAIR_FILES_SHOWN
+        shown = found[start : start + PAIR_FILES_SHOWN]
+        pager = presenters.ListPage(
+            number=number, per_page=PAIR_FILES_SHOWN, count=len(found), shown=len(shown)
+        )
+        files.append((pager, shown))
     return _render_project(
-        request, project, "parity/matrix_pair.html", tab="matrix", pair=pair, lists=lists
+        request,
+        project,
+        "parity/matrix_pair.html",
+        tab="matrix",
+        pair=pair,
+        lists=lists,
+        files=files,
     )
 
 
@@ -425,6 +451,11 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         files_backend=files,
         page=query["page"],
     )
+    file_rows = None
+    if page.files:
+        missing = request.GET.get("missing") == "1"
+        rows = [row for row in page.files.rows if not (missing and row[2])]
+        file_rows = Paginator(rows, EXEMPTION_FILES_SHOWN).get_page(request.GET.get("files_page"))
     return _render_project(
         request,
         project,
@@ -434,6 +465,8 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
         query=query,
         backends=backends,
         page=page,
+        file_rows=file_rows,
+        missing_only=file_rows is not None and missing,
         exemption_form=new,
         preview=preview,
         today=timezone.now().date(),

@@ -29,6 +29,10 @@ from parity.selectors.owners import files_owners
 from parity.selectors.run_files import UnrunFile, unrun_files
 
 HISTORY_RUNS = 30  # per backend, newest first
+# The runs of a backend probed for the test, newest first: a backend that has not run the test
+# for a long while (its file left out there, the test renamed or deleted) would otherwise have
+# every run of its history probed, however long, to find none.
+HISTORY_PROBES = 10 * HISTORY_RUNS
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,8 @@ class RunOutcome:
 # index until HISTORY_RUNS of them had it: a test in most runs costs about HISTORY_RUNS probes a
 # backend however long the history is. The runs are sorted in a subquery first: otherwise the
 # planner probes every run of the backend and sorts after (bench/README.md has the figures).
-# Runs whose results retention deleted are not probed. With ``missing``, a complete run of the
+# Runs whose results retention deleted are not probed, nor any but the backend's last
+# HISTORY_PROBES runs. With ``missing``, a complete run of the
 # default branch without the test counts too, with no outcome: the test did not run there.
 _HISTORY_SQL = """
     SELECT b.id, h.run_id, h.commit, h.branch, h.started_at, h.complete, h.outcome, reason.text,
@@ -60,6 +65,7 @@ _HISTORY_SQL = """
             SELECT id, commit, branch, started_at, complete FROM {run}
             WHERE backend_id = b.id AND results_expired_at IS NULL
             ORDER BY started_at DESC, id DESC
+            LIMIT %(probes)s
         ) run
         {join} LATERAL (
             SELECT r.outcome, r.reason_id, r.flaky FROM {result} r
@@ -99,11 +105,18 @@ MISSING = "missing"  # a timeline's outcome in a complete run that did not have 
 def _history(
     test: TestCase, backend_ids: list[int], *, missing_in_branch: str | None = None
 ) -> dict[int, list[RunOutcome]]:
-    """Per backend, the test's outcome in each of its last runs, newest first. One query.
+    """Per backend, the test's outcome in each of its last runs (at most ``HISTORY_RUNS`` of its
+    last ``HISTORY_PROBES``), newest first. One query.
     With ``missing_in_branch`` (the default branch), the complete runs of that branch without
     the test are there too, as ``MISSING``, for a backend that had the test in one of them."""
     history: dict[int, list[RunOutcome]] = {pk: [] for pk in backend_ids}
-    params = {**OUTCOME_PARAMS, "test": test.pk, "backends": backend_ids, "limit": HISTORY_RUNS}
+    params = {
+        **OUTCOME_PARAMS,
+        "test": test.pk,
+        "backends": backend_ids,
+        "limit": HISTORY_RUNS,
+        "probes": HISTORY_PROBES,
+    }
     with read_cursor() as cursor:
         if missing_in_branch is None:
             cursor.execute(_HISTORY, params)

@@ -4,16 +4,19 @@
 from collections import Counter
 from dataclasses import dataclass
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.core.paginator import Page, Paginator
+from django.db.models import Exists, OuterRef, Subquery
 
-from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, TestCase
+from parity.models import CurrentOutcome, Gap, Outcome, PendingTest, Project, Reason, TestCase
+from parity.models.sql import model_sql
 from parity.pure.normalize import display_id, is_expected_failure
+from parity.read_replica import read_cursor
 from parity.selectors.fragments import (
     ReasonInfo,
     TestCell,
     backend_names,
     gap_info,
-    pending_pairs,
     reason_infos,
 )
 from parity.selectors.run_files import UnrunFile, unrun_files
@@ -22,6 +25,8 @@ from parity.selectors.run_files import UnrunFile, unrun_files
 PENDING_ROW = "not yet run there"
 # With a backend chosen, its worst outcomes first: what a maintainer came to see.
 _OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
+# The fewest tests a page holds, however many backends share its ``cells_per_page``.
+MIN_TESTS_PER_PAGE = 10
 SUMMARY_ROWS = ("passed", "skipped", "xfail", "failed", "error", "not run", PENDING_ROW)
 
 
@@ -89,24 +94,24 @@ class FileGrid:
 
 @dataclass(frozen=True)
 class _Read:
-    """A file's tests on every backend, as values: what the whole page counts, read once;
-    only a page's tests become rows."""
+    """A file's tests on every backend, counted in the database: what the whole page counts,
+    read as a few rows per backend however many tests the file has; only a page's tests are
+    read one by one."""
 
     names: dict[int, str]  # backend pk -> name, the reference first
-    outcomes: dict[tuple[int, int], tuple[str, int | None]]  # (test, backend) -> outcome, reason
-    gaps: dict[tuple[int, int], tuple[str, bool]]  # (test, backend) -> open gap's state, intended
+    # (backend, outcome, reason) -> the tests with that outcome and reason in its current run
+    outcomes: dict[tuple[int, str, int | None], int]
+    gaps: dict[tuple[int, str, bool], int]  # (backend, state, intended) -> its open gaps
     reasons: dict[int, ReasonInfo]
     pending: set[tuple[int, int]]
 
     def gaps_in(self, state: str, backends: list[str]) -> int:
         """The file's open gaps in ``state`` on ``backends`` (names)."""
         return sum(
-            found == state and self.names[b] in backends for (_, b), (found, _) in self.gaps.items()
+            n
+            for (backend_id, found, _), n in self.gaps.items()
+            if found == state and self.names[backend_id] in backends
         )
-
-    def outcome(self, test_id: int, backend_id: int) -> str | None:
-        found = self.outcomes.get((test_id, backend_id))
-        return found[0] if found else None
 
 
 _LABELS = {value: label for value, label in Outcome.choices}
@@ -119,47 +124,53 @@ def file_grid(
     backend: str | None = None,
     page: int | str = 1,
     per_page: int = 100,
+    cells_per_page: int | None = None,
 ) -> FileGrid:
     """Tests of ``file`` that some current run has or some open gap names, page ``page`` of
-    them as rows; the counts, reasons and backends that never ran it of every test. Eight
-    queries (nine when a test may be pending on a backend), whatever the page: the backends,
-    outcomes, gaps, reasons and their issues, tests as values, then the page's gaps whole
-    (triages and issues) and how the file ran (run manifests)."""
+    them as rows (``per_page`` a page, fewer if that many rows of the grid's columns would be
+    more than ``cells_per_page`` cells); the counts, reasons and backends that never ran it of
+    every test. Nine queries, whatever the page and the file's size: the backends, the tests
+    as values (with where each is pending), outcomes and gaps counted, reasons and their
+    issues, then the page's outcomes, its gaps whole (triages and issues) and how the file ran
+    (run manifests)."""
     names = backend_names(project)
     if backend not in names.values():
         backend = None
     in_file = TestCase.objects.filter(project=project, file=file)
-    read = _file_read(project, in_file, names)
-    # Tests no current run has and no gap names (renamed, deleted) are history: left out.
-    present = {test_id for test_id, _ in read.outcomes} | {test_id for test_id, _ in read.gaps}
-    tests = [
-        t
-        for t in in_file.order_by("key").values_list("pk", "key", "class_name", "name")
-        if t[0] in present
-    ]
-    if backend is not None:
-        chosen = next(pk for pk, name in names.items() if name == backend)
-        tests.sort(key=lambda t: (_OUTCOME_ORDER[read.outcome(t[0], chosen)], t[1]))
+    chosen = next((pk for pk, name in names.items() if name == backend), None)
+    tests = _tests(in_file, chosen)
+    pending = {(t[0], backend_id) for t in tests for backend_id in t[5]}
+    read = _file_read(project, [t[0] for t in tests], names, pending)
+    if chosen is not None:
+        tests.sort(key=lambda t: (_OUTCOME_ORDER[t[4]], t[1]))
+    picked = [n for n in names.values() if backend is None or n == backend]
+    never_ran = [n for n in _never_ran(read) if n.backend in picked]
+    folded = {n.backend for n in never_ran}
+    columns = [pk for pk, name in names.items() if name not in folded]
+    if cells_per_page:  # many backends: fewer tests a page, as many cells
+        per_page = min(per_page, max(MIN_TESTS_PER_PAGE, cells_per_page // max(1, len(columns))))
     pager = Paginator(tests, per_page).get_page(page)
     shown = [t[0] for t in pager.object_list]
+    outcomes = {
+        (test_id, backend_id): (_LABELS[outcome], reason_id)
+        for test_id, backend_id, outcome, reason_id in CurrentOutcome.objects.filter(
+            project=project, test_id__in=shown
+        ).values_list("test_id", "backend_id", "outcome", "reason_id")
+    }
     gaps = {
         (g.test_id, g.backend_id): g
         for g in Gap.objects.filter(
             project=project, is_open=True, test_id__in=shown
         ).select_related("triage__issue")
     }
-    picked = [n for n in names.values() if backend is None or n == backend]
-    never_ran = [n for n in _never_ran(read) if n.backend in picked]
-    folded = {n.backend for n in never_ran}
-    columns = [pk for pk, name in names.items() if name not in folded]
     return FileGrid(
         file=file,
         backends=list(names.values()),
         reference=names.get(project.reference_backend_id),
         backend=backend,
-        rows=[_row(test, read, gaps, columns) for test in pager.object_list],
+        rows=[_row(test, read, outcomes, gaps, columns) for test in pager.object_list],
         pager=pager,
-        counts=_counts(read),
+        counts=_counts(read, {t[0] for t in tests}),
         reasons=_reason_counts(read, backend),
         absent=read.gaps_in("missing", picked),
         unrun=[
@@ -171,62 +182,94 @@ def file_grid(
     )
 
 
-def _file_read(project: Project, in_file, names: dict[int, str]) -> _Read:
-    outcomes = {
-        (test_id, backend_id): (_LABELS[outcome], reason_id)
-        for test_id, backend_id, outcome, reason_id in CurrentOutcome.objects.filter(
-            project=project, test__in=in_file
-        ).values_list("test_id", "backend_id", "outcome", "reason_id")
-    }
-    gaps, reason_ids = {}, {r for _, r in outcomes.values()}
-    for test_id, backend_id, state, intended, reason_id in Gap.objects.filter(
-        project=project, is_open=True, test__in=in_file
-    ).values_list("test_id", "backend_id", "state", "intended", "reason_id"):
-        gaps[(test_id, backend_id)] = (state, intended)
-        reason_ids.add(reason_id)
+def _tests(in_file, chosen: int | None) -> list[tuple]:
+    """The file's tests some current run has or some open gap names, by key, each as (pk, key,
+    class name, name, its outcome on the ``chosen`` backend, the backends it is pending on).
+    Tests neither names (renamed, deleted) are history: left out."""
+    found = (
+        in_file.filter(
+            Exists(CurrentOutcome.objects.filter(test=OuterRef("pk")))
+            | Exists(Gap.objects.filter(test=OuterRef("pk"), is_open=True))
+        )
+        .annotate(
+            pending=ArraySubquery(PendingTest.objects.filter(test=OuterRef("pk")).values("backend"))
+        )
+        .order_by("key")
+    )
+    fields = ["pk", "key", "class_name", "name", "pending"]
+    if chosen is None:
+        return [(*t, None, p) for *t, p in found.values_list(*fields)]
+    on_chosen = CurrentOutcome.objects.filter(test=OuterRef("pk"), backend_id=chosen)
+    found = found.annotate(chosen=Subquery(on_chosen.values("outcome")[:1]))
+    return [
+        (*t, None if outcome is None else _LABELS[outcome], p)
+        for *t, p, outcome in found.values_list(*fields, "chosen")
+    ]
+
+
+# The file's tests' outcomes and open gaps counted, by their ids as one array: planned as index
+# probes per test, whatever share of the project's tests the file holds (its tests as a
+# subquery were hashed against a scan of every current outcome).
+_OUTCOME_COUNTS = model_sql(
+    """
+    SELECT backend_id, outcome, reason_id, count(*) FROM {current}
+    WHERE project_id = %(project)s AND test_id = ANY(%(tests)s::bigint[])
+    GROUP BY 1, 2, 3
+    """,
+    current=CurrentOutcome,
+)
+_GAP_COUNTS = model_sql(
+    """
+    SELECT backend_id, state, intended, reason_id, count(*) FROM {gap}
+    WHERE project_id = %(project)s AND is_open AND test_id = ANY(%(tests)s::bigint[])
+    GROUP BY 1, 2, 3, 4
+    """,
+    gap=Gap,
+)
+
+
+def _file_read(project: Project, tests: list[int], names: dict[int, str], pending: set) -> _Read:
+    """``tests``: the ids of the file's tests some current run has or some open gap names."""
+    params = {"project": project.pk, "tests": tests}
+    gaps: Counter = Counter()
+    with read_cursor() as cursor:
+        cursor.execute(_OUTCOME_COUNTS, params)
+        outcomes = {
+            (backend_id, _LABELS[outcome], reason_id): n
+            for backend_id, outcome, reason_id, n in cursor.fetchall()
+        }
+        reason_ids = {r for _, _, r in outcomes}
+        cursor.execute(_GAP_COUNTS, params)
+        for backend_id, state, intended, reason_id, n in cursor.fetchall():
+            gaps[(backend_id, state, intended)] += n
+            reason_ids.add(reason_id)
     return _Read(
         names=names,
         outcomes=outcomes,
-        gaps=gaps,
+        gaps=dict(gaps),
         reasons=_reasons(reason_ids - {None}),
-        pending=_pending(project, in_file, names, outcomes, gaps),
+        pending=pending,
     )
 
 
 def _never_ran(read: _Read) -> list[NeverRan]:
     """The backends none of whose tests of the file has an outcome, though some have a gap."""
-    ran = {backend_id for _, backend_id in read.outcomes}
+    ran = {backend_id for backend_id, _, _ in read.outcomes}
     found = []
     for backend_id, name in read.names.items():
-        gaps = [gap for (_, b), gap in read.gaps.items() if b == backend_id]
+        gaps = {key: n for key, n in read.gaps.items() if key[0] == backend_id}
         if not gaps or backend_id in ran:
             continue
-        states = {state for state, _ in gaps}
+        states = {state for _, state, _ in gaps}
         found.append(
             NeverRan(
                 backend=name,
-                tests=len(gaps),
-                intended=sum(intended for _, intended in gaps),
+                tests=sum(gaps.values()),
+                intended=sum(n for (_, _, intended), n in gaps.items() if intended),
                 state=states.pop() if len(states) == 1 else "",
             )
         )
     return found
-
-
-def _pending(project: Project, in_file, names: dict, outcomes: dict, gaps: dict) -> set:
-    """``pending_pairs`` of the file's tests, read only when a test the reference passes has
-    neither an outcome nor a gap on some backend (the only way one can be pending)."""
-    reference = project.reference_backend_id
-    passing = {
-        test_id
-        for (test_id, backend_id), (outcome, _) in outcomes.items()
-        if backend_id == reference and outcome == "passed"
-    }
-    if all(
-        (test_id, pk) in outcomes or (test_id, pk) in gaps for test_id in passing for pk in names
-    ):
-        return set()
-    return pending_pairs(project=project, tests=in_file)
 
 
 def _reasons(ids: set[int]) -> dict[int, ReasonInfo]:
@@ -235,14 +278,13 @@ def _reasons(ids: set[int]) -> dict[int, ReasonInfo]:
     return reason_infos(list(Reason.objects.filter(pk__in=ids).prefetch_related("issues")))
 
 
-def _row(
-    test: tuple[int, str, str, str], read: _Read, gaps: dict[tuple[int, int], Gap], columns: list
-) -> TestRow:
-    """A test's (pk, key, class name, name) cells on the grid's ``columns`` (backend pks)."""
-    pk, key, class_name, name = test
+def _row(test: tuple, read: _Read, outcomes: dict, gaps: dict, columns: list) -> TestRow:
+    """A test's (pk, key, class name, name, ...) cells on the grid's ``columns`` (backend pks)
+    from the page's ``outcomes`` ((test, backend) -> outcome, reason) and ``gaps``."""
+    pk, key, class_name, name, *_ = test
     cells = []
     for backend_id in columns:
-        outcome, reason_id = read.outcomes.get((pk, backend_id), (None, None))
+        outcome, reason_id = outcomes.get((pk, backend_id), (None, None))
         gap = gaps.get((pk, backend_id))
         cells.append(
             TestCell(
@@ -256,15 +298,14 @@ def _row(
     return TestRow(id=pk, key=key, name=display_id("", class_name, name), cells=cells)
 
 
-def _counts(read: _Read) -> list[tuple[str, list[int]]]:
-    """Each backend's tests of the file by outcome; "not run" those it has no outcome for."""
-    tests = {test_id for test_id, _ in read.outcomes} | {test_id for test_id, _ in read.gaps}
+def _counts(read: _Read, tests: set[int]) -> list[tuple[str, list[int]]]:
+    """Each backend's ``tests`` of the file by outcome; "not run" those it has no outcome for
+    (a pending test has none: its backend's run lacks it)."""
     counts = {backend_id: Counter() for backend_id in read.names}
-    for (test_id, backend_id), (outcome, reason_id) in read.outcomes.items():
+    for (backend_id, outcome, reason_id), n in read.outcomes.items():
         reason = read.reasons.get(reason_id)
         xfail = outcome == "skipped" and reason is not None and is_expected_failure(reason.text)
-        if (test_id, backend_id) not in read.pending:
-            counts[backend_id]["xfail" if xfail else outcome] += 1
+        counts[backend_id]["xfail" if xfail else outcome] += n
     for backend_id, counted in counts.items():
         pending = sum(1 for t, b in read.pending if b == backend_id and t in tests)
         counted[PENDING_ROW] = pending
@@ -281,11 +322,11 @@ def _reason_counts(read: _Read, backend: str | None) -> list[ReasonCount]:
     reason first (the first to fix), then the most tests first. Tests not in the run are the
     page's ``absent``."""
     counts: Counter = Counter()
-    for (_, backend_id), (outcome, reason_id) in read.outcomes.items():
+    for (backend_id, outcome, reason_id), n in read.outcomes.items():
         if outcome == "passed" or (backend is not None and read.names[backend_id] != backend):
             continue
         reason_id = reason_id if reason_id in read.reasons else None
-        counts[(reason_id, outcome)] += 1
+        counts[(reason_id, outcome)] += n
     infos: dict[int | None, ReasonInfo | None] = {None: None, **read.reasons}
     ordered = sorted(
         counts.items(),

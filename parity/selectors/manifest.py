@@ -241,11 +241,16 @@ def manifest_build(
     )
     left_out = {f for f in reference_files if any(file_matches(regex, f) for regex in removing)}
     files = sorted(reference_files - left_out)
-    durations = dict(
-        FileCell.objects.filter(backend=backend, file__in=files, duration__isnull=False)
+    # Every timed file of the backend, those told to run kept here: naming thousands of files
+    # in the query cost more than reading the few the backend has and the manifest lacks.
+    told = set(files)
+    durations = {
+        file: seconds
+        for file, seconds in FileCell.objects.filter(backend=backend, duration__isnull=False)
         .order_by("file")
         .values_list("file", "duration")
-    )
+        if file in told
+    }
     return Manifest(
         project=project.slug,
         backend=backend.name,

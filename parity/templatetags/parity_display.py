@@ -149,6 +149,24 @@ def outcome_cell(cell, hide_gap: bool = False) -> SafeString:
     return mark_safe(html)
 
 
+@register.simple_tag
+def grid_cell(cell, chosen: str | None = None) -> SafeString:
+    """A test grid's cell (a ``TestCell``): the ``<td>`` around ``outcome_cell``, marked when its
+    backend is the ``chosen`` one. A Python tag, not template markup: a page of a file's tests
+    on many backends draws thousands of them."""
+    shown = presenters.shown_outcome(cell.outcome, cell.reason) or "none"
+    css = f"outcome o-{shown}"
+    if cell.gap:
+        css += " gap"
+    if cell.pending:
+        css += " pending"
+    if chosen and cell.backend == chosen:
+        css += " chosen"
+    return format_html(
+        '<td class="{}" data-backend="{}">{}</td>', css, cell.backend, outcome_cell(cell)
+    )
+
+
 @register.simple_tag(takes_context=True)
 def heat_cell(context, cell, row, heatmap, file_url: str) -> SafeString:
     """A heatmap cell (a ``presenters.HeatCell`` of ``row``), its link and hover text: a

@@ -127,9 +127,23 @@ class CellSerializer(serializers.Serializer):
     )
 
 
+_CELL_FIELDS = tuple(CellSerializer._declared_fields)
+
+
 class FileRowSerializer(serializers.Serializer):
     file = serializers.CharField(help_text="A test file, or a folder with ?dir=1.")
     cells = serializers.DictField(child=CellSerializer(), help_text="Keyed by backend name.")
+
+    def to_representation(self, row) -> dict:
+        """What the fields above give, built directly: a project's thousands of files times its
+        backends made the fields' walk most of the response's time."""
+        return {
+            "file": str(row.file),
+            "cells": {
+                name: {field: int(cell[field]) for field in _CELL_FIELDS}
+                for name, cell in row.cells.items()
+            },
+        }
 
 
 class ParitySerializer(serializers.Serializer):

@@ -115,6 +115,21 @@ def test_a_files_pages_hold_every_test_once_in_order(client, many, monkeypatch, 
     assert all(f"backend={backend}" in url for url in visited[1:] if backend)
 
 
+def test_a_files_page_holds_fewer_tests_the_more_backends_it_shows(client, many, monkeypatch):
+    """A page is at most ``FILE_CELLS_PER_PAGE`` cells: with three backends' columns (neuron,
+    which never ran the file, is one row instead), 40 cells are 13 tests a page."""
+    url = f"{P}/file/?path={MANY}"
+    whole = file_rows(text(client.get(url)))
+    monkeypatch.setattr(views, "FILE_CELLS_PER_PAGE", 40)
+    pages, _ = walk(client, url, read=file_rows, nav_id="file-pager")
+    first = text(client.get(url))
+    head = first.split('id="file-grid"', 1)[1].split("</thead>", 1)[0]
+    assert head.count('<th scope="col"') == 1 + 3  # the test's column, then three backends'
+    assert [len(page) for page in pages] == [13, 13, 13, 6]
+    assert [row for page in pages for row in page] == whole
+    assert "tests 1–13 of 45" in first
+
+
 def test_a_chosen_backends_worst_outcomes_come_first_across_pages(client, many, monkeypatch):
     monkeypatch.setattr(views, "FILE_TESTS_PER_PAGE", 10)
     url = f"{P}/file/?path={MANY}&backend=tpu"
@@ -169,3 +184,26 @@ def test_a_pairs_lists_page_apart_and_hold_every_test_once(client, runs, monkeyp
 def test_a_pair_page_past_the_end_says_so(client, runs):
     html = text(client.get(f"{P}/matrix/pair/?a=cpu&b=neuron&page_a=50"))
     assert "No tests past 49 pages here" in html
+
+
+def test_a_pairs_files_on_one_backend_only_come_a_page_at_a_time(
+    client, upload_run, xla, monkeypatch
+):
+    cpu = {f"test/test_f{n}.py::TestF::test_f": "passed" for n in range(5)}
+    upload_run("cpu", cpu, day="2026-04-01")
+    upload_run("neuron", {"test/test_f0.py::TestF::test_f": "passed"}, day="2026-04-01")
+    monkeypatch.setattr(views, "PAIR_FILES_SHOWN", 3)
+
+    def files(html: str) -> list[str]:
+        body = html.split('id="files-only-a"', 1)[1].split("</section>", 1)[0]
+        return re.findall(r'<li><a href="[^"]*">([^<]*)</a>', body)
+
+    pages, visited = walk(
+        client, f"{P}/matrix/pair/?a=cpu&b=neuron", read=files, nav_id="pager-files_page_a"
+    )
+    assert pages == [[f"test/test_f{n}.py" for n in (1, 2, 3)], ["test/test_f4.py"]]
+    last = text(client.get(visited[-1]))
+    assert "files 4–4 of 4" in last and '<ol class="files" start="4">' in last
+    # The other backend's list and the badge stay whole.
+    assert "None: every test file neuron runs, cpu runs too." in last
+    assert re.search(r'not on neuron <span class="badge">4</span>', last)

@@ -28,7 +28,7 @@ PAGES = {
     # project; backends, file cells, files' owners; names, pairs, 2 SETs, rows, triage,
     # numbers, cells; has runs
     "heatmap aligned": (f"{P}/?aligned=1", 13),
-    "file": (f"{P}/file/?path={A}&backend=tpu", 10),  # project; 8 for the grid; has runs
+    "file": (f"{P}/file/?path={A}&backend=tpu", 11),  # project; 9 for the grid; has runs
     "test": (f"{P}/tests/{{test}}/", 9),  # project, test; 6 for the page (its owners); has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     # Project, backend choices; 6 rows; skips and gaps per category; has runs

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.utils import timezone
 
+from parity.dashboard import views
 from parity.dashboard.staticfiles import PLOTLY_DIR
 from parity.models import Gap, Reason, Run, TestCase, Triage
 from parity.services.triage import TriageRequest, triages_create
@@ -991,3 +992,34 @@ def test_a_files_tests_come_a_page_at_a_time(client, upload_run, xla):
     assert "tests 1–100 of 130" in first
     second = text(client.get(f"{P}/file/?path=test/test_many.py&page=2"))
     assert len(rows(second, "file-grid")) == 30 and "TestM::test_129" in second
+
+
+def test_the_files_ci_runs_come_a_page_at_a_time_and_the_missing_alone(
+    client, runs, exemptions, monkeypatch
+):
+    """A backend's files CI runs, thousands in a large project, are paged; "only the missing"
+    lists the files its current run lacks, paged the same."""
+    url = f"{P}/exemptions/?files=gpu"
+    everything = backend_files(text(client.get(url)))[1]
+    monkeypatch.setattr(views, "EXEMPTION_FILES_SHOWN", 2)
+    first = text(client.get(url))
+    assert backend_files(first)[1] == everything[:2]
+    assert "files 1–2 of 3" in first and 'href="?files=gpu&files_page=2#backend-files"' in first
+    second = text(client.get(url + "&files_page=2"))
+    assert backend_files(second)[1] == everything[2:] and 'start="3"' in second
+    # The heading still counts every file.
+    assert backend_files(second)[0].endswith("gpu 3")
+
+
+def test_the_files_list_keeps_only_the_missing_when_asked(client, runs, exemptions, upload_run):
+    # A later gpu run without test_c.py: CI is told to run it there, the run lacks it.
+    upload_run("gpu", {tid(A, 1): "passed"}, day=DAY2, run="gpu-3", time="20:00")
+    url = f"{P}/exemptions/?files=gpu"
+    html = text(client.get(url))
+    missing = re.findall(r'<li class="not-run"><a [^>]*>([^<]+)</a>', html)
+    assert missing == [B, C] and backend_files(html)[1] == [A]
+    assert 'href="?files=gpu&missing=1#backend-files">Only the 2 missing</a>' in html
+    only = text(client.get(url + "&missing=1"))
+    section = only.split('id="files-list"')[1].split("</ol>")[0]
+    assert re.findall(r"<a [^>]*>([^<]+)</a>", section) == missing
+    assert '<input type="hidden" name="missing" value="1">' in only

@@ -43,8 +43,8 @@ def test_heatmap_in_five_queries(xla_runs, django_assert_num_queries):
     assert [b.backend for b in heatmap.backends] == list(BACKENDS)
 
 
-def test_file_grid_in_eight_queries(xla_runs, django_assert_num_queries):
-    with django_assert_num_queries(8):
+def test_file_grid_in_nine_queries(xla_runs, django_assert_num_queries):
+    with django_assert_num_queries(9):
         grid = selectors.file_grid(project=xla_runs, file=A, backend="tpu")
     assert grid.counts[0] == ("passed", [4, 3, 4, 2])
     assert [(r.reason.text, r.outcome, r.count) for r in grid.reasons][0][2] == 1
@@ -167,3 +167,21 @@ def test_the_test_pages_timeline_marks_complete_runs_that_lacked_the_test(upload
     # The test endpoint's history lists the runs that had the test, as before.
     history = result_reads.testcase_history(project=xla, test=test)
     assert [r.outcome for r in history.backends["tpu"].history] == ["passed"] * 3
+
+
+def test_a_tests_history_probes_only_the_backends_last_runs(upload_run, xla, monkeypatch):
+    """A backend that has not run the test lately is not searched through its whole history:
+    only its last ``HISTORY_PROBES`` runs are, newest first."""
+    test_x, other = "t.py::TestT::test_x", "t.py::TestT::test_y"
+    upload_run("tpu", {test_x: ("failed", "boom"), other: "passed"}, day="2026-01-01")
+    for day in ("2026-01-02", "2026-01-03", "2026-01-04"):
+        upload_run("tpu", {test_x: "passed", other: "passed"}, day=day)
+    upload_run("tpu", {other: "passed"}, day="2026-01-05")
+    test = xla.tests.get(key=test_x)
+    history = result_reads.testcase_history(project=xla, test=test)
+    assert [r.outcome for r in history.backends["tpu"].history] == ["passed"] * 3 + ["failed"]
+
+    monkeypatch.setattr("parity.result_reads.history.HISTORY_PROBES", 3)
+    history = result_reads.testcase_history(project=xla, test=test)
+    dates = [r.started_at.date().isoformat() for r in history.backends["tpu"].history]
+    assert dates == ["2026-01-04", "2026-01-03"]
