@@ -13,10 +13,10 @@ import datetime
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import Count, F, Min, Q, QuerySet
 
 from parity.definitions import untracked_q
-from parity.models import Backend, Gap, GapState, Project
+from parity.models import BackendState, Gap, GapState, Project
 from parity.selectors.classification import skip_rules_current
 from parity.selectors.owners import files_owners, gaps_owned, groups_owners
 from parity.selectors.snapshot_days import snapshot_days
@@ -206,24 +206,26 @@ class BackendHeadline:
 
 
 def triage_headlines(*, projects: list[Project]) -> dict[int, list[BackendHeadline]]:
-    """Per project pk, a headline per backend with untracked gaps, by name. Two queries: the
-    backends' names, and the counts, summed in Postgres per backend (a row per backend and file
-    summed in Python was 25k rows at issue 37's shapes, most of the overview's time)."""
-    missing = Q(state=GapState.MISSING)
-    names = dict(Backend.objects.filter(project__in=projects).values_list("pk", "name"))
-    counted = (
-        untracked_gaps(projects=projects)
-        .order_by()
-        .values_list("project_id", "backend_id")  # sorted as integers: names spilled to disk
-        .annotate(
-            untracked=Count("pk"),
-            never_run=Count("pk", filter=missing),
-            never_run_files=Count("test__file", filter=missing, distinct=True),
-            reasons=Count("reason_id", distinct=True),
+    """Per project pk, a headline per backend with untracked gaps, by name. One query: the
+    counts the engine stored on each backend's current snapshot (``parity.engine.snapshots``,
+    recounted at each recompute and triage change), not a count over every open gap."""
+    rows = (
+        BackendState.objects.filter(
+            project__in=projects,
+            snapshot__run_id=F("current_run_id"),
+            snapshot__queue_gaps__gt=0,
+        )
+        .order_by("project_id", "backend__name")
+        .values_list(
+            "project_id",
+            "backend__name",
+            "snapshot__queue_gaps",
+            "snapshot__queue_missing",
+            "snapshot__queue_missing_files",
+            "snapshot__queue_reasons",
         )
     )
     headlines: dict[int, list[BackendHeadline]] = defaultdict(list)
-    rows = sorted((project_id, names[pk], *counts) for project_id, pk, *counts in counted)
     for project_id, name, untracked, never_run, never_run_files, reasons in rows:
         headlines[project_id].append(
             BackendHeadline(
