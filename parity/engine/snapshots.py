@@ -17,6 +17,7 @@ from parity.models import (
     TestCase,
 )
 from parity.models.sql import model_sql
+from parity.plans import hash_joins
 from parity.pure.scores import REFERENCE_PASSING
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
@@ -89,15 +90,6 @@ _SNAPSHOT_SQL = model_sql(
         JOIN {snapshot} o ON o.id = s.snapshot_id
         WHERE (o.queue_missing, o.queue_missing_digest)
               = (g.queue_missing, g.queue_missing_digest)
-    ), missing_files AS (
-        SELECT g.backend_id, count(DISTINCT t.file) AS n
-        FROM {gap} g JOIN {test} t ON t.id = g.test_id
-        WHERE g.is_open AND g.state = 'missing' AND {queued_g}
-          AND g.backend_id IN (
-              SELECT backend_id FROM gaps WHERE queue_missing > 0
-              EXCEPT SELECT backend_id FROM last_files
-          )
-        GROUP BY g.backend_id
     ), pending AS (
         SELECT backend_id, count(*) AS n FROM {pending}
         WHERE backend_id = ANY(%(backends)s) GROUP BY backend_id
@@ -139,7 +131,7 @@ _SNAPSHOT_SQL = model_sql(
                coalesce(d.n, 0),
                s.test_count, s.coverage_drop,
                coalesce(g.queue_gaps, 0), coalesce(g.queue_missing, 0),
-               coalesce(lf.n, mf.n, 0), coalesce(g.queue_reasons, 0),
+               coalesce(lf.n, 0), coalesce(g.queue_reasons, 0),
                coalesce(g.queue_missing_digest, 0)
         FROM {state} s
         JOIN {run} r ON r.id = s.current_run_id
@@ -149,7 +141,6 @@ _SNAPSHOT_SQL = model_sql(
         LEFT JOIN pending pd ON pd.backend_id = s.backend_id
         LEFT JOIN differ d ON d.backend_id = s.backend_id
         LEFT JOIN last_files lf ON lf.backend_id = s.backend_id
-        LEFT JOIN missing_files mf ON mf.backend_id = s.backend_id
         -- The reference's passing tests compared here: not pending, not lost by infrastructure.
         CROSS JOIN LATERAL (
             SELECT rp.n - coalesce(pd.n, 0) - coalesce(g.rerun, 0) AS compared
@@ -174,7 +165,11 @@ _SNAPSHOT_SQL = model_sql(
         RETURNING id, backend_id
     )
     UPDATE {state} s SET snapshot_id = w.id
-    FROM written w WHERE s.backend_id = w.backend_id;
+    FROM written w WHERE s.backend_id = w.backend_id
+    RETURNING s.backend_id, s.backend_id IN (
+        SELECT backend_id FROM gaps WHERE queue_missing > 0
+        EXCEPT SELECT backend_id FROM last_files
+    );
     """,
     current=CurrentOutcome,
     gap=Gap,
@@ -184,13 +179,38 @@ _SNAPSHOT_SQL = model_sql(
     run=Run,
     test=TestCase,
     queued=_QUEUED.format(prefix=sql.SQL("")),
-    queued_g=_QUEUED.format(prefix=sql.SQL("g.")),
     scored=sql.SQL(
         "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
     ).format(INFRA),
     infra=INFRA,
     absent=ABSENT,
     newer=first_ran_after(sql.SQL("ro.since"), sql.SQL("r.started_at")),
+)
+
+
+# The files of the queue's missing tests, for the backends whose missing tests changed: each
+# such gap joined to its test (distinct pairs hashed, then counted: count(DISTINCT) sorts).
+_MISSING_FILES_SQL = model_sql(
+    """
+    UPDATE {snapshot} n SET queue_missing_files = c.n
+    FROM (
+        SELECT backend_id, count(*) AS n
+        FROM (
+            SELECT DISTINCT g.backend_id, t.file
+            FROM {gap} g JOIN {test} t ON t.id = g.test_id AND t.project_id = %(project)s
+            WHERE g.backend_id = ANY(%(backends)s) AND g.is_open AND g.state = 'missing'
+              AND {queued}
+        ) files
+        GROUP BY backend_id
+    ) c
+    JOIN {state} s ON s.backend_id = c.backend_id
+    WHERE n.id = s.snapshot_id
+    """,
+    snapshot=Snapshot,
+    gap=Gap,
+    test=TestCase,
+    state=BackendState,
+    queued=_QUEUED.format(prefix=sql.SQL("g.")),
 )
 
 
@@ -208,3 +228,8 @@ def snapshots_write(
     }
     with connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_SQL, params)
+        # Most writes keep the last count of those files (their missing tests did not change).
+        recount = [backend_id for backend_id, changed in cursor.fetchall() if changed]
+        if recount:
+            with hash_joins(cursor):  # a backend's missing tests: a whole run's worth
+                cursor.execute(_MISSING_FILES_SQL, {"backends": recount, "project": project.pk})
