@@ -120,7 +120,7 @@ def triage_queue(
         headlines = [h for h in headlines if backend is None or h.backend == backend]
     return TriageQueue(
         by_file=_owners_of_files(project, _files_classified(project, by_file)),
-        by_reason=_owners_of_reasons(with_reason, by_reason),
+        by_reason=_owners_of_reasons(project, with_reason, by_reason),
         headlines=headlines,
     )
 
@@ -131,9 +131,9 @@ def _owners_of_files(project: Project, page: GroupPage) -> GroupPage:
     return replace(page, groups=groups)
 
 
-def _owners_of_reasons(gaps: QuerySet[Gap], page: GroupPage) -> GroupPage:
+def _owners_of_reasons(project: Project, gaps: QuerySet[Gap], page: GroupPage) -> GroupPage:
     shown = gaps.filter(reason_id__in=sorted({g.reason_id for g in page.groups}))
-    owners = groups_owners(shown, by=("backend__name", "reason_id"))
+    owners = groups_owners(shown, project=project, by=("backend__name", "reason_id"))
     groups = [
         replace(g, owners=tuple(owners.get((g.backend, g.reason_id), ()))) for g in page.groups
     ]
