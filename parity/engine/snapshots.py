@@ -6,8 +6,18 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import ABSENT, INFRA, OUTCOME_PARAMS, first_ran_after
-from parity.models import BackendState, CurrentOutcome, Gap, PendingTest, Project, Run, Snapshot
+from parity.models import (
+    BackendState,
+    CurrentOutcome,
+    Gap,
+    PendingTest,
+    Project,
+    Run,
+    Snapshot,
+    TestCase,
+)
 from parity.models.sql import model_sql
+from parity.plans import hash_joins
 from parity.pure.scores import REFERENCE_PASSING
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
@@ -22,6 +32,13 @@ from parity.pure.scores import REFERENCE_PASSING
 # no score: the verdict asks for a rerun, not a fix.
 # The agreement definitions also need the reference's tests it did not pass: only a project
 # that uses one joins the two backends' outcomes for them (``%(agree)s``).
+# In the triage queue (``parity.selectors.queue.untracked_gaps``): untracked, not
+# ``reference_missing``.
+_QUEUED = sql.SQL(
+    "({prefix}state <> 'reference_missing' AND NOT {prefix}tracked AND NOT {prefix}intended"
+    " AND NOT {prefix}not_applicable)"
+)
+
 _SNAPSHOT_SQL = model_sql(
     """
     WITH reference_passing AS (
@@ -47,15 +64,32 @@ _SNAPSHOT_SQL = model_sql(
             coalesce(sum(n) FILTER (WHERE {scored} AND intended), 0) AS intended,
             coalesce(sum(n) FILTER (WHERE {scored} AND tracked_closed), 0) AS tracked_closed,
             coalesce(sum(n) FILTER (WHERE state = 'reference_missing'), 0) AS reference_missing,
-            coalesce(sum(n) FILTER (WHERE {scored}), 0) AS scored
+            coalesce(sum(n) FILTER (WHERE {scored}), 0) AS scored,
+            coalesce(sum(n) FILTER (WHERE {queued}), 0) AS queue_gaps,
+            coalesce(sum(n) FILTER (WHERE {queued} AND state = 'missing'), 0) AS queue_missing,
+            count(DISTINCT reason_id) FILTER (WHERE {queued}) AS queue_reasons,
+            coalesce(sum(digest) FILTER (WHERE {queued} AND state = 'missing'), 0)
+                AS queue_missing_digest
         FROM (
+            -- By reason too: a backend's gaps cite a few dozen reasons at most.
             SELECT backend_id, state, tracked, intended, tracked_closed, not_applicable,
-                   count(*) AS n
+                   reason_id, count(*) AS n,
+                   sum(hashint8(test_id)) FILTER (WHERE state = 'missing') AS digest
             FROM {gap}
             WHERE is_open AND backend_id = ANY(%(backends)s)
-            GROUP BY backend_id, state, tracked, intended, tracked_closed, not_applicable
+            GROUP BY backend_id, state, tracked, intended, tracked_closed, not_applicable,
+                     reason_id
         ) counted
         GROUP BY backend_id
+    ), last_files AS (
+        -- The files of the queue's missing tests, as the backend's last snapshot counted
+        -- them, when its missing tests are still those it counted (same count and digest).
+        SELECT g.backend_id, o.queue_missing_files AS n
+        FROM gaps g
+        JOIN {state} s ON s.backend_id = g.backend_id
+        JOIN {snapshot} o ON o.id = s.snapshot_id
+        WHERE (o.queue_missing, o.queue_missing_digest)
+              = (g.queue_missing, g.queue_missing_digest)
     ), pending AS (
         SELECT backend_id, count(*) AS n FROM {pending}
         WHERE backend_id = ANY(%(backends)s) GROUP BY backend_id
@@ -78,7 +112,8 @@ _SNAPSHOT_SQL = model_sql(
             project_id, backend_id, run_id, reference_run_id, at, score, passing,
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
             tracked_closed, reference_missing, pending, not_applicable, rerun, reference_tests,
-            differ_not_passed, test_count, coverage_drop
+            differ_not_passed, test_count, coverage_drop, queue_gaps, queue_missing,
+            queue_missing_files, queue_reasons, queue_missing_digest
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
                CASE WHEN c.compared > 0
@@ -94,7 +129,10 @@ _SNAPSHOT_SQL = model_sql(
                greatest(rt.n - coalesce(pd.n, 0) - coalesce(g.not_applicable, 0)
                         - coalesce(g.rerun, 0) - coalesce(d.newer, 0), 0),
                coalesce(d.n, 0),
-               s.test_count, s.coverage_drop
+               s.test_count, s.coverage_drop,
+               coalesce(g.queue_gaps, 0), coalesce(g.queue_missing, 0),
+               coalesce(lf.n, 0), coalesce(g.queue_reasons, 0),
+               coalesce(g.queue_missing_digest, 0)
         FROM {state} s
         JOIN {run} r ON r.id = s.current_run_id
         CROSS JOIN reference_passing rp
@@ -102,6 +140,7 @@ _SNAPSHOT_SQL = model_sql(
         LEFT JOIN gaps g ON g.backend_id = s.backend_id
         LEFT JOIN pending pd ON pd.backend_id = s.backend_id
         LEFT JOIN differ d ON d.backend_id = s.backend_id
+        LEFT JOIN last_files lf ON lf.backend_id = s.backend_id
         -- The reference's passing tests compared here: not pending, not lost by infrastructure.
         CROSS JOIN LATERAL (
             SELECT rp.n - coalesce(pd.n, 0) - coalesce(g.rerun, 0) AS compared
@@ -118,11 +157,19 @@ _SNAPSHOT_SQL = model_sql(
             not_applicable = EXCLUDED.not_applicable, rerun = EXCLUDED.rerun,
             reference_tests = EXCLUDED.reference_tests,
             differ_not_passed = EXCLUDED.differ_not_passed,
-            test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop
+            test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop,
+            queue_gaps = EXCLUDED.queue_gaps, queue_missing = EXCLUDED.queue_missing,
+            queue_missing_files = EXCLUDED.queue_missing_files,
+            queue_reasons = EXCLUDED.queue_reasons,
+            queue_missing_digest = EXCLUDED.queue_missing_digest
         RETURNING id, backend_id
     )
     UPDATE {state} s SET snapshot_id = w.id
-    FROM written w WHERE s.backend_id = w.backend_id;
+    FROM written w WHERE s.backend_id = w.backend_id
+    RETURNING s.backend_id, s.backend_id IN (
+        SELECT backend_id FROM gaps WHERE queue_missing > 0
+        EXCEPT SELECT backend_id FROM last_files
+    );
     """,
     current=CurrentOutcome,
     gap=Gap,
@@ -130,12 +177,40 @@ _SNAPSHOT_SQL = model_sql(
     snapshot=Snapshot,
     state=BackendState,
     run=Run,
+    test=TestCase,
+    queued=_QUEUED.format(prefix=sql.SQL("")),
     scored=sql.SQL(
         "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
     ).format(INFRA),
     infra=INFRA,
     absent=ABSENT,
     newer=first_ran_after(sql.SQL("ro.since"), sql.SQL("r.started_at")),
+)
+
+
+# The files of the queue's missing tests, for the backends whose missing tests changed: each
+# such gap joined to its test (distinct pairs hashed, then counted: count(DISTINCT) sorts).
+_MISSING_FILES_SQL = model_sql(
+    """
+    UPDATE {snapshot} n SET queue_missing_files = c.n
+    FROM (
+        SELECT backend_id, count(*) AS n
+        FROM (
+            SELECT DISTINCT g.backend_id, t.file
+            FROM {gap} g JOIN {test} t ON t.id = g.test_id AND t.project_id = %(project)s
+            WHERE g.backend_id = ANY(%(backends)s) AND g.is_open AND g.state = 'missing'
+              AND {queued}
+        ) files
+        GROUP BY backend_id
+    ) c
+    JOIN {state} s ON s.backend_id = c.backend_id
+    WHERE n.id = s.snapshot_id
+    """,
+    snapshot=Snapshot,
+    gap=Gap,
+    test=TestCase,
+    state=BackendState,
+    queued=_QUEUED.format(prefix=sql.SQL("g.")),
 )
 
 
@@ -153,3 +228,8 @@ def snapshots_write(
     }
     with connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_SQL, params)
+        # Most writes keep the last count of those files (their missing tests did not change).
+        recount = [backend_id for backend_id, changed in cursor.fetchall() if changed]
+        if recount:
+            with hash_joins(cursor):  # a backend's missing tests: a whole run's worth
+                cursor.execute(_MISSING_FILES_SQL, {"backends": recount, "project": project.pk})

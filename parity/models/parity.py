@@ -376,6 +376,16 @@ class Snapshot(models.Model):
     differ_not_passed = models.PositiveIntegerField(default=0, db_default=0)
     test_count = models.PositiveIntegerField(default=0)
     coverage_drop = models.BooleanField(default=False)
+    # The triage queue's headline (``parity.selectors.queue``): its untracked open gaps (those
+    # of infrastructure's states too, not ``reference_missing``), of them the tests the run
+    # lacks (``missing``), the files those are in, and the distinct reasons they cite.
+    queue_gaps = models.PositiveIntegerField(default=0, db_default=0)
+    queue_missing = models.PositiveIntegerField(default=0, db_default=0)
+    queue_missing_files = models.PositiveIntegerField(default=0, db_default=0)
+    queue_reasons = models.PositiveIntegerField(default=0, db_default=0)
+    # A sum of hashes of those missing tests' ids: the engine counts their files again only
+    # when it changes (the count joins every such gap to its test), else keeps the last count.
+    queue_missing_digest = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["backend", "at"]

@@ -62,15 +62,22 @@ def files_owners(*, project: Project, files: Iterable[str] | None = None) -> dic
     return dict(rows.values_list("file", "owners"))
 
 
-def groups_owners(gaps: QuerySet[Gap], *, by: tuple[str, ...]) -> dict[tuple, list[str]]:
-    """Per group of ``gaps`` by the fields ``by`` (the triage queue's reason groups), the owners
-    of the files its gaps are in, each once, by name. One query, its rows one per group and
-    distinct owner list."""
+def groups_owners(
+    gaps: QuerySet[Gap], *, project: Project, by: tuple[str, ...]
+) -> dict[tuple, list[str]]:
+    """Per group of ``gaps`` (of ``project``) by the fields ``by`` (the triage queue's reason
+    groups), the owners of the files its gaps are in, each once, by name. One query, its rows
+    one per group and distinct owner list."""
     owners_of_file = FileOwners.objects.filter(
         project_id=OuterRef("project_id"), file=OuterRef("test__file")
     ).values("owners")[:1]
+    # Only the gaps of owned files' tests look their owners up (a reason's groups hold tens of
+    # thousands of gaps, most often in files nobody owns; with no owners, none is read).
+    owned = FileOwners.objects.filter(project=project).exclude(owners=[]).values("file")
+    tests = TestCase.objects.filter(project=project, file__in=owned).values("pk")
     rows = (
         gaps.order_by()
+        .filter(test_id__in=tests)
         .annotate(file_owners=Subquery(owners_of_file, output_field=ArrayField(CharField())))
         .values_list(*by, "file_owners")
     )

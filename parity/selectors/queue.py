@@ -10,13 +10,17 @@ reasons) and the burn-down of untracked gaps per backend, from the snapshots.
 (outside the score)."""
 
 import datetime
-from collections import Counter, defaultdict
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
+from psycopg2 import sql
 
 from parity.definitions import untracked_q
-from parity.models import Backend, Gap, GapState, Project
+from parity.models import Backend, BackendState, Gap, GapState, Project, Reason, TestCase
+from parity.models.sql import table
+from parity.read_replica import read_cursor
 from parity.selectors.classification import skip_rules_current
 from parity.selectors.owners import files_owners, gaps_owned, groups_owners
 from parity.selectors.snapshot_days import snapshot_days
@@ -98,29 +102,25 @@ def triage_queue(
     """Untracked open gaps (of the files ``owner`` owns, when given) grouped by (backend, file)
     and by (backend, reason), largest first, a page of each with their code owners, and the
     backends' headlines; a reason group carries its reason's skip category, a file group the
-    one the project's file rules give. Five queries: one GROUP BY each, reading every group
-    (there are at most backends x files, and backends x reasons: the headlines are sums over
-    them, and a page is a slice), the owners of each page's groups, and the skip rules."""
+    one the project's file rules give. Six queries: a page of each grouping (Postgres groups
+    every gap, sorts the groups and sends a page, with how many there are), the owners of
+    each page's groups, the skip rules, and the headlines: those the engine stored on the
+    snapshots, or, of an owner's files, counted."""
     gaps = untracked_gaps(projects=[project], backend=backend)
     if owner:
         gaps = gaps_owned(gaps, project=project, owner=owner)
-    by_file = _groups(gaps, ("backend__name", "test__file"))
+    by_file = _groups_page(gaps, _BY_FILE, project, file_page, per_page)
     # Tests a backend never ran have no reason: their decisions are the file groups'.
     with_reason = gaps.filter(reason__isnull=False)
-    by_reason = _groups(
-        with_reason,
-        ("backend__name", "reason_id", "reason__text", "reason__category", "reason__disposition"),
-    )
-    files: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for group in by_file:
-        files[group.backend].append((group.gaps, group.missing))
-    reasons = Counter(g.backend for g in by_reason)
-    headlines = [_headline(name, files[name], reasons[name]) for name in sorted(files)]
-    file_groups = _page(by_file, file_page, per_page)
-    reason_groups = _page(by_reason, reason_page, per_page)
+    by_reason = _groups_page(with_reason, _BY_REASON, project, reason_page, per_page)
+    if owner:
+        headlines = _headlines_counted(gaps)
+    else:
+        headlines = triage_headlines(projects=[project]).get(project.pk, [])
+        headlines = [h for h in headlines if backend is None or h.backend == backend]
     return TriageQueue(
-        by_file=_owners_of_files(project, _files_classified(project, file_groups)),
-        by_reason=_owners_of_reasons(with_reason, reason_groups),
+        by_file=_owners_of_files(project, _files_classified(project, by_file)),
+        by_reason=_owners_of_reasons(project, with_reason, by_reason),
         headlines=headlines,
     )
 
@@ -131,36 +131,108 @@ def _owners_of_files(project: Project, page: GroupPage) -> GroupPage:
     return replace(page, groups=groups)
 
 
-def _owners_of_reasons(gaps: QuerySet[Gap], page: GroupPage) -> GroupPage:
+def _owners_of_reasons(project: Project, gaps: QuerySet[Gap], page: GroupPage) -> GroupPage:
     shown = gaps.filter(reason_id__in=sorted({g.reason_id for g in page.groups}))
-    owners = groups_owners(shown, by=("backend__name", "reason_id"))
+    owners = groups_owners(shown, project=project, by=("backend__name", "reason_id"))
     groups = [
         replace(g, owners=tuple(owners.get((g.backend, g.reason_id), ()))) for g in page.groups
     ]
     return replace(page, groups=groups)
 
 
-def _groups(gaps: QuerySet[Gap], by: tuple[str, ...]) -> list[QueueGroup]:
-    """Every group of ``gaps`` by the fields ``by``, largest first. One query."""
-    states = {
-        state: Count("pk", filter=Q(state=state))
-        for state in (GapState.MISSING, GapState.SKIPPED, GapState.FAILED, GapState.ERROR)
-    }
-    rows = (
-        gaps.order_by()
-        .values(*by)
-        .annotate(n=Count("pk"), first_seen=Min("opened_at"), **states)
-        .order_by("-n", *by)
+# A page of groups of the gaps (an ORM query's SQL) by backend and ``{what}``, largest first
+# (ties by backend name, then what), with how many groups there are in all (``total``).
+_GROUPS_SQL = """
+    SELECT b.name, x.what, x.n, x.first_seen, x.missing, x.skipped, x.failed, x.error,
+           x.total {extra}
+    FROM (
+        SELECT g.backend_id, {what} AS what, count(*) AS n, min(g.opened_at) AS first_seen,
+               count(*) FILTER (WHERE g.state = 'missing') AS missing,
+               count(*) FILTER (WHERE g.state = 'skipped') AS skipped,
+               count(*) FILTER (WHERE g.state = 'failed') AS failed,
+               count(*) FILTER (WHERE g.state = 'error') AS error,
+               count(*) OVER () AS total
+        FROM ({gaps}) g {join}
+        GROUP BY g.backend_id, {what}
+    ) x
+    JOIN {backend} b ON b.id = x.backend_id {extra_join}
+    ORDER BY x.n DESC, b.name, x.what
+    LIMIT %s OFFSET %s
+    """
+
+
+def _file_group(row: tuple) -> QueueGroup:
+    name, file, n, first_seen, missing, skipped, failed, error = row[:8]
+    return QueueGroup(
+        backend=name, file=file, reason_id=None, reason=None, gaps=n, missing=missing,
+        skipped=skipped, failed=failed, error=error, first_seen=first_seen,
+    )  # fmt: skip
+
+
+def _reason_group(row: tuple) -> QueueGroup:
+    name, reason_id, n, first_seen, missing, skipped, failed, error = row[:8]
+    text, category, disposition = row[9:]
+    return QueueGroup(
+        backend=name, file=None, reason_id=reason_id, reason=text, gaps=n, missing=missing,
+        skipped=skipped, failed=failed, error=error, first_seen=first_seen,
+        category=category or "", disposition=disposition or "",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Grouping:
+    what: str  # the column grouped by beside the backend, of the gaps ``g`` and ``join``
+    group: Callable[[tuple], QueueGroup]  # a row as a group
+    join: str = ""
+    extra: str = ""  # more columns of each group of the page, of ``extra_join``
+    extra_join: str = ""
+
+
+# The project's tests alone are hashed for the join (``%s``: the project), not every project's.
+_BY_FILE = _Grouping(
+    what="t.file",
+    group=_file_group,
+    join="JOIN {test} t ON t.id = g.test_id AND t.project_id = %s",
+)
+_BY_REASON = _Grouping(
+    what="g.reason_id",
+    group=_reason_group,
+    extra=", r.text, r.category, r.disposition",
+    extra_join="JOIN {reason} r ON r.id = x.what",
+)
+
+
+def _groups_page(
+    gaps: QuerySet[Gap], grouping: _Grouping, project: Project, number: int, per_page: int
+) -> GroupPage:
+    """A page of the groups of ``gaps`` (largest first). One query; two for a page past the
+    end (a stale link), which shows the first."""
+    tables = {"backend": table(Backend), "test": table(TestCase), "reason": table(Reason)}
+    fields = ("backend_id", "test_id", "state", "opened_at", "reason_id")
+    gaps_sql, params = gaps.values(*fields).query.sql_with_params()
+    params = [*params, *([project.pk] if "%s" in grouping.join else [])]
+    statement = sql.SQL(_GROUPS_SQL).format(
+        what=sql.SQL(grouping.what),
+        gaps=sql.SQL(gaps_sql),
+        join=sql.SQL(grouping.join).format(**tables),
+        extra=sql.SQL(grouping.extra),
+        extra_join=sql.SQL(grouping.extra_join).format(**tables),
+        backend=tables["backend"],
     )
-    return [_group(row) for row in rows]
-
-
-def _page(groups: list[QueueGroup], number: int, per_page: int) -> GroupPage:
-    pages = max(1, -(-len(groups) // per_page))
-    number = number if 1 <= number <= pages else 1  # past the end (a stale link): the first
-    start = (number - 1) * per_page
+    number = max(number, 1)
+    with read_cursor() as cursor:
+        cursor.execute(statement, [*params, per_page, (number - 1) * per_page])
+        rows = cursor.fetchall()
+        if not rows and number > 1:
+            number = 1
+            cursor.execute(statement, [*params, per_page, 0])
+            rows = cursor.fetchall()
+    total = rows[0][8] if rows else 0
     return GroupPage(
-        groups=groups[start : start + per_page], total=len(groups), number=number, pages=pages
+        groups=[grouping.group(row) for row in rows],
+        total=total,
+        number=number,
+        pages=max(1, -(-total // per_page)),
     )
 
 
@@ -176,23 +248,6 @@ def _files_classified(project: Project, page: GroupPage) -> GroupPage:
     return replace(page, groups=groups)
 
 
-def _group(row: dict) -> QueueGroup:
-    return QueueGroup(
-        backend=row["backend__name"],
-        file=row.get("test__file"),
-        reason_id=row.get("reason_id"),
-        reason=row.get("reason__text"),
-        gaps=row["n"],
-        missing=row[GapState.MISSING],
-        skipped=row[GapState.SKIPPED],
-        failed=row[GapState.FAILED],
-        error=row[GapState.ERROR],
-        first_seen=row["first_seen"],
-        category=row.get("reason__category") or "",
-        disposition=row.get("reason__disposition") or "",
-    )
-
-
 @dataclass(frozen=True)
 class BackendHeadline:
     """What a backend lacks, untriaged: "neuron: 809 tests missing, in 41 files; 12 untracked
@@ -206,24 +261,26 @@ class BackendHeadline:
 
 
 def triage_headlines(*, projects: list[Project]) -> dict[int, list[BackendHeadline]]:
-    """Per project pk, a headline per backend with untracked gaps, by name. Two queries: the
-    backends' names, and the counts, summed in Postgres per backend (a row per backend and file
-    summed in Python was 25k rows at issue 37's shapes, most of the overview's time)."""
-    missing = Q(state=GapState.MISSING)
-    names = dict(Backend.objects.filter(project__in=projects).values_list("pk", "name"))
-    counted = (
-        untracked_gaps(projects=projects)
-        .order_by()
-        .values_list("project_id", "backend_id")  # sorted as integers: names spilled to disk
-        .annotate(
-            untracked=Count("pk"),
-            never_run=Count("pk", filter=missing),
-            never_run_files=Count("test__file", filter=missing, distinct=True),
-            reasons=Count("reason_id", distinct=True),
+    """Per project pk, a headline per backend with untracked gaps, by name. One query: the
+    counts the engine stored on each backend's current snapshot (``parity.engine.snapshots``,
+    recounted at each recompute and triage change), not a count over every open gap."""
+    rows = (
+        BackendState.objects.filter(
+            project__in=projects,
+            snapshot__run_id=F("current_run_id"),
+            snapshot__queue_gaps__gt=0,
+        )
+        .order_by("project_id", "backend__name")
+        .values_list(
+            "project_id",
+            "backend__name",
+            "snapshot__queue_gaps",
+            "snapshot__queue_missing",
+            "snapshot__queue_missing_files",
+            "snapshot__queue_reasons",
         )
     )
     headlines: dict[int, list[BackendHeadline]] = defaultdict(list)
-    rows = sorted((project_id, names[pk], *counts) for project_id, pk, *counts in counted)
     for project_id, name, untracked, never_run, never_run_files, reasons in rows:
         headlines[project_id].append(
             BackendHeadline(
@@ -237,15 +294,20 @@ def triage_headlines(*, projects: list[Project]) -> dict[int, list[BackendHeadli
     return dict(headlines)
 
 
-def _headline(backend: str, files: list[tuple[int, int]], reasons: int) -> BackendHeadline:
-    """``backend``'s headline from its file groups' (untracked gaps, of which never run)."""
-    return BackendHeadline(
-        backend=backend,
-        untracked=sum(n for n, _ in files),
-        never_run=sum(missing for _, missing in files),
-        never_run_files=sum(1 for _, missing in files if missing),
-        reasons=reasons,
+def _headlines_counted(gaps: QuerySet[Gap]) -> list[BackendHeadline]:
+    """The headlines of ``gaps`` (an owner's share of the queue), by backend name. One query."""
+    missing = Q(state=GapState.MISSING)
+    counted = (
+        gaps.order_by()
+        .values_list("backend__name")
+        .annotate(
+            untracked=Count("pk"),
+            never_run=Count("pk", filter=missing),
+            never_run_files=Count("test__file", filter=missing, distinct=True),
+            reasons=Count("reason_id", distinct=True),
+        )
     )
+    return [BackendHeadline(*row) for row in sorted(counted)]
 
 
 @dataclass(frozen=True)

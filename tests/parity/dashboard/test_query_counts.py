@@ -15,9 +15,9 @@ P = "/p/pytorch-xla"
 
 # Anonymous visitor of a public project.
 PAGES = {
-    # readable projects, backends with their newest upload, uploads; headlines (2), burn-down;
-    # score trends (the sparklines)
-    "overview": ("/", 7),
+    # readable projects, backends with their newest upload, uploads; headlines (the stored
+    # snapshots'), burn-down; score trends (the sparklines)
+    "overview": ("/", 6),
     "overview.json": (
         "/overview.json",
         4,
@@ -34,9 +34,9 @@ PAGES = {
     # Project, backend choices; 6 rows; skips and gaps per category; has runs
     "skip reasons": (f"{P}/skip-reasons/", 12),
     "skip-reasons.json": (f"{P}/skip-reasons.json", 6),  # project, backend choices, ETag; chart
-    # Project, backend choices x2; 3 for the queue (the groups, the file rules), 2 for its
-    # groups' owners; has runs
-    "queue": (f"{P}/queue/", 9),
+    # Project, backend choices x2; 4 for the queue (a page of each grouping, the file rules,
+    # the headlines), 2 for its groups' owners; has runs
+    "queue": (f"{P}/queue/", 10),
     # Project, backend choices; 2 x (count, ids, rows, issues); their files' owners; where
     # else the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
     "gaps": (f"{P}/gaps/", 15),

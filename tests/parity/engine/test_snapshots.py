@@ -3,7 +3,7 @@ open gaps (made with the ORM), upserted and pointed to by its BackendState."""
 
 from parity.engine.snapshots import snapshots_write
 from parity.models import BackendState, Gap, Outcome, Snapshot
-from tests.parity.engine.rows import backend_of, current_set, gap_open, run_make
+from tests.parity.engine.rows import backend_of, current_set, gap_open, reason_of, run_make
 
 A = "test/a.py::TestA::"
 P, S, F = Outcome.PASSED, Outcome.SKIPPED, Outcome.FAILED
@@ -90,3 +90,38 @@ def test_a_snapshot_counts_tracked_gaps_citing_only_closed_issues_apart(project)
     snapshot = write(project, cpu_run)
 
     assert (snapshot.tracked, snapshot.tracked_closed, snapshot.untracked) == (2, 1, 1)
+
+
+def queue_counts(snapshot: Snapshot) -> tuple[int, int, int, int]:
+    return (
+        snapshot.queue_gaps,
+        snapshot.queue_missing,
+        snapshot.queue_missing_files,
+        snapshot.queue_reasons,
+    )
+
+
+def test_a_snapshot_counts_the_queues_headline_and_its_files_when_they_change(project):
+    cpu_run, tpu_run = run_make(project, "cpu"), run_make(project, "tpu")
+    passing = {f"{A}t{n}": P for n in range(1, 5)}
+    current_set(project, "cpu", {**passing, "test/b.py::TestB::t1": P}, run=cpu_run)
+    current_set(project, "tpu", {f"{A}t1": P}, run=tpu_run)
+    cited = reason_of(project, "no kernel")
+    gap_open(project, "tpu", f"{A}t2", "missing", run=tpu_run)
+    gap_open(project, "tpu", f"{A}t3", "skipped", run=tpu_run, reason=cited)
+    gap_open(project, "tpu", f"{A}t4", "crashed", run=tpu_run)  # infrastructure's: queued
+    gap_open(project, "tpu", f"{A}t9", "reference_missing", run=tpu_run)  # never queued
+    assert queue_counts(write(project, cpu_run)) == (3, 1, 1, 1)
+
+    # Another file's test missing: its files are counted again.
+    gap_open(project, "tpu", "test/b.py::TestB::t1", "missing", run=tpu_run)
+    assert queue_counts(write(project, cpu_run)) == (4, 2, 2, 1)
+
+    # The same missing tests: the last count of their files stands (not counted again).
+    Snapshot.objects.filter(backend__name="tpu").update(queue_missing_files=7)
+    assert queue_counts(write(project, cpu_run)) == (4, 2, 7, 1)
+
+    # Triaged gaps leave the queue; the missing test left is in one file.
+    Gap.objects.filter(test__name="t2").update(intended=True)
+    Gap.objects.filter(test__name="t3").update(tracked=True)
+    assert queue_counts(write(project, cpu_run)) == (2, 1, 1, 0)

@@ -10,9 +10,21 @@ import pytest
 from django.utils import timezone
 
 from parity import selectors
-from parity.models import Gap, GapState, Project
-from parity.services.triage import TriageRequest, triages_create
-from tests.parity.dashboard_scenario import NEURON, B, upload_history, upload_older_day
+from parity.models import Gap, GapState, Project, Reason
+from parity.services.triage import TriageRequest, triage_delete, triages_create
+from tests.parity.dashboard_scenario import (
+    DAY2,
+    ISSUE_URL,
+    NEURON,
+    TODAY,
+    A,
+    B,
+    C,
+    runs_by_day,
+    tid,
+    upload_history,
+    upload_older_day,
+)
 
 
 @pytest.fixture
@@ -55,9 +67,10 @@ def mix(g) -> Counter:
     return Counter({state: n for state, n in counts.items() if n})
 
 
-def test_the_queue_groups_untracked_gaps_in_five_queries(xla_runs, django_assert_num_queries):
-    # Two GROUP BYs, the owners of each page's groups, and the file rules.
-    with django_assert_num_queries(5):
+def test_the_queue_groups_untracked_gaps_in_six_queries(xla_runs, django_assert_num_queries):
+    # A page of each grouping, the owners of each page's groups, the file rules, and the
+    # headlines stored on the snapshots.
+    with django_assert_num_queries(6):
         queue = selectors.triage_queue(project=xla_runs)
 
     by_file = expected_groups(xla_runs, lambda g: g.test.file)
@@ -73,7 +86,7 @@ def test_the_queue_pages_its_groups_and_filters_a_backend(
     xla_runs, upload_run, django_assert_num_queries
 ):
     upload_older_day(upload_run)  # more history: the same count of queries
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         second = selectors.triage_queue(project=xla_runs, file_page=2, per_page=2)
     everything = selectors.triage_queue(project=xla_runs)
     assert second.by_file.groups == everything.by_file.groups[2:4]
@@ -89,7 +102,7 @@ def test_the_queue_pages_its_groups_and_filters_a_backend(
 
 
 def test_headlines_say_what_each_backend_never_ran(xla_runs, django_assert_num_queries):
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(1):
         (headlines,) = selectors.triage_headlines(projects=[xla_runs]).values()
     neuron = {h.backend: h for h in headlines}["neuron"]
     # neuron: 3 tests in 1 file never run; 1 untracked reason.
@@ -108,6 +121,57 @@ def test_an_exempted_group_leaves_the_queue_and_its_headline(xla_runs):
     assert ("neuron", B) not in {(g.backend, g.file) for g in queue.by_file.groups}
     assert "neuron" not in {h.backend for h in queue.headlines}
     assert queue.untracked == 7 - 4
+
+
+def live_headlines(project: Project) -> list[tuple]:
+    """(backend, untracked, never run, their files, reasons) counted here from the Gap rows."""
+    by_backend = defaultdict(list)
+    for gap in untracked_rows(project):
+        if not gap.not_applicable:
+            by_backend[gap.backend.name].append(gap)
+    rows = []
+    for name, gaps in sorted(by_backend.items()):
+        never_run = [g for g in gaps if g.state == GapState.MISSING]
+        files = {g.test.file for g in never_run}
+        reasons = {g.reason_id for g in gaps if g.reason_id}
+        rows.append((name, len(gaps), len(never_run), len(files), len(reasons)))
+    return rows
+
+
+def stored_headlines(project: Project) -> list[tuple]:
+    headlines = selectors.triage_headlines(projects=[project]).get(project.pk, [])
+    return [(h.backend, h.untracked, h.never_run, h.never_run_files, h.reasons) for h in headlines]
+
+
+def test_stored_headlines_hold_through_recomputes_and_triage_changes(xla_runs, upload_run):
+    # The engine's snapshots carry the headlines: each write that moves a gap in or out of
+    # the queue (a run, an exemption granted or deleted, a reason tracked) recounts them.
+    assert stored_headlines(xla_runs) == live_headlines(xla_runs)
+    assert ("neuron", 4, 3, 1, 1) in stored_headlines(xla_runs)
+
+    exempt = TriageRequest(kind="intended", backend="neuron", match=tid(B, 2), note="no op")
+    (triage,) = triages_create(project=xla_runs, requests=[exempt])
+    assert ("neuron", 3, 2, 1, 1) in stored_headlines(xla_runs)
+    reason = Reason.objects.get(project=xla_runs, text=NEURON).pk
+    tracked = TriageRequest(kind="tracked", reason=reason, issue_url=ISSUE_URL)
+    triages_create(project=xla_runs, requests=[tracked])
+    assert ("neuron", 2, 2, 1, 0) in stored_headlines(xla_runs)
+    assert stored_headlines(xla_runs) == live_headlines(xla_runs)
+
+    triage_delete(triage=triage)
+    assert ("neuron", 3, 3, 1, 0) in stored_headlines(xla_runs)
+
+    # A new night: neuron runs test_b and skips test_a's a4 instead; gpu runs nothing of test_c.
+    day3 = str(TODAY)
+    nights = runs_by_day()[DAY2]
+    neuron = {**nights["neuron"], **{tid(B, n): "passed" for n in (1, 2, 3, 4)}}
+    del neuron[tid(A, 4)]
+    gpu = {k: v for k, v in nights["gpu"].items() if not k.startswith(C)}
+    for backend, cases in {**nights, "neuron": neuron, "gpu": gpu}.items():
+        upload_run(backend, cases, day=day3)
+    assert stored_headlines(xla_runs) == live_headlines(xla_runs)
+    assert ("neuron", 1, 1, 1, 0) in stored_headlines(xla_runs)
+    assert ("gpu", 3, 2, 1, 1) in stored_headlines(xla_runs)  # a2 failed; c1, c2 not run
 
 
 def test_the_burndown_reads_each_days_last_snapshot(xla_runs, django_assert_num_queries):
