@@ -21,6 +21,7 @@ from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_cou
 from parity.selectors.families import BY_FAMILY, BY_VARIANT, Families, families_named
 from parity.selectors.fragments import (
     CELL_FIELDS,
+    PENDING,
     BackendParity,
     backend_parities,
     file_counts,
@@ -219,39 +220,53 @@ def heatmap(
         counts = _subtrees(counts)
     unrun = {} if by_dir or aligned is not None else unrun_files(project=project)
     definition = project.score_settings()
-    rows = [
-        _row(
+
+    def row_of(name: str) -> HeatRow:
+        return _row(
             name,
-            cells,
+            counts[name],
             names=names,
             reference=reference,
             unrun=unrun,
             owners=owners,
             definition=definition,
         )
-        for name, cells in counts.items()
-    ]
+
     cards = backends
     if by == BY_FAMILY and families.any:
+        # A family's cell is its worst variant's: every row's cells are built to pick it.
         backends = _family_columns(backends, families)
         with_runs = {b.backend for b in cards if b.run is not None}
-        rows = [_family_row(row, backends, families, names, with_runs) for row in rows]
+        family_rows = [
+            _family_row(row_of(name), backends, families, names, with_runs) for name in counts
+        ]
         names = [b.backend for b in backends]
+        ranked = [_Ranked(row.name, _standings(row), row) for row in family_rows]
     else:
         by = BY_VARIANT
-    total = len(rows)
+        # Ranked by plain numbers: only the shown page's rows are built as cells.
+        ranked = [
+            _Ranked(name, _raw_standings(cells, names, reference, definition), None)
+            for name, cells in counts.items()
+        ]
+    total = len(ranked)
     needle = q.strip().lower()
     if needle:
-        rows = [row for row in rows if needle in row.name.lower()]
+        ranked = [r for r in ranked if needle in r.name.lower()]
     reverse = sort.startswith("-")
     sort = sort.removeprefix("-")
     if sort not in names and sort not in HEATMAP_SORTS:
         sort, reverse = "worst", False
-    rows = _sorted(rows, sort=sort, reverse=reverse, names=names, reference=reference)
-    pager = Paginator(rows, per_page).get_page(page) if per_page else None
+    ranked = _sorted(ranked, sort=sort, reverse=reverse, names=names, reference=reference)
+    if per_page:
+        pager = Paginator(ranked, per_page).get_page(page)
+        shown = list(pager.object_list)
+    else:
+        pager, shown = None, ranked
+    rows = [r.row if r.row is not None else row_of(r.name) for r in shown]
     return Heatmap(
         backends=backends,
-        rows=list(pager.object_list) if pager is not None else rows,
+        rows=rows,
         pager=pager,
         total_rows=total,
         folders=by_dir,
@@ -398,9 +413,74 @@ def _run(unrun) -> dict[str, str]:
     return {"run_state": unrun.state, "run_status": unrun.status} if unrun else {}
 
 
+# A cell's standing in a sort: its counted gaps, its headline parity (None: nothing to compare)
+# and whether it compares anything at all (a parity, or some gap).
+Standing = tuple[int, float | None, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    """A row as sorted: its name and each column's standing, and the row itself when it was
+    built to be ranked (by family), else None (built once on the page shown)."""
+
+    name: str
+    standings: tuple[Standing, ...]  # in the order of the columns
+    row: HeatRow | None
+
+
+def cell_standing(
+    *, gaps: int, intended: int, compared: int, is_reference: bool, definition: Definition
+) -> Standing:
+    """What sorts a cell, as ``CellCounts`` reads it (its ``counted_gaps``, ``parity`` and
+    whether it is comparable), from plain numbers."""
+    parity = None
+    if not is_reference and compared:
+        passing = max(compared - gaps, 0)
+        counts = Counts(passing=passing, compared=compared, intended=intended)
+        parity = score(counts, definition)
+    counted = counted_gaps(gaps=gaps, intended=intended, definition=definition)
+    return counted, parity, parity is not None or gaps > 0
+
+
+def _standings(row: HeatRow) -> tuple[Standing, ...]:
+    return tuple((c.counted_gaps, c.parity, _comparable(c)) for c in row.cells)
+
+
+def _raw_standings(
+    cells: dict[str, dict[str, int]],
+    names: list[str],
+    reference: str | None,
+    definition: Definition,
+) -> tuple[Standing, ...]:
+    """``_standings`` of the row ``_row`` would build of ``cells``, without building it."""
+    ref_passed = cells[reference].get("passed", 0) if reference else 0
+    out = []
+    for name in names:
+        cell = cells[name]
+        if name == reference:
+            out.append((0, None, False))
+            continue
+        compared = (
+            cell.get("reference_passed", ref_passed)  # an aligned cell carries its own
+            - cell.get(PENDING, 0)
+            - cell.get("not_applicable", 0)
+            - cell.get("rerun", 0)
+        )
+        out.append(
+            cell_standing(
+                gaps=cell.get("gaps", 0),
+                intended=cell.get("intended", 0),
+                compared=max(compared, 0),
+                is_reference=False,
+                definition=definition,
+            )
+        )
+    return tuple(out)
+
+
 def _sorted(
-    rows: list[HeatRow], *, sort: str, reverse: bool, names: list[str], reference: str | None
-) -> list[HeatRow]:
+    rows: list[_Ranked], *, sort: str, reverse: bool, names: list[str], reference: str | None
+) -> list[_Ranked]:
     """Rows by ``sort``, reversed on asking, ties by name either way; rows with nothing to
     compare in the sorted columns (the reference passes none of their tests) come last either
     way, by name: reversed with the rest, they led "fewest gaps first" and a backend's best
@@ -414,13 +494,15 @@ def _sorted(
         else [c for c, name in enumerate(names) if name != reference]
     )
 
-    def key(row: HeatRow) -> tuple:
-        worst = min((_badness(row.cells[c]) for c in columns), default=())
-        return (worst,) if by_backend else (-row.gaps, worst)
+    def key(row: _Ranked) -> tuple:
+        worst = min((_badness(row.standings[c]) for c in columns), default=())
+        if by_backend:
+            return (worst,)
+        return (-sum(standing[0] for standing in row.standings), worst)
 
     by_name = sorted(rows, key=lambda r: r.name)
-    compared = [r for r in by_name if any(_comparable(r.cells[c]) for c in columns)]
-    unmatched = [r for r in by_name if not any(_comparable(r.cells[c]) for c in columns)]
+    compared = [r for r in by_name if any(r.standings[c][2] for c in columns)]
+    unmatched = [r for r in by_name if not any(r.standings[c][2] for c in columns)]
     return sorted(compared, key=key, reverse=reverse) + unmatched  # sorted() keeps ties' order
 
 
@@ -428,8 +510,8 @@ def _comparable(cell: CellCounts) -> bool:
     return cell.parity is not None or cell.gaps > 0
 
 
-def _badness(cell: CellCounts) -> tuple:
+def _badness(standing: Standing) -> tuple:
     """Sort key: the most gaps first, then the lowest parity; cells the reference gives nothing
     to compare (no gap possible) last."""
-    parity = cell.parity
-    return (-cell.counted_gaps, parity is None, parity or 0.0)
+    counted, parity, _ = standing
+    return (-counted, parity is None, parity or 0.0)
