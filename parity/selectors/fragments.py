@@ -7,15 +7,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F
 from django.db.models.expressions import OrderBy
 
-from parity.definitions import INFRA_STATES
 from parity.models import (
     Backend,
     FileCell,
+    FileGapCount,
     Gap,
-    GapState,
     IssueState,
     PendingTest,
     Project,
@@ -261,11 +260,14 @@ def file_counts(
     cells = FileCell.objects.filter(project=project).values_list(
         "backend__name", "file", *CELL_FIELDS
     )
-    totals: dict[str, dict[str, dict[str, int]]] = defaultdict(
-        lambda: {name: dict.fromkeys((*CELL_FIELDS, PENDING), 0) for name in names}
-    )
+    zero = dict.fromkeys((*CELL_FIELDS, PENDING), 0)
+    totals: dict[str, dict[str, dict[str, int]]] = {}
     for backend, file, *counts in cells:
-        cell = totals[folder_of(file) if by_dir else file][backend]
+        key = folder_of(file) if by_dir else file
+        row = totals.get(key)
+        if row is None:
+            row = totals[key] = {name: zero.copy() for name in names}
+        cell = row[backend]
         for name, count in zip(CELL_FIELDS, counts, strict=True):
             cell[name] += count
     pending_rows = (
@@ -276,7 +278,11 @@ def file_counts(
     )
     for backend, file, count in pending_rows if pending else ():
         # The reference passes a pending test: its file has cells already.
-        totals[folder_of(file) if by_dir else file][backend][PENDING] += count
+        key = folder_of(file) if by_dir else file
+        row = totals.get(key)
+        if row is None:
+            row = totals[key] = {name: zero.copy() for name in names}
+        row[backend][PENDING] += count
     return {key: totals[key] for key in sorted(totals)}
 
 
@@ -284,27 +290,17 @@ def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int, 
     """Per test file, per backend name, its open gaps against the reference (the
     reference-passing tests that do not pass there; not the tests the reference lacks), how
     many of those are intended, and how many reference-passing tests are declared not
-    applicable there and lost by infrastructure (to rerun), both outside the gaps. One query,
-    grouped in Postgres: as many rows as (backend, file) pairs with a gap."""
-    rerun = Q(state__in=INFRA_STATES, not_applicable=False)
-    counted = Q(not_applicable=False) & ~Q(state__in=INFRA_STATES)
+    applicable there and lost by infrastructure (to rerun), both outside the gaps. One query
+    of the counts the gap table's triggers keep (``FileGapCount``), a row per (backend, file)
+    with some."""
     rows = (
-        Gap.objects.filter(project=project, is_open=True)
-        .exclude(state=GapState.REFERENCE_MISSING)
-        .values_list("backend__name", "test__file")
-        # Named apart from the columns their filters read: a filter naming an earlier
-        # annotation would read the aggregate.
-        .annotate(
-            n_gaps=Count("pk", filter=counted),
-            n_intended=Count("pk", filter=counted & Q(intended=True)),
-            n_not_applicable=Count("pk", filter=Q(not_applicable=True)),
-            n_rerun=Count("pk", filter=rerun),
-        )
-        .order_by()
+        FileGapCount.objects.filter(project=project)
+        .exclude(gaps=0, intended=0, not_applicable=0, rerun=0)
+        .values_list("backend__name", "file", "gaps", "intended", "not_applicable", "rerun")
     )
     totals: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
-    for backend, file, count, intended, not_applicable, reruns in rows:
-        totals[file][backend] = (count, intended, not_applicable, reruns)
+    for backend, file, *counts in rows:
+        totals[file][backend] = tuple(counts)
     return totals
 
 
