@@ -184,6 +184,7 @@ def heatmap(
     by: str = BY_VARIANT,
     page: int | str = 1,
     per_page: int | None = None,
+    cell_type: type[CellCounts] = CellCounts,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
@@ -191,7 +192,8 @@ def heatmap(
     (four for folders, one more when a test is pending somewhere). With ``aligned`` (the
     view ``parity.result_reads.aligned_view`` read with its cells), each backend at its aligned
     commit. With ``per_page``, ``rows`` holds page ``page`` of them (``pager``): every row is
-    counted and sorted, and only a page's are drawn."""
+    counted and sorted, and only a page's are drawn. ``cell_type``: the class of the cells built
+    (the dashboard's ``HeatCell`` draws them)."""
     owner = owner_clean(owner)
     folder = folder_clean(folder)
     by_dir = folders and not folder
@@ -230,6 +232,7 @@ def heatmap(
             unrun=unrun,
             owners=owners,
             definition=definition,
+            cell_type=cell_type,
         )
 
     cards = backends
@@ -357,16 +360,27 @@ def _ancestors(file: str) -> list[str]:
 
 def _subtrees(per_file: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, dict]]:
     """Per-file cells added up per folder, each folder's row the total of its whole subtree;
-    folders by name."""
-    totals: dict[str, dict[str, dict[str, int]]] = {}
+    folders by name. Summed per folder first, then each folder into those above it: a tree
+    has far fewer folders than files."""
+    per_folder: dict[str, dict[str, dict[str, int]]] = {}
+    above: dict[str, list[str]] = {}  # a folder, and those above it
     for file, cells in per_file.items():
-        for folder in _ancestors(file):
-            into = totals.setdefault(folder, {})
-            for backend, counts in cells.items():
-                cell = into.setdefault(backend, {})
-                for name, count in counts.items():
-                    cell[name] = cell.get(name, 0) + count
+        folder = folder_of(file)
+        if folder not in above:
+            above[folder] = _ancestors(file)
+        _add(per_folder.setdefault(folder, {}), cells)
+    totals: dict[str, dict[str, dict[str, int]]] = {}
+    for folder, cells in per_folder.items():
+        for into in above[folder]:
+            _add(totals.setdefault(into, {}), cells)
     return dict(sorted(totals.items()))
+
+
+def _add(into: dict[str, dict[str, int]], cells: dict[str, dict[str, int]]) -> None:
+    for backend, counts in cells.items():
+        cell = into.setdefault(backend, {})
+        for name, count in counts.items():
+            cell[name] = cell.get(name, 0) + count
 
 
 def _row(
@@ -378,6 +392,7 @@ def _row(
     unrun: dict,
     owners: dict[str, list[str]],
     definition: Definition,
+    cell_type: type[CellCounts] = CellCounts,
 ) -> HeatRow:
     """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some;
     ``unrun``: ``run_files.unrun_files`` by (backend, file)."""
@@ -392,7 +407,7 @@ def _row(
         name=name,
         owners=tuple(owners.get(name, ())),
         cells=[
-            CellCounts(
+            cell_type(
                 backend=n,
                 **{
                     **compared,
@@ -433,13 +448,16 @@ def cell_standing(
 ) -> Standing:
     """What sorts a cell, as ``CellCounts`` reads it (its ``counted_gaps``, ``parity`` and
     whether it is comparable), from plain numbers."""
+    if not gaps:  # most cells: every compared test passes (no gap, so none intended)
+        whole = compared and not is_reference
+        return 0, (1.0 if whole else None), bool(whole)
     parity = None
     if not is_reference and compared:
         passing = max(compared - gaps, 0)
         counts = Counts(passing=passing, compared=compared, intended=intended)
         parity = score(counts, definition)
     counted = counted_gaps(gaps=gaps, intended=intended, definition=definition)
-    return counted, parity, parity is not None or gaps > 0
+    return counted, parity, True
 
 
 def _standings(row: HeatRow) -> tuple[Standing, ...]:
@@ -460,16 +478,17 @@ def _raw_standings(
         if name == reference:
             out.append((0, None, False))
             continue
+        get = cell.get
         compared = (
-            cell.get("reference_passed", ref_passed)  # an aligned cell carries its own
-            - cell.get(PENDING, 0)
-            - cell.get("not_applicable", 0)
-            - cell.get("rerun", 0)
+            get("reference_passed", ref_passed)  # an aligned cell carries its own
+            - get(PENDING, 0)
+            - get("not_applicable", 0)
+            - get("rerun", 0)
         )
         out.append(
             cell_standing(
-                gaps=cell.get("gaps", 0),
-                intended=cell.get("intended", 0),
+                gaps=get("gaps", 0),
+                intended=get("intended", 0),
                 compared=max(compared, 0),
                 is_reference=False,
                 definition=definition,
