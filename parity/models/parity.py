@@ -440,7 +440,7 @@ class FileCell(models.Model):
 
 class FileGapCount(models.Model):
     """The heatmap's open gaps per backend and test file, as they stand in ``Gap`` (read by
-    ``selectors.file_gap_counts``): the heatmap reads these few rows instead of grouping every
+    ``selectors.file_cell_counts``): the heatmap reads these few rows instead of grouping every
     open gap by its test's file. Kept by triggers on the gap table (migration 0038), so every
     write of gaps, by any path (a recompute's diff, a triage's flags, a deletion), moves the
     counts in the same statement; rows whose counts fell to zero stay, as zeros."""

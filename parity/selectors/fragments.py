@@ -3,7 +3,6 @@ directly instead of calling another page's selector. None of these is a page's a
 own; each is one query (or none) and says so."""
 
 import posixpath
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,8 +22,10 @@ from parity.models import (
     TrackingIssue,
     Triage,
 )
+from parity.models.sql import model_sql
 from parity.pure.normalize import is_expected_failure
 from parity.pure.scores import DEFAULT, Counts, Definition, Scores, alternatives, scores
+from parity.read_replica import read_cursor
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
 # A cell's count of the reference-passing tests the backend's run lacks because the reference
@@ -286,22 +287,57 @@ def file_counts(
     return {key: totals[key] for key in sorted(totals)}
 
 
-def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int, int, int]]]:
-    """Per test file, per backend name, its open gaps against the reference (the
-    reference-passing tests that do not pass there; not the tests the reference lacks), how
-    many of those are intended, and how many reference-passing tests are declared not
-    applicable there and lost by infrastructure (to rerun), both outside the gaps. One query
-    of the counts the gap table's triggers keep (``FileGapCount``), a row per (backend, file)
-    with some."""
-    rows = (
-        FileGapCount.objects.filter(project=project)
-        .exclude(gaps=0, intended=0, not_applicable=0, rerun=0)
-        .values_list("backend__name", "file", "gaps", "intended", "not_applicable", "rerun")
+# A heatmap cell's counts as ``file_cell_counts`` reads them: CELL_FIELDS, then the open gaps'.
+_OPEN_GAP_FIELDS = ("gaps", "intended", "not_applicable", "rerun")
+_CELL_KEYS = (*CELL_FIELDS, *_OPEN_GAP_FIELDS, PENDING)
+# Each file cell with its open gaps (``FileGapCount``): an open gap's test is in the backend's
+# run or counted missing there, so its (backend, file) has a file cell.
+_FILE_CELL_COUNTS_SQL = model_sql(
+    """
+    SELECT c.file, b.name, c.passed, c.failed, c.error, c.skipped, c.missing,
+           coalesce(g.gaps, 0), coalesce(g.intended, 0), coalesce(g.not_applicable, 0),
+           coalesce(g.rerun, 0), 0
+    FROM {cell} c
+    JOIN {backend} b ON b.id = c.backend_id
+    LEFT JOIN {gaps} g ON g.backend_id = c.backend_id AND g.file = c.file
+    WHERE c.project_id = %(project)s
+    """,
+    cell=FileCell,
+    backend=Backend,
+    gaps=FileGapCount,
+)
+
+
+def file_cell_counts(
+    *, project: Project, names: list[str], pending: bool = False
+) -> dict[str, dict[str, dict[str, int]]]:
+    """``file_counts`` (per file) with each cell's open gaps merged in (``_OPEN_GAP_FIELDS``, as
+    ``FileGapCount`` keeps them), read in one query, two with ``pending``. A backend of
+    ``names`` without a cell in a file gets a shared cell of zeros: read it, never write it."""
+    zero = dict.fromkeys(_CELL_KEYS, 0)
+    totals: dict[str, dict[str, dict[str, int]]] = {}
+    with read_cursor() as cursor:
+        cursor.execute(_FILE_CELL_COUNTS_SQL, {"project": project.pk})
+        for file, backend, *counts in cursor.fetchall():
+            row = totals.get(file)
+            if row is None:
+                row = totals[file] = dict.fromkeys(names, zero)
+            row[backend] = dict(zip(_CELL_KEYS, counts, strict=True))
+    pending_rows = (
+        PendingTest.objects.filter(project=project)
+        .values_list("backend__name", "test__file")
+        .annotate(count=Count("pk"))
+        .order_by()
     )
-    totals: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
-    for backend, file, *counts in rows:
-        totals[file][backend] = tuple(counts)
-    return totals
+    for backend, file, count in pending_rows if pending else ():
+        row = totals.get(file)
+        if row is None:
+            row = totals[file] = dict.fromkeys(names, zero)
+        cell = row.get(backend, zero)
+        if cell is zero:
+            cell = row[backend] = dict(zero)
+        cell[PENDING] += count
+    return {key: totals[key] for key in sorted(totals)}
 
 
 # --- One test on one backend: its outcome, reason and open gap (file and test pages) --------------

@@ -24,8 +24,8 @@ from parity.selectors.fragments import (
     PENDING,
     BackendParity,
     backend_parities,
+    file_cell_counts,
     file_counts,
-    file_gap_counts,
     folder_of,
 )
 from parity.selectors.owners import files_owners, owner_clean
@@ -202,18 +202,14 @@ def heatmap(
     backends = [b for b in backends if b.run is not None or b.backend not in families.variants]
     names = [b.backend for b in backends]
     reference = next((b.backend for b in backends if b.is_reference), None)
-    counts = file_counts(project=project, names=names, pending=any(b.pending for b in backends))
+    pending = any(b.pending for b in backends)
     owners = files_owners(project=project)  # a row per file: no list of paths to send
     if aligned is not None:
         backends = aligned_backends(current=backends, view=aligned)
-        counts = aligned_file_counts(project=project, current=counts, view=aligned)
+        current = file_counts(project=project, names=names, pending=pending)
+        counts = aligned_file_counts(project=project, current=current, view=aligned)
     else:
-        for file, gaps in file_gap_counts(project=project).items():
-            for backend, (count, intended, not_applicable, rerun) in gaps.items():
-                if file in counts:  # the reference passes its tests: it has a file cell
-                    counts[file][backend].update(
-                        gaps=count, intended=intended, not_applicable=not_applicable, rerun=rerun
-                    )
+        counts = file_cell_counts(project=project, names=names, pending=pending)
     if owner:
         counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
     if folder:
