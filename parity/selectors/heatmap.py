@@ -188,8 +188,8 @@ def heatmap(
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
-    ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Five queries
-    (four for folders, one more when a test is pending somewhere). With ``aligned`` (the
+    ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Four queries
+    (three for folders, one more when a test is pending somewhere). With ``aligned`` (the
     view ``parity.result_reads.aligned_view`` read with its cells), each backend at its aligned
     commit. With ``per_page``, ``rows`` holds page ``page`` of them (``pager``): every row is
     counted and sorted, and only a page's are drawn. ``cell_type``: the class of the cells built
@@ -232,6 +232,7 @@ def heatmap(
         )
 
     cards = backends
+    family_rows = None
     if by == BY_FAMILY and families.any:
         # A family's cell is its worst variant's: every row's cells are built to pick it.
         backends = _family_columns(backends, families)
@@ -240,23 +241,31 @@ def heatmap(
             _family_row(row_of(name), backends, families, names, with_runs) for name in counts
         ]
         names = [b.backend for b in backends]
-        ranked = [_Ranked(row.name, _standings(row), row) for row in family_rows]
     else:
         by = BY_VARIANT
-        # Ranked by plain numbers: only the shown page's rows are built as cells.
-        ranked = [
-            _Ranked(name, _raw_standings(cells, names, reference, definition), None)
-            for name, cells in counts.items()
-        ]
-    total = len(ranked)
-    needle = q.strip().lower()
-    if needle:
-        ranked = [r for r in ranked if needle in r.name.lower()]
+    total = len(counts) if family_rows is None else len(family_rows)
     reverse = sort.startswith("-")
     sort = sort.removeprefix("-")
     if sort not in names and sort not in HEATMAP_SORTS:
         sort, reverse = "worst", False
-    ranked = _sorted(ranked, sort=sort, reverse=reverse, names=names, reference=reference)
+    columns = _sort_columns(sort, names, reference)
+    needle = q.strip().lower()
+    if family_rows is not None:
+        ranked = [
+            _Ranked(row.name, _standings(row, columns), row)
+            for row in family_rows
+            if needle in row.name.lower()
+        ]
+    else:
+        # Ranked by plain numbers, in the sorted columns alone: only the shown page's rows are
+        # built as cells.
+        wanted = [names[c] for c in columns]
+        ranked = [
+            _Ranked(name, _raw_standings(cells, wanted, reference, definition), None)
+            for name, cells in counts.items()
+            if needle in name.lower()
+        ]
+    ranked = _sorted(ranked, sort=sort, reverse=reverse)
     if per_page:
         pager = Paginator(ranked, per_page).get_page(page)
         shown = list(pager.object_list)
@@ -431,11 +440,11 @@ Standing = tuple[int, float | None, bool]
 
 @dataclass(frozen=True, slots=True)
 class _Ranked:
-    """A row as sorted: its name and each column's standing, and the row itself when it was
-    built to be ranked (by family), else None (built once on the page shown)."""
+    """A row as sorted: its name and the standing of each column the sort reads, and the row
+    itself when it was built to be ranked (by family), else None (built once on the page)."""
 
     name: str
-    standings: tuple[Standing, ...]  # in the order of the columns
+    standings: tuple[Standing, ...]  # in the order of ``_sort_columns``
     row: HeatRow | None
 
 
@@ -456,8 +465,19 @@ def cell_standing(
     return counted, parity, True
 
 
-def _standings(row: HeatRow) -> tuple[Standing, ...]:
-    return tuple((c.counted_gaps, c.parity, _comparable(c)) for c in row.cells)
+def _sort_columns(sort: str, names: list[str], reference: str | None) -> list[int]:
+    """The columns ``sort`` reads: none by name, a backend's own, or every one but the
+    reference's (by gaps against it)."""
+    if sort == "name":
+        return []
+    if sort in names:
+        return [names.index(sort)]
+    return [c for c, name in enumerate(names) if name != reference]
+
+
+def _standings(row: HeatRow, columns: list[int]) -> tuple[Standing, ...]:
+    cells = [row.cells[c] for c in columns]
+    return tuple((c.counted_gaps, c.parity, _comparable(c)) for c in cells)
 
 
 def _raw_standings(
@@ -466,7 +486,8 @@ def _raw_standings(
     reference: str | None,
     definition: Definition,
 ) -> tuple[Standing, ...]:
-    """``_standings`` of the row ``_row`` would build of ``cells``, without building it."""
+    """``_standings`` in the columns ``names`` of the row ``_row`` would build of ``cells``,
+    without building it."""
     ref_passed = cells[reference].get("passed", 0) if reference else 0
     out = []
     for name in names:
@@ -493,31 +514,24 @@ def _raw_standings(
     return tuple(out)
 
 
-def _sorted(
-    rows: list[_Ranked], *, sort: str, reverse: bool, names: list[str], reference: str | None
-) -> list[_Ranked]:
+def _sorted(rows: list[_Ranked], *, sort: str, reverse: bool) -> list[_Ranked]:
     """Rows by ``sort``, reversed on asking, ties by name either way; rows with nothing to
     compare in the sorted columns (the reference passes none of their tests) come last either
     way, by name: reversed with the rest, they led "fewest gaps first" and a backend's best
-    files."""
+    files. Each row's ``standings`` are those of the columns ``sort`` reads."""
     if sort == "name":
         return sorted(rows, key=lambda r: r.name, reverse=reverse)
-    by_backend = sort in names
-    columns = (
-        [names.index(sort)]
-        if by_backend
-        else [c for c, name in enumerate(names) if name != reference]
-    )
+    by_backend = sort != "worst"
 
     def key(row: _Ranked) -> tuple:
-        worst = min((_badness(row.standings[c]) for c in columns), default=())
+        worst = min((_badness(standing) for standing in row.standings), default=())
         if by_backend:
             return (worst,)
         return (-sum(standing[0] for standing in row.standings), worst)
 
     by_name = sorted(rows, key=lambda r: r.name)
-    compared = [r for r in by_name if any(r.standings[c][2] for c in columns)]
-    unmatched = [r for r in by_name if not any(r.standings[c][2] for c in columns)]
+    compared = [r for r in by_name if any(standing[2] for standing in r.standings)]
+    unmatched = [r for r in by_name if not any(standing[2] for standing in r.standings)]
     return sorted(compared, key=key, reverse=reverse) + unmatched  # sorted() keeps ties' order
 
 
