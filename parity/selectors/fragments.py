@@ -318,11 +318,12 @@ def file_cell_counts(
     totals: dict[str, dict[str, dict[str, int]]] = {}
     with read_cursor() as cursor:
         cursor.execute(_FILE_CELL_COUNTS_SQL, {"project": project.pk})
-        for file, backend, *counts in cursor.fetchall():
+        for record in cursor.fetchall():
+            file = record[0]
             row = totals.get(file)
             if row is None:
                 row = totals[file] = dict.fromkeys(names, zero)
-            row[backend] = dict(zip(_CELL_KEYS, counts, strict=True))
+            row[record[1]] = dict(zip(_CELL_KEYS, record[2:], strict=True))
     pending_rows = (
         PendingTest.objects.filter(project=project)
         .values_list("backend__name", "test__file")

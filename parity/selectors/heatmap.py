@@ -491,22 +491,26 @@ def _raw_standings(
     ref_passed = cells[reference].get("passed", 0) if reference else 0
     out = []
     for name in names:
-        cell = cells[name]
         if name == reference:
             out.append((0, None, False))
             continue
-        get = cell.get
-        compared = (
+        get = cells[name].get
+        compared = max(
             get("reference_passed", ref_passed)  # an aligned cell carries its own
             - get(PENDING, 0)
             - get("not_applicable", 0)
-            - get("rerun", 0)
+            - get("rerun", 0),
+            0,
         )
+        gaps = get("gaps", 0)
+        if not gaps:  # most cells (``cell_standing``'s first case, without the call)
+            out.append((0, 1.0, True) if compared else (0, None, False))
+            continue
         out.append(
             cell_standing(
-                gaps=get("gaps", 0),
+                gaps=gaps,
                 intended=get("intended", 0),
-                compared=max(compared, 0),
+                compared=compared,
                 is_reference=False,
                 definition=definition,
             )
