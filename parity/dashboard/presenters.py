@@ -386,14 +386,17 @@ def run_state_words(state: str, status: str = "") -> str:
 
 
 def heatmap_cells(heatmap: Heatmap) -> Heatmap:
-    """The heatmap with each cell as drawn (``HeatCell``): its page's rows only."""
+    """The heatmap with each cell as drawn (``HeatCell``): its page's rows only. Cells the
+    selector built as ``HeatCell`` already (its ``cell_type``) stay as they are."""
     names = [f.name for f in fields(CellCounts)]  # not what a cell caches
+
+    def drawn(cell: CellCounts) -> HeatCell:
+        if isinstance(cell, HeatCell):
+            return cell
+        return HeatCell(**{n: getattr(cell, n) for n in names})
+
     rows = [
-        HeatRow(
-            name=row.name,
-            cells=[HeatCell(**{n: getattr(cell, n) for n in names}) for cell in row.cells],
-            owners=row.owners,
-        )
+        HeatRow(name=row.name, cells=[drawn(cell) for cell in row.cells], owners=row.owners)
         for row in heatmap.rows
     ]
     return replace(heatmap, rows=rows)

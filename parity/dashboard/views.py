@@ -128,6 +128,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         by=_by(request),
         page=request.GET.get("page") or 1,
         per_page=HEATMAP_ROWS_PER_PAGE,
+        cell_type=presenters.HeatCell,
     )
     # By family: each family's tests failing on the most of its variants, under the table.
     spread = [

@@ -446,6 +446,33 @@ class FileCell(models.Model):
         return f"backend {self.backend_id} {self.file}"
 
 
+class FileGapCount(models.Model):
+    """The heatmap's open gaps per backend and test file, as they stand in ``Gap`` (read by
+    ``selectors.file_cell_counts``): the heatmap reads these few rows instead of grouping every
+    open gap by its test's file. Kept by triggers on the gap table (migration 0038), so every
+    write of gaps, by any path (a recompute's diff, a triage's flags, a deletion), moves the
+    counts in the same statement; rows whose counts fell to zero stay, as zeros."""
+
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
+    file = models.CharField(max_length=500)
+    # Open gaps but reference_missing ones: counted (neither not applicable nor lost by
+    # infrastructure), of those the intended, and the not-applicable and the lost (to rerun).
+    gaps = models.IntegerField(default=0)
+    intended = models.IntegerField(default=0)
+    not_applicable = models.IntegerField(default=0)
+    rerun = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "file"], name="filegapcount_unique")
+        ]
+        indexes = [models.Index(fields=["project"], name="filegapcount_project")]
+
+    def __str__(self) -> str:
+        return f"backend {self.backend_id} {self.file}: {self.gaps} gaps"
+
+
 class ReasonDaily(models.Model):
     """How many tests a reason covers in a backend's current run, per day: the reason trend."""
 

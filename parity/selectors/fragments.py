@@ -3,19 +3,17 @@ directly instead of calling another page's selector. None of these is a page's a
 own; each is one query (or none) and says so."""
 
 import posixpath
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F
 from django.db.models.expressions import OrderBy
 
-from parity.definitions import INFRA_STATES
 from parity.models import (
     Backend,
     FileCell,
+    FileGapCount,
     Gap,
-    GapState,
     IssueState,
     PendingTest,
     Project,
@@ -24,8 +22,10 @@ from parity.models import (
     TrackingIssue,
     Triage,
 )
+from parity.models.sql import model_sql
 from parity.pure.normalize import is_expected_failure
 from parity.pure.scores import DEFAULT, Counts, Definition, Scores, alternatives, scores
+from parity.read_replica import read_cursor
 
 CELL_FIELDS = ("passed", "failed", "error", "skipped", "missing")
 # A cell's count of the reference-passing tests the backend's run lacks because the reference
@@ -261,11 +261,14 @@ def file_counts(
     cells = FileCell.objects.filter(project=project).values_list(
         "backend__name", "file", *CELL_FIELDS
     )
-    totals: dict[str, dict[str, dict[str, int]]] = defaultdict(
-        lambda: {name: dict.fromkeys((*CELL_FIELDS, PENDING), 0) for name in names}
-    )
+    zero = dict.fromkeys((*CELL_FIELDS, PENDING), 0)
+    totals: dict[str, dict[str, dict[str, int]]] = {}
     for backend, file, *counts in cells:
-        cell = totals[folder_of(file) if by_dir else file][backend]
+        key = folder_of(file) if by_dir else file
+        row = totals.get(key)
+        if row is None:
+            row = totals[key] = {name: zero.copy() for name in names}
+        cell = row[backend]
         for name, count in zip(CELL_FIELDS, counts, strict=True):
             cell[name] += count
     pending_rows = (
@@ -276,36 +279,66 @@ def file_counts(
     )
     for backend, file, count in pending_rows if pending else ():
         # The reference passes a pending test: its file has cells already.
-        totals[folder_of(file) if by_dir else file][backend][PENDING] += count
+        key = folder_of(file) if by_dir else file
+        row = totals.get(key)
+        if row is None:
+            row = totals[key] = {name: zero.copy() for name in names}
+        row[backend][PENDING] += count
     return {key: totals[key] for key in sorted(totals)}
 
 
-def file_gap_counts(*, project: Project) -> dict[str, dict[str, tuple[int, int, int, int]]]:
-    """Per test file, per backend name, its open gaps against the reference (the
-    reference-passing tests that do not pass there; not the tests the reference lacks), how
-    many of those are intended, and how many reference-passing tests are declared not
-    applicable there and lost by infrastructure (to rerun), both outside the gaps. One query,
-    grouped in Postgres: as many rows as (backend, file) pairs with a gap."""
-    rerun = Q(state__in=INFRA_STATES, not_applicable=False)
-    counted = Q(not_applicable=False) & ~Q(state__in=INFRA_STATES)
-    rows = (
-        Gap.objects.filter(project=project, is_open=True)
-        .exclude(state=GapState.REFERENCE_MISSING)
+# A heatmap cell's counts as ``file_cell_counts`` reads them: CELL_FIELDS, then the open gaps'.
+_OPEN_GAP_FIELDS = ("gaps", "intended", "not_applicable", "rerun")
+_CELL_KEYS = (*CELL_FIELDS, *_OPEN_GAP_FIELDS, PENDING)
+# Each file cell with its open gaps (``FileGapCount``): an open gap's test is in the backend's
+# run or counted missing there, so its (backend, file) has a file cell.
+_FILE_CELL_COUNTS_SQL = model_sql(
+    """
+    SELECT c.file, b.name, c.passed, c.failed, c.error, c.skipped, c.missing,
+           coalesce(g.gaps, 0), coalesce(g.intended, 0), coalesce(g.not_applicable, 0),
+           coalesce(g.rerun, 0), 0
+    FROM {cell} c
+    JOIN {backend} b ON b.id = c.backend_id
+    LEFT JOIN {gaps} g ON g.backend_id = c.backend_id AND g.file = c.file
+    WHERE c.project_id = %(project)s
+    """,
+    cell=FileCell,
+    backend=Backend,
+    gaps=FileGapCount,
+)
+
+
+def file_cell_counts(
+    *, project: Project, names: list[str], pending: bool = False
+) -> dict[str, dict[str, dict[str, int]]]:
+    """``file_counts`` (per file) with each cell's open gaps merged in (``_OPEN_GAP_FIELDS``, as
+    ``FileGapCount`` keeps them), read in one query, two with ``pending``. A backend of
+    ``names`` without a cell in a file gets a shared cell of zeros: read it, never write it."""
+    zero = dict.fromkeys(_CELL_KEYS, 0)
+    totals: dict[str, dict[str, dict[str, int]]] = {}
+    with read_cursor() as cursor:
+        cursor.execute(_FILE_CELL_COUNTS_SQL, {"project": project.pk})
+        for record in cursor.fetchall():
+            file = record[0]
+            row = totals.get(file)
+            if row is None:
+                row = totals[file] = dict.fromkeys(names, zero)
+            row[record[1]] = dict(zip(_CELL_KEYS, record[2:], strict=True))
+    pending_rows = (
+        PendingTest.objects.filter(project=project)
         .values_list("backend__name", "test__file")
-        # Named apart from the columns their filters read: a filter naming an earlier
-        # annotation would read the aggregate.
-        .annotate(
-            n_gaps=Count("pk", filter=counted),
-            n_intended=Count("pk", filter=counted & Q(intended=True)),
-            n_not_applicable=Count("pk", filter=Q(not_applicable=True)),
-            n_rerun=Count("pk", filter=rerun),
-        )
+        .annotate(count=Count("pk"))
         .order_by()
     )
-    totals: dict[str, dict[str, tuple[int, int, int, int]]] = defaultdict(dict)
-    for backend, file, count, intended, not_applicable, reruns in rows:
-        totals[file][backend] = (count, intended, not_applicable, reruns)
-    return totals
+    for backend, file, count in pending_rows if pending else ():
+        row = totals.get(file)
+        if row is None:
+            row = totals[file] = dict.fromkeys(names, zero)
+        cell = row.get(backend, zero)
+        if cell is zero:
+            cell = row[backend] = dict(zero)
+        cell[PENDING] += count
+    return {key: totals[key] for key in sorted(totals)}
 
 
 # --- One test on one backend: its outcome, reason and open gap (file and test pages) --------------

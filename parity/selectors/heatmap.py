@@ -21,10 +21,11 @@ from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_cou
 from parity.selectors.families import BY_FAMILY, BY_VARIANT, Families, families_named
 from parity.selectors.fragments import (
     CELL_FIELDS,
+    PENDING,
     BackendParity,
     backend_parities,
+    file_cell_counts,
     file_counts,
-    file_gap_counts,
     folder_of,
 )
 from parity.selectors.owners import files_owners, owner_clean
@@ -183,14 +184,16 @@ def heatmap(
     by: str = BY_VARIANT,
     page: int | str = 1,
     per_page: int | None = None,
+    cell_type: type[CellCounts] = CellCounts,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
     ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
-    ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Five queries
-    (four for folders, one more when a test is pending somewhere). With ``aligned`` (the
+    ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Four queries
+    (three for folders, one more when a test is pending somewhere). With ``aligned`` (the
     view ``parity.result_reads.aligned_view`` read with its cells), each backend at its aligned
     commit. With ``per_page``, ``rows`` holds page ``page`` of them (``pager``): every row is
-    counted and sorted, and only a page's are drawn."""
+    counted and sorted, and only a page's are drawn. ``cell_type``: the class of the cells built
+    (the dashboard's ``HeatCell`` draws them)."""
     owner = owner_clean(owner)
     folder = folder_clean(folder)
     by_dir = folders and not folder
@@ -199,18 +202,14 @@ def heatmap(
     backends = [b for b in backends if b.run is not None or b.backend not in families.variants]
     names = [b.backend for b in backends]
     reference = next((b.backend for b in backends if b.is_reference), None)
-    counts = file_counts(project=project, names=names, pending=any(b.pending for b in backends))
+    pending = any(b.pending for b in backends)
     owners = files_owners(project=project)  # a row per file: no list of paths to send
     if aligned is not None:
         backends = aligned_backends(current=backends, view=aligned)
-        counts = aligned_file_counts(project=project, current=counts, view=aligned)
+        current = file_counts(project=project, names=names, pending=pending)
+        counts = aligned_file_counts(project=project, current=current, view=aligned)
     else:
-        for file, gaps in file_gap_counts(project=project).items():
-            for backend, (count, intended, not_applicable, rerun) in gaps.items():
-                if file in counts:  # the reference passes its tests: it has a file cell
-                    counts[file][backend].update(
-                        gaps=count, intended=intended, not_applicable=not_applicable, rerun=rerun
-                    )
+        counts = file_cell_counts(project=project, names=names, pending=pending)
     if owner:
         counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
     if folder:
@@ -219,39 +218,63 @@ def heatmap(
         counts = _subtrees(counts)
     unrun = {} if by_dir or aligned is not None else unrun_files(project=project)
     definition = project.score_settings()
-    rows = [
-        _row(
+
+    def row_of(name: str) -> HeatRow:
+        return _row(
             name,
-            cells,
+            counts[name],
             names=names,
             reference=reference,
             unrun=unrun,
             owners=owners,
             definition=definition,
+            cell_type=cell_type,
         )
-        for name, cells in counts.items()
-    ]
+
     cards = backends
+    family_rows = None
     if by == BY_FAMILY and families.any:
+        # A family's cell is its worst variant's: every row's cells are built to pick it.
         backends = _family_columns(backends, families)
         with_runs = {b.backend for b in cards if b.run is not None}
-        rows = [_family_row(row, backends, families, names, with_runs) for row in rows]
+        family_rows = [
+            _family_row(row_of(name), backends, families, names, with_runs) for name in counts
+        ]
         names = [b.backend for b in backends]
     else:
         by = BY_VARIANT
-    total = len(rows)
-    needle = q.strip().lower()
-    if needle:
-        rows = [row for row in rows if needle in row.name.lower()]
+    total = len(counts) if family_rows is None else len(family_rows)
     reverse = sort.startswith("-")
     sort = sort.removeprefix("-")
     if sort not in names and sort not in HEATMAP_SORTS:
         sort, reverse = "worst", False
-    rows = _sorted(rows, sort=sort, reverse=reverse, names=names, reference=reference)
-    pager = Paginator(rows, per_page).get_page(page) if per_page else None
+    columns = _sort_columns(sort, names, reference)
+    needle = q.strip().lower()
+    if family_rows is not None:
+        ranked = [
+            _Ranked(row.name, _standings(row, columns), row)
+            for row in family_rows
+            if needle in row.name.lower()
+        ]
+    else:
+        # Ranked by plain numbers, in the sorted columns alone: only the shown page's rows are
+        # built as cells.
+        wanted = [names[c] for c in columns]
+        ranked = [
+            _Ranked(name, _raw_standings(cells, wanted, reference, definition), None)
+            for name, cells in counts.items()
+            if needle in name.lower()
+        ]
+    ranked = _sorted(ranked, sort=sort, reverse=reverse)
+    if per_page:
+        pager = Paginator(ranked, per_page).get_page(page)
+        shown = list(pager.object_list)
+    else:
+        pager, shown = None, ranked
+    rows = [r.row if r.row is not None else row_of(r.name) for r in shown]
     return Heatmap(
         backends=backends,
-        rows=list(pager.object_list) if pager is not None else rows,
+        rows=rows,
         pager=pager,
         total_rows=total,
         folders=by_dir,
@@ -342,16 +365,27 @@ def _ancestors(file: str) -> list[str]:
 
 def _subtrees(per_file: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, dict]]:
     """Per-file cells added up per folder, each folder's row the total of its whole subtree;
-    folders by name."""
-    totals: dict[str, dict[str, dict[str, int]]] = {}
+    folders by name. Summed per folder first, then each folder into those above it: a tree
+    has far fewer folders than files."""
+    per_folder: dict[str, dict[str, dict[str, int]]] = {}
+    above: dict[str, list[str]] = {}  # a folder, and those above it
     for file, cells in per_file.items():
-        for folder in _ancestors(file):
-            into = totals.setdefault(folder, {})
-            for backend, counts in cells.items():
-                cell = into.setdefault(backend, {})
-                for name, count in counts.items():
-                    cell[name] = cell.get(name, 0) + count
+        folder = folder_of(file)
+        if folder not in above:
+            above[folder] = _ancestors(file)
+        _add(per_folder.setdefault(folder, {}), cells)
+    totals: dict[str, dict[str, dict[str, int]]] = {}
+    for folder, cells in per_folder.items():
+        for into in above[folder]:
+            _add(totals.setdefault(into, {}), cells)
     return dict(sorted(totals.items()))
+
+
+def _add(into: dict[str, dict[str, int]], cells: dict[str, dict[str, int]]) -> None:
+    for backend, counts in cells.items():
+        cell = into.setdefault(backend, {})
+        for name, count in counts.items():
+            cell[name] = cell.get(name, 0) + count
 
 
 def _row(
@@ -363,6 +397,7 @@ def _row(
     unrun: dict,
     owners: dict[str, list[str]],
     definition: Definition,
+    cell_type: type[CellCounts] = CellCounts,
 ) -> HeatRow:
     """``cells``: per backend, its CELL_FIELDS counts and its ``gaps``, when it has some;
     ``unrun``: ``run_files.unrun_files`` by (backend, file)."""
@@ -377,7 +412,7 @@ def _row(
         name=name,
         owners=tuple(owners.get(name, ())),
         cells=[
-            CellCounts(
+            cell_type(
                 backend=n,
                 **{
                     **compared,
@@ -398,29 +433,109 @@ def _run(unrun) -> dict[str, str]:
     return {"run_state": unrun.state, "run_status": unrun.status} if unrun else {}
 
 
-def _sorted(
-    rows: list[HeatRow], *, sort: str, reverse: bool, names: list[str], reference: str | None
-) -> list[HeatRow]:
+# A cell's standing in a sort: its counted gaps, its headline parity (None: nothing to compare)
+# and whether it compares anything at all (a parity, or some gap).
+Standing = tuple[int, float | None, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    """A row as sorted: its name and the standing of each column the sort reads, and the row
+    itself when it was built to be ranked (by family), else None (built once on the page)."""
+
+    name: str
+    standings: tuple[Standing, ...]  # in the order of ``_sort_columns``
+    row: HeatRow | None
+
+
+def cell_standing(
+    *, gaps: int, intended: int, compared: int, is_reference: bool, definition: Definition
+) -> Standing:
+    """What sorts a cell, as ``CellCounts`` reads it (its ``counted_gaps``, ``parity`` and
+    whether it is comparable), from plain numbers."""
+    if not gaps:  # most cells: every compared test passes (no gap, so none intended)
+        whole = compared and not is_reference
+        return 0, (1.0 if whole else None), bool(whole)
+    parity = None
+    if not is_reference and compared:
+        passing = max(compared - gaps, 0)
+        counts = Counts(passing=passing, compared=compared, intended=intended)
+        parity = score(counts, definition)
+    counted = counted_gaps(gaps=gaps, intended=intended, definition=definition)
+    return counted, parity, True
+
+
+def _sort_columns(sort: str, names: list[str], reference: str | None) -> list[int]:
+    """The columns ``sort`` reads: none by name, a backend's own, or every one but the
+    reference's (by gaps against it)."""
+    if sort == "name":
+        return []
+    if sort in names:
+        return [names.index(sort)]
+    return [c for c, name in enumerate(names) if name != reference]
+
+
+def _standings(row: HeatRow, columns: list[int]) -> tuple[Standing, ...]:
+    cells = [row.cells[c] for c in columns]
+    return tuple((c.counted_gaps, c.parity, _comparable(c)) for c in cells)
+
+
+def _raw_standings(
+    cells: dict[str, dict[str, int]],
+    names: list[str],
+    reference: str | None,
+    definition: Definition,
+) -> tuple[Standing, ...]:
+    """``_standings`` in the columns ``names`` of the row ``_row`` would build of ``cells``,
+    without building it."""
+    ref_passed = cells[reference].get("passed", 0) if reference else 0
+    out = []
+    for name in names:
+        if name == reference:
+            out.append((0, None, False))
+            continue
+        get = cells[name].get
+        compared = max(
+            get("reference_passed", ref_passed)  # an aligned cell carries its own
+            - get(PENDING, 0)
+            - get("not_applicable", 0)
+            - get("rerun", 0),
+            0,
+        )
+        gaps = get("gaps", 0)
+        if not gaps:  # most cells (``cell_standing``'s first case, without the call)
+            out.append((0, 1.0, True) if compared else (0, None, False))
+            continue
+        out.append(
+            cell_standing(
+                gaps=gaps,
+                intended=get("intended", 0),
+                compared=compared,
+                is_reference=False,
+                definition=definition,
+            )
+        )
+    return tuple(out)
+
+
+def _sorted(rows: list[_Ranked], *, sort: str, reverse: bool) -> list[_Ranked]:
     """Rows by ``sort``, reversed on asking, ties by name either way; rows with nothing to
     compare in the sorted columns (the reference passes none of their tests) come last either
     way, by name: reversed with the rest, they led "fewest gaps first" and a backend's best
-    files."""
+    files. Each row's ``standings`` are those of the columns ``sort`` reads."""
     if sort == "name":
         return sorted(rows, key=lambda r: r.name, reverse=reverse)
-    by_backend = sort in names
-    columns = (
-        [names.index(sort)]
-        if by_backend
-        else [c for c, name in enumerate(names) if name != reference]
-    )
+    by_backend = sort != "worst"
 
-    def key(row: HeatRow) -> tuple:
-        worst = min((_badness(row.cells[c]) for c in columns), default=())
-        return (worst,) if by_backend else (-row.gaps, worst)
+    def key(row: _Ranked) -> tuple:
+        worst = min((_badness(standing) for standing in row.standings), default=())
+        if by_backend:
+            return (worst,)
+        return (-sum(standing[0] for standing in row.standings), worst)
 
     by_name = sorted(rows, key=lambda r: r.name)
-    compared = [r for r in by_name if any(_comparable(r.cells[c]) for c in columns)]
-    unmatched = [r for r in by_name if not any(_comparable(r.cells[c]) for c in columns)]
+    compared = [r for r in by_name if any(standing[2] for standing in r.standings)]
+    unmatched = [r for r in by_name if not any(standing[2] for standing in r.standings)]
     return sorted(compared, key=key, reverse=reverse) + unmatched  # sorted() keeps ties' order
 
 
@@ -428,8 +543,8 @@ def _comparable(cell: CellCounts) -> bool:
     return cell.parity is not None or cell.gaps > 0
 
 
-def _badness(cell: CellCounts) -> tuple:
+def _badness(standing: Standing) -> tuple:
     """Sort key: the most gaps first, then the lowest parity; cells the reference gives nothing
     to compare (no gap possible) last."""
-    parity = cell.parity
-    return (-cell.counted_gaps, parity is None, parity or 0.0)
+    counted, parity, _ = standing
+    return (-counted, parity is None, parity or 0.0)

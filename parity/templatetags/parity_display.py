@@ -10,12 +10,13 @@
 ``{{ n|variant_noun:project.variant_keys }}``, ``{{ family|family_new_gaps:variant_keys }}``;
 and eight tags,
 ``{% family_rollup rollup project %}``, ``{% also_failing also project %}``,
-``{% outcome_cell cell %}``, ``{% heat_cell cell row heatmap file_url %}``,
+``{% outcome_cell cell %}``, ``{% heat_cells row heatmap file_url %}``,
 ``{% sparkline trends project backend days %}``,
 ``{% owners names %}`` (``owners names gaps_url``: links to that page),
 ``{% sort_header "Label" "column" sort_in_force %}`` and
 ``{% triage_form_state gap_id test_id reason_id file backend as state %}``."""
 
+from html import escape
 from urllib.parse import quote
 
 from django import template
@@ -168,45 +169,46 @@ def grid_cell(cell, chosen: str | None = None) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def heat_cell(context, cell, row, heatmap, file_url: str) -> SafeString:
-    """A heatmap cell (a ``presenters.HeatCell`` of ``row``), its link and hover text: a
-    Python tag, not template markup, since a page draws thousands of them. A folder's cell
-    opens that folder sorted by its backend; a file's, the file page on its backend (a
-    family's worst variant)."""
+def heat_cells(context, row, heatmap, file_url: str) -> SafeString:
+    """A heatmap row's cells (``presenters.HeatCell``), each with its link and hover text: one
+    string a row, escaped here, since a page draws thousands of cells (a tag or markup a cell
+    cost more than the rest of the page). A folder's cell opens that folder sorted by its
+    backend; a file's, the file page on its backend (a family's worst variant)."""
+    name = escape(row.name)
     if heatmap.folders:
         query = context["request"].GET.copy()
-        for name in ("dir", "q", "page"):
-            query.pop(name, None)
-        query["folder"], query["sort"] = row.name, cell.backend
-        href = f"?{query.urlencode()}"
+        for key in ("dir", "q", "page"):
+            query.pop(key, None)
+        query["folder"] = row.name
     else:
-        href = f"{file_url}?path={quote(row.name, safe='/')}&backend={cell.worst or cell.backend}"
-    marks = SafeString("")
-    if cell.pending:
-        marks += format_html(' data-pending="{}"', cell.pending)
-    if cell.run_state:
-        marks += format_html(' data-run-state="{}"', cell.run_state)
-    failing = ""
-    if cell.variants_failing:
-        noun = presenters.variant_noun(context["project"].variant_keys, cell.variants)
-        failing = format_html(
-            ' <span class="variants-failing">on {} of {} {}</span>',
-            cell.variants_failing,
-            cell.variants,
-            noun,
+        file_href = f"{file_url}?path={quote(row.name, safe='/')}&backend="
+    variant_keys = context["project"].variant_keys
+    out = []
+    for cell in row.cells:
+        backend = escape(cell.backend)
+        if heatmap.folders:
+            query["sort"] = cell.backend
+            href = f"?{query.urlencode()}"
+        else:
+            href = file_href + (cell.worst or cell.backend)
+        marks = ""
+        if cell.pending:
+            marks += f' data-pending="{cell.pending}"'
+        if cell.run_state:
+            marks += f' data-run-state="{escape(cell.run_state)}"'
+        failing = ""
+        if cell.variants_failing:
+            noun = presenters.variant_noun(variant_keys, cell.variants)
+            failing = (
+                f' <span class="variants-failing">on {cell.variants_failing} of {cell.variants}'
+                f" {escape(noun)}</span>"
+            )
+        out.append(
+            f'<td class="{escape(cell.css)}" data-backend="{backend}"{marks}><a'
+            f' href="{escape(href)}" title="{backend} · {name}: {escape(cell.counts_text)}">'
+            f"{escape(cell.label)}{failing}</a></td>"
         )
-    return format_html(
-        '<td class="{}" data-backend="{}"{}><a href="{}" title="{} · {}: {}">{}{}</a></td>',
-        cell.css,
-        cell.backend,
-        marks,
-        href,
-        cell.backend,
-        row.name,
-        cell.counts_text,
-        cell.label,
-        failing,
-    )
+    return mark_safe("".join(out))  # noqa: S308 (every value above is escaped)
 
 
 _NO_REASON = '<span class="reason" title=""><span class="muted">no reason given</span></span>'

@@ -23,8 +23,8 @@ PAGES = {
         4,
     ),  # ETag: readable projects, data version; projects, trend
     # project; backends + snapshots, file cells, files' owners, gaps, run files
-    "heatmap": (f"{P}/", 7),
-    "heatmap by folder": (f"{P}/?dir=1", 6),
+    "heatmap": (f"{P}/", 6),
+    "heatmap by folder": (f"{P}/?dir=1", 5),
     # project; backends, file cells, files' owners; names, pairs, 2 SETs, rows, triage,
     # numbers, cells; has runs
     "heatmap aligned": (f"{P}/?aligned=1", 13),

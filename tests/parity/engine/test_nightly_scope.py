@@ -6,7 +6,7 @@ dropped and returning, manifests naming crashed or unstarted files, tests the re
 (pending on a backend whose run is older) or drops (no gap on a backend whose run is older),
 runs starting before or after the reference's. A late shard of a backend's current run (or a
 retried task) diffs only what the shard brought (``gaps._RERUN_SCOPE_SQL``), held to the same
-rebuild."""
+rebuild, and the heatmap's gap counts (``FileGapCount``) to the open gaps after each run."""
 
 import datetime
 import hashlib
@@ -20,6 +20,7 @@ from parity.models import FileCell, Gap, GapEvent, Outcome, PendingTest, Project
 from parity.pure.run_manifest import FileRun
 from tests.parity.engine.rows import backend_of, results_upload
 from tests.parity.engine.test_absent_states import manifest_write
+from tests.parity.engine.test_file_gap_counts import assert_counts_true
 
 FILES = [f"test/test_{f}.py" for f in "abcde"]
 TESTS = [f"{file}::T::t{n}" for file in FILES for n in range(4)]
@@ -111,9 +112,11 @@ def _nightlies(seed: int, steps: int) -> None:
             run = current[backend]
             _late_shard(run, rng)
             parity_recompute(run=run)
+            assert_counts_true(project)
             after = _tables(project)
             project_recompute(project=project)
             assert _tables(project) == after, f"seed {seed}, step {n}: late shard of {run.pk}"
+            assert_counts_true(project)
             continue
         # The reference now and then; a backend's run started a few hours either side of the
         # reference's latest, so tests are pending on it or dropped since its run started.
@@ -122,9 +125,11 @@ def _nightlies(seed: int, steps: int) -> None:
         latest[backend] = at
         run = current[backend] = _run_write(project, backend, at, rng, n)
         parity_recompute(run=run)
+        assert_counts_true(project)
         after = _tables(project)
         project_recompute(project=project)
         assert _tables(project) == after, f"seed {seed}, step {n}: {backend}'s run {run.pk}"
+        assert_counts_true(project)
 
 
 @pytest.mark.django_db
