@@ -9,15 +9,14 @@ from parity.definitions import ABSENT, INFRA, OUTCOME_PARAMS, first_ran_after
 from parity.models import (
     BackendState,
     CurrentOutcome,
+    FileGapCount,
     Gap,
     PendingTest,
     Project,
     Run,
     Snapshot,
-    TestCase,
 )
 from parity.models.sql import model_sql
-from parity.plans import hash_joins
 from parity.pure.scores import REFERENCE_PASSING
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
@@ -67,29 +66,21 @@ _SNAPSHOT_SQL = model_sql(
             coalesce(sum(n) FILTER (WHERE {scored}), 0) AS scored,
             coalesce(sum(n) FILTER (WHERE {queued}), 0) AS queue_gaps,
             coalesce(sum(n) FILTER (WHERE {queued} AND state = 'missing'), 0) AS queue_missing,
-            count(DISTINCT reason_id) FILTER (WHERE {queued}) AS queue_reasons,
-            coalesce(sum(digest) FILTER (WHERE {queued} AND state = 'missing'), 0)
-                AS queue_missing_digest
+            count(DISTINCT reason_id) FILTER (WHERE {queued}) AS queue_reasons
         FROM (
             -- By reason too: a backend's gaps cite a few dozen reasons at most.
             SELECT backend_id, state, tracked, intended, tracked_closed, not_applicable,
-                   reason_id, count(*) AS n,
-                   sum(hashint8(test_id)) FILTER (WHERE state = 'missing') AS digest
+                   reason_id, count(*) AS n
             FROM {gap}
             WHERE is_open AND backend_id = ANY(%(backends)s)
             GROUP BY backend_id, state, tracked, intended, tracked_closed, not_applicable,
                      reason_id
         ) counted
         GROUP BY backend_id
-    ), last_files AS (
-        -- The files of the queue's missing tests, as the backend's last snapshot counted
-        -- them, when its missing tests are still those it counted (same count and digest).
-        SELECT g.backend_id, o.queue_missing_files AS n
-        FROM gaps g
-        JOIN {state} s ON s.backend_id = g.backend_id
-        JOIN {snapshot} o ON o.id = s.snapshot_id
-        WHERE (o.queue_missing, o.queue_missing_digest)
-              = (g.queue_missing, g.queue_missing_digest)
+    ), missing_files AS (
+        -- The files of the queue's missing tests: their counts per file, kept with the gaps.
+        SELECT backend_id, count(*) AS n FROM {file_gaps}
+        WHERE backend_id = ANY(%(backends)s) AND queue_missing > 0 GROUP BY backend_id
     ), pending AS (
         SELECT backend_id, count(*) AS n FROM {pending}
         WHERE backend_id = ANY(%(backends)s) GROUP BY backend_id
@@ -113,7 +104,7 @@ _SNAPSHOT_SQL = model_sql(
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
             tracked_closed, reference_missing, pending, not_applicable, rerun, reference_tests,
             differ_not_passed, test_count, coverage_drop, queue_gaps, queue_missing,
-            queue_missing_files, queue_reasons, queue_missing_digest
+            queue_missing_files, queue_reasons
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
                CASE WHEN c.compared > 0
@@ -131,8 +122,7 @@ _SNAPSHOT_SQL = model_sql(
                coalesce(d.n, 0),
                s.test_count, s.coverage_drop,
                coalesce(g.queue_gaps, 0), coalesce(g.queue_missing, 0),
-               coalesce(lf.n, 0), coalesce(g.queue_reasons, 0),
-               coalesce(g.queue_missing_digest, 0)
+               coalesce(mf.n, 0), coalesce(g.queue_reasons, 0)
         FROM {state} s
         JOIN {run} r ON r.id = s.current_run_id
         CROSS JOIN reference_passing rp
@@ -140,7 +130,7 @@ _SNAPSHOT_SQL = model_sql(
         LEFT JOIN gaps g ON g.backend_id = s.backend_id
         LEFT JOIN pending pd ON pd.backend_id = s.backend_id
         LEFT JOIN differ d ON d.backend_id = s.backend_id
-        LEFT JOIN last_files lf ON lf.backend_id = s.backend_id
+        LEFT JOIN missing_files mf ON mf.backend_id = s.backend_id
         -- The reference's passing tests compared here: not pending, not lost by infrastructure.
         CROSS JOIN LATERAL (
             SELECT rp.n - coalesce(pd.n, 0) - coalesce(g.rerun, 0) AS compared
@@ -160,16 +150,11 @@ _SNAPSHOT_SQL = model_sql(
             test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop,
             queue_gaps = EXCLUDED.queue_gaps, queue_missing = EXCLUDED.queue_missing,
             queue_missing_files = EXCLUDED.queue_missing_files,
-            queue_reasons = EXCLUDED.queue_reasons,
-            queue_missing_digest = EXCLUDED.queue_missing_digest
+            queue_reasons = EXCLUDED.queue_reasons
         RETURNING id, backend_id
     )
     UPDATE {state} s SET snapshot_id = w.id
-    FROM written w WHERE s.backend_id = w.backend_id
-    RETURNING s.backend_id, s.backend_id IN (
-        SELECT backend_id FROM gaps WHERE queue_missing > 0
-        EXCEPT SELECT backend_id FROM last_files
-    );
+    FROM written w WHERE s.backend_id = w.backend_id;
     """,
     current=CurrentOutcome,
     gap=Gap,
@@ -177,7 +162,7 @@ _SNAPSHOT_SQL = model_sql(
     snapshot=Snapshot,
     state=BackendState,
     run=Run,
-    test=TestCase,
+    file_gaps=FileGapCount,
     queued=_QUEUED.format(prefix=sql.SQL("")),
     scored=sql.SQL(
         "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
@@ -185,32 +170,6 @@ _SNAPSHOT_SQL = model_sql(
     infra=INFRA,
     absent=ABSENT,
     newer=first_ran_after(sql.SQL("ro.since"), sql.SQL("r.started_at")),
-)
-
-
-# The files of the queue's missing tests, for the backends whose missing tests changed: each
-# such gap joined to its test (distinct pairs hashed, then counted: count(DISTINCT) sorts).
-_MISSING_FILES_SQL = model_sql(
-    """
-    UPDATE {snapshot} n SET queue_missing_files = c.n
-    FROM (
-        SELECT backend_id, count(*) AS n
-        FROM (
-            SELECT DISTINCT g.backend_id, t.file
-            FROM {gap} g JOIN {test} t ON t.id = g.test_id AND t.project_id = %(project)s
-            WHERE g.backend_id = ANY(%(backends)s) AND g.is_open AND g.state = 'missing'
-              AND {queued}
-        ) files
-        GROUP BY backend_id
-    ) c
-    JOIN {state} s ON s.backend_id = c.backend_id
-    WHERE n.id = s.snapshot_id
-    """,
-    snapshot=Snapshot,
-    gap=Gap,
-    test=TestCase,
-    state=BackendState,
-    queued=_QUEUED.format(prefix=sql.SQL("g.")),
 )
 
 
@@ -228,8 +187,3 @@ def snapshots_write(
     }
     with connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_SQL, params)
-        # Most writes keep the last count of those files (their missing tests did not change).
-        recount = [backend_id for backend_id, changed in cursor.fetchall() if changed]
-        if recount:
-            with hash_joins(cursor):  # a backend's missing tests: a whole run's worth
-                cursor.execute(_MISSING_FILES_SQL, {"backends": recount, "project": project.pk})

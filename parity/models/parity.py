@@ -383,9 +383,6 @@ class Snapshot(models.Model):
     queue_missing = models.PositiveIntegerField(default=0, db_default=0)
     queue_missing_files = models.PositiveIntegerField(default=0, db_default=0)
     queue_reasons = models.PositiveIntegerField(default=0, db_default=0)
-    # A sum of hashes of those missing tests' ids: the engine counts their files again only
-    # when it changes (the count joins every such gap to its test), else keeps the last count.
-    queue_missing_digest = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["backend", "at"]
@@ -449,7 +446,7 @@ class FileCell(models.Model):
 class FileGapCount(models.Model):
     """The heatmap's open gaps per backend and test file, as they stand in ``Gap`` (read by
     ``selectors.file_cell_counts``): the heatmap reads these few rows instead of grouping every
-    open gap by its test's file. Kept by triggers on the gap table (migration 0038), so every
+    open gap by its test's file. Kept by triggers on the gap table (migration 0039), so every
     write of gaps, by any path (a recompute's diff, a triage's flags, a deletion), moves the
     counts in the same statement; rows whose counts fell to zero stay, as zeros."""
 
@@ -462,6 +459,9 @@ class FileGapCount(models.Model):
     intended = models.IntegerField(default=0)
     not_applicable = models.IntegerField(default=0)
     rerun = models.IntegerField(default=0)
+    # Of the open gaps in the triage queue, those of tests the backend never ran (state missing,
+    # neither tracked, intended nor not applicable): the overview's "in N files".
+    queue_missing = models.IntegerField(default=0)
 
     class Meta:
         constraints = [

@@ -35,10 +35,11 @@ def _run_at(project: Project, backend: str, at: datetime.datetime) -> Run:
     )
 
 
-def recounted(project: Project) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+def recounted(project: Project) -> dict[tuple[str, str], tuple[int, int, int, int, int]]:
     """The counts from the open gaps, grouped here: what the heatmap read before the table."""
     lost = Q(state__in=INFRA_STATES, not_applicable=False)
     counted = Q(not_applicable=False) & ~Q(state__in=INFRA_STATES)
+    queued_missing = Q(state=GapState.MISSING, tracked=False, intended=False, not_applicable=False)
     rows = (
         Gap.objects.filter(project=project, is_open=True)
         .exclude(state=GapState.REFERENCE_MISSING)
@@ -48,18 +49,21 @@ def recounted(project: Project) -> dict[tuple[str, str], tuple[int, int, int, in
             n_intended=Count("pk", filter=counted & Q(intended=True)),
             n_not_applicable=Count("pk", filter=Q(not_applicable=True)),
             n_rerun=Count("pk", filter=lost),
+            n_queue_missing=Count("pk", filter=queued_missing),
         )
         .order_by()
     )
     return {(backend, file): tuple(counts) for backend, file, *counts in rows}
 
 
-def stored(project: Project) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+def stored(project: Project) -> dict[tuple[str, str], tuple[int, int, int, int, int]]:
     """The table's counts, without the rows that fell to zero (the heatmap reads them so)."""
     rows = (
         FileGapCount.objects.filter(project=project)
-        .exclude(gaps=0, intended=0, not_applicable=0, rerun=0)
-        .values_list("backend__name", "file", "gaps", "intended", "not_applicable", "rerun")
+        .exclude(gaps=0, intended=0, not_applicable=0, rerun=0, queue_missing=0)
+        .values_list(
+            "backend__name", "file", "gaps", "intended", "not_applicable", "rerun", "queue_missing"
+        )
     )
     return {(backend, file): tuple(counts) for backend, file, *counts in rows}
 
@@ -80,8 +84,8 @@ def test_file_gap_counts_follow_every_write_of_gaps(project):
     manifest_write(first, FileRun("test/test_b.py", signal="SIGSEGV"))
     parity_recompute(run=first)
     assert stored(project) == {
-        ("tpu", "test/test_a.py"): (2, 0, 0, 0),
-        ("tpu", "test/test_b.py"): (0, 0, 0, 3),
+        ("tpu", "test/test_a.py"): (2, 0, 0, 0, 1),
+        ("tpu", "test/test_b.py"): (0, 0, 0, 3, 0),
     }
     assert_counts_true(project)
 
@@ -90,14 +94,19 @@ def test_file_gap_counts_follow_every_write_of_gaps(project):
     results_upload(nightly, {A[0]: P, A[2]: P, A[3]: P, B[0]: P, B[1]: P, B[2]: F})
     parity_recompute(run=nightly)
     assert stored(project) == {
-        ("tpu", "test/test_a.py"): (1, 0, 0, 0),
-        ("tpu", "test/test_b.py"): (1, 0, 0, 0),
+        ("tpu", "test/test_a.py"): (1, 0, 0, 0, 1),
+        ("tpu", "test/test_b.py"): (1, 0, 0, 0, 0),
     }
+    # Tracked, the missing t1 leaves the triage queue's count; untracked, it is back.
+    Gap.objects.filter(test__name=A[1].rsplit("::", 1)[1], is_open=True).update(tracked=True)
+    assert stored(project)[("tpu", "test/test_a.py")] == (1, 0, 0, 0, 0)
+    Gap.objects.filter(test__name=A[1].rsplit("::", 1)[1], is_open=True).update(tracked=False)
+    assert stored(project)[("tpu", "test/test_a.py")] == (1, 0, 0, 0, 1)
 
     # A late shard brings t1: a.py's last gap closes; its row stays, as zeros, unread.
     results_upload(nightly, {A[1]: P})
     parity_recompute(run=nightly)
-    assert stored(project) == {("tpu", "test/test_b.py"): (1, 0, 0, 0)}
+    assert stored(project) == {("tpu", "test/test_b.py"): (1, 0, 0, 0, 0)}
     assert (
         FileGapCount.objects.filter(file="test/test_a.py").values_list("gaps", flat=True).get() == 0
     )
@@ -106,13 +115,13 @@ def test_file_gap_counts_follow_every_write_of_gaps(project):
     test = Gap.objects.get(is_open=True).test
     exemption = Triage.objects.create(project=project, test=test, kind="intended", note="x")
     triages_refresh(project=project)
-    assert stored(project) == {("tpu", "test/test_b.py"): (1, 1, 0, 0)}
+    assert stored(project) == {("tpu", "test/test_b.py"): (1, 1, 0, 0, 0)}
     Triage.objects.filter(pk=exemption.pk).update(kind="not_applicable")
     triages_refresh(project=project)
-    assert stored(project) == {("tpu", "test/test_b.py"): (0, 0, 1, 0)}
+    assert stored(project) == {("tpu", "test/test_b.py"): (0, 0, 1, 0, 0)}
     exemption.delete()
     triages_refresh(project=project)
-    assert stored(project) == {("tpu", "test/test_b.py"): (1, 0, 0, 0)}
+    assert stored(project) == {("tpu", "test/test_b.py"): (1, 0, 0, 0, 0)}
 
     # The reference moves on: it fails b's t2 too (tpu's gap closes) and adds c.py, which tpu's
     # run, older, has pending rather than missing.

@@ -17,9 +17,13 @@ _DELTAS = """
             coalesce(sum(m.n) FILTER (WHERE NOT m.not_applicable AND NOT m.infra AND m.intended),
                      0) AS intended,
             coalesce(sum(m.n) FILTER (WHERE m.not_applicable), 0) AS not_applicable,
-            coalesce(sum(m.n) FILTER (WHERE NOT m.not_applicable AND m.infra), 0) AS rerun
+            coalesce(sum(m.n) FILTER (WHERE NOT m.not_applicable AND m.infra), 0) AS rerun,
+            coalesce(sum(m.n) FILTER (WHERE m.state = 'missing' AND NOT m.tracked
+                                      AND NOT m.intended AND NOT m.not_applicable),
+                     0) AS queue_missing
         FROM (
-            SELECT x.backend_id, x.test_id, x.intended, x.not_applicable, x.n,
+            SELECT x.backend_id, x.test_id, x.state, x.tracked, x.intended, x.not_applicable,
+                   x.n,
                    x.state IN ('crashed', 'timed_out', 'empty', 'not_run', 'truncated') AS infra
             FROM moved x
         ) m
@@ -30,32 +34,34 @@ _DELTAS = """
     )
 """
 _COUNTED = "{r}.is_open AND {r}.state <> 'reference_missing'"
-_COLUMNS = "{r}.backend_id, {r}.test_id, {r}.state, {r}.intended, {r}.not_applicable"
+_COLUMNS = "{r}.backend_id, {r}.test_id, {r}.state, {r}.tracked, {r}.intended, {r}.not_applicable"
 _ROWS = f"SELECT {_COLUMNS}, {{n}} AS n FROM {{table}} {{r}} WHERE {_COUNTED}"
 _CHANGED = (
     f"SELECT {_COLUMNS}, {{n}} AS n"
     " FROM {table} {r} JOIN {other} {o} ON {o}.id = {r}.id"
     f" WHERE {_COUNTED} AND ({{r}}.backend_id, {{r}}.test_id, {{r}}.is_open, {{r}}.state,"
-    " {r}.intended, {r}.not_applicable) IS DISTINCT FROM ({o}.backend_id, {o}.test_id,"
-    " {o}.is_open, {o}.state, {o}.intended, {o}.not_applicable)"
+    " {r}.tracked, {r}.intended, {r}.not_applicable) IS DISTINCT FROM ({o}.backend_id,"
+    " {o}.test_id, {o}.is_open, {o}.state, {o}.tracked, {o}.intended, {o}.not_applicable)"
 )
 _UPSERT = """
     INSERT INTO parity_filegapcount AS f
-        (project_id, backend_id, file, gaps, intended, not_applicable, rerun)
-    SELECT project_id, backend_id, file, gaps, intended, not_applicable, rerun FROM deltas
-    WHERE (gaps, intended, not_applicable, rerun) <> (0, 0, 0, 0)
+        (project_id, backend_id, file, gaps, intended, not_applicable, rerun, queue_missing)
+    SELECT project_id, backend_id, file, gaps, intended, not_applicable, rerun, queue_missing
+    FROM deltas
+    WHERE (gaps, intended, not_applicable, rerun, queue_missing) <> (0, 0, 0, 0, 0)
     ON CONFLICT (backend_id, file) DO UPDATE SET
         gaps = f.gaps + EXCLUDED.gaps, intended = f.intended + EXCLUDED.intended,
         not_applicable = f.not_applicable + EXCLUDED.not_applicable,
-        rerun = f.rerun + EXCLUDED.rerun;
+        rerun = f.rerun + EXCLUDED.rerun, queue_missing = f.queue_missing + EXCLUDED.queue_missing;
 """
 _LOWER = """
     UPDATE parity_filegapcount f SET
         gaps = f.gaps + d.gaps, intended = f.intended + d.intended,
-        not_applicable = f.not_applicable + d.not_applicable, rerun = f.rerun + d.rerun
+        not_applicable = f.not_applicable + d.not_applicable, rerun = f.rerun + d.rerun,
+        queue_missing = f.queue_missing + d.queue_missing
     FROM deltas d
     WHERE f.backend_id = d.backend_id AND f.file = d.file
-      AND (d.gaps, d.intended, d.not_applicable, d.rerun) <> (0, 0, 0, 0);
+      AND (d.gaps, d.intended, d.not_applicable, d.rerun, d.queue_missing) <> (0, 0, 0, 0, 0);
 """
 
 
@@ -104,7 +110,7 @@ BACKFILL_SQL = _DELTAS.format(moved=_INSERTED.replace("new_rows", "parity_gap"))
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("parity", "0039_snapshot_queue_counts"),
+        ("parity", "0038_presence_blocks"),
     ]
 
     operations = [
@@ -122,6 +128,7 @@ class Migration(migrations.Migration):
                 ("intended", models.IntegerField(default=0)),
                 ("not_applicable", models.IntegerField(default=0)),
                 ("rerun", models.IntegerField(default=0)),
+                ("queue_missing", models.IntegerField(default=0)),
                 (
                     "backend",
                     models.ForeignKey(

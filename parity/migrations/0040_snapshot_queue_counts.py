@@ -15,15 +15,13 @@ BACKFILL = """
         SELECT q.backend_id, count(*) AS gaps,
                count(*) FILTER (WHERE q.state = 'missing') AS missing,
                count(DISTINCT t.file) FILTER (WHERE q.state = 'missing') AS files,
-               count(DISTINCT q.reason_id) AS reasons,
-               coalesce(sum(hashint8(q.test_id)) FILTER (WHERE q.state = 'missing'), 0)
-                   AS digest
+               count(DISTINCT q.reason_id) AS reasons
         FROM queued q JOIN parity_testcase t ON t.id = q.test_id
         GROUP BY q.backend_id
     )
     UPDATE parity_snapshot n
     SET queue_gaps = c.gaps, queue_missing = c.missing, queue_missing_files = c.files,
-        queue_reasons = c.reasons, queue_missing_digest = c.digest
+        queue_reasons = c.reasons
     FROM counted c JOIN parity_backendstate s ON s.backend_id = c.backend_id
     WHERE n.id = s.snapshot_id
 """
@@ -31,7 +29,7 @@ BACKFILL = """
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("parity", "0038_presence_blocks"),
+        ("parity", "0039_file_gap_counts"),
     ]
 
     operations = [
@@ -44,11 +42,6 @@ class Migration(migrations.Migration):
             model_name="snapshot",
             name="queue_missing",
             field=models.PositiveIntegerField(db_default=0, default=0),
-        ),
-        migrations.AddField(
-            model_name="snapshot",
-            name="queue_missing_digest",
-            field=models.BigIntegerField(db_default=0, default=0),
         ),
         migrations.AddField(
             model_name="snapshot",
