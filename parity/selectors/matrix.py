@@ -323,34 +323,42 @@ def backend_pair(
 
 
 # Each backend's tests passing there and not on the other (``cand``, tens of thousands when one
-# backend lacks half the files), then per backend its first ``limit`` by key (NULL: all) with
-# how many there are in all: the first 200 are a bounded heap sort, and only those rows come
-# back. (Sorting every candidate spilled to disk, and Python counted them: the pair page's
-# cost followed the candidates, not the page; bench/pages_bench.py --big.)
+# backend lacks half the files), read from the two backends' ``PresenceBlock`` bitmaps (not by
+# joining their current outcomes: a hash of both whole runs); then per backend its first
+# ``limit`` by key (NULL: all) with how many there are in all: the first 200 are a bounded heap
+# sort, and only those rows come back, with the other backend's outcome and reason for each.
+# (Sorting every candidate spilled to disk, and Python counted them: the pair page's cost
+# followed the candidates, not the page; bench/pages_bench.py --big.)
 _PASSING_ON_ONE = model_sql(
     """
     WITH cand AS MATERIALIZED (
-        SELECT one.backend_id, one.test_id, other.outcome, other.reason_id
-        FROM {current} one
-        LEFT JOIN {current} other
-               ON other.test_id = one.test_id AND other.backend_id IN (%(a)s, %(b)s)
-              AND other.backend_id <> one.backend_id
-        WHERE one.project_id = %(project)s AND one.backend_id IN (%(a)s, %(b)s)
-          AND one.outcome = %(passed)s AND other.outcome IS DISTINCT FROM %(passed)s
+        SELECT one.backend_id, (one.block << 6) + bit.n AS test_id
+        FROM {block} one
+        LEFT JOIN {block} other
+               ON other.backend_id = %(a)s + %(b)s - one.backend_id AND other.block = one.block
+        CROSS JOIN LATERAL (
+            SELECT n FROM generate_series(0, 63) n
+            WHERE (one.passing & ~coalesce(other.passing, 0)) >> n & 1 = 1
+        ) bit
+        WHERE one.backend_id IN (%(a)s, %(b)s) AND one.passing & ~coalesce(other.passing, 0) <> 0
     )
-    SELECT l.* FROM (VALUES (%(a)s::bigint), (%(b)s::bigint)) AS pair (backend_id)
+    SELECT l.backend_id, l.id, l.file, l.class_name, l.name, o.outcome, reason.text, l.total
+    FROM (VALUES (%(a)s::bigint, %(b)s::bigint), (%(b)s, %(a)s)) AS pair (backend_id, other_id)
     CROSS JOIN LATERAL (
-        SELECT c.backend_id, t.id, t.file, t.class_name, t.name, c.outcome, reason.text,
+        SELECT c.backend_id, t.id, t.file, t.class_name, t.name, t.key,
                count(*) OVER () AS total
         FROM cand c
         JOIN {test} t ON t.id = c.test_id
-        LEFT JOIN {reason} reason ON reason.id = c.reason_id
         WHERE c.backend_id = pair.backend_id
         ORDER BY t.key
         LIMIT %(limit)s
         OFFSET CASE WHEN pair.backend_id = %(a)s THEN %(offset_a)s ELSE %(offset_b)s END
     ) l
+    LEFT JOIN {current} o ON o.backend_id = pair.other_id AND o.test_id = l.id
+    LEFT JOIN {reason} reason ON reason.id = o.reason_id
+    ORDER BY l.backend_id, l.key
     """,
+    block=PresenceBlock,
     current=CurrentOutcome,
     test=TestCase,
     reason=Reason,
