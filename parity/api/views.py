@@ -47,7 +47,9 @@ class ParityView(APIView):
         aligned = (
             result_reads.aligned_view(project=project, cells=True) if query["aligned"] else None
         )
-        overview = selectors.parity_overview(project=project, by_dir=query["dir"], aligned=aligned)
+        overview = selectors.parity_overview(
+            project=project, by_dir=query["dir"], aligned=aligned, files=query["files"]
+        )
         return Response(s.ParitySerializer(overview).data)
 
 

@@ -380,8 +380,11 @@ class Client:
         path = f"/api/v1/runs/{run_id}/verdict/"
         return self.request("GET", path, query={"gaps_limit": str(gaps)}).json()
 
-    def parity(self) -> dict:
-        return self.request("GET", self._project_path("parity/")).json()
+    def parity(self, *, files: bool = True) -> dict:
+        """The project's parity; without ``files``, the backends' numbers alone (a server
+        older than ``?files=0`` sends the files anyway)."""
+        query = None if files else {"files": "0"}
+        return self.request("GET", self._project_path("parity/"), query=query).json()
 
     def dashboard_url(self, page: str = "", **query: str) -> str:
         """A page of the project on the dashboard: ``gaps/``, ``runs/``, ``file/``..."""
@@ -2037,7 +2040,7 @@ def _summaries_write(
     if not (args.summary or step_summary):
         return
     try:
-        parity = client.parity()
+        parity = client.parity(files=False)  # the summary reads the backends' scores only
     except ParityError as exc:  # the scores are extra: the verdict is still worth writing
         client.log(f"no scores in the summary: {exc}")
         parity = None

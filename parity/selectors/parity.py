@@ -25,19 +25,26 @@ class ProjectParity:
 
 
 def parity_overview(
-    *, project: Project, by_dir: bool = False, aligned: Aligned | None = None
+    *, project: Project, by_dir: bool = False, aligned: Aligned | None = None, files: bool = True
 ) -> ProjectParity:
-    """Each backend's current numbers and the file cells; with ``aligned`` (the view
-    ``parity.result_reads.aligned_view`` read with its cells), each backend's at the newest
-    commit it and the reference both ran."""
+    """Each backend's current numbers and the file cells (none when not ``files``); with
+    ``aligned`` (the view ``parity.result_reads.aligned_view`` read with its cells), each
+    backend's at the newest commit it and the reference both ran."""
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
-    counts = file_counts(
-        project=project, names=names, by_dir=by_dir, pending=any(b.pending for b in backends)
+    counts = (
+        file_counts(
+            project=project, names=names, by_dir=by_dir, pending=any(b.pending for b in backends)
+        )
+        if files
+        else {}
     )
     if aligned is not None:
         backends = aligned_backends(current=backends, view=aligned)
-        counts = aligned_file_counts(project=project, current=counts, view=aligned, by_dir=by_dir)
+        if files:
+            counts = aligned_file_counts(
+                project=project, current=counts, view=aligned, by_dir=by_dir
+            )
     return ProjectParity(
         project=project.slug,
         reference=next((b.backend for b in backends if b.is_reference), None),

@@ -8,6 +8,12 @@ class ParityQuery(serializers.Serializer):
     dir = serializers.BooleanField(
         required=False, default=False, help_text="Aggregate the file heatmap by folder."
     )
+    files = serializers.BooleanField(
+        required=False,
+        default=True,
+        help_text="False: `files` is empty, the backends' numbers alone (a CI summary's read, "
+        "without a cell per file and backend).",
+    )
     aligned = serializers.BooleanField(
         required=False,
         default=False,

@@ -23,6 +23,7 @@ URL = "/api/v1/projects/pytorch-xla"
 READS = {
     "parity": (f"{URL}/parity/", 4),  # token, project; backends, file cells
     "parity by folder": (f"{URL}/parity/?dir=true", 4),
+    "parity, no files": (f"{URL}/parity/?files=0", 3),  # token, project; backends
     # token, project; counts per backend, their order, the page's ids, its rows, reasons'
     # issues, their files' owners, where else their tests fail (no variants here: one)
     "gaps": (f"{URL}/gaps/", 9),

@@ -138,6 +138,14 @@ def test_schema_lists_the_parity_endpoints(client):
         assert path in schema, path
 
 
+def test_parity_without_files_has_the_same_backends_and_no_file(gaps, api):
+    whole = api.get(f"{URL}/parity/").json()
+    lean = api.get(f"{URL}/parity/?files=0").json()
+
+    assert whole["files"] and lean["files"] == []
+    assert lean["backends"] == whole["backends"]
+
+
 def _tpu(api) -> dict:
     return api.get(f"{URL}/parity/").json()["backends"][3]
 
