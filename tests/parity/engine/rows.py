@@ -44,6 +44,20 @@ def run_make(project: Project, backend: str, *, day: str = "2026-04-01", key: st
     )
 
 
+def run_at(project: Project, backend: str, at: datetime.datetime, *, name: str = "") -> Run:
+    """A complete run of ``backend`` started ``at``, named by the hour unless ``name`` says."""
+    name = name or f"{at:%Y%m%d%H}"
+    return Run.objects.create(
+        project=project,
+        backend=backend_of(project, backend),
+        key=f"{name}-{backend}",
+        commit=hashlib.sha1(f"{name}{backend}".encode()).hexdigest(),
+        branch=project.default_branch,
+        complete=True,
+        started_at=at,
+    )
+
+
 def results_upload(run: Run, results: dict[str, Given]) -> Upload:
     """One upload (a shard) of ``run`` holding ``results``, written by the writer."""
     upload = Upload.objects.create(

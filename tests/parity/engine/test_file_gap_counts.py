@@ -4,7 +4,6 @@ the reference moving on, a triage granted and withdrawn, gaps deleted) they are 
 the open gaps themselves gives. ``test_nightly_scope`` holds them to the same over random runs."""
 
 import datetime
-import hashlib
 
 import pytest
 from django.db.models import Count, Q
@@ -12,27 +11,15 @@ from django.db.models import Count, Q
 from parity.definitions import INFRA_STATES
 from parity.engine import parity_recompute
 from parity.engine.gap_triages import triages_refresh
-from parity.models import FileGapCount, Gap, GapState, Outcome, Project, Run, Triage
+from parity.models import FileGapCount, Gap, GapState, Outcome, Project, Triage
 from parity.pure.run_manifest import FileRun
-from tests.parity.engine.rows import backend_of, results_upload
+from tests.parity.engine.rows import backend_of, results_upload, run_at
 from tests.parity.engine.test_absent_states import manifest_write
 
 P, F = Outcome.PASSED, Outcome.FAILED
 A = [f"test/test_a.py::T::t{n}" for n in range(4)]
 B = [f"test/test_b.py::T::t{n}" for n in range(3)]
 START = datetime.datetime(2026, 5, 1, tzinfo=datetime.UTC)
-
-
-def _run_at(project: Project, backend: str, at: datetime.datetime) -> Run:
-    return Run.objects.create(
-        project=project,
-        backend=backend_of(project, backend),
-        key=f"{at:%Y%m%d%H}-{backend}",
-        commit=hashlib.sha1(f"{at}{backend}".encode()).hexdigest(),
-        branch=project.default_branch,
-        complete=True,
-        started_at=at,
-    )
 
 
 def recounted(project: Project) -> dict[tuple[str, str], tuple[int, int, int, int, int]]:
@@ -74,12 +61,12 @@ def assert_counts_true(project: Project) -> None:
 
 @pytest.mark.django_db
 def test_file_gap_counts_follow_every_write_of_gaps(project):
-    cpu = _run_at(project, "cpu", START)
+    cpu = run_at(project, "cpu", START)
     results_upload(cpu, dict.fromkeys(A + B, P))
     parity_recompute(run=cpu)
 
     # tpu's first run: a.py's t0 fails, t1 is missing, b.py crashed.
-    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    first = run_at(project, "tpu", START + datetime.timedelta(hours=1))
     results_upload(first, {A[0]: F, A[2]: P, A[3]: P})
     manifest_write(first, FileRun("test/test_b.py", signal="SIGSEGV"))
     parity_recompute(run=first)
@@ -90,7 +77,7 @@ def test_file_gap_counts_follow_every_write_of_gaps(project):
     assert_counts_true(project)
 
     # The nightly: t0 passes now (a gap closes), b.py ran and one of its tests fails.
-    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    nightly = run_at(project, "tpu", START + datetime.timedelta(days=1))
     results_upload(nightly, {A[0]: P, A[2]: P, A[3]: P, B[0]: P, B[1]: P, B[2]: F})
     parity_recompute(run=nightly)
     assert stored(project) == {
@@ -125,14 +112,14 @@ def test_file_gap_counts_follow_every_write_of_gaps(project):
 
     # The reference moves on: it fails b's t2 too (tpu's gap closes) and adds c.py, which tpu's
     # run, older, has pending rather than missing.
-    moved = _run_at(project, "cpu", START + datetime.timedelta(days=2))
+    moved = run_at(project, "cpu", START + datetime.timedelta(days=2))
     results_upload(moved, dict.fromkeys(A + B[:2], P) | {B[2]: F, "test/test_c.py::T::t0": P})
     parity_recompute(run=moved)
     assert_counts_true(project)
     assert stored(project) == {}
 
     # Gaps deleted outright (a backend's open gaps dropped, a project deleted): counts follow.
-    tpu_next = _run_at(project, "tpu", START + datetime.timedelta(days=3))
+    tpu_next = run_at(project, "tpu", START + datetime.timedelta(days=3))
     results_upload(tpu_next, {A[0]: F})
     parity_recompute(run=tpu_next)
     assert_counts_true(project)

@@ -9,7 +9,6 @@ retried task) diffs only what the shard brought (``gaps._RERUN_SCOPE_SQL``), hel
 rebuild, and the heatmap's gap counts (``FileGapCount``) to the open gaps after each run."""
 
 import datetime
-import hashlib
 import random
 
 import pytest
@@ -18,7 +17,7 @@ from django.db import connection
 from parity.engine import parity_recompute, project_recompute
 from parity.models import FileCell, Gap, GapEvent, Outcome, PendingTest, Project, Run, RunFile
 from parity.pure.run_manifest import FileRun
-from tests.parity.engine.rows import backend_of, results_upload
+from tests.parity.engine.rows import results_upload, run_at
 from tests.parity.engine.test_absent_states import manifest_write
 from tests.parity.engine.test_file_gap_counts import assert_counts_true
 
@@ -79,7 +78,7 @@ def _results(rng: random.Random, *, reference: bool) -> dict:
 
 
 def _run_write(project: Project, backend: str, at: datetime.datetime, rng, n: int) -> Run:
-    run = _run_at(project, backend, at, name=str(n))
+    run = run_at(project, backend, at, name=str(n))
     results = _results(rng, reference=backend == "cpu")
     if results:
         results_upload(run, results)
@@ -148,16 +147,16 @@ def _temp_count(table: str) -> int:
 def test_a_nightly_diffs_its_changed_tests_not_every_test(project):
     # The temporary tables live until the test's transaction ends: what the last diff covered.
     reference = {f"test/test_a.py::T::t{n}": Outcome.PASSED for n in range(20)}
-    cpu = _run_at(project, "cpu", START)
+    cpu = run_at(project, "cpu", START)
     results_upload(cpu, reference)
     parity_recompute(run=cpu)
-    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    first = run_at(project, "tpu", START + datetime.timedelta(hours=1))
     results_upload(first, dict(list(reference.items())[:10]))  # t10-t19 missing
     parity_recompute(run=first)
     assert _temp_count("parity_desired") == 10  # every test: the backend's first run
 
     tonight = dict(list(reference.items())[:10]) | {"test/test_a.py::T::t3": Outcome.FAILED}
-    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    nightly = run_at(project, "tpu", START + datetime.timedelta(days=1))
     results_upload(nightly, tonight)
     parity_recompute(run=nightly)
     assert _temp_count("parity_diff_scope") == 1
@@ -168,9 +167,9 @@ def test_a_nightly_diffs_its_changed_tests_not_every_test(project):
 @pytest.mark.django_db
 def test_a_late_shard_diffs_what_it_brought_not_every_test(project):
     reference = {f"test/test_a.py::T::t{n}": Outcome.PASSED for n in range(20)}
-    results_upload(cpu := _run_at(project, "cpu", START), reference)
+    results_upload(cpu := run_at(project, "cpu", START), reference)
     parity_recompute(run=cpu)
-    tpu = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    tpu = run_at(project, "tpu", START + datetime.timedelta(hours=1))
     results_upload(tpu, dict(list(reference.items())[:10]))  # t10-t19 missing
     manifest_write(tpu, FileRun("test/test_b.py", signal="SIGSEGV"))
     parity_recompute(run=tpu)
@@ -186,9 +185,9 @@ def test_a_late_shard_diffs_what_it_brought_not_every_test(project):
 @pytest.mark.django_db
 def test_a_late_shard_that_ran_a_crashed_file_moves_its_gaps_to_missing(project):
     a = [f"test/test_a.py::T::t{n}" for n in range(3)]
-    results_upload(cpu := _run_at(project, "cpu", START), dict.fromkeys(a, Outcome.PASSED))
+    results_upload(cpu := run_at(project, "cpu", START), dict.fromkeys(a, Outcome.PASSED))
     parity_recompute(run=cpu)
-    tpu = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    tpu = run_at(project, "tpu", START + datetime.timedelta(hours=1))
     results_upload(tpu, {a[0]: Outcome.PASSED})
     manifest_write(tpu, FileRun("test/test_a.py", signal="SIGSEGV"))
     parity_recompute(run=tpu)
@@ -203,20 +202,6 @@ def test_a_late_shard_that_ran_a_crashed_file_moves_its_gaps_to_missing(project)
     assert gaps == {a[2]: "missing"}
 
 
-def _run_at(project: Project, backend: str, at: datetime.datetime, *, name: str = "") -> Run:
-    """A complete run of ``backend`` started ``at``, named by the hour unless ``name`` says."""
-    name = name or f"{at:%Y%m%d%H}"
-    return Run.objects.create(
-        project=project,
-        backend=backend_of(project, backend),
-        key=f"{name}-{backend}",
-        commit=hashlib.sha1(f"{name}{backend}".encode()).hexdigest(),
-        branch=project.default_branch,
-        complete=True,
-        started_at=at,
-    )
-
-
 def _cells(project: Project, backend: str) -> dict[str, tuple]:
     cells = FileCell.objects.filter(project=project, backend__name=backend)
     return {
@@ -228,13 +213,13 @@ def _two_files_nightly(project: Project) -> tuple[Run, dict]:
     """The reference passes 2 files of 5 tests; tpu's first run lacks b's t4; returns tpu's
     next run (unrecomputed) and its results: a's t0 fails now."""
     keys = [f"test/test_{f}.py::T::t{n}" for f in "ab" for n in range(5)]
-    cpu = _run_at(project, "cpu", START)
+    cpu = run_at(project, "cpu", START)
     results_upload(cpu, dict.fromkeys(keys, Outcome.PASSED))
     parity_recompute(run=cpu)
-    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    first = run_at(project, "tpu", START + datetime.timedelta(hours=1))
     results_upload(first, dict.fromkeys(keys[:-1], Outcome.PASSED))
     parity_recompute(run=first)
-    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    nightly = run_at(project, "tpu", START + datetime.timedelta(days=1))
     tonight = dict.fromkeys(keys[:-1], Outcome.PASSED) | {keys[0]: Outcome.FAILED}
     return nightly, tonight
 
@@ -271,15 +256,15 @@ def test_a_nightly_reads_the_manifest_of_its_scoped_tests_only(project):
     # being looked up again. Tonight a's file crashes after t0 failed: a's tests are.
     a = [f"test/test_a.py::T::t{n}" for n in range(5)]
     b = [f"test/test_b.py::T::t{n}" for n in range(5)]
-    cpu = _run_at(project, "cpu", START)
+    cpu = run_at(project, "cpu", START)
     results_upload(cpu, dict.fromkeys(a + b, Outcome.PASSED))
     parity_recompute(run=cpu)
     not_started = FileRun("test/test_b.py", started=False)
-    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    first = run_at(project, "tpu", START + datetime.timedelta(hours=1))
     results_upload(first, dict.fromkeys(a, Outcome.PASSED))
     manifest_write(first, not_started)
     parity_recompute(run=first)
-    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    nightly = run_at(project, "tpu", START + datetime.timedelta(days=1))
     results_upload(nightly, {a[0]: Outcome.FAILED})
     manifest_write(nightly, not_started, FileRun("test/test_a.py", signal="SIGSEGV"))
     parity_recompute(run=nightly)
