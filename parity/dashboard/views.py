@@ -59,6 +59,9 @@ FILE_CELLS_PER_PAGE = 1000
 # The heatmap's rows per page: a project of a thousand files and twenty backends drew every
 # cell on one page. The demo's 160 files fit on one, where the filter works as one types.
 HEATMAP_ROWS_PER_PAGE = 200
+# ... and at most this many cells (rows x backends): twenty backends' 200 rows were a page of
+# megabytes; ten backends or fewer keep every row.
+HEATMAP_CELLS_PER_PAGE = 2000
 # Tests listed per direction on a pair's page; the CSV download lists them all.
 PAIR_TESTS_SHOWN = 200
 # ... and of its lists of files on one backend only (thousands when one backend leaves out half
@@ -128,6 +131,7 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         by=_by(request),
         page=request.GET.get("page") or 1,
         per_page=HEATMAP_ROWS_PER_PAGE,
+        cells_per_page=HEATMAP_CELLS_PER_PAGE,
         cell_type=presenters.HeatCell,
     )
     # By family: each family's tests failing on the most of its variants, under the table.

@@ -18,6 +18,7 @@ from parity.selectors.fragments import (
     backend_names,
     gap_info,
     reason_infos,
+    rows_per_page,
 )
 from parity.selectors.run_files import UnrunFile, unrun_files
 
@@ -147,8 +148,9 @@ def file_grid(
     never_ran = [n for n in _never_ran(read) if n.backend in picked]
     folded = {n.backend for n in never_ran}
     columns = [pk for pk, name in names.items() if name not in folded]
-    if cells_per_page:  # many backends: fewer tests a page, as many cells
-        per_page = min(per_page, max(MIN_TESTS_PER_PAGE, cells_per_page // max(1, len(columns))))
+    per_page = rows_per_page(
+        per_page, cells_per_page=cells_per_page, columns=len(columns), least=MIN_TESTS_PER_PAGE
+    )
     pager = Paginator(tests, per_page).get_page(page)
     shown = [t[0] for t in pager.object_list]
     outcomes = {

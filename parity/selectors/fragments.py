@@ -40,6 +40,14 @@ def reference_first(project: Project, backends: list[Backend]) -> list[Backend]:
     return sorted(backends, key=lambda b: (b.pk != project.reference_backend_id, b.name))
 
 
+def rows_per_page(per_page: int, *, cells_per_page: int | None, columns: int, least: int) -> int:
+    """A grid's rows a page: ``per_page``, fewer when that many rows of ``columns`` would be
+    more than ``cells_per_page`` cells (many backends), but never fewer than ``least``."""
+    if not cells_per_page:
+        return per_page
+    return min(per_page, max(least, cells_per_page // max(1, columns)))
+
+
 def backend_names(project: Project) -> dict[int, str]:
     """Backend pk -> name in page order (``reference_first``). One query."""
     pairs = project.backends.values_list("pk", "name")

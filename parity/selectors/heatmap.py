@@ -27,6 +27,7 @@ from parity.selectors.fragments import (
     file_cell_counts,
     file_counts,
     folder_of,
+    rows_per_page,
 )
 from parity.selectors.owners import files_owners, owner_clean
 from parity.selectors.run_files import unrun_files
@@ -34,6 +35,8 @@ from parity.selectors.run_files import unrun_files
 # "worst": the most gaps against the reference (on every backend but it) first; a backend name:
 # the most gaps on that backend first; "name": alphabetical. A leading "-" reverses the order.
 HEATMAP_SORTS = ("worst", "name")
+# The fewest rows a page holds, however many backends share its ``cells_per_page``.
+MIN_ROWS_PER_PAGE = 20
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,7 @@ def heatmap(
     by: str = BY_VARIANT,
     page: int | str = 1,
     per_page: int | None = None,
+    cells_per_page: int | None = None,
     cell_type: type[CellCounts] = CellCounts,
 ) -> Heatmap:
     """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
@@ -191,8 +195,9 @@ def heatmap(
     ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Four queries
     (three for folders, one more when a test is pending somewhere). With ``aligned`` (the
     view ``parity.result_reads.aligned_view`` read with its cells), each backend at its aligned
-    commit. With ``per_page``, ``rows`` holds page ``page`` of them (``pager``): every row is
-    counted and sorted, and only a page's are drawn. ``cell_type``: the class of the cells built
+    commit. With ``per_page``, ``rows`` holds page ``page`` of them (``pager``; fewer rows when
+    that many would be more than ``cells_per_page`` cells): every row is counted and sorted,
+    and only a page's are drawn. ``cell_type``: the class of the cells built
     (the dashboard's ``HeatCell`` draws them)."""
     owner = owner_clean(owner)
     folder = folder_clean(folder)
@@ -267,6 +272,9 @@ def heatmap(
         ]
     ranked = _sorted(ranked, sort=sort, reverse=reverse)
     if per_page:
+        per_page = rows_per_page(
+            per_page, cells_per_page=cells_per_page, columns=len(names), least=MIN_ROWS_PER_PAGE
+        )
         pager = Paginator(ranked, per_page).get_page(page)
         shown = list(pager.object_list)
     else:

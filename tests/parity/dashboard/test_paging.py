@@ -2,6 +2,7 @@
 lists, walked page by page through their "next" links. The pages hold every row once, in the
 order of the whole list, and carry the filters and the sort from page to page."""
 
+import importlib
 import re
 from html import unescape
 
@@ -52,6 +53,33 @@ def test_heatmap_pages_hold_every_row_once_in_order(client, runs, monkeypatch, q
     assert [row for page in pages for row in page] == whole
     for url in visited[1:]:  # the sort and the folders come along
         assert all(part in url for part in query.split("&") if part)
+
+
+def test_heatmap_pages_hold_fewer_rows_the_more_backends_share_their_cells(
+    client, runs, monkeypatch
+):
+    from parity.models import Backend
+
+    heatmap = importlib.import_module("parity.selectors.heatmap")  # not the selector's name
+
+    whole = heatmap_rows(text(client.get(f"{P}/")))
+    backends = Backend.objects.filter(project__slug="pytorch-xla").count()
+    monkeypatch.setattr(heatmap, "MIN_ROWS_PER_PAGE", 1)
+    monkeypatch.setattr(views, "HEATMAP_CELLS_PER_PAGE", 2 * backends)  # two rows' cells
+
+    pages, _ = walk(client, f"{P}/", read=heatmap_rows, nav_id="heatmap-pager")
+
+    assert [len(page) for page in pages] == [2] * (len(whole) // 2) + [1] * (len(whole) % 2)
+    assert [row for page in pages for row in page] == whole
+
+
+def test_rows_a_page_follow_the_cells_but_never_fall_below_the_least():
+    from parity.selectors.fragments import rows_per_page
+
+    assert rows_per_page(200, cells_per_page=2000, columns=4, least=20) == 200
+    assert rows_per_page(200, cells_per_page=2000, columns=20, least=20) == 100
+    assert rows_per_page(200, cells_per_page=2000, columns=500, least=20) == 20
+    assert rows_per_page(200, cells_per_page=None, columns=20, least=20) == 200
 
 
 def test_heatmap_filter_spans_pages_and_counts_them_all(client, runs, monkeypatch):
