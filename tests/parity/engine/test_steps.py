@@ -17,8 +17,8 @@ from parity.engine.scope import ScopeKind
 from parity.engine.steps import Step, StepWritesMissing, steps_run
 from parity.models import Outcome
 from parity.services.triage import TriageRequest, triage_create
-from tests.parity.engine.rows import results_upload
-from tests.parity.engine.test_nightly_scope import START, _nightlies, _run_at
+from tests.parity.engine.rows import results_upload, run_at
+from tests.parity.engine.test_nightly_scope import START, _nightlies
 
 
 def _with_move(kind: ScopeKind) -> tuple[Step, ...]:
@@ -138,13 +138,13 @@ def _tests(n: int) -> dict[str, Outcome]:
 
 @pytest.mark.django_db
 def test_a_nightly_logs_each_step_and_its_time_then_the_total(project, caplog):
-    cpu = _run_at(project, "cpu", START)
+    cpu = run_at(project, "cpu", START)
     results_upload(cpu, _tests(6))
     parity_recompute(run=cpu)
-    first = _run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    first = run_at(project, "tpu", START + datetime.timedelta(hours=1))
     results_upload(first, _tests(4))
     parity_recompute(run=first)
-    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    nightly = run_at(project, "tpu", START + datetime.timedelta(days=1))
     results_upload(nightly, _tests(5))
 
     caplog.set_level(logging.INFO, logger="parity.engine")
@@ -163,10 +163,10 @@ def test_a_nightly_logs_each_step_and_its_time_then_the_total(project, caplog):
 
 @pytest.mark.django_db
 def test_a_nightly_with_no_reference_run_diffs_every_test_and_says_why(project, caplog):
-    first = _run_at(project, "tpu", START)
+    first = run_at(project, "tpu", START)
     results_upload(first, _tests(4))
     parity_recompute(run=first)
-    nightly = _run_at(project, "tpu", START + datetime.timedelta(days=1))
+    nightly = run_at(project, "tpu", START + datetime.timedelta(days=1))
     results_upload(nightly, _tests(5))
 
     caplog.set_level(logging.INFO, logger="parity.engine")
@@ -181,7 +181,7 @@ def test_a_nightly_with_no_reference_run_diffs_every_test_and_says_why(project, 
 
 @pytest.mark.django_db
 def test_a_rebuild_runs_its_own_steps(project, caplog):
-    cpu = _run_at(project, "cpu", START)
+    cpu = run_at(project, "cpu", START)
     results_upload(cpu, _tests(3))
     parity_recompute(run=cpu)
 

@@ -16,9 +16,8 @@ from parity.engine import parity_recompute
 from parity.models import Outcome, Project, Run
 from parity.pure.run_manifest import FileRun
 from parity.result_reads import verdict
-from tests.parity.engine.rows import results_upload
+from tests.parity.engine.rows import results_upload, run_at
 from tests.parity.engine.test_absent_states import manifest_write
-from tests.parity.engine.test_nightly_scope import _run_at
 
 FILES = [f"test/test_{f}.py" for f in "abcd"]
 START = datetime.datetime(2026, 6, 1, tzinfo=datetime.UTC)
@@ -65,7 +64,7 @@ def _history(seed: int, steps: int, monkeypatch) -> int:
         at = START + datetime.timedelta(hours=6 * n + rng.choice((-5, -1, 0, 2)))
         at = max(at, latest.get(backend, at) + datetime.timedelta(minutes=1))
         latest[backend] = at
-        run = _run_at(project, backend, at, name=str(n))
+        run = run_at(project, backend, at, name=str(n))
         results_upload(run, _results(rng, tests))
         if backend != "cpu" and rng.random() < 0.4:
             manifest_write(run, FileRun(rng.choice(FILES), signal="SIGSEGV"))
