@@ -54,7 +54,7 @@ KNOWN_ADDRESS_SECONDS = 30 * 86400
 
 def _too_many_bad_tokens(rate) -> exceptions.Throttled:
     return exceptions.Throttled(
-        wait=window_wait(rate), detail="Too many bad upload tokens from your address."
+        wait=window_wait(rate), detail="Too many bad tokens from your address."
     )
 
 
@@ -75,7 +75,7 @@ class UploadTokenAuthentication(authentication.BaseAuthentication):
                 raise _too_many_bad_tokens(rate)
             window_hit(scope="bad-token", ident=ip, rate=rate)
             raise exceptions.AuthenticationFailed(
-                "Invalid or revoked upload token."
+                "Invalid or revoked token: neither a project's nor an active user's."
                 if len(header) == 2
                 else "Invalid token header: use 'Authorization: Token <key>'."
             )

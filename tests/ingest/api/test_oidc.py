@@ -290,7 +290,7 @@ def test_removing_a_rule_revokes_its_tokens(rule, oidc):
     trust_rule_delete(rule_id=rule.pk)
 
     assert refused(uploader(key).get("/api/v1/projects/pytorch-xla/parity/")) == (
-        "Invalid or revoked upload token."
+        "Invalid or revoked token: neither a project's nor an active user's."
     )
     assert "has no trust rule" in refused(exchange(oidc.token()))
 

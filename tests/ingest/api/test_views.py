@@ -96,7 +96,10 @@ def test_bad_token_cannot_upload(project):
     response = post_upload(client, PYTEST_SMALL)
 
     assert response.status_code == 401
-    assert response.json()["detail"] == "Invalid or revoked upload token."
+    assert (
+        response.json()["detail"]
+        == "Invalid or revoked token: neither a project's nor an active user's."
+    )
 
 
 def test_token_of_project_a_cannot_upload_to_project_b(project, api):

@@ -81,7 +81,10 @@ def test_a_revoked_token_or_an_inactive_user_s_is_refused(private):
     for key in (revoked, inactive):
         response = token_client(key).get(f"{API}/gaps/")
         assert response.status_code == 401
-        assert response.json()["detail"] == "Invalid or revoked upload token."
+        assert (
+            response.json()["detail"]
+            == "Invalid or revoked token: neither a project's nor an active user's."
+        )
 
 
 @pytest.mark.django_db
