@@ -213,13 +213,16 @@ _KEY_ANY_FILE = sql.SQL(
 )
 
 
-def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.Composed:
+def triage_candidates(
+    rows: str, row_id: str, *, unexpired: bool = True, lapsed: sql.Composable | None = None
+) -> sql.Composed:
     """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
     (columns ``row_id``, backend_id, test_id, reason_id, test_key, the test's canonical ID, and
     test_file, its file; one project, bound as ``%(project)s``): by its test, its reason or its
     pattern, on its backends (a backend named covers its variants too); with ``unexpired``,
     only triages not past their expiry day. A triage with a condition applies on a backend
-    unless ``TriageLapse`` says the condition does not hold there (``parity.engine.lapses``);
+    unless ``TriageLapse`` says the condition does not hold there (``parity.engine.lapses``),
+    or, given ``lapsed`` (an array of triage ids: one run's rows), unless it is in ``lapsed``;
     an unconditioned triage never looks. Columns: ``row_id``, reason_id (the row's),
     triage_id, kind, names_test, names_pattern, has_backends, created_at.
 
@@ -306,14 +309,20 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
           AND (NOT EXISTS (SELECT 1 FROM {backends} tb WHERE tb.triage_id = t.id)
                OR EXISTS (SELECT 1 FROM {backends} tb JOIN {backend} b ON b.id = x.backend_id
                           WHERE tb.triage_id = t.id AND tb.backend_id IN (b.id, b.family_id)))
-          AND (t.condition = ''
-               OR NOT EXISTS (SELECT 1 FROM {lapse} l
-                              WHERE l.triage_id = t.id AND l.backend_id = x.backend_id))
+          AND (t.condition = '' OR {applies})
         """,
         backends=Triage.backends.through,
         backend=Backend,
-        lapse=TriageLapse,
         triage=Triage,
+        applies=(
+            model_sql(
+                "NOT EXISTS (SELECT 1 FROM {lapse} l"
+                " WHERE l.triage_id = t.id AND l.backend_id = x.backend_id)",
+                lapse=TriageLapse,
+            )
+            if lapsed is None
+            else sql.SQL("t.id <> ALL({})").format(lapsed)
+        ),
         unexpired=TRIAGE_IN_FORCE if unexpired else sql.SQL("NOT t.overridden"),
         rows=sql.Identifier(rows),
         row_id=sql.Identifier(row_id),
@@ -326,12 +335,16 @@ def triage_candidates(rows: str, row_id: str, *, unexpired: bool = True) -> sql.
 
 
 def triage_picks(
-    rows: str, row_id: str, *, untriaged: sql.Composable | None = None
+    rows: str,
+    row_id: str,
+    *,
+    untriaged: sql.Composable | None = None,
+    lapsed: sql.Composable | None = None,
 ) -> sql.Composed:
     """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
-    ``triage_candidates``): a declaration that the test is not applicable wins, then intended
-    over tracked and quarantine, then the most specific
-    (a test, then a pattern, then a reason; named backends over all), then the newest. With
+    ``triage_candidates``, ``lapsed`` too): a declaration that the test is not applicable wins,
+    then intended over tracked and quarantine, then the most specific (a test, then a pattern,
+    then a reason; named backends over all), then the newest. With
     ``untriaged``, a condition on a row ``r``, the rows where it holds are there even when no
     triage applies, with a NULL triage (one row per row: no outer join needed, which Postgres,
     blind to a CTE's size, would run as a loop). Columns: ``row_id``, reason_id (the row's),
@@ -353,7 +366,7 @@ def triage_picks(
         """
     ).format(
         row_id=sql.Identifier(row_id),
-        candidates=triage_candidates(rows, row_id),
+        candidates=triage_candidates(rows, row_id, lapsed=lapsed),
         every=every,
     )
 

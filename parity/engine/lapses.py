@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable
 
 from parity.models import BackendState, Triage, TriageLapse
-from parity.pure.attributes import ConditionError, condition_parse
+from parity.pure.attributes import condition_applies
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def lapses_write(
         (triage, backend)
         for triage, condition in conditioned
         for backend, (family, attrs) in attributes.items()
-        if _names(named.get(triage), backend, family) and not _holds(triage, condition, attrs)
+        if _names(named.get(triage), backend, family) and not condition_applies(condition, attrs)
     }
     have = {(t, b): pk for pk, t, b in existing.values_list("pk", "triage_id", "backend_id")}
     gone = [pk for key, pk in have.items() if key not in wanted]
@@ -92,13 +92,3 @@ def _names(named: set[int] | None, backend: int, family: int | None) -> bool:
     """Whether a triage naming ``named`` (None: every backend) applies on ``backend``: by its
     name or its family's, as ``parity.definitions.triage_candidates`` matches backends."""
     return named is None or backend in named or family in named
-
-
-def _holds(triage_id: int, condition: str, attributes: dict) -> bool:
-    try:
-        return condition_parse(condition).holds(attributes)
-    except ConditionError as exc:
-        # Written around the triage services (a raw edit): applying it loses nothing, where
-        # dropping it would open untracked gaps nobody can explain.
-        logger.warning("triage %s: unreadable condition, applied as if none: %s", triage_id, exc)
-        return True

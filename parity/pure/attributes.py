@@ -201,6 +201,16 @@ def condition_holds(text: str, attributes: Mapping[str, str]) -> bool:
     return not text.strip() or condition_parse(text).holds(attributes)
 
 
+def condition_applies(text: str, attributes: Mapping[str, str]) -> bool:
+    """Whether a triage conditioned on ``text`` applies for ``attributes``: where the condition
+    holds, and where it cannot be read (written around the triage services, a raw edit):
+    applying it loses nothing, where dropping it would open untracked gaps nobody can explain."""
+    try:
+        return condition_holds(text, attributes)
+    except ConditionError:
+        return True
+
+
 def _tokens(text: str) -> list[_Token]:
     tokens, position = [], 0
     while position < len(text):

@@ -23,6 +23,9 @@ queued). Its cost depends on the size of the two runs, not on history.
   after the run covers counts tracked (triage, then re-run the gate job: it passes), and the
   gap names that exemption. The run's ``exemptions_version`` (the manifest version CI applied)
   says which exemptions were added or removed since.
+- A conditioned exemption (``rocm < 7.14``) applies where its condition holds for the run's own
+  attributes (those its CI sent; none sent: its backend's current run's), as the manifest its CI
+  applied held them: a pull request's run at another ROCm release is judged at that release.
 - A probe run (exempted tests ran too) is never a gate: its verdict is ok, whatever it opens.
 - The opened gaps are listed a page at a time (a first run opens tens of thousands), in the
   order CI prints them: untracked first (a tracked gap whose issues are all closed first among
@@ -75,9 +78,11 @@ from parity.plans import (
     MERGE_JOINS_UNTIL_COMMIT,
     SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
+from parity.pure.attributes import condition_applies
 from parity.read_replica import read_cursor
 from parity.selectors.fragments import all_closed, issue_infos
 from parity.selectors.manifest import (
+    backend_attributes,
     backend_exemptions,
     backend_reason_exemptions,
     exemption_reason,
@@ -453,7 +458,7 @@ def _verdict_sql(opened: str) -> sql.Composed:
         testcase=TestCase,
         result=Result,
         reason_issue=model_sql(_REASON_ISSUE, reason_issues=Reason.issues.through),
-        picks=triage_picks("o", "test_id"),
+        picks=triage_picks("o", "test_id", lapsed=sql.Placeholder("lapsed")),
         all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
         was=gap(sql.SQL("c.po")),
         infra=INFRA,
@@ -685,7 +690,23 @@ def _params(run: Run, baseline: Run | None) -> dict:
         "baseline_started_at": baseline.started_at if baseline else None,
         "has_baseline": baseline is not None,
         "complete": run.complete,
+        "lapsed": _lapsed(run),
     }
+
+
+def _lapsed(run: Run) -> list[int]:
+    """The project's conditioned triages that do not apply for the run's attributes
+    (``TriageLapse``'s rule, held to this run rather than its backend's current one)."""
+    conditioned = Triage.objects.filter(project_id=run.project_id).exclude(condition="")
+    conditions = list(conditioned.values_list("pk", "condition"))
+    if not conditions:
+        return []
+    attributes = (
+        {**(run.backend.attributes or {}), **run.attributes}
+        if run.attributes
+        else backend_attributes(backend=run.backend)
+    )
+    return [pk for pk, condition in conditions if not condition_applies(condition, attributes)]
 
 
 def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:

@@ -34,7 +34,7 @@ from parity.models import (
     Triage,
     TriageKind,
 )
-from parity.pure.attributes import ConditionError, condition_parse, variant_name
+from parity.pure.attributes import condition_applies, variant_name
 from parity.pure.globs import file_matches, is_file_level, key_matches, key_parts
 from parity.pure.normalize.runner_ids import runner_identity
 from parity.selectors.fragments import issue_urls
@@ -152,19 +152,8 @@ def backend_for_attributes(
 
 
 def conditions_filter(exemptions: list, attributes: dict[str, str]) -> list:
-    """The exemptions (anything with a ``condition``) whose condition holds for
-    ``attributes``; one that cannot be read is kept, as the engine applies it."""
-    kept = []
-    for exemption in exemptions:
-        try:
-            holds = not exemption.condition or condition_parse(exemption.condition).holds(
-                attributes
-            )
-        except ConditionError:
-            holds = True
-        if holds:
-            kept.append(exemption)
-    return kept
+    """The exemptions (anything with a ``condition``) that apply for ``attributes``."""
+    return [e for e in exemptions if condition_applies(e.condition, attributes)]
 
 
 def _on_backend(backend: Backend) -> Q:

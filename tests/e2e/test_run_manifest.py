@@ -77,7 +77,7 @@ def suite_written(folder, live, project, files: dict[str, str]):
 
     live.token = upload_token_create(project=project)
     for name, text in files.items():
-        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
     return folder
 

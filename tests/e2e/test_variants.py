@@ -123,6 +123,7 @@ def test_a_run_uploaded_with_attrs_lands_in_its_variant(live, project, served_cl
 HIP_SUITE = {
     "test/test_hip.py": "def test_ok():\n    pass\n\n\ndef test_svd():\n    assert False\n"
 }
+HIP_PASSES = "def test_ok():\n    pass\n\n\ndef test_svd():\n    pass\n"
 
 
 def test_run_hands_its_attrs_to_the_plugin_which_skips_what_holds_for_them(live, project, tmp_path):
@@ -154,3 +155,32 @@ def test_run_hands_its_attrs_to_the_plugin_which_skips_what_holds_for_them(live,
     assert "1 failed, 1 passed" in outputs["7.14"]
     runs = Run.objects.filter(project=project, backend__name="rocm-gfx942").order_by("key")
     assert [r.attributes["rocm"] for r in runs] == ["7.1", "7.14"]
+
+
+def test_a_pull_request_on_an_older_release_is_gated_by_the_exemption_that_holds_there(
+    live, project, served_client, tmp_path
+):
+    """The backend's current run is at ROCm 7.14, where test_2 passes; a pull request's CI on
+    a machine still at 7.1 uploads its failure. The exemption for ROCm before 7.14 holds for
+    the run's own release, so the gate passes, judging it tracked, though the exemption lapsed
+    on the current run."""
+    Backend.objects.create(project=project, name="rocm")
+    attrs = ("--attr", "arch=gfx942", "--attr")
+    upload = ["upload", "--commit", COMMIT, "--complete", "--wait"]
+    for backend, more in (("cpu", ()), ("rocm", (*attrs, "rocm=7.14"))):
+        done = ci(live, project, served_client, *upload, "--backend", backend, *more,
+                  reports(tmp_path / backend, "cpu"))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    current_run_is(project, "rocm-gfx942", Run.objects.get(backend__name="rocm-gfx942").key)
+    triage_create(
+        project=project,
+        request=TriageRequest(kind="tracked", backends=["rocm"], match="test/a.py::TestA::test_2",
+                              issue_url=ISSUE, condition="rocm < 7.14"),
+    )  # fmt: skip
+
+    done = ci(live, project, served_client, "upload", "--commit", "8" * 40, "--branch", "pr-7",
+              "--complete", "--wait", "--gate", "--backend", "rocm", *attrs, "rocm=7.1",
+              reports(tmp_path / "pull-request", "rocm"))  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok; opened 0 untracked, 1 tracked" in done.stdout + done.stderr

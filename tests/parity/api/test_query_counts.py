@@ -37,10 +37,9 @@ READS = {
     "tests": (f"{URL}/tests/?q=test_a", 4),  # token, project; count, page
     "test": (f"{URL}/tests/{{test}}/", 7),  # token, project, test; 4
     "triages": (f"{URL}/triage/", 3),  # token, project; page (no count: unpaginated)
-    "verdict": (
-        "/api/v1/runs/{run}/verdict/",
-        7,
-    ),  # token, run; baseline, its plan, 1 statement, run files, failed uploads (run health)
+    # token, run; baseline, conditioned triages, its plan, 1 statement, run files, failed
+    # uploads (run health)
+    "verdict": ("/api/v1/runs/{run}/verdict/", 8),
 }
 ANONYMOUS = -1  # no token to look up
 

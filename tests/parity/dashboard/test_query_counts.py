@@ -55,7 +55,8 @@ PAGES = {
     # what it lacks) after a SET LOCAL of its plan, the closed gaps' reasons and issues, the
     # baseline's upload files, current, uploads, their files; how its files ran (run
     # manifests); has runs. The run's size changes none (tests/parity/selectors/test_run_detail.py).
-    "run": (f"{P}/runs/{{run}}/", 13),  # the verdict reads its failed uploads too (run health)
+    # the verdict reads conditioned triages and its failed uploads too (run health)
+    "run": (f"{P}/runs/{{run}}/", 14),
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
     "matrix.csv": (f"{P}/matrix.csv", 4),  # project; backends, files, tests
     "pair": (f"{P}/matrix/pair/?a=cpu&b=tpu", 6),  # project, backend choices; 3; has runs

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from parity.engine.lapses import lapses_write
-from parity.models import Backend, Gap, Snapshot, Triage, TriageLapse
+from parity.models import Backend, BackendState, Gap, Run, Snapshot, Triage, TriageLapse
+from parity.result_reads.verdict import run_verdict
 from parity.selectors.exemptions import exemptions_page
 from parity.selectors.manifest import manifest_build
 from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_save
@@ -26,13 +27,15 @@ CONDITION = "rocm < 7.14"
 def send(xla, ingest, eager_errors_propagate):
     Backend.objects.create(project=xla, name="rocm")
 
-    def _send(backend: str, cases: dict, *, day: str, attributes: dict | None = None) -> int:
+    def _send(
+        backend: str, cases: dict, *, day: str, attributes: dict | None = None, branch="master"
+    ) -> int:
         response = ingest(
             ("results.xml", run_xml(cases)),
             backend=backend,
-            commit=commit_of(day),
-            branch="master",
-            run=f"{day}-{backend}",
+            commit=commit_of(day + branch),
+            branch=branch,
+            run=f"{day}-{backend}-{branch}",
             complete="true",
             timestamp=f"{day}T12:00:00Z",
             attributes=json.dumps(attributes or {}),
@@ -147,6 +150,30 @@ def test_a_project_with_no_conditioned_triage_writes_no_lapse_and_changes_nothin
 
     assert lapses_write(project_id=xla.pk) == set()
     assert not TriageLapse.objects.exists()
+
+
+@pytest.mark.parametrize(("current", "pull_request"), [("7.14", "7.1"), ("7.1", "7.14")])
+def test_a_pull_request_s_verdict_holds_conditions_to_its_own_release(
+    xla, send, current, pull_request
+):
+    """A pull request's run on a machine at another ROCm release than the backend's current
+    run: the manifest its CI fetched with its attributes exempted the test at 7.1 and not at
+    7.14, and its verdict judges the gap it opens the same way."""
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", PASSES, day="2026-05-01", attributes={"arch": "gfx942", "rocm": current})
+    exemption = _exemption(xla)
+    pr = send("rocm", FAILS, day="2026-05-02", branch="pr-7",
+              attributes={"arch": "gfx942", "rocm": pull_request})  # fmt: skip
+    variant = Backend.objects.get(name="rocm-gfx942")
+    assert BackendState.objects.get(backend=variant).current_run_id != pr
+
+    verdict = run_verdict(run=Run.objects.get(pk=pr))
+
+    assert [(g.test, g.tracked) for g in verdict.gaps] == [(FLAKY, pull_request == "7.1")]
+    assert verdict.ok is (pull_request == "7.1")
+    assert [e.id for e in manifest_build(
+        project=xla, backend=variant, attributes={"rocm": pull_request}
+    ).exemptions] == ([exemption.pk] if pull_request == "7.1" else [])  # fmt: skip
 
 
 @pytest.mark.parametrize(
