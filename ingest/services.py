@@ -30,9 +30,10 @@ from parity.models import (
     UploadStatus,
     UploadToken,
 )
+from parity.models.cleanup import raw_file_delete
 from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
-from parity.raw_storage import raw_delete_all, raw_save
+from parity.raw_storage import raw_save
 from parity.result_reads.verdict import baseline_run_pick
 from parity.services.partitions import partition_ensure_quietly
 from parity.services.variants import VariantRejected, backend_for_run
@@ -185,7 +186,8 @@ def upload_create(
     except BaseException:
         # Nothing of a request that failed stays, in Postgres or in the storage: its rows rolled
         # back, and the files it stored before the failure go too.
-        raw_delete_all(default_storage, stored_names)
+        for name in stored_names:
+            raw_file_delete(default_storage, name)
         raise
 
 

@@ -76,9 +76,3 @@ def raw_delete(storage: Storage, name: str) -> bool:
         logger.warning("raw file left in storage: %s", exc)
         return False
     return True
-
-
-def raw_delete_all(storage: Storage, names: list[str]) -> None:
-    """Delete files stored for rows that were never committed (a request that failed)."""
-    for name in names:
-        raw_delete(storage, name)

@@ -82,6 +82,12 @@ def results_expire() -> None:
 
 
 @shared_task(**RETRY)
+def raw_files_left_delete() -> None:
+    """Beat: delete again the raw files a storage out of reach refused to delete."""
+    retention.raw_files_left_delete()
+
+
+@shared_task(**RETRY)
 def partitions_create() -> None:
     """Beat: the day partitions of results for today and the next few days."""
     partitions.partitions_create_ahead()

@@ -7,7 +7,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from parity.admin.parity import ReadOnlyAdmin
-from parity.models import Run, RunFile, Upload, UploadFile
+from parity.models import RawFileLeft, Run, RunFile, Upload, UploadFile
 from parity.raw_storage import raw_open
 
 
@@ -93,3 +93,13 @@ class RunFileAdmin(ReadOnlyAdmin):
     search_fields = ["file", "run__key", "run__commit"]
     raw_id_fields = ["run", "upload"]
     show_full_result_count = False
+
+
+@admin.register(RawFileLeft)
+class RawFileLeftAdmin(ReadOnlyAdmin):
+    """Raw files whose rows are gone but which the storage refused to delete: the beat deletes
+    them again (``parity.tasks.raw_files_left_delete``). Listed so an operator sees an outage's
+    leftovers and how often the storage still refuses them."""
+
+    list_display = ["name", "left_at", "attempts"]
+    search_fields = ["name"]

@@ -37,7 +37,15 @@ from parity.models.projects import (
 from parity.models.reasons import Disposition, IssueState, Reason, SkipRule, TrackingIssue
 from parity.models.rekeys import Rekey, RekeyStatus
 from parity.models.results import FileSeconds, Outcome, Result, TestCase
-from parity.models.runs import Run, RunFile, RunFileState, Upload, UploadFile, UploadStatus
+from parity.models.runs import (
+    RawFileLeft,
+    Run,
+    RunFile,
+    RunFileState,
+    Upload,
+    UploadFile,
+    UploadStatus,
+)
 from parity.models.sign_in import GroupRole
 from parity.models.trust import TrustRule
 from parity.models.webhooks import (
@@ -89,6 +97,7 @@ __all__ = [
     "Disposition",
     "Result",
     "Role",
+    "RawFileLeft",
     "Run",
     "RunFile",
     "RunFileState",

@@ -2,14 +2,19 @@
 files in their storage (``parity.raw_storage``: the disk or a bucket). Receivers, so every way
 of deleting (admin, a queryset, a project's cascade) cleans up the same."""
 
-from django.db import connection, transaction
+import logging
+
+from django.core.files.storage import Storage
+from django.db import DatabaseError, connection, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
 from parity.models.results import FileSeconds, Result
-from parity.models.runs import Run, UploadFile
+from parity.models.runs import RawFileLeft, Run, UploadFile
 from parity.models.sql import model_sql
 from parity.raw_storage import raw_delete
+
+logger = logging.getLogger(__name__)
 
 # Plain SQL: the ORM would fetch every row first. Naming the run reads only its day's partition,
 # where result_run_test serves the lookup.
@@ -36,4 +41,15 @@ def upload_file_raw_delete(sender, instance: UploadFile, **kwargs) -> None:
     # Only once the deletion commits: a rolled-back delete must still find its file.
     raw = instance.raw
     if raw.name:
-        transaction.on_commit(lambda: raw_delete(raw.storage, raw.name))
+        transaction.on_commit(lambda: raw_file_delete(raw.storage, raw.name))
+
+
+def raw_file_delete(storage: Storage, name: str) -> None:
+    """Delete a raw file whose row is gone (or never committed). One the storage refuses is
+    recorded for the beat's sweep to delete later (``RawFileLeft``)."""
+    if raw_delete(storage, name):
+        return
+    try:
+        RawFileLeft.objects.get_or_create(name=name)
+    except DatabaseError:  # Postgres out of reach too: the log line is all that is left
+        logger.exception("raw file %s left in storage and not recorded", name)

@@ -158,6 +158,19 @@ class UploadFile(models.Model):
         return self.name
 
 
+class RawFileLeft(models.Model):
+    """A raw file whose row is gone but whose deletion the storage refused (a bucket out of
+    reach): ``parity.services.retention.raw_files_left_delete`` (beat) deletes it again until
+    the storage takes it, so a refused delete is late, never garbage for good."""
+
+    name = models.CharField(max_length=500, unique=True)
+    left_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveIntegerField(default=1)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class RunFileState(models.TextChoices):
     """What happened to a test file a run's CI was told to run (``parity.pure.run_manifest``);
     all but ``ran`` are also the gap state of its tests that have no result."""

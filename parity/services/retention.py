@@ -22,12 +22,25 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.db import DatabaseError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from parity.models import BackendState, FileSeconds, Gap, GapEvent, Result, Run, RunFile, UploadFile
+from parity.models import (
+    BackendState,
+    FileSeconds,
+    Gap,
+    GapEvent,
+    RawFileLeft,
+    Result,
+    Run,
+    RunFile,
+    UploadFile,
+)
 from parity.models.sql import model_sql
 from parity.pure.run_days import day_bounds, day_of
+from parity.raw_storage import raw_delete
 from parity.services.partitions import partition_drop, partitions_list
 
 logger = logging.getLogger(__name__)
@@ -190,3 +203,26 @@ def _closed_gaps_delete(*, now: datetime.datetime) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_CLOSED_GAPS_DELETE_SQL, {"before": before})
         return cursor.rowcount
+
+
+def raw_files_left_delete(*, limit: int = 1000) -> int:
+    """Delete again the raw files the storage refused to delete (``RawFileLeft``); returns how
+    many went. One still refused stays, its attempts counted, for the next pass. One a later
+    upload of the same content stored again under the name (a row holds it now) is forgotten,
+    not deleted."""
+    left = list(RawFileLeft.objects.order_by("pk")[:limit])
+    held = set(
+        UploadFile.objects.filter(raw__in=[row.name for row in left]).values_list("raw", flat=True)
+    )
+    deleted, refused = [], []
+    for row in left:
+        if row.name not in held:
+            (deleted if raw_delete(default_storage, row.name) else refused).append(row.pk)
+    RawFileLeft.objects.filter(pk__in=[row.pk for row in left if row.pk not in refused]).delete()
+    RawFileLeft.objects.filter(pk__in=refused).update(attempts=F("attempts") + 1)
+    if left:
+        logger.info(
+            "raw files left in storage: %s deleted, %s held by uploads again, %s still refused",
+            len(deleted), len(left) - len(deleted) - len(refused), len(refused),
+        )  # fmt: skip
+    return len(deleted)

@@ -452,6 +452,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "parity.tasks.results_expire",
         "schedule": 60 * 60.0,
     },
+    "parity-raw-files-left": {
+        "task": "parity.tasks.raw_files_left_delete",
+        "schedule": 15 * 60.0,
+    },
     "parity-triages-expire": {
         "task": "parity.tasks.triages_expire",
         "schedule": 15 * 60.0,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.models import Result, Run, Upload, UploadFile
+from parity.models import RawFileLeft, Result, Run, Upload, UploadFile
 from tests.e2e.client import ApiClient, Reply
 from tests.e2e.conftest import STALE_SECONDS, stack_started
 from tests.e2e.expect import duplicated_tests, stored_counts, upload_settled
@@ -148,6 +148,48 @@ def test_retention_deletes_expired_runs_files_from_the_bucket(http_api, live, s3
     assert s3.keys() == keys[300] | keys[200]
     assert not Result.objects.filter(run_id=runs[400]).exists()
     assert Upload.objects.filter(run_id=runs[400]).count() == 2  # the history stays
+
+
+def test_files_retention_could_not_delete_from_a_lost_bucket_go_once_it_is_back(
+    http_api, live, s3, tmp_path
+):
+    """Retention expires a run while the bucket is out of reach: the run's file rows go, the
+    objects the bucket refused to delete are recorded, and the beat's sweep deletes them once
+    the bucket answers again."""
+    today = datetime.datetime.now(datetime.UTC)
+    runs = {}
+    for age in (400, 300, 200):  # days: the oldest is neither current nor previous
+        started = (today - datetime.timedelta(days=age)).isoformat()
+        reply = http_api.post_upload(shard(tmp_path, f"left{age}", cases=20).path,
+                                     commit=COMMIT, run=f"left-{age}", backend="tpu",
+                                     timestamp=started)  # fmt: skip
+        assert reply.status == 202, str(reply)
+        assert upload_settled(http_api, reply.body["id"], seconds=120, live=live)["status"] == (
+            "done"
+        )
+        runs[age] = reply.body["run"]
+        assert http_api.run_complete(runs[age]).status == 200
+    (expired_key,) = {f.raw.name for f in UploadFile.objects.filter(upload__run_id=runs[400])}
+    live.settle()
+    s3.stop()
+
+    live.send_task("parity.tasks.results_expire")
+
+    wait_for(
+        lambda: RawFileLeft.objects.filter(name=expired_key).exists(),
+        seconds=60,
+        what="retention to record the file the bucket refused to delete",
+    )
+    assert Run.objects.get(pk=runs[400]).results_expired_at is not None
+    s3.start()
+    stored = s3.keys()
+    assert expired_key in stored  # its row is gone, the object is not
+
+    live.send_task("parity.tasks.raw_files_left_delete")
+
+    wait_for(lambda: not RawFileLeft.objects.exists(), seconds=60, what="the sweep to delete it")
+    stored = s3.keys()
+    assert expired_key not in stored and len(stored) == 2  # the kept runs' files stay
 
 
 def test_a_bucket_lost_mid_upload_is_a_503_and_the_upload_sent_again_is_kept(

@@ -13,8 +13,9 @@ from django.utils import timezone
 from ingest import pipeline
 from ingest.recovery import uploads_recover
 from ingest.tasks import upload_ingest
-from parity.models import Result, Run, Upload, UploadFile, UploadStatus
+from parity.models import RawFileLeft, Result, Run, Upload, UploadFile, UploadStatus
 from parity.raw_storage import StorageUnavailable
+from parity.services.retention import raw_files_left_delete
 from parity.settings.base import raw_storage
 from tests.conftest import FIXTURES_DIR
 from tests.object_storage import OwnedBucket
@@ -173,3 +174,33 @@ def test_an_ingest_outlasted_by_the_outage_is_left_to_recovery_not_failed(
         recovered = uploads_recover(enqueue=lambda pk: upload_ingest.apply(args=[pk]), now=later)
     assert recovered.requeued == [upload_id]
     assert Upload.objects.get(pk=upload_id).status == UploadStatus.DONE
+
+
+def test_a_delete_the_bucket_refused_is_recorded_and_swept_once_it_is_back(
+    bucket, ingest, django_capture_on_commit_callbacks
+):
+    run = ingest(PYTEST_SMALL, backend="cpu").json()["run"]
+    key = UploadFile.objects.get(upload__run_id=run).raw.name
+    bucket.stop()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        Run.objects.get(pk=run).delete()
+
+    assert list(RawFileLeft.objects.values_list("name", "attempts")) == [(key, 1)]
+    assert raw_files_left_delete() == 0  # still out of reach: kept, counted
+    assert RawFileLeft.objects.get().attempts == 2
+
+    bucket.start()
+    assert bucket.keys() == {key}  # the object outlived its row
+    assert raw_files_left_delete() == 1
+    assert bucket.keys() == set() and not RawFileLeft.objects.exists()
+
+
+def test_a_name_an_upload_holds_again_is_forgotten_not_deleted(bucket, ingest):
+    run = ingest(PYTEST_SMALL, backend="cpu").json()["run"]
+    key = UploadFile.objects.get(upload__run_id=run).raw.name
+    RawFileLeft.objects.create(name=key)  # left by an older upload of the same content
+
+    assert raw_files_left_delete() == 0
+
+    assert bucket.keys() == {key} and not RawFileLeft.objects.exists()
