@@ -58,7 +58,9 @@ def send(xla, ingest, eager_errors_propagate):
     each file of ``results`` ran, exited 0 and wrote a report of its tests (``counts`` overrides
     a file's count), and ``crashed`` files died by SIGSEGV."""
 
-    def _send(backend, day, results, *, shard="", crashed=(), counts=None, failing=()):
+    def _send(
+        backend, day, results, *, shard="", crashed=(), counts=None, failing=(), branch="master"
+    ):
         cases = {**results, **{k: ("failed", "boom") for k in failing}}
         files: dict[str, int] = {}
         for key in cases:
@@ -72,7 +74,7 @@ def send(xla, ingest, eager_errors_propagate):
             ("r.xml", run_xml(cases)),
             backend=backend,
             commit=commit_of(DAYS[day]),
-            branch="master",
+            branch=branch,
             run=f"{backend}-{day}",
             complete="true",
             timestamp=f"{DAYS[day]}T12:00:00Z",
@@ -280,3 +282,14 @@ def test_a_crashed_shard_is_a_rerun_everywhere_and_tests_gone_from_files_that_ra
     Project.objects.filter(slug=XLA).update(truncation_percent=50)
     dropped = send("tpu", 2, cases_of(T, 80), crashed=["test/v.py"], shard="2/2")
     assert coverage_drop_everywhere(api, client, dropped) == dict.fromkeys(nothing, True)
+
+
+def test_a_pull_requests_run_whose_shard_crashed_is_no_drop_in_the_runs_list(send, api, client):
+    every = {**cases_of(T, 100), **cases_of(V, 20)}
+    send("cpu", 0, every)
+    send("tpu", 0, every)
+    # Never current, so the engine never judged it: the runs list has its uploads' counts.
+    crashed = send("tpu", 1, cases_of(T, 100), crashed=["test/v.py"], branch="feature")
+    table = rows(text(client.get(f"/p/{XLA}/runs/?backend=tpu")), "runs-table")
+    [row] = [row for row in table if f'data-run="{crashed}"' in row]
+    assert ("coverage dropped" in row, verdict(api, crashed)["coverage_drop"]) == (False, False)
