@@ -468,11 +468,17 @@ def current_run_at(
     )
 
 
-def coverage_dropped(*, previous: int | None, current: int, percent: float) -> bool:
-    """True when the run has more than ``percent`` % fewer tests than the one before it."""
+def coverage_dropped(
+    *, previous: int | None, current: int, infra_lacking: int, percent: float
+) -> bool:
+    """True when the run has more than ``percent`` % fewer tests than the one before it, that
+    one's count taken without ``infra_lacking``: its tests the run lacks in files the run's
+    manifest says infrastructure lost (``INFRA_LACKING_SQL``). A crashed shard is a rerun (run
+    health), not lost coverage; tests gone from files that ran are. The CI verdict, the engine
+    (the backend's state, its snapshot and webhook) and the runs list all judge by this."""
     if not previous:
         return False
-    return current < previous * (1 - percent / 100)
+    return current < (previous - infra_lacking) * (1 - percent / 100)
 
 
 # Run health, apart from test health. A test the reference passes that the run lacks because
@@ -500,6 +506,23 @@ INFRA_FILE_STATES = tuple(RunFileState(s.value) for s in INFRA_STATES)
 def is_infra(state: str) -> bool:
     """``INFRA`` of one gap state (or a run manifest file's state)."""
     return state in INFRA_STATES
+
+
+# ``coverage_dropped``'s ``infra_lacking`` of the run ``%(run)s`` against ``%(previous)s``: the
+# previous run's tests that the run has no result for, in files its manifest lists as lost to
+# infrastructure. The manifest's files first (none in most runs: one probe of its index), then
+# each of their tests by the results' (run, test) index.
+INFRA_LACKING_SQL = model_sql(
+    """
+    SELECT count(*) FROM ({absent}) a
+    WHERE NOT EXISTS (SELECT 1 FROM {result} r WHERE r.run_id = %(run)s AND r.test_id = a.test_id)
+      AND EXISTS (
+          SELECT 1 FROM {result} r WHERE r.run_id = %(previous)s AND r.test_id = a.test_id
+      )
+    """,
+    absent=absent_tests(sql.Placeholder("run")),
+    result=Result,
+)
 
 
 def file_truncated(*, previous: int | None, current: int | None, percent: float) -> bool:

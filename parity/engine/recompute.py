@@ -11,6 +11,7 @@ How the backend's state moved decides the recompute's scope once (``scope_pick``
 ``parity.engine.steps`` runs in order, each naming the temporary tables it reads and writes.
 """
 
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from functools import cached_property
 from django.conf import settings
 from django.db import connection, transaction
 
-from parity.definitions import coverage_dropped
+from parity.definitions import INFRA_LACKING_SQL, coverage_dropped
 from parity.engine import temp_tables as t
 from parity.engine.current import current_outcomes_refresh, current_run_pick
 from parity.engine.gap_triages import (
@@ -241,13 +242,28 @@ def _state_move(*, backend: Backend, run: Run) -> _Moved:
             state.previous_test_count = state.test_count
         state.current_run = run
     state.test_count = current_outcomes_refresh(backend=backend, run=run)
-    state.coverage_drop = coverage_dropped(
+    state.coverage_drop = _coverage_dropped(state=state, run=run)
+    state.save()
+    return _Moved(state=state, replaced=replaced, rerun=rerun)
+
+
+def _coverage_dropped(*, state: BackendState, run: Run) -> bool:
+    """``coverage_dropped`` of the backend's current run ``run`` against its previous one. The
+    tests that infrastructure lost are counted only when the run dropped coverage counting them
+    as lost: most runs did not, and pay no query for them."""
+    drop = functools.partial(
+        coverage_dropped,
         previous=state.previous_test_count,
         current=state.test_count,
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
-    state.save()
-    return _Moved(state=state, replaced=replaced, rerun=rerun)
+    if not drop(infra_lacking=0):
+        return False
+    params = {"project": run.project_id, "run": run.pk, "previous": state.previous_run_id}
+    with connection.cursor() as cursor:
+        cursor.execute(INFRA_LACKING_SQL, params)
+        (infra_lacking,) = cursor.fetchone()
+    return drop(infra_lacking=infra_lacking)
 
 
 def _state_retire(*, backend: Backend) -> None:

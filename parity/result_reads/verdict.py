@@ -405,9 +405,9 @@ _VERDICT_SQL = """
             (SELECT count(*) FROM closed) AS closed,
             (SELECT count(*) FROM x) AS tests,
             (SELECT count(*) FROM p) AS baseline_tests,
-            -- The baseline's tests the run lacks in files run health names: a coverage drop
-            -- is counted without them (a crashed shard is a rerun, not lost coverage). Of the
-            -- few the run lacks, not of every test of either run.
+            -- ``coverage_dropped``'s infra_lacking (``INFRA_LACKING_SQL``'s count): the
+            -- baseline's tests the run lacks in files run health names. Of the few the run
+            -- lacks, not of every test of either run.
             (SELECT count(*) FROM lacking_tests l WHERE l.test_id IN (SELECT a.test_id FROM a))
                 AS infra_lacking,
             (SELECT json_agg(json_build_array(test_id, key, was, reason_id) ORDER BY key)
@@ -539,8 +539,9 @@ def run_verdict(
         added_after=_added_after(run, listed_ids),
     )
     drop = run.complete and coverage_dropped(
-        previous=baseline_count - infra_lacking if baseline else None,
+        previous=baseline_count if baseline else None,
         current=test_count,
+        infra_lacking=infra_lacking,
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     health = run_health(run=run)

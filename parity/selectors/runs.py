@@ -1,6 +1,7 @@
 """Runs and uploads, newest first, a page at a time: what CI sent, whether it was ingested,
 which run is each backend's current one, and which complete runs dropped coverage against the
-run before them (the verdict's baseline: ``verdict.baseline_run_pick``)."""
+run before them (the verdict's baseline: ``verdict.baseline_run_pick``), by the verdict's rule
+(``coverage_dropped``: a crashed shard is a rerun, not lost coverage)."""
 
 from collections import Counter
 from dataclasses import dataclass, field
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
-from parity.definitions import coverage_dropped, default_branch_runs, untracked_q
+from parity.definitions import coverage_dropped, default_branch_runs, is_infra, untracked_q
 from parity.models import (
     BackendState,
     Gap,
@@ -53,7 +54,9 @@ class RunRow:
     is_current: bool
     counts: dict[str, int]  # summed over the run's ingested uploads
     baseline_total: int | None = None  # the tests of the run before it, by the same sum
-    coverage_drop: bool = False  # complete, with too few tests against its baseline
+    # Complete, with too few tests against its baseline: the engine's snapshot says, for a run
+    # once current; the uploads' counts, for one never current (``_unjudged_drop``).
+    coverage_drop: bool = False
     verdict: RunVerdict = RunVerdict()
 
     @property
@@ -96,7 +99,11 @@ def runs_page(
     by_id = (
         Run.objects.filter(pk__in=ids)
         .select_related("backend")
-        .annotate(baseline_id=_baseline_id(project), judged=Exists(judged))
+        .annotate(
+            baseline_id=_baseline_id(project),
+            judged=Exists(judged),
+            judged_drop=Subquery(judged.values("coverage_drop")[:1]),
+        )
         .prefetch_related("uploads")
         .in_bulk()
     )
@@ -198,11 +205,11 @@ def _row(run: Run, current: set[int], baseline_total: int | None, verdict: RunVe
     for upload in uploads:
         if upload.status == UploadStatus.DONE:
             counts.update({k: upload.counts.get(k, 0) for k in COUNT_FIELDS})
-    drop = run.complete and coverage_dropped(
-        previous=baseline_total,
-        current=counts["total"],
-        percent=settings.PARITY_COVERAGE_DROP_PERCENT,
-    )
+    # A run once current was judged by the engine, against the run it replaced (its
+    # snapshot's, ``coverage_dropped`` with the tests infrastructure lost left out).
+    drop = run.judged_drop
+    if drop is None:
+        drop = _unjudged_drop(run, counts, baseline_total, verdict)
     return RunRow(
         run=run,
         uploads=uploads,
@@ -211,4 +218,21 @@ def _row(run: Run, current: set[int], baseline_total: int | None, verdict: RunVe
         baseline_total=baseline_total,
         coverage_drop=drop,
         verdict=verdict,
+    )
+
+
+def _unjudged_drop(
+    run: Run, counts: Counter, baseline_total: int | None, verdict: RunVerdict
+) -> bool:
+    """``coverage_dropped`` of a run never current (a pull request's, a probe), from its
+    uploads' counts. Which of its baseline's tests it lacks in files infrastructure lost takes
+    raw results (its page's verdict reads them): a run with such files is not flagged here,
+    as a crashed shard is a rerun, not lost coverage."""
+    if not run.complete or any(is_infra(state) for state in verdict.unrun):
+        return False
+    return coverage_dropped(
+        previous=baseline_total,
+        current=counts["total"],
+        infra_lacking=0,
+        percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )

@@ -18,7 +18,22 @@ from parity.selectors.fragments import folder_of
     ],
 )
 def test_coverage_drop_is_more_than_the_percentage(previous, current, dropped):
-    assert coverage_dropped(previous=previous, current=current, percent=5) is dropped
+    assert coverage_dropped(previous=previous, current=current, infra_lacking=0, percent=5) is (
+        dropped
+    )
+
+
+@pytest.mark.parametrize(
+    ("infra_lacking", "current", "dropped"),
+    [
+        (40, 60, False),  # every test it lacks, infrastructure lost: a rerun
+        (40, 56, True),  # 60 of the 100 were in files that ran, and 4 of those went
+        (0, 60, True),
+    ],
+)
+def test_a_coverage_drop_leaves_out_the_tests_infrastructure_lost(infra_lacking, current, dropped):
+    drop = coverage_dropped(previous=100, current=current, infra_lacking=infra_lacking, percent=5)
+    assert drop is dropped
 
 
 @pytest.mark.parametrize(

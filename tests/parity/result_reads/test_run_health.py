@@ -13,6 +13,8 @@ from parity.clients import parity_ci
 from parity.definitions import ABSENT, INFRA, INFRA_STATES, file_truncated, is_infra
 from parity.models import ABSENT_STATES, Gap, GapState, Project, RunFile, RunFileState
 from tests.parity.conftest import commit_of, run_xml
+from tests.parity.dashboard.conftest import text
+from tests.parity.dashboard.test_views import rows
 
 T = "test/t.py::TestT::test_{}"
 U = "test/u.py::TestU::test_{}"
@@ -56,7 +58,9 @@ def send(xla, ingest, eager_errors_propagate):
     each file of ``results`` ran, exited 0 and wrote a report of its tests (``counts`` overrides
     a file's count), and ``crashed`` files died by SIGSEGV."""
 
-    def _send(backend, day, results, *, shard="", crashed=(), counts=None, failing=()):
+    def _send(
+        backend, day, results, *, shard="", crashed=(), counts=None, failing=(), branch="master"
+    ):
         cases = {**results, **{k: ("failed", "boom") for k in failing}}
         files: dict[str, int] = {}
         for key in cases:
@@ -70,7 +74,7 @@ def send(xla, ingest, eager_errors_propagate):
             ("r.xml", run_xml(cases)),
             backend=backend,
             commit=commit_of(DAYS[day]),
-            branch="master",
+            branch=branch,
             run=f"{backend}-{day}",
             complete="true",
             timestamp=f"{DAYS[day]}T12:00:00Z",
@@ -241,3 +245,51 @@ def test_an_upload_that_failed_to_ingest_is_named_with_its_error(
     assert page.status_code == 200
     text = page.content.decode()
     assert 'data-healthy="false"' in text and f'data-failed-upload="{broken["id"]}"' in text
+
+
+V = "test/v.py::TestV::test_{}"
+
+
+def coverage_drop_everywhere(api, client, run: int) -> dict[str, bool]:
+    """Whether a coverage drop shows for ``run`` in the CI verdict, the runs list and, while it
+    is tpu's current run, the parity API (what the overview's badge and the webhook read)."""
+    table = rows(text(client.get(f"/p/{XLA}/runs/?backend=tpu")), "runs-table")
+    [row] = [row for row in table if f'data-run="{run}"' in row]
+    parity = api.get(f"/api/v1/projects/{XLA}/parity/?files=0").json()
+    [tpu] = [b for b in parity["backends"] if b["backend"] == "tpu"]
+    assert tpu["run"] == run
+    return {
+        "verdict": verdict(api, run)["coverage_drop"],
+        "runs list": "coverage dropped" in row,
+        "parity": tpu["coverage_drop"],
+    }
+
+
+def test_a_crashed_shard_is_a_rerun_everywhere_and_tests_gone_from_files_that_ran_a_drop(
+    send, api, client
+):
+    every = {**cases_of(T, 100), **cases_of(V, 20)}
+    send("cpu", 0, every)
+    send("tpu", 0, every)
+
+    # test/v.py crashed: 100 tests of 120, all it lacks infrastructure's.
+    crashed = send("tpu", 1, cases_of(T, 100), crashed=["test/v.py"], shard="2/2")
+    nothing = {"verdict": False, "runs list": False, "parity": False}
+    assert coverage_drop_everywhere(api, client, crashed) == nothing
+
+    # test/t.py ran and reported 80 tests (not truncated at 50 %): 20 of its 100 are gone, a
+    # drop whatever test/v.py did again.
+    Project.objects.filter(slug=XLA).update(truncation_percent=50)
+    dropped = send("tpu", 2, cases_of(T, 80), crashed=["test/v.py"], shard="2/2")
+    assert coverage_drop_everywhere(api, client, dropped) == dict.fromkeys(nothing, True)
+
+
+def test_a_pull_requests_run_whose_shard_crashed_is_no_drop_in_the_runs_list(send, api, client):
+    every = {**cases_of(T, 100), **cases_of(V, 20)}
+    send("cpu", 0, every)
+    send("tpu", 0, every)
+    # Never current, so the engine never judged it: the runs list has its uploads' counts.
+    crashed = send("tpu", 1, cases_of(T, 100), crashed=["test/v.py"], branch="feature")
+    table = rows(text(client.get(f"/p/{XLA}/runs/?backend=tpu")), "runs-table")
+    [row] = [row for row in table if f'data-run="{crashed}"' in row]
+    assert ("coverage dropped" in row, verdict(api, crashed)["coverage_drop"]) == (False, False)

@@ -4,6 +4,7 @@ signature (``tests/webhook_receiver.py``)."""
 
 import datetime
 import hashlib
+import json
 
 import pytest
 from django.utils import timezone
@@ -227,6 +228,31 @@ def test_a_coverage_drop_is_announced_once(endpoint, receiver, upload_run):
     assert (data["run"]["id"], data["previous_test_count"], data["test_count"]) == (run, 20, 5)
     tasks.run_completed.delay(run)  # a retried recompute: no second announcement
     assert len(receiver.received) == 1
+
+
+def test_a_crashed_shard_is_no_coverage_drop_to_announce(endpoint, receiver, upload_run, ingest):
+    endpoint(events=["coverage_drop"])
+    ran = {f"test/b.py::TestB::test_{n}": "passed" for n in range(20)}
+    crashed = {f"test/c.py::TestC::test_{n}": "passed" for n in range(20)}
+    upload_run("cpu", {**ran, **crashed}, day="2026-04-01")
+    upload_run("tpu", {**ran, **crashed}, day="2026-04-01")
+    # Half the tests, all of them in the file that crashed: a rerun, not lost coverage.
+    files = [
+        {"file": "test/b.py", "exit_code": 0, "report": True, "tests": 20},
+        {"file": "test/c.py", "signal": "SIGSEGV"},
+    ]
+    response = ingest(
+        ("r.xml", run_xml(ran)),
+        backend="tpu",
+        commit=commit_of("2026-04-02"),
+        branch="master",
+        run="tpu-2026-04-02",
+        complete="true",
+        timestamp="2026-04-02T12:00:00Z",
+        run_manifest=json.dumps({"files": files}),
+    )
+    assert response.status_code == 202, response.content
+    assert receiver.received == []
 
 
 def test_an_exemption_passing_in_a_probe_is_announced_once(
