@@ -5,7 +5,13 @@ into ``Snapshot`` and pointed to by ``BackendState.snapshot``."""
 from django.db import connection
 from psycopg2 import sql
 
-from parity.definitions import ABSENT, INFRA, OUTCOME_PARAMS, first_ran_after
+from parity.definitions import (
+    ABSENT,
+    INFRA,
+    OUTCOME_PARAMS,
+    first_ran_after,
+    triage_candidates,
+)
 from parity.models import (
     BackendState,
     CurrentOutcome,
@@ -15,6 +21,7 @@ from parity.models import (
     Project,
     Run,
     Snapshot,
+    TestCase,
 )
 from parity.models.sql import model_sql
 from parity.pure.scores import REFERENCE_PASSING
@@ -30,7 +37,7 @@ from parity.pure.scores import REFERENCE_PASSING
 # infrastructure lost (``INFRA``: crashed, timed out...) are counted apart too (``rerun``), in
 # no score: the verdict asks for a rerun, not a fix.
 # The agreement definitions also need the reference's tests it did not pass: only a project
-# that uses one joins the two backends' outcomes for them (``%(agree)s``).
+# that uses one joins the two backends' outcomes for them (``_DIFFER``).
 # In the triage queue (``parity.selectors.queue.untracked_gaps``): untracked, not
 # ``reference_missing``.
 _QUEUED = sql.SQL(
@@ -38,8 +45,7 @@ _QUEUED = sql.SQL(
     " AND NOT {prefix}not_applicable)"
 )
 
-_SNAPSHOT_SQL = model_sql(
-    """
+_SNAPSHOT_SQL = """
     WITH reference_passing AS (
         SELECT count(*) AS n FROM {current}
         WHERE backend_id = %(reference)s AND outcome = %(passed)s AND %(has_reference)s
@@ -84,27 +90,13 @@ _SNAPSHOT_SQL = model_sql(
     ), pending AS (
         SELECT backend_id, count(*) AS n FROM {pending}
         WHERE backend_id = ANY(%(backends)s) GROUP BY backend_id
-    ), differ AS (
-        -- The reference's tests it did not pass: those it first ran after the backend's run
-        -- (newer: not compared yet, like pending ones), and the others whose outcome here
-        -- differs (absent included).
-        SELECT s.backend_id,
-            count(*) FILTER (WHERE {newer}) AS newer,
-            count(*) FILTER (WHERE NOT {newer} AND bo.outcome IS DISTINCT FROM ro.outcome) AS n
-        FROM {state} s
-        JOIN {run} r ON r.id = s.current_run_id
-        JOIN {current} ro ON ro.backend_id = %(reference)s AND ro.outcome <> %(passed)s
-        LEFT JOIN {current} bo ON bo.backend_id = s.backend_id AND bo.test_id = ro.test_id
-        WHERE %(agree)s AND %(has_reference)s AND s.backend_id = ANY(%(backends)s)
-          AND s.backend_id <> %(reference)s
-        GROUP BY s.backend_id
-    ), written AS (
+    ), {differ}, written AS (
         INSERT INTO {snapshot} (
             project_id, backend_id, run_id, reference_run_id, at, score, passing,
             reference_passing, skipped, failed, error, missing, tracked, untracked, intended,
             tracked_closed, reference_missing, pending, not_applicable, rerun, reference_tests,
-            differ_not_passed, test_count, coverage_drop, queue_gaps, queue_missing,
-            queue_missing_files, queue_reasons
+            differ_not_passed, not_applicable_not_passed, test_count, coverage_drop,
+            queue_gaps, queue_missing, queue_missing_files, queue_reasons
         )
         SELECT s.project_id, s.backend_id, s.current_run_id, %(reference_run)s, r.started_at,
                CASE WHEN c.compared > 0
@@ -118,8 +110,9 @@ _SNAPSHOT_SQL = model_sql(
                coalesce(g.reference_missing, 0), coalesce(pd.n, 0),
                coalesce(g.not_applicable, 0), coalesce(g.rerun, 0),
                greatest(rt.n - coalesce(pd.n, 0) - coalesce(g.not_applicable, 0)
-                        - coalesce(g.rerun, 0) - coalesce(d.newer, 0), 0),
-               coalesce(d.n, 0),
+                        - coalesce(g.rerun, 0) - coalesce(d.newer, 0)
+                        - coalesce(d.not_applicable, 0), 0),
+               coalesce(d.n, 0), coalesce(d.not_applicable, 0),
                s.test_count, s.coverage_drop,
                coalesce(g.queue_gaps, 0), coalesce(g.queue_missing, 0),
                coalesce(mf.n, 0), coalesce(g.queue_reasons, 0)
@@ -147,6 +140,7 @@ _SNAPSHOT_SQL = model_sql(
             not_applicable = EXCLUDED.not_applicable, rerun = EXCLUDED.rerun,
             reference_tests = EXCLUDED.reference_tests,
             differ_not_passed = EXCLUDED.differ_not_passed,
+            not_applicable_not_passed = EXCLUDED.not_applicable_not_passed,
             test_count = EXCLUDED.test_count, coverage_drop = EXCLUDED.coverage_drop,
             queue_gaps = EXCLUDED.queue_gaps, queue_missing = EXCLUDED.queue_missing,
             queue_missing_files = EXCLUDED.queue_missing_files,
@@ -155,22 +149,77 @@ _SNAPSHOT_SQL = model_sql(
     )
     UPDATE {state} s SET snapshot_id = w.id
     FROM written w WHERE s.backend_id = w.backend_id;
+    """
+
+
+def _snapshot_sql(differ: sql.Composable) -> sql.Composed:
+    return model_sql(
+        _SNAPSHOT_SQL,
+        differ=differ,
+        current=CurrentOutcome,
+        gap=Gap,
+        pending=PendingTest,
+        snapshot=Snapshot,
+        state=BackendState,
+        run=Run,
+        file_gaps=FileGapCount,
+        queued=_QUEUED.format(prefix=sql.SQL("")),
+        scored=sql.SQL(
+            "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
+        ).format(INFRA),
+        infra=INFRA,
+        absent=ABSENT,
+    )
+
+
+# The reference's tests it did not pass, per backend: those it first ran after the backend's
+# run (newer: not compared yet, like pending ones), and of the others, those whose outcome here
+# differs (absent included) and, apart, those of them declared not applicable here (a triage of
+# that kind applies, as it would to a gap: ``parity.definitions.triage_picks`` picks one first).
+_DIFFER = model_sql(
+    """
+    not_passed AS MATERIALIZED (
+        SELECT row_number() OVER () AS row_id, s.backend_id, ro.test_id, bo.reason_id,
+               {newer} AS newer
+        FROM {state} s
+        JOIN {run} r ON r.id = s.current_run_id
+        JOIN {current} ro ON ro.backend_id = %(reference)s AND ro.outcome <> %(passed)s
+        LEFT JOIN {current} bo ON bo.backend_id = s.backend_id AND bo.test_id = ro.test_id
+        WHERE %(has_reference)s AND s.backend_id = ANY(%(backends)s)
+          AND s.backend_id <> %(reference)s
+          AND ({newer} OR bo.outcome IS DISTINCT FROM ro.outcome)
+    ), differing AS MATERIALIZED (
+        SELECT d.*, tc.key AS test_key, tc.file AS test_file
+        FROM not_passed d JOIN {testcase} tc ON tc.id = d.test_id
+        WHERE NOT d.newer
+    ), declared AS (
+        SELECT DISTINCT c.row_id FROM ({candidates}) c WHERE c.kind = 'not_applicable'
+    ), differ AS (
+        SELECT d.backend_id,
+            count(*) FILTER (WHERE d.newer) AS newer,
+            count(*) FILTER (WHERE NOT d.newer AND x.row_id IS NULL) AS n,
+            count(*) FILTER (WHERE NOT d.newer AND x.row_id IS NOT NULL) AS not_applicable
+        FROM not_passed d LEFT JOIN declared x ON x.row_id = d.row_id
+        GROUP BY d.backend_id
+    )
     """,
-    current=CurrentOutcome,
-    gap=Gap,
-    pending=PendingTest,
-    snapshot=Snapshot,
     state=BackendState,
     run=Run,
-    file_gaps=FileGapCount,
-    queued=_QUEUED.format(prefix=sql.SQL("")),
-    scored=sql.SQL(
-        "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
-    ).format(INFRA),
-    infra=INFRA,
-    absent=ABSENT,
+    current=CurrentOutcome,
+    testcase=TestCase,
+    candidates=triage_candidates("differing", "row_id"),
     newer=first_ran_after(sql.SQL("ro.since"), sql.SQL("r.started_at")),
 )
+
+# The default definition needs none of that: its statement joins no outcomes and matches no
+# triages (its recompute pays nothing for the agreement definitions).
+_SNAPSHOT_DEFAULT_SQL = _snapshot_sql(
+    sql.SQL(
+        "differ AS (SELECT NULL::bigint AS backend_id, 0 AS newer, 0 AS n, 0 AS not_applicable"
+        " WHERE false)"
+    )
+)
+_SNAPSHOT_AGREE_SQL = _snapshot_sql(_DIFFER)
 
 
 def snapshots_write(
@@ -183,7 +232,8 @@ def snapshots_write(
         "reference": project.reference_backend_id,
         "reference_run": reference_run_id,
         "has_reference": reference_run_id is not None,
-        "agree": project.score_definition != REFERENCE_PASSING,
+        "project": project.pk,
     }
+    agree = project.score_definition != REFERENCE_PASSING
     with connection.cursor() as cursor:
-        cursor.execute(_SNAPSHOT_SQL, params)
+        cursor.execute(_SNAPSHOT_AGREE_SQL if agree else _SNAPSHOT_DEFAULT_SQL, params)

@@ -370,10 +370,12 @@ class Snapshot(models.Model):
     # out of every count above and of the score.
     rerun = models.PositiveIntegerField(default=0, db_default=0)
     # For the agreement scores (``parity.pure.scores``): the tests of the reference's run
-    # compared (not pending, not applicable), and those the reference did not pass whose outcome
-    # here differs (absent included).
+    # compared (not pending, not applicable), those the reference did not pass whose outcome
+    # here differs (absent included), and apart, those that differ but are declared not
+    # applicable here (outside the other two).
     reference_tests = models.PositiveIntegerField(default=0, db_default=0)
     differ_not_passed = models.PositiveIntegerField(default=0, db_default=0)
+    not_applicable_not_passed = models.PositiveIntegerField(default=0, db_default=0)
     test_count = models.PositiveIntegerField(default=0)
     coverage_drop = models.BooleanField(default=False)
     # The triage queue's headline (``parity.selectors.queue``): its untracked open gaps (those

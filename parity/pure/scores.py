@@ -67,8 +67,10 @@ class Counts:
     applicable); ``passing`` of them pass here; ``intended`` of the others are intended gaps;
     ``not_applicable``: reference-passing tests declared not applicable here and not passing.
     For the agreement definitions: ``reference_tests``, every test of the reference's run
-    compared (not pending, not applicable; None where not known, e.g. a heatmap cell), and
-    ``differ_not_passed``, those the reference did not pass whose outcome here differs."""
+    compared (not pending, not applicable; None where not known, e.g. a heatmap cell),
+    ``differ_not_passed``, those the reference did not pass whose outcome here differs, and
+    ``not_applicable_not_passed``, those that differ but are declared not applicable here
+    (outside the other two, as ``not_applicable`` is outside ``compared``)."""
 
     passing: int
     compared: int
@@ -76,6 +78,7 @@ class Counts:
     not_applicable: int = 0
     reference_tests: int | None = None
     differ_not_passed: int = 0
+    not_applicable_not_passed: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,12 @@ def score(counts: Counts, definition: Definition = DEFAULT) -> float | None:
     if definition.kind == REFERENCE_PASSING or counts.reference_tests is None:
         return share(whole - failing, whole)
     # Agreement: the whole is every test of the reference's run compared, less the decisions
-    # not counted (not-applicable tests are outside reference_tests, as outside compared).
+    # not counted (not-applicable tests are outside reference_tests, as outside compared, the
+    # reference's non-passing ones too: counted, they are failures by either definition).
     whole += counts.reference_tests - counts.compared
+    if definition.counts_not_applicable:
+        failing += counts.not_applicable_not_passed
+        whole += counts.not_applicable_not_passed
     if definition.kind == AGREE_ANY:
         failing += counts.differ_not_passed
     return share(whole - failing, whole)
@@ -122,11 +129,13 @@ def score(counts: Counts, definition: Definition = DEFAULT) -> float | None:
 def scores(counts: Counts, definition: Definition = DEFAULT) -> Scores:
     """The headline by ``definition`` and the raw figure (the same, every decision counted)."""
     raw = Definition(kind=definition.kind, **_RAW)
+    agreement = definition.kind != REFERENCE_PASSING and counts.reference_tests is not None
     return Scores(
         headline=score(counts, definition),
         raw=score(counts, raw),
         intended=counts.intended,
-        not_applicable=counts.not_applicable,
+        not_applicable=counts.not_applicable
+        + (counts.not_applicable_not_passed if agreement else 0),
     )
 
 

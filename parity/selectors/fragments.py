@@ -110,8 +110,8 @@ def all_closed(issues: list[IssueInfo]) -> bool:
 
 class Scored:
     """The scores of a backend's numbers (``passing``, ``reference_passing``, ``intended``,
-    ``not_applicable``, ``reference_tests``, ``differ_not_passed``) by its project's
-    ``definition``: what a card, the API and the heatmap's backends show."""
+    ``not_applicable``, ``reference_tests``, ``differ_not_passed``, ``not_applicable_not_passed``)
+    by its project's ``definition``: what a card, the API and the heatmap's backends show."""
 
     @property
     def counts(self) -> Counts:
@@ -122,6 +122,7 @@ class Scored:
             not_applicable=self.not_applicable,
             reference_tests=self.reference_tests,
             differ_not_passed=self.differ_not_passed,
+            not_applicable_not_passed=self.not_applicable_not_passed,
         )
 
     @property
@@ -157,6 +158,7 @@ class BackendParity(Scored):
     rerun: int = 0  # reference-passing tests in files infrastructure lost: to rerun
     reference_tests: int | None = None  # for the agreement scores (``snapshot_counts``)
     differ_not_passed: int = 0
+    not_applicable_not_passed: int = 0
     test_count: int = 0
     coverage_drop: bool = False
     definition: Definition = DEFAULT  # the project's score definition
@@ -179,6 +181,7 @@ def snapshot_counts(snapshot: Snapshot) -> dict:
         "rerun": snapshot.rerun,
         "reference_tests": snapshot.reference_tests if known else None,
         "differ_not_passed": snapshot.differ_not_passed,
+        "not_applicable_not_passed": snapshot.not_applicable_not_passed,
     }
 
 

@@ -35,6 +35,7 @@ class BackendCard(Scored):
     rerun: int = 0
     reference_tests: int | None = None
     differ_not_passed: int = 0
+    not_applicable_not_passed: int = 0
     coverage_drop: bool = False
     definition: Definition = DEFAULT  # the project's score definition
     # Without a current run: its complete runs on branches the project does not compare, per
@@ -209,7 +210,7 @@ def score_trends(
     by_pk = {p.pk: p for p in projects}
     fields = (
         "score", "passing", "reference_passing", "intended", "not_applicable",
-        "reference_tests", "differ_not_passed",
+        "reference_tests", "differ_not_passed", "not_applicable_not_passed",
     )  # fmt: skip
     days = snapshot_days(project_ids=list(by_pk), since=since, fields=fields)
     trends: dict[str, dict[str, dict[str, list]]] = defaultdict(dict)

@@ -83,7 +83,13 @@ class BackendParitySerializer(serializers.Serializer):
         "(not pending, not applicable).",
     )
     differ_not_passed = serializers.IntegerField(
-        help_text="For agree_any: tests the reference did not pass whose outcome here differs."
+        help_text="For agree_any: tests the reference did not pass whose outcome here differs "
+        "(not declared not applicable here)."
+    )
+    not_applicable_not_passed = serializers.IntegerField(
+        help_text="For the agreement definitions: tests the reference did not pass whose "
+        "outcome here differs but that are declared not applicable here: outside "
+        "reference_tests and differ_not_passed."
     )
     test_count = serializers.IntegerField()
     coverage_drop = serializers.BooleanField()

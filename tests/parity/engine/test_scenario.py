@@ -107,6 +107,7 @@ def _backend(run: int, commit: str, score, passing, gaps=(0, 0, 0, 0), **counts)
         # The reference's run holds 11 tests, one it does not pass (only agree_any reads that).
         "reference_tests": 11,
         "differ_not_passed": 0,
+        "not_applicable_not_passed": 0,
         "score_definition": {
             "kind": "reference_passing",
             "counts_intended": False,

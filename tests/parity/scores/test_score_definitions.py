@@ -3,6 +3,8 @@ fixture (a CUDA reference, a ROCm backend), parity's numbers through ingest, the
 API equal a spreadsheet's, computed here independently from the same outcomes, by AMD's two
 definitions (ROCm/pytorch#3371: a disagreement on any difference, or only where CUDA passed)."""
 
+import dataclasses
+
 import pytest
 
 from parity.models import Project
@@ -19,16 +21,29 @@ OUTCOMES = [
     *((f"test_cudnn_{i}", "skipped", "passed") for i in range(4)),  # differs; CUDA skipped
     ("test_flaky_alloc", "failed", "passed"),  # differs; CUDA failed
     ("test_tf32", "skipped", None),  # differs; absent on ROCm
+    # Declared not applicable on ROCm in one test below (an out-of-tree exclusion): the first
+    # differs (ROCm lacks it), the second agrees.
+    ("test_nvtx_range", "skipped", None),
+    ("test_nvtx_mark", "skipped", "skipped"),
 ]
+NVTX = {"test_nvtx_range", "test_nvtx_mark"}
 
 
-def spreadsheet(*, any_difference: bool) -> float:
-    """AGREE % as a team's sheet computes it: of CUDA's tests, the share that agree."""
-    disagree = sum(
-        (cuda != rocm) if any_difference else (cuda == "passed" and rocm != "passed")
-        for _, cuda, rocm in OUTCOMES
-    )
-    return 1 - disagree / len(OUTCOMES)
+def spreadsheet(
+    *, any_difference: bool, declared: set[str] = frozenset(), counts_declared: bool = False
+) -> float:
+    """AGREE % as a team's sheet computes it: of CUDA's tests, the share that agree. A row
+    ``declared`` not applicable on ROCm whose outcome differs there is left out of the sheet,
+    or, ``counts_declared``, disagrees (one whose outcome agrees is simply an agreement)."""
+    rows = disagree = 0
+    for test, cuda, rocm in OUTCOMES:
+        if test in declared and cuda != rocm:
+            rows += counts_declared
+            disagree += counts_declared
+            continue
+        rows += 1
+        disagree += (cuda != rocm) if any_difference else (cuda == "passed" and rocm != "passed")
+    return 1 - disagree / rows
 
 
 def report(backend: str) -> bytes:
@@ -55,12 +70,16 @@ def amd(db, ingest, project: Project):
     return project
 
 
-def rocm_score(api, project: Project, **setting) -> tuple[float, float]:
+def rocm_parity(api, project: Project, **setting) -> dict:
     from parity.services.projects import project_score_set
 
     project_score_set(project=project, **setting)
     body = api.get(f"/api/v1/projects/{project.slug}/parity/").json()
-    rocm = next(b for b in body["backends"] if b["backend"] == "rocm")
+    return next(b for b in body["backends"] if b["backend"] == "rocm")
+
+
+def rocm_score(api, project: Project, **setting) -> tuple[float, float]:
+    rocm = rocm_parity(api, project, **setting)
     return rocm["score"], rocm["score_raw"]
 
 
@@ -70,8 +89,8 @@ def test_parity_equals_the_spreadsheet_by_each_definition(api, amd):
     where_passed, _ = rocm_score(api, amd, definition="agree_reference_passed")
     default, _ = rocm_score(api, amd, definition="reference_passing")
 
-    assert any_difference == round(spreadsheet(any_difference=True), 4) == 0.8879
-    assert where_passed == round(spreadsheet(any_difference=False), 4) == 0.9439
+    assert any_difference == round(spreadsheet(any_difference=True), 4) == 0.8807
+    assert where_passed == round(spreadsheet(any_difference=False), 4) == 0.945
     assert default == round(90 / 96, 4)  # of the 96 tests CUDA passes, 90 pass on ROCm
 
 
@@ -92,6 +111,42 @@ def test_intended_gaps_count_only_where_the_project_says(api, amd):
     assert left_out == round(1 - 4 / (len(OUTCOMES) - 2), 4)  # the 2 fft tests out of both
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("counts_not_applicable", [False, True])
+def test_a_declaration_applies_to_tests_the_reference_did_not_pass(api, amd, counts_not_applicable):
+    declared = api.post(
+        f"/api/v1/projects/{amd.slug}/triage/",
+        {
+            "kind": "not_applicable",
+            "backend": "rocm",
+            "match": "**::TestOps::test_nvtx_*",
+            "note": "excluded by set_test_configs: no NVTX on ROCm",
+        },
+        format="json",
+    )
+    assert declared.status_code == 201, declared.content
+
+    for definition, any_difference in (("agree_any", True), ("agree_reference_passed", False)):
+        rocm = rocm_parity(
+            api, amd, definition=definition, counts_not_applicable=counts_not_applicable
+        )
+        sheet = spreadsheet(
+            any_difference=any_difference, declared=NVTX, counts_declared=counts_not_applicable
+        )
+        assert rocm["score"] == round(sheet, 4), definition
+        # The raw figure counts the declaration whatever the project's switch says.
+        raw = spreadsheet(any_difference=any_difference, declared=NVTX, counts_declared=True)
+        assert rocm["score_raw"] == round(raw, 4), definition
+        # test_nvtx_range is counted apart: outside the 6 other tests CUDA did not pass whose
+        # outcome differs on ROCm, and outside the whole (CUDA's run less that one test).
+        assert (
+            rocm["not_applicable_not_passed"],
+            rocm["differ_not_passed"],
+            rocm["reference_tests"],
+        ) == (1, 6, len(OUTCOMES) - 1)
+    assert rocm_score(api, amd, definition="reference_passing")[0] == round(90 / 96, 4)
+
+
 def test_each_definition_on_counts():
     # 10 tests the reference passes (1 intended, 2 not applicable and failing), 8 pass here;
     # the reference has 4 more tests, 1 of which differs here.
@@ -106,3 +161,12 @@ def test_each_definition_on_counts():
     assert scores(counts, agree).raw == 1 - 4 / 14  # 1 intended + 2 n/a + 1 differing of 14
     ref_passed = Definition(kind="agree_reference_passed", counts_not_applicable=True)
     assert scores(counts, ref_passed).headline == 1 - 2 / 13
+
+    # And 1 more the reference did not pass differs here but is declared not applicable: out of
+    # the whole unless counted, then a failure by either agreement definition.
+    declared = dataclasses.replace(counts, not_applicable_not_passed=1)
+    assert scores(declared, agree).headline == scores(counts, agree).headline
+    assert scores(declared, agree).raw == 10 / 15  # 5 of 15 fail
+    assert scores(declared, agree).not_applicable == 3
+    assert scores(declared, ref_passed).headline == 11 / 14  # 2 n/a + this one of 14
+    assert scores(declared).headline == scores(counts).headline  # the default reads none
