@@ -116,11 +116,13 @@ def score(counts: Counts, definition: Definition = DEFAULT) -> float | None:
         return share(whole - failing, whole)
     # Agreement: the whole is every test of the reference's run compared, less the decisions
     # not counted (not-applicable tests are outside reference_tests, as outside compared, the
-    # reference's non-passing ones too: counted, they are failures by either definition).
+    # reference's non-passing ones too). Counted, a declaration is as if not made: those tests
+    # differ here, which only agree_any calls a disagreement.
     whole += counts.reference_tests - counts.compared
     if definition.counts_not_applicable:
-        failing += counts.not_applicable_not_passed
         whole += counts.not_applicable_not_passed
+        if definition.kind == AGREE_ANY:
+            failing += counts.not_applicable_not_passed
     if definition.kind == AGREE_ANY:
         failing += counts.differ_not_passed
     return share(whole - failing, whole)

@@ -6,7 +6,7 @@ from django.db import migrations, models
 # snapshot (a run, a triage change, a change of definition) moves them apart.
 class Migration(migrations.Migration):
     dependencies = [
-        ("parity", "0040_snapshot_queue_counts"),
+        ("parity", "0041_raw_files_left"),
     ]
 
     operations = [
