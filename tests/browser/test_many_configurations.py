@@ -78,3 +78,16 @@ def test_twenty_configurations_fit_and_each_cell_stays_under_its_name(page, core
         path=SCREENSHOTS / f"many-configurations-{page.viewport_size['width']}.png",
         full_page=True,
     )
+
+
+@pytest.mark.parametrize("page", ["desktop", "narrow"], indirect=True)
+@pytest.mark.parametrize(
+    "path",
+    ["runs/", "exemptions/", "skip-reasons/", f"file/?path={FILES[0]}", "matrix/", "gaps/?open=1"],
+)
+def test_pages_with_a_column_or_a_choice_per_configuration_do_not_scroll_sideways(page, core, path):
+    """The backend choices wrap onto more lines, and a table with a column per configuration
+    scrolls in its own box, so the page itself never scrolls sideways."""
+    page.goto(f"/p/{SLUG}/{path}")
+    overflow = page_overflow(page)
+    assert overflow <= 0, f"{path} scrolls sideways by {overflow}px"
