@@ -23,8 +23,8 @@ from parity.settings.base import env_bool, env_int, env_list  # noqa: E402
 
 SECRET_KEY = os.environ["SECRET_KEY"]
 # PARITY_SECRETS_KEYS unset: webhook secrets are encrypted with a key derived from SECRET_KEY,
-# so changing SECRET_KEY alone leaves them unreadable (deliveries fail, saying so). List the
-# old derived key (`manage.py secrets_keys derived` prints it) before changing it (docs/operations.md).
+# so changing SECRET_KEY alone leaves them unreadable (deliveries fail, saying so). Before
+# changing it, list the old derived key (`manage.py secrets_keys derived`; docs/operations.md).
 DEBUG = False
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
