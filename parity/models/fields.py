@@ -20,6 +20,7 @@ from django.db import models
 DERIVED_KEY_INFO = b"parity secrets at rest v1"
 
 
+@functools.lru_cache(maxsize=4)
 def key_derived(secret_key: str) -> str:
     """The Fernet key parity uses when PARITY_SECRETS_KEYS is unset: HKDF-SHA256 of SECRET_KEY."""
     hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=DERIVED_KEY_INFO)
