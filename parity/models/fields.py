@@ -59,7 +59,7 @@ class Unreadable:
 
 UNREADABLE_HELP = (
     "cannot be read: it was encrypted with a key that is no longer in use. List the old key in "
-    "PARITY_SECRETS_KEYS after the new one (or restore the old SECRET_KEY), then reload."
+    "PARITY_SECRETS_KEYS after the new one (or restore the old SECRET_KEY) and restart parity."
 )
 
 
