@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import admin
 
 from parity.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from parity.models.fields import Unreadable
 
 
 class WebhookEndpointForm(forms.ModelForm):
@@ -25,13 +26,20 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     form = WebhookEndpointForm
     list_display = ["url", "project", "format", "events", "active"]
     list_filter = ["project", "format", "active"]
-    readonly_fields = ["secret", "created_at"]
+    readonly_fields = ["secret_shown", "created_at"]
 
     def get_fields(self, request, obj=None) -> list[str]:
         # The secret is generated when the endpoint is saved: shown from then on, for the
         # receiver's configuration.
         fields = ["project", "url", "format", "events", "active"]
-        return [*fields, "secret", "created_at"] if obj else fields
+        return [*fields, "secret_shown", "created_at"] if obj else fields
+
+    @admin.display(description="secret")
+    def secret_shown(self, obj: WebhookEndpoint) -> str:
+        # An unreadable one says why and what to do (parity.models.fields), instead of a 500.
+        if isinstance(obj.secret, Unreadable):
+            return f"This secret {obj.secret}"
+        return obj.secret
 
 
 class WebhookAttemptInline(admin.TabularInline):

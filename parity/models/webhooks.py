@@ -9,6 +9,8 @@ import secrets
 from django.db import models
 from django.db.models import Q
 
+from parity.models.fields import EncryptedTextField
+
 
 def secret_new() -> str:
     return secrets.token_urlsafe(32)
@@ -30,8 +32,9 @@ class WebhookFormat(models.TextChoices):
 class WebhookEndpoint(models.Model):
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="webhooks")
     url = models.URLField(max_length=500)
-    # Stored, not hashed: every delivery is signed with it.
-    secret = models.CharField(max_length=100, default=secret_new)
+    # Encrypted, not hashed: every delivery is signed with it. Read, it is the plain secret, or
+    # ``Unreadable`` when no key in use decrypts it (parity.models.fields).
+    secret = EncryptedTextField(default=secret_new)
     events = models.JSONField(
         default=list, blank=True, help_text="Events it receives (WebhookEvent); empty: all."
     )

@@ -37,6 +37,7 @@ from parity.models import (
     WebhookFormat,
     WebhookNotice,
 )
+from parity.models.fields import UNREADABLE_HELP, Unreadable
 from parity.pure import webhooks as signing
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,22 @@ def _endpoints(project_id: int, event: str) -> list[WebhookEndpoint]:
 
 def webhooks_active(*, project_id: int) -> bool:
     return WebhookEndpoint.objects.filter(project_id=project_id, active=True).exists()
+
+
+def endpoint_secrets_reencrypt() -> tuple[int, list[int]]:
+    """Write every endpoint's secret again, so it is encrypted with the newest key of
+    PARITY_SECRETS_KEYS and an older key can be dropped; returns how many were written and the
+    ids of those no key in use can read (left as they were)."""
+    written, unreadable = 0, []
+    with transaction.atomic():
+        for endpoint in WebhookEndpoint.objects.select_for_update().order_by("pk"):
+            if isinstance(endpoint.secret, Unreadable):
+                unreadable.append(endpoint.pk)
+                continue
+            endpoint.save(update_fields=["secret"])
+            written += 1
+    logger.info("webhook secrets re-encrypted: %s; unreadable: %s", written, unreadable)
+    return written, unreadable
 
 
 def notice_record(
@@ -385,17 +402,46 @@ def delivery_attempt(*, delivery_id: int, now: datetime.datetime | None = None) 
 
 def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
     body = body_render(delivery)
+    endpoint = delivery.endpoint
+    if isinstance(endpoint.secret, Unreadable):
+        # Sent unsigned or signed otherwise, it would be refused; no retry mends it, the keys
+        # do. So it fails now, saying which endpoint and what to do.
+        error = (
+            f"not sent: the secret of webhook endpoint {endpoint.pk} ({endpoint.url}) "
+            f"{UNREADABLE_HELP}"
+        )
+        logger.error("webhook delivery %s %s", delivery.pk, error)
+        return _attempt_record(delivery, now, body=body, answer=(None, error), retryable=False)
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "parity-webhooks",
         signing.EVENT_HEADER: delivery.notice.event,
         signing.DELIVERY_HEADER: str(delivery.pk),
-        **signing.headers_signed(
-            secret=delivery.endpoint.secret, timestamp=int(time.time()), body=body
-        ),
+        **signing.headers_signed(secret=endpoint.secret, timestamp=int(time.time()), body=body),
     }
     started = time.monotonic()
-    status, error = _post(delivery.endpoint.url, body, headers)
+    status, error = _post(endpoint.url, body, headers)
+    return _attempt_record(
+        delivery,
+        now,
+        body=body,
+        answer=(status, error),
+        retryable=_retryable(status),
+        seconds=time.monotonic() - started,
+    )
+
+
+def _attempt_record(
+    delivery: WebhookDelivery,
+    now: datetime.datetime,
+    *,
+    body: bytes,
+    answer: tuple[int | None, str],
+    retryable: bool,
+    seconds: float = 0.0,
+) -> float | None:
+    """Log the attempt and move the delivery on; returns the seconds until the next one."""
+    status, error = answer
     delivery.attempts += 1
     attempt = WebhookAttempt(
         delivery=delivery,
@@ -404,13 +450,13 @@ def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
         body_sha256=hashlib.sha256(body).hexdigest(),
         status_code=status,
         error=error,
-        seconds=time.monotonic() - started,
+        seconds=seconds,
     )
     delay = None
     if status is not None and 200 <= status < 300:
         delivery.status = WebhookDeliveryStatus.DELIVERED
         delivery.delivered_at = attempt.delivered_at = timezone.now()
-    elif _retryable(status) and delivery.attempts < settings.PARITY_WEBHOOK_MAX_ATTEMPTS:
+    elif retryable and delivery.attempts < settings.PARITY_WEBHOOK_MAX_ATTEMPTS:
         delay = retry_delay(delivery.attempts)
         delivery.next_attempt_at = attempt.next_retry_at = now + datetime.timedelta(seconds=delay)
     else:

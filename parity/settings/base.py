@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from parity.embedded_db import embedded_database
@@ -471,6 +472,19 @@ PARITY_WEBHOOK_TIMEOUT_SECONDS = env_int("PARITY_WEBHOOK_TIMEOUT_SECONDS", 10)
 PARITY_WEBHOOK_MAX_ATTEMPTS = env_int("PARITY_WEBHOOK_MAX_ATTEMPTS", 5)
 PARITY_WEBHOOK_RETRY_SECONDS = env_int("PARITY_WEBHOOK_RETRY_SECONDS", 30)
 PARITY_WEBHOOK_EXPIRING_DAYS = env_int("PARITY_WEBHOOK_EXPIRING_DAYS", 7)
+# Endpoints' secrets are stored encrypted (parity.models.fields) with these Fernet keys, newest
+# first: the first encrypts, any decrypts, so a key is rotated by listing the new one before the
+# old (docs/operations.md, "Secrets at rest"). Unset: one key derived from SECRET_KEY, so
+# changing SECRET_KEY then needs the old derived key listed here.
+PARITY_SECRETS_KEYS = env_list("PARITY_SECRETS_KEYS", "")
+for _key in PARITY_SECRETS_KEYS:
+    try:
+        Fernet(_key)
+    except ValueError:
+        raise ImproperlyConfigured(
+            "PARITY_SECRETS_KEYS: each key is 32 url-safe base64-encoded bytes, as "
+            "`python manage.py secrets_keys new` prints."
+        ) from None
 # Retries past the task's own countdown, and deliveries whose message the broker lost.
 CELERY_BEAT_SCHEDULE["parity-webhooks-retry"] = {
     "task": "parity.tasks.webhooks_retry",

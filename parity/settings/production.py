@@ -22,6 +22,9 @@ from parity.settings.base import *  # noqa: E402,F403
 from parity.settings.base import env_bool, env_int, env_list  # noqa: E402
 
 SECRET_KEY = os.environ["SECRET_KEY"]
+# PARITY_SECRETS_KEYS unset: webhook secrets are encrypted with a key derived from SECRET_KEY,
+# so changing SECRET_KEY alone leaves them unreadable (deliveries fail, saying so). Before
+# changing it, list the old derived key (`manage.py secrets_keys derived`; docs/operations.md).
 DEBUG = False
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True

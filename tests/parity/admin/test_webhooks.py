@@ -3,6 +3,8 @@ the delivery log is read there, never edited."""
 
 import re
 
+from cryptography.fernet import Fernet
+
 from parity.models import (
     WebhookAttempt,
     WebhookDelivery,
@@ -31,6 +33,18 @@ def test_an_endpoint_is_added_and_its_secret_shown_after(admin_client, project):
     assert len(endpoint.secret) >= 40
     page = admin_client.get(f"/admin/parity/webhookendpoint/{endpoint.pk}/change/")
     assert endpoint.secret in page.content.decode()
+
+
+def test_a_secret_no_key_opens_is_said_so_not_a_500(admin_client, project, settings):
+    settings.PARITY_SECRETS_KEYS = [Fernet.generate_key().decode()]
+    endpoint = WebhookEndpoint.objects.create(project=project, url="https://x.example.org/")
+    settings.PARITY_SECRETS_KEYS = [Fernet.generate_key().decode()]  # the old key not listed
+    assert admin_client.get("/admin/parity/webhookendpoint/").status_code == 200
+    page = admin_client.get(f"/admin/parity/webhookendpoint/{endpoint.pk}/change/")
+    assert page.status_code == 200
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.content.decode()))
+    assert "This secret cannot be read" in text and "PARITY_SECRETS_KEYS" in text
+    assert endpoint.secret not in text
 
 
 def test_an_unknown_event_is_refused(admin_client, project):

@@ -7,6 +7,8 @@ import hashlib
 import json
 
 import pytest
+from cryptography.fernet import Fernet
+from django.db import connection
 from django.utils import timezone
 
 from parity import tasks
@@ -183,6 +185,41 @@ def test_a_receiver_that_is_down_never_stops_the_recompute(xla, upload_run, sett
     delivery = WebhookDelivery.objects.get(endpoint=hook)
     assert (delivery.status, delivery.attempts) == ("failed", settings.PARITY_WEBHOOK_MAX_ATTEMPTS)
     assert [a[2] for a in attempts(hook)] == [True, True, True, True, False]
+
+
+def test_the_database_holds_ciphertext_and_the_receiver_verifies_with_the_plain_secret(
+    endpoint, receiver, upload_run
+):
+    hook = endpoint()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT secret FROM parity_webhookendpoint WHERE id = %s", [hook.pk])
+        [stored] = cursor.fetchone()
+    assert hook.secret not in stored  # a dump of the table cannot sign a delivery
+    upload_run("cpu", REFERENCE, day="2026-04-01")
+    upload_run("tpu", TPU_SKIPS_B, day="2026-04-01")
+    [got] = receiver.received
+    assert got.verified, got.why  # signed with the plain secret the receiver was given
+
+
+def test_a_secret_no_key_opens_fails_its_delivery_saying_what_to_do(
+    endpoint, receiver, upload_run, settings, caplog
+):
+    settings.PARITY_SECRETS_KEYS = [Fernet.generate_key().decode()]
+    hook = endpoint()
+    upload_run("cpu", REFERENCE, day="2026-04-01")
+    # The keys changed without the old one listed: the secret cannot be read.
+    settings.PARITY_SECRETS_KEYS = [Fernet.generate_key().decode()]
+    upload_run("tpu", TPU_SKIPS_B, day="2026-04-01")
+    assert Gap.objects.filter(backend__name="tpu", is_open=True).count() == 1
+    assert receiver.received == []  # nothing sent unsigned, or signed with another secret
+    delivery = WebhookDelivery.objects.get(endpoint=hook)
+    assert (delivery.status, delivery.attempts) == ("failed", 1)
+    [(_, status, retry, error)] = attempts(hook)
+    assert (status, retry) == (None, False)
+    assert f"webhook endpoint {hook.pk} ({receiver.url})" in error
+    assert "List the old key in PARITY_SECRETS_KEYS" in error
+    [logged] = [r for r in caplog.records if r.name == "parity.services.webhooks"]
+    assert logged.levelname == "ERROR" and error in logged.getMessage()
 
 
 def test_a_slack_endpoint_gets_slacks_shape_signed_too(endpoint, receiver, upload_run):
