@@ -206,6 +206,7 @@ def test_a_declaration_an_agreement_score_uses_is_not_stale(api, client, ingest,
     assert tf32_declaration_stale(api, amd) is False
     page = f"/p/{amd.slug}/not-applicable/"
     assert AGREEMENT_LINE in text(client.get(page))
+    assert "agreement score compares the reference's other tests too" in text(client.get(page))
 
     # ROCm's next runs, each recomputed: one skips test_tf32 as CUDA does (the declaration
     # covers nothing), the next lacks it again.
