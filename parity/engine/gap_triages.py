@@ -16,7 +16,15 @@ from parity.definitions import (
     triage_picks,
 )
 from parity.engine.snapshots import snapshots_write
-from parity.models import Backend, BackendState, Gap, Project, TestCase, Triage
+from parity.models import (
+    Backend,
+    BackendState,
+    DeclaredNotPassed,
+    Gap,
+    Project,
+    TestCase,
+    Triage,
+)
 from parity.models.sql import model_sql
 
 
@@ -25,13 +33,13 @@ def triages_refresh(*, project: Project) -> None:
     The caller holds the project lock."""
     backend_ids = list(project.backends.values_list("pk", flat=True))
     triages_apply(project_id=project.pk, backend_ids=backend_ids)
-    triages_mark_stale(project_id=project.pk)
     reference_run_id = (
         BackendState.objects.filter(backend_id=project.reference_backend_id)
         .values_list("current_run_id", flat=True)
         .first()
     )
     snapshots_write(project=project, backend_ids=backend_ids, reference_run_id=reference_run_id)
+    triages_mark_stale(project_id=project.pk)  # after the snapshots: see ``_STALE_SQL``
 
 
 # Tracked: an issue links the gap (its tracked or quarantine triage) or its reason. Intended and
@@ -122,6 +130,8 @@ _ANY_TOUCHED_SQL = "SELECT EXISTS (SELECT 1 FROM parity_gaps_touched)"
 # same, when every gap was matched; enough alone for the shortcut below), and those applying on a
 # backend with no current run yet: nothing has shown they match nothing there. A family whose
 # runs go to its variants (rocm: rocm-gfx942) is not such a backend: its variants' gaps tell.
+# And the declarations an agreement score uses on tests the reference did not pass, as the
+# backends' snapshots last found them (``DeclaredNotPassed``: so this runs after those).
 _STALE_SQL = """
     WITH o AS (
         SELECT g.id, g.backend_id, g.test_id, g.reason_id, tc.key AS test_key,
@@ -142,6 +152,8 @@ _STALE_SQL = """
           AND (NOT EXISTS (SELECT 1 FROM {on_backend} tb WHERE tb.triage_id = t.id)
                OR EXISTS (SELECT 1 FROM {on_backend} tb
                           WHERE tb.triage_id = t.id AND tb.backend_id = b.id))
+        UNION
+        SELECT d.triage_id FROM {declared_not_passed} d WHERE d.project_id = %(project)s
     )
     UPDATE {triage} u SET stale = s.stale, expired = s.expired
     FROM (
@@ -163,6 +175,7 @@ def _stale_sql(which: str) -> sql.Composed:
         backend=Backend,
         backendstate=BackendState,
         on_backend=Triage.backends.through,
+        declared_not_passed=DeclaredNotPassed,
         candidates=triage_candidates("o", "id", unexpired=False),
         unexpired=TRIAGE_UNEXPIRED,
     )
@@ -174,8 +187,9 @@ _STALE_TOUCHED_SQL = _stale_sql("g.id IN (SELECT id FROM parity_gaps_touched)")
 _STALE_PICKED_SQL = _stale_sql("false")
 
 # Unpicked: a triage that was not stale but that no open gap picks (one a more specific triage
-# shadows on every gap it matches, or an expired one): only the match of every open gap can
-# tell whether it still matches one. Stale: a triage the touched gaps may match again.
+# shadows on every gap it matches, or an expired one) nor an agreement score uses: only the
+# match of every open gap can tell whether it still matches one. Stale: a triage the touched
+# gaps may match again.
 _TRIAGES_STATE_SQL = model_sql(
     """
     SELECT
@@ -183,18 +197,23 @@ _TRIAGES_STATE_SQL = model_sql(
             SELECT 1 FROM {triage} t
             WHERE t.project_id = %(project)s AND NOT t.stale
               AND NOT EXISTS (SELECT 1 FROM {gap} g WHERE g.triage_id = t.id AND g.is_open)
+              AND NOT EXISTS (SELECT 1 FROM {declared_not_passed} d
+                              WHERE d.project_id = %(project)s AND d.triage_id = t.id)
         ),
         EXISTS (SELECT 1 FROM {triage} t WHERE t.project_id = %(project)s AND t.stale)
     """,
     triage=Triage,
     gap=Gap,
+    declared_not_passed=DeclaredNotPassed,
 )
 
 
 def triages_mark_stale(*, project_id: int) -> None:
     """A triage no open gap matches any more (the test passes now) is stale: clean it up; one
-    on a backend that has not run yet is not (made before its first run, it awaits it). One
-    past its expiry day is marked expired (the gaps it covered count untracked again)."""
+    on a backend that has not run yet is not (made before its first run, it awaits it), nor a
+    declaration the project's agreement score uses (``DeclaredNotPassed``). One past its expiry
+    day is marked expired (the gaps it covered count untracked again). Run after the snapshots
+    are written."""
     with connection.cursor() as cursor:
         cursor.execute(_STALE_ALL_SQL, {"project": project_id})
 

@@ -461,15 +461,13 @@ SCOPE_WRITE = Step(
     hash_joins=True,
 )
 # Only the gaps the diff touched can need another triage...
-TRIAGES_TOUCHED = (
-    Step("triages.apply", _triages_touched, reads=(t.GAPS_TOUCHED,)),
-    Step("triages.mark_stale", _stale_touched, reads=(t.GAPS_TOUCHED,)),
-)
+TRIAGES_TOUCHED = Step("triages.apply", _triages_touched, reads=(t.GAPS_TOUCHED,))
 # ...unless every current run may have moved (a rebuild): every open gap's triage is picked.
-TRIAGES_ALL = (
-    Step("triages.apply", _triages_all),
-    Step("triages.mark_stale", _stale_all),
-)
+TRIAGES_ALL = Step("triages.apply", _triages_all)
+# Stale triages are marked after the snapshots: those write what the declarations an agreement
+# score uses cover, which keeps them from being stale (``parity.engine.gap_triages``).
+STALE_TOUCHED = Step("triages.mark_stale", _stale_touched, reads=(t.GAPS_TOUCHED,))
+STALE_ALL = Step("triages.mark_stale", _stale_all)
 # Conditioned triages that stop or start holding on the moved backends, and their gaps.
 LAPSES = Step("triages.lapses", _lapses)
 SNAPSHOTS = Step("snapshots.write", _snapshots)
@@ -488,22 +486,32 @@ _AFTER = (OWNERS, FILE_DURATIONS)
 # Each scope's steps, in order, after its backend moved (``BACKEND_MOVE``; a rebuild's
 # ``BACKENDS_MOVE``).
 STEPS: dict[ScopeKind, tuple[Step, ...]] = {
-    ScopeKind.REBUILD: (*_diff(None), *TRIAGES_ALL, LAPSES, SNAPSHOTS, FILE_CELLS, *_AFTER),
+    ScopeKind.REBUILD: (
+        *_diff(None),
+        TRIAGES_ALL,
+        LAPSES,
+        SNAPSHOTS,
+        STALE_ALL,
+        FILE_CELLS,
+        *_AFTER,
+    ),
     ScopeKind.EVERY_TEST: (
         REASON_DAILY,
         *_diff(None),
-        *TRIAGES_TOUCHED,
+        TRIAGES_TOUCHED,
         LAPSES,
         SNAPSHOTS,
+        STALE_TOUCHED,
         FILE_CELLS,
         *_AFTER,
     ),
     ScopeKind.REFERENCE_MOVED_ON: (
         REASON_DAILY,
         *_diff(t.OUTCOME_CHANGES),
-        *TRIAGES_TOUCHED,
+        TRIAGES_TOUCHED,
         LAPSES,
         SNAPSHOTS,
+        STALE_TOUCHED,
         FILE_CELLS_MOVED,
         *_AFTER,
     ),
@@ -511,9 +519,10 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         REASON_DAILY,
         SCOPE_WRITE,
         *_diff(t.DIFF_SCOPE),
-        *TRIAGES_TOUCHED,
+        TRIAGES_TOUCHED,
         LAPSES,
         SNAPSHOTS,
+        STALE_TOUCHED,
         FILE_CELLS_MOVED,
         *_AFTER,
     ),
@@ -521,9 +530,10 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         REASON_DAILY,
         SCOPE_WRITE,
         *_diff(t.DIFF_SCOPE),
-        *TRIAGES_TOUCHED,
+        TRIAGES_TOUCHED,
         LAPSES,
         SNAPSHOTS,
+        STALE_TOUCHED,
         FILE_CELLS_MOVED,
         *_AFTER,
     ),

@@ -15,6 +15,7 @@ from parity.definitions import (
 from parity.models import (
     BackendState,
     CurrentOutcome,
+    DeclaredNotPassed,
     FileGapCount,
     Gap,
     PendingTest,
@@ -24,7 +25,6 @@ from parity.models import (
     TestCase,
 )
 from parity.models.sql import model_sql
-from parity.pure.scores import REFERENCE_PASSING
 
 # Counts come from the open gaps (already diffed and triaged) and the current outcomes.
 # Score: tests passing on both / tests passing on the reference (NULL with no reference). A
@@ -152,6 +152,13 @@ _SNAPSHOT_SQL = """
     """
 
 
+_CLEARED = model_sql(
+    "declarations_cleared AS"
+    " (DELETE FROM {declared_not_passed} WHERE backend_id = ANY(%(backends)s))",
+    declared_not_passed=DeclaredNotPassed,
+)
+
+
 def _snapshot_sql(differ: sql.Composable) -> sql.Composed:
     return model_sql(
         _SNAPSHOT_SQL,
@@ -176,6 +183,8 @@ def _snapshot_sql(differ: sql.Composable) -> sql.Composed:
 # run (newer: not compared yet, like pending ones), and of the others, those whose outcome here
 # differs (absent included) and, apart, those of them declared not applicable here (a triage of
 # that kind applies, as it would to a gap: ``parity.definitions.triage_picks`` picks one first).
+# Each declaration's share of those is kept too (``DeclaredNotPassed``, the backends' rows
+# replaced): it is in use, not stale (``parity.engine.gap_triages``), and its page counts them.
 _DIFFER = model_sql(
     """
     not_passed AS MATERIALIZED (
@@ -192,8 +201,11 @@ _DIFFER = model_sql(
         SELECT d.*, tc.key AS test_key, tc.file AS test_file
         FROM not_passed d JOIN {testcase} tc ON tc.id = d.test_id
         WHERE NOT d.newer
+    ), declaring AS MATERIALIZED (
+        SELECT DISTINCT c.row_id, c.triage_id FROM ({candidates}) c
+        WHERE c.kind = 'not_applicable'
     ), declared AS (
-        SELECT DISTINCT c.row_id FROM ({candidates}) c WHERE c.kind = 'not_applicable'
+        SELECT DISTINCT row_id FROM declaring
     ), differ AS (
         SELECT d.backend_id,
             count(*) FILTER (WHERE d.newer) AS newer,
@@ -201,8 +213,15 @@ _DIFFER = model_sql(
             count(*) FILTER (WHERE NOT d.newer AND x.row_id IS NOT NULL) AS not_applicable
         FROM not_passed d LEFT JOIN declared x ON x.row_id = d.row_id
         GROUP BY d.backend_id
+    ), {cleared}, declarations_written AS (
+        INSERT INTO {declared_not_passed} (project_id, triage_id, backend_id, tests)
+        SELECT %(project)s, x.triage_id, d.backend_id, count(*)
+        FROM declaring x JOIN differing d ON d.row_id = x.row_id
+        GROUP BY x.triage_id, d.backend_id
     )
     """,
+    cleared=_CLEARED,
+    declared_not_passed=DeclaredNotPassed,
     state=BackendState,
     run=Run,
     current=CurrentOutcome,
@@ -212,12 +231,13 @@ _DIFFER = model_sql(
 )
 
 # The default definition needs none of that: its statement joins no outcomes and matches no
-# triages (its recompute pays nothing for the agreement definitions).
+# triages (its recompute pays nothing for the agreement definitions). It clears the backends'
+# ``DeclaredNotPassed`` rows, left by an agreement definition the project used before.
 _SNAPSHOT_DEFAULT_SQL = _snapshot_sql(
     sql.SQL(
         "differ AS (SELECT NULL::bigint AS backend_id, 0 AS newer, 0 AS n, 0 AS not_applicable"
-        " WHERE false)"
-    )
+        " WHERE false), {cleared}"
+    ).format(cleared=_CLEARED)
 )
 _SNAPSHOT_AGREE_SQL = _snapshot_sql(_DIFFER)
 
@@ -234,6 +254,6 @@ def snapshots_write(
         "has_reference": reference_run_id is not None,
         "project": project.pk,
     }
-    agree = project.score_definition != REFERENCE_PASSING
+    agree = project.score_settings().agreement
     with connection.cursor() as cursor:
         cursor.execute(_SNAPSHOT_AGREE_SQL if agree else _SNAPSHOT_DEFAULT_SQL, params)

@@ -202,7 +202,9 @@ class Triage(models.Model):
     expires_on = models.DateField(
         null=True, blank=True, help_text="After this day it no longer applies."
     )
-    # No open gap matches it any more: shown so it can be cleaned up. Kept by the engine.
+    # No open gap matches it any more, nor does an agreement score use it (a declaration on the
+    # reference's non-passing tests: ``DeclaredNotPassed``): shown so it can be cleaned up. Kept by
+    # the engine.
     stale = models.BooleanField(default=False, editable=False)
     # Past ``expires_on``, as the engine last applied it (a beat task re-applies at expiry).
     expired = models.BooleanField(default=False, editable=False)
@@ -473,6 +475,29 @@ class FileGapCount(models.Model):
 
     def __str__(self) -> str:
         return f"backend {self.backend_id} {self.file}: {self.gaps} gaps"
+
+
+class DeclaredNotPassed(models.Model):
+    """Per not-applicable declaration and backend, how many of the reference's tests it did not
+    pass, whose outcome differs on the backend, the declaration covers there: tests it keeps out
+    of the agreement scores (docs/scores.md), as its gaps keep others out of every score. Written
+    with the backend's snapshot (``parity.engine.snapshots``), only while the project uses an
+    agreement definition (none otherwise); read by the triages' staleness and the Not applicable
+    page."""
+
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    triage = models.ForeignKey("Triage", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
+    tests = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "triage"], name="declarednotpassed_triage"),
+            models.Index(fields=["backend"], name="declarednotpassed_backend"),
+        ]
+
+    def __str__(self) -> str:
+        return f"triage {self.triage_id} on backend {self.backend_id}: {self.tests} tests"
 
 
 class ReasonDaily(models.Model):

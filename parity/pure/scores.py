@@ -36,6 +36,11 @@ class Definition:
     counts_not_applicable: bool = False
 
     @property
+    def agreement(self) -> bool:
+        """Whether it compares the reference's tests it did not pass too (an agreement)."""
+        return self.kind != REFERENCE_PASSING
+
+    @property
     def label(self) -> str:
         """How pages name the headline, e.g. "agreement (any difference), intended counted"."""
         name = {

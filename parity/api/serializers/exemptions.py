@@ -79,7 +79,12 @@ class TriageSerializer(serializers.Serializer):
     note = serializers.CharField()
     expires_on = serializers.DateField(allow_null=True)
     condition = serializers.CharField(help_text="Where it applies; empty: everywhere.")
-    stale = serializers.BooleanField(help_text="No open gap matches it any more.")
+    stale = serializers.BooleanField(
+        help_text=(
+            "No open gap matches it any more, and no agreement score uses it (a not-applicable "
+            "declaration on tests the reference did not pass)."
+        )
+    )
     expired = serializers.BooleanField(help_text="Past its expiry day: it no longer applies.")
     created_by = serializers.CharField(source="created_by.get_username", allow_null=True)
     created_at = serializers.DateTimeField()

@@ -10,6 +10,7 @@ import pytest
 from parity.models import Project
 from parity.pure.scores import Counts, Definition, scores
 from tests.junit_builder import Case, junit_xml
+from tests.parity.dashboard.conftest import text
 
 # (test, CUDA's outcome, ROCm's outcome; None: absent from the run).
 OUTCOMES = [
@@ -45,14 +46,17 @@ def spreadsheet(
     return 1 - disagree / rows
 
 
-def report(backend: str) -> bytes:
+def report_cases(backend: str) -> list[Case]:
     column = 1 if backend == "cuda" else 2
-    cases = [
+    return [
         Case("test.test_ops.TestOps", row[0], outcome=row[column], message="not supported")
         for row in OUTCOMES
         if row[column] is not None
     ]
-    return junit_xml(*cases)
+
+
+def report(backend: str) -> bytes:
+    return junit_xml(*report_cases(backend))
 
 
 @pytest.fixture
@@ -169,3 +173,59 @@ def test_each_definition_on_counts():
     assert scores(declared, agree).not_applicable == 3
     assert scores(declared, ref_passed).headline == 12 / 14  # the 2 n/a of 14 fail
     assert scores(declared).headline == scores(counts).headline  # the default reads none
+
+
+def tf32_declaration_stale(api, project: Project) -> bool:
+    listed = api.get(f"/api/v1/projects/{project.slug}/triage/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    (row,) = [t for t in rows if t["kind"] == "not_applicable"]
+    return row["stale"]
+
+
+AGREEMENT_LINE = "rocm: keeps 1 test the reference did not pass out of the agreement score"
+
+
+@pytest.mark.django_db
+def test_a_declaration_an_agreement_score_uses_is_not_stale(api, client, ingest, amd):
+    # test_tf32: CUDA skips it, ROCm lacks it. No gap is open on it (CUDA does not pass it), so
+    # only an agreement score uses the declaration, and removing it would change that score.
+    from parity.services.projects import project_score_set
+
+    project_score_set(project=amd, definition="agree_any")
+    declared = api.post(
+        f"/api/v1/projects/{amd.slug}/triage/",
+        {
+            "kind": "not_applicable",
+            "backend": "rocm",
+            "match": "**::TestOps::test_tf32",
+            "note": "excluded by set_test_configs: no TF32 on ROCm",
+        },
+        format="json",
+    )
+    assert declared.status_code == 201, declared.content
+    assert tf32_declaration_stale(api, amd) is False
+    page = f"/p/{amd.slug}/not-applicable/"
+    assert AGREEMENT_LINE in text(client.get(page))
+    assert "agreement score compares the reference's other tests too" in text(client.get(page))
+
+    # ROCm's next runs, each recomputed: one skips test_tf32 as CUDA does (the declaration
+    # covers nothing), the next lacks it again.
+    for run, tf32, stale in (("rocm-2", "skipped", True), ("rocm-3", None, False)):
+        cases = [c for c in report_cases("rocm") if c.name != "test_tf32"]
+        if tf32:
+            cases.append(Case("test.test_ops.TestOps", "test_tf32", outcome=tf32))
+        reply = ingest(
+            ("report.xml", junit_xml(*cases)), backend="rocm", complete="true", branch="main",
+            run=run, commit=run[-1] * 40,
+        )  # fmt: skip
+        assert reply.status_code == 202, reply.content
+        assert tf32_declaration_stale(api, amd) is stale, run
+    assert rocm_parity(api, amd)["not_applicable_not_passed"] == 1
+
+    # The default score reads no test CUDA did not pass: nothing uses the declaration there.
+    project_score_set(project=amd, definition="reference_passing")
+    assert tf32_declaration_stale(api, amd) is True
+    assert AGREEMENT_LINE not in text(client.get(page))
+
+    project_score_set(project=amd, definition="agree_reference_passed")
+    assert tf32_declaration_stale(api, amd) is False
