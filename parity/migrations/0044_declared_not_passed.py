@@ -6,7 +6,7 @@ from django.db import migrations, models
 # change, a change of definition) writes what its declarations cover.
 class Migration(migrations.Migration):
     dependencies = [
-        ("parity", "0042_snapshot_not_applicable_not_passed"),
+        ("parity", "0043_webhook_secrets_encrypted"),
     ]
 
     operations = [
