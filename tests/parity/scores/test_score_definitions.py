@@ -114,20 +114,25 @@ def test_intended_gaps_count_only_where_the_project_says(api, amd):
     assert left_out == round(1 - 4 / (len(OUTCOMES) - 2), 4)  # the 2 fft tests out of both
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("counts_not_applicable", [False, True])
-def test_a_declaration_applies_to_tests_the_reference_did_not_pass(api, amd, counts_not_applicable):
+def declare(api, amd, test: str, *, why: str) -> None:
+    """Declare ROCm's ``TestOps.<test>`` (a glob) not applicable, through the API."""
     declared = api.post(
         f"/api/v1/projects/{amd.slug}/triage/",
         {
             "kind": "not_applicable",
             "backend": "rocm",
-            "match": "**::TestOps::test_nvtx_*",
-            "note": "excluded by set_test_configs: no NVTX on ROCm",
+            "match": f"**::TestOps::{test}",
+            "note": f"excluded by set_test_configs: {why}",
         },
         format="json",
     )
     assert declared.status_code == 201, declared.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("counts_not_applicable", [False, True])
+def test_a_declaration_applies_to_tests_the_reference_did_not_pass(api, amd, counts_not_applicable):
+    declare(api, amd, "test_nvtx_*", why="no NVTX on ROCm")
 
     for definition, any_difference in (("agree_any", True), ("agree_reference_passed", False)):
         rocm = rocm_parity(
@@ -192,17 +197,7 @@ def test_a_declaration_an_agreement_score_uses_is_not_stale(api, client, ingest,
     from parity.services.projects import project_score_set
 
     project_score_set(project=amd, definition="agree_any")
-    declared = api.post(
-        f"/api/v1/projects/{amd.slug}/triage/",
-        {
-            "kind": "not_applicable",
-            "backend": "rocm",
-            "match": "**::TestOps::test_tf32",
-            "note": "excluded by set_test_configs: no TF32 on ROCm",
-        },
-        format="json",
-    )
-    assert declared.status_code == 201, declared.content
+    declare(api, amd, "test_tf32", why="no TF32 on ROCm")
     assert tf32_declaration_stale(api, amd) is False
     page = f"/p/{amd.slug}/not-applicable/"
     assert AGREEMENT_LINE in text(client.get(page))
