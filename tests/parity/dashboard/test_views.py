@@ -313,6 +313,18 @@ def test_test_detail_timeline_reason_and_triage_state(client, runs):
     assert f"{DAY1} 12:00" in lines["tpu"]  # each mark's run, in its hover text
 
 
+def test_test_detail_of_an_intended_gap_shows_its_note(admin_client, runs):
+    """An intended gap's test page once answered 500: its triage badge read the note through a
+    triage the page holds as a kind's name, not a row."""
+    gap = Gap.objects.get(backend__name="tpu", test__key=tid(A, 2))
+    body = {"kind": "intended", "scope": "test", "test": gap.test_id, "backend": "tpu"}
+    body["note"] = "XLA lowers it differently"
+    assert admin_client.post(f"{P}/triage/", body).status_code == 302
+    html = text(admin_client.get(f"{P}/tests/{gap.test_id}/"))
+    lines = {r.split('data-backend="')[1].split('"')[0]: r for r in rows(html, "test-lines")}
+    assert 'class="badge intended" title="XLA lowers it differently">intended<' in lines["tpu"]
+
+
 def test_test_detail_says_how_to_run_the_test_on_each_backend(client, runs, xla):
     xla.backends.filter(name="tpu").update(
         reproduce_command="PJRT_DEVICE=TPU python3 {file} {class}.{name}"
