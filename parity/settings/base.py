@@ -9,6 +9,7 @@ from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from parity.embedded_db import embedded_database
+from parity.outbound.policy import Policy as _OutboundPolicy
 from parity.settings.sign_in import sign_in_providers, socialaccount_providers
 
 
@@ -462,6 +463,18 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 15 * 60.0,
     },
 }
+
+# Egress (docs/security.md): where the server and workers may send requests (webhooks, Slack,
+# trackers, check runs, OIDC keys, sign-in groups). "external" (globally routable addresses
+# only), "*" (anywhere), or a comma list of those, addresses, networks (CIDR) and host names
+# ("*.corp.example" for a domain's). Loopback, private, link-local (cloud metadata) and the other
+# internal ranges are refused unless listed: a project maintainer types a webhook URL, and
+# without this the worker would fetch from inside the network for them.
+PARITY_OUTBOUND_ALLOW = env_str("PARITY_OUTBOUND_ALLOW", "external")
+try:
+    _OutboundPolicy.parse(PARITY_OUTBOUND_ALLOW)
+except ValueError as _exc:
+    raise ImproperlyConfigured(str(_exc)) from None
 
 # Webhooks (docs/webhooks.md): endpoints are added per project in the admin; with none, nothing
 # is sent. A delivery is attempted up to PARITY_WEBHOOK_MAX_ATTEMPTS times, waiting

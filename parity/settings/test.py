@@ -13,6 +13,9 @@ STORAGES = {
 }
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# The suite's fakes (receivers, trackers, issuers) listen on loopback, which production refuses:
+# the tests allow it by name, and only it (docs/security.md). No test sends beyond 127.0.0.0/8.
+PARITY_OUTBOUND_ALLOW = env_str("PARITY_OUTBOUND_ALLOW", "external,127.0.0.1,::1,localhost")
 # The end-to-end stack (tests/e2e) gives its web and worker processes one private queue, so
 # tasks of a concurrent test run never reach its worker: every task goes there, unrouted.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
