@@ -108,7 +108,8 @@ class _DeadlineSocket:
         return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
 
     def close(self) -> None:
-        self._sock.close()
+        """Not yet: ``http.client`` closes the connection before the body is read (an answer
+        that ends the connection); ``_Connection.release`` closes the socket after."""
 
     def __getattr__(self, name: str):
         return getattr(self._sock, name)
@@ -123,14 +124,21 @@ class _Connection(http.client.HTTPConnection):
         self._address = address
         self._deadline = deadline
         self._tls = tls
+        self._socket: socket.socket | None = None
 
     def connect(self) -> None:
         sock = socket.create_connection(
             (str(self._address), self.port), timeout=_left(self._deadline)
         )
+        self._socket = sock
         if self._tls:
-            sock = _tls_context().wrap_socket(sock, server_hostname=self.host)
+            sock = self._socket = _tls_context().wrap_socket(sock, server_hostname=self.host)
         self.sock = _DeadlineSocket(sock, self._deadline)
+
+    def release(self) -> None:
+        self.close()
+        if self._socket is not None:
+            self._socket.close()
 
 
 _TLS: ssl.SSLContext | None = None
@@ -202,7 +210,7 @@ def _exchange(method, url, headers, body, *, policy, deadline, max_bytes) -> Res
         except (OSError, http.client.HTTPException) as exc:
             raise Unreachable(f"{host}: {type(exc).__name__}: {exc}") from exc
         finally:
-            connection.close()
+            connection.release()
     raise Unreachable(f"{host}: {type(problem).__name__}: {problem}") from problem
 
 
