@@ -1,7 +1,8 @@
 """The one small interface every issue tracker's adapter implements, and what adapters share:
 where an issue lives (``IssueAddress``, parsed from its URL), what a tracker says about it
 (``IssueFacts``), the HTTP exchange (through ``parity.outbound``, under the egress policy; no
-redirects to another host, so a token never leaves its host) and how an answer says the quota is spent (``RateLimited``).
+redirects to another host, so a token never leaves its host) and how an answer says the quota
+is spent (``RateLimited``).
 
 An adapter reads issues in batches with conditional requests (``If-None-Match``: a 304 costs no
 quota), creates one, and builds the tracker's own prefilled "new issue" URL. It never touches
@@ -310,4 +311,3 @@ def issue_error(answer: Answer) -> str:
     words = {401: "the token was refused", 403: "no access", 404: "not found", 410: "deleted"}
     detail = words.get(answer.status, "refused")
     return f"{detail} ({answer.status})"
-
