@@ -486,8 +486,9 @@ except ValueError as _exc:
 # Webhooks (docs/webhooks.md): endpoints are added per project in the admin; with none, nothing
 # is sent. A delivery is attempted up to PARITY_WEBHOOK_MAX_ATTEMPTS times, waiting
 # PARITY_WEBHOOK_RETRY_SECONDS after the first and four times longer after each next one;
-# each attempt (connecting, sending and reading, in all) ends after PARITY_WEBHOOK_TIMEOUT_SECONDS. Exemptions expiring within
-# PARITY_WEBHOOK_EXPIRING_DAYS are announced once per expiry day.
+# each attempt (connecting, sending and reading, in all) ends after
+# PARITY_WEBHOOK_TIMEOUT_SECONDS. Exemptions expiring within PARITY_WEBHOOK_EXPIRING_DAYS are
+# announced once per expiry day.
 PARITY_WEBHOOK_TIMEOUT_SECONDS = env_int("PARITY_WEBHOOK_TIMEOUT_SECONDS", 10)
 PARITY_WEBHOOK_MAX_ATTEMPTS = env_int("PARITY_WEBHOOK_MAX_ATTEMPTS", 5)
 PARITY_WEBHOOK_RETRY_SECONDS = env_int("PARITY_WEBHOOK_RETRY_SECONDS", 30)

@@ -68,22 +68,22 @@ def test_a_loopback_receiver_is_reached_when_listed_and_refused_otherwise(connec
 
 
 def test_a_redirect_to_a_refused_address_is_refused_before_connecting(connections):
-    with OkReceiver(host="127.0.0.2") as target:
-        with RedirectingReceiver(target.url("/latest/meta-data/")) as allowed:
-            with pytest.raises(transport.Refused, match="127.0.0.2 is a loopback address"):
-                get(allowed.url(), LOOPBACK_ONLY, redirects=3)
-            # Not followed, the redirect is the caller's to read.
-            assert get(allowed.url(), LOOPBACK_ONLY).status == 302
+    target = OkReceiver(host="127.0.0.2")
+    with target, RedirectingReceiver(target.url("/latest/meta-data/")) as allowed:
+        with pytest.raises(transport.Refused, match="127.0.0.2 is a loopback address"):
+            get(allowed.url(), LOOPBACK_ONLY, redirects=3)
+        # Not followed, the redirect is the caller's to read.
+        assert get(allowed.url(), LOOPBACK_ONLY).status == 302
     assert target.connections == 0
     assert connections == [("127.0.0.1", allowed.port)] * 2
 
 
 def test_a_redirect_to_an_allowed_address_is_followed_without_the_token_to_another_host():
-    with OkReceiver(host="127.0.0.2") as target:
-        with RedirectingReceiver(target.url("/keys")) as first:
-            policy = Policy.parse("127.0.0.1,127.0.0.2")
-            headers = {"Authorization": "Bearer s3cret"}
-            answer = get(first.url(), policy, redirects=3, headers=headers)
+    target = OkReceiver(host="127.0.0.2")
+    with target, RedirectingReceiver(target.url("/keys")) as first:
+        policy = Policy.parse("127.0.0.1,127.0.0.2")
+        headers = {"Authorization": "Bearer s3cret"}
+        answer = get(first.url(), policy, redirects=3, headers=headers)
     assert (answer.status, answer.url) == (200, target.url("/keys"))
     assert b"s3cret" in first.requests[0] and b"s3cret" not in target.requests[0]
 
@@ -127,9 +127,8 @@ def test_a_trickling_receiver_is_cut_off_at_the_deadline_of_the_whole_request():
 
 
 def test_an_answer_longer_than_the_cap_is_not_read_whole():
-    with OkReceiver(body=b"x" * 5000) as receiver:
-        with pytest.raises(transport.TooLarge) as too_large:
-            get(receiver.url(), LOOPBACK_ONLY, max_bytes=1000)
+    with OkReceiver(body=b"x" * 5000) as receiver, pytest.raises(transport.TooLarge) as too_large:
+        get(receiver.url(), LOOPBACK_ONLY, max_bytes=1000)
     assert too_large.value.status == 200
 
 

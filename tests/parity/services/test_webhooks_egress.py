@@ -69,9 +69,9 @@ def test_a_loopback_receiver_is_delivered_to_when_the_setting_lists_it(project, 
 
 def test_a_redirect_is_never_followed_to_a_refused_address(project, settings):
     settings.PARITY_OUTBOUND_ALLOW = "127.0.0.1"  # 127.0.0.2 is refused
-    with OkReceiver(host="127.0.0.2") as inside:
-        with RedirectingReceiver(inside.url("/latest/meta-data/")) as receiver:
-            delivery = deliver(project, receiver.url())
+    inside = OkReceiver(host="127.0.0.2")
+    with inside, RedirectingReceiver(inside.url("/latest/meta-data/")) as receiver:
+        delivery = deliver(project, receiver.url())
     assert inside.connections == 0  # neither the signed body nor a GET went there
     assert (delivery.status, delivery.attempts) == ("failed", 1)
     attempt = attempt_of(delivery)
