@@ -19,6 +19,7 @@ import json
 import logging
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
@@ -151,15 +152,29 @@ def _tls_context() -> ssl.SSLContext:
     return _TLS
 
 
-def resolve(host: str, port: int) -> list[IPAddress]:
-    """Every address ``host`` resolves to (itself, for an address): asked once per request."""
+def resolve(host: str, port: int, deadline: float) -> list[IPAddress]:
+    """Every address ``host`` resolves to (itself, for an address): asked once per request,
+    waiting for the resolver no longer than the deadline (``getaddrinfo`` has no timeout of its
+    own, so it runs in a thread left behind if the deadline passes)."""
     literal = address_parse(host)
     if literal is not None:
         return [literal]
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise Unreachable(f"{host} does not resolve ({exc})") from exc
+    answer: list = []
+
+    def lookup() -> None:
+        try:
+            answer.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except (OSError, UnicodeError) as exc:
+            answer.append(exc)
+
+    thread = threading.Thread(target=lookup, name=f"resolve {host}", daemon=True)
+    thread.start()
+    thread.join(_left(deadline))
+    if not answer:
+        raise TimedOut(f"{host} did not resolve before the deadline")
+    if isinstance(answer[0], Exception):
+        raise Unreachable(f"{host} does not resolve ({answer[0]})") from answer[0]
+    infos = answer[0]
     found: list[IPAddress] = []
     for info in infos:
         address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
@@ -170,7 +185,9 @@ def resolve(host: str, port: int) -> list[IPAddress]:
     return found
 
 
-def _destination(url: str, policy: Policy) -> tuple[str, int, bool, list[IPAddress]]:
+def _destination(
+    url: str, policy: Policy, deadline: float
+) -> tuple[str, int, bool, list[IPAddress]]:
     """The host, port, TLS and judged addresses of ``url``; ``Refused`` when the policy says so."""
     why = url_refusal(url, policy)
     if why:
@@ -179,7 +196,7 @@ def _destination(url: str, policy: Policy) -> tuple[str, int, bool, list[IPAddre
     tls = parts.scheme.lower() == "https"
     host = parts.hostname or ""
     port = parts.port or (443 if tls else 80)
-    addresses = resolve(host, port)
+    addresses = resolve(host, port, deadline)
     why = policy.host_refusal(host, addresses)
     if why:
         if address_parse(host) is None:
@@ -189,7 +206,7 @@ def _destination(url: str, policy: Policy) -> tuple[str, int, bool, list[IPAddre
 
 
 def _exchange(method, url, headers, body, *, policy, deadline, max_bytes) -> Response:
-    host, port, tls, addresses = _destination(url, policy)
+    host, port, tls, addresses = _destination(url, policy, deadline)
     parts = urlsplit(url.strip())
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     problem: Exception | None = None

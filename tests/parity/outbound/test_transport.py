@@ -149,3 +149,19 @@ def test_schemes_other_than_http_are_refused_whatever_the_setting(monkeypatch):
         with pytest.raises(transport.Refused, match="only http:// and https://"):
             get(url, Policy.parse("*"))
     assert attempted == []
+
+
+def test_a_resolver_that_hangs_is_bounded_by_the_deadline_too(monkeypatch):
+    real = socket.getaddrinfo
+
+    def hanging(host, port, *args, **kwargs):
+        if host != "slow.test":
+            return real(host, port, *args, **kwargs)
+        time.sleep(5)  # a resolver that answers late, and then only with loopback
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    started = time.monotonic()
+    with pytest.raises(transport.TimedOut, match="slow.test did not resolve"):
+        get("http://slow.test/hook", LOOPBACK_ONLY, timeout=1)
+    assert time.monotonic() - started < 2
