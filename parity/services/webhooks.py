@@ -16,6 +16,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterable
+from urllib.parse import urljoin
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -380,7 +381,7 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, s
 
 def _answer_read(answer: outbound.Response) -> tuple[int | None, str, bool]:
     if 300 <= answer.status < 400:
-        where = outbound.url_shown(answer.header("location") or "")
+        where = outbound.url_shown(urljoin(answer.url, answer.header("location")))
         return answer.status, f"HTTP {answer.status}: a redirect (to {where}), not followed", False
     error = "" if 200 <= answer.status < 300 else f"HTTP {answer.status} {answer.reason}".strip()
     return answer.status, error, _retryable(answer.status)
