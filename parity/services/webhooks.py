@@ -411,9 +411,11 @@ def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
     endpoint = delivery.endpoint
     if isinstance(endpoint.secret, Unreadable):
         # Sent unsigned or signed otherwise, it would be refused; no retry mends it, the keys
-        # do. So it fails now, saying which endpoint and what to do.
+        # do. So it fails now, saying which endpoint and what to do (its host only: a Slack
+        # URL's path is its secret).
         error = (
-            f"not sent: the secret of webhook endpoint {endpoint.pk} ({endpoint.url}) "
+            f"not sent: the secret of webhook endpoint {endpoint.pk} "
+            f"({outbound.url_shown(endpoint.url)}) "
             f"{UNREADABLE_HELP}"
         )
         logger.error("webhook delivery %s %s", delivery.pk, error)
