@@ -56,7 +56,11 @@ stop:
 	@if [ -x $(PY) ]; then $(LOCAL) $(PY) -m parity.embedded_db stop; fi
 
 worker: install
-	$(LOCAL) $(VENV)/bin/celery -A parity worker --loglevel=INFO
+	$(LOCAL) $(VENV)/bin/celery -A parity worker -Q ingest,parity,digest,recovery --loglevel=INFO
+
+# Webhook and Slack deliveries, apart: a slow receiver holds only this worker.
+worker-webhooks: install
+	$(LOCAL) $(VENV)/bin/celery -A parity worker -Q webhooks --loglevel=INFO -n webhooks@%h
 
 beat: install
 	$(LOCAL) $(VENV)/bin/celery -A parity beat --loglevel=INFO --schedule=var/celerybeat-schedule

@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from parity import outbound
+
 
 class Visibility(models.TextChoices):
     PUBLIC = "public", "public: anyone may read"
@@ -128,6 +130,16 @@ class Project(models.Model):
             raise ValidationError(
                 {"issue_url_template": "The issue URL template needs a {number} placeholder."}
             )
+        self._tracker_url_check()
+
+    def _tracker_url_check(self) -> None:
+        """The tracker the template names is where issues are read and filed: one the egress
+        policy refuses is refused here, saying why and which setting allows it."""
+        if not self.issue_url_template:
+            return
+        refusal = outbound.url_refusal(self.issue_url_template.replace("{number}", "1"))
+        if refusal:
+            raise ValidationError({"issue_url_template": refusal})
 
     def normalization(self):
         """The project's normalization rules (``parity.pure.normalize.Rules``), as ingest and CI's

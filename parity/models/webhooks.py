@@ -6,9 +6,11 @@ subscribes to it, whose ``WebhookAttempt`` rows are the delivery log (docs/webho
 
 import secrets
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from parity import outbound
 from parity.models.fields import EncryptedTextField
 
 
@@ -52,6 +54,15 @@ class WebhookEndpoint(models.Model):
 
     def subscribes(self, event: str) -> bool:
         return not self.events or event in self.events
+
+    def clean(self) -> None:
+        """A URL the egress policy refuses (an internal address, a scheme other than http(s))
+        is refused here, saying why and which setting allows it: every form and service that
+        validates an endpoint (``full_clean``) says so before anything is sent."""
+        super().clean()
+        refusal = outbound.url_refusal(str(self.url or ""))
+        if refusal:
+            raise ValidationError({"url": refusal})
 
 
 class WebhookNotice(models.Model):

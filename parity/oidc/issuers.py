@@ -6,24 +6,27 @@ than ``cache_seconds``; a token naming a key id the set lacks (the issuer rotate
 refetches it too, but at most once per ``refetch_seconds`` per issuer, so tokens with made-up
 key ids cannot make this server hammer an issuer. When a refetch fails, the keys held are kept.
 Only issuers the operator listed are ever fetched (``tokens`` checks ``iss`` first): a token
-cannot point this server at a URL of its choosing.
+cannot point this server at a URL of its choosing. Fetches leave through ``parity.outbound``
+(the egress policy; up to three redirects, each judged by it).
 """
 
 import json
 import logging
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
 import jwt
 
+from parity import outbound
+
 logger = logging.getLogger(__name__)
 
 FETCH_TIMEOUT_SECONDS = 5.0
 MAX_DOCUMENT_BYTES = 512 * 1024
+REDIRECTS_MAX = 3
 # Only asymmetric keys: a symmetric ("oct") key in a key set must never verify a token, or its
 # public JWKS would be the HMAC secret.
 KEY_TYPES = {"RSA", "EC"}
@@ -58,12 +61,18 @@ def _loopback(host: str) -> bool:
 
 
 def _get_json(url: str) -> dict:
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_SECONDS) as response:  # noqa: S310
-        body = response.read(MAX_DOCUMENT_BYTES + 1)
-    if len(body) > MAX_DOCUMENT_BYTES:
-        raise ValueError(f"{url} answered more than {MAX_DOCUMENT_BYTES} bytes")
-    document = json.loads(body)
+    answer = outbound.request(
+        "GET",
+        url,
+        headers={"Accept": "application/json"},
+        timeout=FETCH_TIMEOUT_SECONDS,
+        max_bytes=MAX_DOCUMENT_BYTES,
+        redirects=REDIRECTS_MAX,
+        purpose="oidc keys",
+    )
+    if answer.status != 200:
+        raise ValueError(f"{url} answered {answer.status}")
+    document = json.loads(answer.body)
     if not isinstance(document, dict):
         raise ValueError(f"{url} answered JSON that is not an object")
     return document
@@ -120,7 +129,7 @@ class KeyCache:
         started = time.monotonic()
         try:
             keys = self.fetch(issuer)
-        except (OSError, ValueError) as exc:  # URLError and bad JSON included
+        except (outbound.OutboundError, ValueError) as exc:  # an error answer, bad JSON too
             if held is None:
                 raise IssuerUnavailable(
                     f"cannot fetch the signing keys of {issuer}: {exc}"

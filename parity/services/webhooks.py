@@ -2,30 +2,30 @@
 
 Events are recorded after the write that caused them has committed (a recompute, a probe run,
 the expiry beat, the digest's plan), by the Celery adapters in ``parity.tasks``, which queue
-one delivery task per endpoint. Nothing here runs inside the engine's transaction: a slow or
+one delivery task per endpoint on the webhooks queue. Nothing here runs inside the engine's
+transaction, and an attempt is bounded as a whole (PARITY_WEBHOOK_TIMEOUT_SECONDS): a slow or
 dead receiver delays its own deliveries only. With no active endpoint subscribing to an event,
 nothing is computed or written for it.
+
+What it reads is ``parity.selectors.webhooks``; what it sends leaves through
+``parity.outbound`` (the egress policy, no redirects followed); what it writes is here.
 """
 
 import datetime
 import hashlib
 import logging
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
+from urllib.parse import urljoin
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from parity.definitions import triages_in_force, untracked_q
+from parity import outbound
 from parity.models import (
     Backend,
-    BackendState,
-    Gap,
-    ProbeOutcome,
     Project,
     Run,
     Triage,
@@ -39,16 +39,18 @@ from parity.models import (
 )
 from parity.models.fields import UNREADABLE_HELP, Unreadable
 from parity.pure import webhooks as signing
+from parity.selectors import webhooks as reads
 
 logger = logging.getLogger(__name__)
 
-# Items a JSON body lists per kind; the totals count them all.
-ITEMS_MAX = 100
+ITEMS_MAX = reads.ITEMS_MAX
 # Answers worth another attempt: a timeout, too many requests, and any server error.
 RETRY_STATUSES = {408, 429}
 # A retry due sooner than this is queued with a countdown; a later one is left to the sweep,
 # since Redis redelivers a message held longer than its visibility timeout.
 COUNTDOWN_MAX_SECONDS = 5 * 60
+# A receiver's answer is read only for its status; more than this of its body is not read.
+ANSWER_READ_BYTES = 64 * 1024
 
 
 def _absolute(path: str) -> str:
@@ -56,12 +58,10 @@ def _absolute(path: str) -> str:
 
 
 def _endpoints(project_id: int, event: str) -> list[WebhookEndpoint]:
-    endpoints = WebhookEndpoint.objects.filter(project_id=project_id, active=True)
-    return [e for e in endpoints if e.subscribes(event)]
+    return reads.endpoints_subscribing(project_id=project_id, event=event)
 
 
-def webhooks_active(*, project_id: int) -> bool:
-    return WebhookEndpoint.objects.filter(project_id=project_id, active=True).exists()
+webhooks_active = reads.webhooks_active
 
 
 def endpoint_secrets_reencrypt() -> tuple[int, list[int]]:
@@ -129,7 +129,6 @@ def _run_data(run: Run, backend: Backend) -> dict:
 
 
 def _gap_items(gaps) -> list[dict]:
-    rows = gaps.select_related("test", "reason", "project").order_by("pk")[:ITEMS_MAX]
     return [
         {
             "gap": g.pk,
@@ -141,7 +140,7 @@ def _gap_items(gaps) -> list[dict]:
                 reverse("project-test", kwargs={"slug": g.project.slug, "pk": g.test_id})
             ),
         }
-        for g in rows
+        for g in reads.gaps_listed(gaps)
     ]
 
 
@@ -150,7 +149,7 @@ def notices_after_recompute(*, run_id: int, backend_ids: list[int]) -> list[int]
     gaps it opened and closed (gaps an earlier recompute of the run announced left out: a late
     shard's), and a coverage drop of the run's backend."""
     run = Run.objects.select_related("project", "backend").filter(pk=run_id).first()
-    if run is None or not WebhookEndpoint.objects.filter(project=run.project, active=True):
+    if run is None or not reads.webhooks_active(project_id=run.project_id):
         return []
     ids = []
     for backend in Backend.objects.filter(pk__in=backend_ids).order_by("pk"):
@@ -163,14 +162,13 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
     event = WebhookEvent.UNTRACKED_GAPS
     if not _endpoints(run.project_id, event):
         return []
-    earlier = WebhookNotice.objects.filter(
-        project=run.project, event=event, payload__run__id=run.pk, payload__backend=backend.name
-    ).values_list("subjects", flat=True)
     # A gap a first shard opened and a late one closed is announced twice, once each way.
-    announced = {subject for subjects in earlier for subject in subjects}
-    gaps = Gap.objects.filter(untracked_q(), backend=backend)
-    opened = gaps.filter(opened_run=run).exclude(pk__in=_ids(announced, "opened"))
-    closed = gaps.filter(closed_run=run).exclude(pk__in=_ids(announced, "closed"))
+    announced = reads.subjects_announced(
+        project=run.project, event=event, run__id=run.pk, backend=backend.name
+    )
+    opened, closed = reads.untracked_gaps_changed(
+        run=run, backend_id=backend.pk, announced=announced
+    )
     opened_ids = list(opened.values_list("pk", flat=True))
     closed_ids = list(closed.values_list("pk", flat=True))
     if not opened_ids and not closed_ids:
@@ -201,10 +199,6 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
     )
 
 
-def _ids(subjects: set[str], way: str) -> list[int]:
-    return [int(s.split(":")[1]) for s in subjects if s.startswith(f"{way}:")]
-
-
 def _section(heading: str, items: list[dict], total: int) -> dict:
     return {
         "heading": heading,
@@ -214,8 +208,8 @@ def _section(heading: str, items: list[dict], total: int) -> dict:
 
 
 def _coverage_drop_notice(*, run: Run) -> list[int]:
-    state = BackendState.objects.filter(backend_id=run.backend_id, current_run=run).first()
-    if state is None or not state.coverage_drop:
+    state = reads.coverage_drop_state(run=run)
+    if state is None:
         return []
     run_data = _run_data(run, run.backend)
     payload = {
@@ -259,12 +253,8 @@ def notices_after_probe(*, run_id: int) -> list[int]:
     run = Run.objects.select_related("project", "backend").filter(pk=run_id).first()
     if run is None or not _endpoints(run.project_id, event):
         return []
-    outcomes = ProbeOutcome.objects.filter(run=run).select_related("triage")
-    passing = [o.triage for o in outcomes if o.passes_now]
-    earlier = WebhookNotice.objects.filter(
-        project=run.project, event=event, payload__backend=run.backend.name
-    ).values_list("subjects", flat=True)
-    announced = {triage_id for subjects in earlier for triage_id in subjects}
+    passing = reads.exemptions_passing(run=run)
+    announced = reads.subjects_announced(project=run.project, event=event, backend=run.backend.name)
     new = sorted((t for t in passing if t.pk not in announced), key=lambda t: t.pk)
     if not new:
         return []
@@ -297,20 +287,12 @@ def notices_expiring(*, today: datetime.date | None = None) -> list[int]:
     event = WebhookEvent.EXEMPTION_EXPIRING
     today = today or timezone.now().date()
     until = today + datetime.timedelta(days=settings.PARITY_WEBHOOK_EXPIRING_DAYS)
-    project_ids = (
-        WebhookEndpoint.objects.filter(active=True).values_list("project_id", flat=True).distinct()
-    )
     ids = []
-    for project in Project.objects.filter(pk__in=project_ids).order_by("pk"):
+    for project in reads.projects_with_webhooks():
         if not _endpoints(project.pk, event):
             continue
-        earlier = WebhookNotice.objects.filter(project=project, event=event).values_list(
-            "subjects", flat=True
-        )
-        announced = {subject for subjects in earlier for subject in subjects}
-        triages = Triage.objects.filter(
-            triages_in_force(today), project=project, expires_on__range=(today, until)
-        ).order_by("expires_on", "pk")
+        announced = reads.subjects_announced(project=project, event=event)
+        triages = reads.exemptions_expiring(project=project, today=today, until=until)
         new = [t for t in triages if f"{t.pk}:{t.expires_on}" not in announced]
         if not new:
             continue
@@ -369,16 +351,40 @@ def retry_delay(attempt: int) -> float:
     return settings.PARITY_WEBHOOK_RETRY_SECONDS * 4 ** (attempt - 1)
 
 
-def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str, bool]:
+    """Send one attempt through the outbound room: (status, error, worth retrying). The whole
+    attempt (resolving, connecting, sending, reading) ends by PARITY_WEBHOOK_TIMEOUT_SECONDS;
+    a redirect is not followed (it would carry the signature elsewhere) and fails the delivery,
+    as a URL the egress policy refuses does (no retry changes either: the URL or the setting
+    must)."""
     try:
-        with urllib.request.urlopen(request, timeout=settings.PARITY_WEBHOOK_TIMEOUT_SECONDS) as r:
-            return r.status, ""
-    except urllib.error.HTTPError as exc:
-        return exc.code, f"HTTP {exc.code} {exc.reason}"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return None, f"{type(exc).__name__}: {reason}"
+        answer = outbound.request(
+            "POST",
+            url,
+            body=body,
+            headers=headers,
+            timeout=settings.PARITY_WEBHOOK_TIMEOUT_SECONDS,
+            max_bytes=ANSWER_READ_BYTES,
+            purpose="webhook",
+        )
+    except outbound.Refused as exc:
+        return None, f"not sent: {exc}", False
+    except outbound.TooLarge as exc:  # only the status matters; the body is not read on
+        answer = outbound.Response(status=exc.status, headers={}, body=b"", url=url)
+    except outbound.TimedOut:
+        seconds = settings.PARITY_WEBHOOK_TIMEOUT_SECONDS
+        return None, f"TimedOut: no whole answer within {seconds} s", True
+    except outbound.OutboundError as exc:
+        return None, f"{type(exc).__name__}: {exc}", True
+    return _answer_read(answer)
+
+
+def _answer_read(answer: outbound.Response) -> tuple[int | None, str, bool]:
+    if 300 <= answer.status < 400:
+        where = outbound.url_shown(urljoin(answer.url, answer.header("location")))
+        return answer.status, f"HTTP {answer.status}: a redirect (to {where}), not followed", False
+    error = "" if 200 <= answer.status < 300 else f"HTTP {answer.status} {answer.reason}".strip()
+    return answer.status, error, _retryable(answer.status)
 
 
 def delivery_attempt(*, delivery_id: int, now: datetime.datetime | None = None) -> float | None:
@@ -405,9 +411,11 @@ def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
     endpoint = delivery.endpoint
     if isinstance(endpoint.secret, Unreadable):
         # Sent unsigned or signed otherwise, it would be refused; no retry mends it, the keys
-        # do. So it fails now, saying which endpoint and what to do.
+        # do. So it fails now, saying which endpoint and what to do (its host only: a Slack
+        # URL's path is its secret).
         error = (
-            f"not sent: the secret of webhook endpoint {endpoint.pk} ({endpoint.url}) "
+            f"not sent: the secret of webhook endpoint {endpoint.pk} "
+            f"({outbound.url_shown(endpoint.url)}) "
             f"{UNREADABLE_HELP}"
         )
         logger.error("webhook delivery %s %s", delivery.pk, error)
@@ -420,13 +428,13 @@ def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
         **signing.headers_signed(secret=endpoint.secret, timestamp=int(time.time()), body=body),
     }
     started = time.monotonic()
-    status, error = _post(endpoint.url, body, headers)
+    status, error, retryable = _post(endpoint.url, body, headers)
     return _attempt_record(
         delivery,
         now,
         body=body,
         answer=(status, error),
-        retryable=_retryable(status),
+        retryable=retryable,
         seconds=time.monotonic() - started,
     )
 
@@ -481,10 +489,4 @@ def _retryable(status: int | None) -> bool:
 
 
 def deliveries_due(*, now: datetime.datetime | None = None) -> list[int]:
-    """Pending deliveries whose attempt is due: the sweep's, for retries beyond the task's
-    own countdown and messages the broker lost."""
-    now = now or timezone.now()
-    due = WebhookDelivery.objects.filter(
-        status=WebhookDeliveryStatus.PENDING, next_attempt_at__lte=now
-    )
-    return list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:500])
+    return reads.deliveries_due(now=now or timezone.now())

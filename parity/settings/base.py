@@ -9,6 +9,7 @@ from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from parity.embedded_db import embedded_database
+from parity.outbound.policy import Policy as _OutboundPolicy
 from parity.settings.sign_in import sign_in_providers, socialaccount_providers
 
 
@@ -401,13 +402,18 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # One queue per kind of work, so operators scale ingest workers on their own
-# (`celery -A parity worker -Q ingest`); a worker started without -Q consumes all four. The
+# (`celery -A parity worker -Q ingest`); a worker started without -Q consumes all five. The
 # upload recovery tick has a queue of its own: behind an ingest backlog it would wait for the
-# very work it is there to unblock.
+# very work it is there to unblock. Webhook and Slack deliveries have one too, for a worker of
+# their own: a slow receiver then holds only that worker, never an ingest, a recompute or
+# recovery (docs/operations.md).
 PARITY_QUEUE_INGEST = env_str("PARITY_QUEUE_INGEST", "ingest")
 PARITY_QUEUE_PARITY = env_str("PARITY_QUEUE_PARITY", "parity")
 PARITY_QUEUE_DIGEST = env_str("PARITY_QUEUE_DIGEST", "digest")
 PARITY_QUEUE_RECOVERY = env_str("PARITY_QUEUE_RECOVERY", "recovery")
+PARITY_QUEUE_WEBHOOKS = env_str("PARITY_QUEUE_WEBHOOKS", "webhooks")
+# The tasks that send deliveries (each attempt, and the sweep that queues retries).
+WEBHOOK_DELIVERY_TASKS = ("parity.tasks.webhook_deliver", "parity.tasks.webhooks_retry")
 CELERY_TASK_QUEUES = {
     name: {"routing_key": name}
     for name in (
@@ -415,11 +421,13 @@ CELERY_TASK_QUEUES = {
         PARITY_QUEUE_PARITY,
         PARITY_QUEUE_DIGEST,
         PARITY_QUEUE_RECOVERY,
+        PARITY_QUEUE_WEBHOOKS,
     )
 }
 CELERY_TASK_DEFAULT_QUEUE = PARITY_QUEUE_PARITY
 # A task's own name is looked up before the patterns.
 CELERY_TASK_ROUTES = {
+    **{name: {"queue": PARITY_QUEUE_WEBHOOKS} for name in WEBHOOK_DELIVERY_TASKS},
     "ingest.tasks.uploads_recover": {"queue": PARITY_QUEUE_RECOVERY},
     "ingest.tasks.*": {"queue": PARITY_QUEUE_INGEST},
     "parity.digest.tasks.*": {"queue": PARITY_QUEUE_DIGEST},
@@ -463,11 +471,24 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Egress (docs/security.md): where the server and workers may send requests (webhooks, Slack,
+# trackers, check runs, OIDC keys, sign-in groups). "external" (globally routable addresses
+# only), "*" (anywhere), or a comma list of those, addresses, networks (CIDR) and host names
+# ("*.corp.example" for a domain's). Loopback, private, link-local (cloud metadata) and the other
+# internal ranges are refused unless listed: a project maintainer types a webhook URL, and
+# without this the worker would fetch from inside the network for them.
+PARITY_OUTBOUND_ALLOW = env_str("PARITY_OUTBOUND_ALLOW", "external")
+try:
+    _OutboundPolicy.parse(PARITY_OUTBOUND_ALLOW)
+except ValueError as _exc:
+    raise ImproperlyConfigured(str(_exc)) from None
+
 # Webhooks (docs/webhooks.md): endpoints are added per project in the admin; with none, nothing
 # is sent. A delivery is attempted up to PARITY_WEBHOOK_MAX_ATTEMPTS times, waiting
 # PARITY_WEBHOOK_RETRY_SECONDS after the first and four times longer after each next one;
-# each attempt waits PARITY_WEBHOOK_TIMEOUT_SECONDS for an answer. Exemptions expiring within
-# PARITY_WEBHOOK_EXPIRING_DAYS are announced once per expiry day.
+# each attempt (connecting, sending and reading, in all) ends after
+# PARITY_WEBHOOK_TIMEOUT_SECONDS. Exemptions expiring within PARITY_WEBHOOK_EXPIRING_DAYS are
+# announced once per expiry day.
 PARITY_WEBHOOK_TIMEOUT_SECONDS = env_int("PARITY_WEBHOOK_TIMEOUT_SECONDS", 10)
 PARITY_WEBHOOK_MAX_ATTEMPTS = env_int("PARITY_WEBHOOK_MAX_ATTEMPTS", 5)
 PARITY_WEBHOOK_RETRY_SECONDS = env_int("PARITY_WEBHOOK_RETRY_SECONDS", 30)

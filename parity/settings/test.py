@@ -13,11 +13,21 @@ STORAGES = {
 }
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# The suite's fakes (receivers, trackers, issuers) listen on loopback, which production refuses:
+# the tests allow it by name, and only it (docs/security.md). No test sends beyond 127.0.0.0/8.
+PARITY_OUTBOUND_ALLOW = env_str("PARITY_OUTBOUND_ALLOW", "external,127.0.0.1,::1,localhost")
 # The end-to-end stack (tests/e2e) gives its web and worker processes one private queue, so
 # tasks of a concurrent test run never reach its worker: every task goes there, unrouted.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_QUEUES = None
 CELERY_TASK_ROUTES = None
+# A live stack may give deliveries a queue of their own, with a worker of its own, as
+# production does (tests/e2e/test_webhook_isolation.py): the stack names that queue.
+if env_str("PARITY_QUEUE_WEBHOOKS", ""):
+    CELERY_TASK_ROUTES = {
+        name: {"queue": PARITY_QUEUE_WEBHOOKS}  # noqa: F405
+        for name in WEBHOOK_DELIVERY_TASKS  # noqa: F405
+    }
 # The read replica is a test mirror of the test database (Django creates nothing for it), so
 # unit tests route reads to it against the same data; the live stack may name a real one.
 DATABASES.setdefault("replica", dict(DATABASES["default"]))  # noqa: F405

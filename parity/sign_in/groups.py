@@ -5,9 +5,9 @@ Connect provider's groups claim (the ID token's and userinfo's, already fetched 
 import logging
 import time
 
-import requests
 from django.conf import settings
 
+from parity import outbound
 from parity.pure.role_mapping import claim_groups, github_groups, next_page
 
 logger = logging.getLogger(__name__)
@@ -17,6 +17,7 @@ ATTEMPTS = 3
 RETRY_SECONDS = 0.5
 # A member of more organizations or teams than 10 pages of 100 hears of the first thousand.
 MAX_PAGES = 10
+REDIRECTS_MAX = 3  # each judged by the egress policy; the token stays on its host
 
 
 class GroupsUnavailable(Exception):
@@ -62,24 +63,33 @@ def _pages(url: str, headers: dict[str, str]) -> list[dict]:
 
 
 def _get(url: str, headers: dict[str, str]) -> tuple[object, str]:
-    """The JSON at ``url`` and its ``Link`` header."""
+    """The JSON at ``url`` and its ``Link`` header (through ``parity.outbound``)."""
     timeout = settings.SOCIALACCOUNT_REQUESTS_TIMEOUT
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            response = requests.get(url, headers=headers, timeout=timeout)
-        except requests.RequestException as exc:
+            response = outbound.request(
+                "GET",
+                url,
+                headers=headers,
+                timeout=timeout,
+                redirects=REDIRECTS_MAX,
+                purpose="sign-in groups",
+            )
+        except outbound.Refused as exc:  # no retry changes the egress policy's answer
+            raise GroupsUnavailable(str(exc)) from exc
+        except outbound.OutboundError as exc:
             problem = f"{type(exc).__name__}"
         else:
-            if response.status_code < 500:
+            if response.status < 500:
                 # A 4xx (a token without the scope, an organization's OAuth app policy) will
                 # not change on a retry.
-                if not response.ok:
-                    raise GroupsUnavailable(f"{url} answered {response.status_code}")
+                if not 200 <= response.status < 300:
+                    raise GroupsUnavailable(f"{url} answered {response.status}")
                 try:
-                    return response.json(), response.headers.get("Link", "")
+                    return response.json(), response.header("link")
                 except ValueError as exc:
                     raise GroupsUnavailable(f"{url} answered no JSON") from exc
-            problem = f"HTTP {response.status_code}"
+            problem = f"HTTP {response.status}"
         logger.warning("sign-in groups url=%s attempt=%d failed: %s", url, attempt, problem)
         if attempt < ATTEMPTS:
             time.sleep(RETRY_SECONDS * 2 ** (attempt - 1))

@@ -1,7 +1,8 @@
 """The one small interface every issue tracker's adapter implements, and what adapters share:
 where an issue lives (``IssueAddress``, parsed from its URL), what a tracker says about it
-(``IssueFacts``), the HTTP exchange (stdlib only; no redirects to another host, so a token never
-leaves its host) and how an answer says the quota is spent (``RateLimited``).
+(``IssueFacts``), the HTTP exchange (through ``parity.outbound``, under the egress policy; no
+redirects to another host, so a token never leaves its host) and how an answer says the quota
+is spent (``RateLimited``).
 
 An adapter reads issues in batches with conditional requests (``If-None-Match``: a 304 costs no
 quota), creates one, and builds the tracker's own prefilled "new issue" URL. It never touches
@@ -12,12 +13,12 @@ import datetime
 import email.utils
 import json
 import logging
-import urllib.error
 import urllib.parse
-import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+from parity import outbound
 
 logger = logging.getLogger(__name__)
 
@@ -118,12 +119,8 @@ class Quota:
     conditional_hits: int = 0  # 304s: free on GitHub
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None  # the caller decides, so a token is never sent to another host
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
+# A batch of 100 issues' GraphQL answer is a few hundred kilobytes.
+ANSWER_MAX_BYTES = 16 * 1024 * 1024
 RETRY_AFTER_DEFAULT = 60  # seconds, when a limit answer says nothing more (GitHub's advice)
 
 
@@ -232,16 +229,21 @@ class Tracker(ABC):
         return answer
 
     def _exchange(self, method: str, url: str, headers: dict, data: bytes | None) -> Answer:
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        """One request, no redirect followed (``request`` follows those on the same host)."""
         self.quota.requests += 1
         try:
-            with _OPENER.open(request, timeout=self.timeout) as response:
-                return Answer(response.status, _lower(response.headers), response.read())
-        except urllib.error.HTTPError as exc:
-            with exc:
-                return Answer(exc.code, _lower(exc.headers), exc.read())
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-            raise TrackerUnavailable(f"{self.host}: {getattr(exc, 'reason', exc)}") from exc
+            answer = outbound.request(
+                method,
+                url,
+                headers=headers,
+                body=data,
+                timeout=self.timeout,
+                max_bytes=ANSWER_MAX_BYTES,
+                purpose=f"tracker {self.kind}",
+            )
+        except outbound.OutboundError as exc:  # refused by the egress policy included
+            raise TrackerUnavailable(f"{self.host}: {exc}") from exc
+        return Answer(answer.status, answer.headers, answer.body)
 
     def _read_quota(self, answer: Answer) -> None:
         if answer.status == 304:
@@ -309,7 +311,3 @@ def issue_error(answer: Answer) -> str:
     words = {401: "the token was refused", 403: "no access", 404: "not found", 410: "deleted"}
     detail = words.get(answer.status, "refused")
     return f"{detail} ({answer.status})"
-
-
-def _lower(headers) -> dict[str, str]:
-    return {name.lower(): value for name, value in headers.items()} if headers else {}

@@ -76,6 +76,7 @@ class Process:
     popen: subprocess.Popen
     log: Path
     nodename: str = ""  # a worker's Celery node name
+    queue: str = ""  # the queue a worker consumes
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -192,18 +193,21 @@ class LiveStack:
         self.base_url = f"http://127.0.0.1:{port}"
         wait_for(self._web_answers, seconds=START_SECONDS, what=f"gunicorn on {self.base_url}")
 
-    def start_worker(self) -> Process:
+    def start_worker(self, queue: str = "") -> Process:
+        """A worker on the stack's queue, or on ``queue`` (one the stack's settings route some
+        tasks to, as ``PARITY_QUEUE_WEBHOOKS`` does)."""
+        queue = queue or self.queue
         number = len(self.workers) + 1
-        nodename = f"worker{number}-{self.queue}@e2e"
+        nodename = f"worker{number}-{queue}@e2e"
         command = [
             *(sys.executable, "-m", "celery", "-A", "parity", "worker"),
-            *("--pool=prefork", f"--concurrency={self.concurrency}", "-Q", self.queue),
+            *("--pool=prefork", f"--concurrency={self.concurrency}", "-Q", queue),
             *("-n", nodename),
             *self.worker_options,
             "--loglevel=INFO",
         ]
         worker = self._spawn(f"worker{number}", command, WORKER_APPLICATION_NAME)
-        worker.nodename = nodename
+        worker.nodename, worker.queue = nodename, queue
         self.workers.append(worker)
         wait_for(
             lambda: self._worker_answers(worker, nodename),
@@ -223,12 +227,13 @@ class LiveStack:
         for worker in running:
             worker.kill()
         self.queue_purge()
-        for _ in running:
-            self.start_worker()
+        for worker in running:
+            self.start_worker(worker.queue)
 
     def worker_idle(self) -> bool:
         """Nothing waits in the queue and the workers run, hold and schedule no task."""
-        if redis.Redis.from_url(self.redis_url).llen(self.queue):
+        client = redis.Redis.from_url(self.redis_url)
+        if any(client.llen(queue) for queue in (self.queue, *self._other_queues())):
             return False
         nodenames = [w.nodename for w in self.running_workers()]
         inspect = self.celery.control.inspect(destination=nodenames, timeout=1.0)
@@ -264,18 +269,22 @@ class LiveStack:
         self.celery.send_task(name, queue=self.queue)
 
     def queue_purge(self) -> None:
-        """Drop every message waiting in this stack's queue (Redis keeps a queue as a list)."""
-        redis.Redis.from_url(self.redis_url).delete(self.queue)
+        """Drop every message waiting in this stack's queues (Redis keeps a queue as a list)."""
+        redis.Redis.from_url(self.redis_url).delete(self.queue, *self._other_queues())
+
+    def _other_queues(self) -> set[str]:
+        return {w.queue for w in self.workers if w.queue and w.queue != self.queue}
 
     def queue_forget(self) -> None:
         """Leave nothing of this queue in Redis: its bindings, and the unacknowledged messages
         a killed worker left (kombu keeps them in one hash per database, with their queue)."""
         client = redis.Redis.from_url(self.redis_url)
-        client.delete(self.queue, f"_kombu.binding.{self.queue}")
-        client.delete(f"_kombu.binding_permanent.{self.queue}")
+        queues = {self.queue, *self._other_queues()}
+        for queue in queues:
+            client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
         for tag, value in client.hscan_iter("unacked"):
             _message, _exchange, routing_key = json.loads(value)
-            if routing_key == self.queue:
+            if routing_key in queues:
                 client.hdel("unacked", tag)
                 client.zrem("unacked_index", tag)
 

@@ -157,6 +157,18 @@ CROSSINGS = [
         "from django.core.cache import cache",
         "parity.oidc.issuers -> django.core.cache",
     ),
+    (
+        "outbound-room",
+        "parity/services/webhooks.py",
+        "import requests",
+        "parity.services.webhooks -> requests",
+    ),
+    (
+        "outbound-room",
+        "parity/sign_in/groups.py",
+        "import urllib3",
+        "parity.sign_in.groups -> urllib3",
+    ),
 ]
 
 

@@ -216,7 +216,8 @@ def test_a_secret_no_key_opens_fails_its_delivery_saying_what_to_do(
     assert (delivery.status, delivery.attempts) == ("failed", 1)
     [(_, status, retry, error)] = attempts(hook)
     assert (status, retry) == (None, False)
-    assert f"webhook endpoint {hook.pk} ({receiver.url})" in error
+    host = receiver.url.removesuffix("/hook")
+    assert f"webhook endpoint {hook.pk} ({host}/…)" in error and "/hook" not in error
     assert "List the old key in PARITY_SECRETS_KEYS" in error
     [logged] = [r for r in caplog.records if r.name == "parity.services.webhooks"]
     assert logged.levelname == "ERROR" and error in logged.getMessage()
