@@ -427,7 +427,7 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TIMEZONE = "UTC"
 # A worker's main process marks itself alive in the broker this often; /readyz counts a worker
-# whose mark is younger than the max age (parity.health.heartbeat, docs/health.md).
+# whose mark is younger than the max age (parity.telemetry.heartbeat, docs/health.md).
 PARITY_WORKER_HEARTBEAT_SECONDS = env_int("PARITY_WORKER_HEARTBEAT_SECONDS", 15)
 PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS", 60)
 # Beat (docker compose's `beat` service): complete the runs CI never marked complete.

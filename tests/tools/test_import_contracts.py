@@ -146,6 +146,24 @@ CROSSINGS = [
         "parity.selectors.runs -> parity.api.views",
     ),
     (
+        "layers",
+        "parity/storage/partitions.py",
+        "from parity.services import retention",
+        "parity.storage.partitions -> parity.services.retention",
+    ),
+    (
+        "layers",
+        "parity/models/trust.py",
+        "from parity.oidc import issuers",
+        "parity.models.trust -> parity.oidc.issuers",
+    ),
+    (
+        "layers",
+        "parity/selectors/operations.py",
+        "from parity.health import checks",
+        "parity.selectors.operations -> parity.health.checks",
+    ),
+    (
         "pure",
         "parity/pure/oidc_claims.py",
         "from parity.models import TrustRule",
