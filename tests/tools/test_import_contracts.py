@@ -164,6 +164,18 @@ CROSSINGS = [
         "parity.selectors.operations -> parity.health.checks",
     ),
     (
+        "infrastructure",
+        "parity/telemetry/heartbeat.py",
+        "from parity.selectors import operations",
+        "parity.telemetry.heartbeat -> parity.selectors.operations",
+    ),
+    (
+        "infrastructure",
+        "parity/raw_storage.py",
+        "from parity.models import Upload",
+        "parity.raw_storage -> parity.models",
+    ),
+    (
         "pure",
         "parity/pure/oidc_claims.py",
         "from parity.models import TrustRule",
