@@ -346,9 +346,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # Counts only upload POSTs, per token (PARITY_THROTTLE_UPLOAD); failed token logins are
-    # limited in ingest.api.auth, before any view.
-    "DEFAULT_THROTTLE_CLASSES": ["ingest.api.throttles.UploadRateThrottle"],
+    # No throttle by default: the upload view names its own (ingest.api.throttles, per token,
+    # PARITY_THROTTLE_UPLOAD); failed token logins are limited in ingest.api.auth, before any view.
+    "DEFAULT_THROTTLE_CLASSES": [],
     # drf-spectacular's, with security blocks that follow the access rules.
     "DEFAULT_SCHEMA_CLASS": "parity.api.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
