@@ -153,6 +153,12 @@ CROSSINGS = [
     ),
     (
         "layers",
+        "ingest/writer/results.py",
+        "from parity.services import variants",
+        "ingest.writer.results -> parity.services.variants",
+    ),
+    (
+        "layers",
         "parity/models/trust.py",
         "from parity.oidc import issuers",
         "parity.models.trust -> parity.oidc.issuers",
