@@ -72,6 +72,7 @@ lint: install-dev
 	$(VENV)/bin/lint-imports --no-cache --no-logo
 	$(PY) tools/import_cycles.py
 	$(PY) tools/rollup_reads.py
+	$(PY) tools/stack_total.py
 
 ## Rebuild the demo fixture from ../shared/data/pytorch-xla
 fixture: install

@@ -35,8 +35,8 @@ from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
 from parity.raw_storage import raw_save
 from parity.result_reads.verdict import baseline_run_pick
-from parity.services.partitions import partition_ensure_quietly
 from parity.services.variants import VariantRejected, backend_for_run
+from parity.storage.partitions import partition_ensure_quietly
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from kombu.transport import TRANSPORT_ALIASES
 from redis.exceptions import RedisError
 
 # Signal receivers: the worker's heartbeat (/readyz) and task times (/metrics).
-from parity.health import heartbeat, task_metrics  # noqa: F401
+from parity.telemetry import heartbeat, task_metrics  # noqa: F401
 
 logger = logging.getLogger(__name__)
 

@@ -98,8 +98,20 @@ REFERENCE_MISSING = sql.Literal(GapState.REFERENCE_MISSING.value)
 
 def first_ran_after(since: sql.Composable, started_at: sql.Composable) -> sql.Composed:
     """Whether the reference first ran a test (its ``CurrentOutcome.since``) after a backend's
-    run started (``started_at``): not yet run there, so not compared (``gap``'s ``pending``)."""
+    run started (``started_at``): not yet run there, so not compared (``gap``'s ``pending``).
+    The pending condition, spelled here only."""
     return sql.SQL("coalesce({since} > {at}, false)").format(since=since, at=started_at)
+
+
+def first_ran_between(
+    since: sql.Composable, earlier: sql.Composable, later: sql.Composable
+) -> sql.Composed:
+    """Whether a test is pending in a run started at ``earlier`` and not in one started at
+    ``later`` (``first_ran_after`` of the one, not of the other): the reference first ran it
+    between the two runs' starts."""
+    return sql.SQL("({after_earlier} AND NOT {after_later})").format(
+        after_earlier=first_ran_after(since, earlier), after_later=first_ran_after(since, later)
+    )
 
 
 def gap(
@@ -449,13 +461,30 @@ def on_default_branch(run: Run, project: Project) -> bool:
     return may_be_current(probe=run.probe, branch=run.branch, default_branch=project.default_branch)
 
 
+# The run current at a time: a backend's latest complete run that may be current, by when CI
+# started it (then by id), started no later than that time. In SQL ``current_run_at``; as a
+# QuerySet ``current_runs`` (latest first: its first is the current run now) and, for the run
+# current just before a given run (its baseline), ``current_runs`` filtered by
+# ``started_before_q``.
+def current_runs(project: Project) -> QuerySet[Run]:
+    """The project's runs that may be current and are complete, latest started first: of one
+    backend's, the first is its current run."""
+    return default_branch_runs(project).filter(complete=True).order_by("-started_at", "-pk")
+
+
+def started_before_q(started_at: datetime.datetime | F, pk: int | F) -> Q:
+    """Runs CI started before the run that started at ``started_at`` with id ``pk``, in the
+    order of ``current_runs`` (values, or ``OuterRef`` of an outer run's)."""
+    return Q(started_at__lt=started_at) | Q(started_at=started_at, pk__lt=pk)
+
+
 def current_run_at(
     *, backend: sql.Composable, at: sql.Composable, default_branch: sql.Composable
 ) -> sql.Composed:
     """The id of the run that was ``backend``'s current run at time ``at`` (of the project
     ``%(project)s``, whose default branch is ``default_branch``): its latest complete run that
     may be current, started no later (NULL: none yet). The current run now is the same with
-    ``at`` the latest start (``parity.engine.current.current_run_pick``, a QuerySet)."""
+    ``at`` the latest start (``current_runs``, a QuerySet)."""
     return model_sql(
         "(SELECT x.id FROM {run} x "
         "WHERE x.project_id = %(project)s AND x.backend_id = {backend} AND x.complete "

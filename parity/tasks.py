@@ -21,11 +21,11 @@ from parity.services import (
     check_runs,
     classification,
     issue_sync,
-    partitions,
     retention,
     triage,
     webhooks,
 )
+from parity.storage import partitions
 from parity.trackers.base import RateLimited, TrackerError, TrackerUnavailable
 
 # Recomputes are idempotent (the same run gives the same tables, no duplicate events), so a

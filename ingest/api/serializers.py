@@ -68,7 +68,7 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text='JSON {"<file>::<Class>": "GENERIC" | "ACCELERATOR"}: the classes\' '
         "hw_classification, as the pytest plugin reads it at collection. GENERIC classes "
-        "are declared not applicable on the other backends (docs/applicability.md).",
+        "are declared not applicable on the other backends (docs/declarations.md).",
     )
     shard = serializers.CharField(
         max_length=20,

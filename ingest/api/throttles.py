@@ -1,7 +1,7 @@
 """Uploads per upload token (PARITY_THROTTLE_UPLOAD; per trust rule for OIDC-minted tokens).
 
-A default DRF throttle (settings ``DEFAULT_THROTTLE_CLASSES``) that counts only the upload
-endpoint's POSTs, in the shared cache of ``parity.ratelimit``; everything else passes."""
+The upload endpoint's own DRF throttle (``UploadCreateView.throttle_classes``), counted in the
+shared cache of ``parity.ratelimit``; no other view names it, so nothing else is counted."""
 
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
@@ -14,10 +14,8 @@ class UploadRateThrottle(BaseThrottle):
     rate: Rate | None = None
 
     def allow_request(self, request, view) -> bool:
-        from ingest.api.views import UploadCreateView  # the views import this module's settings
-
-        if not (isinstance(view, UploadCreateView) and isinstance(request.auth, UploadToken)):
-            return True
+        if not isinstance(request.auth, UploadToken):
+            return True  # the view's permission refuses it
         self.rate = rate_parse(settings.PARITY_THROTTLE_UPLOAD)
         used = window_hit(scope="upload", ident=_ident(request.auth), rate=self.rate)
         return used <= self.rate.count

@@ -15,6 +15,7 @@ from ingest.api.serializers import (
     UploadCreateSerializer,
     UploadSerializer,
 )
+from ingest.api.throttles import UploadRateThrottle
 from parity.models import Run, Upload
 from parity.oidc.exchange import upload_token_exchange
 from parity.oidc.tokens import OidcRefused
@@ -37,6 +38,7 @@ def _too_large(request: Request) -> Response | None:
 
 class UploadCreateView(APIView):
     permission_classes = [HasUploadToken]
+    throttle_classes = [UploadRateThrottle]
     parser_classes = [parsers.MultiPartParser]
 
     @extend_schema(

@@ -47,7 +47,7 @@ from parity.models import FileSeconds, Outcome, Reason, Result, Run, TestCase, U
 from parity.models.cleanup import results_delete
 from parity.models.sql import model_sql
 from parity.pure.memo import Remembered
-from parity.services.partitions import partition_ensure_for_run
+from parity.storage.partitions import partition_ensure_for_run
 
 # Cases resolved per round of queries: a few statements per this many cases, and this many rows
 # in memory.

@@ -20,7 +20,7 @@ class ResultAdmin(admin.ModelAdmin):
     list_select_related = ["test", "run__backend__project", "reason"]
     raw_id_fields = ["run", "upload", "test", "reason"]
     show_full_result_count = False  # counting a huge table on every page is slow
-    # The table has no index on id (it is partitioned by run, parity.services.partitions): the
+    # The table has no index on id (it is partitioned by run, parity.storage.partitions): the
     # list shows one run's results, in the (run, test) index's order, and opens on the newest
     # run's. A result's own page finds it by id alone, reading every partition: listed, not
     # linked.

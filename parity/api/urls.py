@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.api import exemption_lists, views
+from parity.api import lists, views
 
 project = "projects/<slug:slug>/"
 
@@ -25,12 +25,12 @@ urlpatterns = [
     ),
     path(
         f"{project}exemptions/import/",
-        exemption_lists.ListImportView.as_view(),
+        lists.ListImportView.as_view(),
         name="exemptions-import",
     ),
     path(
         f"{project}exemptions/export/<slug:list_format>/",
-        exemption_lists.ListExportView.as_view(),
+        lists.ListExportView.as_view(),
         name="exemptions-export",
     ),
     path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),

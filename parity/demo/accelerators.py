@@ -32,7 +32,7 @@ from xml.etree import ElementTree
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from parity.models import Project
-from parity.pure.exemption_files import document_load, exemptions_parse
+from parity.pure.list_formats.parity_file import document_load, exemptions_parse
 from parity.services.list_imports import ListFile, list_file_import
 from parity.services.projects import project_create, project_score_set
 from parity.services.triage import exemptions_import

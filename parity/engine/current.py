@@ -3,7 +3,7 @@ combined outcome of each of its tests (``CurrentOutcome``), the base of every ga
 
 from django.db import connection
 
-from parity.definitions import OUTCOME_PARAMS, default_branch_runs, run_outcomes
+from parity.definitions import OUTCOME_PARAMS, current_runs, run_outcomes
 from parity.engine.presence import presence_apply
 from parity.models import Backend, CurrentOutcome, Project, Run
 from parity.models.sql import model_sql
@@ -12,12 +12,7 @@ from parity.plans import SORTS_DEFAULT, SORTS_IN_MEMORY_UNTIL_COMMIT, hash_joins
 
 def current_run_pick(*, project: Project, backend: Backend) -> Run | None:
     """The backend's current run: its latest complete run, by when CI ran it."""
-    return (
-        default_branch_runs(project)
-        .filter(backend=backend, complete=True)
-        .order_by("-started_at", "-pk")
-        .first()
-    )
+    return current_runs(project).filter(backend=backend).first()
 
 
 # A diff rather than a replacement: from one night to the next most tests keep their outcome,

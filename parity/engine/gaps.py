@@ -22,6 +22,7 @@ from parity.definitions import (
     REFERENCE_MISSING,
     absent_tests,
     current_run_at,
+    first_ran_after,
     gap,
     lacks_pass,
 )
@@ -323,7 +324,7 @@ def _desired_sql(rows: dict[str, sql.Composed], scope: str | None = None) -> sql
         state=gap(
             sql.SQL("t.outcome"),
             absent=sql.SQL("a.state"),
-            pending=sql.SQL("r.since > b.started_at"),
+            pending=first_ran_after(sql.SQL("r.since"), sql.SQL("b.started_at")),
         ),
         lacks_pass=lacks_pass(sql.SQL("t.outcome")),
         absent_write=absent_write,

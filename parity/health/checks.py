@@ -11,7 +11,7 @@ from django.db import DatabaseError, connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.migrations.executor import MigrationExecutor
 
-from parity.health.heartbeat import broker_redis, heartbeats_alive
+from parity.telemetry.heartbeat import broker_redis, heartbeats_alive
 
 EAGER = "eager"
 _migrated: set[str] = set()  # databases seen fully migrated: a running process stays so

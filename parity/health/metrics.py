@@ -2,9 +2,9 @@
 is set. Two parts:
 
 - request counts and latencies, counted by ``RequestMetricsMiddleware`` in each web process,
-  and task times (``parity.health.task_metrics``) in each worker process. Under gunicorn's and
+  and task times (``parity.telemetry.task_metrics``) in each worker process. Under gunicorn's and
   Celery's several processes each writes its own files in ``PROMETHEUS_MULTIPROC_DIR`` and a
-  scrape sums them (``parity.health.prometheus``); without that directory a scrape would see
+  scrape sums them (``parity.telemetry.prometheus``); without that directory a scrape would see
   only the process that answered it.
 - parity's own numbers, read when scraped (``ParityCollector``) from Postgres and the broker,
   so every process answers the same and no worker needs to export anything.
@@ -27,9 +27,9 @@ from prometheus_client import (
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from parity.health import prometheus  # noqa: F401  (multiprocess files before any metric)
-from parity.health.heartbeat import broker_redis
 from parity.selectors import operations
+from parity.telemetry import prometheus  # noqa: F401  (multiprocess files before any metric)
+from parity.telemetry.heartbeat import broker_redis
 
 REQUESTS = Counter("parity_http_requests", "HTTP requests answered", ["method", "view", "status"])
 LATENCY = Histogram(

@@ -79,7 +79,7 @@ class Result(models.Model):
     table in the same transaction. Rows go away with their run (writer and run deletion).
 
     Partitioned by run id range, one partition a day (migration 0033,
-    ``parity.services.partitions``): retention drops a day instead of deleting its rows. So the
+    ``parity.storage.partitions``): retention drops a day instead of deleting its rows. So the
     table has no primary key in the database, only this model's (a unique index must hold the
     partition key, and no read finds a result by id): a statement that touches results names
     their run.

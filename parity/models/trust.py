@@ -4,6 +4,8 @@ a long-lived upload token. ``parity.oidc`` verifies a token and matches it again
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from parity.pure.oidc_claims import IssuerError, issuer_check
+
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 
 
@@ -57,8 +59,6 @@ class TrustRule(models.Model):
         return f"{self.project.slug}: {self.repository}" + (f" {self.ref}" if self.ref else "")
 
     def clean(self) -> None:
-        from parity.oidc.issuers import IssuerError, issuer_check
-
         try:
             issuer_check(self.issuer)
         except IssuerError as exc:

@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from ipaddress import ip_address
 from urllib.parse import urlsplit
 
 import jwt
@@ -32,32 +31,8 @@ REDIRECTS_MAX = 3
 KEY_TYPES = {"RSA", "EC"}
 
 
-class IssuerError(ValueError):
-    """An issuer URL an operator or a trust rule gives that cannot be one."""
-
-
 class IssuerUnavailable(Exception):
     """The issuer's keys could not be fetched (and none are held): try again later."""
-
-
-def issuer_check(url: str) -> str:
-    """``url`` if it can be an issuer: https, or http on a loopback address (a local test
-    issuer). Issuers are compared as written, without a trailing slash."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return url.rstrip("/")
-    if parts.scheme == "http" and _loopback(parts.hostname or ""):
-        return url.rstrip("/")
-    raise IssuerError(f"An issuer is an https:// URL (got {url!r}).")
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _get_json(url: str) -> dict:

@@ -7,7 +7,9 @@ tests/tools/test_pure_imports.py), so all of it is tested without a database or 
 - ``normalize``: test identity across backends and runners (``ids``, ``runner_ids``,
   ``suites``), skip reasons and the issues they cite (``reasons``, ``issues``), identity rules.
 - The rule languages: exemption patterns (``globs``), skip rules (``skip_rules``), code owners
-  (``codeowners``), exemption lists kept elsewhere (``exemption_files``).
+  (``codeowners``).
+- ``list_formats``: the lists teams keep, read and written in their own formats, parity's own
+  file among them (``list_formats.parity_file``).
 - ``oidc_claims``: whether a CI token's claims match a project's trust rules.
 - Small helpers the pages and the client share: reproduce commands (``reproduce``), run
   manifests (``run_manifest``), ISO weeks (``weeks``), the headline score (``scores``), a

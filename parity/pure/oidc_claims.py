@@ -1,5 +1,5 @@
-"""A verified token's claims as one CI identity, and its match against trust rules. Pure: plain
-values in, a reason out.
+"""A verified token's claims as one CI identity, and its match against trust rules; and what a
+trust rule's issuer may be (``issuer_check``). Pure: plain values in, a reason out.
 
 Issuers name the same things differently; a rule is written in GitHub's terms and read here:
 
@@ -21,9 +21,35 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from ipaddress import ip_address
 from typing import Protocol
+from urllib.parse import urlsplit
 
 FIELDS = ("repository", "repository_id", "ref", "workflow", "environment")
+
+
+class IssuerError(ValueError):
+    """An issuer URL an operator or a trust rule gives that cannot be one."""
+
+
+def issuer_check(url: str) -> str:
+    """``url`` if it can be an issuer: https, or http on a loopback address (a local test
+    issuer). Issuers are compared as written, without a trailing slash."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return url.rstrip("/")
+    if parts.scheme == "http" and _loopback(parts.hostname or ""):
+        return url.rstrip("/")
+    raise IssuerError(f"An issuer is an https:// URL (got {url!r}).")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)

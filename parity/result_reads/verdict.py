@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from psycopg2 import sql
 
@@ -50,11 +50,14 @@ from parity.definitions import (
     absent_tests,
     cited_issues_closed,
     coverage_dropped,
-    default_branch_runs,
+    current_runs,
+    first_ran_after,
+    first_ran_between,
     gap,
     is_infra,
     on_default_branch,
     run_outcomes,
+    started_before_q,
     triage_picks,
 )
 from parity.models import (
@@ -253,10 +256,11 @@ def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> s
         state=gap(
             sql.SQL("t.xo"),
             absent=sql.SQL("a.state"),
-            pending=sql.SQL("coalesce(t.since > %(started_at)s, false)"),
+            pending=first_ran_after(sql.SQL("t.since"), sql.Placeholder("started_at")),
         ),
         was=gap(
-            sql.SQL("t.po"), pending=sql.SQL("coalesce(t.since > %(baseline_started_at)s, false)")
+            sql.SQL("t.po"),
+            pending=first_ran_after(sql.SQL("t.since"), sql.Placeholder("baseline_started_at")),
         ),
         pending=PENDING,
         absent=absent_tests(sql.Placeholder("run")),
@@ -310,8 +314,7 @@ _SCOPE_PENDING_SQL = """
         UNION ALL
         SELECT c.test_id, NULL, NULL, NULL, NULL FROM {current} c
         WHERE c.backend_id = %(reference)s AND %(complete)s
-          AND c.since > least(%(started_at)s, %(baseline_started_at)s)
-          AND c.since <= greatest(%(started_at)s, %(baseline_started_at)s)
+          AND {first_ran_between}
           AND NOT EXISTS (
               SELECT 1 FROM {result} r WHERE r.run_id = %(run)s AND r.test_id = c.test_id {fence}
           )
@@ -333,7 +336,15 @@ _SCOPED = {
         model_sql(
             _SCOPE_SQL,
             pending=model_sql(
-                _SCOPE_PENDING_SQL, current=CurrentOutcome, result=Result, fence=FENCE
+                _SCOPE_PENDING_SQL,
+                current=CurrentOutcome,
+                result=Result,
+                fence=FENCE,
+                first_ran_between=first_ran_between(
+                    sql.SQL("c.since"),
+                    sql.SQL("least(%(started_at)s, %(baseline_started_at)s)"),
+                    sql.SQL("greatest(%(started_at)s, %(baseline_started_at)s)"),
+                ),
             ),
         ),
         model_sql(_SCOPED_COMPARED_SQL, current=CurrentOutcome, fence=FENCE),
@@ -481,12 +492,10 @@ _VERDICT_PROBED, _VERDICT_JOINED = _verdict_sql(_OPENED_PROBED), _verdict_sql(_O
 def baseline_run_pick(*, run: Run) -> Run | None:
     """The backend's current run as it was before ``run``: its latest complete default-branch
     run that CI ran earlier."""
-    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
     return (
-        default_branch_runs(run.project)
-        .filter(earlier, backend_id=run.backend_id, complete=True)
+        current_runs(run.project)
+        .filter(started_before_q(run.started_at, run.pk), backend_id=run.backend_id)
         .exclude(pk=run.pk)
-        .order_by("-started_at", "-pk")
         .first()
     )
 

@@ -9,7 +9,13 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
-from parity.definitions import coverage_dropped, default_branch_runs, is_infra, untracked_q
+from parity.definitions import (
+    coverage_dropped,
+    current_runs,
+    is_infra,
+    started_before_q,
+    untracked_q,
+)
 from parity.models import (
     BackendState,
     Gap,
@@ -176,16 +182,15 @@ def run_verdicts(*, runs: list[Run]) -> dict[int, RunVerdict]:
 def _baseline_id(project: Project) -> Subquery:
     """Each run's baseline: its backend's latest complete default-branch run CI ran before it.
     The (backend, branch, -started_at) index finds it."""
-    earlier = Q(started_at__lt=OuterRef("started_at")) | Q(
-        started_at=OuterRef("started_at"), pk__lt=OuterRef("pk")
-    )
     baselines = (
-        default_branch_runs(project)
-        # started_at__lte repeats ``earlier`` so the index seeks to the run, not scans from the
-        # newest (a page of runs from a year ago walked every run since).
-        .filter(earlier, started_at__lte=OuterRef("started_at"))
-        .filter(backend_id=OuterRef("backend_id"), complete=True)
-        .order_by("-started_at", "-pk")
+        current_runs(project)
+        # started_at__lte repeats ``started_before_q`` so the index seeks to the run, not scans
+        # from the newest (a page of runs from a year ago walked every run since).
+        .filter(
+            started_before_q(OuterRef("started_at"), OuterRef("pk")),
+            started_at__lte=OuterRef("started_at"),
+        )
+        .filter(backend_id=OuterRef("backend_id"))
         .values("pk")[:1]
     )
     return Subquery(baselines)

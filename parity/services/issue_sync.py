@@ -43,7 +43,7 @@ from parity.definitions import triages_unexpired
 from parity.engine.gap_triages import triages_refresh
 from parity.models import Gap, IssueState, Reason, TrackingIssue, Triage
 from parity.models.projects import project_lock
-from parity.services.leases import lease_held, lease_holder
+from parity.storage.leases import lease_held, lease_holder
 from parity.trackers import (
     Fetched,
     IssueAddress,
@@ -56,7 +56,7 @@ from parity.trackers import (
 logger = logging.getLogger(__name__)
 
 # One sync at a time across workers (a slow tick and the next one): a lease, not an advisory
-# lock, so it holds behind a transaction pooler (parity.services.leases).
+# lock, so it holds behind a transaction pooler (parity.storage.leases).
 _SYNC_LEASE = "issue-sync"
 _told_no_token: set[str] = set()  # hosts the log already named
 

@@ -41,7 +41,7 @@ from parity.models import (
 from parity.models.sql import model_sql
 from parity.pure.run_days import day_bounds, day_of
 from parity.raw_storage import raw_delete
-from parity.services.partitions import partition_drop, partitions_list
+from parity.storage.partitions import partition_drop, partitions_list
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,6 @@ from parity.models import (
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.projects import project_lock
 from parity.pure.attributes import ConditionError, condition_parse
-from parity.pure.exemption_files import ExemptionEntry
 from parity.pure.globs import (
     PatternError,
     pattern_check,
@@ -42,6 +41,7 @@ from parity.pure.globs import (
     pattern_regex,
     pattern_shape,
 )
+from parity.pure.list_formats.parity_file import ExemptionEntry
 from parity.pure.normalize import extract_issue_refs
 
 logger = logging.getLogger(__name__)

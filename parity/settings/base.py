@@ -347,9 +347,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # Counts only upload POSTs, per token (PARITY_THROTTLE_UPLOAD); failed token logins are
-    # limited in ingest.api.auth, before any view.
-    "DEFAULT_THROTTLE_CLASSES": ["ingest.api.throttles.UploadRateThrottle"],
+    # No throttle by default: the upload view names its own (ingest.api.throttles, per token,
+    # PARITY_THROTTLE_UPLOAD); failed token logins are limited in ingest.api.auth, before any view.
+    "DEFAULT_THROTTLE_CLASSES": [],
     # drf-spectacular's, with security blocks that follow the access rules.
     "DEFAULT_SCHEMA_CLASS": "parity.api.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -435,7 +435,7 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TIMEZONE = "UTC"
 # A worker's main process marks itself alive in the broker this often; /readyz counts a worker
-# whose mark is younger than the max age (parity.health.heartbeat, docs/health.md).
+# whose mark is younger than the max age (parity.telemetry.heartbeat, docs/health.md).
 PARITY_WORKER_HEARTBEAT_SECONDS = env_int("PARITY_WORKER_HEARTBEAT_SECONDS", 15)
 PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS = env_int("PARITY_WORKER_HEARTBEAT_MAX_AGE_SECONDS", 60)
 # Beat (docker compose's `beat` service): complete the runs CI never marked complete.
@@ -540,7 +540,7 @@ CELERY_BEAT_SCHEDULE["parity-issues-sync"] = {
 PARITY_RESULTS_KEEP_DAYS = env_int("PARITY_RESULTS_KEEP_DAYS", 180)
 # Passed results of runs older than this go sooner than the rest (0: kept as long as the rest).
 PARITY_PASSES_KEEP_DAYS = env_int("PARITY_PASSES_KEEP_DAYS", 0)
-# Results and file seconds have a partition a day (parity/services/partitions.py); beat creates
+# Results and file seconds have a partition a day (parity/storage/partitions.py); beat creates
 # today's and this many days' ahead, so a missed tick never leaves an upload without one.
 PARITY_PARTITIONS_AHEAD_DAYS = env_int("PARITY_PARTITIONS_AHEAD_DAYS", 2)
 CELERY_BEAT_SCHEDULE["parity-partitions-create"] = {

@@ -9,7 +9,7 @@ from django.db import connection
 
 from parity.models import Result
 from parity.pure.run_days import day_of, run_day
-from parity.services.partitions import partition_drop, partitions_list
+from parity.storage.partitions import partition_drop, partitions_list
 from tests.e2e.expect import upload_settled
 from tests.junit_builder import Case, junit_xml
 

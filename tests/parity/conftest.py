@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from parity.models import Project
-from parity.services import partitions
+from parity.storage import partitions
 from tests.junit_builder import Case, junit_xml
 
 # A run's results: canonical test ID (``file::Class::name``) -> "passed", or (status, message)

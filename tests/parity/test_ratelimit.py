@@ -158,6 +158,34 @@ def test_uploads_are_limited_per_token(project, token, settings):
     assert post_upload(second, XML, commit="f" * 40).status_code == 202  # another token is not
 
 
+def test_the_upload_throttle_is_the_upload_views_own(project, token, settings):
+    """No view but the upload endpoint counts against the upload limit: its throttle is the
+    view's, not a default every view runs and that has to find the upload view among them."""
+    from django.urls import get_resolver
+    from rest_framework.settings import api_settings
+
+    from ingest.api.throttles import UploadRateThrottle
+    from ingest.api.views import UploadCreateView
+
+    assert api_settings.DEFAULT_THROTTLE_CLASSES == []
+    throttled = set()
+    for pattern in _url_patterns(get_resolver().url_patterns):
+        view = getattr(pattern.callback, "view_class", None) or getattr(
+            pattern.callback, "cls", None
+        )
+        if view is not None and UploadRateThrottle in getattr(view, "throttle_classes", ()):
+            throttled.add(view)
+    assert throttled == {UploadCreateView}
+
+
+def _url_patterns(patterns):
+    for pattern in patterns:
+        if hasattr(pattern, "url_patterns"):
+            yield from _url_patterns(pattern.url_patterns)
+        else:
+            yield pattern
+
+
 def test_200_bad_token_uploads_are_mostly_refused_fast(project, settings, capsys):
     """The issue's case: 200 bad-token uploads from one address all answered 401, none refused."""
     guesser = APIClient()

@@ -146,6 +146,42 @@ CROSSINGS = [
         "parity.selectors.runs -> parity.api.views",
     ),
     (
+        "layers",
+        "parity/storage/partitions.py",
+        "from parity.services import retention",
+        "parity.storage.partitions -> parity.services.retention",
+    ),
+    (
+        "layers",
+        "ingest/writer/results.py",
+        "from parity.services import variants",
+        "ingest.writer.results -> parity.services.variants",
+    ),
+    (
+        "layers",
+        "parity/models/trust.py",
+        "from parity.oidc import issuers",
+        "parity.models.trust -> parity.oidc.issuers",
+    ),
+    (
+        "layers",
+        "parity/selectors/operations.py",
+        "from parity.health import checks",
+        "parity.selectors.operations -> parity.health.checks",
+    ),
+    (
+        "infrastructure",
+        "parity/telemetry/heartbeat.py",
+        "from parity.selectors import operations",
+        "parity.telemetry.heartbeat -> parity.selectors.operations",
+    ),
+    (
+        "infrastructure",
+        "parity/raw_storage.py",
+        "from parity.models import Upload",
+        "parity.raw_storage -> parity.models",
+    ),
+    (
         "pure",
         "parity/pure/oidc_claims.py",
         "from parity.models import TrustRule",

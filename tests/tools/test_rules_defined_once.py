@@ -1,8 +1,9 @@
 """Each rule the engine, the verdict and the aligned view share has one definition, in
 ``parity/definitions.py`` (issue 35): which run may be current, a test's outcome in a run, a
-gap and its state, the triage that applies. Elsewhere a statement composes the definition; it
-does not spell the rule again. This looks for each rule's characteristic spellings in the
-code of ``parity/`` and ``ingest/`` and fails where one appears outside the definitions.
+gap and its state, the pending condition, the run current at time t, the triage that applies.
+Elsewhere a statement composes the definition; it does not spell the rule again. This looks
+for each rule's characteristic spellings in the code of ``parity/`` and ``ingest/`` and fails
+where one appears outside the definitions.
 
 (``tests/parity/test_rules_model.py`` holds what the definitions answer to a plain-Python
 reading of the rules.)"""
@@ -35,6 +36,15 @@ RULES = {
         r"coalesce\([^)]*'missing'\)",
         r"'pending'",
         r"'reference_missing'\s*,",  # a select list's state, not a filter on one
+    ),
+    "the pending condition": (
+        r"\bsince\}?\s*>",  # the reference first ran the test after the run started
+        r"\bsince\s*<=",
+    ),
+    "the run current at time t": (
+        r"Q\(started_at=",  # the tie of two runs started at once, broken by id
+        r"\bdefault_branch_runs\(",  # of the complete ones, latest first: current_runs
+        r"\.started_at <= \{at\}",
     ),
     "the triage that applies": (
         r"~\s*\w+\.match_regex",

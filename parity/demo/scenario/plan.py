@@ -53,8 +53,8 @@ def plan_build(fixture: dict[str, Any], backend: str) -> Plan:
 
 def upstream_disabled(fixture: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
     """The upstream tests' DISABLED_TORCH_TESTS as PyTorch/XLA keeps them, by backend:
-    ``{backend: {TestClassXLA: {test_name: reason}}}`` (``parity.pure.exemption_files`` reads
-    it)."""
+    ``{backend: {TestClassXLA: {test_name: reason}}}`` (``parity.pure.list_formats.parity_file``
+    reads it)."""
     disabled: dict[str, dict[str, dict[str, str]]] = {}
     for test in fixture["upstream"]["tests"]:
         for backend, reason in test["disabled"].items():

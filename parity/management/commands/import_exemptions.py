@@ -4,14 +4,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from parity.management.arguments import project_argument, text_argument
 from parity.models import Project
-from parity.pure.exemption_files import (
+from parity.pure.list_formats import FORMATS, ListFormatError
+from parity.pure.list_formats.parity_file import (
     KINDS,
     ExemptionFileError,
     disabled_dict_entries,
     document_load,
     exemptions_parse,
 )
-from parity.pure.list_formats import FORMATS, ListFormatError
 from parity.services.list_imports import ListFile, ListImportReport, list_file_import
 from parity.services.triage import TriageRejected, exemptions_import
 

@@ -18,7 +18,7 @@ from parity.demo.accelerators import accelerator_projects_load, upload_data
 from parity.demo.ahead import demo_uploads_ahead
 from parity.demo.scenario import BRANCH, upstream_disabled
 from parity.models import Project
-from parity.pure.exemption_files import disabled_dict_entries, exemptions_parse
+from parity.pure.list_formats.parity_file import disabled_dict_entries, exemptions_parse
 from parity.services.owners import owners_import
 from parity.services.projects import project_create, project_rules_update, upload_token_create
 from parity.services.triage import exemptions_import

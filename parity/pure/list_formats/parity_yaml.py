@@ -1,4 +1,4 @@
-"""Parity's own exemption list (``parity.pure.exemption_files``), written from entries: what
+"""Parity's own list file (``parity_file`` reads it), written from entries: what
 ``import_exemptions --format yaml`` reads back.
 
 Pure: no Django.

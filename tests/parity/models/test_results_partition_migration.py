@@ -10,7 +10,7 @@ from django.urls import reverse
 from parity.engine import parity_recompute
 from parity.models import FileSeconds, Result, Run
 from parity.pure.run_days import run_day
-from parity.services.partitions import partitions_list
+from parity.storage.partitions import partitions_list
 
 BEFORE = [("parity", "0034_sign_in_group_roles")]
 

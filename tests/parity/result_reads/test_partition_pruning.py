@@ -1,6 +1,6 @@
 """Every read of results reads only the partitions of the runs it names (issue 37).
 
-Results and file seconds have a partition a day (``parity.services.partitions``). A read that
+Results and file seconds have a partition a day (``parity.storage.partitions``). A read that
 names its runs by value is pruned when planned; one that finds them in a join is pruned as it
 runs only when the join probes them one at a time (a nested loop), never through a hash join,
 which scans every partition. So each statement the engine and the pages run against those
@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from parity.models import Result, Run, TestCase
 from parity.pure.run_days import day_of, partition_day, run_day
-from parity.services import partitions
+from parity.storage import partitions
 
 T = "test/a.py::TestA::"
 PARTITION = re.compile(r"\b(parity_result|parity_fileseconds)\b")

@@ -13,7 +13,7 @@ from django.utils import timezone
 from parity.engine.gap_triages import triages_refresh
 from parity.models import BackendState, Gap, Lease, Snapshot, TrackingIssue, Triage
 from parity.services import issue_sync
-from parity.services.leases import lease_held, lease_holder
+from parity.storage.leases import lease_held, lease_holder
 from tests.fake_tracker import Scripted, github_issue, gitlab_issue
 from tests.parity.engine.rows import current_set, gap_open, reason_of, run_make
 

@@ -21,8 +21,8 @@ from parity.models import (
     UploadFile,
 )
 from parity.pure.run_days import day_of
-from parity.services.partitions import partitions_list
 from parity.services.retention import results_expire
+from parity.storage.partitions import partitions_list
 
 T = "test/a.py::TestA::"
 DAYS = ["2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"]

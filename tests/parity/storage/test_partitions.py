@@ -7,7 +7,7 @@ from django.db import connection, transaction
 
 from parity.models import FileSeconds
 from parity.pure.run_days import day_bounds, day_of, partition_name
-from parity.services import partitions
+from parity.storage import partitions
 from parity.tasks import partitions_create
 
 NOW = datetime.datetime(2027, 3, 1, 23, 30, tzinfo=datetime.UTC)

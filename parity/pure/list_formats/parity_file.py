@@ -1,6 +1,6 @@
-"""Exemption lists kept outside parity, read into entries
-``parity.services.triage.exemptions_import``
-writes: parity's own file format, and PyTorch's per-backend disabled-test dicts.
+"""Parity's own list file, and PyTorch's per-backend disabled-test dicts, read into the entries
+``parity.services.triage.exemptions_import`` writes (``import_exemptions --format yaml``, all
+or none; the other formats of the lists teams keep go through ``parity.services.list_imports``).
 
 Parity's format, YAML or JSON, a list of entries (or ``{"exemptions": [...]}``, which is what
 ``GET …/manifest/`` answers, so a manifest can be imported into another project)::

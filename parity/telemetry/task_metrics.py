@@ -7,7 +7,7 @@ import time
 from celery.signals import task_postrun, task_prerun
 from prometheus_client import Histogram
 
-from parity.health import prometheus  # noqa: F401  (multiprocess files before any metric)
+from parity.telemetry import prometheus  # noqa: F401  (multiprocess files before any metric)
 
 TASK_SECONDS = Histogram(
     "parity_task_seconds",
