@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from parity.models.links import validate_web_url
+
 
 class Visibility(models.TextChoices):
     PUBLIC = "public", "public: anyone may read"
@@ -128,6 +130,12 @@ class Project(models.Model):
             raise ValidationError(
                 {"issue_url_template": "The issue URL template needs a {number} placeholder."}
             )
+        if self.issue_url_template:
+            # Its URLs are the links of every bare "#123" a skip reason cites.
+            try:
+                validate_web_url(self.issue_url_template.replace("{number}", "1"))
+            except ValidationError as exc:
+                raise ValidationError({"issue_url_template": exc.messages}) from None
 
     def normalization(self):
         """The project's normalization rules (``parity.pure.normalize.Rules``), as ingest and CI's
