@@ -5,7 +5,8 @@ Loading takes seconds, so the data and the server live for the whole module, out
 pytest-django's per-test transactions (its ``live_server`` flushes the database after every
 test); the module's teardown flushes it so later tests start empty. Every request the page makes
 to a host other than 127.0.0.1 or localhost is aborted and fails the test, as does any console
-error, a page answered without a Content-Security-Policy, and anything the policy refused. Each test leaves a full-page screenshot in ``screenshots/<test>.png`` at the repo root.
+error, a page answered without a Content-Security-Policy, and anything the policy refused.
+Each test leaves a full-page screenshot in ``screenshots/<test>.png`` at the repo root.
 """
 
 import io
@@ -119,7 +120,8 @@ class Watch:
 # securitypolicyviolation event (``_REPORT_VIOLATIONS``).
 _CSP_VIOLATION = re.compile(r"Content Security Policy|^Refused to |^CSP violation")
 _REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (e) =>
-  console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI} at ${e.sourceFile}:${e.lineNumber}`));"""
+  console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`
+    + ` at ${e.sourceFile}:${e.lineNumber}`));"""
 
 
 _SCRIPTS_AND_STYLES = re.compile(r"<(script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
