@@ -267,3 +267,19 @@ def test_the_migration_clears_bad_urls_stored_before_the_rule(project, upload_ru
     assert (keyed.url, keyed.key) == ("", "o/r#1")
     assert good.url == GOOD
     assert set(Run.objects.values_list("ci_url", flat=True)) == {""}
+
+
+@pytest.mark.parametrize("bad", ["JaVaScRiPt:alert(1)", "ftp://files.example/issue/1"])
+def test_the_dashboard_form_refuses_a_bad_issue_url_beside_the_field(xla, bad):
+    from tests.parity.dashboard.conftest import member
+
+    maintainer = member(xla, "maintainer")
+    body = {"match": "test/test_a.py", "kind": "tracked", "backends": ["tpu"], "issue_url": bad}
+
+    response = maintainer.post("/p/pytorch-xla/exemptions/", body)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    field = html.split('name="issue_url"')[0].rsplit('<div class="field', 1)[-1]
+    assert "errorlist" in field, field
+    assert not Triage.objects.exists() and not TrackingIssue.objects.exists()
