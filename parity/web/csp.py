@@ -9,6 +9,7 @@ response (a JSON answer or a file ignores it) unless the view set its own.
 
 from collections.abc import Callable
 from functools import wraps
+from urllib.parse import urlsplit
 
 from django.http import HttpRequest, HttpResponse
 
@@ -41,6 +42,16 @@ STRICT_POLICY = policy()
 # apply form-action to that redirect, so under /accounts/ a form may lead elsewhere.
 SIGN_IN_POLICY = policy(form_action=None)
 _BY_PREFIX = (("/accounts/", SIGN_IN_POLICY),)
+
+
+def policy_posting_to(url: str) -> str:
+    """The strict policy, with forms also allowed to lead to ``url``'s origin (an http(s) URL):
+    a page whose form the server answers with a redirect there, which browsers check against
+    form-action (the file-issue page's "open the tracker's new-issue page")."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return STRICT_POLICY
+    return policy(form_action=f"'self' {parts.scheme}://{parts.netloc}")
 
 
 def csp_policy(value: str) -> Callable:

@@ -95,3 +95,18 @@ def test_an_api_answer_and_the_sibling_headers(client, runs):
     assert response.headers[HEADER] == STRICT_POLICY
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Referrer-Policy"] == "same-origin"
+
+
+def test_the_file_issue_page_may_send_its_form_on_to_the_tracker_only(runs, xla):
+    """Its "open the tracker's new-issue page" button posts to parity, which redirects to the
+    tracker: browsers check that redirect against form-action."""
+    from parity.models import Gap
+    from tests.parity.dashboard.conftest import member
+
+    gap = Gap.objects.filter(backend__name="tpu", test__key=tid(A, 4), is_open=True).get()
+
+    page = member(xla, "maintainer").get(f"{P}/file-issue/?gap={gap.pk}")
+
+    policy = directives(page.headers[HEADER])
+    assert policy["form-action"] == "'self' https://github.com"
+    assert policy["script-src"] == "'self'" and policy["style-src"] == "'self'"
