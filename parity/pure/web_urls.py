@@ -12,17 +12,19 @@ Pure: no Django. ``parity.models.fields.validate_web_url`` is its model-layer va
 """
 
 import re
+import unicodedata
 from urllib.parse import urlsplit
 
 WEB_SCHEMES = ("http", "https")
-# C0 controls, space and DEL: a browser strips or skips them; a URL with any is refused.
-_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+# Controls, DEL and any space (a browser strips or skips some; the database's check refuses
+# any), and invisible format characters (a right-to-left override hides what a URL says).
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f-\x9f\s]")
 PROBLEM = "issue URL must be http(s)"  # how an import's report names the refusal
 
 
 def web_url_problem(url: str) -> str:
     """Why ``url`` is not an http(s) URL with a host, in words; "" when it is one."""
-    if _CONTROL_OR_SPACE.search(url):
+    if _CONTROL_OR_SPACE.search(url) or any(unicodedata.category(c) == "Cf" for c in url):
         return "a URL cannot hold spaces or control characters"
     try:
         parts = urlsplit(url)
