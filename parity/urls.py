@@ -2,7 +2,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from parity.ci_files import ci_file, ci_index
 from parity.sign_in.views import SignInView
@@ -17,7 +17,8 @@ urlpatterns = [
     path("ci/", ci_index, name="ci-index"),
     path("ci/<str:name>", ci_file, name="ci-file"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # The split view serves its script from a URL, not inline (parity.web.csp).
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("", include("parity.digest.urls")),
     path("", include("parity.dashboard.urls")),
 ]

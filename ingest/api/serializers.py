@@ -5,6 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from parity.models import Upload
+from parity.models.links import validate_web_url
 from parity.pure.attributes import AttributesError, attributes_check
 from parity.pure.declarations import DeclarationsError, classifications_parse
 from parity.pure.run_manifest import ManifestError, manifest_parse
@@ -32,7 +33,13 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="Client key grouping shard uploads into one run; default commit:branch:backend.",
     )
-    ci_url = serializers.URLField(max_length=500, required=False, default="", allow_blank=True)
+    ci_url = serializers.URLField(
+        max_length=500,
+        required=False,
+        default="",
+        allow_blank=True,
+        validators=[validate_web_url],  # the run's page links to it
+    )
     complete = serializers.BooleanField(
         required=False, default=False, help_text="This upload is the run's last shard."
     )

@@ -8,6 +8,7 @@ from django import forms
 from django.http import QueryDict
 
 from parity.models import GapState, Project, TriageKind
+from parity.models.links import validate_web_url
 from parity.pure.globs import MAX_PATTERN_CHARS
 from parity.selectors.families import GROUPINGS
 
@@ -201,7 +202,9 @@ class QueueExemptForm(forms.Form):
     KINDS = [(TriageKind.TRACKED, "tracked by issue"), (TriageKind.INTENDED, "intended")]
     group = QueueGroupField(required=True)
     kind = forms.ChoiceField(choices=KINDS, widget=forms.RadioSelect, initial=TriageKind.TRACKED)
-    issue_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    issue_url = forms.URLField(
+        required=False, max_length=500, assume_scheme="https", validators=[validate_web_url]
+    )
     note = forms.CharField(required=False, max_length=2000)
     next = forms.CharField(required=False, max_length=2000)
 
@@ -281,6 +284,7 @@ class ExemptionForm(forms.Form):
         required=False,
         max_length=500,
         assume_scheme="https",
+        validators=[validate_web_url],
         label="Issue URL",
         help_text="Required for tracked and quarantine.",
         widget=forms.URLInput(attrs={"placeholder": "https://github.com/…/issues/123"}),
@@ -342,7 +346,9 @@ class TriageForm(forms.Form):
     reason = forms.IntegerField(required=False)
     file = forms.CharField(required=False, max_length=500)
     backend = forms.CharField(required=False, max_length=50)
-    issue_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    issue_url = forms.URLField(
+        required=False, max_length=500, assume_scheme="https", validators=[validate_web_url]
+    )
     note = forms.CharField(required=False, max_length=2000)
     next = forms.CharField(required=False, max_length=2000)
 

@@ -15,6 +15,7 @@ from django.utils.timesince import timesince
 from parity.models import Gap, ProbeOutcome, Triage
 from parity.pure.globs import is_file_level
 from parity.pure.normalize import display_id, is_expected_failure, suite_of
+from parity.pure.web_urls import web_url_or_empty
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 
@@ -50,7 +51,7 @@ def issue_link(issue: IssueInfo | str) -> IssueLink:
     ``#9017`` reads "#9017 XLA does not support complex64 (open)". A bare URL or key (what
     ``issue_urls`` gives) has neither title nor state."""
     if isinstance(issue, str):
-        return IssueLink(label=_short(issue), url=issue if "://" in issue else "")
+        return IssueLink(label=_short(issue), url=web_url_or_empty(issue))
     short = _short(issue.key if "://" not in issue.key else issue.url or issue.key)
     parts = [short]
     if issue.title:
@@ -58,7 +59,10 @@ def issue_link(issue: IssueInfo | str) -> IssueLink:
         parts.append(title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…")
     if issue.state != "unknown":
         parts.append(f"({issue.state})")
-    return IssueLink(label=" ".join(parts), url=issue.url, state=issue.state, title=issue.title)
+    # Only an http(s) URL is a link, whatever a row stored before the rule held (a script's
+    # ``javascript:`` URL reads as text).
+    url = web_url_or_empty(issue.url)
+    return IssueLink(label=" ".join(parts), url=url, state=issue.state, title=issue.title)
 
 
 def issue_links(issues: list[IssueInfo | str]) -> list[IssueLink]:

@@ -39,6 +39,7 @@ from parity.dashboard.forms import (
 )
 from parity.models import Project, Run, TestCase
 from parity.services import issue_filing
+from parity.web import csp
 from parity.web.access import (
     may_triage,
     principal_of,
@@ -525,7 +526,8 @@ def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
     elif posted and form.is_valid() and filing.issue_file_post(request, project, form, subject):
         return redirect(back)
     editor = form if posted else IssueDraftForm.drafted(form, draft=draft, back=back)
-    return _render_project(
+    new_issue_url = issue_filing.new_issue_url(project=project, subject=subject, draft=draft)
+    response = _render_project(
         request,
         project,
         "parity/file_issue.html",
@@ -533,9 +535,12 @@ def file_issue(request: HttpRequest, project: Project) -> HttpResponse:
         subject=subject,
         editor=editor,
         filing=target,
-        new_issue_url=issue_filing.new_issue_url(project=project, subject=subject, draft=draft),
+        new_issue_url=new_issue_url,
         back=back,
     )
+    if new_issue_url:  # its tracker button posts here and is sent on to the tracker
+        response.headers[csp.HEADER] = csp.policy_posting_to(new_issue_url)
+    return response
 
 
 def _by(request: HttpRequest) -> str:

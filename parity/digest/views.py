@@ -13,8 +13,12 @@ from parity.models import Project, Subscription
 from parity.pure.weeks import BadWeek, Week
 from parity.selectors.digest import digest_content
 from parity.web.access import project_page
+from parity.web.csp import csp_policy, policy
 
 
+# The email's HTML keeps inline styles (mail clients drop style sheets), so the page showing it
+# allows style attributes, and only them: no inline <style> element, scripts as strict as anywhere.
+@csp_policy(policy(style_src_attr="'unsafe-inline'"))
 @require_safe
 @project_page
 def preview(request: HttpRequest, project: Project) -> HttpResponse:

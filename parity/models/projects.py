@@ -9,6 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from parity import outbound
+from parity.models.links import validate_web_url
 
 
 class Visibility(models.TextChoices):
@@ -133,11 +134,17 @@ class Project(models.Model):
         self._tracker_url_check()
 
     def _tracker_url_check(self) -> None:
-        """The tracker the template names is where issues are read and filed: one the egress
-        policy refuses is refused here, saying why and which setting allows it."""
+        """The template's URLs are links on every page, so only http(s) ones; and the tracker it
+        names is where issues are read and filed: one the egress policy refuses is refused here,
+        saying why and which setting allows it."""
         if not self.issue_url_template:
             return
-        refusal = outbound.url_refusal(self.issue_url_template.replace("{number}", "1"))
+        example = self.issue_url_template.replace("{number}", "1")
+        try:  # its URLs are the links of every bare "#123" a skip reason cites
+            validate_web_url(example)
+        except ValidationError as exc:
+            raise ValidationError({"issue_url_template": exc.messages}) from None
+        refusal = outbound.url_refusal(example)
         if refusal:
             raise ValidationError({"issue_url_template": refusal})
 

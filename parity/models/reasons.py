@@ -1,5 +1,7 @@
 from django.db import models
 
+from parity.models.links import WEB_URL_OR_EMPTY, validate_web_url
+
 
 class IssueState(models.TextChoices):
     UNKNOWN = "unknown"  # never synced: no adapter or token for its tracker, or not yet
@@ -14,7 +16,7 @@ class TrackingIssue(models.Model):
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="issues")
     kind = models.CharField(max_length=20)
     key = models.CharField(max_length=200, help_text='e.g. "pytorch/xla#4298", "b/123456".')
-    url = models.URLField(max_length=500, blank=True)
+    url = models.URLField(max_length=500, blank=True, validators=[validate_web_url])
     state = models.CharField(
         max_length=10,
         choices=IssueState.choices,
@@ -32,7 +34,11 @@ class TrackingIssue(models.Model):
 
     class Meta:
         ordering = ["key"]
-        constraints = [models.UniqueConstraint(fields=["project", "key"], name="issue_unique_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "key"], name="issue_unique_key"),
+            # Every writer, bulk ones too: a stored URL is an href on the dashboard.
+            models.CheckConstraint(condition=WEB_URL_OR_EMPTY, name="issue_url_web"),
+        ]
 
     def __str__(self) -> str:
         return self.key

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.db import models
 from django.utils import timezone
 
+from parity.models.links import validate_web_url
 from parity.models.results import MAX_FILE_CHARS
 from parity.pure.run_manifest import FileRun, exit_status
 
@@ -15,7 +16,7 @@ class Run(models.Model):
     key = models.CharField(max_length=200, help_text="The client's run key; groups shards.")
     commit = models.CharField(max_length=64)
     branch = models.CharField(max_length=200, blank=True)
-    ci_url = models.URLField(max_length=500, blank=True)
+    ci_url = models.URLField(max_length=500, blank=True, validators=[validate_web_url])
     complete = models.BooleanField(default=False)
     completed_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(

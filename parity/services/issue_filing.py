@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from parity.models import Project, TrackingIssue, TriageKind
+from parity.pure.web_urls import web_url_problem
 from parity.selectors.issue_drafts import IssueSubject
 from parity.services.triage import (
     TriageRejected,
@@ -29,7 +30,7 @@ from parity.services.triage import (
     triage_create,
     triages_create,
 )
-from parity.trackers import Created, RepoAddress, repo_address, tracker_for
+from parity.trackers import Created, CreateRefused, RepoAddress, repo_address, tracker_for
 
 logger = logging.getLogger(__name__)
 
@@ -180,6 +181,10 @@ def issue_file(*, project: Project, subject: IssueSubject, draft: IssueDraft, us
         raise ValueError(f"No write token for the tracker of project '{project.slug}'.")
     tracker = tracker_for(filing.repo.tracker, filing.repo.host, write=True)
     created = tracker.create(filing.repo, title=draft.title, body=draft.body, labels=draft.labels)
+    if web_url_problem(created.url):  # the tracker's answer becomes a link on every page
+        raise CreateRefused(
+            f"The tracker answered an issue URL that is not http(s): {created.url!r}"
+        )
     logger.info("issue %s filed for project %s by %s", created.url, project.pk, user)
     issue = _issue_store(project=project, created=created)
     try:

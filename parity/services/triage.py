@@ -43,6 +43,8 @@ from parity.pure.globs import (
 )
 from parity.pure.list_formats.parity_file import ExemptionEntry
 from parity.pure.normalize import extract_issue_refs
+from parity.pure.web_urls import PROBLEM as WEB_URL_PROBLEM
+from parity.pure.web_urls import web_url_problem
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +119,11 @@ def triage_check(
     for field, row in rows:
         if row is not None and row.project_id != project.pk:
             raise TriageRejected(f"The {field} is not in project '{project.slug}'.", field=field)
+    if issue is not None and issue.url and web_url_problem(issue.url):
+        raise TriageRejected(
+            f"The {WEB_URL_PROBLEM}: {web_url_problem(issue.url)} (got {issue.url[:80]!r}).",
+            field="issue",
+        )
     if kind in KINDS_WITH_ISSUE and issue is None:
         raise TriageRejected(f"A {kind} triage needs an 'issue_url'.", field="issue")
     if kind == TriageKind.INTENDED and not note.strip():
@@ -211,7 +218,7 @@ def triage_request_check(
     target = _pattern_target(request, known) if known is not None else _target(project, request)
     url = request.issue_url.strip()
     # An unsaved stand-in: the rules ask only whether there is one, in this project.
-    issue = TrackingIssue(project=project, key=url) if url else None
+    issue = TrackingIssue(project=project, key=url, url=url) if url else None
     triage_check(
         project=project,
         kind=request.kind,
@@ -408,6 +415,9 @@ def tracking_issue_get_or_create(*, project: Project, url: str) -> TrackingIssue
     url = url.strip()
     if not url:
         return None
+    problem = web_url_problem(url)
+    if problem:  # before any row: the rule holds for a URL whose key the project already has
+        raise TriageRejected(f"The {WEB_URL_PROBLEM}: {problem} (got {url[:80]!r}).", field="issue")
     kind, key = _issue_identity(project, url)
     issue, created = TrackingIssue.objects.get_or_create(
         project=project, key=key, defaults={"kind": kind, "url": url}

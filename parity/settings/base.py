@@ -74,6 +74,9 @@ MIDDLEWARE = [
     "parity.ratelimit.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Every response's Content-Security-Policy (parity.web.csp): scripts and styles only from
+    # parity's static files. nosniff and Referrer-Policy are SecurityMiddleware's defaults.
+    "parity.web.csp.ContentSecurityPolicyMiddleware",
     # A request that cannot get a database connection answers 503 with Retry-After, not 500.
     "parity.web.unavailable.DatabaseUnavailableMiddleware",
 ]

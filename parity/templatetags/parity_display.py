@@ -5,7 +5,7 @@
 ``{{ triage|triage_issue_links }}``, ``{{ match|pattern_scope }}``,
 ``{{ url|issue_link }}``, ``{{ seconds|duration }}``, ``{{ status|upload_status_word }}``,
 ``{{ run|run_title }}``, ``{{ burndown|burndown_chart }}``, ``{{ n|count }}``,
-``{{ reason.disposition|disposition }}``,
+``{{ reason.disposition|disposition }}``, ``{{ run.ci_url|web_url }}``,
 ``{{ moment|ago }}``, ``{{ state|run_state_words:status }}``,
 ``{{ n|variant_noun:project.variant_keys }}``, ``{{ family|family_new_gaps:variant_keys }}``;
 and eight tags,
@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
 from parity.dashboard import presenters
+from parity.pure.web_urls import web_url_or_empty
 
 register = template.Library()
 
@@ -52,6 +53,8 @@ register.filter("ago", presenters.ago)
 register.filter("run_state_words", presenters.run_state_words)
 register.filter("variant_noun", lambda n, keys: presenters.variant_noun(keys, n))
 register.filter("family_new_gaps", presenters.family_new_gaps_text)
+# A stored URL as an href: itself when http(s), else "" (then no link is drawn).
+register.filter("web_url", web_url_or_empty)
 
 
 @register.inclusion_tag("parity/_owners.html", takes_context=True)

@@ -5,7 +5,8 @@ Loading takes seconds, so the data and the server live for the whole module, out
 pytest-django's per-test transactions (its ``live_server`` flushes the database after every
 test); the module's teardown flushes it so later tests start empty. Every request the page makes
 to a host other than 127.0.0.1 or localhost is aborted and fails the test, as does any console
-error. Each test leaves a full-page screenshot in ``screenshots/<test>.png`` at the repo root.
+error, a page answered without a Content-Security-Policy, and anything the policy refused.
+Each test leaves a full-page screenshot in ``screenshots/<test>.png`` at the repo root.
 """
 
 import io
@@ -104,6 +105,23 @@ class Watch:
     outside: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
     template_markup: list[str] = field(default_factory=list)
+    csp_violations: list[str] = field(default_factory=list)
+    without_csp: list[str] = field(default_factory=list)  # pages answered without the policy
+
+    def console(self, message) -> None:
+        if _CSP_VIOLATION.search(message.text):
+            self.csp_violations.append(message.text)
+        elif message.type == "error":
+            self.console_errors.append(message.text)
+
+
+# What Chromium logs when the Content-Security-Policy refuses something ("Refused to load…",
+# "Applying inline style violates…"), and what the page's listener logs for each
+# securitypolicyviolation event (``_REPORT_VIOLATIONS``).
+_CSP_VIOLATION = re.compile(r"Content Security Policy|^Refused to |^CSP violation")
+_REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (e) =>
+  console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`
+    + ` at ${e.sourceFile}:${e.lineNumber}`));"""
 
 
 _SCRIPTS_AND_STYLES = re.compile(r"<(script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -133,13 +151,16 @@ def page(chromium, site, request):
         elif route.request.resource_type == "document":
             response = route.fetch(max_redirects=0)  # the browser follows redirects itself
             watch.template_markup += template_markup(route.request.url, response.text())
+            if "content-security-policy" not in response.headers:
+                watch.without_csp.append(route.request.url)
             route.fulfill(response=response)
         else:
             route.continue_()
 
     context.route("**/*", guard)
+    context.add_init_script(_REPORT_VIOLATIONS)
     page = context.new_page()
-    page.on("console", lambda m: m.type == "error" and watch.console_errors.append(m.text))
+    page.on("console", watch.console)
     page.on("pageerror", lambda e: watch.console_errors.append(str(e)))
     page.watch = watch
     yield page
@@ -152,6 +173,8 @@ def page(chromium, site, request):
     assert watch.template_markup == [], f"template source shown to readers: {watch.template_markup}"
     assert watch.outside == [], f"requests left 127.0.0.1: {watch.outside}"
     assert watch.console_errors == [], f"console errors: {watch.console_errors}"
+    assert watch.without_csp == [], f"pages without a Content-Security-Policy: {watch.without_csp}"
+    assert watch.csp_violations == [], f"the CSP refused: {watch.csp_violations}"
 
 
 def log_in(page, site: Site) -> None:

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from parity.models import TriageKind
+from parity.models.links import validate_web_url
 from parity.pure.globs import MAX_PATTERN_CHARS
 
 
@@ -42,6 +43,7 @@ class TriageCreateSerializer(serializers.Serializer):
         required=False,
         default="",
         allow_blank=True,
+        validators=[validate_web_url],
         help_text="Required for tracked.",
     )
     note = serializers.CharField(

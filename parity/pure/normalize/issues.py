@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from parity.pure.web_urls import web_url_or_empty
+
 
 @dataclass(frozen=True)
 class IssueRef:
@@ -98,8 +100,9 @@ def _candidates(text: str, issue_template: str, jira_template: str) -> Iterator[
 
 
 def _fill(template: str, placeholder: str, value: str) -> str:
-    """A template without its placeholder would give every reference the same url: none."""
-    return template.replace(placeholder, value) if placeholder in template else ""
+    """A template without its placeholder would give every reference the same url: none; nor
+    does one that does not make an http(s) URL (``parity.pure.web_urls``)."""
+    return web_url_or_empty(template.replace(placeholder, value)) if placeholder in template else ""
 
 
 def _github(m: re.Match[str]) -> IssueRef:

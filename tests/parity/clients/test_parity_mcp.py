@@ -161,15 +161,20 @@ def test_a_maintainer_proposes_an_exemption_a_viewer_is_refused(
 
     async def propose(session: ClientSession):
         bad = await session.call_tool("exemption_propose", {**proposal, "issue": None})
+        script = {**proposal, "issue": "JaVaScRiPt:alert(document.domain)//://x"}
+        scripted = await session.call_tool("exemption_propose", script)
+        ftp = await session.call_tool("exemption_propose", {**proposal, "issue": "ftp://x.test/1"})
         made = await session.call_tool("exemption_propose", proposal)
         listed = await session.call_tool("exemptions", {"q": "XLA pin"})
         after = await session.call_tool("gaps", {"q": "test_b"})
-        return bad, made, listed, after
+        return bad, (scripted, ftp), made, listed, after
 
-    bad, made, listed, after = mcp(propose, PARITY_TOKEN=maintainer)
+    bad, not_links, made, listed, after = mcp(propose, PARITY_TOKEN=maintainer)
 
     assert bad.is_error
     assert "needs an 'issue_url'" in bad.content[0].text and "HTTP 400" in bad.content[0].text
+    for refused in not_links:  # an issue URL is http(s) only (parity.pure.web_urls)
+        assert refused.is_error and "HTTP 400" in refused.content[0].text
     exemption = structured(made)
     assert set(exemption) == documented("### `exemptions` items") | {"created_by"}
     assert (exemption["kind"], exemption["pattern"], exemption["backends"]) == (

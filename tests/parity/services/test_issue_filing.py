@@ -87,3 +87,25 @@ def test_an_issue_is_filed_on_gitlab_and_linked(project, many_gaps, fake_tracker
         "tracked",
         filed.issue.pk,
     )
+
+
+def test_a_tracker_answering_a_script_url_files_but_links_nothing(
+    project, many_gaps, fake_tracker, settings
+):
+    """The tracker's answer becomes a link on every page: only an http(s) one is stored."""
+    from parity.trackers import CreateRefused
+    from tests.fake_tracker import Scripted, gitlab_issue
+
+    template = "https://gitlab.example.com/tpu/xla/-/issues/{number}"
+    Project.objects.filter(pk=project.pk).update(issue_url_template=template)
+    project.refresh_from_db()
+    settings.PARITY_TRACKER_WRITE_TOKENS = {"gitlab.example.com": fake_tracker.write_token}
+    answer = gitlab_issue(1, "t", web_url="javascript:alert(document.domain)//://x")
+    fake_tracker.script(Scripted(201, {"Content-Type": "application/json"}, answer))
+    subject = issue_subject(project=project, gap_ids=[many_gaps[0].pk])
+    draft = issue_filing.issue_draft(project=project, subject=subject)
+
+    with pytest.raises(CreateRefused, match=r"not http\(s\)"):
+        issue_filing.issue_file(project=project, subject=subject, draft=draft)
+    assert not Triage.objects.exists()
+    assert not project.issues.exists()
