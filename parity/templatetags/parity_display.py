@@ -120,6 +120,9 @@ _BADGES = {
     "closed": '<span class="badge closed">tracked · issue closed</span>',
     "tracked": '<span class="badge tracked">tracked</span>',
     "untracked": '<span class="badge untracked">untracked</span>',
+    "not_applicable": '<span class="badge not-applicable" title="{}">not applicable</span>',
+    "lost": '<span class="badge lost" title="Its file {}: run health, to rerun; in no score and '
+    "no gap of the backend's\">lost to infrastructure</span>",
 }
 
 
@@ -136,8 +139,9 @@ def outcome_cell(cell, hide_gap: bool = False) -> SafeString:
             "a run of the backend at least as new lacks it.",
         )
     # No result: "missing", the gap state's name, unless the gap names what happened instead
-    # (the file crashed, timed out, ran no test or never started), which its line says.
-    ran_state = shown is None and cell.gap and cell.gap.state != "missing"
+    # (the file crashed, timed out, ran no test or never started, or the test does not apply
+    # here), which its line says.
+    ran_state = shown is None and cell.gap and cell.gap.standing.outcome != "missing"
     html = format_html(
         '<span class="sym" aria-hidden="true">{}</span> <span class="word">{}</span>',
         presenters.outcome_symbol(shown),
@@ -249,6 +253,11 @@ def _issues_html(issues) -> SafeString:
 
 
 def _gap_html(gap) -> SafeString:
+    standing = gap.standing
+    if standing.outcome == "not_applicable":
+        return format_html(_BADGES["not_applicable"], _declared_by(standing.source))
+    if standing.outcome == "lost":
+        return format_html(_BADGES["lost"], presenters.run_state_words(standing.cause))
     if gap.intended:
         badge = format_html(_BADGES["intended"], gap.note)
     elif gap.tracked_closed:
@@ -257,6 +266,14 @@ def _gap_html(gap) -> SafeString:
         badge = mark_safe(_BADGES["tracked" if gap.tracked else "untracked"])
     missing = " (passes on the reference)" if gap.state == "missing" else ""
     return format_html('<span class="gapline">gap: {}{} {}</span>', gap.state, missing, badge)
+
+
+def _declared_by(source: str) -> str:
+    return (
+        f"Declared not applicable here ({source}): no gap, outside the score"
+        if source
+        else ("Declared not applicable here: no gap, outside the score")
+    )
 
 
 @register.simple_tag(takes_context=True)
