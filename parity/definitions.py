@@ -218,7 +218,12 @@ _KEY_ANY_FILE = sql.SQL(
 
 
 def triage_candidates(
-    rows: str, row_id: str, *, unexpired: bool = True, lapsed: sql.Composable | None = None
+    rows: str,
+    row_id: str,
+    *,
+    unexpired: bool = True,
+    lapsed: sql.Composable | None = None,
+    lapses: bool = True,
 ) -> sql.Composed:
     """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
     (columns ``row_id``, backend_id, test_id, reason_id, test_key, the test's canonical ID, and
@@ -227,7 +232,9 @@ def triage_candidates(
     only triages not past their expiry day. A triage with a condition applies on a backend
     unless ``TriageLapse`` says the condition does not hold there (``parity.engine.lapses``),
     or, given ``lapsed`` (an array of triage ids: one run's rows), unless it is in ``lapsed``;
-    an unconditioned triage never looks. Columns: ``row_id``, reason_id (the row's),
+    an unconditioned triage never looks; without ``lapses``, a conditioned triage applies
+    whether or not its condition holds (what it would match: a lapsed exemption whose tests
+    still fail is lapsed, not stale). Columns: ``row_id``, reason_id (the row's),
     triage_id, kind, names_test, names_pattern, has_backends, created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
@@ -318,7 +325,9 @@ def triage_candidates(
         backends=Triage.backends.through,
         backend=Backend,
         triage=Triage,
-        applies=(
+        applies=sql.SQL("true")
+        if not lapses
+        else (
             model_sql(
                 "NOT EXISTS (SELECT 1 FROM {lapse} l"
                 " WHERE l.triage_id = t.id AND l.backend_id = x.backend_id)",

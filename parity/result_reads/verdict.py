@@ -14,7 +14,11 @@ queued). Its cost depends on the size of the two runs, not on history.
   longer pass.
 - Opened: a gap of the run that was no gap of the baseline. Closed: a gap of the baseline that
   the run no longer has (a test absent from an incomplete run is not known to be fixed).
-- ``ok`` is false when the run opens an untracked gap or, complete, has more than
+- Uncovered: a gap of the run that was a gap of the baseline too, that a triage covered for the
+  baseline's attributes and none covers for the run's: a conditioned exemption that lapsed
+  (``rocm < 7.14``, and the run is at 7.14 with the test still failing). Untracked now, as an
+  opened one is (docs/variants.md, "Lapses").
+- ``ok`` is false when the run opens or uncovers an untracked gap or, complete, has more than
   ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline.
 - A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
   project with ``closed_issues_untracked`` counts it untracked (``tracked`` false), so a skip
@@ -34,7 +38,7 @@ queued). Its cost depends on the size of the two runs, not on history.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -54,6 +58,7 @@ from parity.definitions import (
     gap,
     is_infra,
     on_default_branch,
+    reason_has_issue,
     run_outcomes,
     triage_picks,
 )
@@ -104,6 +109,20 @@ class VerdictGap:
     exemption: int | None  # the triage that applies (an exemption or a reason's triage)
     exemption_added: bool  # that triage was added after the run's exemption list
     infra: bool = False  # its file's infrastructure failed (``INFRA_STATES``): rerun, not a gap
+
+
+@dataclass(frozen=True)
+class UncoveredGap:
+    """A gap of the run and of its baseline that a triage covered for the baseline and no
+    longer covers for the run: untracked now."""
+
+    test: str
+    test_id: int
+    state: str
+    reason: str | None
+    exemption: int  # the triage that covered it for the baseline
+    kind: str  # that triage's kind
+    condition: str  # its condition, which does not hold for the run
 
 
 @dataclass(frozen=True)
@@ -188,6 +207,8 @@ class Verdict:
     rerun: "Rerun"
     default_branch: str  # the project's: only its complete runs (and branchless ones) count
     counts_toward_parity: bool  # it may become its backend's current run (no probe)
+    # Gaps the baseline had covered that the run has uncovered (a lapse), by test.
+    uncovered: list[UncoveredGap] = field(default_factory=list)
 
     @property
     def gaps_total(self) -> int:
@@ -545,13 +566,15 @@ def run_verdict(
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     health = run_health(run=run)
+    uncovered = _uncovered(run, baseline, params) if baseline is not None else []
+    opened["uncovered"] = len(uncovered)
     return Verdict(
         run=run.pk,
         backend=backend.name,
         complete=run.complete,
         baseline_run=baseline.pk if baseline else None,
         baseline_started_at=baseline.started_at if baseline else None,
-        ok=run.probe or (opened["untracked"] == 0 and not drop),
+        ok=run.probe or (opened["untracked"] == 0 and not uncovered and not drop),
         healthy=run.probe or health.healthy,
         rerun=health,
         opened=opened,
@@ -573,7 +596,73 @@ def run_verdict(
         branch=run.branch,
         default_branch=project.default_branch,
         counts_toward_parity=on_default_branch(run, project),
+        uncovered=uncovered,
     )
+
+
+# The gaps of the run that were gaps of its baseline (and are the backend's own: not lost to
+# infrastructure), each with the triage that applies for the run's attributes (``now``) and for
+# the baseline's (``then``): uncovered where one applied then and none now, and no issue of its
+# reason tracks it (which would track it either way). Every compared test is read (a scoped
+# read leaves out the gaps both runs share, which these are), so it runs only when some
+# conditioned triage applies for one run's attributes and not the other's.
+_UNCOVERED_SQL = """
+    , kept AS MATERIALIZED (
+        SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
+               tc.key AS test_key, tc.file AS test_file
+        FROM j JOIN {testcase} tc ON tc.id = j.test_id
+        WHERE j.is_gx AND j.is_gp AND j.state NOT IN {infra}
+    ), now AS ({now}), then AS ({then})
+    SELECT k.test_id, k.test_key, k.state, k.reason_id, w.triage_id, w.kind
+    FROM kept k JOIN then w ON w.test_id = k.test_id AND w.triage_id IS NOT NULL
+    WHERE NOT EXISTS (SELECT 1 FROM now n WHERE n.test_id = k.test_id AND n.triage_id IS NOT NULL)
+      AND NOT {reason_issue}
+    ORDER BY k.test_key
+    """
+_UNCOVERED = model_sql(
+    _UNCOVERED_SQL,
+    testcase=TestCase,
+    infra=INFRA,
+    now=triage_picks("kept", "test_id", lapsed=sql.Placeholder("lapsed")),
+    then=triage_picks("kept", "test_id", lapsed=sql.Placeholder("baseline_lapsed")),
+    reason_issue=reason_has_issue(sql.SQL("k.reason_id")),
+)
+
+
+def run_uncovered(*, run: Run) -> list[UncoveredGap]:
+    """``Verdict.uncovered`` alone (the ``untracked_gaps`` webhook's): a query or two when no
+    conditioned triage applies differently for the run and its baseline."""
+    baseline = baseline_run_pick(run=run)
+    if baseline is None:
+        return []
+    return _uncovered(run, baseline, _params(run, baseline))
+
+
+def _uncovered(run: Run, baseline: Run, params: dict) -> list[UncoveredGap]:
+    """The gaps the baseline had covered that the run uncovers (``_UNCOVERED_SQL``). No query
+    when every conditioned triage applies alike for both runs' attributes (most runs)."""
+    baseline_lapsed = _lapsed(baseline)
+    if set(baseline_lapsed) == set(params["lapsed"]):
+        return []
+    prefix = _prefix(run.backend_id == run.project.reference_backend_id, True, scoped=False)
+    with read_cursor(atomic=True) as cursor:
+        cursor.execute(_PLAN_SETTINGS)
+        cursor.execute(prefix + _UNCOVERED, {**params, "baseline_lapsed": baseline_lapsed})
+        rows = cursor.fetchall()
+    reasons = Reason.objects.in_bulk({row[3] for row in rows if row[3] is not None})
+    triages = Triage.objects.in_bulk({row[4] for row in rows})
+    return [
+        UncoveredGap(
+            test=key,
+            test_id=test_id,
+            state=state,
+            reason=reasons[reason_id].text if reason_id in reasons else None,
+            exemption=triage_id,
+            kind=kind,
+            condition=triages[triage_id].condition if triage_id in triages else "",
+        )
+        for test_id, key, state, reason_id, triage_id, kind in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -768,7 +857,9 @@ def _verdict_gaps(
         {kind[1] for kind in kinds if kind[1] is not None}
     )
     tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
-    opened = dict.fromkeys(("tracked", "untracked", "intended", "tracked_closed", "infra"), 0)
+    opened = dict.fromkeys(
+        ("tracked", "untracked", "intended", "tracked_closed", "infra", "uncovered"), 0
+    )
     for reason_id, triage_id, kind, reason_issue, infra, n in kinds:
         tracking[(reason_id, triage_id, kind, reason_issue)] = _tracking(
             reasons.get(reason_id), triages.get(triage_id), kind, reason_issue, closed_untracked
