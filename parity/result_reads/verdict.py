@@ -612,10 +612,12 @@ _UNCOVERED_SQL = """
                tc.key AS test_key, tc.file AS test_file
         FROM j JOIN {testcase} tc ON tc.id = j.test_id
         WHERE j.is_gx AND j.is_gp AND j.state NOT IN {infra}
-    ), now AS ({now}), then AS ({then})
+    ), picked_now AS ({now}), picked_then AS ({then})
     SELECT k.test_id, k.test_key, k.state, k.reason_id, w.triage_id, w.kind
-    FROM kept k JOIN then w ON w.test_id = k.test_id AND w.triage_id IS NOT NULL
-    WHERE NOT EXISTS (SELECT 1 FROM now n WHERE n.test_id = k.test_id AND n.triage_id IS NOT NULL)
+    FROM kept k JOIN picked_then w ON w.test_id = k.test_id AND w.triage_id IS NOT NULL
+    WHERE NOT EXISTS (
+        SELECT 1 FROM picked_now n WHERE n.test_id = k.test_id AND n.triage_id IS NOT NULL
+    )
       AND NOT {reason_issue}
     ORDER BY k.test_key
     """
