@@ -84,12 +84,14 @@ from parity.plans import (
     SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
 from parity.pure.attributes import condition_applies
+from parity.pure.declarations import SOURCE as DECLARATION_SOURCE
 from parity.read_replica import read_cursor
 from parity.selectors.fragments import all_closed, issue_infos
 from parity.selectors.manifest import (
     backend_attributes,
     backend_exemptions,
     backend_reason_exemptions,
+    conditions_filter,
     exemption_reason,
 )
 
@@ -793,12 +795,16 @@ def _lapsed(run: Run) -> list[int]:
     conditions = list(conditioned.values_list("pk", "condition"))
     if not conditions:
         return []
-    attributes = (
-        {**(run.backend.attributes or {}), **run.attributes}
-        if run.attributes
-        else backend_attributes(backend=run.backend)
-    )
+    attributes = _run_attributes(run)
     return [pk for pk, condition in conditions if not condition_applies(condition, attributes)]
+
+
+def _run_attributes(run: Run) -> dict[str, str]:
+    """What a run's conditions are held to: the attributes its CI sent (over its backend's),
+    or, none sent, its backend's current run's (as the manifest answers a request without)."""
+    if run.attributes:
+        return {**(run.backend.attributes or {}), **run.attributes}
+    return backend_attributes(backend=run.backend)
 
 
 def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
@@ -813,15 +819,30 @@ def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
     if listed is None:
         return ExemptionsApplied(version=version, known=False, added=[], removed=[]), None
     before = {e["id"]: ListedExemption(**e) for e in listed.exemptions}
+    # The list the run's CI would fetch now: conditions held to the run's attributes, as the
+    # one it applied was (a conditioned exemption that does not hold for the run was in
+    # neither).
     exemptions = [
         *backend_exemptions(project=run.project, backend=run.backend),
         *backend_reason_exemptions(project=run.project, backend=run.backend),
     ]
+    if any(e.condition for e in exemptions):
+        exemptions = conditions_filter(exemptions, _run_attributes(run))
     now = {e.id: ListedExemption(id=e.id, match=e.match, kind=e.kind) for e in exemptions}
+    # Declarations the run's own uploads sent (``hw_classification``): the list CI fetched
+    # before it ran could not hold them, and nobody added them since.
+    sent = set(
+        Triage.objects.filter(
+            project_id=run.project_id,
+            source=DECLARATION_SOURCE,
+            created_at__gte=run.created_at,
+            pk__in=[pk for pk in now if pk not in before],
+        ).values_list("pk", flat=True)
+    )
     applied = ExemptionsApplied(
         version=version,
         known=True,
-        added=[e for pk, e in now.items() if pk not in before],
+        added=[e for pk, e in now.items() if pk not in before and pk not in sent],
         removed=[e for pk, e in before.items() if pk not in now],
     )
     return applied, set(before)

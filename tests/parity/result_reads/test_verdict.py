@@ -1,10 +1,12 @@
 """The CI verdict: ok unless a run opens an untracked gap or drops coverage."""
 
+import json
+
 import pytest
 from rest_framework.test import APIClient
 
 from parity.clients import parity_ci
-from parity.models import Project, TestCase, TrackingIssue
+from parity.models import Project, TestCase, TrackingIssue, Triage
 from parity.services.projects import project_create, upload_token_create
 from tests.parity.conftest import run_xml
 
@@ -317,6 +319,42 @@ def test_a_reason_exemption_is_part_of_the_lists_version(history, upload_run, in
     assert body["exemptions"] == applied
     assert (body["gaps"][0]["exemption"], body["gaps"][0]["exemption_added"]) == (made["id"], True)
     assert "unchanged since" not in parity_ci.verdict_exemptions(body)
+
+
+def test_added_since_leaves_out_what_does_not_hold_for_the_run_and_what_it_declared(
+    history, ingest, api
+):
+    """Issue 45: a conditioned exemption that does not hold for the run's attributes was in
+    neither the list CI fetched nor the one it would fetch now; a declaration the run's own
+    upload sent (``hw_classification``) was added by no one. Neither is "added since"."""
+    url = "/api/v1/projects/pytorch-xla"
+    conditioned = api.post(
+        f"{url}/triage/",
+        {"kind": "intended", "match": "test/old.py", "backends": ["tpu"], "note": "7.1 only",
+         "condition": "rocm < 7.14"},
+        format="json",
+    )  # fmt: skip
+    assert conditioned.status_code == 201, conditioned.content
+    manifest = api.get(f"{url}/manifest/", {"backend": "tpu", "attr": "rocm=7.14"}).json()
+    assert manifest["exemptions"] == []
+    response = ingest(
+        ("tpu.xml", run_xml({T1: "passed", T2: "passed"})),
+        backend="tpu",
+        commit="b" * 40,
+        branch="master",
+        run="tpu-2",
+        complete="true",
+        timestamp=f"{DAY2}T12:00:00Z",
+        attributes=json.dumps({"rocm": "7.14"}),
+        exemptions_version=manifest["version"],
+        hw_classification=json.dumps({"test/a.py::TestGeneric": "GENERIC"}),
+    )
+    assert response.status_code == 202, response.content
+    assert Triage.objects.filter(source="hw_classification").exists()
+    body = verdict(api, response.json()["run"])
+    assert body["exemptions"] == {
+        "version": manifest["version"], "known": True, "added": [], "removed": []
+    }  # fmt: skip
 
 
 def test_a_probe_runs_verdict_is_never_a_gate(history, ingest, api):
