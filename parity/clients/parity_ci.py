@@ -1763,6 +1763,7 @@ def query_verdict(client: Client, args: argparse.Namespace) -> dict:
             "tracked": opened["tracked"],
             "intended": opened["intended"],
             "infra": opened.get("infra", 0),
+            "uncovered": opened.get("uncovered", 0),
         },
         "closed": verdict["closed"],
         "health": verdict.get("health", "healthy"),
