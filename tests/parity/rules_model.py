@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 
+from parity.pure.attributes import condition_applies
 from parity.pure.globs import key_matches
 
 PASSED, SKIPPED, FAILED, ERROR = 1, 2, 3, 4  # parity.models.Outcome's codes
@@ -49,13 +50,14 @@ class Run:
 @dataclass(frozen=True)
 class Triage:
     id: int
-    kind: str  # tracked, intended, quarantine
+    kind: str  # tracked, intended, quarantine, not_applicable
     created_at: datetime.datetime
     test: int | None = None
     reason: int | None = None
     match_regex: str = ""  # the pattern's regex (``parity.pure.globs.pattern_regex``)
-    backends: frozenset[int] = frozenset()  # none: every backend
+    backends: frozenset[int] = frozenset()  # none: every backend (a family: its variants too)
     expires_on: datetime.date | None = None
+    condition: str = ""  # applies where it holds for the backend's attributes; "": everywhere
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,9 @@ class World:
     default_branch: str
     triages: tuple[Triage, ...] = ()
     reference_history: tuple[int, ...] = ()
+    family: dict[int, int] = field(default_factory=dict)  # variant -> its family
+    attributes: dict[int, dict] = field(default_factory=dict)  # backend -> its own attributes
+    run_attributes: dict[int, dict] = field(default_factory=dict)  # run -> the attributes sent
 
     def run(self, run_id: int) -> Run:
         return next(r for r in self.runs if r.id == run_id)
@@ -284,13 +289,25 @@ def aligned_gaps(world: World) -> dict[int, dict[int, tuple[str, int | None]]]:
 # --- The triage that applies ----------------------------------------------------------------------
 
 
+def backend_attributes(world: World, backend: int) -> dict:
+    """What conditions are held to on a backend: its own attributes and its current run's."""
+    run = current_run(world, backend)
+    return {
+        **world.attributes.get(backend, {}),
+        **(world.run_attributes.get(run.id, {}) if run else {}),
+    }
+
+
 def triage_pick(
     world: World, *, backend: int, test: int, reason: int | None, today: datetime.date
 ) -> Triage | None:
     """The one unexpired triage that applies to a gap: one naming its test, its reason or a
-    pattern its key matches, on every backend or on its own; intended first, then the most
-    specific (a test, a pattern, a reason; named backends over all), then the newest."""
+    pattern its key matches, on every backend or on its own (or its family), whose condition
+    (if any) holds for the backend's attributes; a declaration that the test is not
+    applicable first, then intended, then the most specific (a test, a pattern, a reason;
+    named backends over all), then the newest."""
     key = world.tests[test][0]
+    attributes = backend_attributes(world, backend)
     applies = [
         t
         for t in world.triages
@@ -299,12 +316,14 @@ def triage_pick(
             or (t.reason is not None and t.reason == reason)
             or (t.match_regex and key_matches(t.match_regex, key))
         )
-        and (not t.backends or backend in t.backends)
+        and (not t.backends or backend in t.backends or world.family.get(backend) in t.backends)
         and (t.expires_on is None or t.expires_on >= today)
+        and (not t.condition or condition_applies(t.condition, attributes))
     ]
     return max(
         applies,
         key=lambda t: (
+            t.kind == "not_applicable",
             t.kind == "intended",
             t.test is not None,
             bool(t.match_regex),
@@ -314,3 +333,49 @@ def triage_pick(
         ),
         default=None,
     )
+
+
+# --- Where each test stands on each backend -------------------------------------------------------
+
+INFRA = ("crashed", "timed_out", "empty", "not_run", "truncated")
+_OUTCOME_LABEL = {PASSED: "passed", SKIPPED: "skipped", FAILED: "failed", ERROR: "error"}
+
+
+@dataclass(frozen=True)
+class Standing:
+    """``parity.definitions.Standing``, read slowly: outcome, triage, cause."""
+
+    outcome: str
+    triage: str = ""
+    cause: str = ""
+
+
+def standings(world: World, *, today: datetime.date) -> dict[int, dict[int, Standing]]:
+    """Backend -> test -> where it stands, for each backend with a current run but the
+    reference, and each test its current run has, that is a gap or pending there: a declaration
+    that it does not apply first (whatever the run did), then a file infrastructure lost (no
+    triage: run health), then the gap with its triage (an issue of its reason is not modelled:
+    the histories' reasons cite none). A test with neither a gap nor pending stands as its
+    outcome in the current run."""
+    found: dict[int, dict[int, Standing]] = {}
+    for backend, backend_gaps in engine_gaps(world).items():
+        run = current_run(world, backend)
+        mine = outcomes(run)
+        here: dict[int, Standing] = {t: Standing(_OUTCOME_LABEL[o]) for t, (o, _r) in mine.items()}
+        for test in backend_gaps.pending:
+            here[test] = Standing("pending")
+        for test, (state, reason) in backend_gaps.gaps.items():
+            triage = triage_pick(world, backend=backend, test=test, reason=reason, today=today)
+            if triage is not None and triage.kind == "not_applicable":
+                here[test] = Standing("not_applicable")
+            elif state in INFRA:
+                here[test] = Standing("lost", cause=state)
+            elif state == "reference_missing":
+                here[test] = Standing(state)
+            elif triage is None:
+                here[test] = Standing(state, "untracked")
+            else:
+                kind = "intended" if triage.kind == "intended" else "tracked"
+                here[test] = Standing(state, kind)
+        found[backend] = here
+    return found
