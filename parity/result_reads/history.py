@@ -175,8 +175,8 @@ class TestCaseHistory:
 
 
 def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
-    """Five queries: backends, history, current outcomes (with reasons), open gaps (with
-    triages), the backends it is pending on."""
+    """Four queries: backends, history, current outcomes (with reasons), open gaps (with
+    triages); a fifth for the backends it is pending on when it can be pending somewhere."""
     names = backend_names(project)
     history = _history(test, list(names))
     current = {
@@ -186,7 +186,7 @@ def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
         g.backend_id: g
         for g in Gap.objects.filter(test=test, is_open=True).select_related("triage")
     }
-    pending = {backend for _, backend in pending_pairs(project=project, tests=[test.pk])}
+    pending = _pending_backends(project, test, names, current, gaps)
     backends = {}
     for pk, name in sorted(names.items(), key=lambda item: item[1]):
         now = current.get(pk)
