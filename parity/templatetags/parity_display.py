@@ -120,7 +120,7 @@ _BADGES = {
     "closed": '<span class="badge closed">tracked · issue closed</span>',
     "tracked": '<span class="badge tracked">tracked</span>',
     "untracked": '<span class="badge untracked">untracked</span>',
-    "not_applicable": '<span class="badge not-applicable" title="{}">not applicable</span>',
+    "not_applicable": '<span class="badge not_applicable" title="{}">not applicable</span>',
     "lost": '<span class="badge lost" title="Its file {}: run health, to rerun; in no score and '
     "no gap of the backend's\">lost to infrastructure</span>",
 }
