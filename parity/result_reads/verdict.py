@@ -529,8 +529,9 @@ def run_verdict(
     the run lacks (``Verdict.lacking``)."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
+    conditioned = _conditioned(run.project_id)
     params = {
-        **_params(run, baseline),
+        **_params(run, baseline, conditioned),
         "closed_limit": closed_limit,
         "lacking": lacking,
         "gaps_limit": gaps_limit,
@@ -568,7 +569,7 @@ def run_verdict(
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     health = run_health(run=run)
-    uncovered = _uncovered(run, baseline, params) if baseline is not None else []
+    uncovered = [] if baseline is None else _uncovered(run, baseline, params, conditioned)
     opened["uncovered"] = len(uncovered)
     return Verdict(
         run=run.pk,
@@ -639,13 +640,18 @@ def run_uncovered(*, run: Run) -> list[UncoveredGap]:
     baseline = baseline_run_pick(run=run)
     if baseline is None:
         return []
-    return _uncovered(run, baseline, _params(run, baseline))
+    conditioned = _conditioned(run.project_id)
+    return _uncovered(run, baseline, _params(run, baseline, conditioned), conditioned)
 
 
-def _uncovered(run: Run, baseline: Run, params: dict) -> list[UncoveredGap]:
+def _uncovered(
+    run: Run, baseline: Run, params: dict, conditioned: list[tuple[int, str]]
+) -> list[UncoveredGap]:
     """The gaps the baseline had covered that the run uncovers (``_UNCOVERED_SQL``). No query
     when every conditioned triage applies alike for both runs' attributes (most runs)."""
-    baseline_lapsed = _lapsed(baseline)
+    if not conditioned:
+        return []  # no conditioned triage: none applies differently (no query)
+    baseline_lapsed = _lapsed(baseline, conditioned)
     if set(baseline_lapsed) == set(params["lapsed"]):
         return []
     prefix = _prefix(run.backend_id == run.project.reference_backend_id, True, scoped=False)
@@ -772,7 +778,8 @@ def _closed_gaps(rows: list[list]) -> list[ClosedGap]:
     return closed
 
 
-def _params(run: Run, baseline: Run | None) -> dict:
+def _params(run: Run, baseline: Run | None, conditioned: list[tuple[int, str]]) -> dict:
+    """The statement's parameters; ``conditioned``: the project's conditioned triages."""
     return {
         **OUTCOME_PARAMS,
         "project": run.project_id,
@@ -784,15 +791,20 @@ def _params(run: Run, baseline: Run | None) -> dict:
         "baseline_started_at": baseline.started_at if baseline else None,
         "has_baseline": baseline is not None,
         "complete": run.complete,
-        "lapsed": _lapsed(run),
+        "lapsed": _lapsed(run, conditioned),
     }
 
 
-def _lapsed(run: Run) -> list[int]:
+def _conditioned(project_id: int) -> list[tuple[int, str]]:
+    """The project's conditioned triages: (id, condition)."""
+    conditioned = Triage.objects.filter(project_id=project_id).exclude(condition="")
+    return list(conditioned.values_list("pk", "condition"))
+
+
+def _lapsed(run: Run, conditions: list[tuple[int, str]]) -> list[int]:
     """The project's conditioned triages that do not apply for the run's attributes
-    (``TriageLapse``'s rule, held to this run rather than its backend's current one)."""
-    conditioned = Triage.objects.filter(project_id=run.project_id).exclude(condition="")
-    conditions = list(conditioned.values_list("pk", "condition"))
+    (``TriageLapse``'s rule, held to this run rather than its backend's current one), of
+    ``conditions`` (``_conditioned``'s)."""
     if not conditions:
         return []
     attributes = _run_attributes(run)
