@@ -398,7 +398,14 @@ def test_verdicts_of_the_day_two_runs(runs, api):
         "coverage_drop": True,
         "baseline_run": runs["neuron1"],
     }
-    none_opened = {"tracked": 0, "untracked": 0, "intended": 0, "tracked_closed": 0, "infra": 0}
+    none_opened = {
+        "tracked": 0,
+        "untracked": 0,
+        "intended": 0,
+        "tracked_closed": 0,
+        "infra": 0,
+        "uncovered": 0,
+    }
     assert verdict("tpu2") == {  # t4 failed then errors: still one gap, none opened
         "ok": True,
         "opened": none_opened,

@@ -87,7 +87,14 @@ def test_a_skip_whose_reason_is_triaged_intended_passes(history, upload_run, api
     run = upload_run("tpu", {T1: "passed", T2: ("skipped", "by design")}, day=DAY2)
 
     body = verdict(api, run)
-    opened = {"tracked": 0, "untracked": 0, "intended": 1, "tracked_closed": 0, "infra": 0}
+    opened = {
+        "tracked": 0,
+        "untracked": 0,
+        "intended": 1,
+        "tracked_closed": 0,
+        "infra": 0,
+        "uncovered": 0,
+    }
     assert (body["ok"], body["opened"]) == (True, opened)
     assert body["gaps"][0]["triage"] == "intended"
 
