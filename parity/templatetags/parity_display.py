@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
 from parity.dashboard import presenters
+from parity.definitions import gap_standing
 
 register = template.Library()
 
@@ -124,6 +125,13 @@ _BADGES = {
     "lost": '<span class="badge lost" title="Its file {}: run health, to rerun; in no score and '
     "no gap of the backend's\">lost to infrastructure</span>",
 }
+
+
+@register.filter
+def standing_of(gap):
+    """Where a gap's test stands (``parity.definitions.Standing``): a page's ``GapInfo`` carries
+    it; an open ``Gap`` row (the gaps page's) is read."""
+    return getattr(gap, "standing", None) or gap_standing(gap)
 
 
 @register.simple_tag
