@@ -298,8 +298,23 @@ def backend_attributes(world: World, backend: int) -> dict:
     }
 
 
+def run_attributes(world: World, run: Run) -> dict:
+    """What a run's verdict holds conditions to: the attributes its CI sent over its backend's,
+    or, none sent, its backend's current ones."""
+    sent = world.run_attributes.get(run.id)
+    if sent:
+        return {**world.attributes.get(run.backend, {}), **sent}
+    return backend_attributes(world, run.backend)
+
+
 def triage_pick(
-    world: World, *, backend: int, test: int, reason: int | None, today: datetime.date
+    world: World,
+    *,
+    backend: int,
+    test: int,
+    reason: int | None,
+    today: datetime.date,
+    attributes: dict | None = None,
 ) -> Triage | None:
     """The one unexpired triage that applies to a gap: one naming its test, its reason or a
     pattern its key matches, on every backend or on its own (or its family), whose condition
@@ -307,7 +322,8 @@ def triage_pick(
     applicable first, then intended, then the most specific (a test, a pattern, a reason;
     named backends over all), then the newest."""
     key = world.tests[test][0]
-    attributes = backend_attributes(world, backend)
+    if attributes is None:
+        attributes = backend_attributes(world, backend)
     applies = [
         t
         for t in world.triages
@@ -378,4 +394,46 @@ def standings(world: World, *, today: datetime.date) -> dict[int, dict[int, Stan
                 kind = "intended" if triage.kind == "intended" else "tracked"
                 here[test] = Standing(state, kind)
         found[backend] = here
+    return found
+
+
+def uncovered(world: World, run: Run, *, today: datetime.date) -> set[int]:
+    """The gaps of ``run`` (a backend's, not the reference's) that were gaps of its baseline
+    too, of the backend's own (not lost to infrastructure), that a triage covered for the
+    baseline's attributes and none covers for the run's (a condition that lapsed)."""
+    earlier = [
+        r
+        for r in world.runs
+        if r.backend == run.backend
+        and r.id != run.id
+        and r.complete
+        and may_be_current(r, world.default_branch)
+        and (r.started_at, r.id) < (run.started_at, run.id)
+    ]
+    baseline = max(earlier, key=lambda r: (r.started_at, r.id), default=None)
+    reference = current_run(world, world.reference)
+    if baseline is None or reference is None:
+        return set()
+    x, p, first = outcomes(run), outcomes(baseline), since(world)
+    now_attrs, then_attrs = run_attributes(world, run), run_attributes(world, baseline)
+    found = set()
+    for test, (outcome, _r) in outcomes(reference).items():
+        if outcome != PASSED:
+            continue
+        xo, po = x.get(test), p.get(test)
+        state = gap(
+            xo[0] if xo else None,
+            absent=run.manifest.get(world.tests[test][1]),
+            pending=first[test] > run.started_at,
+        )
+        was = gap(po[0] if po else None, pending=first[test] > baseline.started_at)
+        known = xo is not None or run.complete
+        if state in (None, "pending") or not known or was in (None, "pending") or state in INFRA:
+            continue
+        reason = xo[1] if xo else None
+        pick = {"backend": run.backend, "test": test, "reason": reason, "today": today}
+        if triage_pick(world, **pick, attributes=then_attrs) and not triage_pick(
+            world, **pick, attributes=now_attrs
+        ):
+            found.add(test)
     return found

@@ -30,6 +30,7 @@ from parity.engine import parity_recompute
 from parity.models import (
     Backend,
     GapState,
+    Outcome,
     PendingTest,
     Project,
     Run,
@@ -95,7 +96,7 @@ def _triage(project, kind, *, backends=(), match="", test=None, condition="", nu
     triage.backends.set([backend_of(project, b) for b in backends])
 
 
-def _triages(project: Project, rng: random.Random) -> None:
+def _triages(project: Project, rng: random.Random) -> str:
     """A declaration on rocm and one on tpu, an intended and a tracked triage, and a tracked
     one that holds only before ROCm 7.14, each on tests picked by the seed."""
     files = rng.sample(FILES, 2)
@@ -106,27 +107,32 @@ def _triages(project: Project, rng: random.Random) -> None:
     _triage(project, "tracked", test=case_of(project, picked[1]), number=1)
     _triage(project, "tracked", backends=["rocm"], match=picked[2], condition="rocm < 7.14",
             number=2)  # fmt: skip
+    return picked[2]
 
 
-def _run(project: Project, backend: str, at, rng, n: int) -> Run:
+def _run(project: Project, backend: str, at, rng, n: int, forced: dict | None = None) -> Run:
+    """A random run; ``forced``: its results and release instead (a complete run on the
+    default branch)."""
     roll = rng.random()
-    branch = "feature" if roll < 0.1 else project.default_branch
+    branch = "feature" if roll < 0.1 and not forced else project.default_branch
     attributes = {"rocm": rng.choice(("7.1", "7.14"))} if backend.startswith("rocm") else {}
+    if forced and backend.startswith("rocm"):
+        attributes = {"rocm": forced.pop("rocm")}
     run = Run.objects.create(
         project=project,
         backend=backend_of(project, backend),
         key=f"{n}-{backend}",
         commit=f"c{n}",
         branch=branch,
-        probe=rng.random() < 0.05,
-        complete=rng.random() > 0.1,
+        probe=rng.random() < 0.05 and not forced,
+        complete=rng.random() > 0.1 or bool(forced),
         started_at=at,
         attributes=attributes,
     )
-    results = _results(rng, reference=backend == "cpu")
+    results = forced or _results(rng, reference=backend == "cpu")
     if results:
         results_upload(run, results)
-    if backend != "cpu" and rng.random() < 0.6:
+    if backend != "cpu" and rng.random() < 0.6 and not forced:
         files = rng.sample(FILES, rng.randint(1, 2))
         manifest_write(run, *(rng.choice(MANIFEST_ENTRIES)(file) for file in files))
     return run
@@ -137,15 +143,26 @@ def _history(project: Project, seed: int, steps: int) -> model.World:
     _family(project)
     for test in TESTS:
         case_of(project, test)
-    _triages(project, rng)
+    conditioned = _triages(project, rng)
     latest: dict[str, datetime.datetime] = {}
     reference_history: list[int] = []
-    for n in range(steps):
+    # The history ends with an upgrade over the conditioned exemption's test: the reference
+    # passes it, gfx942 fails it at 7.1 (covered) and still at 7.14 (uncovered).
+    ending = [
+        ("cpu", dict.fromkeys(TESTS, Outcome.PASSED)),
+        ("rocm-gfx942", {conditioned: (Outcome.FAILED, "HIP error"), "rocm": "7.1"}),
+        ("rocm-gfx942", {conditioned: (Outcome.FAILED, "HIP error"), "rocm": "7.14"}),
+    ]
+    for n in range(steps + len(ending)):
         backend = BACKENDS[n % len(BACKENDS)] if n < len(BACKENDS) else rng.choice(BACKENDS)
+        forced = None
+        if n >= steps:
+            backend, forced = ending[n - steps]
+            forced = dict(forced)
         at = START + datetime.timedelta(hours=6 * n + rng.choice((-5, -1, 0, 1, 3)))
         at = max(at, latest.get(backend, at) + datetime.timedelta(minutes=1))
         latest[backend] = at
-        run = _run(project, backend, at, rng, n)
+        run = _run(project, backend, at, rng, n, forced)
         if run.complete:
             parity_recompute(run=run)
         now = model.current_run(_world(project, ()), project.reference_backend_id)
@@ -406,10 +423,16 @@ def _rollups_hold(ctx, where: str) -> None:
     assert {b: n for b, n in snapshots.items() if n} == {b: n for b, n in untracked.items() if n}, (
         f"{where}: the snapshots' untracked"
     )
-    # The verdict of each current run: each gap it opened stands as the model says.
+    # The verdict of each current run: each gap it opened stands as the model says, and the
+    # gaps it uncovered (a lapse) are the model's.
     for name, tests in expected.items():
         backend = Backend.objects.get(project=project, name=name)
         verdict = run_verdict(run=backend.state.current_run)
+        run = ctx.world.run(backend.state.current_run_id)
+        want = {ctx.keys[t] for t in model.uncovered(ctx.world, run, today=ctx.today)}
+        assert {g.test for g in verdict.uncovered} == want, (where, name, "uncovered")
+        assert verdict.opened["uncovered"] == len(want)
+        ctx.uncovered += len(want)
         for g in verdict.gaps:
             want = tests[g.test]
             if g.infra:
@@ -423,9 +446,11 @@ def _rollups_hold(ctx, where: str) -> None:
 
 
 class _Ctx:
-    def __init__(self, project, api, client, expected, tests):
+    def __init__(self, project, api, client, expected, tests, world, keys, today):
         self.project, self.api, self.client = project, api, client
         self.expected, self.tests = expected, tests
+        self.world, self.keys, self.today = world, keys, today
+        self.uncovered = 0
 
 
 @pytest.mark.django_db
@@ -445,7 +470,7 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
         (b, k) for b, tests in expected.items() for k, s in tests.items() if s.outcome == "pending"
     }
     tests = list(TestCase.objects.filter(project=project).order_by("key"))
-    ctx = _Ctx(project, api, client, expected, tests)
+    ctx = _Ctx(project, api, client, expected, tests, world, keys, today)
     for surface, read in SURFACES.items():
         found = read(ctx)
         for backend, want in expected.items():
@@ -458,4 +483,5 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
                 }  # fmt: skip
             assert got == want, f"seed {seed}: {surface} on {backend}"
     _rollups_hold(ctx, f"seed {seed}")
+    assert ctx.uncovered >= 1  # the ending's upgrade, at least
     assert Snapshot.objects.exists() and GapState.MISSING
