@@ -3,7 +3,10 @@ current (and which is), a test's outcome in a run, a gap and its state (pending 
 included), and the triage that applies. Plain data in, plain answers out: no database, no
 Django. ``tests/parity/test_rules_model.py`` holds the three users of those rules to it: the
 engine's ``Gap`` and ``PendingTest`` rows after ``parity_recompute``, the verdict of a run
-(``parity.result_reads.verdict``) and the aligned view (``parity.result_reads.aligned``).
+(``parity.result_reads.verdict``) and the aligned view (``parity.result_reads.aligned``);
+``tests/parity/test_surfaces_agree.py`` holds every surface to ``standings`` (where each test
+stands on each backend: declared, lost, pending, or a gap with its triage, conditions held to
+the backend's attributes) and the verdict to ``uncovered``.
 
 The model is written from the rules as ``ARCHITECTURE.md`` and the docstrings state them, not
 from the SQL: each function is the slow, obvious reading of one rule.
