@@ -13,6 +13,7 @@ planned (join methods, memory, fences) is set in ``parity.plans``.
 """
 
 import datetime
+from dataclasses import dataclass
 
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
@@ -21,6 +22,7 @@ from psycopg2 import sql
 from parity.models import (
     ABSENT_STATES,
     Backend,
+    Gap,
     GapState,
     IssueState,
     Outcome,
@@ -185,12 +187,14 @@ def triages_unexpired(today: datetime.date | None = None) -> Q:
     return Q(expires_on__isnull=True) | Q(expires_on__gte=today)
 
 
-# An untracked gap: no issue tracks it and no triage made it a decision (intended, or not
-# applicable). As a Q over gaps, with any lookup prefix.
+# An untracked gap: no issue tracks it, no triage made it a decision (intended, or not
+# applicable), and it is the backend's (infrastructure did not lose its file: ``INFRA_STATES``,
+# run health's, in no score and none of untracked, tracked or intended). As a Q over gaps, with
+# any lookup prefix. ``standing`` says the same of one gap; ``COUNTED`` is its SQL.
 def untracked_q(prefix: str = "") -> Q:
     return Q(
         **{f"{prefix}tracked": False, f"{prefix}intended": False, f"{prefix}not_applicable": False}
-    )
+    ) & ~Q(**{f"{prefix}state__in": [s.value for s in INFRA_STATES]})
 
 
 # A triage in force: unexpired, and not a declaration a maintainer set aside (``overridden``).
@@ -226,7 +230,12 @@ _KEY_ANY_FILE = sql.SQL(
 
 
 def triage_candidates(
-    rows: str, row_id: str, *, unexpired: bool = True, lapsed: sql.Composable | None = None
+    rows: str,
+    row_id: str,
+    *,
+    unexpired: bool = True,
+    lapsed: sql.Composable | None = None,
+    lapses: bool = True,
 ) -> sql.Composed:
     """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
     (columns ``row_id``, backend_id, test_id, reason_id, test_key, the test's canonical ID, and
@@ -235,7 +244,9 @@ def triage_candidates(
     only triages not past their expiry day. A triage with a condition applies on a backend
     unless ``TriageLapse`` says the condition does not hold there (``parity.engine.lapses``),
     or, given ``lapsed`` (an array of triage ids: one run's rows), unless it is in ``lapsed``;
-    an unconditioned triage never looks. Columns: ``row_id``, reason_id (the row's),
+    an unconditioned triage never looks; without ``lapses``, a conditioned triage applies
+    whether or not its condition holds (what it would match: a lapsed exemption whose tests
+    still fail is lapsed, not stale). Columns: ``row_id``, reason_id (the row's),
     triage_id, kind, names_test, names_pattern, has_backends, created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
@@ -326,7 +337,9 @@ def triage_candidates(
         backends=Triage.backends.through,
         backend=Backend,
         triage=Triage,
-        applies=(
+        applies=sql.SQL("true")
+        if not lapses
+        else (
             model_sql(
                 "NOT EXISTS (SELECT 1 FROM {lapse} l"
                 " WHERE l.triage_id = t.id AND l.backend_id = x.backend_id)",
@@ -561,3 +574,122 @@ def file_truncated(*, previous: int | None, current: int | None, percent: float)
     if not previous or current is None:
         return False
     return current < previous * (1 - percent / 100)
+
+
+# --- Where a test stands on a backend: one value, every surface reads it ----------------------
+# The engine writes each (test, backend)'s current outcome (``CurrentOutcome``), its open gap
+# with the triage that applies (``Gap``: state and flags) and whether it is pending
+# (``PendingTest``). ``standing`` reads those into the one state every surface shows: the pages,
+# the APIs, the exports, the family roll-ups, the triage queue, the verdict and the webhooks,
+# none of which classifies on its own. Precedence: a declaration that the test does not apply
+# wins (whatever ran), then infrastructure's loss of its file (run health, not the backend's),
+# then the gap's own state with its triage.
+NOT_APPLICABLE = "not_applicable"
+LOST = "lost"  # to infrastructure; ``Standing.cause`` says how (an ``INFRA_STATES`` state)
+PENDING_STANDING = "pending"
+UNTRACKED, TRACKED, TRACKED_CLOSED, INTENDED = "untracked", "tracked", "tracked_closed", "intended"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A test's state on a backend. ``outcome``: passed, skipped, failed, error, missing (a
+    reference-passing test its run lacks), pending, lost (``cause``: crashed, timed_out, empty,
+    not_run, truncated), not_applicable (``source``: the declaration's, "" when a maintainer
+    wrote it), reference_missing, or "" (no result, no gap: nothing to compare). ``triage``, of
+    a gap the backend answers for only: untracked, tracked, tracked_closed or intended."""
+
+    outcome: str
+    triage: str = ""
+    cause: str = ""
+    source: str = ""
+
+    @property
+    def is_gap(self) -> bool:
+        """A gap of the backend's own (``COUNTED``): neither declared, lost, pending nor
+        outside the score."""
+        return self.triage != ""
+
+    @property
+    def untracked(self) -> bool:
+        return self.triage == UNTRACKED
+
+    def scored(self, counts_intended: bool) -> bool:
+        """Counted against the backend's score (and a variant "failing" it in a family)."""
+        return self.is_gap and (counts_intended or self.triage != INTENDED)
+
+    @property
+    def label(self) -> str:
+        """As the pages and exports write it."""
+        if self.outcome == NOT_APPLICABLE:
+            return "not applicable" + (f" ({self.source})" if self.source else "")
+        if self.outcome == LOST:
+            return f"lost to infrastructure ({self.cause.replace('_', ' ')})"
+        if self.triage:
+            return f"{self.outcome} · {self.triage.replace('_', ' ')}"
+        return self.outcome.replace("_", " ")
+
+
+def standing(
+    *,
+    gap_state: str | None,
+    outcome: str | None = None,
+    pending: bool = False,
+    tracked: bool = False,
+    intended: bool = False,
+    tracked_closed: bool = False,
+    not_applicable: bool = False,
+    source: str = "",
+) -> Standing:
+    """The ``Standing`` of a test on a backend from the engine's rows: its open gap's state and
+    flags (``gap_state`` None: no open gap), its current ``outcome`` (a label: passed, skipped...;
+    None: not in the run) and whether it is ``pending``."""
+    if gap_state is None:
+        return Standing(PENDING_STANDING if pending else outcome or "")
+    if not_applicable:
+        return Standing(NOT_APPLICABLE, source=source)
+    if is_infra(gap_state):
+        return Standing(LOST, cause=gap_state)
+    if gap_state == GapState.REFERENCE_MISSING:
+        return Standing(gap_state)
+    if intended:
+        triage = INTENDED
+    elif tracked_closed:
+        triage = TRACKED_CLOSED
+    elif tracked:
+        triage = TRACKED
+    else:
+        triage = UNTRACKED
+    return Standing(gap_state, triage=triage)
+
+
+def gap_standing(gap: Gap | None, *, outcome: str | None = None, pending: bool = False) -> Standing:
+    """``standing`` of an open ``Gap`` row (None: none), its triage selected or not (a
+    declaration's source is read from it only when it is)."""
+    if gap is None:
+        return standing(gap_state=None, outcome=outcome, pending=pending)
+    source = ""
+    if gap.not_applicable and Gap.triage.is_cached(gap):
+        source = gap.triage.source if gap.triage else ""
+    return standing(
+        gap_state=gap.state,
+        outcome=outcome,
+        tracked=gap.tracked,
+        intended=gap.intended,
+        tracked_closed=gap.tracked_closed,
+        not_applicable=gap.not_applicable,
+        source=source,
+    )
+
+
+# ``Standing.is_gap`` in SQL, of gap rows (``prefix``: their alias and a dot, or ""): the gaps a
+# score counts, the queue lists and the families' "fails on" names. ``counted_q`` as a Q.
+def counted_sql(prefix: str = "") -> sql.Composed:
+    p = sql.SQL(prefix)
+    return sql.SQL(
+        "({p}state <> {reference_missing} AND NOT {p}not_applicable AND {p}state NOT IN {infra})"
+    ).format(p=p, reference_missing=REFERENCE_MISSING, infra=INFRA)
+
+
+def counted_q(prefix: str = "") -> Q:
+    outside = [GapState.REFERENCE_MISSING.value, *(s.value for s in INFRA_STATES)]
+    return Q(**{f"{prefix}not_applicable": False}) & ~Q(**{f"{prefix}state__in": outside})

@@ -1222,6 +1222,11 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
     why = []
     if opened["untracked"]:
         why.append("opens untracked gaps")
+    # Gaps the baseline had too, that an exemption covered there and no longer does (a lapsed
+    # condition): untracked now. An older server sends no count.
+    uncovered = opened.get("uncovered") or 0
+    if uncovered:
+        why.append("uncovers gaps an exemption no longer covers")
     if verdict.get("coverage_drop"):
         why.append("drops coverage")
     reason = f" ({' and '.join(why)})" if why else ""
@@ -1235,7 +1240,9 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
         f"verdict for {verdict['backend']} run {verdict['run']}: {state}{reason}; opened "
         f"{opened['untracked']} untracked, {tracked}, {opened['intended']} intended gap(s)"
         + (f", {infra} lost to infrastructure" if infra else "")
-        + f", closed {verdict['closed']}{health}"
+        + f", closed {verdict['closed']}"
+        + (f"; uncovered {uncovered} (an exemption no longer applies)" if uncovered else "")
+        + health
     )
 
 
@@ -1349,9 +1356,9 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     then, when the verdict listed only the first of them, how many more there are; then the
     others, one line per exemption (an older server's verdict: every gap a row)."""
     gaps, total = _listed_gaps(verdict)
-    exempted = verdict_exempted(verdict)
+    exempted = "\n".join(filter(None, [verdict_exempted(verdict), verdict_uncovered(verdict)]))
     if not gaps:
-        what = "untracked gaps" if exempted else "gaps"
+        what = "untracked gaps" if verdict.get("exempted") else "gaps"
         listed = f"{total:,} new {what} (none listed)" if total else f"no new {what}"
         return "\n".join(filter(None, [listed, exempted]))
     rows = [("STATE", "TRACKING", "TEST", "REASON", "ISSUES")] + [
@@ -1372,6 +1379,28 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
             "listed (the run's page and the verdict API's gaps_next list the rest)"
         )
     return "\n".join(filter(None, ["\n".join(lines), exempted]))
+
+
+def verdict_uncovered(verdict: Mapping[str, Any]) -> str:
+    """The gaps the run uncovered (the baseline had them, covered by an exemption that no
+    longer applies for the run), one a line; empty when none (or an older server)."""
+    uncovered = verdict.get("uncovered") or []
+    if not uncovered:
+        return ""
+    rows = [("STATE", "UNCOVERED", "TEST", "EXEMPTION", "CONDITION")] + [
+        (
+            gap["state"],
+            "untracked",
+            gap["test"],
+            f"#{gap['exemption']} ({gap['kind']})",
+            gap.get("condition") or "-",
+        )
+        for gap in uncovered
+    ]
+    head = (
+        f"{len(uncovered):,} gap(s) uncovered: an exemption covered them before this run, none now"
+    )
+    return "\n".join([head, *_columns(rows)])
 
 
 def verdict_exempted(verdict: Mapping[str, Any]) -> str:
@@ -1734,6 +1763,7 @@ def query_verdict(client: Client, args: argparse.Namespace) -> dict:
             "tracked": opened["tracked"],
             "intended": opened["intended"],
             "infra": opened.get("infra", 0),
+            "uncovered": opened.get("uncovered", 0),
         },
         "closed": verdict["closed"],
         "health": verdict.get("health", "healthy"),

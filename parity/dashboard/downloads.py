@@ -134,7 +134,6 @@ def gaps_csv(request: HttpRequest, project: Project) -> HttpResponse:
 
 def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
     for line in selectors.open_gap_lines(project=project, gaps=gaps):
-        tracking = "intended" if line.intended else "tracked" if line.tracked else "untracked"
         yield (
             line.backend,
             line.test,
@@ -142,7 +141,7 @@ def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
             line.state,
             line.reason,
             " ".join(line.issues),
-            tracking,
+            line.tracking,
             line.opened_at.date().isoformat(),
             " ".join(line.owners),
             " ".join(line.also_failing),

@@ -126,7 +126,8 @@ def triages_apply_touched(*, project_id: int) -> None:
 _ANY_TOUCHED_SQL = "SELECT EXISTS (SELECT 1 FROM parity_gaps_touched)"
 
 
-# Covering: the triages some open gap matches (expired ones too), those an open gap picked (the
+# Covering: the triages some open gap matches (expired and lapsed ones too: a lapse's gaps that
+# still fail make it lapsed, not stale), those an open gap picked (the
 # same, when every gap was matched; enough alone for the shortcut below), and those applying on a
 # backend with no current run yet: nothing has shown they match nothing there. A family whose
 # runs go to its variants (rocm: rocm-gfx942) is not such a backend: its variants' gaps tell.
@@ -176,7 +177,7 @@ def _stale_sql(which: str) -> sql.Composed:
         backendstate=BackendState,
         on_backend=Triage.backends.through,
         declared_not_passed=DeclaredNotPassed,
-        candidates=triage_candidates("o", "id", unexpired=False),
+        candidates=triage_candidates("o", "id", unexpired=False, lapses=False),
         unexpired=TRIAGE_UNEXPIRED,
     )
 

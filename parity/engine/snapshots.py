@@ -9,6 +9,7 @@ from parity.definitions import (
     ABSENT,
     INFRA,
     OUTCOME_PARAMS,
+    counted_sql,
     first_ran_after,
     triage_candidates,
 )
@@ -38,12 +39,9 @@ from parity.models.sql import model_sql
 # no score: the verdict asks for a rerun, not a fix.
 # The agreement definitions also need the reference's tests it did not pass: only a project
 # that uses one joins the two backends' outcomes for them (``_DIFFER``).
-# In the triage queue (``parity.selectors.queue.untracked_gaps``): untracked, not
-# ``reference_missing``.
-_QUEUED = sql.SQL(
-    "({prefix}state <> 'reference_missing' AND NOT {prefix}tracked AND NOT {prefix}intended"
-    " AND NOT {prefix}not_applicable)"
-)
+# In the triage queue (``parity.selectors.queue.untracked_gaps``): untracked, of the backend's
+# own gaps (``counted_sql``: not ``reference_missing``, declared or lost to infrastructure).
+_QUEUED = sql.SQL("({counted} AND NOT tracked AND NOT intended)").format(counted=counted_sql())
 
 _SNAPSHOT_SQL = """
     WITH reference_passing AS (
@@ -170,10 +168,8 @@ def _snapshot_sql(differ: sql.Composable) -> sql.Composed:
         state=BackendState,
         run=Run,
         file_gaps=FileGapCount,
-        queued=_QUEUED.format(prefix=sql.SQL("")),
-        scored=sql.SQL(
-            "(state <> 'reference_missing' AND NOT not_applicable AND state NOT IN {})"
-        ).format(INFRA),
+        queued=_QUEUED,
+        scored=counted_sql(),
         infra=INFRA,
         absent=ABSENT,
     )

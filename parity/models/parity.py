@@ -380,8 +380,8 @@ class Snapshot(models.Model):
     not_applicable_not_passed = models.PositiveIntegerField(default=0, db_default=0)
     test_count = models.PositiveIntegerField(default=0)
     coverage_drop = models.BooleanField(default=False)
-    # The triage queue's headline (``parity.selectors.queue``): its untracked open gaps (those
-    # of infrastructure's states too, not ``reference_missing``), of them the tests the run
+    # The triage queue's headline (``parity.selectors.queue``): its untracked open gaps (the
+    # backend's own: ``parity.definitions.counted_sql``), of them the tests the run
     # lacks (``missing``), the files those are in, and the distinct reasons they cite.
     queue_gaps = models.PositiveIntegerField(default=0, db_default=0)
     queue_missing = models.PositiveIntegerField(default=0, db_default=0)

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from django.db.models import prefetch_related_objects
 from psycopg2 import sql
 
-from parity.definitions import OUTCOME_PARAMS, on_default_branch_sql, outcome_first
+from parity.definitions import (
+    OUTCOME_PARAMS,
+    Standing,
+    gap_standing,
+    on_default_branch_sql,
+    outcome_first,
+)
 from parity.models import CurrentOutcome, Gap, Outcome, Project, Reason, Result, Run, TestCase
 from parity.models.sql import model_sql
 from parity.pure.reproduce import reproduce_command
@@ -151,8 +157,11 @@ def _history(
 class BackendHistory:
     outcome: str | None  # in the current run; None when the test is not in it
     reason: str | None
-    gap: str | None  # the open gap's state, if any
+    # The open gap's state when it is a gap of the backend's (``Standing.is_gap``): a test
+    # declared not applicable, or whose file infrastructure lost, has none.
+    gap: str | None
     history: list[RunOutcome]  # newest first
+    standing: Standing = Standing("")  # where the test stands there (``definitions.standing``)
 
 
 @dataclass(frozen=True)
@@ -166,21 +175,29 @@ class TestCaseHistory:
 
 
 def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
-    """Four queries: backends, history, current outcomes (with reasons), open gaps."""
+    """Four queries: backends, history, current outcomes (with reasons), open gaps (with
+    triages); a fifth for the backends it is pending on when it can be pending somewhere."""
     names = backend_names(project)
     history = _history(test, list(names))
     current = {
         c.backend_id: c for c in CurrentOutcome.objects.filter(test=test).select_related("reason")
     }
-    gaps = dict(Gap.objects.filter(test=test, is_open=True).values_list("backend_id", "state"))
+    gaps = {
+        g.backend_id: g
+        for g in Gap.objects.filter(test=test, is_open=True).select_related("triage")
+    }
+    pending = _pending_backends(project, test, names, current, gaps)
     backends = {}
     for pk, name in sorted(names.items(), key=lambda item: item[1]):
         now = current.get(pk)
+        outcome = Outcome(now.outcome).label if now else None
+        standing = gap_standing(gaps.get(pk), outcome=outcome, pending=pk in pending)
         backends[name] = BackendHistory(
-            outcome=Outcome(now.outcome).label if now else None,
+            outcome=outcome,
             reason=now.reason.text if now and now.reason else None,
-            gap=gaps.get(pk),
+            gap=standing.outcome if standing.is_gap else None,
             history=history[pk],
+            standing=standing,
         )
     return TestCaseHistory(id=test.pk, test=test.key, file=test.file, backends=backends)
 
@@ -272,11 +289,14 @@ def _also_failing(project: Project, backends: list, current: dict, gaps: dict) -
     counts_intended = project.score_counts_intended
     failing = [names[pk] for pk, gap in gaps.items() if gap_scored(gap, counts_intended)]
     compared = {names[pk] for pk in {*current, *gaps} if pk in names}
+    # Under a gap the backend's score counts only: a declared, lost or intended one is no
+    # failure of the backend's, and "fails on 1 of 2" beside it would read as one.
     return {
         names[pk]: also_failing(
             backend=names[pk], failing=failing, families=families, compared=compared
         )
-        for pk in gaps
+        for pk, gap in gaps.items()
+        if gap_scored(gap, counts_intended)
     }
 
 

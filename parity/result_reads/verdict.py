@@ -14,7 +14,11 @@ queued). Its cost depends on the size of the two runs, not on history.
   longer pass.
 - Opened: a gap of the run that was no gap of the baseline. Closed: a gap of the baseline that
   the run no longer has (a test absent from an incomplete run is not known to be fixed).
-- ``ok`` is false when the run opens an untracked gap or, complete, has more than
+- Uncovered: a gap of the run that was a gap of the baseline too, that a triage covered for the
+  baseline's attributes and none covers for the run's: a conditioned exemption that lapsed
+  (``rocm < 7.14``, and the run is at 7.14 with the test still failing). Untracked now, as an
+  opened one is (docs/variants.md, "Lapses").
+- ``ok`` is false when the run opens or uncovers an untracked gap or, complete, has more than
   ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline.
 - A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
   project with ``closed_issues_untracked`` counts it untracked (``tracked`` false), so a skip
@@ -34,7 +38,7 @@ queued). Its cost depends on the size of the two runs, not on history.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -56,6 +60,7 @@ from parity.definitions import (
     gap,
     is_infra,
     on_default_branch,
+    reason_has_issue,
     run_outcomes,
     started_before_q,
     triage_picks,
@@ -82,12 +87,14 @@ from parity.plans import (
     SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
 from parity.pure.attributes import condition_applies
+from parity.pure.declarations import SOURCE as DECLARATION_SOURCE
 from parity.read_replica import read_cursor
 from parity.selectors.fragments import all_closed, issue_infos
 from parity.selectors.manifest import (
     backend_attributes,
     backend_exemptions,
     backend_reason_exemptions,
+    conditions_filter,
     exemption_reason,
 )
 
@@ -107,6 +114,20 @@ class VerdictGap:
     exemption: int | None  # the triage that applies (an exemption or a reason's triage)
     exemption_added: bool  # that triage was added after the run's exemption list
     infra: bool = False  # its file's infrastructure failed (``INFRA_STATES``): rerun, not a gap
+
+
+@dataclass(frozen=True)
+class UncoveredGap:
+    """A gap of the run and of its baseline that a triage covered for the baseline and no
+    longer covers for the run: untracked now."""
+
+    test: str
+    test_id: int
+    state: str
+    reason: str | None
+    exemption: int  # the triage that covered it for the baseline
+    kind: str  # that triage's kind
+    condition: str  # its condition, which does not hold for the run
 
 
 @dataclass(frozen=True)
@@ -191,6 +212,8 @@ class Verdict:
     rerun: "Rerun"
     default_branch: str  # the project's: only its complete runs (and branchless ones) count
     counts_toward_parity: bool  # it may become its backend's current run (no probe)
+    # Gaps the baseline had covered that the run has uncovered (a lapse), by test.
+    uncovered: list[UncoveredGap] = field(default_factory=list)
 
     @property
     def gaps_total(self) -> int:
@@ -515,8 +538,9 @@ def run_verdict(
     the run lacks (``Verdict.lacking``)."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
+    conditioned = _conditioned(run.project_id)
     params = {
-        **_params(run, baseline),
+        **_params(run, baseline, conditioned),
         "closed_limit": closed_limit,
         "lacking": lacking,
         "gaps_limit": gaps_limit,
@@ -554,13 +578,15 @@ def run_verdict(
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     health = run_health(run=run)
+    uncovered = [] if baseline is None else _uncovered(run, baseline, params, conditioned)
+    opened["uncovered"] = len(uncovered)
     return Verdict(
         run=run.pk,
         backend=backend.name,
         complete=run.complete,
         baseline_run=baseline.pk if baseline else None,
         baseline_started_at=baseline.started_at if baseline else None,
-        ok=run.probe or (opened["untracked"] == 0 and not drop),
+        ok=run.probe or (opened["untracked"] == 0 and not uncovered and not drop),
         healthy=run.probe or health.healthy,
         rerun=health,
         opened=opened,
@@ -582,7 +608,80 @@ def run_verdict(
         branch=run.branch,
         default_branch=project.default_branch,
         counts_toward_parity=on_default_branch(run, project),
+        uncovered=uncovered,
     )
+
+
+# The gaps of the run that were gaps of its baseline (and are the backend's own: not lost to
+# infrastructure), each with the triage that applies for the run's attributes (``now``) and for
+# the baseline's (``then``): uncovered where one applied then and none now, and no issue of its
+# reason tracks it (which would track it either way). Every compared test is read (a scoped
+# read leaves out the gaps both runs share, which these are), so it runs only when some
+# conditioned triage applies for one run's attributes and not the other's.
+_UNCOVERED_SQL = """
+    , kept AS MATERIALIZED (
+        SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
+               tc.key AS test_key, tc.file AS test_file
+        FROM j JOIN {testcase} tc ON tc.id = j.test_id
+        WHERE j.is_gx AND j.is_gp AND j.state NOT IN {infra}
+    ), picked_now AS ({now}), picked_then AS ({then})
+    SELECT k.test_id, k.test_key, k.state, k.reason_id, w.triage_id, w.kind
+    FROM kept k JOIN picked_then w ON w.test_id = k.test_id AND w.triage_id IS NOT NULL
+    WHERE NOT EXISTS (
+        SELECT 1 FROM picked_now n WHERE n.test_id = k.test_id AND n.triage_id IS NOT NULL
+    )
+      AND NOT {reason_issue}
+    ORDER BY k.test_key
+    """
+_UNCOVERED = model_sql(
+    _UNCOVERED_SQL,
+    testcase=TestCase,
+    infra=INFRA,
+    now=triage_picks("kept", "test_id", lapsed=sql.Placeholder("lapsed")),
+    then=triage_picks("kept", "test_id", lapsed=sql.Placeholder("baseline_lapsed")),
+    reason_issue=reason_has_issue(sql.SQL("k.reason_id")),
+)
+
+
+def run_uncovered(*, run: Run) -> list[UncoveredGap]:
+    """``Verdict.uncovered`` alone (the ``untracked_gaps`` webhook's): a query or two when no
+    conditioned triage applies differently for the run and its baseline."""
+    baseline = baseline_run_pick(run=run)
+    if baseline is None:
+        return []
+    conditioned = _conditioned(run.project_id)
+    return _uncovered(run, baseline, _params(run, baseline, conditioned), conditioned)
+
+
+def _uncovered(
+    run: Run, baseline: Run, params: dict, conditioned: list[tuple[int, str]]
+) -> list[UncoveredGap]:
+    """The gaps the baseline had covered that the run uncovers (``_UNCOVERED_SQL``). No query
+    when every conditioned triage applies alike for both runs' attributes (most runs)."""
+    if not conditioned:
+        return []  # no conditioned triage: none applies differently (no query)
+    baseline_lapsed = _lapsed(baseline, conditioned)
+    if set(baseline_lapsed) == set(params["lapsed"]):
+        return []
+    prefix = _prefix(run.backend_id == run.project.reference_backend_id, True, scoped=False)
+    with read_cursor(atomic=True) as cursor:
+        cursor.execute(_PLAN_SETTINGS)
+        cursor.execute(prefix + _UNCOVERED, {**params, "baseline_lapsed": baseline_lapsed})
+        rows = cursor.fetchall()
+    reasons = Reason.objects.in_bulk({row[3] for row in rows if row[3] is not None})
+    triages = Triage.objects.in_bulk({row[4] for row in rows})
+    return [
+        UncoveredGap(
+            test=key,
+            test_id=test_id,
+            state=state,
+            reason=reasons[reason_id].text if reason_id in reasons else None,
+            exemption=triage_id,
+            kind=kind,
+            condition=triages[triage_id].condition if triage_id in triages else "",
+        )
+        for test_id, key, state, reason_id, triage_id, kind in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -688,7 +787,8 @@ def _closed_gaps(rows: list[list]) -> list[ClosedGap]:
     return closed
 
 
-def _params(run: Run, baseline: Run | None) -> dict:
+def _params(run: Run, baseline: Run | None, conditioned: list[tuple[int, str]]) -> dict:
+    """The statement's parameters; ``conditioned``: the project's conditioned triages."""
     return {
         **OUTCOME_PARAMS,
         "project": run.project_id,
@@ -700,23 +800,32 @@ def _params(run: Run, baseline: Run | None) -> dict:
         "baseline_started_at": baseline.started_at if baseline else None,
         "has_baseline": baseline is not None,
         "complete": run.complete,
-        "lapsed": _lapsed(run),
+        "lapsed": _lapsed(run, conditioned),
     }
 
 
-def _lapsed(run: Run) -> list[int]:
+def _conditioned(project_id: int) -> list[tuple[int, str]]:
+    """The project's conditioned triages: (id, condition)."""
+    conditioned = Triage.objects.filter(project_id=project_id).exclude(condition="")
+    return list(conditioned.values_list("pk", "condition"))
+
+
+def _lapsed(run: Run, conditions: list[tuple[int, str]]) -> list[int]:
     """The project's conditioned triages that do not apply for the run's attributes
-    (``TriageLapse``'s rule, held to this run rather than its backend's current one)."""
-    conditioned = Triage.objects.filter(project_id=run.project_id).exclude(condition="")
-    conditions = list(conditioned.values_list("pk", "condition"))
+    (``TriageLapse``'s rule, held to this run rather than its backend's current one), of
+    ``conditions`` (``_conditioned``'s)."""
     if not conditions:
         return []
-    attributes = (
-        {**(run.backend.attributes or {}), **run.attributes}
-        if run.attributes
-        else backend_attributes(backend=run.backend)
-    )
+    attributes = _run_attributes(run)
     return [pk for pk, condition in conditions if not condition_applies(condition, attributes)]
+
+
+def _run_attributes(run: Run) -> dict[str, str]:
+    """What a run's conditions are held to: the attributes its CI sent (over its backend's),
+    or, none sent, its backend's current run's (as the manifest answers a request without)."""
+    if run.attributes:
+        return {**(run.backend.attributes or {}), **run.attributes}
+    return backend_attributes(backend=run.backend)
 
 
 def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
@@ -731,15 +840,30 @@ def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
     if listed is None:
         return ExemptionsApplied(version=version, known=False, added=[], removed=[]), None
     before = {e["id"]: ListedExemption(**e) for e in listed.exemptions}
+    # The list the run's CI would fetch now: conditions held to the run's attributes, as the
+    # one it applied was (a conditioned exemption that does not hold for the run was in
+    # neither).
     exemptions = [
         *backend_exemptions(project=run.project, backend=run.backend),
         *backend_reason_exemptions(project=run.project, backend=run.backend),
     ]
+    if any(e.condition for e in exemptions):
+        exemptions = conditions_filter(exemptions, _run_attributes(run))
     now = {e.id: ListedExemption(id=e.id, match=e.match, kind=e.kind) for e in exemptions}
+    # Declarations the run's own uploads sent (``hw_classification``): the list CI fetched
+    # before it ran could not hold them, and nobody added them since.
+    sent = set(
+        Triage.objects.filter(
+            project_id=run.project_id,
+            source=DECLARATION_SOURCE,
+            created_at__gte=run.created_at,
+            pk__in=[pk for pk in now if pk not in before],
+        ).values_list("pk", flat=True)
+    )
     applied = ExemptionsApplied(
         version=version,
         known=True,
-        added=[e for pk, e in now.items() if pk not in before],
+        added=[e for pk, e in now.items() if pk not in before and pk not in sent],
         removed=[e for pk, e in before.items() if pk not in now],
     )
     return applied, set(before)
@@ -777,7 +901,9 @@ def _verdict_gaps(
         {kind[1] for kind in kinds if kind[1] is not None}
     )
     tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
-    opened = dict.fromkeys(("tracked", "untracked", "intended", "tracked_closed", "infra"), 0)
+    opened = dict.fromkeys(
+        ("tracked", "untracked", "intended", "tracked_closed", "infra", "uncovered"), 0
+    )
     for reason_id, triage_id, kind, reason_issue, infra, n in kinds:
         tracking[(reason_id, triage_id, kind, reason_issue)] = _tracking(
             reasons.get(reason_id), triages.get(triage_id), kind, reason_issue, closed_untracked

@@ -4,8 +4,9 @@ with the reference as any backend is, and the family rolls its variants up: thei
 and per test how many of them fail it ("fails on 2 of 3 arches"). A backend with no variants is
 a family of one; the family's own row may have no run at all.
 
-A variant *fails* a test when it has an open gap on it that its score counts (``scored_gaps``):
-not a ``reference_missing`` row, not declared not applicable, and not intended unless the
+A variant *fails* a test when it has an open gap on it that its score counts (``scored_gaps``,
+``parity.definitions.Standing.scored``): a gap of the backend's own (not a ``reference_missing``
+row, not declared not applicable, not a test infrastructure lost), and not intended unless the
 project's score counts intended gaps.
 
 | read                      | what for                                        | queries     |
@@ -23,7 +24,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Q, QuerySet
 
-from parity.models import Backend, BackendState, Gap, GapState, Project, TestCase
+from parity.definitions import counted_q, counted_sql, gap_standing
+from parity.models import Backend, BackendState, Gap, Project, TestCase
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id
 from parity.pure.scores import Scores
@@ -85,18 +87,13 @@ def families_of(*, project: Project) -> Families:
 
 def scored_gaps(gaps: QuerySet[Gap], *, counts_intended: bool) -> QuerySet[Gap]:
     """The open gaps a backend's score counts against it."""
-    gaps = gaps.filter(is_open=True, not_applicable=False).exclude(state=GapState.REFERENCE_MISSING)
+    gaps = gaps.filter(counted_q(), is_open=True)
     return gaps if counts_intended else gaps.filter(intended=False)
 
 
 def gap_scored(gap: Gap, counts_intended: bool) -> bool:
     """``scored_gaps`` of one gap already read."""
-    return (
-        gap.is_open
-        and not gap.not_applicable
-        and gap.state != GapState.REFERENCE_MISSING
-        and (counts_intended or not gap.intended)
-    )
+    return gap.is_open and gap_standing(gap).scored(counts_intended)
 
 
 # --- The overview's roll-up line -----------------------------------------------------------------
@@ -124,8 +121,7 @@ _FAILING = model_sql(
         FROM compared c
         JOIN {gap} g ON g.project_id = c.project_id AND g.backend_id = c.id AND g.is_open
         JOIN {project} p ON p.id = c.project_id
-        WHERE g.is_open AND NOT g.not_applicable AND g.state <> %(reference_missing)s
-          AND (p.score_counts_intended OR NOT g.intended)
+        WHERE g.is_open AND {counted} AND (p.score_counts_intended OR NOT g.intended)
         GROUP BY c.family_id, g.test_id
     )
     SELECT v.family_id, v.n,
@@ -137,6 +133,7 @@ _FAILING = model_sql(
     state=BackendState,
     gap=Gap,
     project=Project,
+    counted=counted_sql("g."),
 )
 
 
@@ -146,7 +143,7 @@ def families_failing(*, family_ids: list[int]) -> dict[int, FamilyFailing]:
     out."""
     if not family_ids:
         return {}
-    params = {"families": family_ids, "reference_missing": GapState.REFERENCE_MISSING}
+    params = {"families": family_ids}
     with read_cursor() as cursor:
         cursor.execute(_FAILING, params)
         return {pk: FamilyFailing(n, every, some) for pk, n, every, some in cursor.fetchall()}
@@ -213,8 +210,7 @@ _FAMILY_TESTS = model_sql(
         SELECT g.test_id, array_agg(g.backend_id ORDER BY g.backend_id) AS failing
         FROM {gap} g
         WHERE g.project_id = %(project)s AND g.is_open AND g.backend_id = ANY(%(variants)s)
-          AND NOT g.not_applicable AND g.state <> %(reference_missing)s
-          AND (%(counts_intended)s OR NOT g.intended)
+          AND {counted} AND (%(counts_intended)s OR NOT g.intended)
         GROUP BY g.test_id
     ), top AS (
         SELECT test_id, failing FROM per_test
@@ -230,6 +226,7 @@ _FAMILY_TESTS = model_sql(
     """,
     gap=Gap,
     test=TestCase,
+    counted=counted_sql("g."),
 )
 
 
@@ -245,7 +242,6 @@ def family_tests(*, project: Project, family: str, limit: int = 50) -> FamilyTes
     params = {
         "project": project.pk,
         "variants": list(variants),
-        "reference_missing": GapState.REFERENCE_MISSING,
         "counts_intended": project.score_counts_intended,
         "limit": limit,
     }
@@ -288,16 +284,20 @@ class AlsoFailing:
 
     @property
     def fails_on(self) -> str:
-        """ "2 of 3" for a variant's gap; "" for a flat backend's."""
-        return f"{self.family_failing} of {self.family_compared}" if self.family else ""
+        """ "2 of 3" for a variant's gap; "" for a flat backend's, and where no variant's
+        score counts the test's gap (an intended one alone)."""
+        if not (self.family and self.family_failing):
+            return ""
+        return f"{self.family_failing} of {self.family_compared}"
 
 
 def also_failing(
     *, backend: str, failing: Iterable[str], families: Families, compared: set[str]
 ) -> AlsoFailing:
-    """``backend``'s gap seen with every backend failing its test (``failing``), in
-    ``families``; ``compared``: the backends with a current run. No query."""
-    failing = set(failing) | {backend}  # listed with a gap: it fails here
+    """``backend``'s gap seen with every backend failing its test (``failing``: ``backend``
+    among them when its own gap is scored), in ``families``; ``compared``: the backends with a
+    current run. No query."""
+    failing = set(failing)
     family = families.family_of.get(backend, backend)
     kin = [v for v in families.variants.get(family, []) if v in compared]
     return AlsoFailing(

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from django.contrib.postgres.expressions import ArraySubquery
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Subquery
+from psycopg2 import sql
 
+from parity.definitions import ABSENT, NOT_APPLICABLE
 from parity.models import CurrentOutcome, Gap, Outcome, PendingTest, Project, Reason, TestCase
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id, is_expected_failure
@@ -24,11 +26,18 @@ from parity.selectors.run_files import UnrunFile, unrun_files
 
 # Tests the reference first ran after the backend's current run (shown only when there are).
 PENDING_ROW = "not yet run there"
+# Tests a backend's run lacks that are declared not to apply there (shown only when there are):
+# not "missing", which is a gap (``parity.definitions.standing``).
+NOT_APPLICABLE_ROW = "not applicable"
+OPTIONAL_ROWS = ("xfail", PENDING_ROW, NOT_APPLICABLE_ROW)
+_DECLARED_RAN = "declared_ran"  # a declared test the run has (its outcome says how it went)
 # With a backend chosen, its worst outcomes first: what a maintainer came to see.
 _OUTCOME_ORDER = {"error": 0, "failed": 1, "skipped": 2, None: 3, "passed": 4}
 # The fewest tests a page holds, however many backends share its ``cells_per_page``.
 MIN_TESTS_PER_PAGE = 10
-SUMMARY_ROWS = ("passed", "skipped", "xfail", "failed", "error", "not run", PENDING_ROW)
+SUMMARY_ROWS = (
+    "passed", "skipped", "xfail", "failed", "error", "missing", NOT_APPLICABLE_ROW, PENDING_ROW
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -53,9 +62,11 @@ class NeverRan:
     """A backend whose current run has none of the file's tests: one fact, not a row per test."""
 
     backend: str
-    tests: int  # the file's tests it lacks that are gaps there (the reference passes them)
+    tests: int  # the file's tests it lacks that the reference passes
     intended: int  # of those, gaps a triage marks intended (by design)
-    state: str  # their gap state when all share one (missing, crashed, not_run...), else ""
+    # Their standing when all share one: a gap state (missing), how infrastructure lost the file
+    # (crashed, not_run...) or not_applicable (declared); else "".
+    state: str
 
 
 @dataclass(frozen=True)
@@ -102,9 +113,20 @@ class _Read:
     names: dict[int, str]  # backend pk -> name, the reference first
     # (backend, outcome, reason) -> the tests with that outcome and reason in its current run
     outcomes: dict[tuple[int, str, int | None], int]
-    gaps: dict[tuple[int, str, bool], int]  # (backend, state, intended) -> its open gaps
+    # (backend, state, intended) -> its open gaps; a gap declared not applicable has the state
+    # ``not_applicable`` here when the run lacks its test, ``_DECLARED_RAN`` when it ran (no gap
+    # of the backend's either way).
+    gaps: dict[tuple[int, str, bool], int]
     reasons: dict[int, ReasonInfo]
     pending: set[tuple[int, int]]
+
+    def gaps_absent_declared(self, backend_id: int) -> int:
+        """The file's tests ``backend_id``'s run lacks that are declared not applicable there."""
+        return sum(
+            n
+            for (b, found, _), n in self.gaps.items()
+            if b == backend_id and found == NOT_APPLICABLE
+        )
 
     def gaps_in(self, state: str, backends: list[str]) -> int:
         """The file's open gaps in ``state`` on ``backends`` (names)."""
@@ -222,11 +244,17 @@ _OUTCOME_COUNTS = model_sql(
 )
 _GAP_COUNTS = model_sql(
     """
-    SELECT backend_id, state, intended, reason_id, count(*) FROM {gap}
+    SELECT backend_id,
+           CASE WHEN NOT not_applicable THEN state WHEN state IN {absent} THEN {declared}
+                ELSE {declared_ran} END,
+           intended, reason_id, count(*) FROM {gap}
     WHERE project_id = %(project)s AND is_open AND test_id = ANY(%(tests)s::bigint[])
     GROUP BY 1, 2, 3, 4
     """,
     gap=Gap,
+    absent=ABSENT,
+    declared=sql.Literal(NOT_APPLICABLE),
+    declared_ran=sql.Literal(_DECLARED_RAN),
 )
 
 
@@ -301,7 +329,7 @@ def _row(test: tuple, read: _Read, outcomes: dict, gaps: dict, columns: list) ->
 
 
 def _counts(read: _Read, tests: set[int]) -> list[tuple[str, list[int]]]:
-    """Each backend's ``tests`` of the file by outcome; "not run" those it has no outcome for
+    """Each backend's ``tests`` of the file by outcome; "missing" those it has no outcome for
     (a pending test has none: its backend's run lacks it)."""
     counts = {backend_id: Counter() for backend_id in read.names}
     for (backend_id, outcome, reason_id), n in read.outcomes.items():
@@ -311,11 +339,14 @@ def _counts(read: _Read, tests: set[int]) -> list[tuple[str, list[int]]]:
     for backend_id, counted in counts.items():
         pending = sum(1 for t, b in read.pending if b == backend_id and t in tests)
         counted[PENDING_ROW] = pending
-        counted["not run"] = len(tests) - sum(counted.values())
+        # Declared tests the run lacks (a declared test that ran counts by its outcome).
+        declared = read.gaps_absent_declared(backend_id)
+        counted[NOT_APPLICABLE_ROW] = declared
+        counted["missing"] = len(tests) - sum(counted.values())
     return [
         (outcome, [counts[pk][outcome] for pk in read.names])
         for outcome in SUMMARY_ROWS
-        if outcome not in ("xfail", PENDING_ROW) or any(c[outcome] for c in counts.values())
+        if outcome not in OPTIONAL_ROWS or any(c[outcome] for c in counts.values())
     ]
 
 

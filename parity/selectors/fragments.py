@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db.models import Count, F
 from django.db.models.expressions import OrderBy
 
+from parity.definitions import Standing, gap_standing
 from parity.models import (
     Backend,
     FileCell,
@@ -372,6 +373,9 @@ class GapInfo:
     note: str
     issues: list[IssueInfo]  # the reason's and the triage's
     tracked_closed: bool = False  # tracked, and every issue it cites is closed
+    # What the pages show (``parity.definitions.standing``): not applicable, lost to
+    # infrastructure, or the gap with its triage.
+    standing: Standing = Standing("")
 
 
 @dataclass(frozen=True)
@@ -427,6 +431,7 @@ def gap_info(gap: Gap, reasons: dict[int, ReasonInfo]) -> GapInfo:
         note=triage.note if triage else "",
         issues=list({issue.key: issue for issue in issues}.values()),
         tracked_closed=gap.tracked_closed,
+        standing=gap_standing(gap),
     )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 
-from parity.definitions import INFRA_STATES, untracked_q
+from parity.definitions import INFRA_STATES, standing, untracked_q
 from parity.models import Backend, Gap, GapState, Project, Reason
 from parity.pure.normalize import display_id
 from parity.pure.skip_rules import NO_REASON
@@ -168,6 +168,14 @@ class GapLine:
     opened_at: datetime.datetime
     owners: list[str]  # its file's code owners
     also_failing: list[str]  # the other backends failing its test, its family's first
+
+    @property
+    def tracking(self) -> str:
+        """Its standing's triage (``parity.definitions.standing``): untracked, tracked or
+        intended; ``lost`` for a test whose file infrastructure lost (no gap of the backend's
+        to triage)."""
+        found = standing(gap_state=self.state, tracked=self.tracked, intended=self.intended)
+        return found.triage or found.outcome
 
 
 # Read as values: a model per gap and per row it selects (325k objects for 102k open gaps)

@@ -58,6 +58,13 @@ def untracked_gaps_changed(*, run: Run, backend_id: int, announced: set) -> tupl
     return opened, closed
 
 
+def untracked_gaps_uncovered(*, backend_id: int, tests: list[int], announced: set) -> QuerySet:
+    """The open untracked gaps of ``tests`` on the backend (those a run uncovered: an
+    exemption's condition lapsed), less those announced (``uncovered:<id>``)."""
+    gaps = Gap.objects.filter(untracked_q(), backend_id=backend_id, is_open=True)
+    return gaps.filter(test_id__in=tests).exclude(pk__in=_ids(announced, "uncovered"))
+
+
 def _ids(subjects: set, way: str) -> list[int]:
     return [int(s.split(":")[1]) for s in subjects if str(s).startswith(f"{way}:")]
 

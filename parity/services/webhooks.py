@@ -39,6 +39,7 @@ from parity.models import (
 )
 from parity.models.fields import UNREADABLE_HELP, Unreadable
 from parity.pure import webhooks as signing
+from parity.result_reads.verdict import run_uncovered
 from parity.selectors import webhooks as reads
 
 logger = logging.getLogger(__name__)
@@ -171,7 +172,13 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
     )
     opened_ids = list(opened.values_list("pk", flat=True))
     closed_ids = list(closed.values_list("pk", flat=True))
-    if not opened_ids and not closed_ids:
+    # Gaps the run did not open but uncovered (the verdict's: an exemption's condition lapsed).
+    tests = [g.test_id for g in run_uncovered(run=run)] if backend.pk == run.backend_id else []
+    uncovered = reads.untracked_gaps_uncovered(
+        backend_id=backend.pk, tests=tests, announced=announced
+    )
+    uncovered_ids = list(uncovered.values_list("pk", flat=True))
+    if not opened_ids and not closed_ids and not uncovered_ids:
         return []
     run_data = _run_data(run, backend)
     payload = {
@@ -181,21 +188,35 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         "closed_total": len(closed_ids),
         "opened": _gap_items(opened),
         "closed": _gap_items(closed),
+        "uncovered_total": len(uncovered_ids),
+        "uncovered": _gap_items(uncovered),
     }
     title = (
         f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked gaps opened, "
         f"{len(closed_ids)} closed by run {run.pk}"
+        + (
+            f", {len(uncovered_ids)} uncovered (an exemption no longer applies)"
+            if uncovered_ids
+            else ""
+        )
     )
     sections = [
         _section("Opened", payload["opened"], len(opened_ids)),
         _section("Closed", payload["closed"], len(closed_ids)),
+        *(
+            [_section("Uncovered", payload["uncovered"], len(uncovered_ids))]
+            if uncovered_ids
+            else []
+        ),
     ]
     return notice_record(
         project=run.project,
         event=event,
         payload=payload,
         summary={"title": title, "url": run_data["url"], "sections": sections},
-        subjects=[f"opened:{i}" for i in opened_ids] + [f"closed:{i}" for i in closed_ids],
+        subjects=[f"opened:{i}" for i in opened_ids]
+        + [f"closed:{i}" for i in closed_ids]
+        + [f"uncovered:{i}" for i in uncovered_ids],
     )
 
 

@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
 from parity.dashboard import presenters
+from parity.definitions import gap_standing
 from parity.pure.web_urls import web_url_or_empty
 
 register = template.Library()
@@ -123,7 +124,17 @@ _BADGES = {
     "closed": '<span class="badge closed">tracked · issue closed</span>',
     "tracked": '<span class="badge tracked">tracked</span>',
     "untracked": '<span class="badge untracked">untracked</span>',
+    "not_applicable": '<span class="badge not_applicable" title="{}">not applicable</span>',
+    "lost": '<span class="badge lost" title="Its file {}: run health, to rerun; in no score and '
+    "no gap of the backend's\">lost to infrastructure</span>",
 }
+
+
+@register.filter
+def standing_of(gap):
+    """Where a gap's test stands (``parity.definitions.Standing``): a page's ``GapInfo`` carries
+    it; an open ``Gap`` row (the gaps page's) is read."""
+    return getattr(gap, "standing", None) or gap_standing(gap)
 
 
 @register.simple_tag
@@ -139,8 +150,9 @@ def outcome_cell(cell, hide_gap: bool = False) -> SafeString:
             "a run of the backend at least as new lacks it.",
         )
     # No result: "missing", the gap state's name, unless the gap names what happened instead
-    # (the file crashed, timed out, ran no test or never started), which its line says.
-    ran_state = shown is None and cell.gap and cell.gap.state != "missing"
+    # (the file crashed, timed out, ran no test or never started, or the test does not apply
+    # here), which its line says.
+    ran_state = shown is None and cell.gap and cell.gap.standing.outcome != "missing"
     html = format_html(
         '<span class="sym" aria-hidden="true">{}</span> <span class="word">{}</span>',
         presenters.outcome_symbol(shown),
@@ -252,6 +264,11 @@ def _issues_html(issues) -> SafeString:
 
 
 def _gap_html(gap) -> SafeString:
+    standing = gap.standing
+    if standing.outcome == "not_applicable":
+        return format_html(_BADGES["not_applicable"], _declared_by(standing.source))
+    if standing.outcome == "lost":
+        return format_html(_BADGES["lost"], presenters.run_state_words(standing.cause))
     if gap.intended:
         badge = format_html(_BADGES["intended"], gap.note)
     elif gap.tracked_closed:
@@ -260,6 +277,14 @@ def _gap_html(gap) -> SafeString:
         badge = mark_safe(_BADGES["tracked" if gap.tracked else "untracked"])
     missing = " (passes on the reference)" if gap.state == "missing" else ""
     return format_html('<span class="gapline">gap: {}{} {}</span>', gap.state, missing, badge)
+
+
+def _declared_by(source: str) -> str:
+    return (
+        f"Declared not applicable here ({source}): no gap, outside the score"
+        if source
+        else ("Declared not applicable here: no gap, outside the score")
+    )
 
 
 @register.simple_tag(takes_context=True)

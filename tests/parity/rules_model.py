@@ -3,7 +3,10 @@ current (and which is), a test's outcome in a run, a gap and its state (pending 
 included), and the triage that applies. Plain data in, plain answers out: no database, no
 Django. ``tests/parity/test_rules_model.py`` holds the three users of those rules to it: the
 engine's ``Gap`` and ``PendingTest`` rows after ``parity_recompute``, the verdict of a run
-(``parity.result_reads.verdict``) and the aligned view (``parity.result_reads.aligned``).
+(``parity.result_reads.verdict``) and the aligned view (``parity.result_reads.aligned``);
+``tests/parity/test_surfaces_agree.py`` holds every surface to ``standings`` (where each test
+stands on each backend: declared, lost, pending, or a gap with its triage, conditions held to
+the backend's attributes) and the verdict to ``uncovered``.
 
 The model is written from the rules as ``ARCHITECTURE.md`` and the docstrings state them, not
 from the SQL: each function is the slow, obvious reading of one rule.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 
+from parity.pure.attributes import condition_applies
 from parity.pure.globs import key_matches
 
 PASSED, SKIPPED, FAILED, ERROR = 1, 2, 3, 4  # parity.models.Outcome's codes
@@ -49,13 +53,14 @@ class Run:
 @dataclass(frozen=True)
 class Triage:
     id: int
-    kind: str  # tracked, intended, quarantine
+    kind: str  # tracked, intended, quarantine, not_applicable
     created_at: datetime.datetime
     test: int | None = None
     reason: int | None = None
     match_regex: str = ""  # the pattern's regex (``parity.pure.globs.pattern_regex``)
-    backends: frozenset[int] = frozenset()  # none: every backend
+    backends: frozenset[int] = frozenset()  # none: every backend (a family: its variants too)
     expires_on: datetime.date | None = None
+    condition: str = ""  # applies where it holds for the backend's attributes; "": everywhere
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class World:
     default_branch: str
     triages: tuple[Triage, ...] = ()
     reference_history: tuple[int, ...] = ()
+    family: dict[int, int] = field(default_factory=dict)  # variant -> its family
+    attributes: dict[int, dict] = field(default_factory=dict)  # backend -> its own attributes
+    run_attributes: dict[int, dict] = field(default_factory=dict)  # run -> the attributes sent
 
     def run(self, run_id: int) -> Run:
         return next(r for r in self.runs if r.id == run_id)
@@ -284,13 +292,41 @@ def aligned_gaps(world: World) -> dict[int, dict[int, tuple[str, int | None]]]:
 # --- The triage that applies ----------------------------------------------------------------------
 
 
+def backend_attributes(world: World, backend: int) -> dict:
+    """What conditions are held to on a backend: its own attributes and its current run's."""
+    run = current_run(world, backend)
+    return {
+        **world.attributes.get(backend, {}),
+        **(world.run_attributes.get(run.id, {}) if run else {}),
+    }
+
+
+def run_attributes(world: World, run: Run) -> dict:
+    """What a run's verdict holds conditions to: the attributes its CI sent over its backend's,
+    or, none sent, its backend's current ones."""
+    sent = world.run_attributes.get(run.id)
+    if sent:
+        return {**world.attributes.get(run.backend, {}), **sent}
+    return backend_attributes(world, run.backend)
+
+
 def triage_pick(
-    world: World, *, backend: int, test: int, reason: int | None, today: datetime.date
+    world: World,
+    *,
+    backend: int,
+    test: int,
+    reason: int | None,
+    today: datetime.date,
+    attributes: dict | None = None,
 ) -> Triage | None:
     """The one unexpired triage that applies to a gap: one naming its test, its reason or a
-    pattern its key matches, on every backend or on its own; intended first, then the most
-    specific (a test, a pattern, a reason; named backends over all), then the newest."""
+    pattern its key matches, on every backend or on its own (or its family), whose condition
+    (if any) holds for the backend's attributes; a declaration that the test is not
+    applicable first, then intended, then the most specific (a test, a pattern, a reason;
+    named backends over all), then the newest."""
     key = world.tests[test][0]
+    if attributes is None:
+        attributes = backend_attributes(world, backend)
     applies = [
         t
         for t in world.triages
@@ -299,12 +335,14 @@ def triage_pick(
             or (t.reason is not None and t.reason == reason)
             or (t.match_regex and key_matches(t.match_regex, key))
         )
-        and (not t.backends or backend in t.backends)
+        and (not t.backends or backend in t.backends or world.family.get(backend) in t.backends)
         and (t.expires_on is None or t.expires_on >= today)
+        and (not t.condition or condition_applies(t.condition, attributes))
     ]
     return max(
         applies,
         key=lambda t: (
+            t.kind == "not_applicable",
             t.kind == "intended",
             t.test is not None,
             bool(t.match_regex),
@@ -314,3 +352,91 @@ def triage_pick(
         ),
         default=None,
     )
+
+
+# --- Where each test stands on each backend -------------------------------------------------------
+
+INFRA = ("crashed", "timed_out", "empty", "not_run", "truncated")
+_OUTCOME_LABEL = {PASSED: "passed", SKIPPED: "skipped", FAILED: "failed", ERROR: "error"}
+
+
+@dataclass(frozen=True)
+class Standing:
+    """``parity.definitions.Standing``, read slowly: outcome, triage, cause."""
+
+    outcome: str
+    triage: str = ""
+    cause: str = ""
+
+
+def standings(world: World, *, today: datetime.date) -> dict[int, dict[int, Standing]]:
+    """Backend -> test -> where it stands, for each backend with a current run but the
+    reference, and each test its current run has, that is a gap or pending there: a declaration
+    that it does not apply first (whatever the run did), then a file infrastructure lost (no
+    triage: run health), then the gap with its triage (an issue of its reason is not modelled:
+    the histories' reasons cite none). A test with neither a gap nor pending stands as its
+    outcome in the current run."""
+    found: dict[int, dict[int, Standing]] = {}
+    for backend, backend_gaps in engine_gaps(world).items():
+        run = current_run(world, backend)
+        mine = outcomes(run)
+        here: dict[int, Standing] = {t: Standing(_OUTCOME_LABEL[o]) for t, (o, _r) in mine.items()}
+        for test in backend_gaps.pending:
+            here[test] = Standing("pending")
+        for test, (state, reason) in backend_gaps.gaps.items():
+            triage = triage_pick(world, backend=backend, test=test, reason=reason, today=today)
+            if triage is not None and triage.kind == "not_applicable":
+                here[test] = Standing("not_applicable")
+            elif state in INFRA:
+                here[test] = Standing("lost", cause=state)
+            elif state == "reference_missing":
+                here[test] = Standing(state)
+            elif triage is None:
+                here[test] = Standing(state, "untracked")
+            else:
+                kind = "intended" if triage.kind == "intended" else "tracked"
+                here[test] = Standing(state, kind)
+        found[backend] = here
+    return found
+
+
+def uncovered(world: World, run: Run, *, today: datetime.date) -> set[int]:
+    """The gaps of ``run`` (a backend's, not the reference's) that were gaps of its baseline
+    too, of the backend's own (not lost to infrastructure), that a triage covered for the
+    baseline's attributes and none covers for the run's (a condition that lapsed)."""
+    earlier = [
+        r
+        for r in world.runs
+        if r.backend == run.backend
+        and r.id != run.id
+        and r.complete
+        and may_be_current(r, world.default_branch)
+        and (r.started_at, r.id) < (run.started_at, run.id)
+    ]
+    baseline = max(earlier, key=lambda r: (r.started_at, r.id), default=None)
+    reference = current_run(world, world.reference)
+    if baseline is None or reference is None:
+        return set()
+    x, p, first = outcomes(run), outcomes(baseline), since(world)
+    now_attrs, then_attrs = run_attributes(world, run), run_attributes(world, baseline)
+    found = set()
+    for test, (outcome, _r) in outcomes(reference).items():
+        if outcome != PASSED:
+            continue
+        xo, po = x.get(test), p.get(test)
+        state = gap(
+            xo[0] if xo else None,
+            absent=run.manifest.get(world.tests[test][1]),
+            pending=first[test] > run.started_at,
+        )
+        was = gap(po[0] if po else None, pending=first[test] > baseline.started_at)
+        known = xo is not None or run.complete
+        if state in (None, "pending") or not known or was in (None, "pending") or state in INFRA:
+            continue
+        reason = xo[1] if xo else None
+        pick = {"backend": run.backend, "test": test, "reason": reason, "today": today}
+        if triage_pick(world, **pick, attributes=then_attrs) and not triage_pick(
+            world, **pick, attributes=now_attrs
+        ):
+            found.add(test)
+    return found

@@ -5,6 +5,8 @@ import datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from parity.api.serializers.testcases import StandingSerializer
+from parity.definitions import gap_standing
 from parity.models import GapState
 from parity.selectors import gap_is_stale, issue_infos, issue_urls
 
@@ -106,6 +108,10 @@ class GapSerializer(serializers.Serializer):
         help_text="Where its triage came from when not written in parity: hw_classification, "
         "set_test_configs:<file>, import:<format>.",
     )
+    standing = serializers.SerializerMethodField(
+        help_text="Where the test stands on the backend (as the test endpoint says): a test whose "
+        "file infrastructure lost reads outcome lost, no triage; a declared one not_applicable."
+    )
     stale = serializers.SerializerMethodField()
     first_seen = serializers.DateTimeField(source="opened_at")
     closed_at = serializers.DateTimeField(allow_null=True)
@@ -119,7 +125,8 @@ class GapSerializer(serializers.Serializer):
     )
     fails_on = serializers.SerializerMethodField(
         help_text="For a variant's gap, \"k of n\": of its family's n variants with a current run, "
-        "the k that fail this test (this one included); null for a backend with no family."
+        "the k that fail this test (this one included when its score counts its gap: not when "
+        "intended, declared or lost to infrastructure); null for a backend with no family."
     )
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
@@ -132,6 +139,10 @@ class GapSerializer(serializers.Serializer):
         # Most gaps cite none, and a serializer built for nothing still costs its setup, once per
         # row of a page.
         return IssueSerializer(infos, many=True).data if infos else []
+
+    @extend_schema_field(StandingSerializer)
+    def get_standing(self, gap) -> dict:
+        return StandingSerializer(gap_standing(gap)).data
 
     def get_stale(self, gap) -> bool:
         return gap_is_stale(gap)

@@ -28,10 +28,33 @@ class RunOutcomeSerializer(serializers.Serializer):
     flaky = serializers.BooleanField(help_text="Rerun in an upload with differing outcomes.")
 
 
+class StandingSerializer(serializers.Serializer):
+    """``parity.definitions.Standing``: the one state every page, export and the verdict show."""
+
+    outcome = serializers.CharField(
+        help_text="passed, skipped, failed, error, missing, pending, lost (to infrastructure), "
+        "not_applicable, reference_missing, or empty (no result, no gap)."
+    )
+    triage = serializers.CharField(
+        help_text="Of a gap of the backend's own: untracked, tracked, tracked_closed or "
+        "intended; empty otherwise."
+    )
+    cause = serializers.CharField(
+        help_text="Lost: how (crashed, timed_out, empty, not_run, truncated)."
+    )
+    source = serializers.CharField(help_text="Not applicable: the declaration's source.")
+    label = serializers.CharField(help_text="As the pages write it.")
+
+
 class BackendHistorySerializer(serializers.Serializer):
     outcome = serializers.CharField(allow_null=True, help_text="In the current run.")
     reason = serializers.CharField(allow_null=True)
-    gap = serializers.CharField(allow_null=True, help_text="The open gap's state.")
+    gap = serializers.CharField(
+        allow_null=True,
+        help_text="The open gap's state, when it is a gap of the backend's: null for a test "
+        "declared not applicable there or whose file infrastructure lost (see standing).",
+    )
+    standing = StandingSerializer(help_text="Where the test stands on the backend.")
     history = RunOutcomeSerializer(many=True, help_text="The last runs, newest first.")
 
 

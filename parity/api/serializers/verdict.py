@@ -37,6 +37,21 @@ class OpenedCountsSerializer(serializers.Serializer):
         help_text="Gaps of tests whose file infrastructure lost (crashed, timed out, empty, not "
         "run, truncated): run health, counted in none of the others; rerun lists their files."
     )
+    uncovered = serializers.IntegerField(
+        help_text="Gaps the run did not open but uncovered: the baseline had them too, covered "
+        "by an exemption that no longer applies for the run (a condition that lapsed, e.g. "
+        "rocm < 7.14 at 7.14). Untracked now: they fail the gate as an opened one does."
+    )
+
+
+class UncoveredGapSerializer(serializers.Serializer):
+    test = serializers.CharField()
+    test_id = serializers.IntegerField()
+    state = serializers.CharField()
+    reason = serializers.CharField(allow_null=True)
+    exemption = serializers.IntegerField(help_text="The exemption that covered it before.")
+    kind = serializers.CharField(help_text="That exemption's kind.")
+    condition = serializers.CharField(help_text="Its condition, which the run does not meet.")
 
 
 class VerdictGapSerializer(serializers.Serializer):
@@ -171,7 +186,7 @@ class VerdictSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     backend = serializers.CharField()
     ok = serializers.BooleanField(
-        help_text="False when the run opened an untracked gap or dropped coverage."
+        help_text="False when the run opened or uncovered an untracked gap or dropped coverage."
     )
     health = serializers.SerializerMethodField(
         help_text="Run health, apart from ok (test health): unhealthy when infrastructure lost a "
@@ -188,6 +203,11 @@ class VerdictSerializer(serializers.Serializer):
         help_text="A page of the gaps this run opened (gaps_limit from gaps_offset): untracked "
         "first (with those tracked by closed issues only first among the tracked), then tracked, "
         "then intended, each by test.",
+    )
+    uncovered = UncoveredGapSerializer(
+        many=True,
+        help_text="The gaps the run uncovered (opened.uncovered), by test: an exemption covered "
+        "them in the baseline and none covers them for this run.",
     )
     exempted = ExemptedGapsSerializer(
         many=True,

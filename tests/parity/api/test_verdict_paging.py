@@ -77,6 +77,7 @@ def test_pages_list_untracked_gaps_first_as_ci_prints_them(upload_run, api):
         "intended": 0,
         "tracked_closed": 1,
         "infra": 0,
+        "uncovered": 0,
     }
     listed = [gap for page in pages for gap in page["gaps"]]
     assert listed == parity_ci._gaps_in_order({"gaps": listed})
@@ -101,6 +102,7 @@ def test_a_gap_tracked_by_closed_issues_lists_with_the_untracked_when_it_counts_
         "intended": 0,
         "tracked_closed": 1,
         "infra": 0,
+        "uncovered": 0,
     }
 
 

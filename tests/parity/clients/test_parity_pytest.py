@@ -236,7 +236,14 @@ def test_exemptions_from_the_server_make_the_upload_tracked_and_the_verdict_ok(
     answer = verdict(http_api, run)
     assert (answer["ok"], answer["opened"]) == (
         True,
-        {"tracked": 3, "untracked": 0, "intended": 2, "tracked_closed": 0, "infra": 0},
+        {
+            "tracked": 3,
+            "untracked": 0,
+            "intended": 2,
+            "tracked_closed": 0,
+            "infra": 0,
+            "uncovered": 0,
+        },
     )
     gaps = {gap["test"]: gap for gap in answer["gaps"]}
     assert {

@@ -182,7 +182,9 @@ def test_verdict_says_ok_opened_and_closed_with_every_gap(
 
     assert (verdict["kind"], verdict["run"], verdict["backend"]) == ("verdict", run.pk, "tpu")
     assert (verdict["ok"], verdict["complete"], verdict["probe"]) == (False, True, False)
-    assert verdict["opened"] == {"untracked": 1, "tracked": 0, "intended": 0, "infra": 0}
+    assert verdict["opened"] == {
+        "untracked": 1, "tracked": 0, "intended": 0, "infra": 0, "uncovered": 0
+    }  # fmt: skip
     assert verdict["closed"] == 2
     assert (verdict["count"], verdict["total"], verdict["truncated"]) == (1, 1, False)
     assert set(verdict) == documented("## The document") | documented("### `verdict`")

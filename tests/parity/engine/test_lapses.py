@@ -110,7 +110,8 @@ def test_a_downgrade_brings_the_exemption_back(xla, send):
     send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.14"})
     exemption = _exemption(xla)
     assert (_gap().triage_id, _gap().tracked) == (None, False)  # lapsed from the start
-    assert Triage.objects.get(pk=exemption.pk).stale
+    # Lapsed, not stale: its test still fails (the page says lapsed, not "its tests pass now").
+    assert not Triage.objects.get(pk=exemption.pk).stale
 
     send("rocm", FAILS, day="2026-05-02", attributes={"arch": "gfx942", "rocm": "7.2"})
     assert (_gap().triage_id, _gap().tracked) == (exemption.pk, True)
@@ -193,3 +194,51 @@ def test_an_unreadable_condition_is_refused_naming_where(xla, condition, fault):
     assert refused.value.field == "condition"
     assert fault in str(refused.value)
     assert not Triage.objects.exists()
+
+
+def test_the_verdict_of_the_upgrade_reports_the_gap_it_uncovered(xla, send):
+    """Issue 45 finding 3: the gap was tracked at 7.1 and is untracked at 7.14 though no gap
+    opened: the verdict lists it as uncovered, is not ok (so ``--gate`` fails), and the
+    exemption is lapsed, not stale (its test still fails)."""
+    from parity.clients.parity_ci import verdict_headline, verdict_table
+
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.1"})
+    exemption = _exemption(xla)
+    before = Run.objects.get(
+        pk=send("rocm", FAILS, day="2026-05-02", attributes={"arch": "gfx942", "rocm": "7.1"})
+    )
+    assert run_verdict(run=before).ok  # still covered at 7.1: nothing uncovered
+
+    upgraded = Run.objects.get(
+        pk=send("rocm", FAILS, day="2026-05-03", attributes={"arch": "gfx942", "rocm": "7.14"})
+    )
+    verdict = run_verdict(run=upgraded)
+    assert verdict.opened["untracked"] == 0
+    assert verdict.opened["uncovered"] == 1
+    assert [(g.test, g.state, g.exemption, g.condition) for g in verdict.uncovered] == [
+        (FLAKY, "failed", exemption.pk, CONDITION)
+    ]
+    assert not verdict.ok
+    exemption.refresh_from_db()
+    assert not exemption.stale
+
+    from parity.api.serializers import VerdictSerializer
+
+    document = VerdictSerializer(verdict).data
+    assert document["ok"] is False and document["opened"]["uncovered"] == 1
+    headline = verdict_headline(document)
+    assert "NOT OK" in headline and "uncovered 1" in headline
+    assert FLAKY in verdict_table(document)
+
+
+def test_a_run_still_at_7_1_uncovers_nothing(xla, send):
+    send("cpu", PASSES, day="2026-05-01")
+    send("rocm", FAILS, day="2026-05-01", attributes={"arch": "gfx942", "rocm": "7.14"})
+    _exemption(xla)
+    # The downgrade covers the gap again: nothing uncovered, the gap was no opened one either.
+    back = Run.objects.get(
+        pk=send("rocm", FAILS, day="2026-05-02", attributes={"arch": "gfx942", "rocm": "7.1"})
+    )
+    verdict = run_verdict(run=back)
+    assert verdict.uncovered == [] and verdict.ok

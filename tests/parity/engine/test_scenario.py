@@ -386,12 +386,26 @@ def test_verdicts_of_the_day_two_runs(runs, api):
 
     assert verdict("neuron2") == {
         "ok": False,
-        "opened": {"tracked": 0, "untracked": 2, "intended": 0, "tracked_closed": 0, "infra": 0},
+        "opened": {
+            "tracked": 0,
+            "untracked": 2,
+            "intended": 0,
+            "tracked_closed": 0,
+            "infra": 0,
+            "uncovered": 0,
+        },
         "closed": 1,
         "coverage_drop": True,
         "baseline_run": runs["neuron1"],
     }
-    none_opened = {"tracked": 0, "untracked": 0, "intended": 0, "tracked_closed": 0, "infra": 0}
+    none_opened = {
+        "tracked": 0,
+        "untracked": 0,
+        "intended": 0,
+        "tracked_closed": 0,
+        "infra": 0,
+        "uncovered": 0,
+    }
     assert verdict("tpu2") == {  # t4 failed then errors: still one gap, none opened
         "ok": True,
         "opened": none_opened,

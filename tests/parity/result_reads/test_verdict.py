@@ -1,10 +1,12 @@
 """The CI verdict: ok unless a run opens an untracked gap or drops coverage."""
 
+import json
+
 import pytest
 from rest_framework.test import APIClient
 
 from parity.clients import parity_ci
-from parity.models import Project, TestCase, TrackingIssue
+from parity.models import Project, TestCase, TrackingIssue, Triage
 from parity.services.projects import project_create, upload_token_create
 from tests.parity.conftest import run_xml
 
@@ -37,6 +39,7 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
         "intended": 0,
         "tracked_closed": 0,
         "infra": 0,
+        "uncovered": 0,
     }
     assert body["closed"] == 0
     assert body["gaps"] == [
@@ -70,6 +73,7 @@ def test_the_same_skip_with_an_issue_url_in_its_reason_passes(history, upload_ru
         "intended": 0,
         "tracked_closed": 0,
         "infra": 0,
+        "uncovered": 0,
     }
     assert body["gaps"][0]["issues"] == ["https://github.com/pytorch/xla/issues/99"]
 
@@ -83,7 +87,14 @@ def test_a_skip_whose_reason_is_triaged_intended_passes(history, upload_run, api
     run = upload_run("tpu", {T1: "passed", T2: ("skipped", "by design")}, day=DAY2)
 
     body = verdict(api, run)
-    opened = {"tracked": 0, "untracked": 0, "intended": 1, "tracked_closed": 0, "infra": 0}
+    opened = {
+        "tracked": 0,
+        "untracked": 0,
+        "intended": 1,
+        "tracked_closed": 0,
+        "infra": 0,
+        "uncovered": 0,
+    }
     assert (body["ok"], body["opened"]) == (True, opened)
     assert body["gaps"][0]["triage"] == "intended"
 
@@ -139,6 +150,7 @@ def test_a_first_runs_gaps_are_tracked_by_their_reasons_issues_and_none_close(up
         "intended": 0,
         "tracked_closed": 0,
         "infra": 0,
+        "uncovered": 0,
     }
     assert [(g["test"], g["state"], g["tracked"], g["issues"]) for g in body["gaps"]] == [
         (T2, "failed", False, []),
@@ -178,6 +190,7 @@ def test_a_skip_citing_only_closed_issues_counts_untracked_when_the_project_says
         "intended": 0,
         "tracked_closed": 1,
         "infra": 0,
+        "uncovered": 0,
     }
 
     Project.objects.filter(pk=project.pk).update(closed_issues_untracked=True)
@@ -193,6 +206,7 @@ def test_a_skip_citing_only_closed_issues_counts_untracked_when_the_project_says
         "intended": 0,
         "tracked_closed": 1,
         "infra": 0,
+        "uncovered": 0,
     }
 
     TrackingIssue.objects.filter(key="pytorch/xla#99").update(state="open")  # reopened
@@ -319,6 +333,42 @@ def test_a_reason_exemption_is_part_of_the_lists_version(history, upload_run, in
     assert "unchanged since" not in parity_ci.verdict_exemptions(body)
 
 
+def test_added_since_leaves_out_what_does_not_hold_for_the_run_and_what_it_declared(
+    history, ingest, api
+):
+    """Issue 45: a conditioned exemption that does not hold for the run's attributes was in
+    neither the list CI fetched nor the one it would fetch now; a declaration the run's own
+    upload sent (``hw_classification``) was added by no one. Neither is "added since"."""
+    url = "/api/v1/projects/pytorch-xla"
+    conditioned = api.post(
+        f"{url}/triage/",
+        {"kind": "intended", "match": "test/old.py", "backends": ["tpu"], "note": "7.1 only",
+         "condition": "rocm < 7.14"},
+        format="json",
+    )  # fmt: skip
+    assert conditioned.status_code == 201, conditioned.content
+    manifest = api.get(f"{url}/manifest/", {"backend": "tpu", "attr": "rocm=7.14"}).json()
+    assert manifest["exemptions"] == []
+    response = ingest(
+        ("tpu.xml", run_xml({T1: "passed", T2: "passed"})),
+        backend="tpu",
+        commit="b" * 40,
+        branch="master",
+        run="tpu-2",
+        complete="true",
+        timestamp=f"{DAY2}T12:00:00Z",
+        attributes=json.dumps({"rocm": "7.14"}),
+        exemptions_version=manifest["version"],
+        hw_classification=json.dumps({"test/a.py::TestGeneric": "GENERIC"}),
+    )
+    assert response.status_code == 202, response.content
+    assert Triage.objects.filter(source="hw_classification").exists()
+    body = verdict(api, response.json()["run"])
+    assert body["exemptions"] == {
+        "version": manifest["version"], "known": True, "added": [], "removed": []
+    }  # fmt: skip
+
+
 def test_a_probe_runs_verdict_is_never_a_gate(history, ingest, api):
     response = ingest(
         ("tpu.xml", run_xml({T1: "passed", T2: ("failed", "boom")})),
@@ -349,6 +399,7 @@ def test_a_page_lists_the_first_gaps_untracked_first_and_counts_every_one(histor
         "intended": 0,
         "tracked_closed": 0,
         "infra": 0,
+        "uncovered": 0,
     }
     assert [g["test"] for g in body["gaps"]] == [T2, T1]
 
@@ -416,6 +467,7 @@ def test_exempted_gaps_are_a_line_per_exemption_and_untracked_gaps_keep_their_ro
         "intended": 13,
         "tracked_closed": 0,
         "infra": 0,
+        "uncovered": 0,
     }
     groups = [(g["exemption"], g["match"], g["gaps"], g["reason"]) for g in body["exempted"]]
     assert groups == [

@@ -1,0 +1,487 @@
+"""The surfaces-agree oracle (issue 45): over seeded random histories, every surface that shows
+where a test stands on a backend shows what the plain-Python rules model says
+(``tests/parity/rules_model.standings``): the test API, the test page, the file page, the gaps
+API (its list and its untracked filter), the gaps CSV, the family roll-ups ("fails on every
+arch", "fails on k of n"), "Left to triage" and the snapshots' untracked counts, and the CI
+verdict of each backend's current run.
+
+A history mixes what the states come from: a reference (cpu) and a rocm family of two arches
+(gfx942, gfx90a) whose runs send a ROCm release that moves between 7.1 and 7.14, so a
+``rocm < 7.14`` exemption starts and stops holding; a flat tpu; tests declared not applicable
+(on rocm, on tpu); intended and tracked triages; run manifests naming files that crashed, timed
+out, reported nothing or never started; runs started before the reference added tests (pending);
+incomplete runs, probes and runs of another branch (never current).
+
+``SURFACES`` is the oracle's registry: every URL of a page or an endpoint is in it or in
+``NO_STANDING`` (with why it shows no test's standing); ``test_every_url_is_read_or_exempt``
+fails when a URL is added to neither, so a new surface cannot escape the oracle."""
+
+import csv
+import datetime
+import io
+import random
+from collections import Counter, defaultdict
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from parity import result_reads
+from parity.engine import parity_recompute
+from parity.models import (
+    Backend,
+    GapState,
+    Outcome,
+    PendingTest,
+    Project,
+    Run,
+    Snapshot,
+    TestCase,
+    TrackingIssue,
+    Triage,
+)
+from parity.pure.globs import pattern_literal, pattern_regex, pattern_shape
+from parity.result_reads.verdict import run_verdict
+from parity.selectors.families import families_failing, family_tests
+from parity.selectors.files import file_grid
+from parity.selectors.queue import triage_queue
+from tests.parity import rules_model as model
+from tests.parity.engine.rows import backend_of, results_upload
+from tests.parity.engine.rows import testcase_of as case_of
+from tests.parity.engine.test_absent_states import manifest_write
+from tests.parity.engine.test_nightly_scope import FILES, MANIFEST_ENTRIES, TESTS, _results
+from tests.parity.test_rules_model import _world
+
+START = datetime.datetime(2026, 5, 1, tzinfo=datetime.UTC)
+ARCHES = ("gfx942", "gfx90a")
+VARIANTS = tuple(f"rocm-{a}" for a in ARCHES)
+BACKENDS = ("cpu", "cpu", *VARIANTS, *VARIANTS, "tpu")
+ISSUE = "https://github.com/pytorch/xla/issues/{}"
+
+
+def _as_model(standing) -> model.Standing:
+    """A surface's ``parity.definitions.Standing`` in the model's terms."""
+    triage = "tracked" if standing.triage == "tracked_closed" else standing.triage
+    return model.Standing(standing.outcome, triage, standing.cause)
+
+
+# --- The project and its history -------------------------------------------------------------
+
+
+def _family(project: Project) -> None:
+    rocm = Backend.objects.create(project=project, name="rocm")
+    for arch, name in zip(ARCHES, VARIANTS, strict=True):
+        Backend.objects.create(project=project, name=name, family=rocm, attributes={"arch": arch})
+
+
+def _triage(project, kind, *, backends=(), match="", test=None, condition="", number=None):
+    derived = (
+        {
+            "match_regex": pattern_regex(match),
+            "match_literal": pattern_literal(match),
+            "match_shape": pattern_shape(match),
+        }
+        if match
+        else {}
+    )
+    issue = None
+    if number is not None:
+        issue, _ = TrackingIssue.objects.get_or_create(
+            project=project, key=f"pytorch/xla#{number}", defaults={"kind": "github",
+                                                                    "url": ISSUE.format(number)}
+        )  # fmt: skip
+    triage = Triage.objects.create(
+        project=project, kind=kind, note="x", match=match, test=test, condition=condition,
+        issue=issue, **derived,
+    )  # fmt: skip
+    triage.backends.set([backend_of(project, b) for b in backends])
+
+
+def _triages(project: Project, rng: random.Random) -> str:
+    """A declaration on rocm and one on tpu, an intended and a tracked triage, and a tracked
+    one that holds only before ROCm 7.14, each on tests picked by the seed."""
+    files = rng.sample(FILES, 2)
+    _triage(project, "not_applicable", backends=["rocm"], match=files[0])
+    _triage(project, "not_applicable", backends=["tpu"], match=f"{files[1]}::T::t1")
+    picked = rng.sample(TESTS, 3)
+    _triage(project, "intended", test=case_of(project, picked[0]))
+    _triage(project, "tracked", test=case_of(project, picked[1]), number=1)
+    _triage(project, "tracked", backends=["rocm"], match=picked[2], condition="rocm < 7.14",
+            number=2)  # fmt: skip
+    return picked[2]
+
+
+def _run(project: Project, backend: str, at, rng, n: int, forced: dict | None = None) -> Run:
+    """A random run; ``forced``: its results and release instead (a complete run on the
+    default branch)."""
+    roll = rng.random()
+    branch = "feature" if roll < 0.1 and not forced else project.default_branch
+    attributes = {"rocm": rng.choice(("7.1", "7.14"))} if backend.startswith("rocm") else {}
+    if forced and backend.startswith("rocm"):
+        attributes = {"rocm": forced.pop("rocm")}
+    run = Run.objects.create(
+        project=project,
+        backend=backend_of(project, backend),
+        key=f"{n}-{backend}",
+        commit=f"c{n}",
+        branch=branch,
+        probe=rng.random() < 0.05 and not forced,
+        complete=rng.random() > 0.1 or bool(forced),
+        started_at=at,
+        attributes=attributes,
+    )
+    results = forced or _results(rng, reference=backend == "cpu")
+    if results:
+        results_upload(run, results)
+    if backend != "cpu" and rng.random() < 0.6 and not forced:
+        files = rng.sample(FILES, rng.randint(1, 2))
+        manifest_write(run, *(rng.choice(MANIFEST_ENTRIES)(file) for file in files))
+    return run
+
+
+def _history(project: Project, seed: int, steps: int) -> model.World:
+    rng = random.Random(seed)
+    _family(project)
+    for test in TESTS:
+        case_of(project, test)
+    conditioned = _triages(project, rng)
+    latest: dict[str, datetime.datetime] = {}
+    reference_history: list[int] = []
+    # The history ends with an upgrade over the conditioned exemption's test: the reference
+    # passes it, gfx942 fails it at 7.1 (covered) and still at 7.14 (uncovered).
+    ending = [
+        ("cpu", dict.fromkeys(TESTS, Outcome.PASSED)),
+        ("rocm-gfx942", {conditioned: (Outcome.FAILED, "HIP error"), "rocm": "7.1"}),
+        ("rocm-gfx942", {conditioned: (Outcome.FAILED, "HIP error"), "rocm": "7.14"}),
+    ]
+    for n in range(steps + len(ending)):
+        backend = BACKENDS[n % len(BACKENDS)] if n < len(BACKENDS) else rng.choice(BACKENDS)
+        forced = None
+        if n >= steps:
+            backend, forced = ending[n - steps]
+            forced = dict(forced)
+        at = START + datetime.timedelta(hours=6 * n + rng.choice((-5, -1, 0, 1, 3)))
+        at = max(at, latest.get(backend, at) + datetime.timedelta(minutes=1))
+        latest[backend] = at
+        run = _run(project, backend, at, rng, n, forced)
+        if run.complete:
+            parity_recompute(run=run)
+        now = model.current_run(_world(project, ()), project.reference_backend_id)
+        if now is not None and (not reference_history or reference_history[-1] != now.id):
+            reference_history.append(now.id)
+    world = _world(project, tuple(reference_history))
+    backends = Backend.objects.filter(project=project)
+    return model.World(
+        runs=world.runs,
+        tests=world.tests,
+        reference=world.reference,
+        default_branch=world.default_branch,
+        triages=tuple(
+            model.Triage(
+                **{**t.__dict__, "condition": Triage.objects.get(pk=t.id).condition},
+            )
+            for t in world.triages
+        ),
+        reference_history=world.reference_history,
+        family={b.pk: b.family_id for b in backends if b.family_id},
+        attributes={b.pk: b.attributes or {} for b in backends},
+        run_attributes={r.pk: r.attributes or {} for r in Run.objects.filter(project=project)},
+    )
+
+
+# --- The surfaces, each read as backend name -> test key -> model.Standing ----------------------
+
+
+def _test_api(ctx) -> dict:
+    read = defaultdict(dict)
+    for test in ctx.tests:
+        body = ctx.api.get(f"/api/v1/projects/{ctx.project.slug}/tests/{test.pk}/").json()
+        for name, line in body["backends"].items():
+            s = line["standing"]
+            if not s["outcome"]:
+                continue  # no result, no gap: nothing to compare
+            read[name][test.key] = model.Standing(
+                s["outcome"], "tracked" if s["triage"] == "tracked_closed" else s["triage"],
+                s["cause"],
+            )  # fmt: skip
+            # ``gap`` says the same: a gap of the backend's own, or none.
+            assert line["gap"] == (s["outcome"] if s["triage"] else None), (name, test.key)
+    return read
+
+
+def _test_page(ctx) -> dict:
+    read = defaultdict(dict)
+    for test in ctx.tests:
+        for line in result_reads.testcase_page(project=ctx.project, test=test).lines:
+            if line.gap is not None:
+                read[line.backend][test.key] = _as_model(line.gap.standing)
+            elif line.pending:
+                read[line.backend][test.key] = model.Standing("pending")
+            elif line.outcome:
+                read[line.backend][test.key] = model.Standing(line.outcome)
+    return read
+
+
+def _file_page(ctx) -> dict:
+    """Each file's grid: a cell per test and backend, or one line for a backend that ran none
+    of its tests (its state when they share one, which the oracle checks against theirs)."""
+    read = defaultdict(dict)
+    for file in FILES:
+        grid = file_grid(project=ctx.project, file=file, per_page=1000)
+        for row in grid.rows:
+            for cell in row.cells:
+                if cell.gap is not None:
+                    read[cell.backend][row.key] = _as_model(cell.gap.standing)
+                elif cell.pending:
+                    read[cell.backend][row.key] = model.Standing("pending")
+                elif cell.outcome:
+                    read[cell.backend][row.key] = model.Standing(cell.outcome)
+        for never in grid.never_ran:
+            want = {
+                s.cause or s.outcome
+                for key, s in ctx.expected.get(never.backend, {}).items()
+                if key.startswith(file + "::") and s.outcome not in ("pending",)
+            }
+            assert never.state == (want.pop() if len(want) == 1 else ""), (never, file)
+            for key, s in ctx.expected.get(never.backend, {}).items():
+                if key.startswith(file + "::"):
+                    read[never.backend][key] = s  # the folded line stands for them
+    return read
+
+
+def _gaps_api(ctx) -> dict:
+    """The gaps list: every open gap but declared ones, lost files' included, each with its
+    standing; ``?tracked=false`` the untracked."""
+    url = f"/api/v1/projects/{ctx.project.slug}/gaps/"
+    read = defaultdict(dict)
+    for g in _all(ctx.api, url, {}):
+        s = g["standing"]
+        triage = "tracked" if s["triage"] == "tracked_closed" else s["triage"]
+        read[g["backend"]][g["test"]] = model.Standing(s["outcome"], triage, s["cause"])
+        # Its other fields say the same.
+        assert g["state"] == (s["cause"] or s["outcome"]), g
+        assert g["tracked"] == (triage == "tracked") or triage == "", g
+    untracked = _all(ctx.api, url, {"tracked": "false"})
+    want = {
+        (b, k)
+        for b, tests in ctx.expected.items()
+        for k, s in tests.items()
+        if s.triage == "untracked"
+    }
+    assert {(g["backend"], g["test"]) for g in untracked} == want, "gaps ?tracked=false"
+    return read
+
+
+def _gaps_csv(ctx) -> dict:
+    response = ctx.client.get(f"/p/{ctx.project.slug}/gaps.csv?open=1")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    read = defaultdict(dict)
+    for row in csv.DictReader(io.StringIO(body.decode())):
+        if row["tracking"] == "lost":
+            standing = model.Standing("lost", cause=row["state"])
+        else:
+            standing = model.Standing(row["state"], row["tracking"])
+        read[row["backend"]][row["test"]] = standing
+    return read
+
+
+def _all(api, url: str, params: dict) -> list:
+    found, offset = [], 0
+    while True:
+        body = api.get(url, {**params, "limit": 500, "offset": offset}).json()
+        found += body["results"]
+        if not body.get("next"):
+            return found
+        offset += 500
+
+
+SURFACES = {
+    "test-detail": _test_api,
+    "project-test": _test_page,
+    "project-file": _file_page,
+    "gap-list": _gaps_api,
+    "project-gaps-csv": _gaps_csv,
+}
+# Surfaces that roll standings up rather than list them: checked by count against the model.
+ROLLUPS = ("families", "queue", "snapshots", "verdict")
+SURFACE_URLS = {
+    **{name: "read above" for name in SURFACES},
+    "project": "the heatmap: its cells count the snapshots' (checked as 'snapshots')",
+    "project-queue": "Left to triage (checked as 'queue')",
+    "overview": "families and untracked per backend (checked as 'families', 'snapshots')",
+    "overview-data": "the overview's numbers (as 'overview')",
+    "run-verdict": "the CI verdict (checked as 'verdict')",
+    "project-run": "the run page, the verdict's (checked as 'verdict')",
+    "project-gaps": "the gaps page: gaps_list, as the API's (checked as 'gap-list')",
+}
+# Every other URL, and why it shows no test's standing (or shows one the oracle reads elsewhere).
+NO_STANDING = {
+    "favicon": "an icon",
+    "project-tests": "the test search: names and ids",
+    "project-reasons": "skip reasons and their counts",
+    "project-reasons-data": "skip reasons' trend data",
+    "project-queue-exempt": "a form post",
+    "project-owners": "code owners",
+    "project-owners-import": "a form post",
+    "project-runs": "runs and their verdict counts (the verdict's)",
+    "project-matrix": "pass/fail pairs of backends from bitmaps of outcomes",
+    "project-matrix-csv": "the matrix as CSV",
+    "project-pair": "two backends' outcomes side by side",
+    "project-pair-files": "two backends' outcomes by file",
+    "project-pair-tests": "two backends' outcomes by test",
+    "project-triage": "a form post",
+    "project-file-issue": "an issue draft of a file's untracked gaps (untracked_q)",
+    "project-exemptions": "exemptions, lapsed or stale",
+    "project-not-applicable": "declarations",
+    "project-declaration-override": "a form post",
+    "project-exemption-delete": "a form post",
+    "parity": "scores, from the snapshots",
+    "skip-reason-list": "skip reasons",
+    "skip-reason-trend": "skip reasons' trend",
+    "test-list": "the test search",
+    "triage-list": "triages",
+    "triage-detail": "a triage",
+    "manifest": "the exemption list CI applies",
+    "manifest-resolve": "the exemption list resolved over tests",
+    "exemptions-import": "a list import",
+    "exemptions-export": "a list export",
+    "login": "signing in",
+    "logout": "signing out",
+    "ci-index": "the CI client's files",
+    "ci-file": "a CI client file",
+    "schema": "the OpenAPI schema",
+    "api-docs": "the API's documentation",
+    "digest-preview": "the digest: untracked counts by untracked_q, the queue's rule",
+    "digest-unsubscribe": "a form post",
+    "oidc-exchange": "a token exchange",
+    "run-complete": "marks a run complete",
+    "upload-create": "an upload",
+    "upload-detail": "an upload's state",
+    "parity_rekey_identity": "an admin view of a rekey",
+}
+
+
+def _url_names() -> set[str]:
+    """The names of parity's own pages and endpoints (not the admin's, nor sign-in's)."""
+    names = set()
+
+    def walk(patterns):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns)
+            elif isinstance(p, URLPattern) and p.name:
+                module = getattr(p.callback, "__module__", "")
+                if module.startswith(("parity.", "ingest.")) and not module.startswith(
+                    "parity.admin"
+                ):
+                    names.add(p.name)
+
+    walk(get_resolver().url_patterns)
+    return names
+
+
+def test_every_url_is_read_or_exempt():
+    """A page or endpoint added without a place here fails: read its standings in
+    ``SURFACES`` (or as a roll-up), or say in ``NO_STANDING`` why it shows none."""
+    unplaced = sorted(_url_names() - set(SURFACE_URLS) - set(NO_STANDING))
+    assert unplaced == [], f"URLs the surfaces-agree oracle neither reads nor exempts: {unplaced}"
+    assert {"test-detail", "gap-list", "project-file"} <= _url_names()  # the walk finds them
+
+
+# --- The roll-ups --------------------------------------------------------------------------------
+
+
+def _rollups_hold(ctx, where: str) -> None:
+    expected, project = ctx.expected, ctx.project
+    rocm = Backend.objects.get(project=project, name="rocm")
+    compared = [v for v in VARIANTS if v in expected]
+    failing: dict[str, set] = defaultdict(set)
+    for variant in compared:
+        for key, s in expected[variant].items():
+            if s.triage in ("untracked", "tracked"):  # scored: intended is not counted
+                failing[key].add(variant)
+    by_n = Counter(len(v) for v in failing.values())
+    line = families_failing(family_ids=[rocm.pk]).get(rocm.pk)
+    if compared:
+        assert (line.compared, line.everywhere, line.somewhere) == (
+            len(compared), by_n.get(len(compared), 0), len(failing)
+        ), f"{where}: the family line"  # fmt: skip
+        tests = family_tests(project=project, family="rocm", limit=1000)
+        assert {t.test: set(t.failing) for t in tests.tests} == dict(failing), where
+    untracked = {
+        b: sum(s.triage == "untracked" for s in tests.values()) for b, tests in expected.items()
+    }
+    queue = triage_queue(project=project)
+    heads = {h.backend: h.untracked for h in queue.headlines}
+    assert {b: n for b, n in heads.items() if n} == {b: n for b, n in untracked.items() if n}, (
+        f"{where}: Left to triage"
+    )
+    snapshots = {}
+    for backend in Backend.objects.filter(project=project, state__snapshot__isnull=False):
+        snap = Snapshot.objects.get(pk=backend.state.snapshot_id)
+        snapshots[backend.name] = snap.untracked
+    assert {b: n for b, n in snapshots.items() if n} == {b: n for b, n in untracked.items() if n}, (
+        f"{where}: the snapshots' untracked"
+    )
+    # The verdict of each current run: each gap it opened stands as the model says, and the
+    # gaps it uncovered (a lapse) are the model's.
+    for name, tests in expected.items():
+        backend = Backend.objects.get(project=project, name=name)
+        verdict = run_verdict(run=backend.state.current_run)
+        run = ctx.world.run(backend.state.current_run_id)
+        want = {ctx.keys[t] for t in model.uncovered(ctx.world, run, today=ctx.today)}
+        assert {g.test for g in verdict.uncovered} == want, (where, name, "uncovered")
+        assert verdict.opened["uncovered"] == len(want)
+        ctx.uncovered += len(want)
+        for g in verdict.gaps:
+            want = tests[g.test]
+            if g.infra:
+                assert want.outcome == "lost", (where, name, g.test)
+                continue
+            triage = "intended" if g.intended else "tracked" if g.tracked else "untracked"
+            assert (g.state, triage) == (want.outcome, want.triage), (where, name, g.test)
+
+
+# --- The oracle -----------------------------------------------------------------------------------
+
+
+class _Ctx:
+    def __init__(self, project, api, client, expected, tests, world, keys, today):
+        self.project, self.api, self.client = project, api, client
+        self.expected, self.tests = expected, tests
+        self.world, self.keys, self.today = world, keys, today
+        self.uncovered = 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("seed", range(4))
+def test_every_surface_says_what_the_rules_model_says(project, api, client, seed):
+    world = _history(project, seed, steps=16)
+    today = datetime.datetime.now(datetime.UTC).date()
+    names = {b.pk: b.name for b in Backend.objects.filter(project=project)}
+    keys = {pk: key for pk, (key, _file) in world.tests.items()}
+    expected = {
+        names[b]: {keys[t]: s for t, s in tests.items()}
+        for b, tests in model.standings(world, today=today).items()
+    }
+    # The model's pending tests are the engine's (held by test_rules_model too).
+    pending = PendingTest.objects.values_list("backend_id", "test_id")
+    assert {(names[b], keys[t]) for b, t in pending} == {
+        (b, k) for b, tests in expected.items() for k, s in tests.items() if s.outcome == "pending"
+    }
+    tests = list(TestCase.objects.filter(project=project).order_by("key"))
+    ctx = _Ctx(project, api, client, expected, tests, world, keys, today)
+    for surface, read in SURFACES.items():
+        found = read(ctx)
+        for backend, want in expected.items():
+            got = found.get(backend, {})
+            if surface in ("gap-list", "project-gaps-csv"):
+                # A list holds the open gaps but declared ones (and no reference_missing).
+                want = {
+                    k: s for k, s in want.items()
+                    if s.triage or s.outcome == "lost"
+                }  # fmt: skip
+            assert got == want, f"seed {seed}: {surface} on {backend}"
+    _rollups_hold(ctx, f"seed {seed}")
+    assert ctx.uncovered >= 1  # the ending's upgrade, at least
+    assert Snapshot.objects.exists() and GapState.MISSING
