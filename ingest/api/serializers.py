@@ -7,6 +7,7 @@ from rest_framework import serializers
 from parity.models import Upload
 from parity.pure.attributes import AttributesError, attributes_check
 from parity.pure.declarations import DeclarationsError, classifications_parse
+from parity.pure.nul import nul_message
 from parity.pure.run_manifest import ManifestError, manifest_parse
 
 
@@ -14,6 +15,14 @@ from parity.pure.run_manifest import ManifestError, manifest_parse
 class UploadedFileField(serializers.FileField):
     """A file part of a multipart request. drf-spectacular documents a plain FileField as a URI
     (its response form), which told clients to send a URL string where the API wants bytes."""
+
+
+def _storable(value):
+    """``value``, parsed from a JSON field, unless it holds a NUL the database cannot store."""
+    problem = nul_message(value)
+    if problem is not None:
+        raise serializers.ValidationError(f"The JSON {problem}")
+    return value
 
 
 class UploadCreateSerializer(serializers.Serializer):
@@ -108,14 +117,14 @@ class UploadCreateSerializer(serializers.Serializer):
         if not value:
             return {}
         try:
-            return attributes_check(json.loads(value))
+            return attributes_check(_storable(json.loads(value)))
         except ValueError as exc:  # AttributesError, or JSON that does not decode
             what = "" if isinstance(exc, AttributesError) else "not JSON: "
             raise serializers.ValidationError(f"{what}{exc}") from None
 
     def validate_hw_classification(self, value: str) -> dict:
         try:
-            return classifications_parse(value)
+            return _storable(classifications_parse(value))
         except DeclarationsError as exc:
             raise serializers.ValidationError(str(exc)) from None
 
@@ -123,7 +132,7 @@ class UploadCreateSerializer(serializers.Serializer):
         if not value:
             return ()
         try:
-            return tuple(manifest_parse(json.loads(value)))
+            return tuple(manifest_parse(_storable(json.loads(value))))
         except ValueError as exc:  # ManifestError, or JSON that does not decode
             what = "" if isinstance(exc, ManifestError) else "not JSON: "
             raise serializers.ValidationError(f"{what}{exc}") from None
