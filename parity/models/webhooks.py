@@ -6,10 +6,13 @@ subscribes to it, whose ``WebhookAttempt`` rows are the delivery log (docs/webho
 
 import secrets
 
+from django.core.validators import MaxLengthValidator, URLValidator
 from django.db import models
 from django.db.models import Q
 
 from parity.models.fields import EncryptedTextField
+
+URL_MAX_CHARS = 500
 
 
 def secret_new() -> str:
@@ -32,7 +35,9 @@ class WebhookFormat(models.TextChoices):
 
 class WebhookEndpoint(models.Model):
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="webhooks")
-    url = models.URLField(max_length=500)
+    # Encrypted like the secret: a Slack incoming webhook's URL is its credential (and a JSON
+    # receiver's may carry a token). Validated as the URLField it was.
+    url = EncryptedTextField(validators=[URLValidator(), MaxLengthValidator(URL_MAX_CHARS)])
     # Encrypted, not hashed: every delivery is signed with it. Read, it is the plain secret, or
     # ``Unreadable`` when no key in use decrypts it (parity.models.fields).
     secret = EncryptedTextField(default=secret_new)

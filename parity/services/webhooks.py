@@ -65,16 +65,16 @@ def webhooks_active(*, project_id: int) -> bool:
 
 
 def endpoint_secrets_reencrypt() -> tuple[int, list[int]]:
-    """Write every endpoint's secret again, so it is encrypted with the newest key of
+    """Write every endpoint's secret and URL again, so they are encrypted with the newest key of
     PARITY_SECRETS_KEYS and an older key can be dropped; returns how many were written and the
     ids of those no key in use can read (left as they were)."""
     written, unreadable = 0, []
     with transaction.atomic():
         for endpoint in WebhookEndpoint.objects.select_for_update().order_by("pk"):
-            if isinstance(endpoint.secret, Unreadable):
+            if isinstance(endpoint.secret, Unreadable) or isinstance(endpoint.url, Unreadable):
                 unreadable.append(endpoint.pk)
                 continue
-            endpoint.save(update_fields=["secret"])
+            endpoint.save(update_fields=["secret", "url"])  # both encrypted (0045)
             written += 1
     logger.info("webhook secrets re-encrypted: %s; unreadable: %s", written, unreadable)
     return written, unreadable

@@ -29,7 +29,7 @@ def test_a_maintainer_adds_an_endpoint_sees_its_secret_once_and_pings_it(page, s
         form.locator("button", has_text="Save endpoint").click()
 
         secret = page.locator("#secret-value").inner_text()
-        endpoint = WebhookEndpoint.objects.get(url=receiver.url)
+        [endpoint] = [e for e in WebhookEndpoint.objects.all() if e.url == receiver.url]
         assert secret == endpoint.secret and len(secret) >= 40
         receiver.secret = secret
         narrow_screenshot(page, request)
@@ -69,5 +69,5 @@ def test_a_refused_url_stays_in_the_open_form_with_why(page, site, request):
 
     expect(page.locator("#new-endpoint")).to_have_attribute("open", re.compile(".*"))
     expect(page.locator("#new-endpoint .errorlist")).to_contain_text("valid URL")
-    assert not WebhookEndpoint.objects.filter(url__contains="bad").exists()
+    assert not [e for e in WebhookEndpoint.objects.all() if "bad" in e.url]
     narrow_screenshot(page, request)

@@ -150,4 +150,4 @@ def test_staff_cannot_add_change_or_delete_on_a_project_they_do_not_maintain(alp
     client.post(f"/admin/parity/webhookendpoint/{theirs.pk}/delete/", {"post": "yes"})
     theirs.refresh_from_db()
     assert (theirs.project, theirs.url) == (beta, "https://beta.example.org/h")
-    assert WebhookEndpoint.objects.filter(url__contains="evil").count() == 0
+    assert not [e for e in WebhookEndpoint.objects.all() if "evil" in e.url]
