@@ -5,10 +5,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from parity.models import Upload
-from parity.pure.attributes import AttributesError, attributes_check
+from parity.pure.attributes import (
+    MAX_ATTRIBUTES,
+    MAX_VALUE_CHARS,
+    AttributesError,
+    attributes_check,
+)
 from parity.pure.declarations import DeclarationsError, classifications_parse
 from parity.pure.nul import nul_message
-from parity.pure.run_manifest import ManifestError, manifest_parse
+from parity.pure.run_manifest import MAX_FILE_CHARS, MAX_FILES, ManifestError, manifest_parse
 
 
 @extend_schema_field(OpenApiTypes.BINARY)
@@ -23,6 +28,65 @@ def _storable(value):
     if problem is not None:
         raise serializers.ValidationError(f"The JSON {problem}")
     return value
+
+
+def _json_part(schema: dict) -> type[serializers.CharField]:
+    """A form field the API reads as JSON text: documented as the JSON value it holds, the
+    request's encoding saying the part is ``application/json`` (``UploadView``)."""
+
+    @extend_schema_field(schema)
+    class JsonPartField(serializers.CharField):
+        openapi_json_part = True  # parity.api.schema drops the text default
+
+    return JsonPartField
+
+
+_TEXT = {"type": "string", "minLength": 1}
+AttributesPart = _json_part(
+    {
+        "type": "object",
+        "maxProperties": MAX_ATTRIBUTES,
+        # OpenAPI 3.0 has no propertyNames: the key rule is in the description.
+        "additionalProperties": {**_TEXT, "maxLength": MAX_VALUE_CHARS, "pattern": r"\S"},
+    }
+)
+ManifestPart = _json_part(
+    {
+        "type": "object",
+        "required": ["files"],
+        "additionalProperties": False,
+        "properties": {
+            "version": {},
+            "files": {
+                "type": "array",
+                "maxItems": MAX_FILES,
+                "items": {
+                    "type": "object",
+                    "required": ["file"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "file": {**_TEXT, "maxLength": MAX_FILE_CHARS, "pattern": r"\S"},
+                        "started": {"type": "boolean"},
+                        "exit_code": {"type": "integer", "nullable": True},
+                        "signal": {"type": "string", "maxLength": 20, "nullable": True},
+                        "timed_out": {"type": "boolean"},
+                        "duration": {"type": "number", "minimum": 0, "nullable": True},
+                        "report": {"type": "boolean"},
+                        "tests": {"type": "integer", "minimum": 0, "nullable": True},
+                    },
+                },
+            },
+        },
+    }
+)
+ClassificationsPart = _json_part(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "string", "enum": ["GENERIC", "ACCELERATOR"]},
+    }
+)
+# The parts the upload API reads as JSON text (the request body's multipart encoding).
+JSON_PARTS = ("attributes", "run_manifest", "hw_classification")
 
 
 class UploadCreateSerializer(serializers.Serializer):
@@ -71,7 +135,7 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The manifest 'version' of the exemption list the run applied.",
     )
-    hw_classification = serializers.CharField(
+    hw_classification = ClassificationsPart(
         required=False,
         default="",
         allow_blank=True,
@@ -93,7 +157,7 @@ class UploadCreateSerializer(serializers.Serializer):
         default=list,
         help_text="One or more .xml, .xml.gz, .zip or .tar.gz files (none: only a run_manifest).",
     )
-    run_manifest = serializers.CharField(
+    run_manifest = ManifestPart(
         required=False,
         default="",
         allow_blank=True,
@@ -102,7 +166,7 @@ class UploadCreateSerializer(serializers.Serializer):
         "happened to each file (docs/api.md).",
     )
 
-    attributes = serializers.CharField(
+    attributes = AttributesPart(
         required=False,
         default="",
         allow_blank=True,
