@@ -18,6 +18,7 @@ from parity.models import Project, Rekey
 from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.normalize.presets import PRESETS, preset_matching, preset_named, preset_rules
 from parity.pure.normalize.preview import identity_preview
+from parity.pure.nul import nul_message
 
 
 class IdentityForm(forms.Form):
@@ -44,6 +45,9 @@ class IdentityForm(forms.Form):
             data = json.loads(text)
         except ValueError as exc:
             raise forms.ValidationError(f"Not JSON: {exc}") from exc
+        problem = nul_message(data)
+        if problem is not None:
+            raise forms.ValidationError(f"The JSON {problem}")
         try:
             self.cleaned_data["parsed"] = validate_rules(data)
         except RulesError as exc:

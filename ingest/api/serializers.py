@@ -6,15 +6,88 @@ from rest_framework import serializers
 
 from parity.models import Upload
 from parity.models.links import validate_web_url
-from parity.pure.attributes import AttributesError, attributes_check
+from parity.pure.attributes import (
+    MAX_ATTRIBUTES,
+    MAX_VALUE_CHARS,
+    AttributesError,
+    attributes_check,
+)
 from parity.pure.declarations import DeclarationsError, classifications_parse
-from parity.pure.run_manifest import ManifestError, manifest_parse
+from parity.pure.nul import nul_message
+from parity.pure.run_manifest import MAX_FILE_CHARS, MAX_FILES, ManifestError, manifest_parse
 
 
 @extend_schema_field(OpenApiTypes.BINARY)
 class UploadedFileField(serializers.FileField):
     """A file part of a multipart request. drf-spectacular documents a plain FileField as a URI
     (its response form), which told clients to send a URL string where the API wants bytes."""
+
+
+def _storable(value):
+    """``value``, parsed from a JSON field, unless it holds a NUL the database cannot store."""
+    problem = nul_message(value)
+    if problem is not None:
+        raise serializers.ValidationError(f"The JSON {problem}")
+    return value
+
+
+def _json_part(schema: dict) -> type[serializers.CharField]:
+    """A form field the API reads as JSON text: documented as the JSON value it holds, the
+    request's encoding saying the part is ``application/json`` (``UploadView``)."""
+
+    @extend_schema_field(schema)
+    class JsonPartField(serializers.CharField):
+        openapi_json_part = True  # parity.api.schema drops the text default
+
+    return JsonPartField
+
+
+_TEXT = {"type": "string", "minLength": 1}
+AttributesPart = _json_part(
+    {
+        "type": "object",
+        "maxProperties": MAX_ATTRIBUTES,
+        # OpenAPI 3.0 has no propertyNames: the key rule is in the description.
+        "additionalProperties": {**_TEXT, "maxLength": MAX_VALUE_CHARS, "pattern": r"\S"},
+    }
+)
+ManifestPart = _json_part(
+    {
+        "type": "object",
+        "required": ["files"],
+        "additionalProperties": False,
+        "properties": {
+            "version": {},
+            "files": {
+                "type": "array",
+                "maxItems": MAX_FILES,
+                "items": {
+                    "type": "object",
+                    "required": ["file"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "file": {**_TEXT, "maxLength": MAX_FILE_CHARS, "pattern": r"\S"},
+                        "started": {"type": "boolean"},
+                        "exit_code": {"type": "integer", "nullable": True},
+                        "signal": {"type": "string", "maxLength": 20, "nullable": True},
+                        "timed_out": {"type": "boolean"},
+                        "duration": {"type": "number", "minimum": 0, "nullable": True},
+                        "report": {"type": "boolean"},
+                        "tests": {"type": "integer", "minimum": 0, "nullable": True},
+                    },
+                },
+            },
+        },
+    }
+)
+ClassificationsPart = _json_part(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "string", "enum": ["GENERIC", "ACCELERATOR"]},
+    }
+)
+# The parts the upload API reads as JSON text (the request body's multipart encoding).
+JSON_PARTS = ("attributes", "run_manifest", "hw_classification")
 
 
 class UploadCreateSerializer(serializers.Serializer):
@@ -69,7 +142,7 @@ class UploadCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The manifest 'version' of the exemption list the run applied.",
     )
-    hw_classification = serializers.CharField(
+    hw_classification = ClassificationsPart(
         required=False,
         default="",
         allow_blank=True,
@@ -91,7 +164,7 @@ class UploadCreateSerializer(serializers.Serializer):
         default=list,
         help_text="One or more .xml, .xml.gz, .zip or .tar.gz files (none: only a run_manifest).",
     )
-    run_manifest = serializers.CharField(
+    run_manifest = ManifestPart(
         required=False,
         default="",
         allow_blank=True,
@@ -100,7 +173,7 @@ class UploadCreateSerializer(serializers.Serializer):
         "happened to each file (docs/api.md).",
     )
 
-    attributes = serializers.CharField(
+    attributes = AttributesPart(
         required=False,
         default="",
         allow_blank=True,
@@ -115,14 +188,14 @@ class UploadCreateSerializer(serializers.Serializer):
         if not value:
             return {}
         try:
-            return attributes_check(json.loads(value))
+            return attributes_check(_storable(json.loads(value)))
         except ValueError as exc:  # AttributesError, or JSON that does not decode
             what = "" if isinstance(exc, AttributesError) else "not JSON: "
             raise serializers.ValidationError(f"{what}{exc}") from None
 
     def validate_hw_classification(self, value: str) -> dict:
         try:
-            return classifications_parse(value)
+            return _storable(classifications_parse(value))
         except DeclarationsError as exc:
             raise serializers.ValidationError(str(exc)) from None
 
@@ -130,7 +203,7 @@ class UploadCreateSerializer(serializers.Serializer):
         if not value:
             return ()
         try:
-            return tuple(manifest_parse(json.loads(value)))
+            return tuple(manifest_parse(_storable(json.loads(value))))
         except ValueError as exc:  # ManifestError, or JSON that does not decode
             what = "" if isinstance(exc, ManifestError) else "not JSON: "
             raise serializers.ValidationError(f"{what}{exc}") from None

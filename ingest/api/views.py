@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiRequest, OpenApiResponse, extend_schema
 from rest_framework import exceptions, parsers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from ingest import services
 from ingest.api.auth import HasOidcToken, HasUploadToken, OidcTokenAuthentication
 from ingest.api.serializers import (
+    JSON_PARTS,
     ExchangedTokenSerializer,
     OidcExchangeSerializer,
     RunSerializer,
@@ -42,7 +43,12 @@ class UploadCreateView(APIView):
     parser_classes = [parsers.MultiPartParser]
 
     @extend_schema(
-        request={"multipart/form-data": UploadCreateSerializer},
+        request={
+            "multipart/form-data": OpenApiRequest(
+                UploadCreateSerializer,
+                encoding={name: {"contentType": "application/json"} for name in JSON_PARTS},
+            )
+        },
         responses={
             202: OpenApiResponse(UploadSerializer, description="Stored and queued for ingest."),
             200: OpenApiResponse(

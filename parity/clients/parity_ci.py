@@ -51,6 +51,7 @@ import json
 import os
 import random
 import re
+import secrets
 import shutil
 import signal
 import ssl
@@ -740,6 +741,16 @@ def multipart_write(out: IO[bytes], fields: Mapping[str, str], part: UploadPart)
 # --- Where this run comes from --------------------------------------------------------------
 
 
+def _commands_stopped(env: Mapping[str, str]) -> str:
+    """In GitHub Actions, stop the runner reading workflow commands in what follows; returns the
+    line that resumes them ("" elsewhere)."""
+    if env.get("GITHUB_ACTIONS") != "true":
+        return ""
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", flush=True)
+    return f"::{token}::"
+
+
 def ci_environment(env: Mapping[str, str]) -> dict[str, str]:
     """``commit``, ``branch``, ``run`` and ``ci_url`` from GitHub Actions', GitLab CI's or
     Buildkite's variables (whichever is set), empty strings where unknown."""
@@ -1331,8 +1342,16 @@ def _exemption_label(exemption: Mapping[str, Any]) -> str:
     return f"#{exemption['id']} ({exemption['kind']} {exemption['match']})"
 
 
+def _one_line(cell: str) -> str:
+    """A cell on its line: a line break in a test's name (or an issue's) is shown as ``\\n``,
+    never starting a line of its own, which a CI log could read as a command (GitHub's
+    ``::error::``)."""
+    return cell.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows of cells as aligned lines, every column but the last padded to its widest cell."""
+    rows = [[_one_line(cell) for cell in row] for row in rows]
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1]
@@ -2036,6 +2055,9 @@ def _uploaded(
             f"{counts.get('failed', 0):,} failed, {counts.get('error', 0):,} errors)"
         )
     verdict = client.verdict(answers[-1]["run"])
+    # What the server says quotes test names and reasons from the XML: in GitHub Actions, no
+    # line of it is read as a workflow command (GitHub's "stop-commands", a random token).
+    resume = _commands_stopped(env)
     print(verdict_headline(verdict))
     off_branch = verdict_branch(verdict, project=client.project)
     if off_branch:  # not a gate: a pull request's run is on its own branch by design
@@ -2049,6 +2071,8 @@ def _uploaded(
         print(verdict_files(verdict))
     run_page = client.dashboard_url(f"runs/{verdict['run']}/")
     print(f"dashboard: {run_page}")
+    if resume:
+        print(resume, flush=True)
     _summaries_write(args, client, verdict, env, commit=request.commit)
     if args.gate and not verdict["ok"]:
         return EXIT_GATE

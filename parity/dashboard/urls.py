@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.dashboard import charts, downloads, owners_views, triage_views, views
+from parity.dashboard import charts, downloads, owners_views, triage_views, views, webhook_views
 
 # Names are prefixed: the API's URL names share the root namespace.
 project = "p/<slug:slug>/"
@@ -31,6 +31,21 @@ urlpatterns = [
     path(f"{project}triage/", triage_views.triage_submit, name="project-triage"),
     path(f"{project}file-issue/", views.file_issue, name="project-file-issue"),
     path(f"{project}exemptions/", views.exemptions, name="project-exemptions"),
+    path(f"{project}webhooks/", webhook_views.webhooks, name="project-webhooks"),
+    path(f"{project}webhooks/<int:pk>/", webhook_views.webhook_change, name="project-webhook"),
+    path(
+        f"{project}webhooks/<int:pk>/delete/",
+        webhook_views.webhook_delete,
+        name="project-webhook-delete",
+    ),
+    path(
+        f"{project}webhooks/<int:pk>/ping/", webhook_views.webhook_ping, name="project-webhook-ping"
+    ),
+    path(
+        f"{project}webhooks/<int:pk>/secret/",
+        webhook_views.webhook_secret,
+        name="project-webhook-secret",
+    ),
     path(f"{project}not-applicable/", views.not_applicable, name="project-not-applicable"),
     path(
         f"{project}not-applicable/<int:pk>/override/",

@@ -1,10 +1,15 @@
 """``/healthz``, ``/readyz`` and ``/metrics``: plain Django views, outside DRF's
 authentication and throttles, answered by ``parity.health.middleware``. The probes need no
-credentials; ``/metrics`` its own bearer token."""
+credentials; ``/metrics`` its own bearer token. ``/readyz`` tells anyone whether each component
+is ready, and what went wrong (hosts, databases, worker names) only to the metrics token's
+bearer or a logged-in staff user."""
 
 import hmac
+from importlib import import_module
 
 from django.conf import settings
+from django.contrib import auth
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -27,12 +32,40 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def readyz(request: HttpRequest) -> HttpResponse:
     results = readiness()
     failed = [name for name, check in results.items() if not check.ok]
+    detailed = _may_read_details(request)
     body = {
         "status": "unready" if failed else "ready",
         "failed": failed,
-        "checks": {name: check.detail for name, check in results.items()},
+        "checks": {
+            name: check.detail if detailed else ("ok" if check.ok else "failed")
+            for name, check in results.items()
+        },
     }
     return JsonResponse(body, status=503 if failed else 200)
+
+
+def _bearer(request: HttpRequest) -> bool:
+    """The request carries ``Authorization: Bearer <PARITY_METRICS_TOKEN>`` (the token set)."""
+    token = settings.PARITY_METRICS_TOKEN
+    sent = request.headers.get("Authorization", "")
+    return bool(token) and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
+
+
+def _may_read_details(request: HttpRequest) -> bool:
+    """The metrics token's bearer, or a staff user's session: the probes run ahead of the
+    session middleware (``parity.health.middleware``), so a session cookie is read here, and
+    only when one is sent. A database that does not answer reads as no session."""
+    if _bearer(request):
+        return True
+    if settings.SESSION_COOKIE_NAME not in request.COOKIES:
+        return False
+    engine = import_module(settings.SESSION_ENGINE)
+    request.session = engine.SessionStore(request.COOKIES[settings.SESSION_COOKIE_NAME])
+    try:
+        user = auth.get_user(request)
+    except DatabaseError:
+        return False
+    return bool(user.is_active and user.is_staff)
 
 
 @never_cache
@@ -43,8 +76,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
     token = settings.PARITY_METRICS_TOKEN
     if not token:
         raise Http404("metrics are off: set PARITY_METRICS_TOKEN")
-    sent = request.headers.get("Authorization", "")
-    if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+    if not _bearer(request):
         response = HttpResponse("a bearer token is required\n", status=401)
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response

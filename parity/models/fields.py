@@ -63,9 +63,33 @@ UNREADABLE_HELP = (
 )
 
 
+# How a serialized value (``dumpdata``, a fixture) marks the ciphertext it carries.
+SERIALIZED_PREFIX = "parity-encrypted:"
+
+
 class EncryptedTextField(models.TextField):
     """Text stored encrypted, read as plain text (or ``Unreadable``). Encryption is randomized:
-    the column cannot be filtered or made unique on."""
+    the column cannot be filtered or made unique on.
+
+    Serialized (``dumpdata``), it is ciphertext too, marked ``parity-encrypted:<token>``: a
+    dump is a copy of the database and reveals no more than one. ``loaddata`` reads such a value
+    back with the keys in use (a dump loads where its key is listed)."""
+
+    def value_to_string(self, obj) -> str | None:
+        value = self.value_from_object(obj)
+        if value is None:
+            return None
+        token = value.token if isinstance(value, Unreadable) else secret_encrypt(str(value))
+        return f"{SERIALIZED_PREFIX}{token}"
+
+    def to_python(self, value):
+        if isinstance(value, str) and value.startswith(SERIALIZED_PREFIX):
+            token = value.removeprefix(SERIALIZED_PREFIX)
+            try:
+                return secret_decrypt(token)
+            except InvalidToken:
+                return Unreadable(token)
+        return super().to_python(value)
 
     def from_db_value(self, value, expression, connection):
         if value is None:

@@ -7,11 +7,14 @@ subscribes to it, whose ``WebhookAttempt`` rows are the delivery log (docs/webho
 import secrets
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator, URLValidator
 from django.db import models
 from django.db.models import Q
 
 from parity import outbound
 from parity.models.fields import EncryptedTextField
+
+URL_MAX_CHARS = 500
 
 
 def secret_new() -> str:
@@ -24,6 +27,7 @@ class WebhookEvent(models.TextChoices):
     EXEMPTION_EXPIRING = "exemption_expiring", "exemption expiring soon"
     EXEMPTION_PASSES_NOW = "exemption_passes_now", "exemption passes now"
     DIGEST_READY = "digest_ready", "weekly digest ready"
+    PING = "ping", "test event (sent on request)"
 
 
 class WebhookFormat(models.TextChoices):
@@ -33,7 +37,9 @@ class WebhookFormat(models.TextChoices):
 
 class WebhookEndpoint(models.Model):
     project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="webhooks")
-    url = models.URLField(max_length=500)
+    # Encrypted like the secret: a Slack incoming webhook's URL is its credential (and a JSON
+    # receiver's may carry a token). Validated as the URLField it was.
+    url = EncryptedTextField(validators=[URLValidator(), MaxLengthValidator(URL_MAX_CHARS)])
     # Encrypted, not hashed: every delivery is signed with it. Read, it is the plain secret, or
     # ``Unreadable`` when no key in use decrypts it (parity.models.fields).
     secret = EncryptedTextField(default=secret_new)
@@ -50,7 +56,8 @@ class WebhookEndpoint(models.Model):
         ordering = ["project", "pk"]
 
     def __str__(self) -> str:
-        return f"{self.url} ({self.format})"
+        # Its host only, wherever it is printed (the admin, logs): a Slack URL's path is its secret.
+        return f"{outbound.url_shown(str(self.url or ''))} ({self.format})"
 
     def subscribes(self, event: str) -> bool:
         return not self.events or event in self.events

@@ -9,7 +9,9 @@ counts the decompressed bytes it delivers against one budget for the whole uploa
 Symbolic links are skipped, in a tar as in a zip: read as a file, a link is its target's path,
 not XML, and the file it points to is in the archive anyway, or was never sent. Each skipped
 link is named in ``skipped`` (a list the caller passes; the upload shows them as warnings). An
-archive whose only .xml entries are links is refused with an error that says so.
+archive whose only .xml entries are links is refused with an error that says so. One level is
+read: an archive inside the archive (a .zip in a .zip, an .xml.gz in a .tar.gz) is skipped and
+named in ``skipped`` too, and an archive holding only such is refused saying so.
 """
 
 from __future__ import annotations
@@ -114,9 +116,13 @@ def _tar_documents(filename: str, unzipped: BinaryIO, skipped: list[str]) -> Ite
     """Members of a tar stream; the budget sits below tarfile, so skipped members count too."""
     found = False
     links: list[str] = []
+    nested: list[str] = []
     try:
         with tarfile.open(fileobj=unzipped, mode="r|") as tar:
             for member in tar:
+                if member.isreg() and _is_archive_member(member.name):
+                    nested.append(member.name)
+                    skipped.append(_nested_skipped(member.name, filename))
                 if not _is_xml_member(member.name):
                     continue
                 if member.issym():
@@ -131,7 +137,7 @@ def _tar_documents(filename: str, unzipped: BinaryIO, skipped: list[str]) -> Ite
     except tarfile.TarError as exc:
         raise ArchiveError(f"{filename} is not a valid tar.gz archive ({exc})") from None
     if not found:
-        raise _no_xml(links, how_to_store="tar --dereference")
+        raise _no_xml(links, how_to_store="tar --dereference", nested=nested)
 
 
 def _zip_documents(
@@ -151,9 +157,15 @@ def _zip_documents(
     with archive:
         entries = [i for i in archive.infolist() if not i.is_dir() and _is_xml_member(i.filename)]
         members = [info for info in entries if not _is_zip_symlink(info)]
+        nested = [
+            info.filename
+            for info in archive.infolist()
+            if not info.is_dir() and _is_archive_member(info.filename)
+        ]
+        skipped.extend(_nested_skipped(name, filename) for name in nested)
         if not members:
             links = [info.filename for info in entries if _is_zip_symlink(info)]
-            raise _no_xml(links, how_to_store="zip without -y")
+            raise _no_xml(links, how_to_store="zip without -y", nested=nested)
         skipped.extend(
             _link_skipped(info.filename, filename, "zip without -y")
             for info in entries
@@ -184,7 +196,23 @@ def _link_skipped(member: str, filename: str, how_to_store: str) -> str:
     )
 
 
-def _no_xml(links: list[str], *, how_to_store: str) -> ArchiveError:
+def _nested_skipped(member: str, filename: str) -> str:
+    return (
+        f"{member} in {filename} is an archive inside the archive and was skipped (parity "
+        "reads one level): upload it as a file of its own, or archive the .xml files themselves."
+    )
+
+
+def _no_xml(links: list[str], *, how_to_store: str, nested: list[str] = ()) -> ArchiveError:
+    if nested and not links:
+        shown = ", ".join(nested[:3]) + (
+            f" and {len(nested) - 3:,} more" if len(nested) > 3 else ""
+        )
+        return ArchiveError(
+            f"the archive contains no .xml files, only archives inside it ({shown}), which "
+            "parity does not open: upload them as files of their own, or archive the .xml "
+            "files themselves"
+        )
     if not links:
         return ArchiveError("the archive contains no .xml files")
     shown = ", ".join(links[:3]) + (f" and {len(links) - 3:,} more" if len(links) > 3 else "")
@@ -213,6 +241,20 @@ def _member(path: str, stream: BinaryIO) -> XmlDocument:
     # Zip files made on Windows sometimes use backslashes, against the format's own rules.
     parent = PurePosixPath(path.replace("\\", "/")).parent.name
     return XmlDocument(path, parent or None, stream)
+
+
+_ARCHIVE_SUFFIXES = (".zip", ".gz", ".tgz", ".tar", ".bz2", ".xz", ".7z")
+
+
+def _is_archive_member(path: str) -> bool:
+    """A member that is an archive itself (a .zip, .xml.gz, .tar.gz of reports): one level is
+    read, so it is skipped, and said so."""
+    name = PurePosixPath(path.replace("\\", "/"))
+    return (
+        name.name.lower().endswith(_ARCHIVE_SUFFIXES)
+        and not name.name.startswith("._")
+        and "__MACOSX" not in name.parts
+    )
 
 
 def _is_xml_member(path: str) -> bool:

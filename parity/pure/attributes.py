@@ -79,14 +79,24 @@ def variant_attributes(attributes: Mapping[str, str], keys: Sequence[str]) -> di
     return {key: attributes[key] for key in keys if key in attributes}
 
 
-def variant_name(family: str, attributes: Mapping[str, str], keys: Sequence[str]) -> str | None:
+def variant_name(
+    family: str, attributes: Mapping[str, str], keys: Sequence[str], *, distinct: bool = False
+) -> str | None:
     """The name of ``family``'s variant for ``attributes``: the family's name and each variant
     key's value, in ``keys``' order, as a slug (``rocm-gfx942``); None when they carry no
-    variant key. A name past 50 characters keeps a hash of the whole so variants stay apart."""
+    variant key. A name past 50 characters keeps a hash of the whole so variants stay apart.
+
+    Two values can make one slug (``gfx90a:xnack+`` and ``gfx90a:xnack-``; ``GFX942`` and
+    ``gfx942``): ``distinct`` adds a hash of the exact values (``rocm-gfx90a-xnack-1b2c3d4e``),
+    the name the second of two such variants gets."""
     values = list(variant_attributes(attributes, keys).values())
     if not values:
         return None
     name = re.sub(r"[^a-z0-9_-]+", "-", "-".join([family, *values]).lower()).strip("-")
+    if distinct:
+        exact = "\x1f".join([family, *values])  # a separator no slug or value holds
+        digest = hashlib.sha1(exact.encode()).hexdigest()[:8]
+        return f"{name[: MAX_BACKEND_NAME - 9].rstrip('-')}-{digest}"
     if len(name) > MAX_BACKEND_NAME:
         digest = hashlib.sha1(name.encode()).hexdigest()[:8]
         name = f"{name[: MAX_BACKEND_NAME - 9].rstrip('-')}-{digest}"

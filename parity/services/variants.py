@@ -28,25 +28,39 @@ def backend_for_run(*, project: Project, backend: Backend, attributes: dict[str,
     if backend.pk == project.reference_backend_id:
         return backend  # every backend is compared with one reference: it never splits
     wanted = variant_attributes(attributes, keys)
-    name = variant_name(backend.name, attributes, keys)
-    if name is None:
+    if not wanted:
         return backend
+    # A variant is its family and attributes; its name is only how it was first spelled.
+    known = Backend.objects.filter(project=project, family=backend, attributes=wanted).first()
+    if known is not None:
+        return known
+    variant = _variant_made(project, backend, wanted, variant_name(backend.name, wanted, keys))
+    if variant.family_id == backend.pk and variant.attributes != wanted:
+        # Another variant of the family has this slug (gfx90a:xnack+ and gfx90a:xnack-): this
+        # one is named with a hash of its exact values, so both are kept.
+        name = variant_name(backend.name, wanted, keys, distinct=True)
+        variant = _variant_made(project, backend, wanted, name)
+    if variant.family_id != backend.pk or variant.attributes != wanted:
+        raise VariantRejected(
+            f"Backend '{variant.name}' already exists and is not {backend.name}'s variant for "
+            f"{_spelled(wanted)}; rename it, or send the run to '{variant.name}' directly."
+        )
+    return variant
+
+
+def _variant_made(project: Project, family: Backend, wanted: dict, name: str) -> Backend:
+    """The backend named ``name``, created as ``family``'s variant for ``wanted`` if new."""
     variant, created = Backend.objects.get_or_create(
         project=project,
         name=name,
         defaults={
-            "family": backend,
+            "family": family,
             "attributes": wanted,
-            "reproduce_command": backend.reproduce_command,
+            "reproduce_command": family.reproduce_command,
         },
     )
-    if variant.family_id != backend.pk or variant.attributes != wanted:
-        raise VariantRejected(
-            f"Backend '{name}' already exists and is not {backend.name}'s variant for "
-            f"{_spelled(wanted)}; rename it, or send the run to '{name}' directly."
-        )
     if created:
-        logger.info("variant %s (%s) of backend %s created", variant.pk, name, backend.pk)
+        logger.info("variant %s (%s) of backend %s created", variant.pk, name, family.pk)
     return variant
 
 

@@ -66,16 +66,16 @@ webhooks_active = reads.webhooks_active
 
 
 def endpoint_secrets_reencrypt() -> tuple[int, list[int]]:
-    """Write every endpoint's secret again, so it is encrypted with the newest key of
+    """Write every endpoint's secret and URL again, so they are encrypted with the newest key of
     PARITY_SECRETS_KEYS and an older key can be dropped; returns how many were written and the
     ids of those no key in use can read (left as they were)."""
     written, unreadable = 0, []
     with transaction.atomic():
         for endpoint in WebhookEndpoint.objects.select_for_update().order_by("pk"):
-            if isinstance(endpoint.secret, Unreadable):
+            if isinstance(endpoint.secret, Unreadable) or isinstance(endpoint.url, Unreadable):
                 unreadable.append(endpoint.pk)
                 continue
-            endpoint.save(update_fields=["secret"])
+            endpoint.save(update_fields=["secret", "url"])  # both encrypted (0045)
             written += 1
     logger.info("webhook secrets re-encrypted: %s; unreadable: %s", written, unreadable)
     return written, unreadable
@@ -430,13 +430,15 @@ def delivery_attempt(*, delivery_id: int, now: datetime.datetime | None = None) 
 def _attempt(delivery: WebhookDelivery, now: datetime.datetime) -> float | None:
     body = body_render(delivery)
     endpoint = delivery.endpoint
-    if isinstance(endpoint.secret, Unreadable):
+    if isinstance(endpoint.secret, Unreadable) or isinstance(endpoint.url, Unreadable):
         # Sent unsigned or signed otherwise, it would be refused; no retry mends it, the keys
         # do. So it fails now, saying which endpoint and what to do (its host only: a Slack
-        # URL's path is its secret).
+        # URL's path is its secret; the URL is encrypted with the same keys, so usually
+        # unreadable too).
+        shown = "URL unreadable too" if isinstance(endpoint.url, Unreadable) else None
         error = (
             f"not sent: the secret of webhook endpoint {endpoint.pk} "
-            f"({outbound.url_shown(endpoint.url)}) "
+            f"({shown or outbound.url_shown(endpoint.url)}) "
             f"{UNREADABLE_HELP}"
         )
         logger.error("webhook delivery %s %s", delivery.pk, error)

@@ -23,6 +23,7 @@ from functools import cached_property, wraps
 from typing import NamedTuple
 
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
@@ -84,6 +85,16 @@ def project_access(*, principal: Principal, project: Project) -> Access:
         read=project.visibility == Visibility.PUBLIC or role is not None,
         triage=role == Role.MAINTAINER,
     )
+
+
+def projects_maintained(*, principal: Principal) -> list[int]:
+    """The ids of the projects ``principal`` may administer (triage, webhooks): a superuser's
+    are every project's; a user's those it maintains; a token's none (it has no pages)."""
+    if principal.user is None:
+        return []
+    if principal.user.is_superuser:
+        return list(Project.objects.values_list("pk", flat=True))
+    return [pk for pk, role in principal.roles.items() if role == Role.MAINTAINER]
 
 
 def projects_readable(*, principal: Principal) -> list[Project]:
@@ -198,6 +209,25 @@ def project_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
             return view(request, project, **kwargs)
         if refusal.status == 401:
             return redirect_to_login(request.get_full_path())
+        raise Http404(refusal.detail)
+
+    return wrapper
+
+
+def project_maintainer_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """An HTML page only a project's maintainers (and superusers) open, for GET and POST alike:
+    ``view(request, project, **kwargs)``. An anonymous visitor is sent to log in, a reader is
+    answered 403, anyone else 404 (a private project is not confirmed to a stranger)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
+        project, refusal = project_refusal(request, slug, triage=True)
+        if refusal is None:
+            return view(request, project, **kwargs)
+        if refusal.status == 401:
+            return redirect_to_login(request.get_full_path())
+        if refusal.status == 403:
+            raise PermissionDenied(f"Only maintainers of '{slug}' manage its webhooks.")
         raise Http404(refusal.detail)
 
     return wrapper

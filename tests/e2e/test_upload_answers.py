@@ -57,3 +57,13 @@ def test_unmatched_pages_keep_the_html_404(http_api, live):
 
     assert reply.status == 404
     assert isinstance(reply.body, str)
+
+
+def test_a_request_line_over_the_servers_limit_answers_the_documented_414(http_api, live):
+    from tests.api.test_schema import OPENAPI
+
+    reply = http_api.request("GET", "/api/v1/projects/pytorch-xla/gaps/?q=" + "x" * 5000)
+
+    assert reply.status == 414, str(reply)
+    documented = OPENAPI["paths"]["/api/v1/projects/{slug}/gaps/"]["get"]["responses"]["414"]
+    assert reply.headers["Content-Type"].split(";")[0] in documented["content"]

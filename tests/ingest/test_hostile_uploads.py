@@ -87,3 +87,23 @@ def test_truncated_xml_fails_and_keeps_nothing(api, ingest, good_upload):
     response = ingest(("truncated.xml", truncated))
 
     _assert_failed_cleanly(api, response, good_upload, error_part="truncated.xml: ")
+
+
+def test_a_zip_inside_the_zip_is_named_in_the_uploads_warnings(api, ingest):
+    import zipfile
+
+    inner, outer = io.BytesIO(), io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as zipped:
+        zipped.writestr("shard-2/report.xml", GOOD.read_bytes())
+    with zipfile.ZipFile(outer, "w") as zipped:
+        zipped.writestr("shard-1/report.xml", GOOD.read_bytes())
+        zipped.writestr("shard-2.zip", inner.getvalue())
+
+    response = ingest(("reports.zip", outer.getvalue()))
+
+    detail = api.get(response.json()["url"]).json()
+    assert detail["status"] == UploadStatus.DONE, detail
+    assert detail["warnings"] == [
+        "shard-2.zip in reports.zip is an archive inside the archive and was skipped (parity "
+        "reads one level): upload it as a file of its own, or archive the .xml files themselves."
+    ]

@@ -133,3 +133,12 @@ def test_plan_then_run_a_rekey_from_the_page(
         "test/dialect/test_suite.py::ComponentReflectionTest::test_get_indexes"
     ]
     assert "2 old test IDs removed" in text(admin_client.get(identity_url(project)))
+
+
+def test_a_nul_in_the_rules_is_named_not_a_crash(admin_client, project):
+    form = {"rules": '{"device_tokens": ["cu\\u0000da"]}', "action": "plan"}
+    response = admin_client.post(identity_url(project), form)
+
+    assert response.status_code == 200
+    assert "NUL" in str(response.context["form"].errors["rules"])
+    assert not Rekey.objects.exists()

@@ -24,7 +24,8 @@ def _forget_migrated():
 
 def test_a_laptop_with_eager_tasks_is_ready(client, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    reply = client.get("/readyz")
+    settings.PARITY_METRICS_TOKEN = "s3cret"
+    reply = client.get("/readyz", HTTP_AUTHORIZATION="Bearer s3cret")
     assert reply.status_code == 200, reply.content
     assert reply.json() == {
         "status": "ready",
@@ -33,16 +34,43 @@ def test_a_laptop_with_eager_tasks_is_ready(client, settings):
     }
 
 
-def test_readyz_names_a_migration_not_applied(client, settings):
+def test_readyz_names_a_migration_not_applied(admin_client, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     newest = MigrationRecorder.Migration.objects.latest("id")
     newest.delete()  # as a new release sees the database before its `migrate` ran
 
-    reply = client.get("/readyz")
+    reply = admin_client.get("/readyz")  # a staff user's session reads the details
 
     assert reply.status_code == 503
     assert reply.json()["failed"] == ["migrations"]
     assert reply.json()["checks"]["migrations"] == f"1 not applied: {newest.app}.{newest.name}"
+
+
+@pytest.mark.parametrize("authorization", ["", "Bearer wrong", "Token abc"])
+def test_readyz_tells_anyone_only_ready_or_not_per_component(
+    client, django_user_model, settings, monkeypatch, authorization
+):
+    settings.PARITY_METRICS_TOKEN = "s3cret"
+    leaky = checks.Check(False, "unreachable: connection to server at 10.0.4.2, port 5432")
+    monkeypatch.setattr(checks, "broker_check", lambda: leaky)
+    monkeypatch.setattr(
+        checks, "worker_check", lambda: checks.Check(True, "ok: celery@ingest-7f9c.internal")
+    )
+    user = django_user_model.objects.create_user("reader", password="x" * 12)  # not staff
+    client.force_login(user)
+
+    reply = client.get("/readyz", HTTP_AUTHORIZATION=authorization)
+
+    assert reply.status_code == 503
+    assert reply.json() == {
+        "status": "unready",
+        "failed": ["broker"],
+        "checks": {"database": "ok", "migrations": "ok", "broker": "failed", "worker": "ok"},
+    }
+    assert b"10.0.4.2" not in reply.content and b"internal" not in reply.content
+    detailed = client.get("/readyz", HTTP_AUTHORIZATION="Bearer s3cret").json()["checks"]
+    assert detailed["broker"] == leaky.detail
+    assert detailed["worker"] == "ok: celery@ingest-7f9c.internal"
 
 
 def test_a_database_that_does_not_answer_is_named():

@@ -30,6 +30,7 @@ from parity.pure.list_formats.entries import (
     Written,
 )
 from parity.pure.normalize.rules import DEFAULT_RULES, Rules
+from parity.pure.nul import nul_message
 
 __all__ = [
     "FORMATS",
@@ -91,13 +92,27 @@ class ReadOptions:
 def list_read(format: str, text: str, options: ReadOptions = ReadOptions()) -> ListRead:
     """The entries of ``text``, a file of ``format``; ``ListFormatError`` if it is not one."""
     try:
-        return _read(format, text, options)
+        read = _read(format, text, options)
     except ListFormatError:
         raise
     # Whatever else a hostile file makes a parser raise (a NUL byte, nesting past the
     # interpreter's limit, a name too long for a test ID) is the file's fault, not a crash.
     except (ValueError, RecursionError, MemoryError, csv.Error) as exc:
         raise ListFormatError(f"Cannot read it as {format}: {exc}") from None
+    for entry in read.entries:
+        fields = {
+            "match": entry.match,
+            "backends": entry.backends,
+            "reason": entry.reason,
+            "issue": entry.issue,
+            "condition": entry.condition,
+            "extra": entry.extra,
+        }
+        problem = nul_message(fields)
+        if problem is not None:
+            # The whole file, not the entry: an entry left out would be pruned as gone.
+            raise ListFormatError(f"{entry.where or 'An entry'}: the entry {problem}")
+    return read
 
 
 def _read(format: str, text: str, options: ReadOptions) -> ListRead:

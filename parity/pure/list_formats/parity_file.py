@@ -35,6 +35,7 @@ import yaml
 
 from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.normalize.runner_ids import runner_identity
+from parity.pure.nul import nul_message
 
 KINDS = ("tracked", "intended", "quarantine", "not_applicable")
 _REGEX_SYNTAX = re.compile(r"[\\^$()|+{}]|\.\*|\[[^\]]*-[^\]]*\]")
@@ -64,9 +65,13 @@ class Converted:
 def document_load(text: str) -> object:
     """A YAML or JSON document (YAML is a superset of JSON)."""
     try:
-        return yaml.safe_load(text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ExemptionFileError(f"Neither YAML nor JSON: {exc}") from None
+    problem = nul_message(data)
+    if problem is not None:
+        raise ExemptionFileError(f"The document {problem}")
+    return data
 
 
 def exemptions_parse(data: object) -> list[ExemptionEntry]:

@@ -102,6 +102,25 @@ def test_a_backend_of_the_variants_name_that_is_no_variant_is_not_taken_over(roc
     assert not Run.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("gfx90a:xnack+", "gfx90a:xnack-"), ("gfx942", "GFX942"), ("gfx1100", "gfx1100!")],
+)
+def test_two_archs_of_one_slug_are_two_variants_and_both_kept(rocm, ingest, first, second):
+    answers = [
+        ingest(PYTEST_SMALL, backend="rocm", run=f"n{i}", attributes=_attrs({"arch": arch}))
+        for i, arch in enumerate((first, second, first))
+    ]
+
+    assert [a.status_code for a in answers] == [202, 202, 202], [a.content for a in answers]
+    backends = [Run.objects.get(pk=a.json()["run"]).backend for a in answers]
+    assert [b.attributes for b in backends] == [{"arch": first}, {"arch": second}, {"arch": first}]
+    assert backends[0] == backends[2] != backends[1]  # the first keeps its plain name
+    slug = backends[0].name
+    assert backends[1].name.startswith(f"{slug}-") and len(backends[1].name) == len(slug) + 9
+    assert all(b.family == rocm for b in backends)
+
+
 def test_a_later_shard_with_other_attributes_is_refused_naming_them(rocm, ingest):
     first = ingest(PYTEST_SMALL, backend="rocm", run="nightly-7", attributes=_attrs(MI300))
     other = {"arch": "gfx942", "rocm": "7.2"}

@@ -103,3 +103,41 @@ def test_an_unknown_format_or_filter_is_named(project):
     assert response.status_code == 404
     assert "No list format 'excel'" in response.json()["detail"]
     assert APIClient().get(f"{URL}/export/yaml/", {"kind": "nope"}).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        (
+            {
+                "format": "disabled-json",
+                "content": '{"test_a (__main__.TestA)": '
+                '["1", "https://github.com/o/r/issues/1", ["rocm\\u0000"]]}',
+            },
+            "NUL",
+        ),
+        (
+            {
+                "format": "disabled-json",
+                "content": '{"test_a (__main__.TestA)": '
+                '["1\\u0000", "https://github.com/o/r/issues/1", []]}',
+            },
+            "extra.issue_number",
+        ),
+        (
+            {"format": "skip-dict", "content": 'skip_dict = {"test_a.py": ("case\\x00",)}\n'},
+            "NUL",
+        ),
+    ],
+)
+def test_a_nul_in_an_imported_list_is_refused_and_nothing_changes(
+    maintainer, project, fields, says
+):
+    before = maintainer.post(f"{URL}/import/", sheet(), format="json")
+    assert before.status_code == 200
+
+    response = maintainer.post(f"{URL}/import/", sheet(backends=[], **fields), format="json")
+
+    assert response.status_code == 400, response.content
+    assert says in response.json()["detail"]
+    assert Triage.objects.count() == 3  # the earlier import is kept, nothing new written

@@ -349,6 +349,46 @@ def test_paths_that_match_nothing_fail_before_any_upload(live, project, github, 
     assert not Upload.objects.exists()
 
 
+def test_a_line_break_in_an_input_is_no_command_and_no_output_line(live, project, github, tmp_path):
+    reports_written(tmp_path / "test-reports", {A: "passed"})
+    backend = "cpu\nrun-url=https://evil.example.org/\n::error::owned"
+
+    done = action_run(
+        inputs_for(live, project, backend, paths="test-reports\n::warning::x"),
+        env=github,
+        workdir=tmp_path,
+    )
+
+    assert done.returncode == 2, done.log
+    assert "the backend input holds a line break" in done.log
+    assert "cpu%0Arun-url=https://evil.example.org/%0A::error::owned" in done.log
+    commands = [line for line in done.log.splitlines() if line.startswith("::")]
+    assert len(commands) == 1 and commands[0].startswith("::error::parity: the backend"), done.log
+    assert "evil" not in (tmp_path / "runner-temp" / "output-1").read_text()
+    assert not Upload.objects.exists()
+
+    nothing = action_run(
+        inputs_for(live, project, "cpu", paths="missing\n::error::owned"),
+        env=github,
+        workdir=tmp_path,
+    )
+    assert nothing.returncode == 2, nothing.log
+    assert "(paths: missing%0A::error::owned)" in nothing.log
+    assert not [line for line in nothing.log.splitlines() if line.startswith("::error::owned")]
+
+
+def test_the_outputs_are_blocks_a_value_cannot_break(live, project, github, trusted, tmp_path):
+    reports_written(tmp_path / "test-reports", {A: "passed"})
+
+    done = action_run(inputs_for(live, project, "cpu"), env=github, workdir=tmp_path)
+
+    assert done.returncode == 0, done.log
+    written = (tmp_path / "runner-temp" / "output-1").read_text()
+    assert re.match(r"summary-file<<parity_[0-9a-f]{32}\n", written), written
+    assert done.outputs["summary-file"].endswith("parity-summary-cpu.md")
+    assert done.outputs["run-url"].startswith(live.base_url)
+
+
 # --- The GitLab CI template -----------------------------------------------------------------
 
 

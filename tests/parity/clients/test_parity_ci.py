@@ -348,6 +348,29 @@ def test_the_table_lists_untracked_gaps_first():
     assert "NOT OK (opens untracked gaps)" in parity_ci.verdict_headline(VERDICT)
 
 
+def test_a_test_name_with_a_line_break_stays_on_its_row():
+    # A name from the XML ("&#10;" in its attribute) must not start a line a CI log reads as a
+    # command: GitHub runs any line starting "::error::" (or "::add-mask::", ...).
+    gap = {**VERDICT["gaps"][1], "test": "test/x.py::T::test_a\n::error::owned\r\n::x::"}
+    gap["issues"] = ["https://x.org/1\n::warning::too"]
+    verdict = {**VERDICT, "gaps": [gap]}
+
+    lines = parity_ci.verdict_table(verdict).splitlines()
+
+    assert len(lines) == 2
+    assert not any(line.startswith("::") for line in lines)
+    assert "test/x.py::T::test_a\\n::error::owned\\r\\n::x::" in lines[1]
+
+
+def test_in_github_actions_the_verdict_is_printed_with_commands_stopped(capsys):
+    resume = parity_ci._commands_stopped({"GITHUB_ACTIONS": "true"})
+    stop = capsys.readouterr().out.strip()
+    token = stop.removeprefix("::stop-commands::")
+    assert stop.startswith("::stop-commands::") and len(token) == 32
+    assert resume == f"::{token}::"
+    assert parity_ci._commands_stopped({}) == "" and capsys.readouterr().out == ""
+
+
 def test_a_gap_tracked_only_by_closed_issues_says_so():
     gap = {**VERDICT["gaps"][0], "tracked_closed": True}
     verdict = {**VERDICT, "opened": {**VERDICT["opened"], "tracked_closed": 1}, "gaps": [gap]}

@@ -237,6 +237,9 @@ def test_gate_passes_an_ok_verdict_and_fails_an_untracked_gap(parity_ci_run, liv
 
     assert bad.returncode == parity_ci.EXIT_GATE, bad.stderr
     assert "NOT OK (opens untracked gaps); opened 1 untracked" in bad.stdout
+    # The verdict quotes the XML: no line of it is read as a workflow command.
+    stop = next(line for line in bad.stdout.splitlines() if line.startswith("::stop-commands::"))
+    assert bad.stdout.rstrip().endswith(f"::{stop.removeprefix('::stop-commands::')}::")
     assert [line.split()[:3] for line in bad.stdout.splitlines() if B in line] == [
         ["failed", "untracked", B]
     ]

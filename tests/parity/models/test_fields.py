@@ -71,6 +71,10 @@ def test_reencrypt_writes_every_secret_under_the_newest_key(endpoint, settings, 
     call_command("secrets_keys", "reencrypt")
     assert "2 webhook secrets encrypted with the newest key." in capsys.readouterr().out
     assert [opens(NEW, stored(h)) for h in hooks] == [h.secret for h in hooks]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT url FROM parity_webhookendpoint")
+        urls = [url for (url,) in cursor.fetchall()]
+    assert [opens(NEW, url) for url in urls] == ["https://x.example.org/"] * 2
 
 
 def test_a_secret_no_key_opens_is_unreadable_and_kept_as_it_was(endpoint, settings):
@@ -97,3 +101,32 @@ def test_the_keys_command_prints_keys_fernet_takes(settings, capsys):
     assert capsys.readouterr().out.strip() == key_derived(settings.SECRET_KEY)
     call_command("secrets_keys", "new")
     Fernet(capsys.readouterr().out.strip())
+
+
+SLACK_URL = "https://hooks.slack.com/services/T0000/B0000/a-credential-in-the-url"
+
+
+def test_dumpdata_writes_ciphertext_and_loaddata_reads_it_back(project, tmp_path):
+    slack = WebhookEndpoint.objects.create(project=project, url=SLACK_URL, format="slack")
+    secret = slack.secret
+    dump = tmp_path / "webhooks.json"
+
+    call_command("dumpdata", "parity.webhookendpoint", output=str(dump), verbosity=0)
+
+    text = dump.read_text()
+    assert secret not in text and "a-credential" not in text
+    assert text.count("parity-encrypted:") == 2  # the secret and the URL
+    WebhookEndpoint.objects.all().delete()
+    call_command("loaddata", str(dump), verbosity=0)
+    loaded = WebhookEndpoint.objects.get()
+    assert (loaded.secret, loaded.url) == (secret, SLACK_URL)
+    assert stored(loaded) != secret  # stored encrypted again, not as the marked text
+
+
+def test_the_url_is_stored_encrypted(project):
+    slack = WebhookEndpoint.objects.create(project=project, url=SLACK_URL, format="slack")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT url FROM parity_webhookendpoint WHERE id = %s", [slack.pk])
+        [column] = cursor.fetchone()
+    assert "a-credential" not in column
+    assert WebhookEndpoint.objects.get().url == SLACK_URL

@@ -415,3 +415,34 @@ def test_a_zeros_bomb_fails_on_its_first_chunk_even_without_the_cap() -> None:
     with pytest.raises(MalformedXML, match="line 1, column 12"):
         for doc in iter_xml_documents("z.gz", NonSeekable(upload), max_bytes=LIMIT):
             _consume(doc)
+
+
+@pytest.mark.parametrize(
+    ("filename", "pack"),
+    [("outer.zip", lambda m: make_zip(m)), ("outer.tar.gz", lambda m: make_tar_gz(m))],
+)
+def test_an_archive_inside_the_archive_is_skipped_and_named(filename: str, pack) -> None:
+    inner = make_zip({MATH: XMLRUNNER})
+    upload = pack({OPS: XMLRUNNER, "shards/shard-2.zip": inner, "more/r.xml.gz": b"x"})
+    skipped: list[str] = []
+
+    names = [
+        d.name
+        for d in iter_xml_documents(filename, io.BytesIO(upload), max_bytes=10**6, skipped=skipped)
+        if d.stream.read() is not None
+    ]
+
+    assert names == [OPS]
+    # (make_tar_gz adds a symbolic link, named on its own line: not what this test is about)
+    assert sorted(s for s in skipped if "symbolic link" not in s) == [
+        f"{name} in {filename} is an archive inside the archive and was skipped (parity reads "
+        "one level): upload it as a file of its own, or archive the .xml files themselves."
+        for name in ("more/r.xml.gz", "shards/shard-2.zip")
+    ]
+
+
+def test_an_archive_of_archives_only_is_refused_saying_so() -> None:
+    upload = make_zip({"shard-1.zip": make_zip({OPS: XMLRUNNER})})
+
+    with pytest.raises(ArchiveError, match=r"only archives inside it \(shard-1.zip\)"):
+        documents("outer.zip", upload)

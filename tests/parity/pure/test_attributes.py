@@ -156,3 +156,13 @@ def test_a_long_variant_name_stays_within_50_characters_and_apart():
     other = variant_name("rocm", {"arch": "gfx942-" + "x" * 59 + "y"}, ["arch"])
     assert len(one) <= 50 and len(other) <= 50
     assert one != other and one.startswith("rocm-gfx942-")
+
+
+def test_distinct_names_keep_two_values_of_one_slug_apart():
+    plus = variant_name("rocm", {"arch": "gfx90a:xnack+"}, ["arch"])
+    minus = variant_name("rocm", {"arch": "gfx90a:xnack-"}, ["arch"])
+    assert plus == minus == "rocm-gfx90a-xnack"
+    apart = {variant_name("rocm", {"arch": a}, ["arch"], distinct=True) for a in ("a+", "a-")}
+    assert len(apart) == 2 and all(n.startswith("rocm-a-") and len(n) <= 50 for n in apart)
+    long = variant_name("rocm", {"arch": "x" * 80}, ["arch"], distinct=True)
+    assert len(long) == 50

@@ -216,8 +216,9 @@ def test_a_secret_no_key_opens_fails_its_delivery_saying_what_to_do(
     assert (delivery.status, delivery.attempts) == ("failed", 1)
     [(_, status, retry, error)] = attempts(hook)
     assert (status, retry) == (None, False)
-    host = receiver.url.removesuffix("/hook")
-    assert f"webhook endpoint {hook.pk} ({host}/…)" in error and "/hook" not in error
+    # The URL is encrypted with the same keys (a Slack URL is a credential): it is unreadable
+    # too, so the endpoint is named by its id.
+    assert f"webhook endpoint {hook.pk} (" in error and receiver.url not in error
     assert "List the old key in PARITY_SECRETS_KEYS" in error
     [logged] = [r for r in caplog.records if r.name == "parity.services.webhooks"]
     assert logged.levelname == "ERROR" and error in logged.getMessage()
