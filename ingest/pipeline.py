@@ -101,7 +101,7 @@ def _update_run(upload: Upload) -> None:
     run = Run.objects.select_for_update(no_key=True).get(pk=upload.run_id)
     if run.complete:
         run_parity_refresh(run=run)  # a shard that arrived after the run was completed
-    elif upload.completes_run and run_shards_arrived(run=run, shard=upload.shard):
+    elif run_shards_arrived(run=run, upload=upload):
         run_complete(run=run)
 
 

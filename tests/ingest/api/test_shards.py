@@ -58,7 +58,15 @@ def test_a_shard_sent_twice_counts_once(reference, ingest):
     assert _shard(ingest, 2, 2).complete
 
 
-def test_a_shard_without_complete_leaves_it_to_the_last_job(reference, ingest):
+def test_only_the_last_shard_saying_complete_completes_it_when_all_arrived(reference, ingest):
+    # Shard 4 says so and is ingested first; shards 1-3 (no --complete) arrive after it.
+    assert not _shard(ingest, 4, 4).complete
+    assert not _shard(ingest, 1, 4, complete=False).complete
+    assert not _shard(ingest, 3, 4, complete=False).complete
+    assert _shard(ingest, 2, 4, complete=False).complete
+
+
+def test_shards_none_of_which_says_complete_leave_it_to_the_last_job(reference, ingest):
     for index in (1, 2):
         assert not _shard(ingest, index, 2, complete=False).complete
     answer = ingest(_report("test/test_c.py"), backend="tpu", run="ci-7-tpu", complete="true")
