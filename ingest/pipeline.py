@@ -33,7 +33,7 @@ from parity.pure.normalize import (
 )
 from parity.raw_storage import StorageUnavailable, raw_open
 from parity.services.declarations import hw_classification_sync
-from parity.services.lifecycle import run_complete, run_parity_refresh
+from parity.services.lifecycle import run_complete, run_parity_refresh, run_shards_arrived
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def _update_run(upload: Upload) -> None:
     run = Run.objects.select_for_update(no_key=True).get(pk=upload.run_id)
     if run.complete:
         run_parity_refresh(run=run)  # a shard that arrived after the run was completed
-    elif upload.completes_run:
+    elif run_shards_arrived(run=run, upload=upload):
         run_complete(run=run)
 
 

@@ -33,6 +33,7 @@ from parity.models import (
 from parity.models.cleanup import raw_file_delete
 from parity.pure.normalize import RulesError, validate_rules
 from parity.pure.run_manifest import FileRun, file_state
+from parity.pure.shards import shard_parse
 from parity.raw_storage import raw_save
 from parity.result_reads.verdict import baseline_run_pick
 from parity.services.variants import VariantRejected, backend_for_run
@@ -138,6 +139,22 @@ def _attributes_agree(run: Run, request: UploadRequest) -> None:
         )
 
 
+def _shard_count_agrees(run: Run, request: UploadRequest) -> None:
+    """The shards of a run say one count: ``2/4`` and ``3/3`` would leave it waiting for a
+    shard that never comes, or complete it early."""
+    parsed = shard_parse(request.shard)
+    if parsed is None:
+        return
+    labels = Upload.objects.filter(run=run).exclude(shard="").values_list("shard", flat=True)
+    counts = {p[1] for p in map(shard_parse, set(labels)) if p is not None}
+    if counts - {parsed[1]}:
+        raise UploadRejected(
+            f"Run '{run.key}' has {'/'.join(map(str, sorted(counts)))} shards (its uploads say "
+            f"so); this upload says shard {request.shard}. Send every shard of a run with the "
+            "same count, or use another 'run' key."
+        )
+
+
 def _run_backend(*, project: Project, backend: Backend, request: UploadRequest) -> Backend:
     """The backend the run belongs to: ``backend``, or its variant for the run's attributes."""
     try:
@@ -227,6 +244,7 @@ def _upload_store(
             transaction.on_commit(lambda: partition_ensure_quietly(run_id=run.pk))
         _probe_check(run, request)
         _attributes_agree(run, request)
+        _shard_count_agrees(run, request)
         existing = Upload.objects.filter(run=run, sha256=upload_digest).first()
         if existing is not None:
             _requeue_if_pending(existing)

@@ -1,9 +1,9 @@
 """``/ci/<file>``: the CI client and the runner integrations (``parity/clients/``), served by the
 server CI already talks to, so a workflow fetches the version that matches its server:
 ``curl -fsSO "$PARITY_URL/ci/parity_ci.py"``. The same files also go as one wheel,
-``/ci/parity_ci-<version>-py3-none-any.whl`` (``parity.ci_wheel``; the version is the
+``/ci/parity_dashboard_ci-<version>-py3-none-any.whl`` (``parity.ci_wheel``; the version is the
 server's), listed on ``/ci/`` for ``pip install --no-index --find-links "$PARITY_URL/ci/"
-parity-ci``. Public: they hold no data."""
+parity-dashboard-ci``. Public: they hold no data."""
 
 import hashlib
 from functools import cache

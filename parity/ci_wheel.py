@@ -15,7 +15,8 @@ import re
 import zipfile
 from collections.abc import Mapping
 
-DISTRIBUTION = "parity-ci"
+# Not "parity-ci": that name on PyPI is an unrelated project (docs/ci.md#installing-with-pip).
+DISTRIBUTION = "parity-dashboard-ci"
 TAG = "py3-none-any"
 SUMMARY = "parity's CI client (parity-ci), its pytest plugin and its unittest runner"
 REQUIRES_PYTHON = ">=3.8"
@@ -29,7 +30,7 @@ parity-ci = parity_ci:main
 [pytest11]
 parity_pytest = parity_pytest
 """
-# `parity-ci[mcp]`: the MCP SDK that `parity-ci mcp` (parity_mcp.py) needs, as
+# `parity-dashboard-ci[mcp]`: the MCP SDK that `parity-ci mcp` (parity_mcp.py) needs, as
 # parity/clients/pyproject.toml declares it, so the served wheel installs it the same way.
 MCP_EXTRA = 'mcp~=2.3; python_version >= "3.10" and extra == "mcp"'
 # Zip entries carry a date; a fixed one keeps the bytes (and the ETag) those of the content.
@@ -40,7 +41,8 @@ _VERSION = re.compile(r"\A[0-9][0-9A-Za-z.+!]*\Z")
 
 
 def wheel_filename(version: str) -> str:
-    """``parity_ci-<version>-py3-none-any.whl``: the name pip requires of a wheel's URL."""
+    """``parity_dashboard_ci-<version>-py3-none-any.whl``: the name pip requires of a wheel's
+    URL."""
     if not _VERSION.match(version):
         raise ValueError(f"not a wheel version (PEP 440, public or local): {version!r}")
     return f"{_escaped(DISTRIBUTION)}-{version}-{TAG}.whl"

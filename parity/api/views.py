@@ -1,6 +1,8 @@
 """The parity read API and triage endpoints: validate the query, call one selector or service,
 return its serialization. Reads come from the engine's roll-up tables."""
 
+from dataclasses import replace
+
 from django.http import HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
 from django.utils.http import parse_etags
@@ -21,8 +23,15 @@ from parity.models import Backend, Project, Reason, TestCase, Triage
 from parity.models.reasons import ReasonKind
 from parity.pure.normalize.runner_ids import RunnerIdError
 from parity.services.exemption_lists import exemption_list_record
+from parity.services.run_splits import run_split_pin
 from parity.services.triage import TriageRejected, TriageRequest, triage_create, triage_delete
-from parity.web.access import ProjectAccess, django_user, project_for_request, run_for_request
+from parity.web.access import (
+    ProjectAccess,
+    django_user,
+    principal_of,
+    project_for_request,
+    run_for_request,
+)
 from parity.web.openapi import ID_PATH, SLUG_PATH, error_responses
 from parity.web.replica import reads_primary
 
@@ -197,7 +206,9 @@ class RunVerdictView(APIView):
         run = run_for_request(request, pk)
         query = _query(s.VerdictQuery, request).validated_data
         limit, offset = query["gaps_limit"], query["gaps_offset"]
-        verdict = result_reads.run_verdict(run=run, gaps_limit=limit, gaps_offset=offset)
+        verdict = result_reads.run_verdict_of_shard(
+            run=run, shard=query["shard"], gaps_limit=limit, gaps_offset=offset
+        )
         gaps_next = (
             replace_query_param(request.build_absolute_uri(), "gaps_offset", offset + limit)
             if limit > 0 and offset + limit < verdict.gaps_total
@@ -294,17 +305,33 @@ class ManifestView(APIView):
     )
     def get(self, request: Request, slug: str) -> HttpResponse:
         project = project_for_request(request, slug)
-        backend = _backend(project, _query(s.ManifestQuery, request).validated_data["backend"])
+        query = _query(s.ManifestQuery, request).validated_data
+        named = _backend(project, query["backend"])
         attributes = attributes_from_query(request.query_params.getlist("attr"))
         backend = selectors.backend_for_attributes(
-            project=project, backend=backend, attributes=attributes or {}
+            project=project, backend=named, attributes=attributes or {}
         )
         manifest = selectors.manifest_build(project=project, backend=backend, attributes=attributes)
+        split = None
+        if query["run"]:
+            token = principal_of(request).token
+            split = run_split_pin(
+                project=project,
+                backend=named,  # the family the shards name, not a variant one of them created
+                key=query["run"],
+                files=manifest.files,
+                durations=manifest.durations,
+                create=token is not None and token.may_upload_to(named),
+            )
+        if split is not None:
+            manifest = replace(manifest, files=split.files, durations=split.durations)
         exemption_list_record(backend=backend, manifest=manifest)
         etag = f'"{manifest.etag}-{request.accepted_renderer.format}"'
         if etag in parse_etags(request.headers.get("If-None-Match", "")):
             return HttpResponseNotModified(headers={"ETag": etag})
-        return Response(s.ManifestSerializer(manifest.as_dict()).data, headers={"ETag": etag})
+        body = manifest.as_dict()
+        body["split"] = {"run": split.key, "pinned_at": split.created_at} if split else None
+        return Response(s.ManifestSerializer(body).data, headers={"ETag": etag})
 
 
 class ManifestResolveView(APIView):

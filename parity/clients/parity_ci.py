@@ -10,7 +10,7 @@ One file, Python 3.8 or newer, standard library only: fetch it from the server i
         -- python -m pytest {file} --junitxml={junit}       # one by one, exemptions applied
     python parity_ci.py manifest --backend tpu -o parity-manifest.json
     python parity_ci.py query gaps --backend tpu --untracked --json   # for bots: docs/query.md
-    parity-ci mcp          # the same reads as an MCP server (pip install 'parity-ci[mcp]')
+    parity-ci mcp          # the same reads as an MCP server (with the MCP SDK: docs/query.md)
 
 Settings come from ``PARITY_URL``, ``PARITY_TOKEN`` (an upload token of the project) and
 ``PARITY_PROJECT`` (flags override them); ``--backend`` defaults to ``PARITY_BACKEND``. What the
@@ -70,9 +70,12 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, Sequence
 
 # parity's one version literal: the server reads it from here (parity/__init__.py), the
-# served wheel and the published parity-ci (pyproject.toml beside this file) carry it, and
+# served wheel and the parity-dashboard-ci package (pyproject.toml beside this file) carry it, and
 # --version and the User-Agent say it. Keep it a plain string literal: those read it as text.
 __version__ = "0.1.0"
+# The distribution's name: not `parity-ci`, which on PyPI is an unrelated project. Installed from
+# the server only (pip install --no-index --find-links "$PARITY_URL/ci/" parity-dashboard-ci).
+DISTRIBUTION = "parity-dashboard-ci"
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -233,14 +236,19 @@ class Client:
         *,
         etag: str | None = None,
         attributes: Mapping[str, str] | None = None,
+        run: str = "",
     ) -> dict | None:
         """The backend's manifest: ``files`` to run, ``exemptions``, ``durations``... With
         ``etag`` (a previous answer's ``ETag``), None when it has not changed. The answer's
         ETag is kept in ``self.last_etag``. ``attributes``: the run's (its variant's list, the
-        conditioned exemptions that hold for them); none: the backend's current run's."""
+        conditioned exemptions that hold for them); none: the backend's current run's. ``run``:
+        the run key the shards upload under: the files and durations are those the server
+        first answered under it, so every shard of the run splits the same list."""
         headers = {"If-None-Match": etag} if etag else {}
         query: list[tuple[str, str]] = [("backend", backend)]
         query += [("attr", f"{key}={value}") for key, value in (attributes or {}).items()]
+        if run:
+            query.append(("run", run))
         response = self.request(
             "GET", self._project_path("manifest/"), query=query, headers=headers
         )
@@ -375,11 +383,13 @@ class Client:
     def run_complete(self, run_id: int) -> dict:
         return self.request("POST", f"/api/v1/runs/{run_id}/complete/").json()
 
-    def verdict(self, run_id: int, *, gaps: int = VERDICT_GAPS) -> dict:
+    def verdict(self, run_id: int, *, gaps: int = VERDICT_GAPS, shard: str = "") -> dict:
         """The run's verdict with its first ``gaps`` opened gaps, untracked first (``ok`` and
-        the counts are of every one)."""
+        the counts are of every one). ``shard`` ("2/4"): as that shard gates on it, judged on
+        the shard's files until the run is complete (``scope`` says so)."""
         path = f"/api/v1/runs/{run_id}/verdict/"
-        return self.request("GET", path, query={"gaps_limit": str(gaps)}).json()
+        query = {"gaps_limit": str(gaps), **({"shard": shard} if shard else {})}
+        return self.request("GET", path, query=query).json()
 
     def parity(self, *, files: bool = True) -> dict:
         """The project's parity; without ``files``, the backends' numbers alone (a server
@@ -1257,6 +1267,17 @@ def verdict_headline(verdict: Mapping[str, Any]) -> str:
     )
 
 
+def verdict_scope(verdict: Mapping[str, Any]) -> str:
+    """A shard's verdict of a run its other shards have not all reached: what it judged."""
+    scope = verdict.get("scope")
+    if not scope:
+        return ""
+    return (
+        f"shard {scope['shard']}: the run is not complete, so this verdict judges the shard's "
+        f"{scope['files']} file(s) only; the run's last shard gates on the whole run"
+    )
+
+
 def verdict_rerun(verdict: Mapping[str, Any]) -> str:
     """Run health: the files infrastructure lost (a line each: file, state, shard, how it
     ended) and the uploads that failed to ingest; empty when the run is healthy."""
@@ -2003,11 +2024,15 @@ def command_run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         )
     client = client_from_args(args, env)
     request = upload_request(args, env)  # before running: a bad setting fails fast
+    key = ""
+    if args.shard:  # the server's default key when there is no run key: the split's too
+        key = request.run or f"{request.commit}:{request.branch}:{backend}"
     manifest = (
         load_manifest(args.manifest)
         if args.manifest
-        else client.manifest(backend, attributes=request.attributes)
+        else client.manifest(backend, attributes=request.attributes, run=key)
     )
+    _split_log(client, manifest, key)
     files = shard_files(manifest, args.shard)
     client.log(exemptions_summary({"backend": backend, **manifest}, files, probe=args.probe))
     if not any("{junit}" in part for part in command):
@@ -2054,11 +2079,14 @@ def _uploaded(
             f"({counts.get('passed', 0):,} passed, {counts.get('skipped', 0):,} skipped, "
             f"{counts.get('failed', 0):,} failed, {counts.get('error', 0):,} errors)"
         )
-    verdict = client.verdict(answers[-1]["run"])
+    verdict = client.verdict(answers[-1]["run"], shard=request.shard)
     # What the server says quotes test names and reasons from the XML: in GitHub Actions, no
     # line of it is read as a workflow command (GitHub's "stop-commands", a random token).
     resume = _commands_stopped(env)
     print(verdict_headline(verdict))
+    scope = verdict_scope(verdict)
+    if scope:
+        print(scope)
     off_branch = verdict_branch(verdict, project=client.project)
     if off_branch:  # not a gate: a pull request's run is on its own branch by design
         print(off_branch)
@@ -2142,8 +2170,9 @@ def command_mcp(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         if exc.name != "parity_mcp":
             raise
         raise ConfigError(
-            f"parity_mcp.py is not beside {Path(__file__).name}: pip install 'parity-ci[mcp]', "
-            f"or fetch it from {client.url}/ci/parity_mcp.py"
+            f"parity_mcp.py is not beside {Path(__file__).name}: fetch it from "
+            f"{client.url}/ci/parity_mcp.py, or install the client from the server: "
+            f"pip install --no-index --find-links {client.url}/ci/ {DISTRIBUTION}"
         ) from None
     return parity_mcp.serve(client)
 
@@ -2157,13 +2186,25 @@ def shard_files(manifest: Mapping[str, Any], shard: str | None) -> list[str]:
     return files
 
 
+def _split_log(client: Client, manifest: Mapping[str, Any], key: str) -> None:
+    split = manifest.get("split")
+    if split:
+        client.log(f"the split of run {split['run']} as pinned at {split['pinned_at']}")
+    elif key:  # a server older than pinned splits, or no upload token to pin with
+        client.log(f"the split of run {key} is not pinned: shards that start apart may differ")
+
+
 def command_files(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.manifest:
         manifest = load_manifest(args.manifest)
     else:
-        manifest = client_from_args(args, env).manifest(
-            backend_required(args), attributes=run_attributes(args.attr, env)
+        client = client_from_args(args, env)
+        ci_run = ci_environment(env)["run"]
+        key = (args.run or (f"{ci_run}-{args.backend}" if ci_run else "")) if args.shard else ""
+        manifest = client.manifest(
+            backend_required(args), attributes=run_attributes(args.attr, env), run=key
         )
+        _split_log(client, manifest, key)
     files = shard_files(manifest, args.shard)
     if not files:
         _log("no test files to run here (is there a current run of the reference?)")
@@ -2289,6 +2330,11 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     )
     files.add_argument("--shard", metavar="I/N", help="only shard I of N, balanced by duration")
     files.add_argument("--manifest", metavar="FILE", help="read a saved manifest, not the server")
+    files.add_argument(
+        "--run",
+        help="with --shard: the run key the shards upload under (default: <CI run id>-<backend>);"
+        " every shard then splits the list the server first answered under it",
+    )
     files.set_defaults(run_command=command_files)
 
     query = commands.add_parser(
@@ -2322,7 +2368,7 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "mcp",
         parents=[settings],
         help="an MCP server on stdin/stdout: the query reads and exemption proposals for bots "
-        "(pip install 'parity-ci[mcp]'; docs/query.md)",
+        "(it needs the MCP SDK: pip install 'mcp~=2.3'; docs/query.md)",
     )
     mcp.set_defaults(run_command=command_mcp)
     return parser

@@ -3,7 +3,8 @@ input and output, and answers with the reads of ``parity-ci query`` (gaps, exemp
 verdict, tests: the same documents, field by field, docs/query.md) and, for a token that may
 triage, proposes an exemption.
 
-    pip install 'parity-ci[mcp]'        # the MCP SDK; Python 3.10 or newer
+    pip install 'mcp~=2.3'              # the MCP SDK; Python 3.10 or newer
+    pip install --no-index --find-links "$PARITY_URL/ci/" parity-dashboard-ci
     PARITY_URL=https://parity.example.org PARITY_PROJECT=pytorch-xla PARITY_TOKEN=... \
         parity-ci mcp
 
@@ -24,7 +25,7 @@ import parity_ci
 
 SERVER_NAME = "parity"
 INSTALL_HINT = (
-    "parity-ci mcp needs the MCP Python SDK (Python 3.10 or newer): pip install 'parity-ci[mcp]'"
+    "parity-ci mcp needs the MCP Python SDK (Python 3.10 or newer): pip install 'mcp~=2.3'"
 )
 # A model reads every item it is given: a smaller first page than `query`'s, and `truncated`
 # says when to ask for more.

@@ -65,6 +65,30 @@ class Run(models.Model):
         return f"{self.backend} {self.commit[:12]} ({self.key})"
 
 
+class RunSplit(models.Model):
+    """The files and durations a sharded run's jobs split, pinned when a job first asked for them
+    under the run's key: every shard then computes the same split, whatever run completes
+    meanwhile (a shard of this very run, another commit's, the reference's). The manifest API
+    answers them for the key (``run=``); its exemptions stay live."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    # The backend the jobs named (a family, not the variant their first upload may create).
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200, help_text="The run key the jobs upload under.")
+    files = models.JSONField(default=list, help_text="The manifest's files, as first answered.")
+    durations = models.JSONField(default=dict, help_text="Seconds per file, as first answered.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "key"], name="run_split_unique_key")
+        ]
+        indexes = [models.Index(fields=["backend", "created_at"], name="run_split_created")]
+
+    def __str__(self) -> str:
+        return f"{self.backend} split of {self.key} ({len(self.files)} files)"
+
+
 class UploadStatus(models.TextChoices):
     QUEUED = "queued"
     PROCESSING = "processing"

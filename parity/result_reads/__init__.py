@@ -8,7 +8,8 @@ calls one of these.
 | page or endpoint                          | read                                      |
 |-------------------------------------------|-------------------------------------------|
 | ``p/<slug>/runs/<id>/``                   | ``run_detail`` (with its ``run_verdict``) |
-| ``api/v1/runs/<id>/verdict/``             | ``run_verdict``                           |
+| ``api/v1/runs/<id>/verdict/``             | ``run_verdict`` (``?shard=``:             |
+|                                           | ``run_verdict_of_shard``)                 |
 | ``p/<slug>/tests/<id>/``                  | ``testcase_page``                         |
 | ``api/v1/…/tests/<id>/``                  | ``testcase_history``                      |
 | ``?aligned=1`` of the heatmap, the gaps   | ``aligned_view``                          |
@@ -24,6 +25,7 @@ from parity.result_reads.history import (
 )
 from parity.result_reads.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
 from parity.result_reads.run_detail import RunDetail, run_detail
+from parity.result_reads.shard_verdict import run_verdict_of_shard
 from parity.result_reads.verdict import Verdict, run_verdict
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "aligned_view",
     "run_detail",
     "run_verdict",
+    "run_verdict_of_shard",
     "testcase_history",
     "testcase_page",
 ]

@@ -185,6 +185,12 @@ class ClosedGap:
 
 
 @dataclass(frozen=True)
+class ShardScope:
+    shard: str  # "2/4", as the client named it
+    files: int  # the shard's files the verdict judged
+
+
+@dataclass(frozen=True)
 class Verdict:
     run: int
     backend: str
@@ -214,6 +220,9 @@ class Verdict:
     counts_toward_parity: bool  # it may become its backend's current run (no probe)
     # Gaps the baseline had covered that the run has uncovered (a lapse), by test.
     uncovered: list[UncoveredGap] = field(default_factory=list)
+    # A shard's verdict of a run not complete yet: it judged that shard's files only
+    # (``parity.result_reads.shard_verdict``); None: the whole run.
+    scope: "ShardScope | None" = None
 
     @property
     def gaps_total(self) -> int:
@@ -470,12 +479,15 @@ _OPENED_PROBED = """
            (SELECT tc.file FROM {testcase} tc WHERE tc.id = j.test_id) AS test_file
     FROM j
     WHERE j.is_gx AND NOT j.is_gp
+      AND (%(scope_files)s::text[] IS NULL
+           OR (SELECT tc.file FROM {testcase} tc WHERE tc.id = j.test_id) = ANY(%(scope_files)s))
     """
 _OPENED_JOINED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
            tc.key AS test_key, tc.file AS test_file
     FROM j JOIN {testcase} tc ON tc.id = j.test_id AND tc.project_id = %(project)s
     WHERE j.is_gx AND NOT j.is_gp
+      AND (%(scope_files)s::text[] IS NULL OR tc.file = ANY(%(scope_files)s))
     """
 
 
@@ -530,12 +542,14 @@ def run_verdict(
     gaps_offset: int = 0,
     closed_limit: int = 0,
     lacking: bool = False,
+    files: list[str] | None = None,
 ) -> Verdict:
     """``gaps_limit`` and ``gaps_offset``: list only that many opened gaps (None: all), from
     that one on, in CI's order (untracked first, then by test); the counts are of every one
     either way. ``closed_limit``: list the first that many gaps it closes (by test), with the
     reason and issues each had in the baseline. ``lacking``: say which of the baseline's tests
-    the run lacks (``Verdict.lacking``)."""
+    the run lacks (``Verdict.lacking``). ``files``: count and list only the opened gaps of
+    tests in these files (a shard's, ``shard_verdict``); None: every file's."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
     conditioned = _conditioned(run.project_id)
@@ -546,6 +560,7 @@ def run_verdict(
         "gaps_limit": gaps_limit,
         "gaps_offset": gaps_offset,
         "closed_order": 0 if project.closed_issues_untracked else 1,
+        "scope_files": files,
     }
     prefix = _prefix(backend.pk == project.reference_backend_id, baseline is not None)
     with read_cursor(atomic=True) as cursor:

@@ -1,7 +1,8 @@
 """The run lifecycle: a run collects shard uploads until it is complete, then parity is refreshed.
 
-A run turns complete three ways: its last shard says ``complete=true`` (``ingest.pipeline``), CI
-calls ``POST /api/v1/runs/<id>/complete/`` (``ingest.api``), or its uploads stay quiet for
+A run turns complete three ways: its last upload says ``complete=true`` (``ingest.pipeline``;
+for a shard ``I/N``, once every shard 1..N has arrived too: ``run_shards_arrived``), CI calls
+``POST /api/v1/runs/<id>/complete/`` (``ingest.api``), or its uploads stay quiet for
 ``PARITY_RUN_QUIET_MINUTES`` (the beat task ``parity.tasks.runs_complete_quiet``). A shard that
 lands after that refreshes parity again. All of them go through the functions below.
 
@@ -23,7 +24,8 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from parity.celery import task_send
-from parity.models import Run, UploadStatus
+from parity.models import Run, Upload, UploadStatus
+from parity.pure.shards import shard_parse
 from parity.tasks import run_completed
 
 logger = logging.getLogger(__name__)
@@ -38,6 +40,27 @@ def run_complete(*, run: Run) -> Run:
         run_parity_refresh(run=run)
         logger.info("run %s complete", run.pk)
     return run
+
+
+def run_shards_arrived(*, run: Run, upload: Upload) -> bool:
+    """Whether ``upload``, just ingested, completes ``run``. An upload of no shard ``I/N`` (the
+    last job of a sharded run, or a run of one job) does when it says ``complete=true``. One of
+    shard ``I/N`` does once each of the N shards has an ingested upload and one of the run's
+    uploads said ``complete=true`` (every shard, or only the one known to run last): the first
+    shard to finish no longer completes a run whose other shards are still running (its gate
+    then judged their tests missing). Call it with the run locked, as ``ingest.pipeline``
+    does: of two shards finishing together, the second sees the first's upload."""
+    parsed = shard_parse(upload.shard)
+    if parsed is None:
+        return upload.completes_run
+    count = parsed[1]
+    ingested = set(
+        Upload.objects.filter(run=run, status=UploadStatus.DONE).values_list(
+            "shard", "completes_run"
+        )
+    )
+    arrived = {p[0] for p in (shard_parse(s) for s, _ in ingested) if p and p[1] == count}
+    return len(arrived) == count and any(said for _, said in ingested)
 
 
 def run_parity_refresh(*, run: Run) -> None:

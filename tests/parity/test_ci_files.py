@@ -11,7 +11,7 @@ from parity import __version__
 from parity.ci_files import CLIENTS_DIR
 
 SERVED = ["parity_ci.py", "parity_mcp.py", "parity_pytest.py", "parity_unittest.py"]
-WHEEL = f"parity_ci-{__version__}-py3-none-any.whl"
+WHEEL = f"parity_dashboard_ci-{__version__}-py3-none-any.whl"
 
 
 @pytest.mark.parametrize("name", SERVED)
@@ -33,7 +33,7 @@ def test_the_wheel_holds_the_same_files_at_the_server_s_version(client):
     assert {name: wheel.read(name) for name in SERVED} == {
         name: (CLIENTS_DIR / name).read_bytes() for name in SERVED
     }
-    metadata = wheel.read(f"parity_ci-{__version__}.dist-info/METADATA").decode()
+    metadata = wheel.read(f"parity_dashboard_ci-{__version__}.dist-info/METADATA").decode()
     assert f"\nVersion: {__version__}\n" in metadata
     assert client.get(f"/ci/{WHEEL}", HTTP_IF_NONE_MATCH=response["ETag"]).status_code == 304
 
@@ -73,7 +73,7 @@ def test_the_index_links_every_file_for_pip_find_links(client):
         "__init__.py",
         "..%2Fsettings.py",
         "parity_ci",
-        "parity_ci-0.0.0-py3-none-any.whl",  # another version than the server's
+        "parity_dashboard_ci-0.0.0-py3-none-any.whl",  # another version than the server's
     ],
 )
 def test_anything_else_is_not_found(client, name):

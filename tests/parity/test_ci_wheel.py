@@ -16,7 +16,7 @@ from parity.ci_files import CLIENTS_DIR
 from parity.ci_wheel import wheel_build, wheel_filename
 
 VERSION = "1.4.0"
-DIST_INFO = f"parity_ci-{VERSION}.dist-info"
+DIST_INFO = f"parity_dashboard_ci-{VERSION}.dist-info"
 MODULES = {path.name: path.read_bytes() for path in sorted(CLIENTS_DIR.glob("parity_*.py"))}
 # The wheel filename convention (PEP 427): name-version(-build)?-python-abi-platform.whl
 WHEEL_NAME = re.compile(r"(?P<name>[^\s-]+?)-(?P<version>[^\s-]+?)(-\d[^-]*)?-py3-none-any\.whl")
@@ -68,9 +68,9 @@ def test_metadata_and_entry_points_read_as_installed(wheel, tmp_path):
 
     [dist] = importlib.metadata.distributions(path=[str(tmp_path)])
 
-    assert (dist.name, dist.version) == ("parity-ci", VERSION)
+    assert (dist.name, dist.version) == ("parity-dashboard-ci", VERSION)
     assert dist.metadata["Requires-Python"] == ">=3.8"
-    # Nothing to install beside it (pytest is the user's own), but for `parity-ci[mcp]`.
+    # Nothing to install beside it (pytest is the user's own), but for `parity-dashboard-ci[mcp]`.
     assert dist.requires == ['mcp~=2.3; python_version >= "3.10" and extra == "mcp"']
     assert dist.metadata.get_all("Provides-Extra") == ["mcp"]
     entry_points = {(ep.group, ep.name): ep.value for ep in dist.entry_points}
@@ -85,7 +85,7 @@ def test_the_filename_is_one_pip_accepts_and_names_the_metadata_s_version(wheel)
     match = WHEEL_NAME.fullmatch(wheel_filename(VERSION))
 
     assert match is not None
-    assert (match["name"], match["version"]) == ("parity_ci", VERSION)
+    assert (match["name"], match["version"]) == ("parity_dashboard_ci", VERSION)
     assert f"{DIST_INFO}/METADATA" in wheel.namelist()
 
 

@@ -50,6 +50,15 @@ class ManifestQuery(serializers.Serializer):
         required=False,
         help_text="files: the files to run as text/plain, one path a line.",
     )
+    run = serializers.CharField(
+        max_length=200,
+        required=False,
+        default="",
+        help_text="The run key the shards of a CI run upload under: the files and durations "
+        "are those first answered under it, so every shard splits the same list (with an "
+        "upload token of the project the first request pins them; without one, a pin is "
+        "read, never made). Exemptions stay live (docs/ci.md#shards).",
+    )
 
 
 class ExemptionSerializer(serializers.Serializer):
@@ -69,6 +78,11 @@ class ExemptionSerializer(serializers.Serializer):
     )
 
 
+class SplitSerializer(serializers.Serializer):
+    run = serializers.CharField(help_text="The run key the files and durations are pinned for.")
+    pinned_at = serializers.DateTimeField(help_text="When its first shard asked.")
+
+
 class ManifestSerializer(serializers.Serializer):
     project = serializers.CharField()
     backend = serializers.CharField()
@@ -85,6 +99,12 @@ class ManifestSerializer(serializers.Serializer):
     version = serializers.CharField(
         help_text="A hash of the exemptions and files: send it with the upload "
         "(exemptions_version) so the verdict says which list the run applied."
+    )
+    split = SplitSerializer(
+        allow_null=True,
+        required=False,
+        help_text="Asked with run=: the pin the files and durations come from; null: none "
+        "(asked without run=, or without an upload token and no shard pinned it yet).",
     )
 
 

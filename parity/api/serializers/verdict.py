@@ -24,6 +24,14 @@ class VerdictQuery(serializers.Serializer):
         max_value=2**31 - 1,  # SQL's OFFSET takes a bigint; no run has this many tests
         help_text="The first opened gap to list, in the list's order (gaps_next pages on).",
     )
+    shard = serializers.CharField(
+        max_length=20,
+        required=False,
+        default="",
+        help_text='The shard asking, "I/N", as its uploads named it: while the run is not '
+        "complete, the verdict judges that shard's files only (scope says so); once it is, "
+        "the whole run (docs/ci.md#shards).",
+    )
 
 
 class OpenedCountsSerializer(serializers.Serializer):
@@ -182,6 +190,11 @@ class RerunSerializer(serializers.Serializer):
     )
 
 
+class ShardScopeSerializer(serializers.Serializer):
+    shard = serializers.CharField(help_text='The shard, "I/N".')
+    files = serializers.IntegerField(help_text="Its files the verdict judged.")
+
+
 class VerdictSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     backend = serializers.CharField()
@@ -246,6 +259,11 @@ class VerdictSerializer(serializers.Serializer):
         many=True,
         help_text="Files the run manifest lists as crashed, timed out, empty, never started or "
         "truncated (rerun.files says the same with their shards).",
+    )
+    scope = ShardScopeSerializer(
+        allow_null=True,
+        help_text="Asked by a shard (shard=) of a run not complete: the verdict judged that "
+        "shard's files only, and says how many. Null: the whole run.",
     )
 
     @extend_schema_field(serializers.ChoiceField(choices=["healthy", "unhealthy"]))

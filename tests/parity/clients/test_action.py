@@ -333,7 +333,8 @@ def test_a_version_the_server_does_not_serve_fails_the_install_naming_the_served
     )
 
     assert done.returncode != 0
-    assert "parity-ci==9.9.9" in done.log and f"(from versions: {__version__})" in done.log
+    assert "parity-dashboard-ci==9.9.9" in done.log
+    assert f"(from versions: {__version__})" in done.log
     assert "--- Upload" not in done.log
     assert not Upload.objects.exists()
 

@@ -103,8 +103,8 @@ def test_the_built_wheel_is_the_served_wheel(built, served):
 
 
 def test_the_sdist_holds_what_the_wheel_is_built_from(built):
-    (sdist,) = built.glob("parity_ci-*.tar.gz")
-    assert sdist.name == f"parity_ci-{parity.__version__}.tar.gz"
+    (sdist,) = built.glob("parity_dashboard_ci-*.tar.gz")
+    assert sdist.name == f"parity_dashboard_ci-{parity.__version__}.tar.gz"
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"pyproject.toml", "README.md", *MODULES} <= names

@@ -1,7 +1,7 @@
 """The CI files' wheel installed by pip from the live stack's server into a fresh virtualenv (no
 system site-packages, pytest and nothing else in it), as a CI job installs it:
 
-    pip install --force-reinstall --no-index --find-links "$PARITY_URL/ci/" parity-ci
+    pip install --force-reinstall --no-index --find-links "$PARITY_URL/ci/" parity-dashboard-ci
 
 then the ``parity-ci`` command runs, and pytest loads the plugin by its entry point, without
 ``-p``: inactive in a plain run, applying the server's exemptions with ``--parity-backend``.
@@ -109,11 +109,11 @@ def venv(stack, pytest_wheels, tmp_path_factory) -> Iterator[Venv]:
     # docs/ci.md's command, word for word.
     installed = venv.pip(
         *("install", "--force-reinstall", "--no-index", "--find-links"),
-        *(f"{stack.base_url}/ci/", "parity-ci"),
+        *(f"{stack.base_url}/ci/", "parity-dashboard-ci"),
     )
 
     assert installed.returncode == 0, _said(installed)
-    assert f"Successfully installed parity-ci-{__version__}" in installed.stdout
+    assert f"Successfully installed parity-dashboard-ci-{__version__}" in installed.stdout
     yield venv
     shutil.rmtree(path, ignore_errors=True)
 
@@ -165,7 +165,7 @@ def test_the_wheel_s_full_url_installs_too(stack, venv):
     done = venv.pip("install", "--force-reinstall", "--no-deps", f"{stack.base_url}{location}")
 
     assert redirect.value.code == 302
-    assert location == f"/ci/parity_ci-{__version__}-py3-none-any.whl"
+    assert location == f"/ci/parity_dashboard_ci-{__version__}-py3-none-any.whl"
     assert done.returncode == 0, _said(done)
 
 

@@ -226,7 +226,7 @@ def test_without_the_sdk_or_its_module_it_says_how_to_install(tmp_path):
     )
 
     assert (no_sdk.returncode, no_sdk.stdout) == (parity_ci.EXIT_USAGE, "")
-    assert "pip install 'parity-ci[mcp]'" in no_sdk.stderr
+    assert "pip install 'mcp~=2.3'" in no_sdk.stderr
     assert "Python 3.10" in no_sdk.stderr
     assert (no_module.returncode, no_module.stdout) == (parity_ci.EXIT_USAGE, "")
     assert "http://127.0.0.1:9/ci/parity_mcp.py" in no_module.stderr

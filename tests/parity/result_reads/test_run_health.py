@@ -53,7 +53,7 @@ def cases_of(template: str, n: int) -> dict[str, str]:
 
 
 @pytest.fixture
-def send(xla, ingest, eager_errors_propagate):
+def send(xla, ingest, api, django_capture_on_commit_callbacks, eager_errors_propagate):
     """Upload one complete run of ``backend`` on day ``day`` (0, 1, 2) with its run manifest:
     each file of ``results`` ran, exited 0 and wrote a report of its tests (``counts`` overrides
     a file's count), and ``crashed`` files died by SIGSEGV."""
@@ -82,7 +82,11 @@ def send(xla, ingest, eager_errors_propagate):
             shard=shard,
         )
         assert response.status_code == 202, response.content
-        return response.json()["run"]
+        run = response.json()["run"]
+        if shard:  # a shard I/N completes its run with the others: this job is the last
+            with django_capture_on_commit_callbacks(execute=True):
+                assert api.post(f"/api/v1/runs/{run}/complete/").status_code == 200
+        return run
 
     return _send
 
