@@ -22,6 +22,7 @@ class WebhookEvent(models.TextChoices):
     EXEMPTION_EXPIRING = "exemption_expiring", "exemption expiring soon"
     EXEMPTION_PASSES_NOW = "exemption_passes_now", "exemption passes now"
     DIGEST_READY = "digest_ready", "weekly digest ready"
+    TRANSITION = "transition", "version transition"
 
 
 class WebhookFormat(models.TextChoices):

@@ -13,6 +13,7 @@ calls one of these.
 | ``api/v1/…/tests/<id>/``                  | ``testcase_history``                      |
 | ``?aligned=1`` of the heatmap, the gaps   | ``aligned_view``                          |
 | page, the parity and gaps endpoints       |                                           |
+| ``p/<slug>/transitions/<id>/``, its API   | ``transition_detail``                     |
 """
 
 from parity.result_reads.aligned import aligned_view
@@ -24,6 +25,7 @@ from parity.result_reads.history import (
 )
 from parity.result_reads.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
 from parity.result_reads.run_detail import RunDetail, run_detail
+from parity.result_reads.transitions import TransitionDetail, transition_detail
 from parity.result_reads.verdict import Verdict, run_verdict
 
 __all__ = [
@@ -31,10 +33,12 @@ __all__ = [
     "RunDetail",
     "TestCaseHistory",
     "TestCasePage",
+    "TransitionDetail",
     "Verdict",
     "aligned_view",
     "run_detail",
     "run_verdict",
     "testcase_history",
     "testcase_page",
+    "transition_detail",
 ]
