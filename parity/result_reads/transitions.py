@@ -10,8 +10,6 @@ from parity.models import Outcome, TestCase, Transition, TransitionKind
 from parity.models.sql import model_sql
 from parity.read_replica import read_cursor
 
-TESTS_PER_PAGE = 100  # of each list
-
 
 @dataclass(frozen=True)
 class MovedTest:
@@ -33,6 +31,11 @@ class MovedList:
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.per_page))
+
+    @property
+    def first(self) -> int:
+        """The number of the page's first test in the whole list."""
+        return (self.page - 1) * self.per_page + 1
 
     @property
     def has_previous(self) -> bool:
@@ -69,7 +72,7 @@ _PAGE_SQL = """
 
 
 def transition_detail(
-    *, transition: Transition, pages: dict[str, int] | None = None, per_page: int = TESTS_PER_PAGE
+    *, transition: Transition, pages: dict[str, int] | None = None, per_page: int = 100
 ) -> TransitionDetail:
     """``transition`` with a page of each of its lists: ``pages`` gives a kind's page number
     (from 1; a kind left out: its first)."""
