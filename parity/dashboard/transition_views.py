@@ -25,8 +25,11 @@ def transition_detail(request: HttpRequest, project: Project, pk: int) -> HttpRe
     if transition is None:
         raise Http404("No such transition.")
     # Each list pages on its own: ?fail_to_pass=2&gone=3.
-    pages = {kind: _page_number(request.GET.get(kind)) for kind in TransitionKind.values}
+    offsets = {
+        kind: (_page_number(request.GET.get(kind)) - 1) * TESTS_PER_PAGE
+        for kind in TransitionKind.values
+    }
     detail = result_reads.transition_detail(
-        transition=transition, pages=pages, per_page=TESTS_PER_PAGE
+        transition=transition, offsets=offsets, limit=TESTS_PER_PAGE
     )
     return _render_project(request, project, "parity/transition.html", tab="runs", detail=detail)

@@ -24,26 +24,30 @@ class MovedList:
     kind: str  # TransitionKind
     label: str
     total: int
-    page: int
-    per_page: int
-    tests: list[MovedTest]  # by test id, the page's
+    offset: int
+    limit: int
+    tests: list[MovedTest]  # by test ID, from ``offset``, at most ``limit``
+
+    @property
+    def page(self) -> int:
+        return self.offset // self.limit + 1
 
     @property
     def pages(self) -> int:
-        return max(1, -(-self.total // self.per_page))
+        return max(1, -(-self.total // self.limit))
 
     @property
     def first(self) -> int:
         """The number of the page's first test in the whole list."""
-        return (self.page - 1) * self.per_page + 1
+        return self.offset + 1
 
     @property
     def has_previous(self) -> bool:
-        return self.page > 1
+        return self.offset > 0
 
     @property
     def has_next(self) -> bool:
-        return self.page < self.pages
+        return self.offset + self.limit < self.total
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,11 @@ _PAGE_SQL = """
 
 
 def transition_detail(
-    *, transition: Transition, pages: dict[str, int] | None = None, per_page: int = 100
+    *, transition: Transition, offsets: dict[str, int] | None = None, limit: int = 100
 ) -> TransitionDetail:
-    """``transition`` with a page of each of its lists: ``pages`` gives a kind's page number
-    (from 1; a kind left out: its first)."""
-    pages = {kind: max(1, (pages or {}).get(kind, 1)) for kind in TransitionKind.values}
+    """``transition`` with at most ``limit`` tests of each of its lists, from the kind's
+    offset in ``offsets`` (a kind left out: from its first)."""
+    offsets = {kind: max(0, (offsets or {}).get(kind, 0)) for kind in TransitionKind.values}
     runs = (transition.from_run, transition.to_run)
     expired = any(r.results_expired_at or r.passes_expired_at for r in runs)
     totals: dict[str, int] = dict(transition.counts)
@@ -88,9 +92,9 @@ def transition_detail(
             **OUTCOME_PARAMS,
             "before": transition.from_run_id,
             "after": transition.to_run_id,
-            "kinds": list(pages),
-            "offsets": [(page - 1) * per_page for page in pages.values()],
-            "limit": per_page,
+            "kinds": list(offsets),
+            "offsets": list(offsets.values()),
+            "limit": limit,
         }
         with read_cursor() as cursor:
             cursor.execute(statement, params)
@@ -105,8 +109,8 @@ def transition_detail(
             kind=kind.value,
             label=kind.label,
             total=totals[kind.value],
-            page=pages[kind.value],
-            per_page=per_page,
+            offset=offsets[kind.value],
+            limit=limit,
             tests=sorted(tests[kind.value], key=lambda t: t.test),
         )
         for kind in TransitionKind

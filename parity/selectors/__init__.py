@@ -117,6 +117,7 @@ from parity.selectors.runs import RunsPage, runs_page
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search
 from parity.selectors.transitions import (
     transition_get,
+    transitions_list,
     transitions_of_week,
     transitions_page,
 )
@@ -194,6 +195,7 @@ __all__ = [
     "reason_trend",
     "runs_page",
     "transition_get",
+    "transitions_list",
     "transitions_of_week",
     "transitions_page",
     "score_trends",

@@ -12,13 +12,18 @@ TRANSITIONS_PER_PAGE = 50
 
 def _transitions(project: Project):
     return Transition.objects.filter(project=project).select_related(
-        "backend", "from_run", "to_run"
+        "project", "backend", "from_run", "to_run"
     )
+
+
+def transitions_list(*, project: Project):
+    """The project's transitions, newest first (a queryset: the API pages it)."""
+    return _transitions(project).order_by("-at", "-pk")
 
 
 def transitions_page(*, project: Project, page: int = 1) -> Page:
     """A page of the project's transitions, newest first."""
-    paginator = Paginator(_transitions(project).order_by("-at", "-pk"), TRANSITIONS_PER_PAGE)
+    paginator = Paginator(transitions_list(project=project), TRANSITIONS_PER_PAGE)
     return paginator.get_page(page)
 
 

@@ -25,8 +25,8 @@ def upgraded(xla, ingest, eager_errors_propagate):
     return runs, upgrade_upload(xla, ingest, runs)
 
 
-def _listed(transition: Transition, per_page: int = 1000) -> dict[str, set[str]]:
-    detail = transition_detail(transition=transition, per_page=per_page)
+def _listed(transition: Transition, limit: int = 1000) -> dict[str, set[str]]:
+    detail = transition_detail(transition=transition, limit=limit)
     return {lst.kind: {t.test for t in lst.tests} for lst in detail.lists}
 
 
@@ -52,7 +52,7 @@ def test_the_lists_page_through_every_test_once(upgraded):
     seen: dict[str, list[str]] = {kind: [] for kind in truth}
     for page in range(1, 20):
         detail = transition_detail(
-            transition=transition, pages=dict.fromkeys(truth, page), per_page=4
+            transition=transition, offsets=dict.fromkeys(truth, (page - 1) * 4), limit=4
         )
         for lst in detail.lists:
             assert lst.total == len(truth[lst.kind])
