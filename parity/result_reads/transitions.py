@@ -11,6 +11,9 @@ from parity.models.sql import model_sql
 from parity.read_replica import read_cursor
 
 
+OFFSET_MAX = 2**40  # past any run's tests, within bigint however the limit adds
+
+
 @dataclass(frozen=True)
 class MovedTest:
     test_id: int
@@ -68,8 +71,8 @@ _PAGE_SQL = """
         FROM moved m JOIN {test} t ON t.id = m.test_id
     )
     SELECT r.kind, NULL::bigint, r.test_id, r.before, r.after, r.key
-    FROM ranked r JOIN unnest(%(kinds)s::text[], %(offsets)s::int[]) AS p(kind, skip)
-      ON p.kind = r.kind AND r.n > p.skip AND r.n <= p.skip + %(limit)s
+    FROM ranked r JOIN unnest(%(kinds)s::text[], %(offsets)s::bigint[]) AS p(kind, skip)
+      ON p.kind = r.kind AND r.n > p.skip AND r.n <= p.skip + %(limit)s::bigint
     UNION ALL
     SELECT kind, count(*), NULL, NULL, NULL, NULL FROM moved GROUP BY kind
 """
@@ -80,7 +83,11 @@ def transition_detail(
 ) -> TransitionDetail:
     """``transition`` with at most ``limit`` tests of each of its lists, from the kind's
     offset in ``offsets`` (a kind left out: from its first)."""
-    offsets = {kind: max(0, (offsets or {}).get(kind, 0)) for kind in TransitionKind.values}
+    # Clamped: a page number past any list (``?new=99999999999999999999``) reads an empty page.
+    offsets = {
+        kind: min(max(0, (offsets or {}).get(kind, 0)), OFFSET_MAX)
+        for kind in TransitionKind.values
+    }
     runs = (transition.from_run, transition.to_run)
     expired = any(r.results_expired_at or r.passes_expired_at for r in runs)
     totals: dict[str, int] = dict(transition.counts)

@@ -16,7 +16,7 @@ class TransitionQuery(serializers.Serializer):
         min_value=0, max_value=1000, default=100, help_text="Tests per list (0: counts only)."
     )
     offset = serializers.IntegerField(
-        min_value=0, default=0, help_text="Skip this many tests of each list."
+        min_value=0, max_value=10**9, default=0, help_text="Skip this many tests of each list."
     )
 
 

@@ -74,3 +74,11 @@ def test_the_list_and_the_runs_link_the_report(upgraded):
 def test_an_unknown_transition_is_404(xla):
     assert Client().get(f"{P}/transitions/999/").status_code == 404
     assert "No version transitions yet" in text(Client().get(f"{P}/transitions/"))
+
+
+def test_a_page_past_the_end_is_an_empty_page_not_an_error(upgraded):
+    _, _, transition = upgraded
+    huge = "9" * 30
+    page = Client().get(f"{P}/transitions/{transition.pk}/?new={huge}&gone=x&fail_to_pass=-2")
+    assert page.status_code == 200
+    assert Client().get(f"{P}/transitions/?page={huge}").status_code == 200
