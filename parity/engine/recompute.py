@@ -229,15 +229,17 @@ class _Moved:
     replaced: int | None  # the run ``run`` replaced now; None: none, or it was current already
     rerun: bool  # ``run`` was current already: a late shard, a retried task
     replaced_attributes: dict | None = None  # the attributes of the run ``run`` replaced
+    previous_attributes: dict | None = None  # of the state's previous run, on a rerun
 
 
 def _state_move(*, backend: Backend, run: Run) -> _Moved:
     """Make ``run`` the backend's current run and refresh its outcomes. When the run was
     already current (a late shard, a retried task), the previous run stays what it was."""
-    # The current run's attributes come with the state (a version transition compares them with
-    # the new run's); only the state's row is locked.
+    # The current and previous runs' attributes come with the state (a version transition
+    # compares them with the run's); only the state's row is locked.
     states = BackendState.objects.select_for_update(of=("self",)).annotate(
-        current_attributes=F("current_run__attributes")
+        current_attributes=F("current_run__attributes"),
+        previous_attributes=F("previous_run__attributes"),
     )
     state, _ = states.get_or_create(backend=backend, defaults={"project_id": backend.project_id})
     replaced = None
@@ -256,6 +258,7 @@ def _state_move(*, backend: Backend, run: Run) -> _Moved:
         replaced=replaced,
         rerun=rerun,
         replaced_attributes=getattr(state, "current_attributes", None),
+        previous_attributes=getattr(state, "previous_attributes", None),
     )
 
 
@@ -310,10 +313,15 @@ def _backend_move(m: _Moving) -> None:
 def _transition(m: _Moving) -> None:
     """A move to a run carrying other attributes than the run it replaced is a version
     transition: one comparison of the two runs' attributes, read with the state. A late shard
-    of the run that made one counts its tests again."""
+    of the run that made one (its attributes differ from the previous run's) counts its tests
+    again."""
     moved = m.moved
     if moved.rerun:
-        transition_recount(run=m.run)
+        previous = moved.previous_attributes
+        if moved.state.previous_run_id and attributes_changed(
+            previous or {}, m.run.attributes or {}
+        ):
+            transition_recount(run=m.run)
         return
     if moved.replaced is None:
         return

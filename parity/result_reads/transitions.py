@@ -10,7 +10,6 @@ from parity.models import Outcome, TestCase, Transition, TransitionKind
 from parity.models.sql import model_sql
 from parity.read_replica import read_cursor
 
-
 OFFSET_MAX = 2**40  # past any run's tests, within bigint however the limit adds
 
 
