@@ -32,4 +32,25 @@ def transition_detail(request: HttpRequest, project: Project, pk: int) -> HttpRe
     detail = result_reads.transition_detail(
         transition=transition, offsets=offsets, limit=TESTS_PER_PAGE
     )
-    return _render_project(request, project, "parity/transition.html", tab="runs", detail=detail)
+    sections = [
+        (lst, _page_link(request, lst, -1), _page_link(request, lst, 1)) for lst in detail.lists
+    ]
+    return _render_project(
+        request,
+        project,
+        "parity/transition.html",
+        tab="runs",
+        detail=detail,
+        sections=sections,
+    )
+
+
+def _page_link(request: HttpRequest, moved: result_reads.MovedList, step: int) -> str:
+    """The query string of ``moved``'s page ``step`` away (the other lists keep theirs), or ""
+    past either end."""
+    page = moved.page + step
+    if page < 1 or page > moved.pages:
+        return ""
+    query = request.GET.copy()
+    query[moved.kind] = str(page)
+    return f"?{query.urlencode()}#{moved.kind}"

@@ -25,10 +25,11 @@ from parity.result_reads.history import (
 )
 from parity.result_reads.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
 from parity.result_reads.run_detail import RunDetail, run_detail
-from parity.result_reads.transitions import TransitionDetail, transition_detail
+from parity.result_reads.transitions import MovedList, TransitionDetail, transition_detail
 from parity.result_reads.verdict import Verdict, run_verdict
 
 __all__ = [
+    "MovedList",
     "RUN_GAPS_SHOWN",
     "RunDetail",
     "TestCaseHistory",

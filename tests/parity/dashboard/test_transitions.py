@@ -54,7 +54,9 @@ def test_a_list_pages_by_its_own_parameter(upgraded, monkeypatch):
     new = _section(html, "new")
     assert len(re.findall(r'href="/p/pytorch-xla/tests/', new)) == min(3, len(truth["new"]) - 3)
     assert f"page 2 of {-(-len(truth['new']) // 3)}" in new
-    assert "new=3" in new and "gone=1" in new  # next keeps the other lists' pages
+    assert 'href="?new=3#new"' in new and 'href="?new=1#new"' in new
+    kept = Client().get(f"{P}/transitions/{transition.pk}/?gone=2&new=2").content.decode()
+    assert 'href="?gone=2&amp;new=3#new"' in _section(kept, "new")  # the other list keeps its page
 
 
 def test_the_list_and_the_runs_link_the_report(upgraded):
