@@ -91,6 +91,35 @@ def runs_outcomes(runs: sql.Composable) -> sql.Composed:
     )
 
 
+# A version transition's kinds (``parity.models.TransitionKind``), of the tests of the run
+# before and the run after: failed (or error) before and passed after, the reverse, only after,
+# only before. A skip on either side, or an outcome that did not move, is none of them. The
+# engine counts them when the transition happens; the transition's page lists them.
+_TRANSITION_SQL = """
+    SELECT test_id, before, after, kind FROM (
+        SELECT coalesce(a.test_id, b.test_id) AS test_id, b.outcome AS before,
+               a.outcome AS after,
+               CASE WHEN b.test_id IS NULL THEN 'new'
+                    WHEN a.test_id IS NULL THEN 'gone'
+                    WHEN b.outcome IN (%(failed)s, %(error)s) AND a.outcome = %(passed)s
+                        THEN 'fail_to_pass'
+                    WHEN b.outcome = %(passed)s AND a.outcome IN (%(failed)s, %(error)s)
+                        THEN 'pass_to_fail'
+               END AS kind
+        FROM ({before}) b FULL JOIN ({after}) a ON a.test_id = b.test_id
+    ) moved WHERE kind IS NOT NULL
+"""
+
+
+def transition_tests() -> sql.Composed:
+    """(test_id, before, after, kind) of each test that moved between the runs bound as
+    ``%(before)s`` and ``%(after)s`` (with ``OUTCOME_PARAMS``); ``before``/``after`` are
+    outcome codes, NULL where the run lacks the test."""
+    return sql.SQL(_TRANSITION_SQL).format(
+        before=run_outcomes("before"), after=run_outcomes("after")
+    )
+
+
 # A gap's state where the backend has no row for it: the test the reference first ran after the
 # backend's run started (not yet run there), and the test the backend ran and the reference
 # did not.

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.api import lists, views
+from parity.api import lists, transitions, views
 
 project = "projects/<slug:slug>/"
 
@@ -32,6 +32,16 @@ urlpatterns = [
         f"{project}exemptions/export/<slug:list_format>/",
         lists.ListExportView.as_view(),
         name="exemptions-export",
+    ),
+    path(
+        f"{project}transitions/",
+        transitions.TransitionListView.as_view(),
+        name="transition-list",
+    ),
+    path(
+        f"{project}transitions/<int:pk>/",
+        transitions.TransitionDetailView.as_view(),
+        name="transition-detail",
     ),
     path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),
 ]

@@ -1,6 +1,14 @@
 from django.urls import path
 
-from parity.dashboard import charts, downloads, owners_views, triage_views, views, webhook_views
+from parity.dashboard import (
+    charts,
+    downloads,
+    owners_views,
+    transition_views,
+    triage_views,
+    views,
+    webhook_views,
+)
 
 # Names are prefixed: the API's URL names share the root namespace.
 project = "p/<slug:slug>/"
@@ -23,6 +31,12 @@ urlpatterns = [
     path(f"{project}owners/import/", owners_views.owners_upload, name="project-owners-import"),
     path(f"{project}runs/", views.runs, name="project-runs"),
     path(f"{project}runs/<int:pk>/", views.run_detail, name="project-run"),
+    path(f"{project}transitions/", transition_views.transitions, name="project-transitions"),
+    path(
+        f"{project}transitions/<int:pk>/",
+        transition_views.transition_detail,
+        name="project-transition",
+    ),
     path(f"{project}matrix/", views.matrix, name="project-matrix"),
     path(f"{project}matrix.csv", downloads.matrix_csv, name="project-matrix-csv"),
     path(f"{project}matrix/pair/", views.matrix_pair, name="project-pair"),

@@ -351,7 +351,9 @@ def runs(request: HttpRequest, project: Project) -> HttpResponse:
 def run_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     """One run, current or not: its verdict (the gaps it opens and closes, its coverage), its
     uploads, and what it lacks against its backend's run before it."""
-    run = get_object_or_404(Run.objects.select_related("backend"), project=project, pk=pk)
+    # With the version transition it made, if any (its report is linked): no query of its own.
+    runs = Run.objects.select_related("backend", "transition")
+    run = get_object_or_404(runs, project=project, pk=pk)
     run.project = project
     detail = result_reads.run_detail(run=run)
     return _render_project(
@@ -361,6 +363,7 @@ def run_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
         tab="runs",
         detail=detail,
         shown=result_reads.RUN_GAPS_SHOWN,
+        transition=getattr(run, "transition", None),
     )
 
 

@@ -7,6 +7,7 @@ ROCm release, upgraded from 7.1 to 7.14 one arch at a time. It shows:
 - each arch compared with CUDA, rolled up as a family ("fails on 3 of 3 arches");
 - an exemption conditioned on ``rocm < 7.14`` that tracks the SVD failures until each arch's
   upgrade fixes them, then reads lapsed: remove it;
+- each arch's upgrade as a version transition (docs/transitions.md): the SVD tests Fail→Pass;
 - exemptions for one arch (``arch == gfx90a``: no flash attention before MI300);
 - a file whose test count collapses on one arch's last run: run health, "rerun test/test_nn.py";
 - AMD's two score definitions side by side: the headline counts a disagreement only where CUDA

@@ -57,5 +57,9 @@ def testcase_url(*, slug: str, test_id: int) -> str:
     return absolute(reverse("project-test", kwargs={"slug": slug, "pk": test_id}))
 
 
+def transition_url(*, slug: str, pk: int) -> str:
+    return absolute(reverse("project-transition", kwargs={"slug": slug, "pk": pk}))
+
+
 def unsubscribe_url(*, token: str) -> str:
     return absolute(reverse("digest-unsubscribe", kwargs={"token": token}))

@@ -12,9 +12,15 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from parity.digest.links import dashboard_links
+from parity.digest.links import dashboard_links, transition_url
 from parity.selectors.classification import CategoryCount
-from parity.selectors.digest import ClosedTracking, DigestContent, PassingExemptions, ScoreRow
+from parity.selectors.digest import (
+    ClosedTracking,
+    DigestContent,
+    DigestTransition,
+    PassingExemptions,
+    ScoreRow,
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ def summary(content: DigestContent) -> str:
         parts.append(plural(len(content.new_reasons), "new skip reason"))
     if content.link_changes:
         parts.append(plural(len(content.link_changes), "issue link change"))
+    if content.transitions:
+        parts.append(plural(len(content.transitions), "version transition"))
     return ", ".join(parts)
 
 
@@ -98,6 +106,21 @@ def passes_now_headline(row: PassingExemptions) -> str:
     if row.total == 1:
         return f"1 {row.backend} exemption passes now: remove it"
     return f"{row.total} {row.backend} exemptions pass now: remove them"
+
+
+def transition_headline(row: DigestTransition) -> str:
+    """E.g. "rocm-gfx942: rocm 7.1 → 7.14: Fail→Pass 1,366, Pass→Fail 220, new 12, gone 3"."""
+    changed = ", ".join(
+        f"{key} {before or '(none)'} → {after or '(none)'}" for key, before, after in row.changed
+    )
+    c = row.counts
+    line = (
+        f"{row.backend}: {changed}: Fail→Pass {c['fail_to_pass']:,}, "
+        f"Pass→Fail {c['pass_to_fail']:,}, new {c['new']:,}, gone {c['gone']:,}"
+    )
+    if row.lapses:
+        line += f"; {plural(row.lapses, 'exemption')} stopped or started holding"
+    return line
 
 
 def category_line(row: CategoryCount) -> str:
@@ -142,6 +165,14 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
             for row in content.passes_now
         ],
         "category_lines": [category_line(row) for row in content.skip_categories],
+        "transitions": [
+            {
+                "headline": transition_headline(row),
+                "day": day(row.at),
+                "url": transition_url(slug=content.project, pk=row.id),
+            }
+            for row in content.transitions
+        ],
         "unsubscribe_url": unsubscribe_url,
     }
 

@@ -19,6 +19,7 @@ from functools import cached_property
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 
 from parity.definitions import INFRA_LACKING_SQL, coverage_dropped
 from parity.engine import temp_tables as t
@@ -47,6 +48,7 @@ from parity.engine.rollups import file_cells_write, file_durations_write, reason
 from parity.engine.scope import Scope, ScopeKind
 from parity.engine.snapshots import snapshots_write
 from parity.engine.steps import Step, steps_run
+from parity.engine.transitions import transition_record, transition_recount
 from parity.models import (
     Backend,
     BackendState,
@@ -58,6 +60,7 @@ from parity.models import (
     Run,
 )
 from parity.models.projects import project_lock
+from parity.pure.attributes import attributes_changed
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +113,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
             logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
             return None
         move = _Moving(backend=backend, run=current)
-        steps_run(move, (BACKEND_MOVE,))
+        steps_run(move, (BACKEND_MOVE, TRANSITION))
         is_reference = backend.pk == project.reference_backend_id
         if is_reference:
             targets = list(project.backends.values_list("pk", flat=True))
@@ -225,14 +228,20 @@ class _Moved:
     state: BackendState
     replaced: int | None  # the run ``run`` replaced now; None: none, or it was current already
     rerun: bool  # ``run`` was current already: a late shard, a retried task
+    replaced_attributes: dict | None = None  # the attributes of the run ``run`` replaced
+    previous_attributes: dict | None = None  # of the state's previous run, on a rerun
 
 
 def _state_move(*, backend: Backend, run: Run) -> _Moved:
     """Make ``run`` the backend's current run and refresh its outcomes. When the run was
     already current (a late shard, a retried task), the previous run stays what it was."""
-    state, _ = BackendState.objects.select_for_update().get_or_create(
-        backend=backend, defaults={"project_id": backend.project_id}
+    # The current and previous runs' attributes come with the state (a version transition
+    # compares them with the run's); only the state's row is locked.
+    states = BackendState.objects.select_for_update(of=("self",)).annotate(
+        current_attributes=F("current_run__attributes"),
+        previous_attributes=F("previous_run__attributes"),
     )
+    state, _ = states.get_or_create(backend=backend, defaults={"project_id": backend.project_id})
     replaced = None
     rerun = state.current_run_id == run.pk
     if not rerun:
@@ -244,7 +253,13 @@ def _state_move(*, backend: Backend, run: Run) -> _Moved:
     state.test_count = current_outcomes_refresh(backend=backend, run=run)
     state.coverage_drop = _coverage_dropped(state=state, run=run)
     state.save()
-    return _Moved(state=state, replaced=replaced, rerun=rerun)
+    return _Moved(
+        state=state,
+        replaced=replaced,
+        rerun=rerun,
+        replaced_attributes=getattr(state, "current_attributes", None),
+        previous_attributes=getattr(state, "previous_attributes", None),
+    )
 
 
 def _coverage_dropped(*, state: BackendState, run: Run) -> bool:
@@ -295,6 +310,33 @@ def _backend_move(m: _Moving) -> None:
     m.moved = _state_move(backend=m.backend, run=m.run)
 
 
+def _transition(m: _Moving) -> None:
+    """A move to a run carrying other attributes than the run it replaced is a version
+    transition: one comparison of the two runs' attributes, read with the state. A late shard
+    of the run that made one (its attributes differ from the previous run's) counts its tests
+    again."""
+    moved = m.moved
+    if moved.rerun:
+        previous = moved.previous_attributes
+        if moved.state.previous_run_id and attributes_changed(
+            previous or {}, m.run.attributes or {}
+        ):
+            transition_recount(run=m.run)
+        return
+    if moved.replaced is None:
+        return
+    before = moved.replaced_attributes or {}
+    changed = attributes_changed(before, m.run.attributes or {})
+    if changed:
+        transition_record(
+            backend=m.backend,
+            before_run_id=moved.replaced,
+            before=before,
+            run=m.run,
+            changed=changed,
+        )
+
+
 @dataclass
 class _Rebuild:
     """``backends.move``'s state: each backend of ``project`` and its current run."""
@@ -314,6 +356,8 @@ def _backends_move(r: _Rebuild) -> None:
 
 
 BACKEND_MOVE = Step("backend.move", _backend_move, writes=(t.OUTCOME_CHANGES,))
+# A move to a run of other attributes records a version transition (``parity.engine.transitions``).
+TRANSITION = Step("transitions.detect", _transition)
 # Each backend's changes overwrite the last's; no step of a rebuild reads them.
 BACKENDS_MOVE = Step("backends.move", _backends_move, scratch=(t.OUTCOME_CHANGES,))
 

@@ -49,6 +49,7 @@ from parity.models.runs import (
     UploadStatus,
 )
 from parity.models.sign_in import GroupRole
+from parity.models.transitions import Transition, TransitionKind
 from parity.models.trust import TrustRule
 from parity.models.webhooks import (
     WebhookAttempt,
@@ -61,6 +62,8 @@ from parity.models.webhooks import (
 )
 
 __all__ = [
+    "Transition",
+    "TransitionKind",
     "ABSENT_STATES",
     "Rekey",
     "RekeyStatus",

@@ -28,6 +28,7 @@ class WebhookEvent(models.TextChoices):
     EXEMPTION_PASSES_NOW = "exemption_passes_now", "exemption passes now"
     DIGEST_READY = "digest_ready", "weekly digest ready"
     PING = "ping", "test event (sent on request)"
+    TRANSITION = "transition", "version transition"
 
 
 class WebhookFormat(models.TextChoices):

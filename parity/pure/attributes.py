@@ -69,7 +69,21 @@ def attributes_check(attributes: object) -> dict[str, str]:
     return checked
 
 
+def attributes_changed(
+    before: Mapping[str, str], after: Mapping[str, str]
+) -> dict[str, list[str | None]]:
+    """``{key: [before, after]}`` of each key whose value differs between two runs'
+    attributes (None where a run lacks the key): empty when nothing changed."""
+    if before == after:
+        return {}
+    keys = sorted(set(before) | set(after))
+    return {
+        key: [before.get(key), after.get(key)] for key in keys if before.get(key) != after.get(key)
+    }
+
+
 # Variants.
+
 
 MAX_BACKEND_NAME = 50
 

@@ -14,6 +14,7 @@ calls one of these.
 | ``api/v1/…/tests/<id>/``                  | ``testcase_history``                      |
 | ``?aligned=1`` of the heatmap, the gaps   | ``aligned_view``                          |
 | page, the parity and gaps endpoints       |                                           |
+| ``p/<slug>/transitions/<id>/``, its API   | ``transition_detail``                     |
 """
 
 from parity.result_reads.aligned import aligned_view
@@ -26,13 +27,16 @@ from parity.result_reads.history import (
 from parity.result_reads.run_detail import GAPS_SHOWN as RUN_GAPS_SHOWN
 from parity.result_reads.run_detail import RunDetail, run_detail
 from parity.result_reads.shard_verdict import run_verdict_of_shard
+from parity.result_reads.transitions import MovedList, TransitionDetail, transition_detail
 from parity.result_reads.verdict import Verdict, run_verdict
 
 __all__ = [
+    "MovedList",
     "RUN_GAPS_SHOWN",
     "RunDetail",
     "TestCaseHistory",
     "TestCasePage",
+    "TransitionDetail",
     "Verdict",
     "aligned_view",
     "run_detail",
@@ -40,4 +44,5 @@ __all__ = [
     "run_verdict_of_shard",
     "testcase_history",
     "testcase_page",
+    "transition_detail",
 ]

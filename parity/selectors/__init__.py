@@ -20,6 +20,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``, ``open_gap_lines``  |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
+| ``p/<slug>/transitions/``, its API        | ``transitions_page``, ``transition_get``  |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
@@ -114,6 +115,12 @@ from parity.selectors.reasons import (
 )
 from parity.selectors.runs import RunsPage, runs_page
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search
+from parity.selectors.transitions import (
+    transition_get,
+    transitions_list,
+    transitions_of_week,
+    transitions_page,
+)
 
 __all__ = [
     "DeclarationRow",
@@ -187,6 +194,10 @@ __all__ = [
     "project_has_runs",
     "reason_trend",
     "runs_page",
+    "transition_get",
+    "transitions_list",
+    "transitions_of_week",
+    "transitions_page",
     "score_trends",
     "skip_reason_chart",
     "skip_reason_rows",

@@ -53,6 +53,7 @@ from parity.selectors.classification import CategoryCount, skip_categories_curre
 from parity.selectors.fragments import headline_score
 from parity.selectors.owners import gaps_owned, owner_clean
 from parity.selectors.reason_links import LinkChange, link_changes
+from parity.selectors.transitions import transitions_of_week
 
 # What did not run (a crash, a timeout...) before what the backend never had.
 STATE_ORDER = [
@@ -172,6 +173,18 @@ class PassingExemptions:
 
 
 @dataclass(frozen=True)
+class DigestTransition:
+    """A backend's run attributes changed this week: how many tests went each way."""
+
+    id: int
+    backend: str
+    changed: list[tuple[str, str | None, str | None]]  # (key, before, after)
+    counts: dict[str, int]  # by TransitionKind
+    lapses: int  # conditioned exemptions that stopped or started holding
+    at: datetime.datetime
+
+
+@dataclass(frozen=True)
 class DigestContent:
     project: str
     week: Week
@@ -193,6 +206,7 @@ class DigestContent:
     owned_open: list["OwnedGaps"] = field(default_factory=list)
     new_by_family: list[FamilyNewGaps] = field(default_factory=list)
     variant_keys: list[str] = field(default_factory=list)  # what the project's variants are
+    transitions: list[DigestTransition] = field(default_factory=list)  # oldest first
 
     @property
     def new_total(self) -> int:
@@ -204,8 +218,14 @@ class DigestContent:
 
     @property
     def quiet(self) -> bool:
-        """Nothing opened, fixed, new or relinked: the digest says so in one line."""
-        return not (self.new_total or self.fixed_total or self.new_reasons or self.link_changes)
+        """Nothing opened, fixed, new, relinked or upgraded: the digest says so in one line."""
+        return not (
+            self.new_total
+            or self.fixed_total
+            or self.new_reasons
+            or self.link_changes
+            or self.transitions
+        )
 
 
 @dataclass(frozen=True)
@@ -250,6 +270,7 @@ def digest_content(
         skip_categories=skip_categories_current(project=project, backends=filtered or None),
         owner=owner,
         owned_open=_owned_open(project, ids, week, owner) if owner else [],
+        transitions=_transitions(project, ids, week),
     )
 
 
@@ -487,6 +508,20 @@ def _passes_now(backend_ids: list[int], week: Week) -> list[PassingExemptions]:
             matches=[_exemption_match(p.triage) for p in probes[:limit]],
         )
         for backend, probes in by_backend.items()
+    ]
+
+
+def _transitions(project: Project, backend_ids: list[int], week: Week) -> list[DigestTransition]:
+    return [
+        DigestTransition(
+            id=t.pk,
+            backend=t.backend.name,
+            changed=t.changes,
+            counts=t.counts,
+            lapses=len(t.lapses),
+            at=t.at,
+        )
+        for t in transitions_of_week(project=project, week=week, backend_ids=backend_ids)
     ]
 
 

@@ -25,6 +25,7 @@ from parity.models import (
     RunFile,
     RunFileState,
     Snapshot,
+    Transition,
     Upload,
     UploadStatus,
 )
@@ -109,6 +110,10 @@ def runs_page(
             baseline_id=_baseline_id(project),
             judged=Exists(judged),
             judged_drop=Subquery(judged.values("coverage_drop")[:1]),
+            # The version transition it made, if any: its badge links the report.
+            transition_id=Subquery(
+                Transition.objects.filter(to_run_id=OuterRef("pk")).values("pk")[:1]
+            ),
         )
         .prefetch_related("uploads")
         .in_bulk()

@@ -28,6 +28,7 @@ from parity.models import (
     Backend,
     Project,
     Run,
+    Transition,
     Triage,
     WebhookAttempt,
     WebhookDelivery,
@@ -156,6 +157,7 @@ def notices_after_recompute(*, run_id: int, backend_ids: list[int]) -> list[int]
     for backend in Backend.objects.filter(pk__in=backend_ids).order_by("pk"):
         ids += _untracked_gaps_notice(run=run, backend=backend)
     ids += _coverage_drop_notice(run=run)
+    ids += _transition_notice(run=run)
     return ids
 
 
@@ -250,6 +252,37 @@ def _coverage_drop_notice(*, run: Run) -> list[int]:
         payload=payload,
         summary={"title": title, "url": run_data["url"], "sections": []},
         key=f"coverage_drop:run:{run.pk}",
+    )
+
+
+def _transition_notice(*, run: Run) -> list[int]:
+    """The version transition ``run`` made (its attributes changed), announced once."""
+    transition = Transition.objects.filter(to_run=run).first()
+    if transition is None:
+        return []
+    path = reverse("project-transition", kwargs={"slug": run.project.slug, "pk": transition.pk})
+    changed = ", ".join(f"{k} {a} → {b}" for k, a, b in transition.changes)
+    payload = {
+        "transition": transition.pk,
+        "backend": run.backend.name,
+        "run": _run_data(run, run.backend),
+        "from_run": transition.from_run_id,
+        "changed": transition.changed,
+        "counts": transition.counts,
+        "lapses": transition.lapses,
+        "url": _absolute(path),
+    }
+    c = transition.counts
+    title = (
+        f"{run.project.slug} {run.backend.name}: {changed}; Fail→Pass {c['fail_to_pass']:,}, "
+        f"Pass→Fail {c['pass_to_fail']:,}, new {c['new']:,}, gone {c['gone']:,}"
+    )
+    return notice_record(
+        project=run.project,
+        event=WebhookEvent.TRANSITION,
+        payload=payload,
+        summary={"title": title, "url": payload["url"], "sections": []},
+        key=f"transition:{transition.pk}",
     )
 
 

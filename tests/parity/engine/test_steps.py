@@ -115,6 +115,7 @@ def test_a_step_that_leaves_no_table_it_declares_is_caught():
 
 NIGHTLY_STEPS = [
     "backend.move",
+    "transitions.detect",
     "rollups.reason_daily",
     "gaps.scope",
     "gaps.desired",

@@ -367,3 +367,25 @@ def test_the_digest_ready_event_is_sent_once_per_week(
     [got] = receiver.received
     assert got.body["event"] == "digest_ready"
     assert got.body["data"]["url"].endswith("/p/pytorch-xla/digest/?week=2026-W14")
+
+
+def test_a_version_transition_is_announced_once(xla, endpoint, receiver, ingest):
+    from tests.parity.transitions_scenario import expected, history, upgrade_upload
+
+    endpoint(events=["transition"])
+    runs = history()
+    uploaded = upgrade_upload(xla, ingest, runs)
+    [got] = receiver.received
+    assert got.verified, got.why
+    assert got.headers["X-Parity-Event"] == "transition"
+    data = got.body["data"]
+    assert (data["backend"], data["run"]["id"], data["from_run"]) == (
+        "rocm-gfx942",
+        uploaded["day3"].pk,
+        uploaded["day2"].pk,
+    )
+    assert data["changed"] == {"rocm": ["7.1", "7.14"]}
+    truth = expected(runs["day2"], runs["day3"])
+    assert data["counts"] == {kind: len(tests) for kind, tests in truth.items()}
+    assert data["url"].endswith(f"/p/pytorch-xla/transitions/{data['transition']}/")
+    assert got.body["title"].startswith("pytorch-xla rocm-gfx942: rocm 7.1 → 7.14; Fail→Pass ")
