@@ -12,7 +12,6 @@ import pytest
 
 from parity.models import Project, Run
 from tests.parity.clients.conftest import python38
-from tests.parity.families_scenario import family_add
 from tests.parity.clients.test_parity_ci_live import (
     ISSUE,
     assert_ok,
@@ -21,6 +20,7 @@ from tests.parity.clients.test_parity_ci_live import (
     reference_current,
     write_reports,
 )
+from tests.parity.families_scenario import family_add
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
