@@ -140,3 +140,18 @@ def test_export_writes_what_was_imported(project, tmp_path, capsys):
     # A -k term is no node ID: named, and the whole file is written.
     assert out.read_text() == "test_sparse_xpu.py  # no sparse kernels on ARC\n"
     assert capsys.readouterr().err.count("not written:") == 4
+
+
+def test_a_sheet_row_not_read_is_counted_as_not_imported(project, tmp_path, capsys):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(
+        "test_file,test_class,test_name,skip_reason,issue,assignee\n"
+        "test/test_a.py,TestA,test_1,no kernel,,ann\n"
+        "test/test_a.py,TestA,test_2,,,bea\n"
+    )
+
+    call_command("import_exemptions", project.slug, sheet, "--format", "amd-csv")
+
+    out, err = capsys.readouterr()
+    assert "1 created, 0 updated, 0 unchanged, 1 not imported" in out
+    assert "not read: line 3: no skip_reason or issue: it declares nothing" in err
