@@ -1344,6 +1344,11 @@ def _listed_gaps(verdict: Mapping[str, Any]) -> tuple[list[dict], int]:
     return untracked, verdict["opened"]["untracked"]
 
 
+def _count(n: int, noun: str) -> str:
+    """"1 new gap", "2 new gaps"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def verdict_table(verdict: Mapping[str, Any]) -> str:
     """The untracked gaps the run opened, one a line: state, tracking, test, reason, issues;
     then, when the verdict listed only the first of them, how many more there are; then the
@@ -1351,8 +1356,8 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     gaps, total = _listed_gaps(verdict)
     exempted = verdict_exempted(verdict)
     if not gaps:
-        what = "untracked gaps" if exempted else "gaps"
-        listed = f"{total:,} new {what} (none listed)" if total else f"no new {what}"
+        what = "untracked gap" if exempted else "gap"
+        listed = f"{_count(total, f'new {what}')} (none listed)" if total else f"no new {what}s"
         return "\n".join(filter(None, [listed, exempted]))
     rows = [("STATE", "TRACKING", "TEST", "REASON", "ISSUES")] + [
         (
@@ -1366,9 +1371,10 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     ]
     lines = _columns(rows)
     if total > len(gaps):
-        what = "untracked gaps" if "exempted" in verdict else "gaps"
+        what = "untracked gap" if "exempted" in verdict else "gap"
         lines.append(
-            f"... and {total - len(gaps):,} more: {total:,} new {what}, the first {len(gaps):,} "
+            f"... and {total - len(gaps):,} more: {_count(total, f'new {what}')}, the first "
+            f"{len(gaps):,} "
             "listed (the run's page and the verdict API's gaps_next list the rest)"
         )
     return "\n".join(filter(None, ["\n".join(lines), exempted]))

@@ -185,7 +185,8 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         "closed": _gap_items(closed),
     }
     title = (
-        f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked gaps opened, "
+        f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked "
+        f"gap{'' if len(opened_ids) == 1 else 's'} opened, "
         f"{len(closed_ids)} closed by run {run.pk}"
     )
     sections = [
