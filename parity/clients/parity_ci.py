@@ -1345,7 +1345,7 @@ def _listed_gaps(verdict: Mapping[str, Any]) -> tuple[list[dict], int]:
 
 
 def _count(n: int, noun: str) -> str:
-    """"1 new gap", "2 new gaps"."""
+    """ "1 new gap", "2 new gaps"."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
@@ -1558,12 +1558,27 @@ def _test_url(gap: Mapping[str, Any], client: Client) -> str:
     return client.dashboard_url("file/", path=gap["test"].split("::")[0], backend=gap["backend"])
 
 
+# The headline's name by the project's score definition (docs/scores.md).
+SCORE_NAMES = {
+    "reference_passing": "parity score",
+    "agree_reference_passed": "agreement (where the reference passed)",
+    "agree_any": "agreement (any difference)",
+}
+
+
 def _scores_markdown(parity: Mapping[str, Any], *, client: Client) -> list[str]:
+    rows = parity.get("backends", [])
+    kind = next((r["score_definition"]["kind"] for r in rows if r.get("score_definition")), "")
     lines = [
-        "| backend | parity score | current run | untracked | tracked | intended |",
+        f"| backend | {SCORE_NAMES.get(kind, 'score')} | current run | untracked | tracked | "
+        "intended |",
         "|---|---|---|---|---|---|",
     ]
-    for row in parity.get("backends", []):
+    for row in rows:
+        variants = [r for r in rows if r.get("family") and r["family"] == row["backend"]]
+        if variants and row.get("run") is None:
+            lines.append(_family_markdown(row["backend"], variants))
+            continue
         name = row["backend"] + (" (reference)" if row.get("is_reference") else "")
         score = "-" if row.get("score") is None else f"{row['score']:.1%}"
         lines.append(
@@ -1571,6 +1586,24 @@ def _scores_markdown(parity: Mapping[str, Any], *, client: Client) -> list[str]:
             f"{row.get('tracked', 0)} | {row.get('intended', 0)} |"
         )
     return lines
+
+
+def _family_markdown(family: str, variants: list[Mapping[str, Any]]) -> str:
+    """A family's row: it has no run of its own, so its variants' roll-up (their scores'
+    range, their gaps summed)."""
+    scores = sorted(v["score"] for v in variants if v.get("score") is not None)
+    if not scores:
+        score = "no variant scored yet"
+    elif f"{scores[0]:.1%}" == f"{scores[-1]:.1%}":
+        score = f"{scores[0]:.1%}"
+    else:
+        score = f"{scores[0]:.1%}–{scores[-1]:.1%}"
+    sums = [sum(v.get(key, 0) for v in variants) for key in ("untracked", "tracked", "intended")]
+    return (
+        f"| {_md(family)} (family) | {score} | its {len(variants)} variants' | "
+        + " | ".join(str(n) for n in sums)
+        + " |"
+    )
 
 
 def _issue_label(url: str) -> str:

@@ -15,6 +15,7 @@ from django.utils.timesince import timesince
 from parity.models import Gap, ProbeOutcome, Triage
 from parity.pure.globs import is_file_level
 from parity.pure.normalize import display_id, is_expected_failure, suite_of
+from parity.pure.skip_rules import DISPOSITION_NAMES
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
 
@@ -479,7 +480,7 @@ def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Spa
     return Sparkline(
         lines=[" ".join(f"{x},{y}" for x, y in s) for s in stretches if len(s) > 1],
         dots=[s[0] for s in stretches if len(s) == 1],
-        title=f"parity of {backend}, last {days} days: {known[-1]:.0f} % now, {span}",
+        title=f"score of {backend}, last {days} days: {known[-1]:.0f} % now, {span}",
     )
 
 
@@ -487,8 +488,9 @@ def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Spa
 
 
 def disposition(value: str) -> str:
-    """A skip category's disposition as a reader says it: ``needs_work`` -> ``needs work``."""
-    return value.replace("_", " ")
+    """A skip category's disposition as a reader says it: ``needs_work`` -> ``needs work``,
+    ``intended`` -> ``by design``."""
+    return DISPOSITION_NAMES.get(value, value.replace("_", " "))
 
 
 # --- Numbers and ages -------------------------------------------------------------------------

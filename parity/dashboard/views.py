@@ -37,7 +37,7 @@ from parity.dashboard.forms import (
     cleaned,
     query_form,
 )
-from parity.models import Project, Run, TestCase
+from parity.models import Backend, Project, Run, TestCase
 from parity.services import issue_filing
 from parity.web.access import (
     may_triage,
@@ -449,7 +449,7 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
             return redirect(request.get_full_path())
     elif request.method == "POST":
         return triage_views.refused(refusal, request.get_full_path())
-    files = query["files"] or query["backend"] or _first_compared(project, backends)
+    files = query["files"] or _files_default(project, backends, query["backend"])
     page = selectors.exemptions_page(
         project=project,
         filters=form.list_filters(query),
@@ -544,10 +544,20 @@ def _by(request: HttpRequest) -> str:
     return query["by"] or "variant"
 
 
-def _first_compared(project: Project, backends: list[str]) -> str | None:
-    """The first backend compared with the reference (the reference runs every file)."""
+def _files_default(project: Project, backends: list[str], chosen: str | None) -> str | None:
+    """Whose test files the exemptions page lists unless asked: a family never runs, so for
+    one its first variant; else the backend filtered on, or the first compared with the
+    reference (the reference runs every file) that runs. One query."""
+    variants: dict[str, list[str]] = {}
+    for name, family in Backend.objects.filter(project=project, family__isnull=False).values_list(
+        "name", "family__name"
+    ):
+        variants.setdefault(family, []).append(name)
+    if chosen:
+        return min(variants[chosen]) if chosen in variants else chosen
     reference = project.reference_backend.name if project.reference_backend_id else None
-    return next((name for name in backends if name != reference), reference)
+    runs = [name for name in backends if name != reference and name not in variants]
+    return runs[0] if runs else reference
 
 
 def _render_project(

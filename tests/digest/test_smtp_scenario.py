@@ -58,7 +58,7 @@ NEW SKIP REASONS
 
 SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
   - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
-  - not on this hardware [intended]: 3 skipped, 0 gaps, 0 untracked
+  - not on this hardware [by design]: 3 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/
@@ -121,7 +121,7 @@ NEW SKIP REASONS
 
 SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
   - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
-  - not on this hardware [intended]: 1 skipped, 0 gaps, 0 untracked
+  - not on this hardware [by design]: 1 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/
@@ -159,7 +159,7 @@ NEW SKIP REASONS
 SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
   - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
   - numerics or tolerance [needs work]: 1 skipped, 1 gap, 1 untracked
-  - not on this hardware [intended]: 3 skipped, 0 gaps, 0 untracked
+  - not on this hardware [by design]: 3 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 REASONS THAT GAINED OR LOST AN ISSUE LINK
