@@ -56,3 +56,20 @@ def variant_keys_argument(value: str | None) -> list[str] | None:
     if value is None:
         return None
     return [key.strip() for key in value.split(",") if key.strip()]
+
+
+def repo_path(path: Path, root: Path | None = None) -> str:
+    """``path`` as the repository that holds it names it (``test/xpu/conf.py``), so a list's
+    source is the same from every checkout and CI machine: relative to ``root`` when given,
+    else to the nearest folder above it holding ``.git``; a relative path with no repository
+    above it stays as given. Never an absolute machine path: without a repository, the file's
+    name."""
+    resolved = path.resolve()
+    if root is None:
+        root = next((p for p in resolved.parents if (p / ".git").exists()), None)
+    if root is not None:
+        try:
+            return resolved.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            raise CommandError(f"{path} is not inside the repository {root}.") from None
+    return path.as_posix() if not path.is_absolute() else path.name
