@@ -484,6 +484,34 @@ def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Spa
     )
 
 
+def _percent_of(share: float | None) -> float | None:
+    return None if share is None else round(share * 100, 2)
+
+
+def trend_chart(series) -> dict:
+    """The trend page's chart data (``selectors.score_history``), for its ``json_script``
+    block: per backend its dated points (ISO times, scores in %) and its marks."""
+    return {
+        "series": [
+            {
+                "backend": line.backend,
+                "at": [p.at.isoformat() for p in line.points],
+                "score": [
+                    None if p.score is None else round(p.score * 100, 2) for p in line.points
+                ],
+                "passing": [p.passing for p in line.points],
+                "compared": [p.compared for p in line.points],
+                "run": [p.run for p in line.points],
+                "marks": [
+                    {"at": m.at.isoformat(), "kind": m.kind, "text": m.text, "run": m.run}
+                    for m in line.marks
+                ],
+            }
+            for line in series
+        ]
+    }
+
+
 # --- Skip categories ---------------------------------------------------------------------------
 
 

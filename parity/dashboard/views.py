@@ -188,6 +188,35 @@ def test_search(request: HttpRequest, project: Project) -> HttpResponse:
     return _render_project(request, project, "parity/tests.html", tab="heatmap", found=found)
 
 
+SCORE_TREND_DAYS = (30, 90, 365)  # the trend page's windows; the first past the default
+
+
+@project_page
+def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
+    """A backend's score over time (a family's: each variant's), dated, with its coverage drops
+    and attribute changes marked; every backend but the reference without ``?backend=``."""
+    name = request.GET.get("backend") or None
+    days = request.GET.get("days", "")
+    days = int(days) if days.isdigit() and int(days) in SCORE_TREND_DAYS else 90
+    backends = selectors.trend_backends(project=project, name=name)
+    if name and not backends:
+        raise Http404(f"No backend '{name}' in {project.slug}.")
+    since = timezone.now() - datetime.timedelta(days=days)
+    series = selectors.score_history(project=project, backends=backends, since=since)
+    return _render_project(
+        request,
+        project,
+        "parity/trend.html",
+        tab="heatmap",
+        backend=name,
+        days=days,
+        windows=SCORE_TREND_DAYS,
+        series=series,
+        chart=presenters.trend_chart(series),
+        definition=project.score_settings(),
+    )
+
+
 @project_page
 def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
     slug = project.slug
