@@ -115,5 +115,5 @@ def _coverage_marks(series: dict, chosen: set[int], since: datetime.datetime) ->
         backend_id__in=chosen, at__gte=since, coverage_drop=True
     ).values_list("backend__name", "at", "test_count", "run_id")
     for backend, at, tests, run in drops.order_by("at"):
-        text = f"coverage dropped: run {run} has {tests:,} tests"
+        text = f"coverage dropped to {tests:,} tests"
         series[backend].marks.append(TrendMark(at, COVERAGE_DROP, text, run))

@@ -43,10 +43,14 @@
     });
   });
   if (narrow) el.style.height = (300 + 21 * traces.length) + "px";
+  // Daily points: ticks on whole days (midnight), never twice the same day's label.
+  var times = [].concat.apply([], drawn.map(function (s) { return s.at.map(Date.parse); }));
+  var span = (Math.max.apply(null, times) - Math.min.apply(null, times)) / 86400000;
+  var day = 86400000 * Math.max(1, Math.ceil(span / (narrow ? 4 : 10)));
   Plotly.newPlot(el, traces, {
-    margin: { l: 44, r: 8, t: 8, b: 40 },
-    yaxis: { title: { text: "score (%)" }, ticksuffix: " %", rangemode: "normal" },
-    xaxis: { type: "date", tickformat: "%b %-d", tickangle: 0, nticks: narrow ? 4 : 10 },
+    margin: { l: 52, r: 8, t: 8, b: 40 },
+    yaxis: { ticksuffix: " %", rangemode: "normal", automargin: true },
+    xaxis: { type: "date", tickformat: "%b %-d", tickangle: 0, dtick: day, tick0: "2000-01-01" },
     legend: { orientation: "h", y: -0.15, font: { size: 11 } },
     hovermode: "closest",
   }, { displayModeBar: false, responsive: true });

@@ -71,7 +71,7 @@ def test_a_variant_s_score_is_dated_and_its_upgrade_and_coverage_drop_marked(
     assert [(p.passing, p.compared, p.tests) for p in line.points][-1] == (5, 10, 5)
     assert [(str(m.at.date()), m.kind, m.text) for m in line.marks] == [
         (DAYS[2], ATTRIBUTES, "rocm 7.13 → 7.14"),
-        (DAYS[3], COVERAGE_DROP, f"coverage dropped: run {line.points[3].run} has 5 tests"),
+        (DAYS[3], COVERAGE_DROP, "coverage dropped to 5 tests"),
     ]
 
 
@@ -89,7 +89,7 @@ def test_the_trend_page_dates_the_marks_and_the_overview_s_sparkline_links_to_it
     assert page.status_code == 200
     assert 'data-backend="rocm-gfx942"' in html
     assert f"{DAYS[2]}: rocm 7.13 → 7.14" in html
-    assert f"{DAYS[3]}: coverage dropped: run" in html
+    assert f"{DAYS[3]}: coverage dropped to 5 tests" in html
     assert "80 % on " + DAYS[0] in html and "<strong>50 %</strong> on " + DAYS[3] in html
     assert 'id="trend-data" type="application/json"' in html
     assert "<script>" not in html and "onclick" not in html and 'style="' not in html
