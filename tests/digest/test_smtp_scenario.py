@@ -87,7 +87,7 @@ ALICE_W14_HTML = (
     "on tpu (not implemented on the backend) · pytorch/xla#1234 "
     "Skips by category in the current runs, by the project's skip rules "
     "Category Disposition Skipped tests Gaps Untracked "
-    "not implemented on the backend needs work 2 2 1 not on this hardware intended 3 0 0 "
+    "not implemented on the backend needs work 2 2 1 not on this hardware by design 3 0 0 "
     "Skip reasons Dashboard · Unsubscribe"
 )
 
@@ -188,7 +188,7 @@ ALICE_W15_HTML = (
     "Skips by category in the current runs, by the project's skip rules "
     "Category Disposition Skipped tests Gaps Untracked "
     "not implemented on the backend needs work 2 2 1 numerics or tolerance needs work 1 1 1 "
-    "not on this hardware intended 3 0 0 Skip reasons "
+    "not on this hardware by design 3 0 0 Skip reasons "
     "Reasons that gained or lost an issue link "
     "“Not supported on TPU, see https://github.com/pytorch/xla/issues/1234” lost pytorch/xla#1234 "
     "“not implemented yet” gained pytorch/xla#777 Dashboard · Unsubscribe"
