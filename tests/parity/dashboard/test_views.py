@@ -426,7 +426,7 @@ def test_skip_reasons_table_the_most_gaps_first_and_common_reasons_last(client, 
         (NEURON, NOT_IMPLEMENTED, ["0", "0", "1 1 gap", "0"], "1", "untracked"),
         (WITH_ISSUE, NOT_IMPLEMENTED, ["0", "0", "0", "1 1 gap"], "1", "tracked"),
         # The reference skips the same test: no gap anywhere, so nothing to track.
-        (CUDA, "not on this hardware intended", ["1", "0", "0", "1"], "0", "common"),
+        (CUDA, "not on this hardware by design", ["1", "0", "0", "1"], "0", "common"),
     ]
     assert table[1][7] == "pytorch/xla#4242"
     assert table[2][9] == DAY1 and table[2][10] == DAY2  # first and last seen
