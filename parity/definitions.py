@@ -236,6 +236,15 @@ def triages_in_force(today: datetime.date | None = None) -> Q:
     return triages_unexpired(today) & Q(overridden=False)
 
 
+# A triage applies to the backends it names, to every backend when it names none, and to a
+# variant (rocm-gfx942) when it names the variant's family (rocm). As a Q over triages.
+def triages_on_backend(backend: Backend) -> Q:
+    named = Q(backends=backend)
+    if backend.family_id is not None:
+        named |= Q(backends=backend.family_id)
+    return Q(backends__isnull=True) | named
+
+
 # A test whose file holds no ":" (and is not empty: a test with no file has its class or name
 # there) has that file, unescaped, before the first "::" of its key (parity.pure.normalize.ids
 # escapes only after a ":"): its key's file part is its file.

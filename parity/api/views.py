@@ -224,10 +224,10 @@ class TriageListView(generics.ListAPIView):
     serializer_class = s.TriageSerializer
 
     @extend_schema(
-        parameters=[SLUG_PATH],
+        parameters=[SLUG_PATH, s.TriagesQuery],
         responses={
             200: s.TriageSerializer(many=True),
-            **error_responses(401, 403, 404, 429),
+            **error_responses(400, 401, 403, 404, 429),
         },
         summary="Triages, newest first, each with whether it is stale",
     )
@@ -236,7 +236,9 @@ class TriageListView(generics.ListAPIView):
 
     def get_queryset(self):
         project = project_for_request(self.request, self.kwargs["slug"])
-        return selectors.triages_list(project=project)
+        name = _query(s.TriagesQuery, self.request).validated_data.get("backend")
+        backend = _backend(project, name) if name else None
+        return selectors.triages_list(project=project, backend=backend)
 
     @extend_schema(
         parameters=[SLUG_PATH],

@@ -1391,6 +1391,11 @@ def _listed_gaps(verdict: Mapping[str, Any]) -> tuple[list[dict], int]:
     return untracked, verdict["opened"]["untracked"]
 
 
+def _count(n: int, noun: str) -> str:
+    """ "1 new gap", "2 new gaps"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def verdict_table(verdict: Mapping[str, Any]) -> str:
     """The untracked gaps the run opened, one a line: state, tracking, test, reason, issues;
     then, when the verdict listed only the first of them, how many more there are; then the
@@ -1398,8 +1403,8 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     gaps, total = _listed_gaps(verdict)
     exempted = "\n".join(filter(None, [verdict_exempted(verdict), verdict_uncovered(verdict)]))
     if not gaps:
-        what = "untracked gaps" if verdict.get("exempted") else "gaps"
-        listed = f"{total:,} new {what} (none listed)" if total else f"no new {what}"
+        what = "untracked gap" if verdict.get("exempted") else "gap"
+        listed = f"{_count(total, f'new {what}')} (none listed)" if total else f"no new {what}s"
         return "\n".join(filter(None, [listed, exempted]))
     rows = [("STATE", "TRACKING", "TEST", "REASON", "ISSUES")] + [
         (
@@ -1413,9 +1418,10 @@ def verdict_table(verdict: Mapping[str, Any]) -> str:
     ]
     lines = _columns(rows)
     if total > len(gaps):
-        what = "untracked gaps" if "exempted" in verdict else "gaps"
+        what = "untracked gap" if "exempted" in verdict else "gap"
         lines.append(
-            f"... and {total - len(gaps):,} more: {total:,} new {what}, the first {len(gaps):,} "
+            f"... and {total - len(gaps):,} more: {_count(total, f'new {what}')}, the first "
+            f"{len(gaps):,} "
             "listed (the run's page and the verdict API's gaps_next list the rest)"
         )
     return "\n".join(filter(None, ["\n".join(lines), exempted]))
@@ -1621,12 +1627,27 @@ def _test_url(gap: Mapping[str, Any], client: Client) -> str:
     return client.dashboard_url("file/", path=gap["test"].split("::")[0], backend=gap["backend"])
 
 
+# The headline's name by the project's score definition (docs/scores.md).
+SCORE_NAMES = {
+    "reference_passing": "parity score",
+    "agree_reference_passed": "agreement (where the reference passed)",
+    "agree_any": "agreement (any difference)",
+}
+
+
 def _scores_markdown(parity: Mapping[str, Any], *, client: Client) -> list[str]:
+    rows = parity.get("backends", [])
+    kind = next((r["score_definition"]["kind"] for r in rows if r.get("score_definition")), "")
     lines = [
-        "| backend | parity score | current run | untracked | tracked | intended |",
+        f"| backend | {SCORE_NAMES.get(kind, 'score')} | current run | untracked | tracked | "
+        "intended |",
         "|---|---|---|---|---|---|",
     ]
-    for row in parity.get("backends", []):
+    for row in rows:
+        variants = [r for r in rows if r.get("family") and r["family"] == row["backend"]]
+        if variants and row.get("run") is None:
+            lines.append(_family_markdown(row["backend"], variants))
+            continue
         name = row["backend"] + (" (reference)" if row.get("is_reference") else "")
         score = "-" if row.get("score") is None else f"{row['score']:.1%}"
         lines.append(
@@ -1634,6 +1655,24 @@ def _scores_markdown(parity: Mapping[str, Any], *, client: Client) -> list[str]:
             f"{row.get('tracked', 0)} | {row.get('intended', 0)} |"
         )
     return lines
+
+
+def _family_markdown(family: str, variants: list[Mapping[str, Any]]) -> str:
+    """A family's row: it has no run of its own, so its variants' roll-up (their scores'
+    range, their gaps summed)."""
+    scores = sorted(v["score"] for v in variants if v.get("score") is not None)
+    if not scores:
+        score = "no variant scored yet"
+    elif f"{scores[0]:.1%}" == f"{scores[-1]:.1%}":
+        score = f"{scores[0]:.1%}"
+    else:
+        score = f"{scores[0]:.1%}–{scores[-1]:.1%}"
+    sums = [sum(v.get(key, 0) for v in variants) for key in ("untracked", "tracked", "intended")]
+    return (
+        f"| {_md(family)} (family) | {score} | its {len(variants)} variants' | "
+        + " | ".join(str(n) for n in sums)
+        + " |"
+    )
 
 
 def _issue_label(url: str) -> str:
@@ -1753,18 +1792,16 @@ def query_gaps(client: Client, args: argparse.Namespace) -> dict:
 
 def query_exemptions(client: Client, args: argparse.Namespace) -> dict:
     def keep(triage: Mapping[str, Any]) -> bool:
-        backends = triage.get("backends") or []
-        return (
-            (not args.backend or not backends or args.backend in backends)
-            and (not args.state or triage["kind"] == args.state)
-            and (not args.q or _contains(args.q, *(triage.get(k) for k in QUERY_TEXTS)))
+        return (not args.state or triage["kind"] == args.state) and (
+            not args.q or _contains(args.q, *(triage.get(k) for k in QUERY_TEXTS))
         )
 
-    filtered = bool(args.backend or args.state or args.q)
+    # The server knows which exemptions apply to a backend (a variant gets its family's).
+    filtered = bool(args.state or args.q)
     found, total, more = _query_pages(
         client,
         client._project_path("triage/"),
-        {},
+        {"backend": args.backend} if args.backend else {},
         limit=args.limit,
         page=args.page_size,
         keep=keep if filtered else None,

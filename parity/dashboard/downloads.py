@@ -17,7 +17,7 @@ from parity import selectors
 from parity.dashboard.forms import PairQuery
 from parity.dashboard.views import gaps_query
 from parity.models import Project
-from parity.web.access import project_page
+from parity.web.access import project_download
 
 MATRIX_COLUMNS = (
     "backend_a",
@@ -39,7 +39,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @require_safe
-@project_page
+@project_download
 @cache_control(private=True)
 def matrix_csv(request: HttpRequest, project: Project) -> HttpResponse:
     """Every ordered pair of backends, one row each (of families with ``?by=family``)."""
@@ -69,7 +69,7 @@ def matrix_csv(request: HttpRequest, project: Project) -> HttpResponse:
 
 
 @require_safe
-@project_page
+@project_download
 @cache_control(private=True)
 def pair_files_csv(request: HttpRequest, project: Project) -> HttpResponse:
     """The test files in one backend's current run and not in the other's, both ways."""
@@ -83,7 +83,7 @@ def pair_files_csv(request: HttpRequest, project: Project) -> HttpResponse:
 
 
 @require_safe
-@project_page
+@project_download
 @cache_control(private=True)
 def pair_tests_csv(request: HttpRequest, project: Project) -> HttpResponse:
     """The tests passing on one backend and not on the other, both ways, with the outcome
@@ -119,7 +119,7 @@ GAP_COLUMNS = (
 
 
 @require_safe
-@project_page
+@project_download
 @cache_control(private=True)
 def gaps_csv(request: HttpRequest, project: Project) -> HttpResponse:
     """The gaps page's first list whole: open gaps as its query string filters and sorts them

@@ -15,6 +15,7 @@ from django.utils.timesince import timesince
 from parity.models import Gap, ProbeOutcome, Triage
 from parity.pure.globs import is_file_level
 from parity.pure.normalize import display_id, is_expected_failure, suite_of
+from parity.pure.skip_rules import DISPOSITION_NAMES
 from parity.pure.web_urls import web_url_or_empty
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
@@ -483,16 +484,45 @@ def sparkline(series: dict[str, list] | None, *, backend: str, days: int) -> Spa
     return Sparkline(
         lines=[" ".join(f"{x},{y}" for x, y in s) for s in stretches if len(s) > 1],
         dots=[s[0] for s in stretches if len(s) == 1],
-        title=f"parity of {backend}, last {days} days: {known[-1]:.0f} % now, {span}",
+        title=f"score of {backend}, last {days} days: {known[-1]:.0f} % now, {span}",
     )
+
+
+def _percent_of(share: float | None) -> float | None:
+    return None if share is None else round(share * 100, 2)
+
+
+def trend_chart(series) -> dict:
+    """The trend page's chart data (``selectors.score_history``), for its ``json_script``
+    block: per backend its dated points (ISO times, scores in %) and its marks."""
+    return {
+        "series": [
+            {
+                "backend": line.backend,
+                "at": [p.at.isoformat() for p in line.points],
+                "score": [
+                    None if p.score is None else round(p.score * 100, 2) for p in line.points
+                ],
+                "passing": [p.passing for p in line.points],
+                "compared": [p.compared for p in line.points],
+                "run": [p.run for p in line.points],
+                "marks": [
+                    {"at": m.at.isoformat(), "kind": m.kind, "text": m.text, "run": m.run}
+                    for m in line.marks
+                ],
+            }
+            for line in series
+        ]
+    }
 
 
 # --- Skip categories ---------------------------------------------------------------------------
 
 
 def disposition(value: str) -> str:
-    """A skip category's disposition as a reader says it: ``needs_work`` -> ``needs work``."""
-    return value.replace("_", " ")
+    """A skip category's disposition as a reader says it: ``needs_work`` -> ``needs work``,
+    ``intended`` -> ``by design``."""
+    return DISPOSITION_NAMES.get(value, value.replace("_", " "))
 
 
 # --- Numbers and ages -------------------------------------------------------------------------

@@ -23,6 +23,7 @@ urlpatterns = [
     path(f"{project}tests/<int:pk>/", views.test_detail, name="project-test"),
     path(f"{project}skip-reasons/", views.skip_reasons, name="project-reasons"),
     path(f"{project}skip-reasons.json", charts.skip_reasons_data, name="project-reasons-data"),
+    path(f"{project}trend/", views.score_trend, name="project-trend"),
     path(f"{project}queue/", views.triage_queue, name="project-queue"),
     path(f"{project}queue/exempt/", triage_views.queue_exempt, name="project-queue-exempt"),
     path(f"{project}gaps/", views.gaps, name="project-gaps"),

@@ -37,7 +37,7 @@ from parity.dashboard.forms import (
     cleaned,
     query_form,
 )
-from parity.models import Project, Run, TestCase
+from parity.models import Backend, Project, Run, TestCase
 from parity.services import issue_filing
 from parity.web import csp
 from parity.web.access import (
@@ -187,6 +187,35 @@ def test_search(request: HttpRequest, project: Project) -> HttpResponse:
     if found.exact is not None:
         return redirect("project-test", slug=project.slug, pk=found.exact.pk)
     return _render_project(request, project, "parity/tests.html", tab="heatmap", found=found)
+
+
+SCORE_TREND_DAYS = (30, 90, 365)  # the trend page's windows; the first past the default
+
+
+@project_page
+def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
+    """A backend's score over time (a family's: each variant's), dated, with its coverage drops
+    and attribute changes marked; every backend but the reference without ``?backend=``."""
+    name = request.GET.get("backend") or None
+    days = request.GET.get("days", "")
+    days = int(days) if days.isdigit() and int(days) in SCORE_TREND_DAYS else 90
+    backends = selectors.trend_backends(project=project, name=name)
+    if name and not backends:
+        raise Http404(f"No backend '{name}' in {project.slug}.")
+    since = timezone.now() - datetime.timedelta(days=days)
+    series = selectors.score_history(project=project, backends=backends, since=since)
+    return _render_project(
+        request,
+        project,
+        "parity/trend.html",
+        tab="heatmap",
+        backend=name,
+        days=days,
+        windows=SCORE_TREND_DAYS,
+        series=series,
+        chart=presenters.trend_chart(series),
+        definition=project.score_settings(),
+    )
 
 
 @project_page
@@ -453,7 +482,7 @@ def exemptions(request: HttpRequest, project: Project) -> HttpResponse:
             return redirect(request.get_full_path())
     elif request.method == "POST":
         return triage_views.refused(refusal, request.get_full_path())
-    files = query["files"] or query["backend"] or _first_compared(project, backends)
+    files = query["files"] or _files_default(project, backends, query["backend"])
     page = selectors.exemptions_page(
         project=project,
         filters=form.list_filters(query),
@@ -552,10 +581,20 @@ def _by(request: HttpRequest) -> str:
     return query["by"] or "variant"
 
 
-def _first_compared(project: Project, backends: list[str]) -> str | None:
-    """The first backend compared with the reference (the reference runs every file)."""
+def _files_default(project: Project, backends: list[str], chosen: str | None) -> str | None:
+    """Whose test files the exemptions page lists unless asked: a family never runs, so for
+    one its first variant; else the backend filtered on, or the first compared with the
+    reference (the reference runs every file) that runs. One query."""
+    variants: dict[str, list[str]] = {}
+    for name, family in Backend.objects.filter(project=project, family__isnull=False).values_list(
+        "name", "family__name"
+    ):
+        variants.setdefault(family, []).append(name)
+    if chosen:
+        return min(variants[chosen]) if chosen in variants else chosen
     reference = project.reference_backend.name if project.reference_backend_id else None
-    return next((name for name in backends if name != reference), reference)
+    runs = [name for name in backends if name != reference and name not in variants]
+    return runs[0] if runs else reference
 
 
 def _render_project(

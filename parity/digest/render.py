@@ -13,6 +13,7 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from parity.digest.links import dashboard_links, transition_url
+from parity.pure.skip_rules import DISPOSITION_NAMES
 from parity.selectors.classification import CategoryCount
 from parity.selectors.digest import (
     ClosedTracking,
@@ -125,7 +126,7 @@ def transition_headline(row: DigestTransition) -> str:
 
 def category_line(row: CategoryCount) -> str:
     """E.g. "needs more devices [infra]: 91 skipped, 3 gaps, 3 untracked"."""
-    where = f"{row.label} [{row.disposition.replace('_', ' ')}]"
+    where = f"{row.label} [{DISPOSITION_NAMES.get(row.disposition, row.disposition)}]"
     gaps = f"{row.gaps:,} gap{'' if row.gaps == 1 else 's'}"
     return f"{where}: {row.tests:,} skipped, {gaps}, {row.untracked:,} untracked"
 

@@ -577,3 +577,24 @@ class ExemptionList(models.Model):
 
     def __str__(self) -> str:
         return f"backend {self.backend_id} exemptions {self.version}"
+
+
+class ListRowsKept(models.Model):
+    """The rows of an imported list that declare nothing parity imports (an AMD sheet's row with
+    no reason or issue yet, or one that passes on every arch), kept as the list had them so its
+    export gives them back with their assignee and comments. One per list (``source``)."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    source = models.CharField(max_length=200, help_text="The list's, as its triages have it.")
+    format = models.CharField(max_length=40, help_text="The list's format (amd-csv).")
+    rows = models.JSONField(
+        default=list, help_text="[{header, row, order, match}]: each row as the list had it."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "source"], name="listrowskept_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}: {len(self.rows)} row(s) kept"

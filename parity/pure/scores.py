@@ -58,6 +58,24 @@ class Definition:
         ]
         return name + (f"; {' and '.join(counted)} counted" if counted else "")
 
+    @property
+    def title(self) -> str:
+        """The headline's name where a heading names it: "Parity scores", or the agreement it
+        is ("Agreement scores (any difference)"), never "parity" for an agreement."""
+        return {
+            REFERENCE_PASSING: "Parity scores",
+            AGREE_REFERENCE_PASSED: "Agreement scores (only where the reference passed)",
+            AGREE_ANY: "Agreement scores (any difference)",
+        }[self.kind]
+
+    @property
+    def decisions(self) -> str:
+        """Whether the headline counts intended gaps and not-applicable tests as failures."""
+        intended = "intended gaps " + ("counted" if self.counts_intended else "not counted")
+        if self.counts_not_applicable:
+            return f"{intended}; not-applicable tests counted"
+        return intended
+
 
 DEFAULT = Definition()
 # The raw figure: the same definition with every decision counted as a failure.

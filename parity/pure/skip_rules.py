@@ -45,6 +45,14 @@ DISPOSITIONS = {
     "infra": "the test could run with other CI: more devices, memory, a package or a setting",
     "unknown": "nobody has said why: triage it first",
 }
+# How pages name each disposition: "intended" reads "by design", since an intended gap (an
+# exemption's kind) is another thing, shown on the same pages.
+DISPOSITION_NAMES = {
+    "intended": "by design",
+    "needs_work": "needs work",
+    "infra": "infra",
+    "unknown": "unknown",
+}
 CONDITIONS = ("message", "file", "class", "name")
 DEFAULT_RULES_PATH = Path(__file__).with_name("skip_rules.yaml")
 

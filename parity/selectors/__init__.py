@@ -13,6 +13,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/`` (heatmap)                   | ``heatmap`` (``?by=family``), ``family_tests`` |
 | ``p/<slug>/file/``                        | ``file_grid``                             |
 | ``p/<slug>/tests/`` (the search box)      | ``testcase_find``                         |
+| ``p/<slug>/trend/`` (dated score trend)   | ``trend_backends``, ``score_history``     |
 | ``p/<slug>/skip-reasons/`` and its JSON   | ``skip_reason_rows``, ``skip_reason_chart``, |
 |                                           | ``skip_categories_current``               |
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
@@ -121,6 +122,7 @@ from parity.selectors.transitions import (
     transitions_of_week,
     transitions_page,
 )
+from parity.selectors.trends import score_history, trend_backends
 
 __all__ = [
     "DeclarationRow",
@@ -205,4 +207,6 @@ __all__ = [
     "testcase_find",
     "testcases_search",
     "triages_list",
+    "score_history",
+    "trend_backends",
 ]

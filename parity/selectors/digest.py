@@ -77,6 +77,7 @@ class ScoreRow:
     before: float | None  # at the week's start; None: no run before it
     open_gaps: int
     untracked: int
+    variants: tuple[str, ...] = ()  # a family's, which has no run of its own
 
     @property
     def change(self) -> float | None:
@@ -191,6 +192,7 @@ class DigestContent:
     reference: str | None
     backends: list[str]  # the subscription's filter; empty: every backend
     scores: list[ScoreRow]
+    score_definition: Definition  # what the scores are (docs/scores.md)
     new_gaps: list[BackendGaps]
     fixed: list[GapRow]  # at most PARITY_DIGEST_MAX_GAPS
     fixed_total: int
@@ -256,6 +258,7 @@ def digest_content(
         reference=reference.name if reference else None,
         backends=filtered,
         scores=_scores(project, chosen, week),
+        score_definition=project.score_settings(),
         new_gaps=new_gaps,
         new_by_family=_by_family(new_gaps, chosen),
         variant_keys=list(project.variant_keys or []),
@@ -306,6 +309,7 @@ def _scores(project: Project, backends: list[Backend], week: Week) -> list[Score
                 before=_headline(earlier, definition),
                 open_gaps=_gap_total(snapshot),
                 untracked=snapshot.untracked if snapshot else 0,
+                variants=tuple(v.name for v in others if v.family_id == backend.pk),
             )
         )
     return rows

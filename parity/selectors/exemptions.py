@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from parity.definitions import triages_unexpired, untracked_q
+from parity.definitions import triages_on_backend, triages_unexpired, untracked_q
 from parity.models import (
     Backend,
     BackendState,
@@ -35,12 +35,19 @@ from parity.selectors.fragments import sort_order
 from parity.selectors.manifest import SKIPPING_KINDS, Exemption, manifest_build
 
 
-def triages_list(*, project: Project, stale: bool | None = None) -> QuerySet[Triage]:
+def triages_list(
+    *, project: Project, stale: bool | None = None, backend: Backend | None = None
+) -> QuerySet[Triage]:
     """Triages of a project (its exemptions), newest first, with whether each is stale (no open
-    gap matches it): the API's list."""
+    gap matches it): the API's list. With ``backend``, those that apply to it: its own, its
+    family's (a variant's) and every backend's."""
     triages = Triage.objects.filter(project=project)
     if stale is not None:
         triages = triages.filter(stale=stale)
+    if backend is not None:
+        triages = triages.filter(
+            pk__in=Triage.objects.filter(project=project).filter(triages_on_backend(backend))
+        )
     return (
         triages.select_related("test", "reason", "issue", "created_by")
         .prefetch_related("backends")

@@ -3,7 +3,7 @@
 
 from dataclasses import dataclass
 
-from parity.models import Project, Triage
+from parity.models import ListRowsKept, Project, Triage
 from parity.pure.list_formats import FORMATS, ListEntry, Unread
 from parity.selectors.exemptions import exemptions_list
 
@@ -27,7 +27,8 @@ class ListExport:
 
 def exemptions_export(*, project: Project, query: ExportQuery) -> ListExport:
     """The exemptions CI applies today (not expired, not set aside by a maintainer) that match
-    ``query``, in ``query.format``. Two queries."""
+    ``query``, in ``query.format``, with the rows its lists keep (``_rows_kept``). Three
+    queries."""
     listed = FORMATS[query.format]
     triages = exemptions_list(
         project=project, backend=query.backend, kind=query.kind, expired=False
@@ -41,7 +42,8 @@ def exemptions_export(*, project: Project, query: ExportQuery) -> ListExport:
             skipped.append(Unread(f"triage {triage.pk}", "names a skip reason, not tests"))
         else:
             entries.append(entry)
-    written = listed.write(entries)
+    kept = _rows_kept(project=project, query=query)
+    written = listed.write(entries + kept)
     return ListExport(
         text=written.text,
         content_type=listed.content_type,
@@ -49,6 +51,22 @@ def exemptions_export(*, project: Project, query: ExportQuery) -> ListExport:
         written=len(entries) - len(written.skipped),
         skipped=skipped + written.skipped,
     )
+
+
+def _rows_kept(*, project: Project, query: ExportQuery) -> list[ListEntry]:
+    """The rows the exported lists keep that declare nothing (``ListRowsKept``), as entries
+    that write back as they were: an export of every exemption of the list's format, or of
+    that list, gives them back. One query."""
+    if query.kind or query.backend or query.source == "":
+        return []  # an export of some exemptions: these rows are none of them
+    kept = ListRowsKept.objects.filter(project=project, format=query.format)
+    if query.source is not None:
+        kept = kept.filter(source=query.source)
+    return [
+        ListEntry(match=row.get("match", ""), kind="", extra=row, where=f"{lst.source} kept")
+        for lst in kept.order_by("source")
+        for row in lst.rows
+    ]
 
 
 def triage_entry(triage: Triage) -> ListEntry | None:

@@ -22,9 +22,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
-from django.db.models import F, Q
+from django.db.models import F
 
-from parity.definitions import triages_in_force
+from parity.definitions import triages_in_force, triages_on_backend
 from parity.models import (
     Backend,
     BackendState,
@@ -156,14 +156,6 @@ def conditions_filter(exemptions: list, attributes: dict[str, str]) -> list:
     return [e for e in exemptions if condition_applies(e.condition, attributes)]
 
 
-def _on_backend(backend: Backend) -> Q:
-    """Triages naming no backend, ``backend``, or its family (a variant's)."""
-    named = Q(backends=backend)
-    if backend.family_id is not None:
-        named |= Q(backends=backend.family_id)
-    return Q(backends__isnull=True) | named
-
-
 def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]:
     """The backend's unexpired triages that name tests (a test or a pattern), most specific
     first: a test, then a pattern, then intended before the rest, then the newest. Conditions
@@ -172,7 +164,7 @@ def backend_exemptions(*, project: Project, backend: Backend) -> list[Exemption]
         Triage.objects.filter(project=project)
         .filter(triages_in_force())
         .exclude(test__isnull=True, match="")
-        .filter(_on_backend(backend))
+        .filter(triages_on_backend(backend))
         .select_related("test", "issue")
         .prefetch_related("backends")
         .distinct()
@@ -186,7 +178,7 @@ def backend_reason_exemptions(*, project: Project, backend: Backend) -> list[Rea
     triages = (
         Triage.objects.filter(project=project, reason__isnull=False)
         .filter(triages_in_force())
-        .filter(_on_backend(backend))
+        .filter(triages_on_backend(backend))
         .select_related("reason")
         .distinct()
         .order_by("pk")

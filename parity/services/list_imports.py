@@ -13,7 +13,7 @@ writes nothing.
 import json
 from dataclasses import asdict, dataclass, field
 
-from parity.models import Project, Triage
+from parity.models import ListRowsKept, Project, Triage
 from parity.pure.attributes import ConditionError, condition_parse
 from parity.pure.list_formats import (
     ListEntry,
@@ -39,6 +39,7 @@ CREATED, UPDATED, UNCHANGED, NOT_IMPORTED = "created", "updated", "unchanged", "
 @dataclass(frozen=True)
 class ListImportRequest:
     source: str
+    format: str = ""  # the list's: rows it keeps (``Unread.extra``) are kept under it
     dry_run: bool = False
     prune: bool = False  # delete the source's triages the list no longer has
 
@@ -69,7 +70,9 @@ class ListImportReport:
     pruned: bool = False  # ``removed`` were deleted
 
     def count(self, action: str) -> int:
-        return sum(1 for line in self.lines if line.action == action)
+        """Lines of ``action``; "not imported" counts the parts of the file not read too."""
+        lines = sum(1 for line in self.lines if line.action == action)
+        return lines + len(self.unread) if action == NOT_IMPORTED else lines
 
     @property
     def matched(self) -> list[ImportLine]:
@@ -89,7 +92,7 @@ class ListImportReport:
             "pruned": self.pruned,
             "matched": [asdict(line) for line in self.matched],
             "unmatched": [asdict(line) for line in self.unmatched],
-            "unread": [asdict(unread) for unread in self.unread],
+            "unread": [{"where": u.where, "why": u.why} for u in self.unread],
             "removed": [asdict(removed) for removed in self.removed],
         }
 
@@ -131,7 +134,23 @@ def list_import(
         report.pruned = bool(gone)
     if not request.dry_run and (changes.create or changes.change or changes.delete):
         triages_change(project=project, changes=changes, user=user)
+    if not request.dry_run:
+        _rows_keep(project, request, read)
     return report
+
+
+def _rows_keep(project: Project, request: ListImportRequest, read: ListRead) -> None:
+    """Keep the rows the list holds that declare nothing, for its export; the list's latest
+    import has the last word."""
+    rows = [_json(unread.extra) for unread in read.unread if unread.extra]
+    if rows:
+        ListRowsKept.objects.update_or_create(
+            project=project,
+            source=request.source,
+            defaults={"format": request.format, "rows": rows},
+        )
+    else:
+        ListRowsKept.objects.filter(project=project, source=request.source).delete()
 
 
 def _plan(project: Project, entries: list[ListEntry], source: str) -> list[_Planned]:
@@ -268,6 +287,6 @@ def list_file_import(
     return list_import(
         project=project,
         read=read,
-        request=ListImportRequest(source=source, dry_run=dry_run, prune=prune),
+        request=ListImportRequest(source=source, format=file.format, dry_run=dry_run, prune=prune),
         user=user,
     )

@@ -27,8 +27,9 @@ def project_create(
     name: str = "",
     default_branch: str = "main",
     visibility: str | None = None,
+    variant_keys: list[str] | None = None,
 ) -> Project:
-    """``visibility`` None: PARITY_DEFAULT_VISIBILITY."""
+    """``visibility`` None: PARITY_DEFAULT_VISIBILITY; ``variant_keys`` None: the default."""
     names = [b.strip().lower() for b in backends if b.strip()]
     if not names:
         raise ProjectSetupError("Give at least one backend, e.g. --backends cpu,gpu,tpu,neuron.")
@@ -42,6 +43,7 @@ def project_create(
         issue_url_template=issue_url_template,
         default_branch=default_branch.strip() or "main",
         **({"visibility": visibility} if visibility else {}),
+        **({"variant_keys": variant_keys} if variant_keys is not None else {}),
     )
     try:  # Project.clean checks the issue URL template and the rules
         project.clean()

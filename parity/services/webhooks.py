@@ -194,7 +194,8 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         "uncovered": _gap_items(uncovered),
     }
     title = (
-        f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked gaps opened, "
+        f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked "
+        f"gap{'' if len(opened_ids) == 1 else 's'} opened, "
         f"{len(closed_ids)} closed by run {run.pk}"
         + (
             f", {len(uncovered_ids)} uncovered (an exemption no longer applies)"

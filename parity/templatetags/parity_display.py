@@ -17,9 +17,10 @@ and eight tags,
 ``{% triage_form_state gap_id test_id reason_id file backend as state %}``."""
 
 from html import escape
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django import template
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
@@ -74,9 +75,14 @@ def sparkline(trends: dict, project: str, backend: str, days: int) -> SafeString
     shapes = format_html_join(
         "", '<polyline points="{}" vector-effect="non-scaling-stroke"/>', ((p,) for p in line.lines)
     ) + format_html_join("", '<circle cx="{}" cy="{}" r="2"/>', line.dots)
+    # Linked to the dated trend: the sparkline says how it moved, the trend page when and why.
+    trend = reverse("project-trend", kwargs={"slug": project})
     return format_html(
-        '<svg class="spark" viewBox="0 0 {} {}" preserveAspectRatio="none" role="img" '
-        'aria-label="{}" data-backend="{}"><title>{}</title>{}</svg>',
+        '<a class="spark-link" href="{}?{}"><svg class="spark" viewBox="0 0 {} {}" '
+        'preserveAspectRatio="none" role="img" aria-label="{}" data-backend="{}"><title>{}'
+        "</title>{}</svg></a>",
+        trend,
+        urlencode({"backend": backend}),
         presenters.SPARK_WIDTH,
         presenters.SPARK_HEIGHT,
         line.title,

@@ -27,6 +27,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
+from rest_framework.settings import api_settings
 
 from parity.models import Membership, Project, Role, Run, UploadToken, Visibility
 
@@ -234,11 +235,12 @@ def project_maintainer_page(view: Callable[..., HttpResponse]) -> Callable[..., 
 
 
 def project_json(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A JSON endpoint of a project: refused as the API refuses (401 or 404, a JSON detail)."""
+    """A JSON endpoint of a project: refused as the API refuses (401 or 404, a JSON detail); a
+    token it carries is read as the API reads it (``token_principal``)."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
-        project, refusal = project_refusal(request, slug, triage=False)
+        project, refusal = _token_or_session_refusal(request, slug)
         if refusal is None:
             return view(request, project, **kwargs)
         response = JsonResponse({"detail": refusal.detail}, status=refusal.status)
@@ -247,6 +249,67 @@ def project_json(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
         return response
 
     return wrapper
+
+
+def project_download(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A file of a project (a CSV). A browser's request is a page's: an anonymous one goes to
+    the login page. One carrying a token (``Authorization: Token <key>`` or ``Bearer <key>``:
+    a project's or a user's, as the API takes) is a script's: it gets the file, or a refusal
+    it can act on (401, 403 or 404, in plain text), never the login page's HTML."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
+        if not _authorization(request):
+            return project_page(view)(request, slug, **kwargs)
+        project, refusal = _token_or_session_refusal(request, slug)
+        if refusal is None:
+            return view(request, project, **kwargs)
+        response = HttpResponse(
+            f"{refusal.detail}\n", status=refusal.status, content_type="text/plain; charset=utf-8"
+        )
+        if refusal.status == 401:
+            response["WWW-Authenticate"] = "Token"
+        return response
+
+    return wrapper
+
+
+def _authorization(request: HttpRequest) -> str:
+    return request.META.get("HTTP_AUTHORIZATION", "").strip()
+
+
+def _token_or_session_refusal(
+    request: HttpRequest, slug: str
+) -> tuple[Project | None, Refusal | None]:
+    """``project_refusal`` of the request's token when it sends one, else of its session. A
+    token that is not valid is refused here as the API refuses it (401, or 429 when guessing)."""
+    if not _authorization(request):
+        return project_refusal(request, slug, triage=False)
+    try:
+        principal = token_principal(request)
+    except exceptions.APIException as exc:
+        return None, Refusal(exc.status_code, str(exc.detail))
+    project = Project.objects.filter(slug=slug).first()
+    return project, access_refusal(principal=principal, project=project, slug=slug, triage=False)
+
+
+def token_principal(request: HttpRequest) -> Principal:
+    """Who the request's ``Authorization`` header says it is, read by the API's own
+    authentication (the same tokens, expiry and limit on bad guesses); ``Bearer <key>`` is
+    read as ``Token <key>``. Raises DRF's ``APIException`` for a token that is not valid."""
+    scheme, _, key = _authorization(request).partition(" ")
+    if scheme.lower() == "bearer":
+        request.META["HTTP_AUTHORIZATION"] = f"Token {key.strip()}"
+    authenticated = Request(
+        request, authenticators=[auth() for auth in api_settings.DEFAULT_AUTHENTICATION_CLASSES]
+    )
+    token, user = authenticated.auth, authenticated.user  # authenticates, or raises why not
+    principal = Principal(
+        user=user if getattr(user, "pk", None) is not None and user.is_authenticated else None,
+        token=token if isinstance(token, UploadToken) else None,
+    )
+    request._parity_principal = principal  # the view's reads of the principal are this one
+    return principal
 
 
 def may_triage(request: HttpRequest, project: Project) -> bool:

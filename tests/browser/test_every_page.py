@@ -26,6 +26,7 @@ PAGES = (
     "file",
     "test",
     "skip-reasons",
+    "trend",
     "queue",
     "gaps",
     "owners",
@@ -39,7 +40,7 @@ PAGES = (
     "login",
 )
 # Pages with Plotly charts: the selector of each chart's node, and how many there are.
-CHARTS = {"skip-reasons": ("#reason-chart", 1)}
+CHARTS = {"skip-reasons": ("#reason-chart", 1), "trend": ("#trend-chart", 1)}
 
 
 def url_of(name: str) -> str:
@@ -58,6 +59,7 @@ def url_of(name: str) -> str:
         "heatmap-folders": f"{P}/?dir=1",
         "heatmap-aligned": f"{P}/?aligned=1",
         "skip-reasons": f"{P}/skip-reasons/",
+        "trend": f"{P}/trend/",
         "queue": f"{P}/queue/",
         "gaps": f"{P}/gaps/?open=1",
         "owners": f"{P}/owners/",

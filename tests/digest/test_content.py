@@ -253,3 +253,30 @@ def test_exemptions_that_pass_in_a_probe_are_listed_to_remove(xla, upload_run, i
     assert "3 tpu exemptions pass now: remove them" in rendered.html
     # Not a week before the probe ran.
     assert digest_content(project=xla, week=s.W14).passes_now == []
+
+
+def test_a_family_reads_as_its_variants_and_the_scores_by_the_project_s_name(
+    three_weeks, upload_run
+):
+    """rocm has no run of its own: its line names its variants, never "no run yet"; the heading
+    names the project's agreement score, not "parity"."""
+    from parity.models import Backend
+    from parity.services.projects import project_score_set
+
+    rocm = Backend.objects.create(project=three_weeks, name="rocm")
+    Backend.objects.create(project=three_weeks, name="rocm-gfx942", family=rocm)
+    project_score_set(project=three_weeks, definition="agree_any", counts_intended=True)
+    three_weeks.refresh_from_db()
+
+    rendered = digest_render(digest_content(project=three_weeks, week=s.W15))
+
+    assert "  rocm         a family, no run of its own: its variants rocm-gfx942\n" in (
+        rendered.text
+    )
+    assert "  rocm-gfx942  no run yet\n" in rendered.text
+    assert (
+        "Agreement scores (any difference) against cpu (the reference backend; intended gaps "
+        "counted), change over the week:"
+    ) in rendered.text
+    assert "Parity scores" not in rendered.text and "Parity scores" not in rendered.html
+    assert "its variants rocm-gfx942</td>" in rendered.html

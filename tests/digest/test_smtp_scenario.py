@@ -58,7 +58,7 @@ NEW SKIP REASONS
 
 SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
   - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
-  - not on this hardware [intended]: 3 skipped, 0 gaps, 0 untracked
+  - not on this hardware [by design]: 3 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/
@@ -87,7 +87,7 @@ ALICE_W14_HTML = (
     "on tpu (not implemented on the backend) · pytorch/xla#1234 "
     "Skips by category in the current runs, by the project's skip rules "
     "Category Disposition Skipped tests Gaps Untracked "
-    "not implemented on the backend needs work 2 2 1 not on this hardware intended 3 0 0 "
+    "not implemented on the backend needs work 2 2 1 not on this hardware by design 3 0 0 "
     "Skip reasons Dashboard · Unsubscribe"
 )
 
@@ -121,7 +121,7 @@ NEW SKIP REASONS
 
 SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
   - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
-  - not on this hardware [intended]: 1 skipped, 0 gaps, 0 untracked
+  - not on this hardware [by design]: 1 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 Dashboard: {P}/
@@ -159,7 +159,7 @@ NEW SKIP REASONS
 SKIPS BY CATEGORY (current runs: skipped tests, gaps, untracked)
   - not implemented on the backend [needs work]: 2 skipped, 2 gaps, 1 untracked
   - numerics or tolerance [needs work]: 1 skipped, 1 gap, 1 untracked
-  - not on this hardware [intended]: 3 skipped, 0 gaps, 0 untracked
+  - not on this hardware [by design]: 3 skipped, 0 gaps, 0 untracked
 Skip reasons: {P}/skip-reasons/
 
 REASONS THAT GAINED OR LOST AN ISSUE LINK
@@ -188,7 +188,7 @@ ALICE_W15_HTML = (
     "Skips by category in the current runs, by the project's skip rules "
     "Category Disposition Skipped tests Gaps Untracked "
     "not implemented on the backend needs work 2 2 1 numerics or tolerance needs work 1 1 1 "
-    "not on this hardware intended 3 0 0 Skip reasons "
+    "not on this hardware by design 3 0 0 Skip reasons "
     "Reasons that gained or lost an issue link "
     "“Not supported on TPU, see https://github.com/pytorch/xla/issues/1234” lost pytorch/xla#1234 "
     "“not implemented yet” gained pytorch/xla#777 Dashboard · Unsubscribe"

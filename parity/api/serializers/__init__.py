@@ -3,7 +3,11 @@ module per resource. Output serializers read the selectors' dataclasses and rows
 writes. The helpers both APIs share (path parameters, documented refusals) are
 ``parity.web.openapi``."""
 
-from parity.api.serializers.exemptions import TriageCreateSerializer, TriageSerializer
+from parity.api.serializers.exemptions import (
+    TriageCreateSerializer,
+    TriageSerializer,
+    TriagesQuery,
+)
 from parity.api.serializers.gaps import (
     AlignedGapSerializer,
     GapSerializer,
@@ -88,6 +92,7 @@ __all__ = [
     "VerdictQuery",
     "TriageCreateSerializer",
     "TriageSerializer",
+    "TriagesQuery",
     "MAX_RESOLVE_TESTS",
     "ManifestQuery",
     "ExemptionSerializer",

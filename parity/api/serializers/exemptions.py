@@ -59,6 +59,15 @@ class TriageCreateSerializer(serializers.Serializer):
     )
 
 
+class TriagesQuery(serializers.Serializer):
+    backend = serializers.CharField(
+        max_length=50,
+        required=False,
+        help_text="A backend's name (or alias): the triages that apply to it, its own, its "
+        "family's (a variant's) and every backend's.",
+    )
+
+
 class TriageSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     kind = serializers.CharField()

@@ -93,6 +93,10 @@ class BackendParitySerializer(serializers.Serializer):
     )
     test_count = serializers.IntegerField()
     coverage_drop = serializers.BooleanField()
+    family = serializers.CharField(
+        help_text="A variant's family (rocm for rocm-gfx942); empty for a family, which has "
+        "no run of its own, and for a backend of no family (docs/variants.md)."
+    )
     reference_run = serializers.IntegerField(
         allow_null=True,
         help_text="With ?aligned=1: the reference's run compared with run, of the same commit.",

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from parity.services.projects import ProjectSetupError, project_create
+from parity.management.arguments import score_arguments, variant_keys_argument
+from parity.services.projects import ProjectSetupError, project_create, project_score_set
 
 
 class Command(BaseCommand):
@@ -21,6 +22,7 @@ class Command(BaseCommand):
             help="public: anyone may read it; private: its members only "
             "(default: PARITY_DEFAULT_VISIBILITY, private unless set).",
         )
+        score_arguments(parser)
 
     def handle(self, *args, **options):
         try:
@@ -32,10 +34,19 @@ class Command(BaseCommand):
                 name=options["name"],
                 default_branch=options["default_branch"],
                 visibility=options["visibility"],
+                variant_keys=variant_keys_argument(options["variant_keys"]),
             )
         except ProjectSetupError as exc:
             raise CommandError(str(exc)) from exc
+        project = project_score_set(
+            project=project,
+            definition=options["score_definition"],
+            counts_intended=options["score_counts_intended"],
+            counts_not_applicable=options["score_counts_not_applicable"],
+        )
         backends = ", ".join(project.backends.values_list("name", flat=True))
         self.stdout.write(
-            f"Created {project.visibility} project {project.slug} (backends: {backends})."
+            f"Created {project.visibility} project {project.slug} (backends: {backends}; "
+            f"score: {project.score_settings().label}; variant keys: "
+            f"{', '.join(project.variant_keys) or 'none'})."
         )

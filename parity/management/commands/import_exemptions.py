@@ -1,8 +1,9 @@
+import logging
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from parity.management.arguments import project_argument, text_argument
+from parity.management.arguments import project_argument, repo_path, text_argument
 from parity.models import Project
 from parity.pure.list_formats import FORMATS, ListFormatError
 from parity.pure.list_formats.parity_file import (
@@ -43,6 +44,13 @@ class Command(BaseCommand):
             "--source", default="", help="Record the list under this source (docs/lists.md)."
         )
         parser.add_argument(
+            "--repo-root",
+            type=Path,
+            default=None,
+            help="The repository FILE is in: its source names FILE relative to it (default: "
+            "the nearest folder above FILE holding .git).",
+        )
+        parser.add_argument(
             "--backend",
             action="append",
             default=[],
@@ -68,6 +76,18 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # Its summary and report are the output; the services' progress logs (INFO) would only
+        # interleave with them on stderr. -v 2 shows them.
+        if options["verbosity"] >= 2:
+            return self._import(options)
+        previous = logging.root.manager.disable
+        logging.disable(logging.INFO)
+        try:
+            return self._import(options)
+        finally:
+            logging.disable(previous)
+
+    def _import(self, options):
         project = project_argument(options["project"])
         path: Path = options["file"]
         text = text_argument(path)
@@ -98,7 +118,7 @@ class Command(BaseCommand):
         file = ListFile(
             format=options["format"],
             text=text,
-            name=str(path),
+            name=repo_path(path, options["repo_root"]),
             source=options["source"],
             kind=options["kind"] or "",
             condition=options["condition"],

@@ -14,9 +14,11 @@ Columns are found by header name, in any order and case:
   some arches only, the entry's condition is ``arch == a`` or ``arch in (a, b)``;
 * any other column (``assignee``, ``comments``, ...) is carried as it is.
 
-A row with neither a skip reason nor an issue declares nothing: it is reported, not imported.
-Each entry carries its row and the header, so writing entries back gives the same sheet
-(``\\n`` line ends; rows in the order read).
+A row with neither a skip reason nor an issue declares nothing, nor does one that passes on
+every arch its status columns name (``PASSED``, ``PASS``): it is reported, not imported, and
+kept with the list (``Unread.extra``). Each entry, and each such row, carries its row and the
+header, so writing them back gives the same sheet (``\\n`` line ends; rows in the order
+read).
 
 Pure: no Django.
 """
@@ -54,6 +56,7 @@ DEFAULT_HEADER = [
 ]
 _STATUS = re.compile(r"^(?:status_(?P<a>\w+)|(?P<b>\w+)_status)$", re.IGNORECASE)
 _SKIPPED = {"skipped", "skip"}
+_PASSED = {"passed", "pass"}
 
 
 def read(text: str, *, rules: Rules = DEFAULT_RULES, backends: tuple[str, ...] = ()) -> ListRead:
@@ -77,9 +80,6 @@ def read(text: str, *, rules: Rules = DEFAULT_RULES, backends: tuple[str, ...] =
         if not cell["name"]:
             read.unread.append(Unread(where, "no test_name"))
             continue
-        if not cell.get("reason") and not cell.get("issue"):
-            read.unread.append(Unread(where, "no skip_reason or issue: it declares nothing"))
-            continue
         identity = runner_identity(
             {
                 "classname": cell.get("class", ""),
@@ -88,19 +88,35 @@ def read(text: str, *, rules: Rules = DEFAULT_RULES, backends: tuple[str, ...] =
             },
             rules,
         )
+        match = identity.key if identity.file else f"**::{identity.key}"
+        extra = {"header": header, "row": row, "order": [number]}
+        why = _declares_nothing(cell, row, arches)
+        if why:
+            read.unread.append(Unread(where, why, {**extra, "match": match}))
+            continue
         read.entries.append(
             ListEntry(
-                match=identity.key if identity.file else f"**::{identity.key}",
+                match=match,
                 kind="tracked" if cell.get("issue") else "intended",
                 backends=backends,
                 reason=cell.get("reason", ""),
                 issue=cell.get("issue", ""),
                 condition=_condition(row, arches),
-                extra={"header": header, "row": row, "order": [number]},
+                extra=extra,
                 where=where,
             )
         )
     return read
+
+
+def _declares_nothing(cell: dict[str, str], row: list[str], arches: dict[int, str]) -> str:
+    """Why a row exempts nothing, or "": with no reason and no issue it says nothing yet; a
+    test that passes on every arch must not be skipped anywhere."""
+    if not cell.get("reason") and not cell.get("issue"):
+        return "no skip_reason or issue: it declares nothing"
+    if arches and all(row[i].strip().lower() in _PASSED for i in arches):
+        return f"passes on every arch ({', '.join(sorted(arches.values()))}): nothing to exempt"
+    return ""
 
 
 def _columns(header: list[str]) -> dict[str, int]:
@@ -158,6 +174,8 @@ def _row(entry: ListEntry, header: list[str], columns: dict[str, int]) -> list[s
         for key, value in zip(("file", "class", "name"), spelled, strict=True):
             if key in columns:
                 row[columns[key]] = value
+    if not entry.kind:
+        return row  # a row the list keeps though it declares nothing: as it was
     for key, value in (("reason", entry.reason), ("issue", entry.issue)):
         if key in columns:
             row[columns[key]] = value  # parity's word wins: an edit there flows out

@@ -5,7 +5,9 @@ An entry is one declaration as the list states it: a pattern over parity's test 
 (``parity.pure.globs``), its kind, the backends as the list names them (a service resolves
 them to the project's), a reason, an issue, a condition over run attributes (kept as text,
 ``parity.pure.attributes`` reads it), and ``extra``: what the list carried that parity does not
-model, plus how the list spelled the entry, so writing it back gives the list's own text.
+model, plus how the list spelled the entry, so writing it back gives the list's own text. An
+entry of no ``kind`` is a row a list keeps though it declares nothing (``Unread.extra``): a
+writer gives it back as it was.
 
 Pure: no Django.
 """
@@ -40,6 +42,9 @@ class Unread:
 
     where: str
     why: str
+    # A row the list keeps though it declares nothing (an AMD sheet's row with no reason yet,
+    # or one that passes everywhere), as an entry's ``extra``: an export writes it back.
+    extra: Mapping = field(default_factory=dict, compare=False)
 
 
 @dataclass

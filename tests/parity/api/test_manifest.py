@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from parity.models import Gap
 from parity.services.projects import project_create, upload_token_create
+from tests.parity.families_scenario import family_add
 
 URL = "/api/v1/projects/pytorch-xla"
 OPS = "test/test_ops.py::TestOps::"
@@ -246,3 +247,23 @@ def test_a_reason_whose_gaps_an_exemption_covers_is_triaged_not_untracked(runs, 
     page = client.get("/p/pytorch-xla/skip-reasons/").content.decode()
     row = page.split("complex64 not supported", 1)[1].split("</tr>", 1)[0]
     assert '<span class="badge triaged">triaged</span>' in row
+
+
+def test_a_variant_s_exemptions_are_its_own_its_family_s_and_every_backend_s(project, api):
+    family_add(project)
+    family = exempt(api, match=f"{OPS}test_a", backends=["rocm"], kind="tracked", issue_url=ISSUE)
+    own = exempt(api, match=f"{OPS}test_b", backends=["rocm-gfx942"], kind="intended", note="n")
+    every = exempt(api, match=f"{OPS}test_c", kind="intended", note="nowhere")
+    exempt(api, match=f"{OPS}test_d", backends=["rocm-gfx90a", "tpu"], kind="intended", note="n")
+
+    def ids(backend: str) -> list[int]:
+        answer = api.get(f"{URL}/triage/", {"backend": backend, "limit": 10}).json()
+        assert answer["count"] == len(answer["results"])
+        return sorted(t["id"] for t in answer["results"])
+
+    assert ids("rocm-gfx942") == sorted([family["id"], own["id"], every["id"]])
+    assert ids("rocm") == sorted([family["id"], every["id"]])
+    assert ids("gpu") == [every["id"]]
+    unknown = api.get(f"{URL}/triage/", {"backend": "nope"})
+    assert unknown.status_code == 400
+    assert "Unknown backend 'nope'" in unknown.json()["backend"][0]

@@ -633,3 +633,13 @@ def test_a_bad_attr_flag_is_named_before_anything_is_sent(flag):
 
     assert done.returncode == parity_ci.EXIT_USAGE, done.stderr
     assert done.stderr.strip().startswith(f"parity: --attr {flag!r}: write key=value")
+
+
+def test_one_new_gap_is_one_gap():
+    one = {**VERDICT, "gaps": [], "gaps_total": 1}
+
+    assert parity_ci.verdict_table(one).splitlines()[0] == "1 new gap (none listed)"
+    group = {"tracking": "tracked", "gaps": 1, "exemption": 7, "match": "x", "issues": []}
+    assert parity_ci.verdict_table({**one, "exempted": [group]}).splitlines()[0] == (
+        "1 new untracked gap (none listed)"
+    )

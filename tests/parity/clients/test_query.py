@@ -10,7 +10,7 @@ from pathlib import Path
 import parity_ci
 import pytest
 
-from parity.models import Run
+from parity.models import Project, Run
 from tests.parity.clients.conftest import python38
 from tests.parity.clients.test_parity_ci_live import (
     ISSUE,
@@ -20,6 +20,7 @@ from tests.parity.clients.test_parity_ci_live import (
     reference_current,
     write_reports,
 )
+from tests.parity.families_scenario import family_add
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -165,8 +166,21 @@ def test_exemptions_say_pattern_reason_issue_and_backends(parity_ci_run, gaps_on
     assert (kept["expired"], kept["expires"]) == (False, None)
     assert set(kept) == documented("### `exemptions` items")
     assert [e["id"] for e in on_gpu["items"]] == [gaps_on_tpu["d"]]
-    assert on_gpu["total"] is None  # filtered here: the server's count is not of these
+    assert on_gpu["total"] == 1  # the server picks a backend's exemptions, and counts them
     assert [e["id"] for e in intended["items"]] == [gaps_on_tpu["d"]]
+
+
+def test_a_variant_s_exemptions_are_its_family_s_too(parity_ci_run, http_api, gaps_on_tpu):
+    family_add(Project.objects.get(slug="pytorch-xla"))
+    rocm = triage_post(
+        http_api,
+        {"kind": "tracked", "match": T.format("e"), "backends": ["rocm"], "issue_url": ISSUE},
+    )
+
+    variant = query(parity_ci_run, "exemptions", "--backend", "rocm-gfx942")
+
+    assert sorted(e["id"] for e in variant["items"]) == sorted([rocm, gaps_on_tpu["d"]])
+    assert (variant["count"], variant["total"]) == (2, 2)
 
 
 def test_verdict_says_ok_opened_and_closed_with_every_gap(

@@ -150,3 +150,16 @@ def test_the_heatmap_by_family_lists_the_tests_failing_on_the_most_arches(client
     ]
     assert "1 test fails on every one of the 3 with a current run, 4 on some." in section
     assert "family-tests" not in text(client.get(f"{P}/"))  # by variant: none
+
+
+def test_the_exemptions_page_lists_a_variant_s_files_never_the_family_s(client, rocm):
+    """The family never runs: its file list would say every file is missing."""
+    rocm.backends.filter(name__in=["gpu", "neuron"]).delete()  # no runs: rocm sorts first
+
+    default = text(client.get(f"{P}/exemptions/"))
+    filtered = text(client.get(f"{P}/exemptions/?backend={FAMILY}"))
+
+    first = sorted(VARIANTS)[0]
+    assert f"{first}'s current run ran" in default
+    assert f"{first}'s current run ran" in filtered
+    assert f"{FAMILY}'s current run" not in default + filtered

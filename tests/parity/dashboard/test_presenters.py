@@ -126,7 +126,7 @@ def test_a_sparkline_breaks_where_a_score_is_missing_and_dots_a_lone_point():
     # 50 % near the bottom, 70 % near the top (a margin of 15 %); x: the snapshots' order.
     assert stretch == "0.0,27.2 35.0,15.0"
     assert line.dots == [(105.0, 2.8)]
-    assert line.title == "parity of gpu, last 30 days: 70 % now, 50–70 %"
+    assert line.title == "score of gpu, last 30 days: 70 % now, 50–70 %"
     assert presenters.sparkline({"at": ["d1"], "score": [None]}, backend="gpu", days=30) is None
     assert presenters.sparkline(None, backend="gpu", days=30) is None
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from parity.dashboard import views
 from parity.dashboard.staticfiles import PLOTLY_DIR
-from parity.models import Gap, Reason, Run, TestCase, Triage
+from parity.models import Gap, Project, Reason, Run, TestCase, Triage
 from parity.services.triage import TriageRequest, triages_create
 from tests.conftest import FIXTURES_DIR
 from tests.parity.dashboard.conftest import ISSUES, text
@@ -120,10 +120,22 @@ def test_overview_card_per_backend(client, runs):
     assert f'href="{P}/?sort=neuron"' in by_name["neuron"]
     # Each backend's score trend, an inline SVG line (no charting library to load).
     assert "plotly" not in html
-    assert "<title>parity of gpu, last 30 days: 80 % now, 80–90 %</title>" in by_name["gpu"]
+    assert "<title>score of gpu, last 30 days: 80 % now, 80–90 %</title>" in by_name["gpu"]
     assert re.search(r'<polyline points="0\.0,[\d.]+ 140\.0,[\d.]+"', by_name["gpu"])
-    assert "<title>parity of neuron, last 30 days: 60 % now, 60 %</title>" in by_name["neuron"]
+    assert "<title>score of neuron, last 30 days: 60 % now, 60 %</title>" in by_name["neuron"]
     assert "<svg" not in by_name["cpu"]  # the reference has no parity of its own
+
+
+def test_overview_names_an_agreement_score_so(client, runs):
+    from parity.services.projects import project_score_set
+
+    project_score_set(project=Project.objects.get(slug="pytorch-xla"), definition="agree_any")
+
+    html = text(client.get("/"))
+
+    header = re.search(r"<thead>(.*?)</thead>", html, re.S)[1]
+    assert 'title="agreement (any difference)">Agreement</th>' in header
+    assert "Parity" not in header
 
 
 def test_overview_data_is_the_score_trend_with_an_etag(client, runs):
@@ -414,7 +426,7 @@ def test_skip_reasons_table_the_most_gaps_first_and_common_reasons_last(client, 
         (NEURON, NOT_IMPLEMENTED, ["0", "0", "1 1 gap", "0"], "1", "untracked"),
         (WITH_ISSUE, NOT_IMPLEMENTED, ["0", "0", "0", "1 1 gap"], "1", "tracked"),
         # The reference skips the same test: no gap anywhere, so nothing to track.
-        (CUDA, "not on this hardware intended", ["1", "0", "0", "1"], "0", "common"),
+        (CUDA, "not on this hardware by design", ["1", "0", "0", "1"], "0", "common"),
     ]
     assert table[1][7] == "pytorch/xla#4242"
     assert table[2][9] == DAY1 and table[2][10] == DAY2  # first and last seen
@@ -590,6 +602,11 @@ def test_triage_a_reason_as_intended(admin_client, runs):
     assert (response.status_code, response["Location"]) == (302, f"{P}/gaps/")
     row = [cells(r) for r in rows(text(admin_client.get(f"{P}/skip-reasons/")), "reasons-table")]
     assert [(r[0].split(" Exempt…")[0].strip(), r[8]) for r in row][-1] == (CUDA, "intended")
+    # "intended" names the triage alone: a skip rule's disposition by design is "by design".
+    html = text(admin_client.get(f"{P}/skip-reasons/"))
+    by_design = re.findall(r'<span class="badge disp-intended">([^<]*)</span>', html)
+    assert by_design and set(by_design) == {"by design"}
+    assert [r[1].split()[-2:] for r in row if CUDA in r[0]] == [["by", "design"]]
 
 
 def test_a_reasons_gap_counts_open_its_gaps_and_the_gaps_list_says_why_intended(admin_client, runs):

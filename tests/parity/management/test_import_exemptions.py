@@ -1,5 +1,6 @@
 """``import_exemptions``: parity's own format and PyTorch's disabled-test dicts, all or none."""
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,31 @@ def test_set_test_configs_imports_under_the_files_source(project):
     )  # fmt: skip
 
     triage = Triage.objects.get(match="**::TestCUDAGraphs::*")
-    assert triage.source == f"set_test_configs:{LISTS / 'set_test_configs.py.txt'}"
+    # Relative to the repository the file is in, never this machine's absolute path.
+    assert triage.source == "set_test_configs:tests/fixtures/lists/set_test_configs.py.txt"
     assert [b.name for b in triage.backends.all()] == ["neuron"]
+
+
+def test_a_list_s_source_is_its_path_in_its_repository(project, tmp_path, capsys):
+    repo = tmp_path / "pytorch"
+    (repo / ".git").mkdir(parents=True)
+    conf = repo / "test" / "xpu" / "conf.py"
+    conf.parent.mkdir(parents=True)
+    conf.write_text((LISTS / "set_test_configs.py.txt").read_text())
+    loose = tmp_path / "elsewhere" / "conf.py"
+    loose.parent.mkdir()
+    loose.write_text(conf.read_text())
+    args = ["--format", "set-test-configs", "--backend", "neuron"]
+
+    call_command("import_exemptions", project.slug, conf, *args)
+    call_command("import_exemptions", project.slug, loose, *args, "--repo-root", tmp_path)
+    call_command("import_exemptions", project.slug, loose, *args, "--dry-run")
+
+    sources = set(Triage.objects.values_list("source", flat=True))
+    assert sources == {"set_test_configs:test/xpu/conf.py", "set_test_configs:elsewhere/conf.py"}
+    assert "set_test_configs:conf.py into" in capsys.readouterr().out  # no repository: its name
+    with pytest.raises(CommandError, match="is not inside the repository"):
+        call_command("import_exemptions", project.slug, loose, *args, "--repo-root", repo)
 
 
 def test_a_file_that_is_not_its_format_imports_nothing_and_says_why(project):
@@ -140,3 +164,35 @@ def test_export_writes_what_was_imported(project, tmp_path, capsys):
     # A -k term is no node ID: named, and the whole file is written.
     assert out.read_text() == "test_sparse_xpu.py  # no sparse kernels on ARC\n"
     assert capsys.readouterr().err.count("not written:") == 4
+
+
+def test_a_sheet_row_not_read_is_counted_as_not_imported(project, tmp_path, capsys):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(
+        "test_file,test_class,test_name,skip_reason,issue,assignee\n"
+        "test/test_a.py,TestA,test_1,no kernel,,ann\n"
+        "test/test_a.py,TestA,test_2,,,bea\n"
+    )
+
+    call_command("import_exemptions", project.slug, sheet, "--format", "amd-csv")
+
+    out, err = capsys.readouterr()
+    assert "1 created, 0 updated, 0 unchanged, 1 not imported" in out
+    assert "not read: line 3: no skip_reason or issue: it declares nothing" in err
+
+
+def test_the_command_says_its_summary_and_report_and_logs_nothing(project, caplog, capsys):
+    args = ["import_exemptions", project.slug, LISTS / "not_applicable.txt", "--format", "na-list"]
+
+    with caplog.at_level(logging.INFO):
+        call_command(*args, "--backend", "tpu")
+    quiet = [r.getMessage() for r in caplog.records]
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        call_command(*args, "--backend", "gpu", "--source", "import:na-list:gpu", "-v", "2")
+
+    assert quiet == []
+    assert any("3 created" in r.getMessage() for r in caplog.records)  # -v 2: the service's
+    out, err = capsys.readouterr()
+    assert out.count("\n") == 2 and out.count(" created, ") == 2  # one summary line each
+    assert all(line.startswith("created: line ") for line in err.splitlines())

@@ -189,6 +189,28 @@ def test_an_amd_row_that_declares_nothing_or_is_short_is_reported():
         list_read("amd-csv", "file,reason\n")
 
 
+def test_an_amd_row_passed_on_every_arch_exempts_nothing_and_is_kept_to_write_back():
+    text = (
+        "test_file,test_class,test_name,mi300_status,mi350_status,skip_reason,issue,assignee\n"
+        "test/test_a.py,TestA,test_passes,PASSED,pass,was flaky,,carol\n"
+        "test/test_a.py,TestA,test_skips,SKIPPED,PASSED,no kernel,,dan\n"
+    )
+
+    found = list_read("amd-csv", text)
+
+    assert [(e.match, e.condition) for e in found.entries] == [
+        ("test/test_a.py::TestA::test_skips", "arch == mi300")
+    ]
+    (unread,) = found.unread
+    assert (unread.where, unread.why) == (
+        "line 2",
+        "passes on every arch (mi300, mi350): nothing to exempt",
+    )
+    assert unread.extra["match"] == "test/test_a.py::TestA::test_passes"
+    kept = ListEntry(match=unread.extra["match"], kind="", extra=unread.extra)
+    assert FORMATS["amd-csv"].write([*found.entries, kept]).text == text
+
+
 def test_deselected_node_ids_cover_what_pytest_deselects():
     found = read("deselect", "deselect.txt")
 

@@ -193,3 +193,40 @@ def test_default_rules_leave_few_of_pytorch_xlas_skip_messages_uncategorized():
 def test_real_skip_messages_get_their_category(message, category):
     assert message in skip_messages(), "read from ../shared, not made up"
     assert DEFAULT.classify(message=message).category == category
+
+
+# The device skips of the common frameworks' test helpers, as their code words them (each
+# message is the helper's text with a device filled in), with the category each needs.
+FRAMEWORK_DEVICE_SKIPS = [
+    # JAX, jax/_src/test_util.py: skip_on_devices and run_on_devices (their skip_reason default)
+    # and a custom skip_reason of JAX's own suite.
+    ("Skipped on devices with tags: tpu", "not implemented on the backend"),
+    ("Skipped on devices with tags: gpu, tpu", "not implemented on the backend"),
+    ("Skipped unless running on devices with tags: gpu", "not on this hardware"),
+    ("pow grad imprecise on tpu", "numerics or tolerance"),
+    # JAX before skip_reason: "{test_name} not supported on device with tags {device_tags}."
+    ("test_scan not supported on device with tags {'tpu'}.", "not implemented on the backend"),
+    # PyTorch, torch/testing/_internal/common_device_type.py: onlyOn (onlyCUDA, onlyCPU...),
+    # with one device type or several; skipCUDAIf and skipIfRocm's default message.
+    ("Only runs on cuda", "not on this hardware"),
+    ("Only runs on ('cuda', 'xpu')", "not on this hardware"),
+    ("test doesn't currently work on the ROCm stack", "not implemented on the backend"),
+    ("skipIfRocm: test doesn't currently work on the ROCm stack",
+     "not implemented on the backend"),
+    ("skipCUDAIfRocm: test doesn't currently work on the ROCm stack",
+     "not implemented on the backend"),
+    ("test doesn't currently work on the CUDA stack", "not implemented on the backend"),
+    ("no MAGMA library detected", "configuration or environment"),
+    ("PyTorch compiled without Lapack", "configuration or environment"),
+    # TensorFlow, tensorflow/python/framework/test_util.py: run_gpu_only, run_cuda_only,
+    # run_gpu_or_tpu; and a Pallas test's "Not supported on GPU."
+    ("Test requires GPU", "not on this hardware"),
+    ("Test requires CUDA GPU", "not on this hardware"),
+    ("Test requires GPU or TPU", "not on this hardware"),
+    ("Not supported on GPU.", "not implemented on the backend"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("message", "category"), FRAMEWORK_DEVICE_SKIPS)
+def test_the_frameworks_device_skips_get_their_category(message, category):
+    assert DEFAULT.classify(message=message).category == category

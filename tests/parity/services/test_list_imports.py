@@ -288,3 +288,45 @@ def test_a_sheets_per_arch_skips_apply_on_those_arches_only(
         ("rocm-navi31", "test_out_warning_addmm"): None,
         ("rocm-navi31", "test_conv_large"): None,
     }
+
+
+def test_sheet_rows_that_exempt_nothing_are_counted_and_come_back_on_export(accel):
+    """A row with no reason or issue yet, and one that passes on every arch, import as
+    nothing, are counted as not imported, and an export gives them back as they were."""
+    sheet = (LISTS / "parity-sheet.csv").read_text().splitlines(keepends=True)
+    sheet.insert(
+        2, "test/test_nn.py,TestNN,test_linear,SKIPPED,SKIPPED,PASSED,,,erin,looking,2026-48\n"
+    )
+    sheet.append(
+        "test/test_sparse.py,TestSparse,test_add,PASSED,PASSED,PASSED,was slow,,,,2026-48\n"
+    )
+    file = ListFile(format="amd-csv", text="".join(sheet), name="s.csv", backends=("rocm",))
+
+    report = list_file_import(project=accel, file=file)
+
+    assert [line.match for line in report.lines] == [
+        "test/test_ops.py::TestCommon::test_out_abs_float32",
+        "test/test_ops.py::TestCommon::test_out_warning_addmm",
+        "test/test_nn.py::TestNN::test_conv_large",
+    ]
+    assert [(u.where, u.why) for u in report.unread] == [
+        ("line 3", "no skip_reason or issue: it declares nothing"),
+        ("line 6", "passes on every arch (mi300, mi350, navi31): nothing to exempt"),
+    ]
+    assert report.count("not imported") == report.as_dict()["not_imported"] == 2
+    assert not Triage.objects.filter(match__in=["**::TestSparse::test_add"]).exists()
+    assert Triage.objects.filter(project=accel).count() == 3
+    export = exemptions_export(
+        project=accel, query=ExportQuery(format="amd-csv", source=report.source)
+    )
+    assert export.text == "".join(sheet)
+    assert exemptions_export(project=accel, query=ExportQuery(format="amd-csv")).text == "".join(
+        sheet
+    )
+
+    sheet.pop(2)  # next week the row has gone from the sheet: so it goes from the export
+    list_file_import(project=accel, file=ListFile(**{**file.__dict__, "text": "".join(sheet)}))
+    export = exemptions_export(
+        project=accel, query=ExportQuery(format="amd-csv", source=report.source)
+    )
+    assert export.text == "".join(sheet)

@@ -232,7 +232,7 @@ def test_a_slack_endpoint_gets_slacks_shape_signed_too(endpoint, receiver, uploa
     assert got.verified, got.why
     message = got.body
     assert set(message) == {"text", "blocks"}
-    assert message["text"] == f"pytorch-xla tpu: 1 untracked gaps opened, 0 closed by run {run}"
+    assert message["text"] == f"pytorch-xla tpu: 1 untracked gap opened, 0 closed by run {run}"
     assert all(block["type"] == "section" for block in message["blocks"])
     assert f"/runs/{run}/|" in message["blocks"][0]["text"]["text"]
     assert "• <http://127.0.0.1:8000/p/pytorch-xla/tests/" in message["blocks"][1]["text"]["text"]

@@ -238,3 +238,37 @@ def test_a_verdict_of_a_private_run_hides_its_project(private, api):
     hidden = login("stranger").get(url)
     assert (hidden.status_code, hidden.json()) == (404, {"detail": f"No run {run}."})
     assert login("viewer", project=private, role="viewer").get(url).status_code == 200
+
+
+# --- Downloads with a token ------------------------------------------------------------------
+
+
+def test_a_download_with_a_token_is_the_file_or_a_refusal_never_the_login_page(private):
+    from parity.services.projects import user_token_create
+
+    viewer = get_user_model().objects.create_user("csv-bot")
+    Membership.objects.create(user=viewer, project=private, role=Role.VIEWER)
+    stranger = get_user_model().objects.create_user("csv-stranger")
+    keys = {
+        "project": upload_token_create(project=private),
+        "viewer": user_token_create(user=viewer),
+        "stranger": user_token_create(user=stranger),
+    }
+    client = Client()
+
+    def get(url: str, header: str = ""):
+        return client.get(url, HTTP_AUTHORIZATION=header) if header else client.get(url)
+
+    for url in (f"{P}/matrix.csv", f"{P}/gaps.csv"):
+        for scheme in ("Token", "Bearer"):
+            for who in ("project", "viewer"):
+                got = get(url, f"{scheme} {keys[who]}")
+                assert (got.status_code, got["Content-Type"]) == (200, "text/csv; charset=utf-8")
+                assert got.content.decode().startswith(("backend_a,", "backend,test,")), url
+        wrong = get(url, "Token not-a-key")
+        assert (wrong.status_code, wrong["Content-Type"]) == (401, "text/plain; charset=utf-8")
+        assert "Invalid or revoked token" in wrong.content.decode()
+        assert wrong["WWW-Authenticate"] == "Token"
+        hidden = get(url, f"Token {keys['stranger']}")
+        assert (hidden.status_code, hidden.content.decode()) == (404, "No project 'pytorch-xla'.\n")
+        assert get(url).status_code == 302  # a browser without a session: the login page
