@@ -333,6 +333,7 @@ NO_STANDING = {
     "project-file-issue": "an issue draft of a file's untracked gaps (untracked_q)",
     "project-exemptions": "exemptions, lapsed or stale",
     "project-not-applicable": "declarations",
+    "project-trend": "each backend's score over time, from its snapshots",
     "project-webhooks": "webhook endpoints and their deliveries",
     "project-transitions": "version transitions: two runs' outcomes compared, not a standing",
     "project-transition": "one version transition's tests by how their outcome moved",
