@@ -72,6 +72,10 @@ def test_the_sparkline_opens_a_dated_trend_with_its_marks(page, rocm):
     expect(chart.locator(".legendtext")).to_contain_text(
         ["rocm-gfx90a", "rocm-gfx942", "rocm-gfx942: coverage drop", "rocm-gfx942: attributes"]
     )
+    # Plotly's layers lie on one another, its legend inside the chart's box: without its sheet
+    # (the strict CSP refuses the <style> it would add) the legend fell below the card.
+    box, legend = chart.bounding_box(), chart.locator(".legend").bounding_box()
+    assert box["y"] <= legend["y"] and legend["y"] + legend["height"] <= box["y"] + box["height"]
     marks = page.locator('.trend-backend[data-backend="rocm-gfx942"] .trend-marks li')
     expect(marks).to_have_text([
         f"attributes {DAYS[2]}: rocm 7.13 → 7.14 (run {_run(page, 0)})",
