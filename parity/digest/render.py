@@ -131,6 +131,15 @@ def category_line(row: CategoryCount) -> str:
     return f"{where}: {row.tests:,} skipped, {gaps}, {row.untracked:,} untracked"
 
 
+def no_run(row: ScoreRow) -> str:
+    """What a backend with no score this week says instead ("" when it has one)."""
+    if row.score is not None:
+        return ""
+    if row.variants:
+        return f"a family, no run of its own: its variants {', '.join(row.variants)}"
+    return "no run yet"
+
+
 def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> dict:
     """What the templates read: the content and its display strings."""
     width = max([len(s.backend) for s in content.scores] + [len("backend")])
@@ -143,9 +152,14 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
         "summary": summary(content),
         "scope": scope(content),
         "dates": week_dates(content),
+        "scores_title": (
+            f"{content.score_definition.title} against {content.reference} "
+            f"(the reference backend; {content.score_definition.decisions})"
+        ),
         "scores": [
             {
                 "row": row,
+                "no_run": no_run(row),
                 "score": percent(row.score),
                 "change": change(row),
                 "backend": row.backend.ljust(width),
