@@ -45,22 +45,22 @@ def test_a_new_module_in_no_layer_is_named_with_where_it_fits(tmp_path):
     assert _stack_total(tmp_path).returncode == 0
 
     # A service a view calls, created without a line in .importlinter.
-    (tmp_path / "parity" / "services" / "webhook_endpoints.py").write_text(
+    (tmp_path / "parity" / "services" / "brand_new_feature.py").write_text(
         "from parity.models import WebhookEndpoint\n"
     )
     with (tmp_path / "parity" / "api" / "views.py").open("a") as views:
-        views.write("\nfrom parity.services import webhook_endpoints  # a new service\n")
+        views.write("\nfrom parity.services import brand_new_feature  # a new service\n")
     run = _stack_total(tmp_path)
 
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.stdout.splitlines()[:3] == [
-        "parity.services.webhook_endpoints is in no layer of .importlinter's `layers` contract "
+        "parity.services.brand_new_feature is in no layer of .importlinter's `layers` contract "
         "and not infrastructure.",
         "  it imports: parity.models",
         "  imported by: parity.api.views",
     ]
     assert (
-        "add `parity.services.webhook_endpoints` (or its package) to a layer below layer 5 "
+        "add `parity.services.brand_new_feature` (or its package) to a layer below layer 5 "
         "(ingest.api : parity.api) and above layer 15 (parity.models) in `layers`"
     ) in run.stdout
     assert "`source_modules` of the `infrastructure` contract" in run.stdout
