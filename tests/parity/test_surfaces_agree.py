@@ -3,7 +3,7 @@ where a test stands on a backend shows what the plain-Python rules model says
 (``tests/parity/rules_model.standings``): the test API, the test page, the file page, the gaps
 API (its list and its untracked filter), the gaps CSV, the family roll-ups ("fails on every
 arch", "fails on k of n"), "Left to triage" and the snapshots' untracked counts, and the CI
-verdict of each backend's current run.
+verdict of each backend's current run; and every page and read endpoint of the history opens (200).
 
 A history mixes what the states come from: a reference (cpu) and a rocm family of two arches
 (gfx942, gfx90a) whose runs send a ROCm release that moves between 7.1 and 7.14, so a
@@ -398,6 +398,90 @@ def test_every_url_is_read_or_exempt():
     assert {"test-detail", "gap-list", "project-file"} <= _url_names()  # the walk finds them
 
 
+# --- Every page of the history, opened once -----------------------------------------------------
+
+# Endpoints that only take a write (a GET answers 405) or a token no history holds.
+POST_ONLY = {
+    "project-queue-exempt", "project-owners-import", "project-triage", "project-webhook-delete",
+    "project-webhook-ping", "project-webhook-secret", "project-declaration-override",
+    "project-exemption-delete", "exemptions-import", "oidc-exchange", "run-complete",
+    "upload-create", "logout", "digest-unsubscribe", "triage-detail", "manifest-resolve",
+}  # fmt: skip
+# Pages that answer a redirect, and why.
+REDIRECTS = {"favicon": "the icon is a static file"}
+
+
+def _patterns(patterns=None, prefix=""):
+    """(name, route) of parity's own pages and endpoints, as ``_url_names`` walks them."""
+    for p in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(p, URLResolver):
+            yield from _patterns(p.url_patterns, prefix + str(p.pattern))
+        elif isinstance(p, URLPattern) and p.name:
+            module = getattr(p.callback, "__module__", "")
+            if module.startswith(("parity.", "ingest.")) and not module.startswith("parity.admin"):
+                yield p.name, prefix + str(p.pattern)
+
+
+def _every_page_opens(ctx) -> int:
+    """GET every page and read endpoint of the project, each ``<pk>`` a real one of the
+    history, each required parameter a valid one: each answers 200."""
+    from parity.ci_files import _served
+    from parity.models import Gap, Reason, Transition, Upload, WebhookEndpoint
+    from parity.pure.list_formats import FORMATS
+    from tests.parity.dashboard.conftest import member
+
+    project = ctx.project
+    hook = WebhookEndpoint.objects.create(project=project, url="https://hooks.example/parity")
+    reason = Reason.objects.filter(project=project).first()
+    transition = Transition.objects.filter(project=project).first()
+    run = Run.objects.filter(project=project).order_by("-pk").first()
+    triage = Triage.objects.filter(project=project).first()
+    file, test = FILES[0], ctx.tests[0]
+    pks = {
+        "project-test": test.pk, "test-detail": test.pk, "project-run": run.pk,
+        "run-verdict": run.pk,
+        "upload-detail": Upload.objects.filter(run__project=project).values_list("pk").first()[0],
+        "triage-detail": triage.pk, "project-webhook": hook.pk,
+        "skip-reason-trend": reason and reason.pk,
+        "project-transition": transition and transition.pk,
+        "transition-detail": transition and transition.pk,
+    }  # fmt: skip
+    queries = {
+        "project-file": {"path": file, "backend": "rocm-gfx942"},
+        "project-pair": {"a": "cpu", "b": "tpu"},
+        "project-pair-files": {"a": "cpu", "b": "tpu"},
+        "project-pair-tests": {"a": "cpu", "b": "tpu"},
+        "manifest": {"backend": "rocm-gfx942"},
+        "project-file-issue": {
+            "gap": Gap.objects.filter(project=project, is_open=True)
+            .values_list("pk", flat=True)
+            .first()
+        },
+    }
+    client = member(project, "maintainer")  # the webhooks pages are a maintainer's
+    opened, wrong = 0, []
+    for name, route in _patterns():
+        if name in POST_ONLY or route.startswith("admin/"):
+            continue  # the admin's rekey page is staff's, behind the admin's own sign-in
+        if "<int:pk>" in route and pks.get(name) is None:
+            assert name in ("skip-reason-trend", "project-transition", "transition-detail"), name
+            continue  # this history has none (a seed without a skip or an upgrade)
+        url = "/" + (
+            route.replace("<slug:slug>", project.slug)
+            .replace("<int:pk>", str(pks.get(name)))
+            .replace("<slug:list_format>", next(iter(FORMATS)))
+            .replace("<str:name>", next(iter(_served())))
+        )
+        assert "<" not in url, url  # a new parameter: give it a real value above
+        asks = ctx.api if url.startswith("/api/v1/") else client
+        response = asks.get(url, queries.get(name, {}))
+        if response.status_code != (301 if name in REDIRECTS else 200):
+            wrong.append((name, url, response.status_code))
+        opened += 1
+    assert wrong == [], "pages that do not open"
+    return opened
+
+
 # --- The roll-ups --------------------------------------------------------------------------------
 
 
@@ -493,5 +577,6 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
                 }  # fmt: skip
             assert got == want, f"seed {seed}: {surface} on {backend}"
     _rollups_hold(ctx, f"seed {seed}")
+    assert _every_page_opens(ctx) >= 40
     assert ctx.uncovered >= 1  # the ending's upgrade, at least
     assert Snapshot.objects.exists() and GapState.MISSING
