@@ -303,10 +303,11 @@ SURFACES = {
     "project-gaps-csv": _gaps_csv,
 }
 # Surfaces that roll standings up rather than list them: checked by count against the model.
-ROLLUPS = ("families", "queue", "snapshots", "verdict")
+ROLLUPS = ("families", "queue", "snapshots", "verdict", "parity")
 SURFACE_URLS = {
     **{name: "read above" for name in SURFACES},
     "project": "the heatmap: its cells count the snapshots' (checked as 'snapshots')",
+    "parity": "each backend's untracked, tracked, intended and pending (checked as 'parity')",
     "project-queue": "Left to triage (checked as 'queue')",
     "overview": "families and untracked per backend (checked as 'families', 'snapshots')",
     "overview-data": "the overview's numbers (as 'overview')",
@@ -345,7 +346,6 @@ NO_STANDING = {
     "project-webhook-secret": "a form post",
     "project-declaration-override": "a form post",
     "project-exemption-delete": "a form post",
-    "parity": "scores, from the snapshots",
     "skip-reason-list": "skip reasons",
     "skip-reason-trend": "skip reasons' trend",
     "test-list": "the test search",
@@ -536,6 +536,29 @@ def _rollups_hold(ctx, where: str) -> None:
             assert (g.state, triage) == (want.outcome, want.triage), (where, name, g.test)
 
 
+def _parity_api_holds(ctx, where: str) -> None:
+    """The parity API's (and the overview's) numbers per backend: its untracked, tracked and
+    intended gaps, and its pending tests, are the model's standings counted."""
+    body = ctx.api.get(f"/api/v1/projects/{ctx.project.slug}/parity/", {"files": "false"})
+    assert body.status_code == 200
+    for line in body.json()["backends"]:
+        want = ctx.expected.get(line["backend"])
+        if want is None:
+            continue  # the reference, or no current run
+        count = Counter(s.triage for s in want.values())
+        got = {
+            "untracked": line["untracked"],
+            "tracked": line["tracked"] + line["tracked_closed"],
+            "intended": line["intended"],
+            "pending": line["pending"],
+        }
+        pending = sum(s.outcome == "pending" for s in want.values())
+        assert got == {
+            "untracked": count["untracked"], "tracked": count["tracked"],
+            "intended": count["intended"], "pending": pending,
+        }, (where, line["backend"])  # fmt: skip
+
+
 # --- The oracle -----------------------------------------------------------------------------------
 
 
@@ -577,6 +600,7 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
                 }  # fmt: skip
             assert got == want, f"seed {seed}: {surface} on {backend}"
     _rollups_hold(ctx, f"seed {seed}")
+    _parity_api_holds(ctx, f"seed {seed}")
     assert _every_page_opens(ctx) >= 40
     assert ctx.uncovered >= 1  # the ending's upgrade, at least
     assert Snapshot.objects.exists() and GapState.MISSING
