@@ -307,7 +307,7 @@ ROLLUPS = ("families", "queue", "snapshots", "verdict", "parity")
 SURFACE_URLS = {
     **{name: "read above" for name in SURFACES},
     "project": "the heatmap: its cells count the snapshots' (checked as 'snapshots')",
-    "parity": "each backend's untracked, tracked, intended and pending (checked as 'parity')",
+    "parity": "per backend untracked, tracked, intended, pending; file cells ('parity')",
     "project-queue": "Left to triage (checked as 'queue')",
     "overview": "families and untracked per backend (checked as 'families', 'snapshots')",
     "overview-data": "the overview's numbers (as 'overview')",
@@ -538,7 +538,25 @@ def _rollups_hold(ctx, where: str) -> None:
 
 def _parity_api_holds(ctx, where: str) -> None:
     """The parity API's (and the overview's) numbers per backend: its untracked, tracked and
-    intended gaps, and its pending tests, are the model's standings counted."""
+    intended gaps, and its pending tests, are the model's standings counted; and its file
+    cells (the heatmap's) count the model's outcomes per file."""
+    # The heatmap's cells (the API's ``files``) count each file's tests by their outcome in
+    # the current run: the model's outcomes, but for tests declared not applicable or lost to
+    # infrastructure, which a cell counts by what the run did (missing, skipped ...).
+    rows = ctx.api.get(f"/api/v1/projects/{ctx.project.slug}/parity/").json()["files"]
+    cells = {(r["file"], b): c for r in rows for b, c in r["cells"].items()}
+    for name, want in ctx.expected.items():
+        per_file = defaultdict(Counter)
+        for key, st in want.items():
+            per_file[key.split("::")[0]][st.outcome] += 1
+        for file, count in per_file.items():
+            cell = cells[(file, name)]
+            aside = count["not_applicable"] + count["lost"]
+            assert sum(cell.values()) == sum(count.values()), (where, name, file, "cell")
+            excess = {o: cell[o] - count[o] for o in cell}
+            assert min(excess.values()) >= 0 and sum(excess.values()) == aside, (
+                where, name, file, cell, dict(count),
+            )  # fmt: skip
     body = ctx.api.get(f"/api/v1/projects/{ctx.project.slug}/parity/", {"files": "false"})
     assert body.status_code == 200
     for line in body.json()["backends"]:
