@@ -115,6 +115,7 @@ def _backend(run: int, commit: str, score, passing, gaps=(0, 0, 0, 0), **counts)
         },
         "coverage_drop": False,
         "reference_run": None,
+        "family": "",  # none of these backends is a variant
         **counts,
     }
 
