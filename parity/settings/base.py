@@ -368,6 +368,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two kinds of "kind" (an exemption's, a version transition's list): each enum its own name.
+    "ENUM_NAME_OVERRIDES": {
+        "TriageKindEnum": "parity.models.parity.TriageKind",
+        "TransitionKindEnum": "parity.models.transitions.TransitionKind",
+    },
 }
 
 # Celery. CELERY_BROKER_URL unset: tasks run eagerly in the web process (a laptop needs no

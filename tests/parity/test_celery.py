@@ -41,14 +41,16 @@ def test_each_kind_of_work_has_its_queue_and_a_plain_worker_takes_all():
     ).stdout.splitlines()
 
     # what `celery worker` without -Q consumes
-    assert lines[0] == "['digest', 'ingest', 'parity', 'recovery']"
+    assert lines[0] == "['digest', 'ingest', 'parity', 'recovery', 'webhooks']"
     routes = dict(line.split() for line in lines[1:])
     assert routes["ingest.tasks.upload_ingest"] == "ingest"
     # Never behind an ingest backlog: the recovery tick is what unblocks uploads.
     assert routes["ingest.tasks.uploads_recover"] == "recovery"
     assert routes["parity.tasks.run_completed"] == "parity"
     assert routes["parity.digest.tasks.digest_weekly"] == "digest"
-    assert set(routes.values()) == {"ingest", "parity", "digest", "recovery"}
+    # Never behind a slow receiver's delivery: webhooks wait on their own queue.
+    assert routes["parity.tasks.webhook_deliver"] == "webhooks"
+    assert set(routes.values()) == {"ingest", "parity", "digest", "recovery", "webhooks"}
 
 
 def test_compose_workers_consume_every_queue():
@@ -61,7 +63,7 @@ def test_compose_workers_consume_every_queue():
         command = service.get("command") or []
         if "worker" in command and "-Q" in command:
             consumed |= set(command[command.index("-Q") + 1].split(","))
-    assert consumed == {"ingest", "parity", "digest", "recovery"}
+    assert consumed == {"ingest", "parity", "digest", "recovery", "webhooks"}
 
 
 def test_redis_urls_use_parity_s_transport():

@@ -29,7 +29,7 @@ def test_values_without_a_nul_pass(value):
 
 
 def test_an_exemption_file_with_a_nul_is_refused_where_it_is_read():
-    from parity.pure.exemption_files import ExemptionFileError, document_load
+    from parity.pure.list_formats.parity_file import ExemptionFileError, document_load
 
     with pytest.raises(ExemptionFileError, match=r"NUL.*\[0\]\.match"):
         document_load('- match: "test/a.py::x\\0"\n  kind: intended\n')
