@@ -176,7 +176,9 @@ def upload_create(
 ) -> tuple[Upload, bool]:
     """Store the raw files and queue their ingestion; the same content sent again to the same
     run returns the existing upload (``created`` False) and stores nothing."""
-    if not files and not request.run_manifest:
+    # A shard the split left nothing to run still arrives (its manifest empty): the run counts
+    # its shards to complete.
+    if not files and not request.run_manifest and not shard_parse(request.shard):
         raise UploadRejected("Send at least one 'file' part (.xml, .xml.gz, .zip or .tar.gz).")
     project = project_for_token(token=token, slug=request.project)
     backend = backend_resolve(project=project, name=request.backend)

@@ -907,20 +907,21 @@ def split_into_shards(
     files: Sequence[str], durations: Mapping[str, float], count: int
 ) -> list[list[str]]:
     """``files`` in ``count`` shards of about equal time: longest first onto the lightest shard
-    (ties: the lower shard number). A file with no known duration counts as the median of the
-    known ones (1 s when none is known). The same input always gives the same shards; each is
-    sorted by path."""
+    (ties: the one with fewer files, then the lower shard number, so files a run timed at 0 s
+    spread instead of piling onto shard 1). A file with no known duration counts as the median
+    of the known ones (1 s when none is known). The same input always gives the same shards;
+    each is sorted by path."""
     if count < 1:
         raise ConfigError(f"the number of shards must be at least 1 (got {count})")
     known = [float(durations[f]) for f in files if durations.get(f) is not None]
     default = statistics.median(known) if known else 1.0
     weight = {f: float(durations[f]) if durations.get(f) is not None else default for f in files}
     shards: list[list[str]] = [[] for _ in range(count)]
-    lightest = [(0.0, index) for index in range(count)]  # (seconds, shard), a heap
+    lightest = [(0.0, 0, index) for index in range(count)]  # (seconds, files, shard), a heap
     for file in sorted(set(files), key=lambda f: (-weight[f], f)):
-        seconds, index = heapq.heappop(lightest)
+        seconds, held, index = heapq.heappop(lightest)
         shards[index].append(file)
-        heapq.heappush(lightest, (seconds + weight[file], index))
+        heapq.heappush(lightest, (seconds + weight[file], held + 1, index))
     return [sorted(shard) for shard in shards]
 
 

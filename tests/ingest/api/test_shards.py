@@ -51,6 +51,24 @@ def test_the_run_completes_when_the_last_of_its_shards_arrives(reference, ingest
     assert BackendState.objects.get(backend=run.backend).current_run_id == run.pk
 
 
+def test_a_shard_with_no_file_to_run_arrives_and_completes_the_run(reference, ingest):
+    # Five shards of four files: the split leaves one with nothing to run. Its job still sends
+    # the run manifest, empty, and must count, or the run waits for it forever.
+    for index in (1, 2, 3, 4):
+        assert not _shard(ingest, index, 5).complete
+    answer = ingest(
+        backend="tpu", run="ci-7-tpu", shard="5/5", complete="true", run_manifest='{"files":[]}'
+    )
+    assert answer.status_code == 202, answer.content
+    assert Run.objects.get(pk=answer.json()["run"]).complete
+
+
+def test_an_empty_manifest_without_a_shard_is_still_refused(reference, ingest):
+    answer = ingest(backend="tpu", run="ci-8-tpu", run_manifest='{"files":[]}')
+    assert answer.status_code == 400
+    assert "at least one 'file'" in str(answer.json())
+
+
 def test_a_shard_sent_twice_counts_once(reference, ingest):
     _shard(ingest, 1, 2)
     run = _shard(ingest, 1, 2, outcome="failed")  # a rerun of shard 1: other content

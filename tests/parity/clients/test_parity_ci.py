@@ -94,6 +94,16 @@ def test_a_file_longer_than_a_fair_share_gets_a_shard_to_itself():
     assert sorted(len(shard) for shard in shards) == [1, 5, 5]
 
 
+def test_files_a_run_timed_at_zero_seconds_spread_over_every_shard():
+    # pytest writes time="0.000" for a file of trivial tests; every one of them used to go to
+    # shard 1, and the other shards, with nothing to run, failed their upload.
+    durations = {f"t{n}.py": 0.0 for n in range(10)}
+
+    shards = parity_ci.split_into_shards(sorted(durations), durations, 4)
+
+    assert sorted(len(shard) for shard in shards) == [2, 2, 3, 3]
+
+
 def test_more_shards_than_files_leaves_some_empty():
     assert parity_ci.split_into_shards(["a.py"], {}, 3) == [["a.py"], [], []]
 
