@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from parity.models import Result, Run, RunFile, Upload
 from parity.pure.shards import shard_parse
-from parity.result_reads.verdict import Rerun, ShardScope, Verdict, run_verdict
+from parity.result_reads.verdict import ShardScope, Verdict, run_verdict
 
 
 def shard_files(*, run: Run, shard: str) -> list[str]:
@@ -38,15 +38,8 @@ def run_verdict_of_shard(*, run: Run, shard: str, **options) -> Verdict:
         return run_verdict(run=run, **options)
     files = shard_files(run=run, shard=shard)
     verdict = run_verdict(run=run, files=files, **options)
-    mine = set(files)
-    rerun = Rerun(
-        files=[f for f in verdict.rerun.files if f.file in mine],
-        shards=[s for s in verdict.rerun.shards if s.shard == shard],
-    )
     return replace(
         verdict,
-        rerun=rerun,
-        healthy=verdict.probe or rerun.healthy,
-        unrun_files=[f for f in verdict.unrun_files if f.file in mine],
+        rerun=verdict.rerun.of_shard(shard=shard, files=set(files)),
         scope=ShardScope(shard=shard, files=len(files)),
     )

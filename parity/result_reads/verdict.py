@@ -23,13 +23,11 @@ queued). Its cost depends on the size of the two runs, not on history.
 - A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
   project with ``closed_issues_untracked`` counts it untracked (``tracked`` false), so a skip
   citing a fixed bug fails CI until someone looks again.
-- Triage is read as it is now, not as it was when the run ran: a gap that an exemption added
-  after the run covers counts tracked (triage, then re-run the gate job: it passes), and the
-  gap names that exemption. The run's ``exemptions_version`` (the manifest version CI applied)
-  says which exemptions were added or removed since.
-- A conditioned exemption (``rocm < 7.14``) applies where its condition holds for the run's own
-  attributes (those its CI sent; none sent: its backend's current run's), as the manifest its CI
-  applied held them: a pull request's run at another ROCm release is judged at that release.
+- Triage is read as it is now, and a conditioned exemption applies where its condition holds
+  for the run's own attributes: ``parity.result_reads.exemptions_applied``, which also says
+  which exemptions were added or removed since the run's CI fetched its list.
+- Files and uploads infrastructure lost are no gaps: run health names them to run again
+  (``parity.result_reads.run_health``, the verdict's ``rerun``).
 - A probe run (exempted tests ran too) is never a gate: its verdict is ok, whatever it opens.
 - The opened gaps are listed a page at a time (a first run opens tens of thousands), in the
   order CI prints them: untracked first (a tracked gap whose issues are all closed first among
@@ -42,13 +40,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, Subquery
-from django.db.models.functions import Coalesce
 from psycopg2 import sql
 
 from parity.definitions import (
     INFRA,
-    INFRA_FILE_STATES,
     OUTCOME_PARAMS,
     PENDING,
     absent_tests,
@@ -65,19 +60,7 @@ from parity.definitions import (
     started_before_q,
     triage_picks,
 )
-from parity.models import (
-    CurrentOutcome,
-    ExemptionList,
-    Reason,
-    Result,
-    Run,
-    RunFile,
-    TestCase,
-    Triage,
-    TriageKind,
-    Upload,
-    UploadStatus,
-)
+from parity.models import CurrentOutcome, Reason, Result, Run, TestCase, Triage, TriageKind
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
 from parity.plans import (
@@ -86,17 +69,17 @@ from parity.plans import (
     MERGE_JOINS_UNTIL_COMMIT,
     SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
-from parity.pure.attributes import condition_applies
-from parity.pure.declarations import SOURCE as DECLARATION_SOURCE
 from parity.read_replica import read_cursor
-from parity.selectors.fragments import all_closed, issue_infos
-from parity.selectors.manifest import (
-    backend_attributes,
-    backend_exemptions,
-    backend_reason_exemptions,
-    conditions_filter,
-    exemption_reason,
+from parity.result_reads.exemptions_applied import (
+    ExemptionsApplied,
+    conditioned_triages,
+    exemptions_applied,
+    lapsed_triages,
+    triage_added_after,
 )
+from parity.result_reads.run_health import Rerun, VerdictFile, run_health
+from parity.selectors.fragments import all_closed, issue_infos
+from parity.selectors.manifest import exemption_reason
 
 
 @dataclass(frozen=True)
@@ -149,33 +132,6 @@ class ExemptedGaps:
 
 
 @dataclass(frozen=True)
-class ListedExemption:
-    id: int
-    match: str
-    kind: str
-
-
-@dataclass(frozen=True)
-class ExemptionsApplied:
-    """The exemption list a run applied, and what changed in it since."""
-
-    version: str  # "" when CI sent none
-    known: bool  # parity served that version, so what changed since is known
-    added: list[ListedExemption]
-    removed: list[ListedExemption]
-
-
-@dataclass(frozen=True)
-class VerdictFile:
-    """A file of the run manifest that did not run normally: why its tests have no result."""
-
-    file: str
-    state: str  # crashed, timed_out, empty, not_run
-    status: str  # how its process ended: SIGSEGV, exit 124, timed out, not started
-    tests: int | None
-
-
-@dataclass(frozen=True)
 class ClosedGap:
     test: str
     test_id: int
@@ -208,14 +164,12 @@ class Verdict:
     probe: bool
     exemptions: ExemptionsApplied
     ci_url: str
-    unrun_files: list[VerdictFile]
     closed_gaps: list[ClosedGap]  # the first ``closed_limit`` it closes, by test (none asked: [])
     # Asked for: the baseline's tests the run lacks, as (the baseline's upload that first had
     # them, file, tests); empty without a baseline.
     lacking: list[tuple[int, str, int]]
     branch: str  # the run's ('' if CI sent none)
-    healthy: bool  # run health: no file or upload infrastructure failed (``rerun`` says which)
-    rerun: "Rerun"
+    rerun: Rerun  # run health: the files and uploads infrastructure lost, to run again
     default_branch: str  # the project's: only its complete runs (and branchless ones) count
     counts_toward_parity: bool  # it may become its backend's current run (no probe)
     # Gaps the baseline had covered that the run has uncovered (a lapse), by test.
@@ -229,6 +183,15 @@ class Verdict:
         """The gaps the run opened, listed in ``gaps`` or not (infrastructure's too)."""
         opened = self.opened
         return opened["tracked"] + opened["untracked"] + opened["intended"] + opened["infra"]
+
+    @property
+    def healthy(self) -> bool:
+        """No file or upload infrastructure failed (``rerun`` says which); a probe always is."""
+        return self.probe or self.rerun.healthy
+
+    @property
+    def unrun_files(self) -> list[VerdictFile]:
+        return self.rerun.unrun_files
 
 
 def _prefix(is_reference: bool, has_baseline: bool, *, scoped: bool = True) -> sql.Composed:
@@ -552,7 +515,7 @@ def run_verdict(
     tests in these files (a shard's, ``shard_verdict``); None: every file's."""
     project, backend = run.project, run.backend
     baseline = baseline_run_pick(run=run)
-    conditioned = _conditioned(run.project_id)
+    conditioned = conditioned_triages(project_id=run.project_id)
     params = {
         **_params(run, baseline, conditioned),
         "closed_limit": closed_limit,
@@ -578,13 +541,13 @@ def run_verdict(
         infra_lacking,
     ) = next(row[:7] for row in rows if row[7] is None)
     opened_rows = [row[7:] for row in rows if row[7] is not None]
-    applied, listed_ids = _exemptions_applied(run)
+    applied, listed_ids = exemptions_applied(run=run)
     opened, gaps, exempted = _verdict_gaps(
         opened_rows,
         kinds or [],
         backend=backend.name,
         closed_untracked=project.closed_issues_untracked,
-        added_after=_added_after(run, listed_ids),
+        added_after=triage_added_after(run=run, listed_ids=listed_ids),
     )
     drop = run.complete and coverage_dropped(
         previous=baseline_count if baseline else None,
@@ -602,7 +565,6 @@ def run_verdict(
         baseline_run=baseline.pk if baseline else None,
         baseline_started_at=baseline.started_at if baseline else None,
         ok=run.probe or (opened["untracked"] == 0 and not uncovered and not drop),
-        healthy=run.probe or health.healthy,
         rerun=health,
         opened=opened,
         closed=closed,
@@ -614,10 +576,6 @@ def run_verdict(
         probe=run.probe,
         exemptions=applied,
         ci_url=run.ci_url,
-        unrun_files=[
-            VerdictFile(file=f.file, state=f.state, status=f.exit_status, tests=f.tests)
-            for f in health.files
-        ],
         closed_gaps=_closed_gaps(closed_rows or []),
         lacking=[(upload, file, tests) for upload, file, tests in lacking_rows or []],
         branch=run.branch,
@@ -664,7 +622,7 @@ def run_uncovered(*, run: Run) -> list[UncoveredGap]:
     baseline = baseline_run_pick(run=run)
     if baseline is None:
         return []
-    conditioned = _conditioned(run.project_id)
+    conditioned = conditioned_triages(project_id=run.project_id)
     return _uncovered(run, baseline, _params(run, baseline, conditioned), conditioned)
 
 
@@ -675,7 +633,7 @@ def _uncovered(
     when every conditioned triage applies alike for both runs' attributes (most runs)."""
     if not conditioned:
         return []  # no conditioned triage: none applies differently (no query)
-    baseline_lapsed = _lapsed(baseline, conditioned)
+    baseline_lapsed = lapsed_triages(run=baseline, conditioned=conditioned)
     if set(baseline_lapsed) == set(params["lapsed"]):
         return []
     prefix = _prefix(run.backend_id == run.project.reference_backend_id, True, scoped=False)
@@ -697,87 +655,6 @@ def _uncovered(
         )
         for test_id, key, state, reason_id, triage_id, kind in rows
     ]
-
-
-@dataclass(frozen=True)
-class RerunFile:
-    """A file of the run whose tests infrastructure lost: rerun it."""
-
-    file: str
-    state: str  # an ``INFRA_STATES`` state: crashed, timed_out, empty, not_run, truncated
-    exit_status: str  # how its process ended: SIGSEGV, exit 124, timed out, not started
-    shard: str  # the shard that ran it, as the client named it ("2/4"); "" if none said
-    upload: int | None  # the upload that reported it (None: a list that only expected it)
-    tests: int | None  # tests its report held
-    baseline_tests: int | None  # ... and held in the last complete run (truncated only)
-
-
-@dataclass(frozen=True)
-class RerunShard:
-    """A CI job (one upload) to run again: its files that infrastructure lost, or its upload
-    that could not be ingested."""
-
-    shard: str  # as the client named it ("2/4"); "" if none said
-    upload: int | None
-    files: int  # its files to rerun (a failed upload: the files its manifest listed)
-    failed_upload: bool  # its upload failed to ingest: send it again (``error`` says why)
-    error: str
-
-
-@dataclass(frozen=True)
-class Rerun:
-    """Run health: what infrastructure lost in the run, for a bot to run again."""
-
-    files: list[RerunFile]
-    shards: list[RerunShard]
-
-    @property
-    def healthy(self) -> bool:
-        return not self.files and not self.shards
-
-
-def run_health(*, run: Run) -> Rerun:
-    """The run's files in an ``INFRA_STATES`` state and its uploads that failed to ingest, by
-    shard. Two queries by the run's indexes: its manifest rows not ``ran`` (with their upload's
-    shard), and its failed uploads."""
-    rows = (
-        RunFile.objects.filter(run=run, state__in=INFRA_FILE_STATES)
-        .select_related("upload")
-        .order_by("file")
-    )
-    files = [
-        RerunFile(
-            file=f.file,
-            state=f.state,
-            exit_status=f.exit_status,
-            shard=f.upload.shard if f.upload else "",
-            upload=f.upload_id,
-            tests=f.tests,
-            baseline_tests=f.baseline_tests,
-        )
-        for f in rows
-    ]
-    shards: dict[int | None, RerunShard] = {}
-    for f in files:
-        shard = shards.get(f.upload) or RerunShard(f.shard, f.upload, 0, False, "")
-        shards[f.upload] = replace(shard, files=shard.files + 1)
-    listed = (
-        RunFile.objects.filter(run=run, upload_id=OuterRef("pk"))
-        .order_by()
-        .values("upload_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    failed = Upload.objects.filter(run=run, status=UploadStatus.FAILED).annotate(
-        listed=Coalesce(Subquery(listed), 0)
-    )
-    for upload in failed.order_by("pk"):
-        shards[upload.pk] = RerunShard(upload.shard, upload.pk, upload.listed, True, upload.error)
-    return Rerun(files=files, shards=sorted(shards.values(), key=_shard_order))
-
-
-def _shard_order(shard: RerunShard) -> tuple:
-    return (shard.shard, shard.upload or 0)
 
 
 def _closed_gaps(rows: list[list]) -> list[ClosedGap]:
@@ -815,85 +692,8 @@ def _params(run: Run, baseline: Run | None, conditioned: list[tuple[int, str]]) 
         "baseline_started_at": baseline.started_at if baseline else None,
         "has_baseline": baseline is not None,
         "complete": run.complete,
-        "lapsed": _lapsed(run, conditioned),
+        "lapsed": lapsed_triages(run=run, conditioned=conditioned),
     }
-
-
-def _conditioned(project_id: int) -> list[tuple[int, str]]:
-    """The project's conditioned triages: (id, condition)."""
-    conditioned = Triage.objects.filter(project_id=project_id).exclude(condition="")
-    return list(conditioned.values_list("pk", "condition"))
-
-
-def _lapsed(run: Run, conditions: list[tuple[int, str]]) -> list[int]:
-    """The project's conditioned triages that do not apply for the run's attributes
-    (``TriageLapse``'s rule, held to this run rather than its backend's current one), of
-    ``conditions`` (``_conditioned``'s)."""
-    if not conditions:
-        return []
-    attributes = _run_attributes(run)
-    return [pk for pk, condition in conditions if not condition_applies(condition, attributes)]
-
-
-def _run_attributes(run: Run) -> dict[str, str]:
-    """What a run's conditions are held to: the attributes its CI sent (over its backend's),
-    or, none sent, its backend's current run's (as the manifest answers a request without)."""
-    if run.attributes:
-        return {**(run.backend.attributes or {}), **run.attributes}
-    return backend_attributes(backend=run.backend)
-
-
-def _exemptions_applied(run: Run) -> tuple[ExemptionsApplied, set[int] | None]:
-    """The run's exemption list against the backend's now, and the ids the run's list held
-    (None: not known)."""
-    version = run.exemptions_version
-    listed = (
-        ExemptionList.objects.filter(backend_id=run.backend_id, version=version).first()
-        if version
-        else None
-    )
-    if listed is None:
-        return ExemptionsApplied(version=version, known=False, added=[], removed=[]), None
-    before = {e["id"]: ListedExemption(**e) for e in listed.exemptions}
-    # The list the run's CI would fetch now: conditions held to the run's attributes, as the
-    # one it applied was (a conditioned exemption that does not hold for the run was in
-    # neither).
-    exemptions = [
-        *backend_exemptions(project=run.project, backend=run.backend),
-        *backend_reason_exemptions(project=run.project, backend=run.backend),
-    ]
-    if any(e.condition for e in exemptions):
-        exemptions = conditions_filter(exemptions, _run_attributes(run))
-    now = {e.id: ListedExemption(id=e.id, match=e.match, kind=e.kind) for e in exemptions}
-    # Declarations the run's own uploads sent (``hw_classification``): the list CI fetched
-    # before it ran could not hold them, and nobody added them since.
-    sent = set(
-        Triage.objects.filter(
-            project_id=run.project_id,
-            source=DECLARATION_SOURCE,
-            created_at__gte=run.created_at,
-            pk__in=[pk for pk in now if pk not in before],
-        ).values_list("pk", flat=True)
-    )
-    applied = ExemptionsApplied(
-        version=version,
-        known=True,
-        added=[e for pk, e in now.items() if pk not in before and pk not in sent],
-        removed=[e for pk, e in before.items() if pk not in now],
-    )
-    return applied, set(before)
-
-
-def _added_after(run: Run, listed_ids: set[int] | None) -> Callable[[Triage], bool]:
-    """Whether a triage came after the run: one not in the exemption list it applied; when the
-    list is not known, one made after parity received the run."""
-
-    def added_after(triage: Triage) -> bool:
-        if listed_ids is not None:
-            return triage.pk not in listed_ids
-        return triage.created_at > run.created_at
-
-    return added_after
 
 
 def _verdict_gaps(

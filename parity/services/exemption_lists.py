@@ -1,6 +1,6 @@
 """Versions of a backend's exemption list as CI was given them: CI sends the version it applied
 with its upload, and the verdict reads the list kept here to say which exemptions were added
-or removed since (``parity.result_reads.verdict``)."""
+or removed since (``parity.result_reads.exemptions_applied``)."""
 
 from parity.models import Backend, ExemptionList
 from parity.selectors.manifest import Manifest

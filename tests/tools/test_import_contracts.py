@@ -92,6 +92,18 @@ CROSSINGS = [
         "parity.result_reads.verdict -> parity.engine.current",
     ),
     (
+        "verdict-parts",
+        "parity/result_reads/run_health.py",
+        "from parity.result_reads.verdict import Verdict",
+        "parity.result_reads.run_health -> parity.result_reads.verdict",
+    ),
+    (
+        "verdict-parts",
+        "parity/result_reads/exemptions_applied.py",
+        "from parity.result_reads.run_health import Rerun",
+        "parity.result_reads.exemptions_applied -> parity.result_reads.run_health",
+    ),
+    (
         "rollup-reads",
         "parity/selectors/heatmap.py",
         "from parity.result_reads import aligned_view",
