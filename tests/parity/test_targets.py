@@ -7,10 +7,14 @@ webhook event per entry, with hysteresis; maintainers only set one."""
 import datetime
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from parity import selectors, tasks
+from parity.digest.render import digest_render
 from parity.models import Target, WebhookEndpoint, WebhookNotice
+from parity.pure.weeks import Week
+from parity.selectors.digest import digest_content
 from tests.parity.dashboard.conftest import member
 
 TODAY = timezone.now().date()
@@ -85,6 +89,21 @@ def test_a_flat_history_is_no_progress_and_at_risk(upload_run, api):
     row = _set(api, due=str(TODAY + datetime.timedelta(days=300)))
     assert row["no_progress"] and row["forecast"] is None and row["at_risk"]
     assert row["rate_per_day"] == pytest.approx(0.0)
+
+
+def test_a_target_at_risk_is_a_digest_line(upload_run, api, xla):
+    for day in DAYS:
+        upload_run("cpu", dict.fromkeys(TESTS, "passed"), day=str(day), time="00:10")
+        upload_run("tpu", _tpu(12), day=str(day), time="00:20")
+    due = TODAY + datetime.timedelta(days=300)
+    _set(api, due=str(due))
+    week = Week.of(TODAY)
+    rendered = digest_render(digest_content(project=xla, week=week))
+    line = f"tpu: 90.0% by {due}: no progress, 6 tests to go"
+    assert "TARGETS AT RISK" in rendered.text and line in rendered.text
+    url = f"{settings.SITE_URL}/p/pytorch-xla/trend/?backend=tpu"
+    assert url in rendered.text and "1 target at risk" in rendered.subject
+    assert digest_content(project=xla, week=week, backends=["cpu"]).targets_at_risk == []
 
 
 def test_at_risk_is_one_event_per_entry_with_hysteresis(burn_down, api, xla):
