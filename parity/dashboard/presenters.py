@@ -519,6 +519,9 @@ def trend_chart(series, targets=()) -> dict:
     }
 
 
+FORECAST_DRAWN_PAST = datetime.timedelta(days=90)
+
+
 def target_mark(progress) -> dict:
     """A target as the trend chart marks it: its score (%) at its date, and where the forecast
     lands; ``hover`` is what a reader hovering it reads."""
@@ -528,6 +531,9 @@ def target_mark(progress) -> dict:
         "score": round(target.score * 100, 2),
         "due": target.due.isoformat(),
         "forecast": result.on.isoformat() if result.on else None,
+        # A forecast far past the date is not drawn (it would squash the trend to a sliver);
+        # the table and the star's hover still say it.
+        "drawn": result.on is not None and result.on <= target.due + FORECAST_DRAWN_PAST,
         "at_risk": progress.at_risk,
         "hover": f"{target_forecast_text(progress)}",
     }

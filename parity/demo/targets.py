@@ -7,11 +7,13 @@ import datetime
 from parity.models import Project
 from parity.services.targets import TargetRejected, TargetRequest, target_create
 
-# (backend, score, days from today, note): GPU near parity, TPU and Neuron further away.
+# (backend, score, days from today, note), set where the demo's four weeks leave each backend:
+# GPU gains about a test a day and is on track; TPU gains one every two weeks, too slow for its
+# date (at risk); Neuron loses tests (no progress).
 DEMO_TARGETS = (
-    ("gpu", 0.99, 45, "GPU at CPU parity before the next release branch"),
-    ("tpu", 0.95, 90, "TPU runs what CPU runs, by the quarter's end"),
-    ("neuron", 0.8, 120, "Neuron's runner takes the upstream op tests"),
+    ("gpu", 0.70, 45, "GPU: the CUDA runner's skips triaged before the release branch"),
+    ("tpu", 0.46, 60, "TPU: the op tests its runner skips, by the quarter's end"),
+    ("neuron", 0.35, 120, "Neuron's runner takes the upstream op tests"),
 )
 
 

@@ -54,7 +54,7 @@
       hovertemplate: t.backend + " · target %{y:.1f} % by %{x|%Y-%m-%d}<br>" + t.hover +
         (t.at_risk ? "<br>at risk" : "") + "<extra></extra>",
     });
-    if (!t.forecast) return;
+    if (!t.drawn) return;
     traces.push({
       x: [t.forecast], y: [t.score], name: t.backend + ": forecast", type: "scatter", mode: "markers",
       marker: { symbol: "circle-open", size: 13, color: t.at_risk ? "#cf222e" : colour, line: { width: 2 } },
@@ -66,7 +66,7 @@
   var times = [].concat.apply([], drawn.map(function (s) { return s.at.map(Date.parse); }));
   (body.targets || []).forEach(function (t) {
     times.push(Date.parse(t.due));
-    if (t.forecast) times.push(Date.parse(t.forecast));
+    if (t.drawn) times.push(Date.parse(t.forecast));
   });
   var span = (Math.max.apply(null, times) - Math.min.apply(null, times)) / 86400000;
   var day = 86400000 * Math.max(1, Math.ceil(span / (narrow ? 4 : 10)));

@@ -65,6 +65,7 @@ def test_the_forecast_is_today_plus_remaining_over_the_rate(burn_down, api, xla)
             "score": 90.0,
             "due": str(due),
             "forecast": str(TODAY + datetime.timedelta(days=4)),
+            "drawn": True,
             "at_risk": False,
             "hover": f"forecast {TODAY + datetime.timedelta(days=4)} (1.0 tests a day)",
         }
