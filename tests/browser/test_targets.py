@@ -87,3 +87,17 @@ def test_the_trend_marks_each_target_and_its_honest_forecast(page, targeted):
     assert box["x"] >= 0 and box["x"] + box["width"] <= width
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"targets-{width}.png", full_page=True)
+
+
+def test_the_demo_sets_a_target_on_each_backend_but_the_reference(page):
+    page.goto("/p/pytorch-xla/trend/")
+    rows = page.locator("#trend-targets tbody tr")
+    expect(rows).to_have_count(3)
+    assert [rows.nth(i).get_attribute("data-backend") for i in range(3)] == [
+        "gpu",
+        "neuron",
+        "tpu",
+    ]
+    expect(page.locator("#trend-chart .legendtext")).to_contain_text(
+        ["gpu: target", "neuron: target", "tpu: target"]
+    )
