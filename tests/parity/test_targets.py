@@ -8,6 +8,8 @@ import datetime
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from parity import selectors, tasks
@@ -146,3 +148,18 @@ def test_targets_read_in_three_queries(burn_down, api, xla, django_assert_num_qu
     _set(api, due=str(TODAY))
     with django_assert_num_queries(3):
         selectors.targets_progress(project=xla)
+
+
+def test_the_trend_page_reads_as_many_queries_for_one_target_as_for_five(burn_down, api, xla):
+    viewer = member(xla, "viewer")
+
+    def page_queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert viewer.get("/p/pytorch-xla/trend/").status_code == 200
+        return len(captured)
+
+    _set(api, due=str(TODAY))
+    one = page_queries()
+    for days in range(1, 5):
+        _set(api, due=str(TODAY + datetime.timedelta(days=days)))
+    assert page_queries() == one
