@@ -15,13 +15,14 @@ from django.utils import timezone
 
 from parity import engine
 from parity.celery import BROKER_ERRORS, RETRY_ON_DATABASE_ERRORS, task_send
-from parity.models import Run
+from parity.models import Project, Run
 from parity.pure.skip_rules import SkipRulesError
 from parity.services import (
     check_runs,
     classification,
     issue_sync,
     retention,
+    targets,
     triage,
     webhooks,
 )
@@ -56,6 +57,7 @@ def run_completed(run_id: int) -> None:
         recomputed = engine.parity_recompute(run=run)
         if recomputed is not None:
             webhooks_after(run.project_id, webhooks_recomputed, run.pk, recomputed.backend_ids)
+            targets_after(run.project_id)
     # Every complete run, current or not (a pull request's, a probe): its check run reads the
     # verdict once the recompute above committed.
     if check_runs.check_runs_repo(run.project) is not None:
@@ -73,6 +75,7 @@ def rollups_verify() -> None:
         recomputed = engine.parity_recompute(run=run)
         if recomputed is not None:
             webhooks_after(run.project_id, webhooks_recomputed, run.pk, recomputed.backend_ids)
+            targets_after(run.project_id)
 
 
 @shared_task(**RETRY)
@@ -132,6 +135,26 @@ def deliveries_queue(delivery_ids: list[int]) -> None:
     """Queue an attempt per delivery once the rows recording them commit."""
     for delivery_id in delivery_ids:
         transaction.on_commit(lambda d=delivery_id: task_send(webhook_deliver, d))
+
+
+def targets_after(project_id: int) -> None:
+    """Queue the assessment of the project's targets once the recompute commits, if it has any
+    (with none, one query and nothing queued)."""
+    if targets.targets_set(project_id=project_id):
+        transaction.on_commit(lambda: task_send(targets_assessed, project_id))
+
+
+@shared_task(**RETRY)
+def targets_assessed(project_id: int) -> None:
+    """Adapter: move the project's targets in or out of risk by the snapshots a recompute
+    wrote, and announce those that entered it; both commit together, so a retry announces
+    each entry once."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return
+    with transaction.atomic():
+        entered = targets.targets_assess(project=project)
+        deliveries_queue(webhooks.target_at_risk_notices(project=project, entered=entered))
 
 
 @shared_task(**RETRY)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.api import lists, transitions, views
+from parity.api import lists, targets, transitions, views
 
 project = "projects/<slug:slug>/"
 
@@ -43,5 +43,7 @@ urlpatterns = [
         transitions.TransitionDetailView.as_view(),
         name="transition-detail",
     ),
+    path(f"{project}targets/", targets.TargetListView.as_view(), name="target-list"),
+    path(f"{project}targets/<int:pk>/", targets.TargetDetailView.as_view(), name="target-detail"),
     path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),
 ]

@@ -1686,7 +1686,7 @@ def _issue_label(url: str) -> str:
 # docs/query.md: each item is built here field by field, never the server's JSON passed on, so
 # the API may grow or rename without breaking a bot that reads the client.
 
-QUERY_KINDS = ("gaps", "exemptions", "verdict", "tests")
+QUERY_KINDS = ("gaps", "exemptions", "verdict", "tests", "targets")
 QUERY_LIMIT = 1000
 QUERY_PAGE = 500
 VERDICT_GAPS_MAX = 5000  # the server lists at most this many of a verdict's gaps at once
@@ -1697,6 +1697,7 @@ QUERY_OPTIONS = {
     "exemptions": ("backend", "state", "q"),
     "verdict": ("run",),
     "tests": ("q",),
+    "targets": ("backend",),
 }
 
 
@@ -1732,6 +1733,28 @@ def query_exemption(triage: Mapping[str, Any]) -> dict:
         "expires": triage.get("expires_on"),
         "expired": bool(triage.get("expired")),
         "stale": bool(triage.get("stale")),
+    }
+
+
+def query_target(target: Mapping[str, Any]) -> dict:
+    """A target with its progress and forecast (docs/targets.md), field by field."""
+    return {
+        "id": target["id"],
+        "backend": target["backend"],
+        "score": target["score"],
+        "due": target["due"],
+        "note": target.get("note") or None,
+        "denominator": target.get("denominator"),
+        "goal": target.get("goal"),
+        "passing": target.get("passing"),
+        "remaining": target.get("remaining"),
+        "published": target.get("published"),
+        "steering": target.get("steering"),
+        "rate_per_day": target.get("rate_per_day"),
+        "forecast": target.get("forecast"),
+        "met": bool(target.get("met")),
+        "no_progress": bool(target.get("no_progress")),
+        "at_risk": bool(target.get("at_risk")),
     }
 
 
@@ -1890,7 +1913,17 @@ def query_tests(client: Client, args: argparse.Namespace) -> dict:
     return {"total": total, "truncated": more, "items": [query_test(t) for t in found]}
 
 
+def query_targets(client: Client, args: argparse.Namespace) -> dict:
+    # The server lists every target at once (a project has a handful).
+    listed = client.request("GET", client._project_path("targets/")).json()
+    found = [t for t in listed if not args.backend or t["backend"] == args.backend]
+    kept = found[: args.limit] if args.limit else found
+    items = [query_target(t) for t in kept]
+    return {"total": len(found), "truncated": len(kept) < len(found), "items": items}
+
+
 QUERIES = {
+    "targets": query_targets,
     "gaps": query_gaps,
     "exemptions": query_exemptions,
     "verdict": query_verdict,
@@ -1948,6 +1981,15 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             ]
             for e in items
         ]
+    elif kind == "targets":
+        rows = [[
+            t["backend"],
+            f"{t['score'] * 100:g}% by {t['due']}",
+            "met" if t["met"] else "no progress" if t["no_progress"]
+            else f"forecast {t['forecast']}",
+            f"{t['remaining']} to go",
+            "at risk" if t["at_risk"] else "",
+        ] for t in items]  # fmt: skip
     else:
         rows = [[str(t["id"]), t["test"]] for t in items]
     if rows:
@@ -2378,10 +2420,10 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     query = commands.add_parser(
         "query",
         parents=[settings],
-        help="read gaps, exemptions, a verdict or tests; --json for bots (docs/query.md)",
+        help="read gaps, exemptions, a verdict, tests or targets; --json for bots (docs/query.md)",
     )
     query.add_argument("kind", choices=QUERY_KINDS)
-    query.add_argument("--backend", help="gaps, exemptions: of this backend only")
+    query.add_argument("--backend", help="gaps, exemptions, targets: of this backend only")
     query.add_argument(
         "--state", help="gaps: of this state (failed, missing...); exemptions: of this kind"
     )

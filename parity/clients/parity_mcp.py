@@ -185,6 +185,13 @@ def server_build(client: parity_ci.Client) -> Any:
         """Tests by canonical ID (the server searches): their id, ID and test file."""
         return answered(query_read, client, "tests", limit, q=q)
 
+    @server.tool(annotations=reads)
+    def targets(backend: Backend = None, limit: Limit = MCP_LIMIT) -> CallToolResult:
+        """Targets: a score to reach on a backend by a date, with the published and steering
+        figures, the tests to go, the rate, the forecast date (null: no progress or met) and
+        whether it is at risk."""
+        return answered(query_read, client, "targets", limit, backend=backend)
+
     @server.tool(
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=False

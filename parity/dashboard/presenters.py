@@ -492,10 +492,13 @@ def _percent_of(share: float | None) -> float | None:
     return None if share is None else round(share * 100, 2)
 
 
-def trend_chart(series) -> dict:
+def trend_chart(series, targets=()) -> dict:
     """The trend page's chart data (``selectors.score_history``), for its ``json_script``
-    block: per backend its dated points (ISO times, scores in %) and its marks."""
+    block: per backend its dated points (ISO times, scores in %) and its marks; per target
+    (``selectors.targets_progress``) its score and date, and its forecast's date (none without
+    progress: the chart draws no line toward it)."""
     return {
+        "targets": [target_mark(t) for t in targets],
         "series": [
             {
                 "backend": line.backend,
@@ -512,8 +515,38 @@ def trend_chart(series) -> dict:
                 ],
             }
             for line in series
-        ]
+        ],
     }
+
+
+FORECAST_DRAWN_PAST = datetime.timedelta(days=90)
+
+
+def target_mark(progress) -> dict:
+    """A target as the trend chart marks it: its score (%) at its date, and where the forecast
+    lands; ``hover`` is what a reader hovering it reads."""
+    target, result = progress.target, progress.forecast
+    return {
+        "backend": progress.backend,
+        "score": round(target.score * 100, 2),
+        "due": target.due.isoformat(),
+        "forecast": result.on.isoformat() if result.on else None,
+        # A forecast far past the date is not drawn (it would squash the trend to a sliver);
+        # the table and the star's hover still say it.
+        "drawn": result.on is not None and result.on <= target.due + FORECAST_DRAWN_PAST,
+        "at_risk": progress.at_risk,
+        "hover": f"{target_forecast_text(progress)}",
+    }
+
+
+def target_forecast_text(progress) -> str:
+    """A target's forecast in words: "met", "no progress" or "forecast 2027-03-01 (12 a day)"."""
+    result = progress.forecast
+    if result.met:
+        return "met"
+    if result.no_progress:
+        return "no progress (the rate over the last weeks is zero or less)"
+    return f"forecast {result.on.isoformat()} ({result.rate:,.1f} tests a day)"
 
 
 # --- Skip categories ---------------------------------------------------------------------------

@@ -195,7 +195,8 @@ SCORE_TREND_DAYS = (30, 90, 365)  # the trend page's windows; the first past the
 @project_page
 def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
     """A backend's score over time (a family's: each variant's), dated, with its coverage drops
-    and attribute changes marked; every backend but the reference without ``?backend=``."""
+    and attribute changes marked, and its targets with their forecasts (docs/targets.md); every
+    backend but the reference without ``?backend=``."""
     name = request.GET.get("backend") or None
     days = request.GET.get("days", "")
     days = int(days) if days.isdigit() and int(days) in SCORE_TREND_DAYS else 90
@@ -204,6 +205,7 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
         raise Http404(f"No backend '{name}' in {project.slug}.")
     since = timezone.now() - datetime.timedelta(days=days)
     series = selectors.score_history(project=project, backends=backends, since=since)
+    targets = selectors.targets_progress(project=project, backends=[b.name for b in backends])
     return _render_project(
         request,
         project,
@@ -213,7 +215,8 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
         days=days,
         windows=SCORE_TREND_DAYS,
         series=series,
-        chart=presenters.trend_chart(series),
+        targets=targets,
+        chart=presenters.trend_chart(series, targets),
         definition=project.score_settings(),
     )
 

@@ -63,3 +63,9 @@ def transition_url(*, slug: str, pk: int) -> str:
 
 def unsubscribe_url(*, token: str) -> str:
     return absolute(reverse("digest-unsubscribe", kwargs={"token": token}))
+
+
+def target_url(*, slug: str, backend: str) -> str:
+    """The trend page of ``backend``, where its targets and their forecasts are."""
+    path = reverse("project-trend", kwargs={"slug": slug})
+    return absolute(f"{path}?{urlencode({'backend': backend})}")

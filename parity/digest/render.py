@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from parity.digest.links import dashboard_links, transition_url
+from parity.digest.links import dashboard_links, target_url, transition_url
 from parity.pure.skip_rules import DISPOSITION_NAMES
 from parity.selectors.classification import CategoryCount
 from parity.selectors.digest import (
@@ -66,6 +66,8 @@ def summary(content: DigestContent) -> str:
         parts.append(plural(len(content.link_changes), "issue link change"))
     if content.transitions:
         parts.append(plural(len(content.transitions), "version transition"))
+    if content.targets_at_risk:
+        parts.append(plural(len(content.targets_at_risk), "target") + " at risk")
     return ", ".join(parts)
 
 
@@ -122,6 +124,21 @@ def transition_headline(row: DigestTransition) -> str:
     if row.lapses:
         line += f"; {plural(row.lapses, 'exemption')} stopped or started holding"
     return line
+
+
+def target_headline(row) -> str:
+    """E.g. "tpu: 90 % by 2027-03-01: forecast 2027-04-02 (12 a day), 410 tests to go" or
+    "...: no progress, 410 tests to go" (a ``selectors.TargetProgress`` at risk)."""
+    target, result = row.target, row.forecast
+    when = (
+        "no progress"
+        if result.no_progress
+        else f"forecast {result.on.isoformat()} ({result.rate:,.1f} a day)"
+    )
+    return (
+        f"{row.backend}: {percent(target.score)} by {target.due.isoformat()}: {when}, "
+        f"{plural(result.remaining, 'test')} to go"
+    )
 
 
 def category_line(row: CategoryCount) -> str:
@@ -187,6 +204,13 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
                 "url": transition_url(slug=content.project, pk=row.id),
             }
             for row in content.transitions
+        ],
+        "targets_at_risk": [
+            {
+                "headline": target_headline(row),
+                "url": target_url(slug=content.project, backend=row.backend),
+            }
+            for row in content.targets_at_risk
         ],
         "unsubscribe_url": unsubscribe_url,
     }

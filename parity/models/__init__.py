@@ -50,6 +50,7 @@ from parity.models.runs import (
     UploadStatus,
 )
 from parity.models.sign_in import GroupRole
+from parity.models.targets import Target
 from parity.models.transitions import Transition, TransitionKind
 from parity.models.trust import TrustRule
 from parity.models.webhooks import (
@@ -63,6 +64,7 @@ from parity.models.webhooks import (
 )
 
 __all__ = [
+    "Target",
     "Transition",
     "TransitionKind",
     "ABSENT_STATES",

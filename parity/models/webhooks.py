@@ -29,6 +29,7 @@ class WebhookEvent(models.TextChoices):
     DIGEST_READY = "digest_ready", "weekly digest ready"
     PING = "ping", "test event (sent on request)"
     TRANSITION = "transition", "version transition"
+    TARGET_AT_RISK = "target_at_risk", "target at risk"
 
 
 class WebhookFormat(models.TextChoices):

@@ -127,6 +127,13 @@ def score(counts: Counts, definition: Definition = DEFAULT) -> float | None:
     """One figure of ``counts`` by ``definition``. Decisions not counted leave both the failures
     and the whole; counted ones are failures. Without ``reference_tests`` (a heatmap cell) an
     agreement definition falls back to ``reference_passing``."""
+    return share(*parts(counts, definition))
+
+
+def parts(counts: Counts, definition: Definition = DEFAULT) -> tuple[int, int]:
+    """The two counts ``score`` divides, by ``definition``: the tests that count as passing (or
+    agreeing) and the whole. A target's steering figure keeps the whole of its creation
+    (``parity.pure.forecasts``)."""
     failing = counts.compared - counts.passing
     whole = counts.compared
     if not definition.counts_intended:
@@ -136,7 +143,7 @@ def score(counts: Counts, definition: Definition = DEFAULT) -> float | None:
         failing += counts.not_applicable
         whole += counts.not_applicable
     if definition.kind == REFERENCE_PASSING or counts.reference_tests is None:
-        return share(whole - failing, whole)
+        return whole - failing, whole
     # Agreement: the whole is every test of the reference's run compared, less the decisions
     # not counted (not-applicable tests are outside reference_tests, as outside compared, the
     # reference's non-passing ones too). Counted, a declaration is as if not made: those tests
@@ -148,7 +155,7 @@ def score(counts: Counts, definition: Definition = DEFAULT) -> float | None:
             failing += counts.not_applicable_not_passed
     if definition.kind == AGREE_ANY:
         failing += counts.differ_not_passed
-    return share(whole - failing, whole)
+    return whole - failing, whole
 
 
 def scores(counts: Counts, definition: Definition = DEFAULT) -> Scores:

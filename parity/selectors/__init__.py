@@ -33,6 +33,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
 | ``…/tests/``                              | ``testcases_search``                      |
 | ``…/triage/``                             | ``triages_list``                          |
+| ``…/targets/`` (and on the trend page)   | ``targets_progress``                      |
 | ``…/manifest/``, ``…/manifest/resolve/``  | ``manifest_build``, ``manifest_resolve``  |
 |                                           | ``backend_for_attributes`` (the variant)  |
 | ``…/exemptions/export/``                  | ``exemptions_export``                     |
@@ -115,6 +116,7 @@ from parity.selectors.reasons import (
     skip_reasons_current,
 )
 from parity.selectors.runs import RunsPage, runs_page
+from parity.selectors.targets import TargetProgress, targets_progress
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search
 from parity.selectors.transitions import (
     transition_get,
@@ -197,6 +199,8 @@ __all__ = [
     "reason_trend",
     "runs_page",
     "transition_get",
+    "TargetProgress",
+    "targets_progress",
     "transitions_list",
     "transitions_of_week",
     "transitions_page",

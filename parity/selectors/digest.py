@@ -53,6 +53,7 @@ from parity.selectors.classification import CategoryCount, skip_categories_curre
 from parity.selectors.fragments import headline_score
 from parity.selectors.owners import gaps_owned, owner_clean
 from parity.selectors.reason_links import LinkChange, link_changes
+from parity.selectors.targets import TargetProgress, targets_progress
 from parity.selectors.transitions import transitions_of_week
 
 # What did not run (a crash, a timeout...) before what the backend never had.
@@ -209,6 +210,8 @@ class DigestContent:
     new_by_family: list[FamilyNewGaps] = field(default_factory=list)
     variant_keys: list[str] = field(default_factory=list)  # what the project's variants are
     transitions: list[DigestTransition] = field(default_factory=list)  # oldest first
+    # Targets at risk as the digest is made (no progress, or a forecast after the date).
+    targets_at_risk: list[TargetProgress] = field(default_factory=list)
 
     @property
     def new_total(self) -> int:
@@ -220,13 +223,15 @@ class DigestContent:
 
     @property
     def quiet(self) -> bool:
-        """Nothing opened, fixed, new, relinked or upgraded: the digest says so in one line."""
+        """Nothing opened, fixed, new, relinked, upgraded or at risk: the digest says so in one
+        line."""
         return not (
             self.new_total
             or self.fixed_total
             or self.new_reasons
             or self.link_changes
             or self.transitions
+            or self.targets_at_risk
         )
 
 
@@ -274,6 +279,11 @@ def digest_content(
         owner=owner,
         owned_open=_owned_open(project, ids, week, owner) if owner else [],
         transitions=_transitions(project, ids, week),
+        targets_at_risk=[
+            t
+            for t in targets_progress(project=project, backends=[b.name for b in chosen])
+            if t.at_risk
+        ],
     )
 
 

@@ -287,6 +287,43 @@ def _transition_notice(*, run: Run) -> list[int]:
     )
 
 
+def target_at_risk_notices(*, project: Project, entered: list) -> list[int]:
+    """One event per target that entered risk (``parity.services.targets.targets_assess``:
+    not met, and no progress or a forecast after its date), once per entry."""
+    ids = []
+    path = reverse("project-trend", kwargs={"slug": project.slug})
+    for progress in entered:
+        target, result = progress.target, progress.forecast
+        url = _absolute(f"{path}?backend={progress.backend}")
+        payload = {
+            "target": target.pk,
+            "backend": progress.backend,
+            "score": target.score,
+            "due": target.due.isoformat(),
+            "denominator": target.denominator,
+            "published": progress.published,
+            "steering": result.steering,
+            "remaining": result.remaining,
+            "rate_per_day": result.rate,
+            "forecast": result.on.isoformat() if result.on else None,
+            "no_progress": result.no_progress,
+            "url": url,
+        }
+        when = "no progress" if result.no_progress else f"forecast {result.on.isoformat()}"
+        title = (
+            f"{project.slug} {progress.backend}: target {target.score:.0%} by "
+            f"{target.due.isoformat()} at risk ({when}; {result.remaining:,} tests to go)"
+        )
+        ids += notice_record(
+            project=project,
+            event=WebhookEvent.TARGET_AT_RISK,
+            payload=payload,
+            summary={"title": title, "url": url, "sections": []},
+            key=f"target_at_risk:{target.pk}:{target.at_risk_since.isoformat()}",
+        )
+    return ids
+
+
 def _exemption_item(triage: Triage) -> dict:
     return {
         "exemption": triage.pk,

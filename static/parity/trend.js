@@ -1,6 +1,6 @@
 // The trend page: each backend's daily score as a dated line, from the page's JSON data block
 // (#trend-data), with its coverage drops and attribute changes drawn as marked points that say
-// what happened on hover.
+// what happened on hover, and each target with its forecast as markers.
 (function () {
   "use strict";
   var el = document.getElementById("trend-chart");
@@ -42,9 +42,32 @@
       });
     });
   });
+  // Targets: a star at (date, score), and a hollow circle where the forecast lands. No line
+  // joins them or extends the trend: a forecast is a date, not a path (docs/targets.md).
+  (body.targets || []).forEach(function (t) {
+    var index = drawn.findIndex(function (s) { return s.backend === t.backend; });
+    if (index < 0) return;
+    var colour = palette[index % palette.length];
+    traces.push({
+      x: [t.due], y: [t.score], name: t.backend + ": target", type: "scatter", mode: "markers",
+      marker: { symbol: "star", size: 15, color: colour, line: { color: "#24292f", width: 1 } },
+      hovertemplate: t.backend + " · target %{y:.1f} % by %{x|%Y-%m-%d}<br>" + t.hover +
+        (t.at_risk ? "<br>at risk" : "") + "<extra></extra>",
+    });
+    if (!t.drawn) return;
+    traces.push({
+      x: [t.forecast], y: [t.score], name: t.backend + ": forecast", type: "scatter", mode: "markers",
+      marker: { symbol: "circle-open", size: 13, color: t.at_risk ? "#cf222e" : colour, line: { width: 2 } },
+      hovertemplate: t.backend + " · forecast: %{y:.1f} % on %{x|%Y-%m-%d}<extra></extra>",
+    });
+  });
   if (narrow) el.style.height = (300 + 21 * traces.length) + "px";
   // Daily points: ticks on whole days (midnight), never twice the same day's label.
   var times = [].concat.apply([], drawn.map(function (s) { return s.at.map(Date.parse); }));
+  (body.targets || []).forEach(function (t) {
+    times.push(Date.parse(t.due));
+    if (t.drawn) times.push(Date.parse(t.forecast));
+  });
   var span = (Math.max.apply(null, times) - Math.min.apply(null, times)) / 86400000;
   var day = 86400000 * Math.max(1, Math.ceil(span / (narrow ? 4 : 10)));
   Plotly.newPlot(el, traces, {

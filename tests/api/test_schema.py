@@ -299,6 +299,14 @@ def known_ids(ingest, call, eager_errors_propagate) -> dict[str, list[int]]:
     triage = call(create)
     create.validate_response(triage, checks=CHECKS)
     assert triage.status_code == 201, triage.text
+    aim = api_schema["/api/v1/projects/{slug}/targets/"]["POST"].Case(
+        path_parameters={"slug": PROJECT},
+        body={"backend": "tpu", "score": 0.9, "due": "2027-01-01"},
+        media_type="application/json",
+    )
+    target = call(aim)
+    aim.validate_response(target, checks=CHECKS)
+    assert target.status_code == 201, target.text
     return {
         "upload": [u["id"] for u in uploads],
         "run": [u["run"] for u in uploads],
@@ -306,6 +314,7 @@ def known_ids(ingest, call, eager_errors_propagate) -> dict[str, list[int]]:
         "reason": list(Reason.objects.values_list("pk", flat=True)),
         "gap": list(Gap.objects.values_list("pk", flat=True)),
         "triage": [triage.json()["id"]],
+        "target": [target.json()["id"]],
     }
 
 
@@ -317,6 +326,7 @@ ID_KINDS = {
     "/api/v1/projects/{slug}/tests/{id}/": "test",
     "/api/v1/projects/{slug}/skip-reasons/{id}/trend/": "reason",
     "/api/v1/projects/{slug}/triage/{id}/": "triage",
+    "/api/v1/projects/{slug}/targets/{id}/": "target",
 }
 
 
@@ -392,6 +402,7 @@ def _concrete(path: str, known_ids: dict[str, list[int]]) -> str:
 ANONYMOUS_BODIES = {
     "POST /api/v1/projects/{slug}/manifest/resolve/": {"backend": "tpu", "tests": []},
     "POST /api/v1/projects/{slug}/triage/": {"kind": "intended", "note": "x"},
+    "POST /api/v1/projects/{slug}/targets/": {"backend": "tpu", "score": 0.9, "due": "2027-01-01"},
 }
 
 

@@ -170,9 +170,9 @@ def test_issue_links_compare_the_records_at_the_week_start_and_end(three_weeks):
 def test_a_digest_reads_a_fixed_number_of_queries(three_weeks, django_assert_max_num_queries):
     # Set-based reads (backends, two snapshot sets, new and fixed gaps with their reasons'
     # issues, new reasons, link records and the links now, gaps tracked by closed issues,
-    # exemptions that pass now, skips and gaps per category, the week's version transitions):
-    # none per gap, reason, backend or transition.
-    with django_assert_max_num_queries(20):
+    # exemptions that pass now, skips and gaps per category, the week's version transitions,
+    # the targets): none per gap, reason, backend, transition or target.
+    with django_assert_max_num_queries(21):
         digest_content(project=three_weeks, week=s.W15)
 
 

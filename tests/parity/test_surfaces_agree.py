@@ -334,7 +334,9 @@ NO_STANDING = {
     "project-file-issue": "an issue draft of a file's untracked gaps (untracked_q)",
     "project-exemptions": "exemptions, lapsed or stale",
     "project-not-applicable": "declarations",
-    "project-trend": "each backend's score over time, from its snapshots",
+    "project-trend": "each backend's score over time, from its snapshots, and its targets",
+    "target-list": "targets: a score and date, their progress counted from the snapshots",
+    "target-detail": "removes a target",
     "project-webhooks": "webhook endpoints and their deliveries",
     "project-transitions": "version transitions: two runs' outcomes compared, not a standing",
     "project-transition": "one version transition's tests by how their outcome moved",
@@ -406,6 +408,7 @@ POST_ONLY = {
     "project-webhook-ping", "project-webhook-secret", "project-declaration-override",
     "project-exemption-delete", "exemptions-import", "oidc-exchange", "run-complete",
     "upload-create", "logout", "digest-unsubscribe", "triage-detail", "manifest-resolve",
+    "target-detail",
 }  # fmt: skip
 # Pages that answer a redirect, and why.
 REDIRECTS = {"favicon": "the icon is a static file"}

@@ -17,6 +17,7 @@ from parity.demo.accelerators import SLUGS as ACCELERATOR_SLUGS
 from parity.demo.accelerators import accelerator_projects_load, upload_data
 from parity.demo.ahead import demo_uploads_ahead
 from parity.demo.scenario import BRANCH, upstream_disabled
+from parity.demo.targets import demo_targets_set
 from parity.models import Project
 from parity.pure.list_formats.parity_file import disabled_dict_entries, exemptions_parse
 from parity.services.owners import owners_import
@@ -79,6 +80,9 @@ class Command(BaseCommand):
             # Before the uploads: each run's recompute gives the files it brings their owners.
             owners_import(project=project, text=OWNERS.read_text(), name="CODEOWNERS")
             self._upload_all(project, fixture, days=options["days"])
+            today = datetime.datetime.now(datetime.UTC).date()
+            targets = demo_targets_set(project, today=today)
+            self.stdout.write(f"Set {targets} targets (the trend page draws them).")
             self._accelerators(days=options["days"])
         else:
             self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")

@@ -4,6 +4,7 @@ the live stack, on data the client uploaded. Its reads answer the documents ``qu
 prints (docs/query.md); a maintainer's token proposes an exemption that then applies, a
 viewer's and a bad proposal are refused with the server's reason and change nothing."""
 
+import datetime
 import json
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from parity.models import Membership, Role, Run, Triage
 from parity.services.projects import user_token_create
+from parity.services.targets import TargetRequest, target_create
 from tests.parity.clients.conftest import CLIENTS_DIR, clean_environment
 from tests.parity.clients.test_parity_ci_live import ISSUE, commit_of
 from tests.parity.clients.test_query import T, documented, gaps_on_tpu, query
@@ -26,7 +28,7 @@ from tests.parity.clients.test_query import T, documented, gaps_on_tpu, query
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 __all__ = ["gaps_on_tpu"]  # the fixture, shared with test_query
 
-READS = {"gaps", "exemptions", "verdict", "tests"}
+READS = {"gaps", "exemptions", "verdict", "tests", "targets"}
 MCP_SECONDS = 120
 
 
@@ -80,6 +82,10 @@ def structured(result) -> dict:
 
 def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
     run = Run.objects.get(backend__name="tpu", commit=commit_of("tpu1"))
+    target_create(
+        project=run.project,
+        request=TargetRequest(backend="tpu", score=0.9, due=datetime.date(2027, 3, 1)),
+    )
 
     async def steps(session: ClientSession):
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -89,6 +95,7 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
             "exemptions": {"state": "intended"},
             "verdict": {"run": run.pk, "limit": 2},
             "tests": {"q": "test_q.py::TestQ", "limit": 3},
+            "targets": {"backend": "tpu"},
         }
         answers = {}
         for name, arguments in calls.items():
@@ -104,7 +111,7 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
     assert all(tools[name].annotations.read_only_hint for name in READS)
     assert tools["exemption_propose"].annotations.read_only_hint is False
     assert tools["verdict"].input_schema["required"] == ["run"]
-    assert answers.keys() == {"gaps", "untracked", "exemptions", "verdict", "tests"}
+    assert answers.keys() == {"gaps", "untracked", "exemptions", "verdict", "tests", "targets"}
     gaps = structured(answers["gaps"])
     assert gaps == query(parity_ci_run, "gaps", "--backend", "tpu")
     assert (gaps["kind"], gaps["project"], gaps["count"], gaps["truncated"]) == (
@@ -127,6 +134,12 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
     tests = structured(answers["tests"])
     assert (tests["count"], tests["total"], tests["truncated"]) == (3, 7, True)
     assert set(tests["items"][0]) == documented("### `tests` items")
+    targets = structured(answers["targets"])
+    assert targets == query(parity_ci_run, "targets", "--backend", "tpu")
+    [target] = targets["items"]
+    assert (target["backend"], target["due"]) == ("tpu", "2027-03-01")
+    assert target["remaining"] == target["goal"] - target["passing"] > 0
+    assert set(target) == documented("### `targets` items")
 
 
 def test_a_maintainer_proposes_an_exemption_a_viewer_is_refused(

@@ -1,0 +1,165 @@
+"""Targets (docs/targets.md) over runs uploaded through the API: a burn-down of one more
+passing test a day on tpu, a target set on it through the API (its denominator the tests
+expected then), its forecast on the trend page and in the JSON equal to the formula counted here
+from the uploads; tests added later leave the steering figure alone; a target at risk is one
+webhook event per entry, with hysteresis; maintainers only set one."""
+
+import datetime
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from parity import selectors, tasks
+from parity.digest.render import digest_render
+from parity.models import Target, WebhookEndpoint, WebhookNotice
+from parity.pure.weeks import Week
+from parity.selectors.digest import digest_content
+from tests.parity.dashboard.conftest import member
+
+TODAY = timezone.now().date()
+DAYS = [TODAY - datetime.timedelta(days=n) for n in (4, 3, 2, 1, 0)]
+TESTS = [f"test/t.py::TestT::test_{n:02}" for n in range(20)]
+URL = "/api/v1/projects/pytorch-xla/targets/"
+
+
+def _tpu(passing: int, tests=TESTS) -> dict:
+    return {t: "passed" if i < passing else ("failed", "boom") for i, t in enumerate(tests)}
+
+
+@pytest.fixture
+def burn_down(upload_run):
+    """cpu passes all 20; tpu passes 10, 11, 12, 13, 14 over the last five days."""
+    for n, day in enumerate(DAYS):
+        upload_run("cpu", dict.fromkeys(TESTS, "passed"), day=str(day), time="00:10")
+        upload_run("tpu", _tpu(10 + n), day=str(day), time="00:20")
+
+
+def _set(api, **body) -> dict:
+    response = api.post(URL, {"backend": "tpu", "score": 0.9, **body}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def test_the_forecast_is_today_plus_remaining_over_the_rate(burn_down, api, xla):
+    due = TODAY + datetime.timedelta(days=30)
+    made = _set(api, due=str(due), note="Q1 gate")
+    # Counted from the uploads: 20 expected, a goal of 18, 14 pass today, one more a day.
+    assert (made["denominator"], made["goal"], made["passing"]) == (20, 18, 14)
+    assert (made["remaining"], made["rate_per_day"]) == (4, pytest.approx(1.0))
+    assert made["forecast"] == str(TODAY + datetime.timedelta(days=4))
+    assert (made["published"], made["steering"]) == (0.7, 0.7)
+    assert not made["at_risk"] and not made["no_progress"]
+    [listed] = api.get(URL).json()
+    assert listed == made
+
+    page = member(xla, "viewer").get("/p/pytorch-xla/trend/?backend=tpu")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert 'id="trend-targets"' in body and "90 % by " + str(due) in body
+    assert f"forecast {TODAY + datetime.timedelta(days=4)} (1.0 tests a day)" in body
+    chart = page.context["chart"]["targets"]
+    assert chart == [
+        {
+            "backend": "tpu",
+            "score": 90.0,
+            "due": str(due),
+            "forecast": str(TODAY + datetime.timedelta(days=4)),
+            "drawn": True,
+            "at_risk": False,
+            "hover": f"forecast {TODAY + datetime.timedelta(days=4)} (1.0 tests a day)",
+        }
+    ]
+
+
+def test_new_tests_move_the_published_figure_not_the_steering_one(burn_down, api, upload_run):
+    _set(api, due=str(TODAY + datetime.timedelta(days=30)))
+    more = TESTS + [f"test/u.py::TestU::test_{n:02}" for n in range(20)]  # 20 more, failing
+    upload_run("cpu", dict.fromkeys(more, "passed"), day=str(TODAY), time="01:10", run="late-cpu")
+    upload_run("tpu", _tpu(15, more), day=str(TODAY), time="01:20", run="late-tpu")
+    [row] = api.get(URL).json()
+    assert row["denominator"] == 20  # fixed when it was set
+    assert (row["published"], row["steering"]) == (15 / 40, 15 / 20)
+    assert row["remaining"] == 3
+
+
+def test_a_flat_history_is_no_progress_and_at_risk(upload_run, api):
+    for day in DAYS:
+        upload_run("cpu", dict.fromkeys(TESTS, "passed"), day=str(day), time="00:10")
+        upload_run("tpu", _tpu(12), day=str(day), time="00:20")
+    row = _set(api, due=str(TODAY + datetime.timedelta(days=300)))
+    assert row["no_progress"] and row["forecast"] is None and row["at_risk"]
+    assert row["rate_per_day"] == pytest.approx(0.0)
+
+
+def test_a_target_at_risk_is_a_digest_line(upload_run, api, xla):
+    for day in DAYS:
+        upload_run("cpu", dict.fromkeys(TESTS, "passed"), day=str(day), time="00:10")
+        upload_run("tpu", _tpu(12), day=str(day), time="00:20")
+    due = TODAY + datetime.timedelta(days=300)
+    _set(api, due=str(due))
+    week = Week.of(TODAY)
+    rendered = digest_render(digest_content(project=xla, week=week))
+    line = f"tpu: 90.0% by {due}: no progress, 6 tests to go"
+    assert "TARGETS AT RISK" in rendered.text and line in rendered.text
+    url = f"{settings.SITE_URL}/p/pytorch-xla/trend/?backend=tpu"
+    assert url in rendered.text and "1 target at risk" in rendered.subject
+    assert digest_content(project=xla, week=week, backends=["cpu"]).targets_at_risk == []
+
+
+def test_at_risk_is_one_event_per_entry_with_hysteresis(burn_down, api, xla):
+    WebhookEndpoint.objects.create(
+        project=xla, url="https://hooks.example/p", events=["target_at_risk"]
+    )
+    target = Target.objects.get(pk=_set(api, due=str(TODAY + datetime.timedelta(days=30)))["id"])
+
+    def assess(due_in: int) -> bool:
+        Target.objects.filter(pk=target.pk).update(due=TODAY + datetime.timedelta(days=due_in))
+        tasks.targets_assessed(xla.pk)
+        return Target.objects.get(pk=target.pk).at_risk
+
+    notices = WebhookNotice.objects.filter(project=xla, event="target_at_risk")
+    assert not assess(30) and notices.count() == 0  # forecast in 4 days: on track
+    assert assess(2) and notices.count() == 1  # due before the forecast: at risk
+    payload = notices.get().payload
+    assert (payload["backend"], payload["remaining"], payload["no_progress"]) == ("tpu", 4, False)
+    assert payload["forecast"] == str(TODAY + datetime.timedelta(days=4))
+    assert assess(3) and assess(8) and notices.count() == 1  # inside the margin: stays, silent
+    assert not assess(12)  # forecast more than 7 days before the date: leaves
+    assert assess(3) and notices.count() == 2  # a second entry, a second event
+
+
+def test_only_maintainers_set_or_remove_a_target(burn_down, api, xla):
+    viewer = member(xla, "viewer")
+    body = {"backend": "tpu", "score": 0.9, "due": str(TODAY)}
+    assert viewer.post(URL, body, content_type="application/json").status_code == 403
+    made = _set(api, due=str(TODAY))
+    assert viewer.delete(f"{URL}{made['id']}/").status_code == 403
+    assert viewer.get(URL).status_code == 200
+    assert api.post(URL, {**body, "backend": "cpu"}, format="json").status_code == 400  # reference
+    assert api.post(URL, {**body, "score": 95}, format="json").status_code == 400  # not a share
+    assert api.delete(f"{URL}{made['id']}/").status_code == 204
+    assert api.get(URL).json() == []
+
+
+def test_targets_read_in_three_queries(burn_down, api, xla, django_assert_num_queries):
+    _set(api, due=str(TODAY))
+    with django_assert_num_queries(3):
+        selectors.targets_progress(project=xla)
+
+
+def test_the_trend_page_reads_as_many_queries_for_one_target_as_for_five(burn_down, api, xla):
+    viewer = member(xla, "viewer")
+
+    def page_queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert viewer.get("/p/pytorch-xla/trend/").status_code == 200
+        return len(captured)
+
+    _set(api, due=str(TODAY))
+    one = page_queries()
+    for days in range(1, 5):
+        _set(api, due=str(TODAY + datetime.timedelta(days=days)))
+    assert page_queries() == one
