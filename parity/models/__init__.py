@@ -1,3 +1,4 @@
+from parity.models.compare import CompareView
 from parity.models.digest import (
     DeliveryStatus,
     DigestDelivery,
@@ -63,6 +64,7 @@ from parity.models.webhooks import (
 )
 
 __all__ = [
+    "CompareView",
     "Transition",
     "TransitionKind",
     "ABSENT_STATES",
