@@ -34,14 +34,15 @@ ROWS_SHOWN = 500  # of a report's filtered tests; the CSV and the API hold them 
 PREVIEW_SHOWN = 200  # of a preview's changed tests
 
 
+class BackendChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return obj.name
+
+
 class CompareForm(forms.Form):
     name = forms.SlugField(max_length=80, help_text="In the page's URL, e.g. gfx90a-vs-cuda.")
-    sample = forms.ModelChoiceField(
-        queryset=None, to_field_name="name", help_text="The variant judged."
-    )
-    basis = forms.ModelChoiceField(
-        queryset=None, to_field_name="name", help_text="Judged against this one."
-    )
+    sample = BackendChoice(queryset=None, to_field_name="name", help_text="The variant judged.")
+    basis = BackendChoice(queryset=None, to_field_name="name", help_text="Judged against this one.")
     days = forms.IntegerField(
         min_value=1, max_value=365, initial=14, help_text="The window, in days."
     )

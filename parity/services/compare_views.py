@@ -55,9 +55,10 @@ def compare_view_check(
 ) -> None:
     """Raise ``CompareRejected`` if the settings could not be saved (a preview's check: nothing is
     written)."""
-    probe = (
-        CompareView(project=project) if view is None else CompareView(pk=view.pk, project=project)
-    )
+    probe = CompareView(project=project)
+    if view is not None:  # the saved row itself: its name is not taken by another
+        probe.pk = view.pk
+        probe._state.adding = False
     _validated(probe, request)
 
 
