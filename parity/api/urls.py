@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.api import lists, targets, transitions, views
+from parity.api import compare, lists, targets, transitions, views
 
 project = "projects/<slug:slug>/"
 
@@ -32,6 +32,12 @@ urlpatterns = [
         f"{project}exemptions/export/<slug:list_format>/",
         lists.ListExportView.as_view(),
         name="exemptions-export",
+    ),
+    path(f"{project}compare/", compare.CompareViewListView.as_view(), name="compare-list"),
+    path(
+        f"{project}compare/<slug:name>/",
+        compare.CompareReportView.as_view(),
+        name="compare-detail",
     ),
     path(
         f"{project}transitions/",

@@ -2,6 +2,7 @@ from django.urls import path
 
 from parity.dashboard import (
     charts,
+    compare_views,
     downloads,
     owners_views,
     transition_views,
@@ -37,6 +38,21 @@ urlpatterns = [
         f"{project}transitions/<int:pk>/",
         transition_views.transition_detail,
         name="project-transition",
+    ),
+    path(f"{project}compare/", compare_views.compare_views, name="project-compare-views"),
+    path(f"{project}compare/<slug:name>/", compare_views.compare_detail, name="project-compare"),
+    path(
+        f"{project}compare/<slug:name>.csv", compare_views.compare_csv, name="project-compare-csv"
+    ),
+    path(
+        f"{project}compare/<slug:name>/settings/",
+        compare_views.compare_settings,
+        name="project-compare-settings",
+    ),
+    path(
+        f"{project}compare/<slug:name>/delete/",
+        compare_views.compare_delete,
+        name="project-compare-delete",
     ),
     path(f"{project}matrix/", views.matrix, name="project-matrix"),
     path(f"{project}matrix.csv", downloads.matrix_csv, name="project-matrix-csv"),

@@ -32,8 +32,9 @@ from xml.etree import ElementTree
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from parity.models import Project
+from parity.models import Backend, Project
 from parity.pure.list_formats.parity_file import document_load, exemptions_parse
+from parity.services.compare_views import CompareRequest, compare_view_create
 from parity.services.list_imports import ListFile, list_file_import
 from parity.services.projects import project_create, project_score_set
 from parity.services.triage import exemptions_import
@@ -276,6 +277,15 @@ def accelerator_projects_load(
     exemptions_import(project=rocm, entries=entries)
     for upload in rocm_uploads(span[-10:]):
         post(upload)
+    # The example: gfx90a judged against CUDA over the demo's days (docs/compare-views.md).
+    compare_view_create(
+        project=rocm,
+        request=CompareRequest(
+            name="gfx90a-vs-cuda",
+            sample=Backend.objects.get(project=rocm, name="rocm-gfx90a"),
+            basis=Backend.objects.get(project=rocm, name="cuda"),
+        ),
+    )
     openreg = project_create(
         slug="openreg",
         name="OpenReg (an out-of-tree backend)",

@@ -1,3 +1,4 @@
+from parity.models.compare import CompareView
 from parity.models.digest import (
     DeliveryStatus,
     DigestDelivery,
@@ -65,6 +66,7 @@ from parity.models.webhooks import (
 
 __all__ = [
     "Target",
+    "CompareView",
     "Transition",
     "TransitionKind",
     "ABSENT_STATES",

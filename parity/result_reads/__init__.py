@@ -15,9 +15,18 @@ calls one of these.
 | ``?aligned=1`` of the heatmap, the gaps   | ``aligned_view``                          |
 | page, the parity and gaps endpoints       |                                           |
 | ``p/<slug>/transitions/<id>/``, its API   | ``transition_detail``                     |
+| ``p/<slug>/compare/<name>/``, its API,    | ``compare_report``, ``compare_preview``   |
+| its CSV and its settings' preview         |                                           |
 """
 
 from parity.result_reads.aligned import aligned_view
+from parity.result_reads.compare import (
+    CompareReport,
+    CompareRow,
+    StateChange,
+    compare_preview,
+    compare_report,
+)
 from parity.result_reads.history import (
     TestCaseHistory,
     TestCasePage,
@@ -31,6 +40,9 @@ from parity.result_reads.transitions import MovedList, TransitionDetail, transit
 from parity.result_reads.verdict import Verdict, run_verdict
 
 __all__ = [
+    "CompareReport",
+    "CompareRow",
+    "StateChange",
     "MovedList",
     "RUN_GAPS_SHOWN",
     "RunDetail",
@@ -39,6 +51,8 @@ __all__ = [
     "TransitionDetail",
     "Verdict",
     "aligned_view",
+    "compare_preview",
+    "compare_report",
     "run_detail",
     "run_verdict",
     "run_verdict_of_shard",

@@ -22,6 +22,8 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``, ``open_gap_lines``  |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
 | ``p/<slug>/transitions/``, its API        | ``transitions_page``, ``transition_get``  |
+| ``p/<slug>/compare/`` and each view       | ``compare_views_of``, ``compare_view_of``,|
+|                                           | ``compare_backends``                      |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
@@ -47,6 +49,11 @@ from parity.selectors.classification import (
     CategoryCount,
     skip_categories_current,
     skip_rules_current,
+)
+from parity.selectors.compare_views import (
+    compare_backends,
+    compare_view_of,
+    compare_views_of,
 )
 from parity.selectors.declarations import DeclarationRow, declarations
 from parity.selectors.exemptions import (
@@ -127,6 +134,9 @@ from parity.selectors.transitions import (
 from parity.selectors.trends import score_history, trend_backends
 
 __all__ = [
+    "compare_backends",
+    "compare_view_of",
+    "compare_views_of",
     "DeclarationRow",
     "declarations",
     "AlsoFailing",

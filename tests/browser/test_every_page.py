@@ -35,6 +35,8 @@ PAGES = (
     "matrix",
     "pair",
     "runs",
+    "compare-views",
+    "compare",
     "digest",
     "api-docs",
     "login",
@@ -68,6 +70,8 @@ def url_of(name: str) -> str:
         "matrix": f"{P}/matrix/",
         "pair": f"{P}/matrix/pair/?a=cpu&b=tpu",
         "runs": f"{P}/runs/",
+        "compare-views": f"{P}/compare/",
+        "compare": "/p/rocm-parity/compare/gfx90a-vs-cuda/",  # the demo's compare view
         "digest": f"{P}/digest/",
         "api-docs": "/api/docs/",
         "login": "/accounts/login/",

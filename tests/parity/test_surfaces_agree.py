@@ -342,6 +342,13 @@ NO_STANDING = {
     "project-transition": "one version transition's tests by how their outcome moved",
     "transition-list": "version transitions: two runs' outcomes compared, not a standing",
     "transition-detail": "one version transition's tests by how their outcome moved",
+    "project-compare-views": "compare views: their settings",
+    "project-compare": "a compare view: two variants' pass rates over days by Fisher's test",
+    "project-compare-csv": "a compare view as CSV",
+    "project-compare-settings": "a compare view's settings and their preview",
+    "project-compare-delete": "a form post",
+    "compare-list": "compare views: their settings",
+    "compare-detail": "a compare view: two variants' pass rates over days by Fisher's test",
     "project-webhook": "a webhook endpoint's form",
     "project-webhook-delete": "a form post",
     "project-webhook-ping": "a form post",
@@ -406,9 +413,9 @@ def test_every_url_is_read_or_exempt():
 POST_ONLY = {
     "project-queue-exempt", "project-owners-import", "project-triage", "project-webhook-delete",
     "project-webhook-ping", "project-webhook-secret", "project-declaration-override",
-    "project-exemption-delete", "exemptions-import", "oidc-exchange", "run-complete",
-    "upload-create", "logout", "digest-unsubscribe", "triage-detail", "manifest-resolve",
-    "target-detail",
+    "project-exemption-delete", "project-compare-delete", "exemptions-import", "oidc-exchange",
+    "run-complete", "upload-create", "logout", "digest-unsubscribe", "triage-detail",
+    "manifest-resolve", "target-detail",
 }  # fmt: skip
 # Pages that answer a redirect, and why.
 REDIRECTS = {"favicon": "the icon is a static file"}
@@ -429,12 +436,18 @@ def _every_page_opens(ctx) -> int:
     """GET every page and read endpoint of the project, each ``<pk>`` a real one of the
     history, each required parameter a valid one: each answers 200."""
     from parity.ci_files import _served
-    from parity.models import Gap, Reason, Transition, Upload, WebhookEndpoint
+    from parity.models import CompareView, Gap, Reason, Transition, Upload, WebhookEndpoint
     from parity.pure.list_formats import FORMATS
     from tests.parity.dashboard.conftest import member
 
     project = ctx.project
     hook = WebhookEndpoint.objects.create(project=project, url="https://hooks.example/parity")
+    compare = CompareView.objects.create(
+        project=project,
+        name="tpu-vs-cpu",
+        sample=Backend.objects.get(project=project, name="tpu"),
+        basis=Backend.objects.get(project=project, name="cpu"),
+    )
     reason = Reason.objects.filter(project=project).first()
     transition = Transition.objects.filter(project=project).first()
     run = Run.objects.filter(project=project).order_by("-pk").first()
@@ -474,6 +487,7 @@ def _every_page_opens(ctx) -> int:
             .replace("<int:pk>", str(pks.get(name)))
             .replace("<slug:list_format>", next(iter(FORMATS)))
             .replace("<str:name>", next(iter(_served())))
+            .replace("<slug:name>", compare.name)
         )
         assert "<" not in url, url  # a new parameter: give it a real value above
         asks = ctx.api if url.startswith("/api/v1/") else client

@@ -1,0 +1,152 @@
+"""Compare views' pages, CSV and API over a small seeded history (``compare_scenario``): the
+report lists its red tests first, each with its sentence, filters by state and links each test;
+the list is one click from every project page; a maintainer previews settings (nothing written)
+before saving them; a reader cannot write; the CSV and the API say what the page says."""
+
+import csv
+import io
+import re
+from html import unescape
+
+import pytest
+from django.test import Client
+
+from parity.models import Backend, CompareView
+from parity.result_reads import compare_report
+from tests.parity.compare_scenario import SMALL_STATES, T, compare_upload, small_history
+from tests.parity.dashboard.conftest import member
+
+pytestmark = pytest.mark.django_db
+P = "/p/pytorch-xla"
+
+
+@pytest.fixture
+def seeded(xla, ingest, eager_errors_propagate):
+    compare_upload(ingest, small_history())
+    return CompareView.objects.create(
+        project=xla,
+        name="tpu-vs-cpu",
+        sample=Backend.objects.get(project=xla, name="tpu"),
+        basis=Backend.objects.get(project=xla, name="cpu"),
+    )
+
+
+def plain(response) -> str:
+    assert response.status_code == 200, response.status_code
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", response.content.decode())))
+
+
+def _rows(html: str) -> list[tuple[str, str]]:
+    """(test id, state) of the report's table, in order."""
+    return re.findall(r'<tr data-test="(\d+)" data-state="(\w+)">', html)
+
+
+def test_the_report_lists_red_first_with_sentences_and_filters(xla, seeded, maintainer):
+    report = compare_report(view=seeded)
+    page = Client().get(f"{P}/compare/tpu-vs-cpu/")
+    html, body = page.content.decode(), plain(page)
+
+    assert _rows(html) == [(str(r.test_id), r.state.value) for r in report.rows]
+    assert {r.test: r.state.value for r in report.rows} == {
+        T.format(n): s for n, s in SMALL_STATES.items()
+    }
+    assert _rows(html)[0][1] == "extreme"
+    extreme = next(r for r in report.rows if r.state.value == "extreme")
+    assert extreme.sentence in body and "Fisher p" in extreme.sentence
+    assert f'href="{P}/tests/{extreme.test_id}/"' in html
+    assert "13 of tpu, 13 of cpu" in body
+    assert "{%" not in body and "{{" not in body
+    assert "Settings" not in body  # a reader's page: no settings link
+
+    only = Client().get(f"{P}/compare/tpu-vs-cpu/?state=improved").content.decode()
+    assert [s for _, s in _rows(only)] == ["improved"]
+    assert (
+        f'href="{P}/compare/tpu-vs-cpu/settings/"'
+        in maintainer.get(f"{P}/compare/tpu-vs-cpu/").content.decode()
+    )
+    assert Client().get(f"{P}/compare/nope/").status_code == 404
+
+
+def test_the_list_is_reachable_from_the_project_nav(seeded):
+    heatmap = Client().get(f"{P}/").content.decode()
+    assert f'href="{P}/compare/"' in heatmap
+    page = Client().get(f"{P}/compare/")
+    assert 'href="/p/pytorch-xla/compare/tpu-vs-cpu/"' in page.content.decode()
+    assert "New compare view" not in plain(page)  # a reader gets no form
+
+
+def _settings(**change) -> dict:
+    data = {
+        "name": "tpu-vs-cpu", "sample": "tpu", "basis": "cpu", "days": 14, "confidence": 95,
+        "tolerance": 5, "min_failures": 3, "action": "preview",
+    }  # fmt: skip
+    return {**data, **change}
+
+
+def test_settings_preview_what_would_change_and_write_only_on_save(xla, seeded, maintainer):
+    url = f"{P}/compare/tpu-vs-cpu/settings/"
+    # Ninety points of tolerance: the extreme test is tolerated, so no longer red.
+    page = maintainer.post(url, _settings(tolerance=90))
+    body = plain(page)
+    assert "Preview: 1 test would change state" in body, body
+    rows = re.findall(r'<tr data-test="(\d+)">', page.content.decode())
+    extreme = next(r for r in compare_report(view=seeded).rows if r.state.value == "extreme")
+    assert rows == [str(extreme.test_id)]
+    seeded.refresh_from_db()
+    assert seeded.tolerance == 5.0  # a preview writes nothing
+
+    saved = maintainer.post(url, _settings(tolerance=90, action="save"))
+    assert saved.status_code == 302
+    seeded.refresh_from_db()
+    assert seeded.tolerance == 90.0
+
+    refused = maintainer.post(url, _settings(basis="tpu", action="save"))
+    assert "another variant than the sample" in plain(refused)
+    assert member(xla, "viewer").post(url, _settings(action="save")).status_code == 403
+
+
+def test_a_maintainer_creates_and_removes_a_view(xla, seeded, maintainer):
+    new = _settings(name="neuron-vs-cpu", sample="neuron")
+    preview = plain(maintainer.post(f"{P}/compare/", new))
+    assert "Preview:" in preview and not CompareView.objects.filter(name="neuron-vs-cpu").exists()
+    created = maintainer.post(f"{P}/compare/", {**new, "action": "save"})
+    assert created.status_code == 302 and created["Location"] == f"{P}/compare/neuron-vs-cpu/"
+    assert maintainer.post(f"{P}/compare/", {**new, "action": "save"}).status_code == 200  # taken
+
+    assert Client().post(f"{P}/compare/", {**new, "name": "x", "action": "save"}).status_code in (
+        302,
+        403,
+    )
+    assert not CompareView.objects.filter(name="x").exists()
+    removed = maintainer.post(f"{P}/compare/neuron-vs-cpu/delete/")
+    assert removed.status_code == 302
+    assert not CompareView.objects.filter(name="neuron-vs-cpu").exists()
+
+
+def test_the_csv_and_the_api_say_what_the_page_says(xla, seeded, api):
+    report = compare_report(view=seeded)
+    download = Client().get(f"{P}/compare/tpu-vs-cpu.csv")
+    assert download["Content-Type"].startswith("text/csv")
+    lines = list(csv.DictReader(io.StringIO(download.content.decode())))
+    assert [(d["test"], d["state"], d["sentence"]) for d in lines] == [
+        (r.test, r.state.value, r.sentence) for r in report.rows
+    ]
+
+    listed = api.get("/api/v1/projects/pytorch-xla/compare/").json()
+    assert [(v["name"], v["sample"], v["basis"], v["days"]) for v in listed] == [
+        ("tpu-vs-cpu", "tpu", "cpu", 14)
+    ]
+    body = api.get("/api/v1/projects/pytorch-xla/compare/tpu-vs-cpu/").json()
+    assert [(t["test"], t["state"], t["sentence"]) for t in body["tests"]] == [
+        (r.test, r.state.value, r.sentence) for r in report.rows
+    ]
+    assert body["counts"]["extreme"] == 1 and (body["sample_runs"], body["basis_runs"]) == (13, 13)
+    extreme = next(t for t in body["tests"] if t["state"] == "extreme")
+    assert extreme["sample"]["failed"] == 8 and extreme["p"] < 0.05
+    only = api.get("/api/v1/projects/pytorch-xla/compare/tpu-vs-cpu/", {"state": "improved"})
+    assert [t["state"] for t in only.json()["tests"]] == ["improved"]
+    assert (
+        api.get("/api/v1/projects/pytorch-xla/compare/tpu-vs-cpu/", {"state": "x"}).status_code
+        == 400
+    )
+    assert api.get("/api/v1/projects/pytorch-xla/compare/nope/").status_code == 404
