@@ -119,7 +119,9 @@ def main() -> None:
     family_ids = [project.backends.get(name="rocm").pk]
 
     def page(backend: str, size: int):
-        gaps = list(selectors.gaps_list(project=project, backend=backend)[:size])
+        gaps = list(
+            selectors.gaps_list(project=project, query=selectors.GapsQuery(backend=backend))[:size]
+        )
         return lambda: families.gaps_also_failing_attach(gaps, project=project)
 
     timed("families_failing (the overview's line)", args.rounds,
@@ -132,9 +134,10 @@ def main() -> None:
     timed("project_cards (overview, with the line)", args.rounds,
           lambda: selectors.project_cards(projects=[project]))  # fmt: skip
     since = project.created_at
+    gfx942 = selectors.GapsQuery(backend="rocm-gfx942")
     timed("gaps_page, every open gap of rocm-gfx942", args.rounds,
           lambda: selectors.gaps_page(project=project, since=since, open_any_age=True,
-                                      filters={"backend": "rocm-gfx942"}))  # fmt: skip
+                                      filters=gfx942))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -110,7 +110,13 @@ def _measure(project, files: int, repeat: int) -> dict[str, float]:
 
     from parity.engine.owners import owners_add
     from parity.models import FileOwners, Gap, GapState
-    from parity.selectors import gaps_list, gaps_owners_attach, owners_summary, triage_queue
+    from parity.selectors import (
+        GapsQuery,
+        gaps_list,
+        gaps_owners_attach,
+        owners_summary,
+        triage_queue,
+    )
     from parity.selectors.queue import _groups, untracked_gaps
     from parity.services.owners import owners_import
 
@@ -130,7 +136,9 @@ def _measure(project, files: int, repeat: int) -> dict[str, float]:
         owners_add(project_id=project.pk, backend_ids=backends)
 
     def page(**filters) -> None:  # a page of the gaps list as the API reads it
-        gaps_owners_attach(list(gaps_list(project=project, **filters)[:500]), project=project)
+        gaps_owners_attach(
+            list(gaps_list(project=project, query=GapsQuery(**filters))[:500]), project=project
+        )
 
     owner = "@org/team3"
     results = {
@@ -142,7 +150,7 @@ def _measure(project, files: int, repeat: int) -> dict[str, float]:
         ),
         "owners_add, a recompute bringing one new file": run(refresh_new_file),
         f"gaps_list(owner={owner}).count()": run(
-            lambda: gaps_list(project=project, owner=owner).count()
+            lambda: gaps_list(project=project, query=GapsQuery(owner=owner)).count()
         ),
         f"gaps_list(owner={owner})[:500] with their owners": run(lambda: page(owner=owner)),
         "gaps_list()[:500] with their owners (no filter)": run(page),
@@ -172,7 +180,7 @@ def _measure(project, files: int, repeat: int) -> dict[str, float]:
         cursor.execute("SELECT count(*) FROM parity_gap WHERE project_id = %s", [project.pk])
         print(
             f"{cursor.fetchone()[0]:,} open gaps; {owner} owns "
-            f"{gaps_list(project=project, owner=owner).count():,}"
+            f"{gaps_list(project=project, query=GapsQuery(owner=owner)).count():,}"
         )
     return results
 

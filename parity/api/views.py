@@ -102,7 +102,7 @@ class GapListView(generics.ListAPIView):
                 backend=data.get("backend"),
                 state=data.get("state"),
             ).gaps
-        return selectors.gaps_list(project=self.project, **query.filters())
+        return selectors.gaps_list(project=self.project, query=query.gaps_query())
 
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)

@@ -7,6 +7,7 @@ are."""
 import csv
 import io
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -127,7 +128,7 @@ def gaps_csv(request: HttpRequest, project: Project) -> HttpResponse:
     _, query, filters = gaps_query(request, project)
     since = None if query["open"] else query["since"]
     _, gaps = selectors.open_gaps_sorted(
-        project=project, since=since, filters=filters, sort=query["sort"] or ""
+        project=project, query=replace(filters, since=since), sort=query["sort"] or ""
     )
     return _csv(f"{project.slug}-gaps.csv", GAP_COLUMNS, _gap_rows(project, gaps))
 

@@ -75,7 +75,7 @@ EXEMPTION_FILES_SHOWN = 200
 # The overview's burn-down of untracked gaps covers this many days of snapshots.
 BURNDOWN_DAYS = 90
 
-# ``tracked`` choice of the gaps page -> ``gaps_list`` filters.
+# ``tracked`` choice of the gaps page -> ``gaps_list``'s filters (``selectors.GapsQuery``).
 TRACKED_FILTERS = {
     "": {},
     "tracked": {"tracked": True},
@@ -117,23 +117,12 @@ def favicon(request: HttpRequest) -> HttpResponse:
 @project_page
 def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
     slug = project.slug
-    query = cleaned(HeatmapQuery(request.GET))
+    query, asked = _heatmap_query(request)
     aligned = None
     if query["aligned"]:  # each backend at the newest commit it and the reference ran
         aligned = result_reads.aligned_view(project=project, cells=True)
     heatmap = selectors.heatmap(
-        project=project,
-        folders=query["dir"],
-        folder=query["folder"] or "",
-        q=query["q"] or "",
-        sort=query["sort"],
-        owner=query["owner"] or "",
-        aligned=aligned,
-        by=_by(request),
-        page=request.GET.get("page") or 1,
-        per_page=HEATMAP_ROWS_PER_PAGE,
-        cells_per_page=HEATMAP_CELLS_PER_PAGE,
-        cell_type=presenters.HeatCell,
+        project=project, query=asked, aligned=aligned, cell_type=presenters.HeatCell
     )
     # By family: each family's tests failing on the most of its variants, under the table.
     spread = [
@@ -150,6 +139,23 @@ def project_heatmap(request: HttpRequest, project: Project) -> HttpResponse:
         family_tests=spread,
         file_url=reverse("project-file", args=[slug]),  # reversed once, not once per cell
         exempt=query["exempt"] or "",  # each other row links its form (a form a row is heavy)
+    )
+
+
+def _heatmap_query(request: HttpRequest) -> tuple[dict, selectors.HeatmapQuery]:
+    """The heatmap's query string: the form's values, and the rows they ask for, a page of
+    them."""
+    query = cleaned(HeatmapQuery(request.GET))
+    return query, selectors.HeatmapQuery(
+        folders=query["dir"],
+        folder=query["folder"] or "",
+        q=query["q"] or "",
+        sort=query["sort"],
+        owner=query["owner"] or "",
+        by=query["by"] or "variant",  # as ``_by`` reads it
+        page=request.GET.get("page") or 1,
+        per_page=HEATMAP_ROWS_PER_PAGE,
+        cells_per_page=HEATMAP_CELLS_PER_PAGE,
     )
 
 
@@ -252,21 +258,23 @@ def skip_reasons(request: HttpRequest, project: Project) -> HttpResponse:
     )
 
 
-def gaps_query(request: HttpRequest, project: Project) -> tuple[GapsQuery, dict, dict]:
+def gaps_query(
+    request: HttpRequest, project: Project
+) -> tuple[GapsQuery, dict, selectors.GapsQuery]:
     """The gaps page's query string (its CSV's too): the form, its values, ``since`` as a
-    datetime and the ``gaps_list`` filters."""
+    datetime and the gaps the lists hold (without their dates: ``since`` sets them)."""
     form = query_form(GapsQuery, request.GET, project=project, today=timezone.now().date())
     query = cleaned(form)
     query["since"] = datetime.datetime.combine(query["since"], datetime.time(), tzinfo=datetime.UTC)
-    filters = {
-        "backend": query["backend"] or None,
-        "state": query["state"] or None,
-        "file": query["file"] or None,
-        "reason": query["reason"],
-        "category": query["category"] or None,
-        "owner": query["owner"] or None,
+    filters = selectors.GapsQuery(
+        backend=query["backend"] or None,
+        state=query["state"] or None,
+        file=query["file"] or None,
+        reason=query["reason"],
+        category=query["category"] or None,
+        owner=query["owner"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
-    }
+    )
     return form, query, filters
 
 
@@ -299,15 +307,17 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
     )
 
 
-def _gaps_aligned(request: HttpRequest, project: Project, form, filters: dict) -> HttpResponse:
+def _gaps_aligned(
+    request: HttpRequest, project: Project, form, filters: selectors.GapsQuery
+) -> HttpResponse:
     """The gaps page's aligned view: each backend's gaps at the newest commit it and the
     reference both ran (``?aligned=1``), a page of them; backend and state filter it."""
     view = result_reads.aligned_view(
         project=project,
         numbers=False,
         gaps=True,
-        backend=filters["backend"],
-        state=filters["state"],
+        backend=filters.backend,
+        state=filters.state,
     )
     pairs = sorted(
         ((view.names[pk], pair) for pk, pair in view.pairs.items()), key=lambda item: item[0]

@@ -78,6 +78,7 @@ from parity.selectors.files import FileGrid, file_grid
 from parity.selectors.fragments import IssueInfo, all_closed, issue_infos, issue_urls
 from parity.selectors.gaps import (
     GapsPage,
+    GapsQuery,
     gap_is_stale,
     gaps_list,
     gaps_page,
@@ -85,7 +86,7 @@ from parity.selectors.gaps import (
     open_gap_lines,
     open_gaps_sorted,
 )
-from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, heatmap
+from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, HeatmapQuery, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.list_exports import ExportQuery, ListExport, exemptions_export
 from parity.selectors.manifest import (
@@ -162,7 +163,9 @@ __all__ = [
     "Manifest",
     "FileGrid",
     "GapsPage",
+    "GapsQuery",
     "Heatmap",
+    "HeatmapQuery",
     "ProjectCard",
     "ReasonChart",
     "ReasonRow",

@@ -4,7 +4,7 @@ page of each)."""
 
 import datetime
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
@@ -35,69 +35,87 @@ GAP_SORTS = {
 }
 
 
-def gaps_list(
-    *,
-    project: Project,
-    backend: str | None = None,
-    state: str | None = None,
-    tracked: bool | None = None,
-    intended: bool | None = None,
-    tracked_closed: bool | None = None,
-    since: datetime.datetime | None = None,
-    closed_since: datetime.datetime | None = None,
-    file: str | None = None,
-    reason: int | None = None,
-    category: str | None = None,
-    owner: str | None = None,
-    not_applicable: bool | None = False,
-) -> QuerySet[Gap]:
-    """Open gaps, or with ``closed_since`` the gaps fixed since then.
+@dataclass(frozen=True)
+class GapsQuery:
+    """Which gaps a list holds (``gaps_list``), read once from the request by the gaps page
+    and its CSV (``parity.dashboard.views.gaps_query``) or the API (``GapsQuery.gaps_query`` of
+    ``parity.api.serializers``). None is no filter."""
 
-    Tests declared not applicable on a backend are no gaps there: listed only with
-    ``not_applicable=True`` (None: both).
+    backend: str | None = None
+    # One state; by default every one but ``reference_missing`` (tests the reference does not
+    # run: outside the score, listed only when asked for by name).
+    state: str | None = None
+    tracked: bool | None = None  # False: untracked (intended gaps never are)
+    intended: bool | None = None
+    tracked_closed: bool | None = None  # True: tracked, every cited issue closed
+    since: datetime.datetime | None = None  # opened on or after it
+    closed_since: datetime.datetime | None = None  # the gaps fixed since then, not open ones
+    file: str | None = None  # of one test file
+    reason: int | None = None  # skipped for one reason (a group of the triage queue)
+    # Skipped for a reason of this category, as the reasons page labels it.
+    category: str | None = None
+    owner: str | None = None  # of the test files this code owner owns
+    # Tests declared not applicable on a backend are no gaps there: listed only with True
+    # (None: both).
+    not_applicable: bool | None = False
 
-    ``reference_missing`` rows (tests the reference does not run) are outside the score and
-    listed only when asked for by ``state``. ``tracked=False`` means untracked: intended gaps
-    are never untracked. ``tracked_closed=True`` keeps tracked gaps whose every cited issue is
-    closed. ``since`` keeps gaps opened on or after it; ``file`` those of one test file,
-    ``reason`` those skipped for one reason (a group of the triage queue), ``category`` the
-    skipped ones whose reason has that category (as the reasons page labels it), ``owner`` those of
-    the test files a code owner owns (``gaps_owners_attach`` gives a page of them their
-    owners)."""
-    gaps = Gap.objects.filter(project=project)
-    if closed_since is not None:
-        gaps = gaps.filter(is_open=False, closed_at__gte=closed_since)
-    else:
-        gaps = gaps.filter(is_open=True)
-    if since is not None:
-        gaps = gaps.filter(opened_at__gte=since)
-    if backend:
-        gaps = gaps.filter(backend__name=backend)
-    if file:
-        gaps = gaps.filter(test__file=file)
-    if reason is not None:
-        gaps = gaps.filter(reason_id=reason)
-    if category is not None:
-        gaps = gaps.filter(_category_q(category), state=GapState.SKIPPED)
-    if owner:
-        gaps = gaps_owned(gaps, project=project, owner=owner)
-    # Outside the score: listed only when asked for by name.
-    gaps = gaps.filter(state=state) if state else gaps.exclude(state=GapState.REFERENCE_MISSING)
-    if tracked is True:
-        gaps = gaps.filter(tracked=True)
-    elif tracked is False:
-        gaps = gaps.filter(untracked_q())
-    if intended is not None:
-        gaps = gaps.filter(intended=intended)
-    if tracked_closed is not None:
-        gaps = gaps.filter(tracked_closed=tracked_closed)
-    if not_applicable is not None:
-        gaps = gaps.filter(not_applicable=not_applicable)
+
+OPEN_GAPS = GapsQuery()  # the default: every open gap the score counts
+
+
+def gaps_list(*, project: Project, query: GapsQuery = OPEN_GAPS) -> QuerySet[Gap]:
+    """Open gaps, or with ``query.closed_since`` the gaps fixed since then, filtered by
+    ``query`` (``GapsQuery``): by when (``_when``), where (``_where``) and how they are
+    triaged (``_triaged``). ``gaps_owners_attach`` gives a page of them their owners."""
+    gaps = _when(Gap.objects.filter(project=project), query)
+    gaps = _triaged(_where(gaps, query, project=project), query)
     return (
         gaps.select_related("backend", "test", "reason", "triage__issue")
         .prefetch_related("reason__issues")
         .order_by("backend__name", "test__key", "pk")
     )
+
+
+def _when(gaps: QuerySet[Gap], query: GapsQuery) -> QuerySet[Gap]:
+    if query.closed_since is not None:
+        gaps = gaps.filter(is_open=False, closed_at__gte=query.closed_since)
+    else:
+        gaps = gaps.filter(is_open=True)
+    if query.since is not None:
+        gaps = gaps.filter(opened_at__gte=query.since)
+    return gaps
+
+
+def _where(gaps: QuerySet[Gap], query: GapsQuery, *, project: Project) -> QuerySet[Gap]:
+    if query.backend:
+        gaps = gaps.filter(backend__name=query.backend)
+    if query.file:
+        gaps = gaps.filter(test__file=query.file)
+    if query.reason is not None:
+        gaps = gaps.filter(reason_id=query.reason)
+    if query.category is not None:
+        gaps = gaps.filter(_category_q(query.category), state=GapState.SKIPPED)
+    if query.owner:
+        gaps = gaps_owned(gaps, project=project, owner=query.owner)
+    return gaps
+
+
+def _triaged(gaps: QuerySet[Gap], query: GapsQuery) -> QuerySet[Gap]:
+    if query.state:
+        gaps = gaps.filter(state=query.state)
+    else:  # outside the score: listed only when asked for by name
+        gaps = gaps.exclude(state=GapState.REFERENCE_MISSING)
+    if query.tracked is True:
+        gaps = gaps.filter(tracked=True)
+    elif query.tracked is False:
+        gaps = gaps.filter(untracked_q())
+    if query.intended is not None:
+        gaps = gaps.filter(intended=query.intended)
+    if query.tracked_closed is not None:
+        gaps = gaps.filter(tracked_closed=query.tracked_closed)
+    if query.not_applicable is not None:
+        gaps = gaps.filter(not_applicable=query.not_applicable)
+    return gaps
 
 
 def gaps_window(gaps: QuerySet[Gap], *, offset: int, limit: int) -> tuple[int, list[Gap]]:
@@ -143,14 +161,14 @@ class GapsPage:
 
 
 def open_gaps_sorted(
-    *, project: Project, since: datetime.datetime | None, filters: dict, sort: str = ""
+    *, project: Project, query: GapsQuery, sort: str = ""
 ) -> tuple[str, QuerySet[Gap]]:
-    """Open gaps opened since ``since`` (every open gap when None), filtered (``gaps_list``'s
-    filters) and sorted by ``sort`` (``GAP_SORTS``; newest first by default): the gaps page's
-    first list, and its CSV whole. Returns the sort in force too."""
+    """The open gaps ``query`` lists (opened since ``query.since``; every open gap when None),
+    sorted by ``sort`` (``GAP_SORTS``; newest first by default): the gaps page's first list,
+    and its CSV whole. Returns the sort in force too."""
     columns = {k: v for k, v in GAP_SORTS.items() if k != "fixed"}
     sort, order = sort_order(sort, columns, "-opened")
-    return sort, gaps_list(project=project, since=since, **filters).order_by(*order)
+    return sort, gaps_list(project=project, query=query).order_by(*order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +279,7 @@ def gaps_page(
     *,
     project: Project,
     since: datetime.datetime,
-    filters: dict,
+    filters: GapsQuery,
     open_any_age: bool = False,
     page: int = 1,
     fixed_page: int = 1,
@@ -270,20 +288,19 @@ def gaps_page(
 ) -> GapsPage:
     """Gaps opened since ``since`` and still open (every open gap with ``open_any_age``), and
     gaps fixed since ``since``, each list sorted by ``sort`` where it has that column (newest
-    first otherwise). ``filters``: ``gaps_list``'s ``backend``, ``state``, ``tracked``,
-    ``intended``, ``tracked_closed``, ``file``, ``reason``, ``owner``. Four queries a page:
-    its count, its ids, its rows, their reasons' issues; one for both pages' files' code owners
-    (each gap gets ``file_owners``); one for how the files of crashed, timed out, empty or
-    unrun gaps ran (each such open gap gets ``unrun``, a ``parity.selectors.run_files.UnrunFile``);
-    and
-    without ``open_any_age``, one count of the open gaps of any age (``open_total``); one for
-    where else the open gaps' tests fail (two when one is a variant's) (each gets ``also_failing``,
+    first otherwise). ``filters``: which gaps (a ``GapsQuery``, whose dates ``since`` sets).
+    Four queries a page: its count, its ids, its rows, their reasons' issues; one for both
+    pages' files' code owners (each gap gets ``file_owners``); one for how the files of crashed,
+    timed out, empty or unrun gaps ran (each such open gap gets ``unrun``, a
+    ``parity.selectors.run_files.UnrunFile``); and without ``open_any_age``, one count of the
+    open gaps of any age (``open_total``); one for where else the open gaps' tests fail (two
+    when one is a variant's) (each gets ``also_failing``,
     ``parity.selectors.families.AlsoFailing``)."""
-    new_sort, new = open_gaps_sorted(
-        project=project, since=None if open_any_age else since, filters=filters, sort=sort
-    )
+    any_age = replace(filters, since=None, closed_since=None)  # open, of any age
+    recent = any_age if open_any_age else replace(any_age, since=since)
+    new_sort, new = open_gaps_sorted(project=project, query=recent, sort=sort)
     fixed_sort, fixed_order = sort_order(sort, GAP_SORTS, "-fixed")
-    fixed = gaps_list(project=project, closed_since=since, **filters)
+    fixed = gaps_list(project=project, query=replace(any_age, closed_since=since))
     new_page = _page(new, page, per_page)
     fixed_page = _page(fixed.order_by(*fixed_order), fixed_page, per_page)
     _unrun_attach(project, new_page.object_list)
@@ -294,7 +311,7 @@ def gaps_page(
         fixed=fixed_page,
         new_sort=new_sort,
         fixed_sort=fixed_sort,
-        open_total=None if open_any_age else gaps_list(project=project, **filters).count(),
+        open_total=None if open_any_age else gaps_list(project=project, query=any_age).count(),
     )
 
 

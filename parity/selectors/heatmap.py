@@ -175,128 +175,264 @@ class Heatmap:
         return f"-{self.sort}" if self.reverse else self.sort
 
 
+@dataclass(frozen=True)
+class HeatmapQuery:
+    """What the heatmap page asks for (its query string), read once by the view: the selector
+    cleans it (``_cleaned``) and falls back to the default sort for a column it does not have.
+    The page's size comes along: with ``per_page``, the rows are paged."""
+
+    folders: bool = False  # a row per folder of the tree (``?dir=1``), not per file
+    folder: str = ""  # only the files of this folder ("." the root's)
+    q: str = ""  # only the rows whose name contains it (without case)
+    # ``HEATMAP_SORTS`` or a backend name (``Heatmap.sort``); a leading "-" reverses it.
+    sort: str = "worst"
+    owner: str = ""  # only the files this code owner owns
+    by: str = BY_VARIANT  # a column per variant, or per family (``families.GROUPINGS``)
+    page: int | str = 1  # as ``Paginator.get_page`` reads it: a bad one is the first or last
+    per_page: int | None = None  # None: every row, no pager
+    # At most this many cells (rows x columns) a page, never fewer rows than MIN_ROWS_PER_PAGE.
+    cells_per_page: int | None = None
+
+
+EVERY_FILE = HeatmapQuery()  # the default: every file, worst first, on one page
+
+
 def heatmap(
     *,
     project: Project,
-    folders: bool = False,
-    folder: str = "",
-    q: str = "",
-    sort: str = "worst",
-    owner: str = "",
+    query: HeatmapQuery = EVERY_FILE,
     aligned: Aligned | None = None,
-    by: str = BY_VARIANT,
-    page: int | str = 1,
-    per_page: int | None = None,
-    cells_per_page: int | None = None,
     cell_type: type[CellCounts] = CellCounts,
 ) -> Heatmap:
-    """Rows of files (of one folder when ``folder`` is set) or of folders, whose name contains
-    ``q`` (of the files ``owner`` owns, when given), each file with its code owners, sorted by
-    ``sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a leading "-"). Four queries
-    (three for folders, one more when a test is pending somewhere). With ``aligned`` (the
-    view ``parity.result_reads.aligned_view`` read with its cells), each backend at its aligned
-    commit. With ``per_page``, ``rows`` holds page ``page`` of them (``pager``; fewer rows when
-    that many would be more than ``cells_per_page`` cells): every row is counted and sorted,
-    and only a page's are drawn. ``cell_type``: the class of the cells built
-    (the dashboard's ``HeatCell`` draws them)."""
-    owner = owner_clean(owner)
-    folder = folder_clean(folder)
-    by_dir = folders and not folder
+    """Rows of files (of one folder when ``query.folder`` is set) or of folders, whose name
+    contains ``query.q`` (of the files ``query.owner`` owns, when given), each file with its
+    code owners, sorted by ``query.sort`` (``HEATMAP_SORTS`` or a backend name, reversed by a
+    leading "-"). Four queries (three for folders, one more when a test is pending somewhere).
+    With ``aligned`` (the view ``parity.result_reads.aligned_view`` read with its cells), each
+    backend at its aligned commit. With ``query.per_page``, ``rows`` holds page
+    ``query.page`` of them (``pager``; fewer rows when that many would be more than
+    ``query.cells_per_page`` cells): every row is counted and sorted, and only a page's are
+    drawn. ``cell_type``: the class of the cells built (the dashboard's ``HeatCell`` draws
+    them).
+
+    The steps: the backends and their families (``_backends``), each file's counts, current or
+    at the aligned commits (``_file_counts``), the owner's files (``_owned``), the folder's or
+    the folders' rows (``_foldered``), the columns, by variant or by family (``_table``), the
+    rows ranked (``_ranked``, ``_sorted``) and the page of them (``_paged``)."""
+    query = _cleaned(query)
+    by_dir = query.folders and not query.folder
+    backends, families = _backends(project)
+    reference = next((b.backend for b in backends if b.is_reference), None)
+    owners = files_owners(project=project)  # a row per file: no list of paths to send
+    cards, counts = _file_counts(project=project, backends=backends, aligned=aligned)
+    counts = _foldered(_owned(counts, query.owner, owners), query.folder, by_dir=by_dir)
+    row_of = _RowMaker(
+        names=[b.backend for b in backends],
+        reference=reference,
+        unrun={} if by_dir or aligned is not None else unrun_files(project=project),
+        owners=owners,
+        definition=project.score_settings(),
+        cell_type=cell_type,
+    )
+    table = _table(cards, families, counts, row_of=row_of, by=query.by)
+    sort, reverse = _sort_asked(query.sort, table.names)
+    ranked = _sorted(_ranked(table, sort=sort, needle=query.q.lower()), sort=sort, reverse=reverse)
+    pager, shown = _paged(ranked, query, columns=len(table.names))
+    return Heatmap(
+        backends=table.columns,
+        rows=[r.row if r.row is not None else row_of(r.name, counts[r.name]) for r in shown],
+        pager=pager,
+        total_rows=len(counts),
+        folders=by_dir,
+        folder=query.folder,
+        q=query.q,
+        sort=sort,
+        reverse=reverse,
+        owner=query.owner,
+        aligned=aligned is not None,
+        by=table.by,
+        has_families=families.any,
+        cards=cards,
+        family_names=tuple(families.variants) if table.by == BY_FAMILY else (),
+    )
+
+
+def _cleaned(query: HeatmapQuery) -> HeatmapQuery:
+    """The owner, the folder and the filter as rows name them."""
+    return replace(
+        query,
+        owner=owner_clean(query.owner),
+        folder=folder_clean(query.folder),
+        q=query.q.strip(),
+    )
+
+
+def _backends(project: Project) -> tuple[list[BackendParity], Families]:
+    """The project's backends (the reference first) and their families: a variant without a
+    current run has no column. One query."""
     backends = backend_parities(project=project)
     families = families_named((b.backend, b.family) for b in backends)
-    backends = [b for b in backends if b.run is not None or b.backend not in families.variants]
-    names = [b.backend for b in backends]
-    reference = next((b.backend for b in backends if b.is_reference), None)
-    pending = any(b.pending for b in backends)
-    owners = files_owners(project=project)  # a row per file: no list of paths to send
-    if aligned is not None:
-        backends = aligned_backends(current=backends, view=aligned)
-        current = file_counts(project=project, names=names, pending=pending)
-        counts = aligned_file_counts(project=project, current=current, view=aligned)
-    else:
-        counts = file_cell_counts(project=project, names=names, pending=pending)
-    if owner:
-        counts = {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
-    if folder:
-        counts = {name: cells for name, cells in counts.items() if _under(name, folder)}
-    elif by_dir:
-        counts = _subtrees(counts)
-    unrun = {} if by_dir or aligned is not None else unrun_files(project=project)
-    definition = project.score_settings()
+    kept = [b for b in backends if b.run is not None or b.backend not in families.variants]
+    return kept, families
 
-    def row_of(name: str) -> HeatRow:
+
+def _file_counts(
+    *, project: Project, backends: list[BackendParity], aligned: Aligned | None
+) -> tuple[list[BackendParity], dict[str, dict[str, dict[str, int]]]]:
+    """The backends as their cards show them and, per test file, each one's cell counts
+    (``fragments.file_cell_counts``): their current runs', or with ``aligned`` those at each
+    one's aligned commit. One query, or two when a test is pending somewhere."""
+    names = [b.backend for b in backends]
+    pending = any(b.pending for b in backends)
+    if aligned is None:
+        return backends, file_cell_counts(project=project, names=names, pending=pending)
+    current = file_counts(project=project, names=names, pending=pending)
+    return (
+        aligned_backends(current=backends, view=aligned),
+        aligned_file_counts(project=project, current=current, view=aligned),
+    )
+
+
+def _owned(counts: dict, owner: str, owners: dict[str, list[str]]) -> dict:
+    """The files ``owner`` owns (every file without one)."""
+    if not owner:
+        return counts
+    return {name: cells for name, cells in counts.items() if owner in owners.get(name, ())}
+
+
+def _foldered(counts: dict, folder: str, *, by_dir: bool) -> dict:
+    """The files of ``folder``, or with ``by_dir`` a row per folder (``_subtrees``)."""
+    if folder:
+        return {name: cells for name, cells in counts.items() if _under(name, folder)}
+    return _subtrees(counts) if by_dir else counts
+
+
+# A cell's standing in a sort: its counted gaps, its headline parity (None: nothing to compare)
+# and whether it compares anything at all (a parity, or some gap).
+Standing = tuple[int, float | None, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    """A row as sorted: its name and the standing of each column the sort reads, and the row
+    itself when it was built to be ranked (by family), else None (built once on the page)."""
+
+    name: str
+    standings: tuple[Standing, ...]  # in the order of ``_sort_columns``
+    row: HeatRow | None
+
+
+@dataclass(frozen=True)
+class _RowMaker:
+    """Builds a row's cells (``_row``) with what every row shares."""
+
+    names: list[str]  # the backends, in their columns' order
+    reference: str | None
+    unrun: dict  # ``run_files.unrun_files`` by (backend, file); none for folders or aligned
+    owners: dict[str, list[str]]
+    definition: Definition
+    cell_type: type[CellCounts]
+
+    def __call__(self, name: str, cells: dict[str, dict[str, int]]) -> HeatRow:
         return _row(
             name,
-            counts[name],
-            names=names,
-            reference=reference,
-            unrun=unrun,
-            owners=owners,
-            definition=definition,
-            cell_type=cell_type,
+            cells,
+            names=self.names,
+            reference=self.reference,
+            unrun=self.unrun,
+            owners=self.owners,
+            definition=self.definition,
+            cell_type=self.cell_type,
         )
 
-    cards = backends
-    family_rows = None
-    if by == BY_FAMILY and families.any:
-        # A family's cell is its worst variant's: every row's cells are built to pick it.
-        backends = _family_columns(backends, families)
-        with_runs = {b.backend for b in cards if b.run is not None}
-        family_rows = [
-            _family_row(row_of(name), backends, families, names, with_runs) for name in counts
-        ]
-        names = [b.backend for b in backends]
-    else:
-        by = BY_VARIANT
-    total = len(counts) if family_rows is None else len(family_rows)
+
+@dataclass(frozen=True)
+class _Table:
+    """The heatmap's columns, and its rows before ranking. By family, every row is built (a
+    family's cell is its worst variant's: every row's cells are built to pick it); by variant,
+    rows are ranked by plain numbers, in the sorted columns alone, and only the shown page's
+    rows are built as cells (``_raw_standings``)."""
+
+    columns: list[BackendParity]
+    names: list[str]  # the columns' names
+    by: str  # ``BY_FAMILY`` only when some backend has variants
+    counts: dict[str, dict[str, dict[str, int]]]  # per row, per backend (not per family)
+    row_of: _RowMaker
+    family_rows: list[HeatRow] | None = None  # by family: every row, built
+
+
+def _table(
+    cards: list[BackendParity],
+    families: Families,
+    counts: dict[str, dict[str, dict[str, int]]],
+    *,
+    row_of: _RowMaker,
+    by: str,
+) -> _Table:
+    """The columns ``by`` asks for: a family's only when some backend has variants."""
+    names = [b.backend for b in cards]
+    if by != BY_FAMILY or not families.any:
+        return _Table(columns=cards, names=names, by=BY_VARIANT, counts=counts, row_of=row_of)
+    columns = _family_columns(cards, families)
+    with_runs = {b.backend for b in cards if b.run is not None}
+    rows = [
+        _family_row(row_of(name, cells), columns, families, names, with_runs)
+        for name, cells in counts.items()
+    ]
+    return _Table(
+        columns=columns,
+        names=[b.backend for b in columns],
+        by=BY_FAMILY,
+        counts=counts,
+        row_of=row_of,
+        family_rows=rows,
+    )
+
+
+def _sort_asked(sort: str, names: list[str]) -> tuple[str, bool]:
+    """``?sort=`` as a column (``HEATMAP_SORTS`` or one of ``names``) and whether reversed: the
+    default ("worst") for any other."""
     reverse = sort.startswith("-")
     sort = sort.removeprefix("-")
     if sort not in names and sort not in HEATMAP_SORTS:
-        sort, reverse = "worst", False
-    columns = _sort_columns(sort, names, reference)
-    needle = q.strip().lower()
-    if family_rows is not None:
-        ranked = [
+        return "worst", False
+    return sort, reverse
+
+
+def _ranked(table: _Table, *, sort: str, needle: str) -> list[_Ranked]:
+    """The rows whose name contains ``needle``, each with the standings of the columns ``sort``
+    reads. By variant, from plain numbers: no row is built."""
+    reference = table.row_of.reference
+    columns = _sort_columns(sort, table.names, reference)
+    if table.family_rows is not None:
+        return [
             _Ranked(row.name, _standings(row, columns), row)
-            for row in family_rows
+            for row in table.family_rows
             if needle in row.name.lower()
         ]
-    else:
-        # Ranked by plain numbers, in the sorted columns alone: only the shown page's rows are
-        # built as cells.
-        wanted = [names[c] for c in columns]
-        ranked = [
-            _Ranked(name, _raw_standings(cells, wanted, reference, definition), None)
-            for name, cells in counts.items()
-            if needle in name.lower()
-        ]
-    ranked = _sorted(ranked, sort=sort, reverse=reverse)
-    if per_page:
-        per_page = rows_per_page(
-            per_page, cells_per_page=cells_per_page, columns=len(names), least=MIN_ROWS_PER_PAGE
-        )
-        pager = Paginator(ranked, per_page).get_page(page)
-        shown = list(pager.object_list)
-    else:
-        pager, shown = None, ranked
-    rows = [r.row if r.row is not None else row_of(r.name) for r in shown]
-    return Heatmap(
-        backends=backends,
-        rows=rows,
-        pager=pager,
-        total_rows=total,
-        folders=by_dir,
-        folder=folder,
-        q=q.strip(),
-        sort=sort,
-        reverse=reverse,
-        owner=owner,
-        aligned=aligned is not None,
-        by=by,
-        has_families=families.any,
-        cards=cards,
-        family_names=tuple(families.variants) if by == BY_FAMILY else (),
+    wanted = [table.names[c] for c in columns]
+    definition = table.row_of.definition
+    return [
+        _Ranked(name, _raw_standings(cells, wanted, reference, definition), None)
+        for name, cells in table.counts.items()
+        if needle in name.lower()
+    ]
+
+
+def _paged(
+    ranked: list[_Ranked], query: HeatmapQuery, *, columns: int
+) -> tuple[Page | None, list[_Ranked]]:
+    """The page ``query`` asks for, and its rows: every row without ``query.per_page``."""
+    if not query.per_page:
+        return None, ranked
+    per_page = rows_per_page(
+        query.per_page,
+        cells_per_page=query.cells_per_page,
+        columns=columns,
+        least=MIN_ROWS_PER_PAGE,
     )
+    pager = Paginator(ranked, per_page).get_page(query.page)
+    return pager, list(pager.object_list)
 
 
 def _family_columns(backends: list[BackendParity], families: Families) -> list[BackendParity]:
@@ -439,21 +575,6 @@ def _row(
 
 def _run(unrun) -> dict[str, str]:
     return {"run_state": unrun.state, "run_status": unrun.status} if unrun else {}
-
-
-# A cell's standing in a sort: its counted gaps, its headline parity (None: nothing to compare)
-# and whether it compares anything at all (a parity, or some gap).
-Standing = tuple[int, float | None, bool]
-
-
-@dataclass(frozen=True, slots=True)
-class _Ranked:
-    """A row as sorted: its name and the standing of each column the sort reads, and the row
-    itself when it was built to be ranked (by family), else None (built once on the page)."""
-
-    name: str
-    standings: tuple[Standing, ...]  # in the order of ``_sort_columns``
-    row: HeatRow | None
 
 
 def cell_standing(

@@ -48,7 +48,7 @@ CHARTS = {"skip-reasons": ("#reason-chart", 1), "trend": ("#trend-chart", 1)}
 def url_of(name: str) -> str:
     project = Project.objects.get(slug=SLUG)
     if name == "file":  # the worst file tpu ran (the worst of all it never ran: one row)
-        rows = selectors.heatmap(project=project, sort="tpu").rows
+        rows = selectors.heatmap(project=project, query=selectors.HeatmapQuery(sort="tpu")).rows
         tpu = [next(c for c in r.cells if c.backend == "tpu") for r in rows]
         worst = next(r.name for r, c in zip(rows, tpu, strict=True) if c.total > c.missing)
         return f"{P}/file/?path={quote(worst)}&backend=tpu"

@@ -113,7 +113,9 @@ def test_the_heatmaps_first_rows_are_the_files_with_the_most_gaps_against_the_re
 
 
 def test_clicking_a_cell_opens_that_file_on_that_backend(page):
-    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG), sort="tpu")
+    heatmap = dashboard.heatmap(
+        project=Project.objects.get(slug=SLUG), query=dashboard.HeatmapQuery(sort="tpu")
+    )
     worst = heatmap.rows[0]
     page.goto(f"/p/{SLUG}/?sort=tpu")
     page.locator('#heatmap tbody tr >> nth=0 >> td[data-backend="tpu"] a').click()
@@ -142,7 +144,9 @@ def test_clicking_a_cell_opens_that_file_on_that_backend(page):
 def test_worst_file_on_neuron_in_two_clicks(page):
     """The issue's "done when": from the overview, two clicks to the worst file on neuron, and
     there why its tests do not pass and which issue tracks each reason."""
-    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG), sort="neuron")
+    heatmap = dashboard.heatmap(
+        project=Project.objects.get(slug=SLUG), query=dashboard.HeatmapQuery(sort="neuron")
+    )
     page.goto("/")
     page.get_by_role("link", name="worst files on neuron").click()  # click 1
     expect(page.locator('#heatmap th[aria-sort="ascending"]')).to_contain_text("neuron")
@@ -196,7 +200,9 @@ def test_skip_reason_backend_filter_changes_url_table_and_chart(page):
 
 
 def test_heatmap_filter_changes_the_url_and_the_table(page):
-    heatmap = dashboard.heatmap(project=Project.objects.get(slug=SLUG), q="spmd")
+    heatmap = dashboard.heatmap(
+        project=Project.objects.get(slug=SLUG), query=dashboard.HeatmapQuery(q="spmd")
+    )
     page.goto(f"/p/{SLUG}/")
     page.fill("#heatmap-q", "spmd")
     page.wait_for_url(re.compile(r"q=spmd"))

@@ -5,6 +5,7 @@ import datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from parity import selectors
 from parity.api.serializers.testcases import StandingSerializer
 from parity.definitions import gap_standing
 from parity.models import GapState
@@ -66,12 +67,13 @@ class GapsQuery(serializers.Serializer):
         "filter it, the others do not apply.",
     )
 
-    def filters(self) -> dict:
+    def gaps_query(self) -> selectors.GapsQuery:
+        """The gaps ``gaps_list`` lists, as the query string asks (not ``aligned``'s)."""
         data = dict(self.validated_data)
         data.pop("aligned")
         data["since"] = _utc_midnight(data["since"])
         data["closed_since"] = _utc_midnight(data["closed_since"])
-        return data
+        return selectors.GapsQuery(**data)
 
 
 class IssueSerializer(serializers.Serializer):

@@ -165,7 +165,7 @@ def test_the_heatmap_by_variant_drops_a_family_row_that_never_ran(rocm, django_a
 
 def test_the_heatmap_by_family_shows_each_familys_worst_variant(rocm, django_assert_num_queries):
     with django_assert_num_queries(4):  # as many as by variant
-        heatmap = selectors.heatmap(project=rocm, by="family")
+        heatmap = selectors.heatmap(project=rocm, query=selectors.HeatmapQuery(by="family"))
 
     assert [b.backend for b in heatmap.backends] == ["cpu", "gpu", "neuron", FAMILY, "tpu"]
     assert FAMILY not in [b.backend for b in heatmap.cards]  # it never ran: no card either
@@ -185,13 +185,15 @@ def test_the_heatmap_by_family_shows_each_familys_worst_variant(rocm, django_ass
         1,
     )
     # Sorting by a family's column orders its rows by that family's worst cells.
-    by_rocm = selectors.heatmap(project=rocm, by="family", sort=FAMILY)
+    by_rocm = selectors.heatmap(
+        project=rocm, query=selectors.HeatmapQuery(by="family", sort=FAMILY)
+    )
     assert [r.name for r in by_rocm.rows] == [A, B]
 
 
 def test_a_project_without_families_ignores_by_family(upload_run, xla):
     upload_run("cpu", {tid(A, 1): "passed"}, day="2026-04-01")
-    heatmap = selectors.heatmap(project=xla, by="family")
+    heatmap = selectors.heatmap(project=xla, query=selectors.HeatmapQuery(by="family"))
     assert (heatmap.by, heatmap.has_families) == ("variant", False)
     assert [b.backend for b in heatmap.backends] == ["cpu", "gpu", "neuron", "tpu"]
 

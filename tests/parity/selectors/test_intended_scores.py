@@ -40,7 +40,9 @@ def test_a_cell_whose_gaps_are_all_intended_is_drawn_apart(b_intended_on_neuron)
 
 
 def test_intended_gaps_are_out_of_the_headline_and_the_worst_first_sort(b_intended_on_neuron):
-    heatmap = selectors.heatmap(project=b_intended_on_neuron, sort="neuron")
+    heatmap = selectors.heatmap(
+        project=b_intended_on_neuron, query=selectors.HeatmapQuery(sort="neuron")
+    )
     # neuron's only gaps are the intended ones: nothing of its own sorts first.
     assert heatmap.rows[0].name != B
     assert _cell(heatmap, B, "neuron").parity is None  # every compared test is intended

@@ -38,7 +38,7 @@ def test_project_cards_in_three_queries(xla_runs, django_assert_num_queries):
 
 def test_heatmap_in_four_queries(xla_runs, django_assert_num_queries):
     with django_assert_num_queries(4):
-        heatmap = selectors.heatmap(project=xla_runs, sort="neuron")
+        heatmap = selectors.heatmap(project=xla_runs, query=selectors.HeatmapQuery(sort="neuron"))
     assert [row.name for row in heatmap.rows] == [B, A, C]
     assert [b.backend for b in heatmap.backends] == list(BACKENDS)
 
