@@ -907,7 +907,7 @@ def split_into_shards(
     files: Sequence[str], durations: Mapping[str, float], count: int
 ) -> list[list[str]]:
     """``files`` in ``count`` shards of about equal time: longest first onto the lightest shard
-    (ties: the one with fewer files, then the lower shard number, so files a run timed at 0 s
+    (ties: the one with fewer files, then the lower shard number, so files a run timed at zero
     spread instead of piling onto shard 1). A file with no known duration counts as the median
     of the known ones (1 s when none is known). The same input always gives the same shards;
     each is sorted by path."""
