@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.api import lists, transitions, views
+from parity.api import lists, suites, transitions, views
 
 project = "projects/<slug:slug>/"
 
@@ -43,5 +43,6 @@ urlpatterns = [
         transitions.TransitionDetailView.as_view(),
         name="transition-detail",
     ),
+    path(f"{project}suites/", suites.SuiteMatrixView.as_view(), name="api-suites"),
     path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),
 ]

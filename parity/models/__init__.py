@@ -50,6 +50,7 @@ from parity.models.runs import (
     UploadStatus,
 )
 from parity.models.sign_in import GroupRole
+from parity.models.suites import Suite, SuiteBackend
 from parity.models.transitions import Transition, TransitionKind
 from parity.models.trust import TrustRule
 from parity.models.webhooks import (
@@ -63,6 +64,8 @@ from parity.models.webhooks import (
 )
 
 __all__ = [
+    "Suite",
+    "SuiteBackend",
     "Transition",
     "TransitionKind",
     "ABSENT_STATES",
