@@ -5,6 +5,7 @@ logical suite of the project, and its ``SuiteBackend`` rows (the mirror map) say
 backend calls it, or that the backend does not run it, why, and the issue that says so. A suite
 name no map row claims is a logical suite of its own, under the name CI sent."""
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -80,6 +81,11 @@ class SuiteBackend(models.Model):
 
     def __str__(self) -> str:
         return f"{self.suite} on {self.backend}"
+
+    def clean(self) -> None:
+        suite, backend = getattr(self, "suite", None), getattr(self, "backend", None)
+        if suite is not None and backend is not None and suite.project_id != backend.project_id:
+            raise ValidationError({"backend": "A backend of the suite's project."})
 
     @property
     def name_on_backend(self) -> str:

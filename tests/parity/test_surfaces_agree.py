@@ -336,6 +336,8 @@ NO_STANDING = {
     "project-not-applicable": "declarations",
     "project-trend": "each backend's score over time, from its snapshots",
     "project-webhooks": "webhook endpoints and their deliveries",
+    "project-suites": "suites' run status per backend, from uploads: no test's standing",
+    "api-suites": "the suites matrix as JSON, from uploads: no test's standing",
     "project-transitions": "version transitions: two runs' outcomes compared, not a standing",
     "project-transition": "one version transition's tests by how their outcome moved",
     "transition-list": "version transitions: two runs' outcomes compared, not a standing",
