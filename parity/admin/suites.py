@@ -1,28 +1,17 @@
 """The suite map: a project's logical suites, their names on each backend, and the backends
 that exclude one, with a reason and an issue (docs/suites.md)."""
 
-from django import forms
 from django.contrib import admin
+from django.db import models
 
 from parity.models import Suite, SuiteBackend
 
 
-class SuiteBackendForm(forms.ModelForm):
-    class Meta:
-        model = SuiteBackend
-        fields = ["backend", "name", "excluded", "reason", "issue_url"]
-
-    def clean(self):
-        cleaned = super().clean()
-        if cleaned.get("excluded") and not (cleaned.get("reason") or "").strip():
-            self.add_error("reason", "An excluded suite needs a reason.")
-        return cleaned
-
-
 class SuiteBackendInline(admin.TabularInline):
     model = SuiteBackend
-    form = SuiteBackendForm
+    fields = ["backend", "name", "excluded", "reason", "issue_url"]
     extra = 1
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         # Only the suite's project's backends (its id is in the URL of a change page).

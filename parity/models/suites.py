@@ -86,6 +86,8 @@ class SuiteBackend(models.Model):
         suite, backend = getattr(self, "suite", None), getattr(self, "backend", None)
         if suite is not None and backend is not None and suite.project_id != backend.project_id:
             raise ValidationError({"backend": "A backend of the suite's project."})
+        if self.excluded and not self.reason.strip():
+            raise ValidationError({"reason": "An excluded suite needs a reason."})
 
     @property
     def name_on_backend(self) -> str:
