@@ -24,7 +24,14 @@ class SuiteBackendInline(admin.TabularInline):
 
 @admin.register(Suite)
 class SuiteAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "stale_after_hours"]
+    list_display = [
+        "name",
+        "project",
+        "stale_after_hours",
+        "promote_after",
+        "demote_after",
+        "recover_after",
+    ]
     list_filter = ["project"]
     search_fields = ["name"]
     inlines = [SuiteBackendInline]

@@ -27,12 +27,26 @@ class Suite(models.Model):
         help_text="A backend's run of it older than this reads stale: no run in the interval "
         "the suite is expected to run in.",
     )
+    # Its tier on each backend, from its runs there (parity.pure.suite_runs.TierRules).
+    promote_after = models.PositiveSmallIntegerField(
+        default=5, help_text="Greens in a row that make an informing suite blocking."
+    )
+    demote_after = models.PositiveSmallIntegerField(
+        default=3, help_text="Reds in a row that make a suite broken."
+    )
+    recover_after = models.PositiveSmallIntegerField(
+        default=3, help_text="Greens in a row that make a broken suite informing again."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["project", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["project", "name"], name="suite_unique_name")
+            models.UniqueConstraint(fields=["project", "name"], name="suite_unique_name"),
+            models.CheckConstraint(
+                condition=models.Q(promote_after__gte=1, demote_after__gte=1, recover_after__gte=1),
+                name="suite_tier_streaks_positive",
+            ),
         ]
 
     def __str__(self) -> str:

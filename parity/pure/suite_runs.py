@@ -75,6 +75,44 @@ class Health:
         return self.greens / self.runs if self.runs else None
 
 
+# Tiers (issue 47): what a suite's result means on a backend. A blocking suite gates; an
+# informing one reports; a broken one is red too often to say anything.
+BLOCKING = "blocking"
+INFORMING = "informing"
+BROKEN = "broken"
+TIERS = (BLOCKING, INFORMING, BROKEN)
+
+
+@dataclass(frozen=True)
+class TierRules:
+    """When a suite moves between tiers, each a streak of its runs in a row since its last move:
+    informing → blocking after ``promote_after`` greens; blocking or informing → broken after
+    ``demote_after`` reds; broken → informing after ``recover_after`` greens. A move starts
+    the count again, and each move needs a streak longer than one run, so a suite at a
+    threshold does not flap: one green after a red does not undo a demotion."""
+
+    promote_after: int = 5
+    demote_after: int = 3
+    recover_after: int = 3
+
+
+def tier_of(runs: Sequence[SuiteRun], rules: TierRules = TierRules()) -> str:
+    """The tier ``runs`` (newest first) leave a suite in, replayed from its oldest run as
+    informing. Pending runs have no outcome and move nothing."""
+    tier, greens, reds = INFORMING, 0, 0
+    for run in reversed(runs):
+        if run.pending:
+            continue
+        greens, reds = (greens + 1, 0) if run.green else (0, reds + 1)
+        if tier != BROKEN and reds >= rules.demote_after:
+            tier, greens, reds = BROKEN, 0, 0
+        elif tier == INFORMING and greens >= rules.promote_after:
+            tier, greens, reds = BLOCKING, 0, 0
+        elif tier == BROKEN and greens >= rules.recover_after:
+            tier, greens, reds = INFORMING, 0, 0
+    return tier
+
+
 @dataclass(frozen=True)
 class Cell:
     status: str
@@ -82,6 +120,7 @@ class Cell:
     health: Health
     reason: str = ""  # an exclusion's
     issue_url: str = ""
+    tier: str = INFORMING
 
     @property
     def label(self) -> str:
@@ -113,6 +152,7 @@ def cell_of(
     excluded: bool = False,
     reason: str = "",
     issue_url: str = "",
+    rules: TierRules = TierRules(),
 ) -> Cell:
     """A suite's cell on a backend from its runs there (newest first). Excluded wins (the map
     says the backend does not run it); then never ran; then stale: its newest run started
@@ -131,4 +171,11 @@ def cell_of(
         status = FAILED_TO_RUN
     else:
         status = RAN
-    return Cell(status=status, last=last, health=health, reason=reason, issue_url=issue_url)
+    return Cell(
+        status=status,
+        last=last,
+        health=health,
+        reason=reason,
+        issue_url=issue_url,
+        tier=tier_of(runs, rules),
+    )

@@ -20,7 +20,7 @@ from django.utils import timezone
 from parity.definitions import default_branch_runs
 from parity.models import Backend, Project, RunFile, Suite, Upload, UploadStatus
 from parity.models.suites import STALE_AFTER_HOURS
-from parity.pure.suite_runs import STATUSES, Cell, SuiteRun, cell_of
+from parity.pure.suite_runs import STATUSES, Cell, SuiteRun, TierRules, cell_of
 from parity.selectors.fragments import reference_first
 
 # How far back the matrix reads runs: a suite with no run in this window reads "never ran".
@@ -152,6 +152,15 @@ def _row(name, suite, backends, logical, entries, now) -> SuiteRow:
     stale_after = datetime.timedelta(
         hours=suite.stale_after_hours if suite is not None else STALE_AFTER_HOURS
     )
+    rules = (
+        TierRules(
+            promote_after=suite.promote_after,
+            demote_after=suite.demote_after,
+            recover_after=suite.recover_after,
+        )
+        if suite is not None
+        else TierRules()
+    )
     cells = []
     for backend in backends:
         entry = None
@@ -175,6 +184,7 @@ def _row(name, suite, backends, logical, entries, now) -> SuiteRow:
                     excluded=bool(entry and entry.excluded),
                     reason=entry.reason if entry else "",
                     issue_url=entry.issue_url if entry else "",
+                    rules=rules,
                 ),
             )
         )

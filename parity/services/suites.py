@@ -13,6 +13,8 @@ from django.db import transaction
 from parity.models import Project, Suite, SuiteBackend
 from parity.models.suites import STALE_AFTER_HOURS
 
+TIER_FIELDS = ("promote_after", "demote_after", "recover_after")
+
 
 @dataclass(frozen=True)
 class SuiteOnBackend:
@@ -31,13 +33,21 @@ def suite_save(
     name: str,
     backends: Sequence[SuiteOnBackend] = (),
     stale_after_hours: int = STALE_AFTER_HOURS,
+    tiers: Mapping[str, int] | None = None,
 ) -> Suite:
     """The suite ``name`` as given: created or updated, its map rows replaced by ``backends``.
     A backend the project does not have, an exclusion without a reason, or an issue URL the
-    URL rule refuses raise ``ValidationError`` and write nothing."""
+    URL rule refuses raise ``ValidationError`` and write nothing. ``tiers`` sets its tier
+    rules (``promote_after``, ``demote_after``, ``recover_after``; the others keep theirs)."""
     name = name.strip()
     if not name:
         raise ValidationError("A suite needs a name.")
+    tiers = dict(tiers or {})
+    unknown = set(tiers) - set(TIER_FIELDS)
+    if unknown or any(not isinstance(v, int) or v < 1 for v in tiers.values()):
+        raise ValidationError(
+            f"Suite {name!r}: tier rules are {', '.join(TIER_FIELDS)}, each a count of 1 or more."
+        )
     rows = []
     for spec in backends:
         backend = project.backend_named(spec.backend)
@@ -61,7 +71,9 @@ def suite_save(
         rows.append(row)
     with transaction.atomic():
         suite, _ = Suite.objects.update_or_create(
-            project=project, name=name, defaults={"stale_after_hours": stale_after_hours}
+            project=project,
+            name=name,
+            defaults={"stale_after_hours": stale_after_hours, **tiers},
         )
         suite.backends.all().delete()
         for row in rows:
@@ -94,6 +106,7 @@ def suite_map_load(*, project: Project, suites: Mapping[str, Mapping]) -> list[S
                     name=name,
                     backends=rows,
                     stale_after_hours=spec.get("stale_after_hours", STALE_AFTER_HOURS),
+                    tiers={k: spec[k] for k in TIER_FIELDS if k in spec},
                 )
             )
     return saved

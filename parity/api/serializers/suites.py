@@ -3,7 +3,7 @@ its run status, its last run and the health of its last runs."""
 
 from rest_framework import serializers
 
-from parity.pure.suite_runs import STATUSES
+from parity.pure.suite_runs import STATUSES, TIERS
 
 
 class SuiteHealthSerializer(serializers.Serializer):
@@ -31,6 +31,11 @@ class SuiteCellSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=STATUSES, source="cell.status")
     reason = serializers.CharField(source="cell.reason", help_text="An exclusion's reason.")
     issue_url = serializers.CharField(source="cell.issue_url", help_text="An exclusion's issue.")
+    tier = serializers.ChoiceField(
+        choices=TIERS,
+        source="cell.tier",
+        help_text="blocking, informing or broken, from its runs and the suite's tier rules.",
+    )
     last_run = SuiteLastRunSerializer(source="cell.last", allow_null=True)
     health = SuiteHealthSerializer(source="cell.health")
 

@@ -51,6 +51,7 @@ def test_each_cell_reads_its_runs_status_apart_from_test_results(project, ingest
         project=project,
         suites={
             "main": {
+                "promote_after": 3,  # the project's rule: three greens in a row gate
                 "backends": {
                     "cpu": "test/run_tests.sh",
                     "tpu": "test/tpu/run_tests.sh",
@@ -91,10 +92,12 @@ def test_each_cell_reads_its_runs_status_apart_from_test_results(project, ingest
     health = got[("main", "cpu")].health
     assert (health.runs, health.greens, health.consecutive_greens) == (4, 4, 4)
     assert health.pass_rate == 1.0
+    assert got[("main", "cpu")].tier == "blocking"  # four greens, past the suite's three
     tpu = got[("main", "tpu")]
     assert tpu.status == "ran"
     assert (tpu.health.runs, tpu.health.greens, tpu.health.timeouts) == (2, 0, 1)
     assert tpu.last.failed_tests == 0 and tpu.last.timed_out_files == 1
+    assert tpu.tier == "informing"  # two reds: not yet the default three
     assert got[("main", "neuron")].status == "stale"
     assert got[("main", "gpu")].status == "never_ran"
     assert got[("torch_ops", "cpu")].status == "failed_to_run"
@@ -167,4 +170,6 @@ def test_the_map_refuses_what_it_cannot_show(project):
                 )
             ],
         )
+    with pytest.raises(ValidationError, match="tier rules"):
+        suite_save(project=project, name="x", tiers={"promote_after": 0})
     assert not Suite.objects.exists()
