@@ -56,7 +56,7 @@ def test_each_cell_reads_its_runs_status_apart_from_test_results(project, ingest
                     "cpu": "test/run_tests.sh",
                     "tpu": "test/tpu/run_tests.sh",
                     "neuron": "test/neuron/run_tests.sh",
-                }
+                },
             },
             "torch_ops": {
                 "backends": {
