@@ -70,6 +70,7 @@ class UploadRequest:
     attributes: dict[str, str] = field(default_factory=dict)  # checked: attributes_check
     hw_classification: dict[str, str] = field(default_factory=dict)
     shard: str = ""
+    suite: str = ""  # the suite or CI job (parity.models.suites)
 
 
 def project_for_token(*, token: UploadToken, slug: str) -> Project:
@@ -265,6 +266,7 @@ def _upload_store(
                         else {}
                     ),
                     shard=request.shard,
+                    suite=request.suite,
                 )
         except IntegrityError:  # the same content arrived concurrently and won the race
             return Upload.objects.get(run=run, sha256=upload_digest), False
@@ -283,8 +285,12 @@ def _manifest_lines(entries: tuple[FileRun, ...]) -> list[str]:
 
 
 def _shard_line(request: UploadRequest) -> list[str]:
-    # Two shards that sent the same (no) reports are two uploads, each naming its shard.
-    return [f"shard {request.shard}"] if request.shard else []
+    # Two shards that sent the same (no) reports are two uploads, each naming its shard; two
+    # suites too. Neither line is there without its field, so older digests still match.
+    return [
+        *([f"shard {request.shard}"] if request.shard else []),
+        *([f"suite {request.suite}"] if request.suite else []),
+    ]
 
 
 def run_file_row(entry: FileRun, *, run: Run, upload: Upload | None = None) -> RunFile:

@@ -158,6 +158,14 @@ class UploadCreateSerializer(serializers.Serializer):
         help_text='The CI job\'s shard as the client names it ("2/4"); the verdict names it to '
         "rerun when its files crashed, timed out or were cut short.",
     )
+    suite = serializers.CharField(
+        max_length=200,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="The suite or CI job this upload is of, as CI names it on its backend "
+        '("default", "tpu-tests"): the suites matrix reads it (docs/suites.md).',
+    )
     file = serializers.ListField(
         child=UploadedFileField(allow_empty_file=True),
         required=False,
@@ -239,6 +247,7 @@ class UploadSerializer(serializers.ModelSerializer):
             "id",
             "status",
             "run",
+            "suite",
             "error",
             "counts",
             "warnings",

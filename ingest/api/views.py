@@ -82,6 +82,7 @@ class UploadCreateView(APIView):
             probe=fields["probe"],
             exemptions_version=fields["exemptions_version"],
             shard=fields["shard"],
+            suite=fields["suite"].strip(),
             run_manifest=fields["run_manifest"],
             attributes=fields["attributes"],
             hw_classification=fields["hw_classification"],

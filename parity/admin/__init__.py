@@ -16,5 +16,6 @@ from parity.admin import (  # noqa: F401
     results,
     runs,
     sign_in,
+    suites,
     webhooks,
 )

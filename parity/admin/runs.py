@@ -14,7 +14,7 @@ from parity.raw_storage import raw_open
 class UploadInline(admin.TabularInline):
     model = Upload
     extra = 0
-    fields = ["status", "counts", "error", "size", "created_at", "finished_at"]
+    fields = ["status", "suite", "counts", "error", "size", "created_at", "finished_at"]
     readonly_fields = fields
     show_change_link = True
     can_delete = False

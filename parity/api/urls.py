@@ -1,6 +1,6 @@
 from django.urls import path
 
-from parity.api import compare, lists, targets, transitions, views
+from parity.api import compare, lists, suites, targets, transitions, views
 
 project = "projects/<slug:slug>/"
 
@@ -51,5 +51,6 @@ urlpatterns = [
     ),
     path(f"{project}targets/", targets.TargetListView.as_view(), name="target-list"),
     path(f"{project}targets/<int:pk>/", targets.TargetDetailView.as_view(), name="target-detail"),
+    path(f"{project}suites/", suites.SuiteMatrixView.as_view(), name="api-suites"),
     path("runs/<int:pk>/verdict/", views.RunVerdictView.as_view(), name="run-verdict"),
 ]

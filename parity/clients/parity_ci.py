@@ -546,6 +546,7 @@ class UploadRequest:
         exemptions_version: str = "",
         attributes: Mapping[str, str] | None = None,
         shard: str = "",
+        suite: str = "",
     ) -> None:
         self.backend = backend
         self.attributes = dict(attributes or {})  # what the run ran on: arch, rocm...
@@ -559,6 +560,7 @@ class UploadRequest:
         self.exemptions_version = exemptions_version  # the manifest version the run applied
         self.hw_classification = ""  # JSON the pytest plugin wrote: {"<file>::<Class>": label}
         self.shard = shard  # "2/4": the verdict names it when its files must run again
+        self.suite = suite  # the suite or CI job this upload is of (docs/suites.md)
 
     def fields(self, *, project: str, complete: bool) -> dict[str, str]:
         fields = {
@@ -575,6 +577,7 @@ class UploadRequest:
             "attributes": json.dumps(self.attributes, sort_keys=True) if self.attributes else "",
             "hw_classification": self.hw_classification,
             "shard": self.shard,
+            "suite": self.suite,
         }
         return {name: value for name, value in fields.items() if value}
 
@@ -843,7 +846,24 @@ def upload_request(args: argparse.Namespace, env: Mapping[str, str]) -> UploadRe
         exemptions_version=args.exemptions_version or "",
         attributes=run_attributes(args.attr, env),
         shard=getattr(args, "shard", None) or "",
+        suite=run_suite(getattr(args, "suite", None), env),
     )
+
+
+# CI variables that name the suite or job an upload is of, by a convention, the most specific
+# first: PyTorch's TEST_CONFIG ("default", "distributed") runs inside a GitHub job whose name
+# says less. PARITY_SUITE wins over them, and --suite over all.
+SUITE_CONVENTIONS = ("PARITY_SUITE", "TEST_CONFIG", "GITHUB_JOB", "CI_JOB_NAME")
+SUITE_MAX_CHARS = 200
+
+
+def run_suite(flag: str | None, env: Mapping[str, str]) -> str:
+    """The suite an upload names: ``--suite``, else the first CI variable of
+    ``SUITE_CONVENTIONS`` that is set, else none."""
+    for value in (flag, *(env.get(name) for name in SUITE_CONVENTIONS)):
+        if value and value.strip():
+            return value.strip()[:SUITE_MAX_CHARS]
+    return ""
 
 
 # --- Attributes -----------------------------------------------------------------------------
@@ -2465,6 +2485,11 @@ def _upload_options(upload: argparse.ArgumentParser) -> None:
         "--complete", action="store_true", help="the run's last upload: complete the run"
     )
     upload.add_argument("--file-hint", help="the test file of XML that names none (__main__)")
+    upload.add_argument(
+        "--suite",
+        help="the suite or CI job this upload is of (default: $PARITY_SUITE, $TEST_CONFIG, "
+        "$GITHUB_JOB or $CI_JOB_NAME; docs/suites.md)",
+    )
     upload.add_argument(
         "--probe",
         action="store_true",

@@ -16,6 +16,7 @@ from parity.models import Gap, ProbeOutcome, Triage
 from parity.pure.globs import is_file_level
 from parity.pure.normalize import display_id, is_expected_failure, suite_of
 from parity.pure.skip_rules import DISPOSITION_NAMES
+from parity.pure.suite_runs import STATUS_LABELS as SUITE_STATUS_LABELS
 from parity.pure.web_urls import web_url_or_empty
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.heatmap import CellCounts, Heatmap, HeatRow
@@ -158,6 +159,11 @@ UPLOAD_STATUS_WORDS = {"done": "ingested", "failed": "failed", "processing": "be
 
 def upload_status_word(status: str) -> str:
     return UPLOAD_STATUS_WORDS.get(status, "queued")
+
+
+def suite_status_words(status: str) -> str:
+    """A suites-matrix cell's status as the page says it: "failed to run", "never ran"."""
+    return SUITE_STATUS_LABELS.get(status, status)
 
 
 def run_title(run) -> str:

@@ -33,6 +33,7 @@ urlpatterns = [
     path(f"{project}owners/import/", owners_views.owners_upload, name="project-owners-import"),
     path(f"{project}runs/", views.runs, name="project-runs"),
     path(f"{project}runs/<int:pk>/", views.run_detail, name="project-run"),
+    path(f"{project}suites/", views.suites, name="project-suites"),
     path(f"{project}transitions/", transition_views.transitions, name="project-transitions"),
     path(
         f"{project}transitions/<int:pk>/",

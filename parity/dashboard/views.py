@@ -390,6 +390,19 @@ def runs(request: HttpRequest, project: Project) -> HttpResponse:
 
 
 @project_page
+def suites(request: HttpRequest, project: Project) -> HttpResponse:
+    """The suites matrix: whether each suite runs on each backend at all (ran, failed to run,
+    stale, never ran, excluded), the health of its last runs, and its newest run's page."""
+    return _render_project(
+        request,
+        project,
+        "parity/suites.html",
+        tab="suites",
+        matrix=selectors.suite_matrix(project=project),
+    )
+
+
+@project_page
 def run_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     """One run, current or not: its verdict (the gaps it opens and closes, its coverage), its
     uploads, and what it lacks against its backend's run before it."""

@@ -51,6 +51,7 @@ from parity.models.runs import (
     UploadStatus,
 )
 from parity.models.sign_in import GroupRole
+from parity.models.suites import Suite, SuiteBackend
 from parity.models.targets import Target
 from parity.models.transitions import Transition, TransitionKind
 from parity.models.trust import TrustRule
@@ -67,6 +68,8 @@ from parity.models.webhooks import (
 __all__ = [
     "Target",
     "CompareView",
+    "Suite",
+    "SuiteBackend",
     "Transition",
     "TransitionKind",
     "ABSENT_STATES",

@@ -127,6 +127,12 @@ class Upload(models.Model):
         blank=True,
         help_text='The CI job\'s shard, as the client names it ("2/4"): what a bot reruns.',
     )
+    suite = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The suite or CI job it is of, as CI names it on its backend "
+        "(parity.models.suites, docs/suites.md).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -151,6 +157,10 @@ class Upload(models.Model):
             # A backend's newest upload (the overview): walked newest first, a backend that
             # uploads finds its own within a few rows.
             models.Index(fields=["-created_at", "-id"], name="upload_newest"),
+            # The suites matrix: the uploads that name a suite, a run's few at a time.
+            models.Index(
+                fields=["run", "suite"], name="upload_run_suite", condition=~models.Q(suite="")
+            ),
         ]
 
     def __str__(self) -> str:

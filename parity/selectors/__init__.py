@@ -21,6 +21,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/gaps/``                        | ``gaps_page``                             |
 | ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``, ``open_gap_lines``  |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
+| ``p/<slug>/suites/`` and its API          | ``suite_matrix``                          |
 | ``p/<slug>/transitions/``, its API        | ``transitions_page``, ``transition_get``  |
 | ``p/<slug>/compare/`` and each view       | ``compare_views_of``, ``compare_view_of``,|
 |                                           | ``compare_backends``                      |
@@ -124,6 +125,7 @@ from parity.selectors.reasons import (
     skip_reasons_current,
 )
 from parity.selectors.runs import RunsPage, runs_page
+from parity.selectors.suites import SuiteMatrix, suite_matrix
 from parity.selectors.targets import TargetProgress, targets_progress
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search
 from parity.selectors.transitions import (
@@ -211,6 +213,8 @@ __all__ = [
     "project_has_runs",
     "reason_trend",
     "runs_page",
+    "SuiteMatrix",
+    "suite_matrix",
     "transition_get",
     "TargetProgress",
     "targets_progress",

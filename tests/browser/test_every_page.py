@@ -37,6 +37,7 @@ PAGES = (
     "runs",
     "compare-views",
     "compare",
+    "suites",
     "digest",
     "api-docs",
     "login",
@@ -72,6 +73,7 @@ def url_of(name: str) -> str:
         "runs": f"{P}/runs/",
         "compare-views": f"{P}/compare/",
         "compare": "/p/rocm-parity/compare/gfx90a-vs-cuda/",  # the demo's compare view
+        "suites": f"{P}/suites/",
         "digest": f"{P}/digest/",
         "api-docs": "/api/docs/",
         "login": "/accounts/login/",
@@ -158,6 +160,30 @@ def test_at_400px_a_fixed_gap_says_which_date_opened_it_and_which_fixed_it(page)
     assert re.fullmatch(r"fixed \d{4}-\d\d-\d\d", dates[1]), dates
     opened = page.eval_on_selector_all("#new-gaps tbody tr:first-child td.nowrap", _AS_READ)
     assert re.fullmatch(r"opened \d{4}-\d\d-\d\d", opened[-1]), opened
+
+
+@pytest.mark.parametrize("page", ["desktop", "narrow"], indirect=True)
+def test_the_demos_suites_read_as_one_row_each_with_every_backends_cell(page):
+    """The seed's question, "which of CPU's suites does TPU run at all", as the matrix answers
+    it from the demo's runner scripts: a row per suite, a cell per backend, each named."""
+    page.goto(f"{P}/suites/")
+
+    rows = page.locator("#suites-matrix tbody tr")
+    expect(rows).to_have_count(3)
+    torch_ops = page.locator('#suites-matrix tr[data-suite="torch_op_tests"]')
+    expect(torch_ops.locator('td[data-backend="tpu"] .suite-status')).to_have_text("never ran")
+    neuron = torch_ops.locator('td[data-backend="neuron"]')
+    expect(neuron.locator(".suite-status")).to_have_text("excluded")
+    expect(neuron).to_contain_text("never calls it")
+    main = page.locator('#suites-matrix tr[data-suite="run_tests"]')
+    for backend in ("cpu", "gpu", "tpu", "neuron"):
+        cell = main.locator(f'td[data-backend="{backend}"]')
+        expect(cell.locator(".suite-status")).to_have_text("ran")
+        expect(cell.get_by_role("link", name="its tests")).to_be_visible()
+    if page.viewport_size["width"] < 600:
+        assert page.eval_on_selector_all("main *", _SIDEWAYS) == []
+        labels = page.eval_on_selector_all('tr[data-suite="run_tests"] td', _AS_READ)
+        assert [label.split(":")[0] for label in labels] == ["cpu", "gpu", "neuron", "tpu"]
 
 
 # Cells as a reader sees them: the label CSS puts before each (``::before``), then the text.

@@ -338,6 +338,8 @@ NO_STANDING = {
     "target-list": "targets: a score and date, their progress counted from the snapshots",
     "target-detail": "removes a target",
     "project-webhooks": "webhook endpoints and their deliveries",
+    "project-suites": "suites' run status per backend, from uploads: no test's standing",
+    "api-suites": "the suites matrix as JSON, from uploads: no test's standing",
     "project-transitions": "version transitions: two runs' outcomes compared, not a standing",
     "project-transition": "one version transition's tests by how their outcome moved",
     "transition-list": "version transitions: two runs' outcomes compared, not a standing",

@@ -36,6 +36,17 @@ UPLOADS: dict[str, tuple[tuple[str, str, tuple[str, ...] | None], ...]] = {
     ),
     "neuron": (("nightly", "xml", None),),
 }
+# The suite each upload names, as its backend's CI calls it (docs/suites.md): the runner script
+# it comes from, or the runner's function for the upstream op tests. CPU's two shards are one
+# suite, as PyTorch/XLA's matrix jobs run one script; ``parity.demo.suites`` maps the names.
+UPLOAD_SUITES: dict[str, dict[str, str]] = {
+    "cpu": {"shard1": "test/run_tests.sh", "shard2": "test/run_tests.sh",
+            "torch_op": UPSTREAM_SHARD},
+    "gpu": {"shard1": "test/run_tests.sh", "shard2": "test/run_tests.sh",
+            "torch_op": UPSTREAM_SHARD},
+    "tpu": {"run_tests": "test/tpu/run_tests.sh", "other_scripts": "test/tpu/other_scripts"},
+    "neuron": {"nightly": "test/neuron/run_tests.sh"},
+}  # fmt: skip
 RUN_START_HOUR = {"cpu": 2, "gpu": 2, "tpu": 4, "neuron": 7}  # UTC, nightly
 
 
@@ -46,6 +57,7 @@ class DemoUpload:
     commit: str  # 40-hex, deterministic per day (one commit per day shared by all backends)
     branch: str  # "master"
     run_key: str  # f"{commit}-{backend}"
+    suite: str  # the suite it names, as its backend's CI calls it (UPLOAD_SUITES)
     complete: bool  # True on the last shard of the run
     filename: str  # e.g. "test-reports-cpu-shard1.zip" or "TEST-tpu-run_tests.xml"
     content: bytes  # the file to upload: JUnit XML, or a .zip of a test-reports folder
@@ -82,6 +94,7 @@ def _run_uploads(
             commit=commit,
             branch=BRANCH,
             run_key=f"{commit}-{backend}",
+            suite=UPLOAD_SUITES[backend][label],
             complete=number == len(specs),
             filename=f"test-reports-{backend}-{label}.zip"
             if kind == "zip"

@@ -17,11 +17,13 @@ from parity.demo.accelerators import SLUGS as ACCELERATOR_SLUGS
 from parity.demo.accelerators import accelerator_projects_load, upload_data
 from parity.demo.ahead import demo_uploads_ahead
 from parity.demo.scenario import BRANCH, upstream_disabled
+from parity.demo.suites import DEMO_SUITES
 from parity.demo.targets import demo_targets_set
 from parity.models import Project
 from parity.pure.list_formats.parity_file import disabled_dict_entries, exemptions_parse
 from parity.services.owners import owners_import
 from parity.services.projects import project_create, project_rules_update, upload_token_create
+from parity.services.suites import suite_map_load
 from parity.services.triage import exemptions_import
 
 FIXTURE = Path(__file__).resolve().parents[2] / "demo" / "fixture.json"
@@ -79,6 +81,7 @@ class Command(BaseCommand):
             self._exempt(project, fixture)
             # Before the uploads: each run's recompute gives the files it brings their owners.
             owners_import(project=project, text=OWNERS.read_text(), name="CODEOWNERS")
+            suite_map_load(project=project, suites=DEMO_SUITES)
             self._upload_all(project, fixture, days=options["days"])
             today = datetime.datetime.now(datetime.UTC).date()
             targets = demo_targets_set(project, today=today)
@@ -167,6 +170,7 @@ class Command(BaseCommand):
             "commit": upload.commit,
             "branch": upload.branch,
             "run": upload.run_key,
+            "suite": upload.suite,
             "complete": "true" if upload.complete else "false",
             "timestamp": _ran_at(upload.day).isoformat(),
             "file": [SimpleUploadedFile(upload.filename, upload.content)],

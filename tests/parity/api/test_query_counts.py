@@ -37,6 +37,8 @@ READS = {
     "tests": (f"{URL}/tests/?q=test_a", 4),  # token, project; count, page
     "test": (f"{URL}/tests/{{test}}/", 7),  # token, project, test; 4
     "triages": (f"{URL}/triage/", 3),  # token, project; page (no count: unpaginated)
+    # token, project; backends, the suite map, its rows, the suites' runs, their timeouts
+    "suites": (f"{URL}/suites/", 6),
     # token, run; baseline, conditioned triages, its plan, 1 statement, run files, failed
     # uploads (run health)
     "verdict": ("/api/v1/runs/{run}/verdict/", 8),

@@ -42,6 +42,7 @@ _CI_VARIABLES = (
     "PYTORCH_ROCM_ARCH",
     "ROCM_VERSION",
     "CUDA_VERSION",
+    "TEST_CONFIG",  # the suite's convention (parity_ci.SUITE_CONVENTIONS)
 )
 
 

@@ -580,6 +580,32 @@ def test_the_readme_calls_the_client_only_with_arguments_it_takes():
     assert {("files", "--shard"), ("upload", "--wait"), ("upload", "--gate")} <= used
 
 
+# --- Suites ---------------------------------------------------------------------------------
+
+
+def test_the_suite_comes_from_the_flag_then_parity_suite_then_ci_conventions():
+    github = {"GITHUB_ACTIONS": "true", "GITHUB_JOB": "test-tpu"}
+    pytorch = {**github, "TEST_CONFIG": "distributed"}
+    gitlab = {"GITLAB_CI": "true", "CI_JOB_NAME": "neuron nightly"}
+
+    assert parity_ci.run_suite(None, {}) == ""
+    assert parity_ci.run_suite(None, github) == "test-tpu"
+    assert parity_ci.run_suite(None, pytorch) == "distributed"  # TEST_CONFIG says more
+    assert parity_ci.run_suite(None, gitlab) == "neuron nightly"
+    assert parity_ci.run_suite(None, {**pytorch, "PARITY_SUITE": "xla_op1"}) == "xla_op1"
+    assert parity_ci.run_suite(" main ", pytorch) == "main"
+
+
+def test_the_suite_goes_with_the_upload_and_not_when_there_is_none():
+    args = parity_ci._parser({}).parse_args(
+        ["upload", "--backend", "tpu", "--commit", "a" * 40, "--suite", "tpu-tests", "r.xml"]
+    )
+    request = parity_ci.upload_request(args, {"TEST_CONFIG": "default"})
+    assert request.fields(project="p", complete=False)["suite"] == "tpu-tests"
+    plain = parity_ci.UploadRequest(backend="tpu", commit="a" * 40)
+    assert "suite" not in plain.fields(project="p", complete=False)
+
+
 # --- Attributes -----------------------------------------------------------------------------
 
 

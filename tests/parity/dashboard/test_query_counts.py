@@ -57,6 +57,9 @@ PAGES = {
     # manifests); has runs. The run's size changes none (tests/parity/selectors/test_run_detail.py).
     # the verdict reads conditioned triages and its failed uploads too (run health)
     "run": (f"{P}/runs/{{run}}/", 14),
+    # project; backends, the suite map and its rows, the suites' runs, their timed-out
+    # files; has runs. Per upload: the history's length changes none.
+    "suites": (f"{P}/suites/", 6),
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
     "matrix.csv": (f"{P}/matrix.csv", 4),  # project; backends, files, tests
     "pair": (f"{P}/matrix/pair/?a=cpu&b=tpu", 6),  # project, backend choices; 3; has runs
