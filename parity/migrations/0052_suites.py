@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("parity", "0049_list_rows_kept"),
+        ("parity", "0051_compare_views"),
     ]
 
     operations = [
