@@ -66,6 +66,8 @@ def summary(content: DigestContent) -> str:
         parts.append(plural(len(content.link_changes), "issue link change"))
     if content.transitions:
         parts.append(plural(len(content.transitions), "version transition"))
+    if content.uncovered:
+        parts.append(f"{len(content.uncovered)} uncovered")
     return ", ".join(parts)
 
 

@@ -21,6 +21,9 @@ gaps here are that page's "since Monday" lists.
 - Skips by category: the current runs' skips per category of their reason (the project's skip
   rules, ``parity.selectors.classification``), with the gaps they cause, untracked apart. The
   roll-ups keep no categories per day, so a past week reads them as they are now.
+- Uncovered: the gaps the week's runs uncovered, as their verdicts say (an exemption that
+  lapsed, expired or was removed since the run before: ``parity.result_reads.week_uncovered``,
+  which reads results, so the caller passes them in), one per backend and test.
 - Exemptions that pass now: per backend, the exemptions whose every test passed in its latest
   probe run (``ProbeOutcome``) that ran before the week's end: "3 tpu exemptions pass now".
 """
@@ -186,6 +189,18 @@ class DigestTransition:
 
 
 @dataclass(frozen=True)
+class UncoveredGapRow:
+    """A gap a run of the week uncovered: untracked now, though no run opened it."""
+
+    backend: str
+    test: str
+    test_id: int
+    state: str
+    exemption: int  # the exemption that covered it (a removed one's id too)
+    why: str  # "expired 2026-12-01", "removed by alice on 2026-12-03"
+
+
+@dataclass(frozen=True)
 class DigestContent:
     project: str
     week: Week
@@ -209,6 +224,7 @@ class DigestContent:
     new_by_family: list[FamilyNewGaps] = field(default_factory=list)
     variant_keys: list[str] = field(default_factory=list)  # what the project's variants are
     transitions: list[DigestTransition] = field(default_factory=list)  # oldest first
+    uncovered: list[UncoveredGapRow] = field(default_factory=list)  # by backend, test
 
     @property
     def new_total(self) -> int:
@@ -227,6 +243,7 @@ class DigestContent:
             or self.new_reasons
             or self.link_changes
             or self.transitions
+            or self.uncovered
         )
 
 
@@ -240,10 +257,16 @@ class OwnedGaps:
 
 
 def digest_content(
-    *, project: Project, week: Week, backends: list[str] | None = None, owner: str = ""
+    *,
+    project: Project,
+    week: Week,
+    backends: list[str] | None = None,
+    owner: str = "",
+    uncovered: list[UncoveredGapRow] | None = None,
 ) -> DigestContent:
     """The digest of ``week``; ``backends`` (names) narrows it to those backends, ``owner`` its
-    gaps to the test files that code owner owns ("my gaps")."""
+    gaps to the test files that code owner owns ("my gaps"). ``uncovered``: the week's
+    (``parity.result_reads.week_uncovered``), narrowed here to ``backends``."""
     owner = owner_clean(owner)
     chosen = _backends(project, backends or [])
     ids = [b.pk for b in chosen]
@@ -274,6 +297,7 @@ def digest_content(
         owner=owner,
         owned_open=_owned_open(project, ids, week, owner) if owner else [],
         transitions=_transitions(project, ids, week),
+        uncovered=[u for u in uncovered or [] if u.backend in names.values()],
     )
 
 

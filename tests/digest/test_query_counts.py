@@ -10,8 +10,9 @@ PREVIEW = "/p/pytorch-xla/digest/?week=2026-W14"
 # Project; backends, the reference; fixed gaps; latest snapshots at the week's end and start;
 # new gaps and their reasons' issues; new reasons' days, the reasons, their issues; the links'
 # records (none at the week's start: no link changes to read); gaps tracked by closed issues;
-# exemptions that pass now; skips and gaps per category; the week's version transitions.
-PREVIEW_QUERIES = 17
+# exemptions that pass now; skips and gaps per category; the week's version transitions; whether
+# any triage is conditioned or expired, and any was removed (none: no run is judged for uncovered).
+PREVIEW_QUERIES = 19
 UNSUBSCRIBE_QUERIES = 1  # the subscription, with its project
 
 
