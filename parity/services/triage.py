@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -406,7 +407,8 @@ def removals_record(*, triages: Sequence[Triage], how: str, user=None) -> None:
                 backends=sorted(backends.get(t.pk, [])),
                 condition=t.condition,
                 expires_on=t.expires_on,
-                removed_by=user if user is not None and user.is_authenticated else None,
+                # A user signed in (an upload token's principal is none: who is not known).
+                removed_by=user if isinstance(user, get_user_model()) else None,
             )
             for t in triages
         ]
