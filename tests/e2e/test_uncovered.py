@@ -5,8 +5,9 @@ untracked now though no run opened it, so the gate exits non-zero naming the exe
 import datetime
 
 import pytest
+from django.db.models import F
 
-from parity.models import Backend, Run, Triage
+from parity.models import CurrentOutcome, Run, Triage
 from parity.services.triage import TriageRequest, triage_create, triages_expire
 from tests.e2e.test_run_manifest import current_run_is
 from tests.e2e.test_variants import ISSUE, ci, reports, served_client  # noqa: F401 (a fixture)
@@ -20,7 +21,6 @@ def test_a_run_after_an_exemption_expired_fails_the_gate_naming_it(
     served_client,  # noqa: F811
     tmp_path,
 ):
-    Backend.objects.create(project=project, name="tpu")
     exemption = triage_create(
         project=project,
         request=TriageRequest(
@@ -35,8 +35,14 @@ def test_a_run_after_an_exemption_expired_fails_the_gate_naming_it(
         assert done.returncode == 0, done.stdout + done.stderr  # tpu's failure: tracked
     current_run_is(project, "tpu", Run.objects.get(backend__name="tpu").key)
 
-    # The expiry day passes (as the beat task finds it) before tpu's next run.
-    Triage.objects.filter(pk=exemption.pk).update(expires_on=datetime.date(2026, 12, 1))
+    # Ten days pass (the client sends no start time: the runs so far are moved back, and the
+    # reference's tests with them), and the exemption's expiry day falls between: the beat task
+    # finds it expired before tpu's next run.
+    ago = datetime.timedelta(days=10)
+    Run.objects.filter(project=project).update(started_at=F("started_at") - ago)
+    CurrentOutcome.objects.filter(test__project=project).update(since=F("since") - ago)
+    expired_on = datetime.datetime.now(datetime.UTC).date() - datetime.timedelta(days=5)
+    Triage.objects.filter(pk=exemption.pk).update(expires_on=expired_on)
     triages_expire()
     done = ci(live, project, served_client, *upload, "--commit", "3" * 40, "--backend", "tpu",
               reports(tmp_path / "tpu-3", "rocm"))  # fmt: skip
@@ -44,5 +50,5 @@ def test_a_run_after_an_exemption_expired_fails_the_gate_naming_it(
     said = done.stdout + done.stderr
     assert done.returncode != 0, said
     assert "NOT OK" in said and "uncovered 1" in said, said
-    assert f"#{exemption.pk} (tracked)" in said and "expired 2026-12-01" in said, said
+    assert f"#{exemption.pk} (tracked)" in said and f"expired {expired_on}" in said, said
     assert "test/a.py::TestA::test_2" in said
