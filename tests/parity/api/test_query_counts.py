@@ -38,8 +38,9 @@ READS = {
     "test": (f"{URL}/tests/{{test}}/", 7),  # token, project, test; 4
     "triages": (f"{URL}/triage/", 3),  # token, project; page (no count: unpaginated)
     # token, run; baseline, conditioned triages, its plan, 1 statement, run files, failed
-    # uploads (run health)
-    "verdict": ("/api/v1/runs/{run}/verdict/", 8),
+    # uploads (run health); removals since the baseline, triages expired since (none: no
+    # uncovered gaps to read)
+    "verdict": ("/api/v1/runs/{run}/verdict/", 10),
 }
 ANONYMOUS = -1  # no token to look up
 
