@@ -274,6 +274,7 @@ def triage_candidates(
     unexpired: bool = True,
     lapsed: sql.Composable | None = None,
     lapses: bool = True,
+    in_force_on: sql.Composable | None = None,
 ) -> sql.Composed:
     """Every (row, triage) pair where a triage names a gap-shaped row of relation ``rows``
     (columns ``row_id``, backend_id, test_id, reason_id, test_key, the test's canonical ID, and
@@ -282,10 +283,11 @@ def triage_candidates(
     only triages not past their expiry day. A triage with a condition applies on a backend
     unless ``TriageLapse`` says the condition does not hold there (``parity.engine.lapses``),
     or, given ``lapsed`` (an array of triage ids: one run's rows), unless it is in ``lapsed``;
-    an unconditioned triage never looks; without ``lapses``, a conditioned triage applies
-    whether or not its condition holds (what it would match: a lapsed exemption whose tests
-    still fail is lapsed, not stale). Columns: ``row_id``, reason_id (the row's),
-    triage_id, kind, names_test, names_pattern, has_backends, created_at.
+    an unconditioned triage never looks; ``in_force_on`` (a date): unexpired on that day
+    rather than today (a verdict's baseline, as its exemptions were then); without ``lapses``,
+    a conditioned triage applies whether or not its condition holds (what it would match: a
+    lapsed exemption whose tests still fail is lapsed, not stale). Columns: ``row_id``,
+    reason_id (the row's), triage_id, kind, names_test, names_pattern, has_backends, created_at.
 
     Most patterns name one test, one file, or one class's test in any file: those are found by
     equality on part of the key (``parity.pure.globs.pattern_shape``; the same keys their regex
@@ -386,7 +388,15 @@ def triage_candidates(
             if lapsed is None
             else sql.SQL("t.id <> ALL({})").format(lapsed)
         ),
-        unexpired=TRIAGE_IN_FORCE if unexpired else sql.SQL("NOT t.overridden"),
+        unexpired=(
+            sql.SQL("((t.expires_on IS NULL OR t.expires_on >= {}) AND NOT t.overridden)").format(
+                in_force_on
+            )
+            if in_force_on is not None
+            else TRIAGE_IN_FORCE
+            if unexpired
+            else sql.SQL("NOT t.overridden")
+        ),
         rows=sql.Identifier(rows),
         row_id=sql.Identifier(row_id),
         plain_file=_PLAIN_FILE.format(file=sql.SQL("f.test_file")),
@@ -403,6 +413,7 @@ def triage_picks(
     *,
     untriaged: sql.Composable | None = None,
     lapsed: sql.Composable | None = None,
+    in_force_on: sql.Composable | None = None,
 ) -> sql.Composed:
     """The one unexpired triage that applies to each row of ``rows`` that any applies to (see
     ``triage_candidates``, ``lapsed`` too): a declaration that the test is not applicable wins,
@@ -429,7 +440,7 @@ def triage_picks(
         """
     ).format(
         row_id=sql.Identifier(row_id),
-        candidates=triage_candidates(rows, row_id, lapsed=lapsed),
+        candidates=triage_candidates(rows, row_id, lapsed=lapsed, in_force_on=in_force_on),
         every=every,
     )
 

@@ -93,10 +93,10 @@ class TriageAdmin(admin.ModelAdmin):
         triage_save(triage=form.instance, backends=form.cleaned_data["backends"], user=user)
 
     def delete_model(self, request, obj):
-        triage_delete(triage=obj)
+        triage_delete(triage=obj, user=request.user)
 
     def delete_queryset(self, request, queryset):
-        triages_delete(triages=queryset)
+        triages_delete(triages=queryset, user=request.user)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -275,7 +275,8 @@ class TriageDetailView(APIView):
     )
     def delete(self, request: Request, slug: str, pk: int) -> Response:
         project = project_for_request(request, slug)
-        triage_delete(triage=get_object_or_404(Triage, project=project, pk=pk))
+        triage = get_object_or_404(Triage, project=project, pk=pk)
+        triage_delete(triage=triage, user=django_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -1454,18 +1454,21 @@ def verdict_uncovered(verdict: Mapping[str, Any]) -> str:
     uncovered = verdict.get("uncovered") or []
     if not uncovered:
         return ""
-    rows = [("STATE", "UNCOVERED", "TEST", "EXEMPTION", "CONDITION")] + [
+    # WHY: "condition rocm < 7.14 no longer holds", "expired 2026-12-01", "removed by alice on
+    # 2026-12-03"; an older server sends the condition only.
+    rows = [("STATE", "UNCOVERED", "TEST", "EXEMPTION", "WHY")] + [
         (
             gap["state"],
             "untracked",
             gap["test"],
             f"#{gap['exemption']} ({gap['kind']})",
-            gap.get("condition") or "-",
+            gap.get("why") or gap.get("condition") or "-",
         )
         for gap in uncovered
     ]
     head = (
-        f"{len(uncovered):,} gap(s) uncovered: an exemption covered them before this run, none now"
+        f"{len(uncovered):,} gap(s) uncovered: an exemption covered them before this run, none "
+        "now (it lapsed, expired or was removed)"
     )
     return "\n".join([head, *_columns(rows)])
 

@@ -170,7 +170,7 @@ def exemption_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         Triage.objects.select_related("test", "reason"), project=project, pk=pk
     )
     what = presenters.triage_target(triage)
-    triages_delete(triages=[triage])
+    triages_delete(triages=[triage], user=request.user)
     messages.success(request, f"Exemption removed: {what}. The numbers are updated.")
     return redirect(back)
 
@@ -186,7 +186,7 @@ def declaration_override(request: HttpRequest, slug: str, pk: int) -> HttpRespon
         return refused(refusal, back)
     triage = get_object_or_404(Triage, project=project, pk=pk, kind=TriageKind.NOT_APPLICABLE)
     overridden = request.POST.get("overridden") == "1"
-    triage_override(triage=triage, overridden=overridden)
+    triage_override(triage=triage, overridden=overridden, user=request.user)
     done = "set aside: its tests count as gaps again" if overridden else "restored"
     messages.success(request, f"Declaration {triage.match or triage.pk} {done}.")
     return redirect(back)

@@ -68,6 +68,8 @@ def summary(content: DigestContent) -> str:
         parts.append(plural(len(content.transitions), "version transition"))
     if content.targets_at_risk:
         parts.append(plural(len(content.targets_at_risk), "target") + " at risk")
+    if content.uncovered:
+        parts.append(f"{len(content.uncovered)} uncovered")
     return ", ".join(parts)
 
 

@@ -24,6 +24,7 @@ from parity.models import (
 )
 from parity.pure.codeowners import is_owner
 from parity.pure.weeks import Week
+from parity.result_reads.week_uncovered import week_uncovered
 from parity.selectors.digest import digest_content
 from parity.selectors.owners import owner_clean
 from parity.selectors.reason_links import reason_links_now
@@ -188,7 +189,11 @@ def _message(delivery: DigestDelivery) -> EmailMultiAlternatives | str:
     week = Week.of(delivery.week)
     backends = list(subscription.backends.values_list("name", flat=True))
     content = digest_content(
-        project=subscription.project, week=week, backends=backends, owner=subscription.owner
+        project=subscription.project,
+        week=week,
+        backends=backends,
+        owner=subscription.owner,
+        uncovered=week_uncovered(project=subscription.project, week=week),
     )
     if content.quiet and settings.PARITY_DIGEST_SKIP_QUIET:
         return "quiet week"

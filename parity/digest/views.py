@@ -11,6 +11,7 @@ from parity.digest.render import digest_context, digest_render
 from parity.digest.services import subscription_unsubscribe
 from parity.models import Project, Subscription
 from parity.pure.weeks import BadWeek, Week
+from parity.result_reads.week_uncovered import week_uncovered
 from parity.selectors.digest import digest_content
 from parity.web.access import project_page
 from parity.web.csp import csp_policy, policy
@@ -37,6 +38,7 @@ def preview(request: HttpRequest, project: Project) -> HttpResponse:
         week=week,
         backends=request.GET.getlist("backend"),
         owner=request.GET.get("owner", ""),
+        uncovered=week_uncovered(project=project, week=week),
     )
     context = {
         **digest_context(content, unsubscribe_url=None),

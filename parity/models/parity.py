@@ -9,6 +9,7 @@ depends on the size of the current runs, not on the length of history (except th
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 class GapState(models.TextChoices):
@@ -257,6 +258,43 @@ class TriageLapse(models.Model):
 
     def __str__(self) -> str:
         return f"triage {self.triage_id} lapsed on backend {self.backend_id}"
+
+
+class ExemptionRemoval(models.Model):
+    """A triage a maintainer removed (deleted it, or set a declaration aside), kept after the
+    triage is gone so a verdict can say which gaps it uncovered: "removed by alice on
+    2026-12-03" (``parity.result_reads.verdict``). What the triage named is copied, not
+    referenced: the row outlives it. Written by ``parity.services.triage``."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    triage_id = models.BigIntegerField()  # the removed triage's id (no key: it is gone)
+    kind = models.CharField(max_length=20, choices=TriageKind.choices)
+    how = models.CharField(max_length=10)  # "removed" (deleted) or "set aside"
+    test = models.ForeignKey(
+        "TestCase", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    reason = models.ForeignKey(
+        "Reason", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    match = models.TextField(blank=True)
+    match_regex = models.TextField(blank=True)
+    backends = models.JSONField(default=list)  # ids; none: every backend
+    condition = models.TextField(blank=True)
+    expires_on = models.DateField(null=True, blank=True)
+    removed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    removed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "removed_at"], name="exemptionremoval_at")]
+
+    def __str__(self) -> str:
+        return f"triage {self.triage_id} {self.how} at {self.removed_at:%Y-%m-%d}"
 
 
 class Gap(models.Model):

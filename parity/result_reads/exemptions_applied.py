@@ -66,7 +66,7 @@ def exemptions_applied(*, run: Run) -> tuple[ExemptionsApplied, set[int] | None]
         *backend_reason_exemptions(project=run.project, backend=run.backend),
     ]
     if any(e.condition for e in exemptions):
-        exemptions = conditions_filter(exemptions, _run_attributes(run))
+        exemptions = conditions_filter(exemptions, run_attributes(run))
     now = {e.id: ListedExemption(id=e.id, match=e.match, kind=e.kind) for e in exemptions}
     # Declarations the run's own uploads sent (``hw_classification``): the list CI fetched
     # before it ran could not hold them, and nobody added them since.
@@ -112,11 +112,11 @@ def lapsed_triages(*, run: Run, conditioned: list[tuple[int, str]]) -> list[int]
     ``conditioned`` (``conditioned_triages``')."""
     if not conditioned:
         return []
-    attributes = _run_attributes(run)
+    attributes = run_attributes(run)
     return [pk for pk, condition in conditioned if not condition_applies(condition, attributes)]
 
 
-def _run_attributes(run: Run) -> dict[str, str]:
+def run_attributes(run: Run) -> dict[str, str]:
     """What a run's conditions are held to: the attributes its CI sent (over its backend's),
     or, none sent, its backend's current run's (as the manifest answers a request without)."""
     if run.attributes:

@@ -15,9 +15,11 @@ queued). Its cost depends on the size of the two runs, not on history.
 - Opened: a gap of the run that was no gap of the baseline. Closed: a gap of the baseline that
   the run no longer has (a test absent from an incomplete run is not known to be fixed).
 - Uncovered: a gap of the run that was a gap of the baseline too, that a triage covered for the
-  baseline's attributes and none covers for the run's: a conditioned exemption that lapsed
-  (``rocm < 7.14``, and the run is at 7.14 with the test still failing). Untracked now, as an
-  opened one is (docs/variants.md, "Lapses").
+  baseline and none covers now: a conditioned exemption that lapsed (``rocm < 7.14``, and the
+  run is at 7.14 with the test still failing), one that expired since the baseline's day, or
+  one a maintainer removed (deleted, or a declaration set aside) since the baseline started
+  (``parity.result_reads.uncovered_causes``). Untracked now, as an opened one is
+  (docs/variants.md, "Lapses").
 - ``ok`` is false when the run opens or uncovers an untracked gap or, complete, has more than
   ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline.
 - A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
@@ -70,12 +72,14 @@ from parity.plans import (
     SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
 from parity.read_replica import read_cursor
+from parity.result_reads import uncovered_causes as causes
 from parity.result_reads.exemptions_applied import (
     ExemptionsApplied,
     conditioned_triages,
     exemptions_applied,
     lapsed_triages,
     triage_added_after,
+    run_attributes,
 )
 from parity.result_reads.run_health import Rerun, VerdictFile, run_health
 from parity.selectors.fragments import all_closed, issue_infos
@@ -108,9 +112,13 @@ class UncoveredGap:
     test_id: int
     state: str
     reason: str | None
-    exemption: int  # the triage that covered it for the baseline
+    exemption: int  # the triage that covered it for the baseline (a removed one's id too)
     kind: str  # that triage's kind
-    condition: str  # its condition, which does not hold for the run
+    condition: str  # its condition, which does not hold for the run ("" unless lapsed)
+    # Why none covers it now (``uncovered_causes``): lapsed, expired or removed, and as said:
+    # "condition rocm < 7.14 no longer holds", "expired 2026-12-01", "removed by alice on ...".
+    cause: str = "lapsed"
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -586,11 +594,13 @@ def run_verdict(
 
 
 # The gaps of the run that were gaps of its baseline (and are the backend's own: not lost to
-# infrastructure), each with the triage that applies for the run's attributes (``now``) and for
-# the baseline's (``then``): uncovered where one applied then and none now, and no issue of its
-# reason tracks it (which would track it either way). Every compared test is read (a scoped
-# read leaves out the gaps both runs share, which these are), so it runs only when some
-# conditioned triage applies for one run's attributes and not the other's.
+# infrastructure), each with the triage that applies for the run's attributes today (``now``)
+# and for the baseline's on its day (``then``, so one expired since still applies): uncovered
+# where one applied then and none now, and no issue of its reason tracks it (which would track
+# it either way). With ``removals`` (a triage was removed since the baseline started), those
+# none covers now with no triage then too, for ``uncovered_causes`` to match to the removed.
+# Every compared test is read (a scoped read leaves out the gaps both runs share, which these
+# are), so it runs only when some triage applies differently for the two (``_uncovered``).
 _UNCOVERED_SQL = """
     , kept AS MATERIALIZED (
         SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
@@ -599,8 +609,8 @@ _UNCOVERED_SQL = """
         WHERE j.is_gx AND j.is_gp AND j.state NOT IN {infra}
     ), picked_now AS ({now}), picked_then AS ({then})
     SELECT k.test_id, k.test_key, k.state, k.reason_id, w.triage_id, w.kind
-    FROM kept k JOIN picked_then w ON w.test_id = k.test_id AND w.triage_id IS NOT NULL
-    WHERE NOT EXISTS (
+    FROM kept k LEFT JOIN picked_then w ON w.test_id = k.test_id AND w.triage_id IS NOT NULL
+    WHERE (w.triage_id IS NOT NULL OR %(removals)s) AND NOT EXISTS (
         SELECT 1 FROM picked_now n WHERE n.test_id = k.test_id AND n.triage_id IS NOT NULL
     )
       AND NOT {reason_issue}
@@ -611,14 +621,19 @@ _UNCOVERED = model_sql(
     testcase=TestCase,
     infra=INFRA,
     now=triage_picks("kept", "test_id", lapsed=sql.Placeholder("lapsed")),
-    then=triage_picks("kept", "test_id", lapsed=sql.Placeholder("baseline_lapsed")),
+    then=triage_picks(
+        "kept",
+        "test_id",
+        lapsed=sql.Placeholder("baseline_lapsed"),
+        in_force_on=sql.Placeholder("baseline_day"),
+    ),
     reason_issue=reason_has_issue(sql.SQL("k.reason_id")),
 )
 
 
 def run_uncovered(*, run: Run) -> list[UncoveredGap]:
-    """``Verdict.uncovered`` alone (the ``untracked_gaps`` webhook's): a query or two when no
-    conditioned triage applies differently for the run and its baseline."""
+    """``Verdict.uncovered`` alone (the ``untracked_gaps`` webhook's and the digest's): a query
+    or three when no triage applies differently for the run and its baseline."""
     baseline = baseline_run_pick(run=run)
     if baseline is None:
         return []
@@ -630,31 +645,60 @@ def _uncovered(
     run: Run, baseline: Run, params: dict, conditioned: list[tuple[int, str]]
 ) -> list[UncoveredGap]:
     """The gaps the baseline had covered that the run uncovers (``_UNCOVERED_SQL``). No query
-    when every conditioned triage applies alike for both runs' attributes (most runs)."""
-    if not conditioned:
-        return []  # no conditioned triage: none applies differently (no query)
+    of results when every triage applies alike for both (most runs): no conditioned one applies
+    differently for the two runs' attributes, none expired since the baseline's day, and none
+    was removed since it started."""
     baseline_lapsed = lapsed_triages(run=baseline, conditioned=conditioned)
-    if set(baseline_lapsed) == set(params["lapsed"]):
+    lapses = set(baseline_lapsed) != set(params["lapsed"])
+    removals = causes.removals_since(project_id=run.project_id, baseline=baseline)
+    if not (
+        lapses or removals or causes.expired_since(project_id=run.project_id, baseline=baseline)
+    ):
         return []
     prefix = _prefix(run.backend_id == run.project.reference_backend_id, True, scoped=False)
+    day = causes.baseline_day(baseline)
     with read_cursor(atomic=True) as cursor:
         cursor.execute(_PLAN_SETTINGS)
-        cursor.execute(prefix + _UNCOVERED, {**params, "baseline_lapsed": baseline_lapsed})
+        cursor.execute(
+            prefix + _UNCOVERED,
+            {
+                **params,
+                "baseline_lapsed": baseline_lapsed,
+                "baseline_day": day,
+                "removals": bool(removals),
+            },
+        )
         rows = cursor.fetchall()
     reasons = Reason.objects.in_bulk({row[3] for row in rows if row[3] is not None})
-    triages = Triage.objects.in_bulk({row[4] for row in rows})
-    return [
-        UncoveredGap(
-            test=key,
-            test_id=test_id,
-            state=state,
-            reason=reasons[reason_id].text if reason_id in reasons else None,
-            exemption=triage_id,
-            kind=kind,
-            condition=triages[triage_id].condition if triage_id in triages else "",
+    triages = Triage.objects.in_bulk({row[4] for row in rows if row[4] is not None})
+    then_attributes = run_attributes(baseline) if removals else {}
+    found = []
+    for test_id, key, state, reason_id, triage_id, kind in rows:
+        triage = triages.get(triage_id)
+        if triage_id is None:  # no triage then: one removed since, or none
+            removal = causes.removal_covering(
+                removals, backend=run.backend, test_id=test_id, key=key, reason_id=reason_id,
+                day=day, attributes=then_attributes,
+            )  # fmt: skip
+            if removal is None:
+                continue
+            cause, triage_id, kind = causes.removal_cause(removal), removal.triage_id, removal.kind
+        else:
+            cause = causes.triage_cause(triage, lapsed=set(params["lapsed"]))
+        found.append(
+            UncoveredGap(
+                test=key,
+                test_id=test_id,
+                state=state,
+                reason=reasons[reason_id].text if reason_id in reasons else None,
+                exemption=triage_id,
+                kind=kind,
+                condition=triage.condition if triage and cause.cause == causes.LAPSED else "",
+                cause=cause.cause,
+                why=cause.why,
+            )
         )
-        for test_id, key, state, reason_id, triage_id, kind in rows
-    ]
+    return found
 
 
 def _closed_gaps(rows: list[list]) -> list[ClosedGap]:

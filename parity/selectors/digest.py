@@ -21,6 +21,9 @@ gaps here are that page's "since Monday" lists.
 - Skips by category: the current runs' skips per category of their reason (the project's skip
   rules, ``parity.selectors.classification``), with the gaps they cause, untracked apart. The
   roll-ups keep no categories per day, so a past week reads them as they are now.
+- Uncovered: the gaps the week's runs uncovered, as their verdicts say (an exemption that
+  lapsed, expired or was removed since the run before: ``parity.result_reads.week_uncovered``,
+  which reads results, so the caller passes them in), one per backend and test.
 - Exemptions that pass now: per backend, the exemptions whose every test passed in its latest
   probe run (``ProbeOutcome``) that ran before the week's end: "3 tpu exemptions pass now".
 """
@@ -187,6 +190,18 @@ class DigestTransition:
 
 
 @dataclass(frozen=True)
+class UncoveredGapRow:
+    """A gap a run of the week uncovered: untracked now, though no run opened it."""
+
+    backend: str
+    test: str
+    test_id: int
+    state: str
+    exemption: int  # the exemption that covered it (a removed one's id too)
+    why: str  # "expired 2026-12-01", "removed by alice on 2026-12-03"
+
+
+@dataclass(frozen=True)
 class DigestContent:
     project: str
     week: Week
@@ -212,6 +227,7 @@ class DigestContent:
     transitions: list[DigestTransition] = field(default_factory=list)  # oldest first
     # Targets at risk as the digest is made (no progress, or a forecast after the date).
     targets_at_risk: list[TargetProgress] = field(default_factory=list)
+    uncovered: list[UncoveredGapRow] = field(default_factory=list)  # by backend, test
 
     @property
     def new_total(self) -> int:
@@ -232,6 +248,7 @@ class DigestContent:
             or self.link_changes
             or self.transitions
             or self.targets_at_risk
+            or self.uncovered
         )
 
 
@@ -245,10 +262,16 @@ class OwnedGaps:
 
 
 def digest_content(
-    *, project: Project, week: Week, backends: list[str] | None = None, owner: str = ""
+    *,
+    project: Project,
+    week: Week,
+    backends: list[str] | None = None,
+    owner: str = "",
+    uncovered: list[UncoveredGapRow] | None = None,
 ) -> DigestContent:
     """The digest of ``week``; ``backends`` (names) narrows it to those backends, ``owner`` its
-    gaps to the test files that code owner owns ("my gaps")."""
+    gaps to the test files that code owner owns ("my gaps"). ``uncovered``: the week's
+    (``parity.result_reads.week_uncovered``), narrowed here to ``backends``."""
     owner = owner_clean(owner)
     chosen = _backends(project, backends or [])
     ids = [b.pk for b in chosen]
@@ -284,6 +307,7 @@ def digest_content(
             for t in targets_progress(project=project, backends=[b.name for b in chosen])
             if t.at_risk
         ],
+        uncovered=[u for u in uncovered or [] if u.backend in names.values()],
     )
 
 

@@ -10,6 +10,7 @@ from parity.definitions import triages_in_force, untracked_q
 from parity.models import (
     BackendState,
     Gap,
+    GapState,
     ProbeOutcome,
     Project,
     Run,
@@ -51,8 +52,9 @@ def subjects_announced(*, project: Project, event: str, **payload) -> set:
 
 def untracked_gaps_changed(*, run: Run, backend_id: int, announced: set) -> tuple[QuerySet, ...]:
     """The untracked gaps ``run`` opened and closed on the backend, less those announced
-    (``opened:<id>``, ``closed:<id>``)."""
-    gaps = Gap.objects.filter(untracked_q(), backend_id=backend_id)
+    (``opened:<id>``, ``closed:<id>``). Untracked as everywhere: a test only the backend runs
+    (``reference_missing``) is no gap to triage (the queue's, the digest's)."""
+    gaps = _untracked(backend_id)
     opened = gaps.filter(opened_run=run).exclude(pk__in=_ids(announced, "opened"))
     closed = gaps.filter(closed_run=run).exclude(pk__in=_ids(announced, "closed"))
     return opened, closed
@@ -61,8 +63,13 @@ def untracked_gaps_changed(*, run: Run, backend_id: int, announced: set) -> tupl
 def untracked_gaps_uncovered(*, backend_id: int, tests: list[int], announced: set) -> QuerySet:
     """The open untracked gaps of ``tests`` on the backend (those a run uncovered: an
     exemption's condition lapsed), less those announced (``uncovered:<id>``)."""
-    gaps = Gap.objects.filter(untracked_q(), backend_id=backend_id, is_open=True)
+    gaps = _untracked(backend_id).filter(is_open=True)
     return gaps.filter(test_id__in=tests).exclude(pk__in=_ids(announced, "uncovered"))
+
+
+def _untracked(backend_id: int) -> QuerySet:
+    gaps = Gap.objects.filter(untracked_q(), backend_id=backend_id)
+    return gaps.exclude(state=GapState.REFERENCE_MISSING)
 
 
 def _ids(subjects: set, way: str) -> list[int]:

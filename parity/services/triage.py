@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -23,6 +24,7 @@ from parity.engine.gap_triages import triages_refresh
 from parity.engine.lapses import lapses_write
 from parity.models import (
     Backend,
+    ExemptionRemoval,
     Gap,
     Project,
     Reason,
@@ -281,6 +283,7 @@ def triages_change(*, project: Project, changes: TriageChanges, user=None) -> li
                 _triage_update_locked(project=project, triage=triage, request=request)
             except TriageRejected as exc:
                 raise TriageRejected(f"{request.match}: {exc}", field=exc.field) from None
+        removals_record(triages=changes.delete, how=REMOVED, user=user)
         for triage in changes.delete:
             triage.delete()
         triages_refresh(project=project)
@@ -338,12 +341,15 @@ def triage_save(*, triage: Triage, backends: Iterable[Backend], user=None) -> Tr
     return triage
 
 
-def declaration_override(*, triage: Triage, overridden: bool) -> Triage:
+def declaration_override(*, triage: Triage, overridden: bool, user=None) -> Triage:
     """A maintainer sets a declaration aside (``overridden``: it no longer applies, and CI runs
     the tests again) or restores it. The declaration stays, with its source, so a contested
-    label can be seen and the decision undone."""
+    label can be seen and the decision undone; setting it aside is recorded as a removal (the
+    next verdict names the gaps it uncovered)."""
     with transaction.atomic():
         project = project_lock(project_id=triage.project_id)
+        if overridden and not triage.overridden:
+            removals_record(triages=[triage], how=SET_ASIDE, user=user)
         triage.overridden = overridden
         triage.save(update_fields=["overridden"])
         triages_refresh(project=project)
@@ -351,22 +357,62 @@ def declaration_override(*, triage: Triage, overridden: bool) -> Triage:
     return triage
 
 
-def triage_delete(*, triage: Triage) -> None:
-    triages_delete(triages=[triage])
+def triage_delete(*, triage: Triage, user=None) -> None:
+    triages_delete(triages=[triage], user=user)
 
 
-def triages_delete(*, triages: Iterable[Triage]) -> None:
-    """Delete triages (the admin's bulk delete) and recount, one transaction per project."""
+def triages_delete(*, triages: Iterable[Triage], user=None) -> None:
+    """Delete triages (the admin's bulk delete) and recount, one transaction per project. Each
+    is recorded as removed by ``user`` (``removals_record``)."""
     by_project: dict[int, list[Triage]] = {}
     for triage in triages:
         by_project.setdefault(triage.project_id, []).append(triage)
     for project_id, group in sorted(by_project.items()):
         with transaction.atomic():
             project = project_lock(project_id=project_id)
+            removals_record(triages=group, how=REMOVED, user=user)
             for triage in group:
                 triage.delete()
             triages_refresh(project=project)
         logger.info("%s triage(s) deleted in project %s", len(group), project_id)
+
+
+# How a removal is said: "removed by alice on 2026-12-03", "set aside by bob on ...".
+REMOVED, SET_ASIDE = "removed", "set aside"
+
+
+def removals_record(*, triages: Sequence[Triage], how: str, user=None) -> None:
+    """Keep what each removed triage named, who removed it and when (``ExemptionRemoval``), so a
+    verdict can say which gaps the removal uncovered. Called in the removal's transaction,
+    before the triages go. One insert, and one read of their backends."""
+    if not triages:
+        return
+    through = Triage.backends.through
+    backends: dict[int, list[int]] = {}
+    for triage_id, backend_id in through.objects.filter(
+        triage_id__in=[t.pk for t in triages]
+    ).values_list("triage_id", "backend_id"):
+        backends.setdefault(triage_id, []).append(backend_id)
+    ExemptionRemoval.objects.bulk_create(
+        [
+            ExemptionRemoval(
+                project_id=t.project_id,
+                triage_id=t.pk,
+                kind=t.kind,
+                how=how,
+                test_id=t.test_id,
+                reason_id=t.reason_id,
+                match=t.match,
+                match_regex=t.match_regex,
+                backends=sorted(backends.get(t.pk, [])),
+                condition=t.condition,
+                expires_on=t.expires_on,
+                # A user signed in (an upload token's principal is none: who is not known).
+                removed_by=user if isinstance(user, get_user_model()) else None,
+            )
+            for t in triages
+        ]
+    )
 
 
 def reason_issues_set(*, reason: Reason, issues: Iterable[TrackingIssue]) -> None:

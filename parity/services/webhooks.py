@@ -174,11 +174,13 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
     )
     opened_ids = list(opened.values_list("pk", flat=True))
     closed_ids = list(closed.values_list("pk", flat=True))
-    # Gaps the run did not open but uncovered (the verdict's: an exemption's condition lapsed).
-    tests = [g.test_id for g in run_uncovered(run=run)] if backend.pk == run.backend_id else []
+    # Gaps the run did not open but uncovered (the verdict's: an exemption's condition lapsed,
+    # it expired or a maintainer removed it since the previous run), each with why.
+    found = run_uncovered(run=run) if backend.pk == run.backend_id else []
     uncovered = reads.untracked_gaps_uncovered(
-        backend_id=backend.pk, tests=tests, announced=announced
+        backend_id=backend.pk, tests=[g.test_id for g in found], announced=announced
     )
+    why = {g.test: g.why for g in found}
     uncovered_ids = list(uncovered.values_list("pk", flat=True))
     if not opened_ids and not closed_ids and not uncovered_ids:
         return []
@@ -191,14 +193,14 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         "opened": _gap_items(opened),
         "closed": _gap_items(closed),
         "uncovered_total": len(uncovered_ids),
-        "uncovered": _gap_items(uncovered),
+        "uncovered": [{**i, "why": why.get(i["test"], "")} for i in _gap_items(uncovered)],
     }
     title = (
         f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked "
         f"gap{'' if len(opened_ids) == 1 else 's'} opened, "
         f"{len(closed_ids)} closed by run {run.pk}"
         + (
-            f", {len(uncovered_ids)} uncovered (an exemption no longer applies)"
+            f", {len(uncovered_ids)} uncovered (an exemption lapsed, expired or was removed)"
             if uncovered_ids
             else ""
         )
@@ -227,7 +229,14 @@ def _section(heading: str, items: list[dict], total: int) -> dict:
     return {
         "heading": heading,
         "total": total,
-        "items": [{"text": f"{i['test']} ({i['state']})", "url": i["url"]} for i in items],
+        "items": [
+            # An uncovered gap says why: "expired 2026-12-01", "removed by alice on ...".
+            {
+                "text": f"{i['test']} ({'; '.join(filter(None, [i['state'], i.get('why')]))})",
+                "url": i["url"],
+            }
+            for i in items
+        ],
     }
 
 

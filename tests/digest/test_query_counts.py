@@ -11,8 +11,9 @@ PREVIEW = "/p/pytorch-xla/digest/?week=2026-W14"
 # new gaps and their reasons' issues; new reasons' days, the reasons, their issues; the links'
 # records (none at the week's start: no link changes to read); gaps tracked by closed issues;
 # exemptions that pass now; skips and gaps per category; the week's version transitions; the
-# project's targets (none here: one query).
-PREVIEW_QUERIES = 18
+# project's targets (none here: one query); whether any triage is conditioned or expired, and
+# any was removed (none: no run is judged for uncovered).
+PREVIEW_QUERIES = 20
 UNSUBSCRIBE_QUERIES = 1  # the subscription, with its project
 
 

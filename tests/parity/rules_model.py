@@ -78,6 +78,8 @@ class World:
     family: dict[int, int] = field(default_factory=dict)  # variant -> its family
     attributes: dict[int, dict] = field(default_factory=dict)  # backend -> its own attributes
     run_attributes: dict[int, dict] = field(default_factory=dict)  # run -> the attributes sent
+    # Triages a maintainer removed (deleted or set aside), gone from ``triages``: each with when.
+    removed: tuple[tuple[Triage, datetime.datetime], ...] = ()
 
     def run(self, run_id: int) -> Run:
         return next(r for r in self.runs if r.id == run_id)
@@ -318,6 +320,7 @@ def triage_pick(
     reason: int | None,
     today: datetime.date,
     attributes: dict | None = None,
+    triages: tuple[Triage, ...] | None = None,
 ) -> Triage | None:
     """The one unexpired triage that applies to a gap: one naming its test, its reason or a
     pattern its key matches, on every backend or on its own (or its family), whose condition
@@ -329,7 +332,7 @@ def triage_pick(
         attributes = backend_attributes(world, backend)
     applies = [
         t
-        for t in world.triages
+        for t in (world.triages if triages is None else triages)
         if (
             t.test == test
             or (t.reason is not None and t.reason == reason)
@@ -400,10 +403,12 @@ def standings(world: World, *, today: datetime.date) -> dict[int, dict[int, Stan
     return found
 
 
-def uncovered(world: World, run: Run, *, today: datetime.date) -> set[int]:
+def uncovered(world: World, run: Run, *, today: datetime.date) -> dict[int, str]:
     """The gaps of ``run`` (a backend's, not the reference's) that were gaps of its baseline
     too, of the backend's own (not lost to infrastructure), that a triage covered for the
-    baseline's attributes and none covers for the run's (a condition that lapsed)."""
+    baseline (its attributes, on its day, a triage removed since it started counted) and none
+    covers now (the run's attributes, today): test -> why, "removed" (the triage that covered
+    it then was removed since), "expired" (it expired since) or "lapsed" (its condition)."""
     earlier = [
         r
         for r in world.runs
@@ -416,10 +421,12 @@ def uncovered(world: World, run: Run, *, today: datetime.date) -> set[int]:
     baseline = max(earlier, key=lambda r: (r.started_at, r.id), default=None)
     reference = current_run(world, world.reference)
     if baseline is None or reference is None:
-        return set()
+        return {}
     x, p, first = outcomes(run), outcomes(baseline), since(world)
     now_attrs, then_attrs = run_attributes(world, run), run_attributes(world, baseline)
-    found = set()
+    removed = tuple(t for t, at in world.removed if at > baseline.started_at)
+    then_triages = world.triages + removed
+    found = {}
     for test, (outcome, _r) in outcomes(reference).items():
         if outcome != PASSED:
             continue
@@ -434,9 +441,25 @@ def uncovered(world: World, run: Run, *, today: datetime.date) -> set[int]:
         if state in (None, "pending") or not known or was in (None, "pending") or state in INFRA:
             continue
         reason = xo[1] if xo else None
-        pick = {"backend": run.backend, "test": test, "reason": reason, "today": today}
-        if triage_pick(world, **pick, attributes=then_attrs) and not triage_pick(
-            world, **pick, attributes=now_attrs
+        pick = {"backend": run.backend, "test": test, "reason": reason}
+        now = triage_pick(world, **pick, today=today, attributes=now_attrs)
+        # As the verdict says why: a triage of today's that covered it then, else a removed one.
+        then = triage_pick(
+            world, **pick, today=baseline.started_at.date(), attributes=then_attrs
+        ) or triage_pick(
+            world, **pick, today=baseline.started_at.date(), attributes=then_attrs,
+            triages=then_triages,
+        )  # fmt: skip
+        if then is None or now is not None:
+            continue
+        if then in removed and then not in world.triages:
+            found[test] = "removed"
+        elif (
+            then.expires_on is not None
+            and then.expires_on < today
+            and (not then.condition or condition_applies(then.condition, now_attrs))
         ):
-            found.add(test)
+            found[test] = "expired"
+        else:
+            found[test] = "lapsed"
     return found

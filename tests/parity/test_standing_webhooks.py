@@ -87,3 +87,64 @@ def test_a_gap_an_upgrade_uncovered_is_announced(
     [event] = _events(receiver)
     assert (event["opened_total"], event["closed_total"], event["uncovered_total"]) == (0, 0, 1)
     assert [g["test"] for g in event["uncovered"]] == [A]
+
+
+def test_gaps_an_expired_or_removed_exemption_uncovered_are_announced(
+    xla,
+    endpoint,  # noqa: F811
+    receiver,  # noqa: F811
+    ingest,
+    eager_errors_propagate,
+    django_user_model,
+):
+    """Issue 45: an exemption that expired since the previous run, or one a maintainer removed
+    since, uncovers its gaps: the next run's event announces them with why, as the verdict."""
+    import datetime
+
+    from parity.models import Triage
+    from parity.services.triage import triages_delete, triages_expire
+
+    Backend.objects.create(project=xla, name="rocm")
+    fails = {A: ("failed", "HIP error"), C1: ("failed", "HIP error")}
+
+    def send(cases, day):
+        response = ingest(
+            ("results.xml", run_xml(cases)),
+            backend="rocm" if cases is fails else "cpu",
+            commit=commit_of(day),
+            branch="master",
+            run=f"{day}-{'rocm' if cases is fails else 'cpu'}",
+            complete="true",
+            timestamp=f"{day}T12:00:00Z",
+            attributes=json.dumps({"arch": "gfx942"} if cases is fails else {}),
+        )
+        assert response.status_code == 202, response.content
+
+    send({A: "passed", C1: "passed"}, "2026-05-01")
+    expiring, removed = (
+        triage_create(
+            project=xla,
+            request=TriageRequest(
+                kind="intended",
+                backends=["rocm"],
+                match=test,
+                note="x",
+                expires_on=datetime.date(2099, 1, 1),
+            ),
+        )  # fmt: skip
+        for test in (A, C1)
+    )
+    send(fails, "2026-05-01")
+    Triage.objects.filter(pk=expiring.pk).update(expires_on=datetime.date(2026, 12, 1))
+    triages_expire()
+    alice = django_user_model.objects.create(username="alice")
+    triages_delete(triages=[removed], user=alice)
+    endpoint()
+    send(fails, "2026-05-02")
+    [event] = _events(receiver)
+    assert (event["opened_total"], event["uncovered_total"]) == (0, 2)
+    today = datetime.datetime.now(datetime.UTC).date()
+    assert {(g["test"], g["why"]) for g in event["uncovered"]} == {
+        (A, "expired 2026-12-01"),
+        (C1, f"removed by alice on {today}"),
+    }

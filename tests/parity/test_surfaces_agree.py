@@ -20,6 +20,7 @@ import csv
 import datetime
 import io
 import random
+import re
 from collections import Counter, defaultdict
 
 import pytest
@@ -73,7 +74,9 @@ def _family(project: Project) -> None:
         Backend.objects.create(project=project, name=name, family=rocm, attributes={"arch": arch})
 
 
-def _triage(project, kind, *, backends=(), match="", test=None, condition="", number=None):
+def _triage(
+    project, kind, *, backends=(), match="", test=None, condition="", number=None, expires_on=None
+):
     derived = (
         {
             "match_regex": pattern_regex(match),
@@ -91,23 +94,63 @@ def _triage(project, kind, *, backends=(), match="", test=None, condition="", nu
         )  # fmt: skip
     triage = Triage.objects.create(
         project=project, kind=kind, note="x", match=match, test=test, condition=condition,
-        issue=issue, **derived,
+        issue=issue, expires_on=expires_on, **derived,
     )  # fmt: skip
     triage.backends.set([backend_of(project, b) for b in backends])
+    return triage
 
 
-def _triages(project: Project, rng: random.Random) -> str:
-    """A declaration on rocm and one on tpu, an intended and a tracked triage, and a tracked
-    one that holds only before ROCm 7.14, each on tests picked by the seed."""
+# After the histories' May days and before the day the suite runs: an exemption with this expiry
+# covered their runs' baselines and covers nothing now (expired since the previous run).
+EXPIRED_ON = datetime.date(2026, 12, 1)
+
+
+def _triages(project: Project, rng: random.Random) -> tuple[list[str], list[Triage]]:
+    """A declaration on rocm and one on tpu, an intended and a tracked triage, a tracked one
+    that holds only before ROCm 7.14, an intended one that expired, and two that a maintainer
+    removes mid-history (a tracked one deleted, a declaration on rocm set aside), each on tests
+    picked by the seed (outside the rocm declaration's file). Returns the tests of the last
+    four, which the ending fails, and the two to remove."""
     files = rng.sample(FILES, 2)
     _triage(project, "not_applicable", backends=["rocm"], match=files[0])
     _triage(project, "not_applicable", backends=["tpu"], match=f"{files[1]}::T::t1")
-    picked = rng.sample(TESTS, 3)
+    picked = rng.sample([t for t in TESTS if not t.startswith(files[0] + "::")], 6)
     _triage(project, "intended", test=case_of(project, picked[0]))
     _triage(project, "tracked", test=case_of(project, picked[1]), number=1)
     _triage(project, "tracked", backends=["rocm"], match=picked[2], condition="rocm < 7.14",
             number=2)  # fmt: skip
-    return picked[2]
+    _triage(project, "intended", match=picked[3], expires_on=EXPIRED_ON)
+    removed = [
+        _triage(project, "tracked", test=case_of(project, picked[4]), number=3),
+        _triage(project, "not_applicable", backends=["rocm"], match=picked[5]),
+    ]
+    return picked[2:], removed
+
+
+def _as_model_triage(t: Triage) -> model.Triage:
+    return model.Triage(
+        id=t.pk, kind=t.kind, created_at=t.created_at, test=t.test_id, reason=t.reason_id,
+        match_regex=t.match_regex, backends=frozenset(b.pk for b in t.backends.all()),
+        expires_on=t.expires_on, condition=t.condition,
+    )  # fmt: skip
+
+
+def _remove(
+    project: Project, triages: list[Triage]
+) -> list[tuple[model.Triage, datetime.datetime]]:
+    """A maintainer deletes the first and sets the second (a declaration) aside: the removals
+    the model counts, each with when parity recorded it."""
+    from django.contrib.auth import get_user_model
+
+    from parity.models import ExemptionRemoval
+    from parity.services.triage import declaration_override, triages_delete
+
+    maintainer, _ = get_user_model().objects.get_or_create(username="remover")
+    gone = [_as_model_triage(t) for t in triages]
+    triages_delete(triages=[triages[0]], user=maintainer)
+    declaration_override(triage=triages[1], overridden=True, user=maintainer)
+    at = dict(ExemptionRemoval.objects.values_list("triage_id", "removed_at"))
+    return [(t, at[t.id]) for t in gone]
 
 
 def _run(project: Project, backend: str, at, rng, n: int, forced: dict | None = None) -> Run:
@@ -143,17 +186,22 @@ def _history(project: Project, seed: int, steps: int) -> model.World:
     _family(project)
     for test in TESTS:
         case_of(project, test)
-    conditioned = _triages(project, rng)
+    ending_tests, to_remove = _triages(project, rng)
+    removed = []
     latest: dict[str, datetime.datetime] = {}
     reference_history: list[int] = []
     # The history ends with an upgrade over the conditioned exemption's test: the reference
-    # passes it, gfx942 fails it at 7.1 (covered) and still at 7.14 (uncovered).
+    # passes it, gfx942 fails it at 7.1 (covered) and still at 7.14 (uncovered); it fails the
+    # expired exemption's test and the removed ones' too (uncovered: expired, removed).
+    fails = dict.fromkeys(ending_tests, (Outcome.FAILED, "HIP error"))
     ending = [
         ("cpu", dict.fromkeys(TESTS, Outcome.PASSED)),
-        ("rocm-gfx942", {conditioned: (Outcome.FAILED, "HIP error"), "rocm": "7.1"}),
-        ("rocm-gfx942", {conditioned: (Outcome.FAILED, "HIP error"), "rocm": "7.14"}),
+        ("rocm-gfx942", {**fails, "rocm": "7.1"}),
+        ("rocm-gfx942", {**fails, "rocm": "7.14"}),
     ]
     for n in range(steps + len(ending)):
+        if n == steps // 2:
+            removed = _remove(project, to_remove)
         backend = BACKENDS[n % len(BACKENDS)] if n < len(BACKENDS) else rng.choice(BACKENDS)
         forced = None
         if n >= steps:
@@ -175,12 +223,15 @@ def _history(project: Project, seed: int, steps: int) -> model.World:
         tests=world.tests,
         reference=world.reference,
         default_branch=world.default_branch,
+        # A declaration set aside applies nowhere: the model has it among the removed.
         triages=tuple(
             model.Triage(
                 **{**t.__dict__, "condition": Triage.objects.get(pk=t.id).condition},
             )
             for t in world.triages
+            if not Triage.objects.get(pk=t.id).overridden
         ),
+        removed=tuple(removed),
         reference_history=world.reference_history,
         family={b.pk: b.family_id for b in backends if b.family_id},
         attributes={b.pk: b.attributes or {} for b in backends},
@@ -303,7 +354,7 @@ SURFACES = {
     "project-gaps-csv": _gaps_csv,
 }
 # Surfaces that roll standings up rather than list them: checked by count against the model.
-ROLLUPS = ("families", "queue", "snapshots", "verdict", "parity")
+ROLLUPS = ("families", "queue", "snapshots", "verdict", "parity", "webhooks", "digest")
 SURFACE_URLS = {
     **{name: "read above" for name in SURFACES},
     "project": "the heatmap: its cells count the snapshots' (checked as 'snapshots')",
@@ -314,6 +365,8 @@ SURFACE_URLS = {
     "run-verdict": "the CI verdict (checked as 'verdict')",
     "project-run": "the run page, the verdict's (checked as 'verdict')",
     "project-gaps": "the gaps page: gaps_list, as the API's (checked as 'gap-list')",
+    "digest-preview": "the digest as rendered: uncovered gaps, untracked counts ('digest')",
+    "project-webhooks": "webhook deliveries: the untracked_gaps event's payload ('webhooks')",
 }
 # Every other URL, and why it shows no test's standing (or shows one the oracle reads elsewhere).
 NO_STANDING = {
@@ -372,7 +425,6 @@ NO_STANDING = {
     "ci-file": "a CI client file",
     "schema": "the OpenAPI schema",
     "api-docs": "the API's documentation",
-    "digest-preview": "the digest: untracked counts by untracked_q, the queue's rule",
     "digest-unsubscribe": "a form post",
     "oidc-exchange": "a token exchange",
     "run-complete": "marks a run complete",
@@ -542,10 +594,12 @@ def _rollups_hold(ctx, where: str) -> None:
         backend = Backend.objects.get(project=project, name=name)
         verdict = run_verdict(run=backend.state.current_run)
         run = ctx.world.run(backend.state.current_run_id)
-        want = {ctx.keys[t] for t in model.uncovered(ctx.world, run, today=ctx.today)}
-        assert {g.test for g in verdict.uncovered} == want, (where, name, "uncovered")
+        causes = model.uncovered(ctx.world, run, today=ctx.today)
+        want = {ctx.keys[t]: cause for t, cause in causes.items()}
+        assert {g.test: g.cause for g in verdict.uncovered} == want, (where, name, "uncovered")
+        assert {_cause(g.why) for g in verdict.uncovered} <= set(want.values()), (where, name)
         assert verdict.opened["uncovered"] == len(want)
-        ctx.uncovered += len(want)
+        ctx.uncovered.update(want.values())
         for g in verdict.gaps:
             want = tests[g.test]
             if g.infra:
@@ -553,6 +607,110 @@ def _rollups_hold(ctx, where: str) -> None:
                 continue
             triage = "intended" if g.intended else "tracked" if g.tracked else "untracked"
             assert (g.state, triage) == (want.outcome, want.triage), (where, name, g.test)
+
+
+def _cause(why: str) -> str:
+    """The model's word for a surface's why: "expired 2026-12-01" -> expired."""
+    if why.startswith("expired"):
+        return "expired"
+    if why.startswith(("removed", "set aside")):
+        return "removed"
+    assert why.startswith("condition "), why
+    return "lapsed"
+
+
+def _webhooks_hold(ctx, where: str) -> None:
+    """The ``untracked_gaps`` event each backend's current run announces, read from the
+    deliveries parity records for an endpoint: the gaps it uncovered (and why) are the model's,
+    counted so, and each gap it says the run opened stands untracked in the model."""
+    from parity.models import Gap, WebhookDelivery, WebhookEndpoint
+    from parity.services.webhooks import notices_after_recompute
+
+    hook = WebhookEndpoint.objects.create(project=ctx.project, url="https://hooks.example/oracle")
+    backends = {
+        b.name: b for b in Backend.objects.filter(project=ctx.project, name__in=ctx.expected)
+    }
+    for backend in backends.values():
+        notices_after_recompute(run_id=backend.state.current_run_id, backend_ids=[backend.pk])
+    bodies = {
+        d.notice.payload["backend"]: d.notice.payload
+        for d in WebhookDelivery.objects.filter(endpoint=hook, notice__event="untracked_gaps")
+        .select_related("notice")
+    }  # fmt: skip
+    for name, standings in ctx.expected.items():
+        run = ctx.world.run(backends[name].state.current_run_id)
+        causes = model.uncovered(ctx.world, run, today=ctx.today)
+        want = {(ctx.keys[t], cause) for t, cause in causes.items()}
+        body = bodies.get(name, {"uncovered": [], "uncovered_total": 0, "opened": []})
+        got = {(g["test"], _cause(g["why"])) for g in body["uncovered"]}
+        assert got == want, (where, name, "webhook uncovered")
+        assert body["uncovered_total"] == len(want), (where, name)
+        # Each gap it says the run opened (and still open: announced late here, after later
+        # runs, where the live event comes right after the run's recompute) stands untracked.
+        still = set(Gap.objects.filter(is_open=True).values_list("pk", flat=True))
+        for g in body["opened"]:
+            if g["gap"] in still:
+                assert standings[g["test"]].triage == "untracked", (where, name, g["test"])
+        ctx.read["webhooks"] += 1
+
+
+_DIGEST_UNCOVERED = re.compile(r"^  - (\S+): (\S+) \((\w+); (.+)\)$")
+_DIGEST_SCORE = re.compile(r"^  (\S+) .* (\d+) open gaps?, (\d+) untracked$")
+
+
+def _digest_holds(ctx, where: str) -> None:
+    """The weekly digest of each week of the history, rendered and parsed: its uncovered gaps
+    (and why, and the count its summary gives) are those the model says the week's runs
+    uncovered; and the last week's score lines count each backend's untracked gaps as the
+    model's standings do."""
+    from parity.digest.render import digest_render
+    from parity.pure.weeks import Week
+    from parity.result_reads.week_uncovered import week_uncovered
+    from parity.selectors.digest import digest_content
+
+    names = {b.pk: b.name for b in Backend.objects.filter(project=ctx.project)}
+    runs = sorted(
+        (
+            r for r in ctx.world.runs
+            if r.complete and model.may_be_current(r, ctx.world.default_branch)
+            and r.backend != ctx.world.reference
+        ),
+        key=lambda r: (r.started_at, r.id),
+    )  # fmt: skip
+    weeks = sorted({Week.of(r.started_at) for r in runs})
+    for week in weeks:
+        want = {}
+        for run in (r for r in runs if Week.of(r.started_at) == week):
+            for test, cause in model.uncovered(ctx.world, run, today=ctx.today).items():
+                want[(names[run.backend], ctx.keys[test])] = cause
+        content = digest_content(
+            project=ctx.project, week=week, uncovered=week_uncovered(project=ctx.project, week=week)
+        )
+        rendered = digest_render(content)
+        lines = rendered.text.splitlines()
+        got = {}
+        if want:
+            start = lines.index(next(line for line in lines if line.startswith("UNCOVERED (")))
+            for line in lines[start + 1 :]:
+                if not line.strip():
+                    break
+                if m := _DIGEST_UNCOVERED.match(line):
+                    got[(m[1], m[2])] = _cause(m[4])
+            assert f"{len(want)} uncovered" in rendered.subject, (where, week)
+        else:
+            assert "UNCOVERED (" not in rendered.text, (where, week)
+        assert got == want, (where, str(week), "digest uncovered")
+    untracked = {
+        b: sum(s.triage == "untracked" for s in tests.values()) for b, tests in ctx.expected.items()
+    }
+    scores = {
+        m[1]: int(m[3])
+        for line in rendered.text.splitlines()
+        if (m := _DIGEST_SCORE.match(line))
+    }  # fmt: skip
+    for name, n in untracked.items():
+        assert scores.get(name, 0) == n, (where, name, "digest's untracked")
+    ctx.read["digest"] += len(weeks)
 
 
 def _parity_api_holds(ctx, where: str) -> None:
@@ -604,7 +762,8 @@ class _Ctx:
         self.project, self.api, self.client = project, api, client
         self.expected, self.tests = expected, tests
         self.world, self.keys, self.today = world, keys, today
-        self.uncovered = 0
+        self.uncovered: Counter = Counter()  # the verdicts' uncovered gaps, by cause
+        self.read: Counter = Counter()
 
 
 @pytest.mark.django_db
@@ -637,7 +796,11 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
                 }  # fmt: skip
             assert got == want, f"seed {seed}: {surface} on {backend}"
     _rollups_hold(ctx, f"seed {seed}")
+    _webhooks_hold(ctx, f"seed {seed}")
+    _digest_holds(ctx, f"seed {seed}")
     _parity_api_holds(ctx, f"seed {seed}")
     assert _every_page_opens(ctx) >= 40
-    assert ctx.uncovered >= 1  # the ending's upgrade, at least
+    # The ending's upgrade, expired and removed exemptions, at least; both surfaces read.
+    assert {"lapsed", "expired", "removed"} <= set(ctx.uncovered), ctx.uncovered
+    assert ctx.read["webhooks"] == len(expected) and ctx.read["digest"] >= 1
     assert Snapshot.objects.exists() and GapState.MISSING

@@ -59,7 +59,17 @@ class UncoveredGapSerializer(serializers.Serializer):
     reason = serializers.CharField(allow_null=True)
     exemption = serializers.IntegerField(help_text="The exemption that covered it before.")
     kind = serializers.CharField(help_text="That exemption's kind.")
-    condition = serializers.CharField(help_text="Its condition, which the run does not meet.")
+    condition = serializers.CharField(
+        help_text="Its condition, which the run does not meet (empty unless it lapsed)."
+    )
+    cause = serializers.CharField(
+        help_text="Why it covers the gap no more: lapsed (its condition), expired (its expiry "
+        "day passed since the previous run) or removed (deleted or set aside since)."
+    )
+    why = serializers.CharField(
+        help_text='As said: "condition rocm < 7.14 no longer holds", "expired 2026-12-01", '
+        '"removed by alice on 2026-12-03".'
+    )
 
 
 class VerdictGapSerializer(serializers.Serializer):

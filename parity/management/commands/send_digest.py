@@ -11,6 +11,7 @@ from parity.digest.services import (
 )
 from parity.models import DigestDelivery, Project
 from parity.pure.weeks import BadWeek, Week
+from parity.result_reads.week_uncovered import week_uncovered
 from parity.selectors.digest import digest_content
 
 
@@ -40,7 +41,12 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         week = week or Week.last_complete(timezone.now())
         if options["dry_run"]:
-            content = digest_content(project=project, week=week, backends=options["backend"])
+            content = digest_content(
+                project=project,
+                week=week,
+                backends=options["backend"],
+                uncovered=week_uncovered(project=project, week=week),
+            )
             rendered = digest_render(content)
             self.stdout.write(f"Subject: {rendered.subject}\n\n{rendered.text}", ending="")
             return

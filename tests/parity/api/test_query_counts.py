@@ -40,8 +40,9 @@ READS = {
     # token, project; backends, the suite map, its rows, the suites' runs, their timeouts
     "suites": (f"{URL}/suites/", 6),
     # token, run; baseline, conditioned triages, its plan, 1 statement, run files, failed
-    # uploads (run health)
-    "verdict": ("/api/v1/runs/{run}/verdict/", 8),
+    # uploads (run health); removals since the baseline, triages expired since (none: no
+    # uncovered gaps to read)
+    "verdict": ("/api/v1/runs/{run}/verdict/", 10),
 }
 ANONYMOUS = -1  # no token to look up
 

@@ -316,8 +316,12 @@ def test_a_shard_uploads_its_part_and_leaves_the_run_open(live, project, github,
     )
 
     assert done.returncode == 0, done.log
-    run = Upload.objects.get(status="done").run
+    upload = Upload.objects.get(status="done")
+    run = upload.run
     assert (run.key, run.complete) == ("777-cpu", False)
+    # The client is told the shard (--shard 2/4): the server knows the run's four shards, and
+    # the verdict names this one when its files must run again.
+    assert upload.shard == "2/4"
     assert done.outputs["summary-file"].endswith("parity-summary-cpu-shard-2-of-4.md")
     if python:
         assert (tmp_path / "runner-temp" / "parity-ci" / "lib" / "python3.8").is_dir()
@@ -500,6 +504,7 @@ def test_the_gitlab_template_gates_and_uploads_a_shard_without_completing(
     assert shard.returncode == 0, f"{shard.stdout}\n{shard.stderr}"
     assert "NOT OK (opens untracked gaps)" in shard.stdout
     assert Run.objects.get(key="2-tpu").complete is False
+    assert Upload.objects.get(run__key="2-tpu").shard == "1/2"  # the template passed --shard
     assert gated.returncode == 1, f"{gated.stdout}\n{gated.stderr}"
     assert Run.objects.get(key="3-tpu").complete is True
     assert "❌ not ok" in (tmp_path / "parity-summary.md").read_text()

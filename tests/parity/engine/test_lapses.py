@@ -3,12 +3,22 @@ family tracks a failing test of its variant while it runs ROCm 7.1; after the up
 the failure is an untracked gap, and once the test passes the exemption reads lapsed, to be
 removed. The recompute's ``triages.lapses`` step and the triage services keep ``TriageLapse``."""
 
+import datetime
 import json
 
 import pytest
 
 from parity.engine.lapses import lapses_write
-from parity.models import Backend, BackendState, Gap, Run, Snapshot, Triage, TriageLapse
+from parity.models import (
+    Backend,
+    BackendState,
+    ExemptionRemoval,
+    Gap,
+    Run,
+    Snapshot,
+    Triage,
+    TriageLapse,
+)
 from parity.result_reads.verdict import run_verdict
 from parity.selectors.exemptions import exemptions_page
 from parity.selectors.manifest import manifest_build
@@ -242,3 +252,105 @@ def test_a_run_still_at_7_1_uncovers_nothing(xla, send):
     )
     verdict = run_verdict(run=back)
     assert verdict.uncovered == [] and verdict.ok
+
+
+# --- Expired and removed since the previous run (issue 45) --------------------------------------
+
+EXPIRY = "2026-12-01"  # after the runs' May days, before today (the suite runs on later days)
+
+
+def _plain_exemption(project, **fields) -> Triage:
+    return triage_create(
+        project=project,
+        request=TriageRequest(
+            kind="tracked", backends=["rocm"], match=FLAKY, issue_url=ISSUE, note="x", **fields
+        ),
+    )
+
+
+def _covered_then_run(send) -> tuple[Run, Run]:
+    """A baseline where the exemption covered the failing test, then the next run."""
+    send("cpu", PASSES, day="2026-05-01")
+    before = Run.objects.get(pk=send("rocm", FAILS, day="2026-05-02", attributes=GFX942))
+    return before, Run.objects.get(pk=send("rocm", FAILS, day="2026-05-03", attributes=GFX942))
+
+
+GFX942 = {"arch": "gfx942"}
+
+
+def test_an_exemption_that_expired_since_the_previous_run_uncovers_its_gaps(xla, send):
+    """Its expiry day passed after the previous run: the gap it covered is untracked now, though
+    no gap opened. The verdict lists it under uncovered with why, and ``--gate`` fails on it."""
+    from parity.api.serializers import VerdictSerializer
+    from parity.clients.parity_ci import verdict_headline, verdict_table
+    from parity.services.triage import triages_expire
+
+    exemption = _plain_exemption(xla, expires_on=datetime.date(2099, 1, 1))
+    before, run = _covered_then_run(send)
+    assert run_verdict(run=run).ok  # not expired yet: nothing uncovered
+    Triage.objects.filter(pk=exemption.pk).update(expires_on=datetime.date.fromisoformat(EXPIRY))
+    triages_expire()
+
+    verdict = run_verdict(run=run)
+    assert [(g.test, g.exemption, g.cause, g.why) for g in verdict.uncovered] == [
+        (FLAKY, exemption.pk, "expired", f"expired {EXPIRY}")
+    ]
+    assert verdict.opened["uncovered"] == 1 and not verdict.ok
+    document = VerdictSerializer(verdict).data
+    assert "uncovered 1" in verdict_headline(document)
+    assert f"expired {EXPIRY}" in verdict_table(document)
+    # Expired before the baseline ran: the baseline's verdict said so; this run's says nothing.
+    later = Run.objects.get(pk=send("rocm", FAILS, day="2026-05-04", attributes=GFX942))
+    Triage.objects.filter(pk=exemption.pk).update(expires_on=datetime.date(2026, 5, 2))
+    assert run_verdict(run=later).uncovered == []
+    assert before.pk != run.pk
+
+
+def test_an_exemption_deleted_since_the_previous_run_uncovers_its_gaps(
+    xla, send, django_user_model
+):
+    from parity.api.serializers import VerdictSerializer
+    from parity.clients.parity_ci import verdict_table
+    from parity.services.triage import triages_delete
+
+    alice = django_user_model.objects.create(username="alice")
+    exemption = _plain_exemption(xla)
+    _before, run = _covered_then_run(send)
+    pk = exemption.pk
+    triages_delete(triages=[exemption], user=alice)
+
+    verdict = run_verdict(run=run)
+    today = datetime.datetime.now(datetime.UTC).date()
+    assert [(g.test, g.exemption, g.cause, g.why) for g in verdict.uncovered] == [
+        (FLAKY, pk, "removed", f"removed by alice on {today}")
+    ]
+    assert not verdict.ok
+    assert f"removed by alice on {today}" in verdict_table(VerdictSerializer(verdict).data)
+    # Removed before the previous run started: that run's verdict said so, not this one's.
+    ExemptionRemoval.objects.update(
+        removed_at=datetime.datetime(2026, 5, 3, 6, tzinfo=datetime.UTC)
+    )
+    later = Run.objects.get(pk=send("rocm", FAILS, day="2026-05-04", attributes=GFX942))
+    assert run_verdict(run=later).uncovered == []
+    assert [g.cause for g in run_verdict(run=run).uncovered] == ["removed"]
+
+
+def test_a_declaration_set_aside_since_the_previous_run_uncovers_its_gaps(
+    xla, send, django_user_model
+):
+    from parity.services.triage import declaration_override
+
+    bob = django_user_model.objects.create(username="bob")
+    declaration = triage_create(
+        project=xla,
+        request=TriageRequest(kind="not_applicable", backends=["rocm"], match=FLAKY, note="x"),
+    )
+    _before, run = _covered_then_run(send)
+    assert run_verdict(run=run).uncovered == []
+    declaration_override(triage=declaration, overridden=True, user=bob)
+    today = datetime.datetime.now(datetime.UTC).date()
+    assert [(g.cause, g.why) for g in run_verdict(run=run).uncovered] == [
+        ("removed", f"set aside by bob on {today}")
+    ]
+    declaration_override(triage=declaration, overridden=False, user=bob)  # restored: covered
+    assert run_verdict(run=run).uncovered == []
