@@ -78,8 +78,8 @@ from parity.result_reads.exemptions_applied import (
     conditioned_triages,
     exemptions_applied,
     lapsed_triages,
-    triage_added_after,
     run_attributes,
+    triage_added_after,
 )
 from parity.result_reads.run_health import Rerun, VerdictFile, run_health
 from parity.selectors.fragments import all_closed, issue_infos
