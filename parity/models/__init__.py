@@ -4,6 +4,7 @@ from parity.models.digest import (
     ReasonLinksRecord,
     Subscription,
 )
+from parity.models.history import HistoryState, TestHistory
 from parity.models.leases import Lease
 from parity.models.owners import FileOwners, OwnerRule, OwnersSource
 from parity.models.parity import (
@@ -63,6 +64,8 @@ from parity.models.webhooks import (
 )
 
 __all__ = [
+    "HistoryState",
+    "TestHistory",
     "Transition",
     "TransitionKind",
     "ABSENT_STATES",

@@ -62,7 +62,8 @@ class Judged:
 
 
 def run_is_infra(*, failed: int, total: int, rules: HistoryRules) -> bool:
-    """A run where nearly every test failed is infrastructure's, in no test's window."""
+    """A run where nearly every test it holds (``total``, skips included) failed is
+    infrastructure's, in no test's window."""
     return total > 0 and failed > total * rules.infra_fail_fraction
 
 
@@ -99,11 +100,17 @@ def same_commit_flip(commits: Sequence[str], outcomes: str) -> bool:
 
 
 def history_judge(
-    outcomes: str, *, commits: Sequence[str] = (), leading_passes: int = 0, rules: HistoryRules
+    outcomes: str,
+    *,
+    commits: Sequence[str] = (),
+    same_commit: bool = False,
+    leading_passes: int = 0,
+    rules: HistoryRules,
 ) -> Judged:
     """The state of a test's window: ``outcomes`` oldest first, ``commits`` beside them (empty:
-    not known), after ``leading_passes`` passing runs the window holds before its first entry
-    (a test the engine began to follow at its first failure had passed the runs before)."""
+    not known; ``same_commit``: already known to hold both outcomes at one commit), after
+    ``leading_passes`` passing runs the window holds before its first entry (a test the engine
+    began to follow at its first failure had passed the runs before)."""
     full = PASS * leading_passes + outcomes
     failures = outcomes.count(FAIL)
     flips = flips_count(full, break_length=rules.break_length)
@@ -111,8 +118,10 @@ def history_judge(
     rank = wilson_lower(failures, runs)
     if _trailing(full, FAIL) >= rules.break_length:
         return Judged(BROKEN, runs, failures, flips, rank)
-    flaky = (flips >= rules.min_flips and flips >= rules.flip_rate * max(runs - 1, 1)) or (
-        bool(commits) and same_commit_flip(commits, outcomes)
+    flaky = (
+        (flips >= rules.min_flips and flips >= rules.flip_rate * max(runs - 1, 1))
+        or same_commit
+        or (bool(commits) and same_commit_flip(commits, outcomes))
     )
     if flaky and _trailing(full, PASS) < rules.exit_green:
         return Judged(FLAKY, runs, failures, flips, rank)
