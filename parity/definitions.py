@@ -24,6 +24,7 @@ from parity.models import (
     Backend,
     Gap,
     GapState,
+    HistoryState,
     IssueState,
     Outcome,
     Project,
@@ -33,6 +34,7 @@ from parity.models import (
     RunFile,
     RunFileState,
     TestCase,
+    TestHistory,
     TrackingIssue,
     Triage,
     TriageLapse,
@@ -217,12 +219,19 @@ def triages_unexpired(today: datetime.date | None = None) -> Q:
 
 
 # An untracked gap: no issue tracks it, no triage made it a decision (intended, or not
-# applicable), and it is the backend's (infrastructure did not lose its file: ``INFRA_STATES``,
-# run health's, in no score and none of untracked, tracked or intended). As a Q over gaps, with
-# any lookup prefix. ``standing`` says the same of one gap; ``COUNTED`` is its SQL.
+# applicable), its test is not flaky on the backend (states from history: reported as flaky,
+# ``parity.engine.history``), and it is the backend's (infrastructure did not lose its file:
+# ``INFRA_STATES``, run health's, in no score and none of untracked, tracked or intended). As a
+# Q over gaps, with any lookup prefix. ``standing`` says the same of one gap; ``COUNTED`` is
+# its SQL.
 def untracked_q(prefix: str = "") -> Q:
     return Q(
-        **{f"{prefix}tracked": False, f"{prefix}intended": False, f"{prefix}not_applicable": False}
+        **{
+            f"{prefix}tracked": False,
+            f"{prefix}intended": False,
+            f"{prefix}not_applicable": False,
+            f"{prefix}flaky": False,
+        }
     ) & ~Q(**{f"{prefix}state__in": [s.value for s in INFRA_STATES]})
 
 
@@ -637,6 +646,10 @@ NOT_APPLICABLE = "not_applicable"
 LOST = "lost"  # to infrastructure; ``Standing.cause`` says how (an ``INFRA_STATES`` state)
 PENDING_STANDING = "pending"
 UNTRACKED, TRACKED, TRACKED_CLOSED, INTENDED = "untracked", "tracked", "tracked_closed", "intended"
+# A gap whose test is flaky on the backend over its window of runs (``TestHistory``, issue 46):
+# the backend's, scored, but reported as flaky, once, not as an untracked gap opened and closed
+# run after run. A triage a person made wins over it.
+FLAKY = "flaky"
 
 
 @dataclass(frozen=True)
@@ -645,7 +658,8 @@ class Standing:
     reference-passing test its run lacks), pending, lost (``cause``: crashed, timed_out, empty,
     not_run, truncated), not_applicable (``source``: the declaration's, "" when a maintainer
     wrote it), reference_missing, or "" (no result, no gap: nothing to compare). ``triage``, of
-    a gap the backend answers for only: untracked, tracked, tracked_closed or intended."""
+    a gap the backend answers for only: untracked, tracked, tracked_closed, intended or flaky
+    (its test flips over the window of runs: ``parity.pure.history_states``)."""
 
     outcome: str
     triage: str = ""
@@ -688,6 +702,7 @@ def standing(
     tracked_closed: bool = False,
     not_applicable: bool = False,
     source: str = "",
+    flaky: bool = False,
 ) -> Standing:
     """The ``Standing`` of a test on a backend from the engine's rows: its open gap's state and
     flags (``gap_state`` None: no open gap), its current ``outcome`` (a label: passed, skipped...;
@@ -706,9 +721,25 @@ def standing(
         triage = TRACKED_CLOSED
     elif tracked:
         triage = TRACKED
+    elif flaky:
+        triage = FLAKY
     else:
         triage = UNTRACKED
     return Standing(gap_state, triage=triage)
+
+
+def history_flaky(*, backend: sql.Composable, test: sql.Composable) -> sql.Composed:
+    """Whether the test ``test`` is flaky on the backend ``backend`` over its window of runs
+    (``TestHistory``, kept by ``parity.engine.history``): what ``Gap.flaky`` says of an open
+    gap, for reads that judge a run's own gaps (the verdict)."""
+    return model_sql(
+        "EXISTS (SELECT 1 FROM {history} h WHERE h.backend_id = {b} AND h.test_id = {t} "
+        "AND h.state = {flaky})",
+        history=TestHistory,
+        b=backend,
+        t=test,
+        flaky=sql.Literal(HistoryState.FLAKY.value),
+    )
 
 
 def gap_standing(gap: Gap | None, *, outcome: str | None = None, pending: bool = False) -> Standing:
@@ -727,6 +758,7 @@ def gap_standing(gap: Gap | None, *, outcome: str | None = None, pending: bool =
         tracked_closed=gap.tracked_closed,
         not_applicable=gap.not_applicable,
         source=source,
+        flaky=gap.flaky,
     )
 
 

@@ -1231,20 +1231,29 @@ def run_manifest_read(
 
 
 def gap_tracking(gap: Mapping[str, Any]) -> str:
-    """untracked, tracked, tracked-closed (every issue it cites is closed: fixed, or forgotten?)
-    or intended."""
+    """untracked, tracked, tracked-closed (every issue it cites is closed: fixed, or forgotten?),
+    intended or flaky (its test flips over the backend's window of runs)."""
     if gap.get("infra"):
         return "infra"
     if gap.get("intended"):
         return "intended"
     if gap.get("tracked"):
         return "tracked-closed" if gap.get("tracked_closed") else "tracked"
+    if gap.get("triage") == "flaky":
+        return "flaky"
     return "untracked"
 
 
 def _gaps_in_order(verdict: Mapping[str, Any]) -> list[dict]:
     """The gaps listed, untracked first (the server's order; an older server's was by test)."""
-    order = {"untracked": 0, "tracked-closed": 1, "tracked": 2, "intended": 3, "infra": 4}
+    order = {
+        "untracked": 0,
+        "tracked-closed": 1,
+        "tracked": 2,
+        "intended": 3,
+        "flaky": 3,
+        "infra": 4,
+    }
     return sorted(verdict.get("gaps", []), key=lambda g: (order[gap_tracking(g)], g["test"]))
 
 

@@ -40,6 +40,12 @@ from parity.engine.gaps import (
     nightly_scope_write,
     rerun_scope_write,
 )
+from parity.engine.history import (
+    history_forget,
+    history_mark_gaps,
+    history_rules,
+    history_update,
+)
 from parity.engine.lapses import lapses_write
 from parity.engine.owners import owners_add
 from parity.engine.pending import pending_split
@@ -113,7 +119,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
             logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
             return None
         move = _Moving(backend=backend, run=current)
-        steps_run(move, (BACKEND_MOVE, TRANSITION))
+        steps_run(move, (BACKEND_MOVE, TRANSITION, HISTORY))
         is_reference = backend.pk == project.reference_backend_id
         if is_reference:
             targets = list(project.backends.values_list("pk", flat=True))
@@ -287,6 +293,7 @@ def _state_retire(*, backend: Backend) -> None:
     compares. Its open gaps go with their events: gaps of those runs, never fixed. Its
     snapshots stay, the history of what was compared."""
     presence_forget(backend_id=backend.pk)
+    history_forget(backend_id=backend.pk)
     for model in (CurrentOutcome, PendingTest, FileCell, BackendState):
         model.objects.filter(backend=backend).delete()
     Gap.objects.filter(backend=backend, closed_at__isnull=True).delete()
@@ -337,6 +344,16 @@ def _transition(m: _Moving) -> None:
         )
 
 
+def _history(m: _Moving) -> None:
+    """The run's outcomes enter the backend's windows (``parity.engine.history``); a late
+    shard's do not: its run is in them already."""
+    if m.moved.rerun:
+        return
+    history_update(
+        run=m.run, total=m.moved.state.test_count, rules=history_rules(m.backend.project_id)
+    )
+
+
 @dataclass
 class _Rebuild:
     """``backends.move``'s state: each backend of ``project`` and its current run."""
@@ -358,6 +375,8 @@ def _backends_move(r: _Rebuild) -> None:
 BACKEND_MOVE = Step("backend.move", _backend_move, writes=(t.OUTCOME_CHANGES,))
 # A move to a run of other attributes records a version transition (``parity.engine.transitions``).
 TRANSITION = Step("transitions.detect", _transition)
+# The run's outcomes enter the windows of states from history (``parity.engine.history``).
+HISTORY = Step("history.update", _history, reads=(t.OUTCOME_CHANGES,))
 # Each backend's changes overwrite the last's; no step of a rebuild reads them.
 BACKENDS_MOVE = Step("backends.move", _backends_move, scratch=(t.OUTCOME_CHANGES,))
 
@@ -413,6 +432,10 @@ def _triages_all(r: Recompute) -> None:
 
 def _stale_all(r: Recompute) -> None:
     triages_mark_stale(project_id=r.project.pk)
+
+
+def _history_mark(r: Recompute) -> None:
+    history_mark_gaps(project_id=r.project.pk, backend_ids=r.backend_ids)
 
 
 def _lapses(r: Recompute) -> None:
@@ -514,6 +537,8 @@ STALE_TOUCHED = Step("triages.mark_stale", _stale_touched, reads=(t.GAPS_TOUCHED
 STALE_ALL = Step("triages.mark_stale", _stale_all)
 # Conditioned triages that stop or start holding on the moved backends, and their gaps.
 LAPSES = Step("triages.lapses", _lapses)
+# The open gaps of tests flaky on their backend are flaky, before the snapshots count them.
+HISTORY_MARK = Step("history.mark", _history_mark)
 SNAPSHOTS = Step("snapshots.write", _snapshots)
 FILE_CELLS = Step("rollups.file_cells", _file_cells)
 # In a scoped diff the cells move by what moved.
@@ -534,6 +559,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         *_diff(None),
         TRIAGES_ALL,
         LAPSES,
+        HISTORY_MARK,
         SNAPSHOTS,
         STALE_ALL,
         FILE_CELLS,
@@ -544,6 +570,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         *_diff(None),
         TRIAGES_TOUCHED,
         LAPSES,
+        HISTORY_MARK,
         SNAPSHOTS,
         STALE_TOUCHED,
         FILE_CELLS,
@@ -554,6 +581,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         *_diff(t.OUTCOME_CHANGES),
         TRIAGES_TOUCHED,
         LAPSES,
+        HISTORY_MARK,
         SNAPSHOTS,
         STALE_TOUCHED,
         FILE_CELLS_MOVED,
@@ -565,6 +593,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         *_diff(t.DIFF_SCOPE),
         TRIAGES_TOUCHED,
         LAPSES,
+        HISTORY_MARK,
         SNAPSHOTS,
         STALE_TOUCHED,
         FILE_CELLS_MOVED,
@@ -576,6 +605,7 @@ STEPS: dict[ScopeKind, tuple[Step, ...]] = {
         *_diff(t.DIFF_SCOPE),
         TRIAGES_TOUCHED,
         LAPSES,
+        HISTORY_MARK,
         SNAPSHOTS,
         STALE_TOUCHED,
         FILE_CELLS_MOVED,

@@ -41,7 +41,9 @@ from parity.models.sql import model_sql
 # that uses one joins the two backends' outcomes for them (``_DIFFER``).
 # In the triage queue (``parity.selectors.queue.untracked_gaps``): untracked, of the backend's
 # own gaps (``counted_sql``: not ``reference_missing``, declared or lost to infrastructure).
-_QUEUED = sql.SQL("({counted} AND NOT tracked AND NOT intended)").format(counted=counted_sql())
+_QUEUED = sql.SQL("({counted} AND NOT tracked AND NOT intended AND NOT flaky)").format(
+    counted=counted_sql()
+)
 
 _SNAPSHOT_SQL = """
     WITH reference_passing AS (
@@ -62,8 +64,8 @@ _SNAPSHOT_SQL = """
                 AS not_applicable,
             coalesce(sum(n) FILTER (WHERE state IN {infra} AND NOT not_applicable), 0) AS rerun,
             coalesce(sum(n) FILTER (WHERE {scored} AND tracked), 0) AS tracked,
-            coalesce(sum(n) FILTER (WHERE {scored} AND NOT tracked AND NOT intended), 0)
-                AS untracked,
+            coalesce(sum(n) FILTER (WHERE {scored} AND NOT tracked AND NOT intended
+                                    AND NOT flaky), 0) AS untracked,
             coalesce(sum(n) FILTER (WHERE {scored} AND intended), 0) AS intended,
             coalesce(sum(n) FILTER (WHERE {scored} AND tracked_closed), 0) AS tracked_closed,
             coalesce(sum(n) FILTER (WHERE state = 'reference_missing'), 0) AS reference_missing,
@@ -73,11 +75,11 @@ _SNAPSHOT_SQL = """
             count(DISTINCT reason_id) FILTER (WHERE {queued}) AS queue_reasons
         FROM (
             -- By reason too: a backend's gaps cite a few dozen reasons at most.
-            SELECT backend_id, state, tracked, intended, tracked_closed, not_applicable,
+            SELECT backend_id, state, tracked, intended, tracked_closed, not_applicable, flaky,
                    reason_id, count(*) AS n
             FROM {gap}
             WHERE is_open AND backend_id = ANY(%(backends)s)
-            GROUP BY backend_id, state, tracked, intended, tracked_closed, not_applicable,
+            GROUP BY backend_id, state, tracked, intended, tracked_closed, not_applicable, flaky,
                      reason_id
         ) counted
         GROUP BY backend_id

@@ -5,6 +5,7 @@ from parity.models.digest import (
     ReasonLinksRecord,
     Subscription,
 )
+from parity.models.history import HistoryState, TestHistory
 from parity.models.leases import Lease
 from parity.models.owners import FileOwners, OwnerRule, OwnersSource
 from parity.models.parity import (
@@ -71,6 +72,8 @@ __all__ = [
     "CompareView",
     "Suite",
     "SuiteBackend",
+    "HistoryState",
+    "TestHistory",
     "Transition",
     "TransitionKind",
     "ABSENT_STATES",

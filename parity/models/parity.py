@@ -325,6 +325,9 @@ class Gap(models.Model):
     tracked_closed = models.BooleanField(default=False, db_default=False)
     # Its triage declares the test not applicable here: outside the score and the gap list.
     not_applicable = models.BooleanField(default=False, db_default=False)
+    # Its test is flaky on the backend over the window (``TestHistory``): reported as flaky,
+    # not as an untracked gap (``parity.engine.history``).
+    flaky = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [

@@ -100,6 +100,13 @@ class Project(models.Model):
         help_text="A file whose report holds more than this % fewer tests than in the backend's "
         "last complete run reads truncated: run health, not test health (docs/run-health.md).",
     )
+    history_rules = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="States from history: overrides of parity.pure.history_states.HistoryRules "
+        "(window_runs, window_days, flip_rate, min_flips, break_length, exit_green, "
+        "infra_fail_fraction); docs/history-states.md.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -45,6 +45,7 @@ from django.conf import settings
 from psycopg2 import sql
 
 from parity.definitions import (
+    FLAKY,
     INFRA,
     OUTCOME_PARAMS,
     PENDING,
@@ -55,6 +56,7 @@ from parity.definitions import (
     first_ran_after,
     first_ran_between,
     gap,
+    history_flaky,
     is_infra,
     on_default_branch,
     reason_has_issue,
@@ -162,7 +164,7 @@ class Verdict:
     baseline_run: int | None
     baseline_started_at: datetime | None
     ok: bool
-    opened: dict[str, int]  # tracked, untracked, intended, tracked_closed
+    opened: dict[str, int]  # tracked, untracked, intended, tracked_closed, flaky
     closed: int
     coverage_drop: bool
     test_count: int
@@ -190,7 +192,13 @@ class Verdict:
     def gaps_total(self) -> int:
         """The gaps the run opened, listed in ``gaps`` or not (infrastructure's too)."""
         opened = self.opened
-        return opened["tracked"] + opened["untracked"] + opened["intended"] + opened["infra"]
+        return (
+            opened["tracked"]
+            + opened["untracked"]
+            + opened["intended"]
+            + opened["infra"]
+            + opened.get("flaky", 0)
+        )
 
     @property
     def healthy(self) -> bool:
@@ -373,7 +381,10 @@ _SCOPED = {
 _VERDICT_SQL = """
     , o AS ({opened}), picked AS MATERIALIZED ({picks}),
     og AS MATERIALIZED (
-        SELECT o.test_id, o.state, o.reason_id, t.triage_id, t.kind,
+        -- A test flaky on the backend is reported flaky, not untracked (its kind, without
+        -- a triage of its own).
+        SELECT o.test_id, o.state, o.reason_id, t.triage_id,
+               coalesce(t.kind, CASE WHEN {flaky} THEN {flaky_kind} END) AS kind,
                {reason_issue} AS reason_issue, o.test_key
         FROM o LEFT JOIN picked t ON t.test_id = o.test_id
         -- A test declared not applicable here is no gap CI answers for.
@@ -385,7 +396,7 @@ _VERDICT_SQL = """
         -- issue lookups run only for the tracked (CASE takes one branch).
         SELECT og.*,
                CASE WHEN og.state IN {infra} THEN 4
-                    WHEN og.kind = 'intended' THEN 3
+                    WHEN og.kind IN ('intended', {flaky_kind}) THEN 3
                     WHEN coalesce(og.kind IN ('tracked', 'quarantine'), false) OR og.reason_issue
                     THEN CASE WHEN {all_closed} THEN %(closed_order)s ELSE 2 END
                     ELSE 0 END AS listed_order
@@ -479,6 +490,8 @@ def _verdict_sql(opened: str) -> sql.Composed:
         all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
         was=gap(sql.SQL("c.po")),
         infra=INFRA,
+        flaky=history_flaky(backend=sql.Placeholder("backend"), test=sql.SQL("o.test_id")),
+        flaky_kind=sql.Literal(FLAKY),
     )
 
 
@@ -761,7 +774,7 @@ def _verdict_gaps(
     )
     tracking: dict[tuple, tuple[bool, bool, bool, list[str]]] = {}
     opened = dict.fromkeys(
-        ("tracked", "untracked", "intended", "tracked_closed", "infra", "uncovered"), 0
+        ("tracked", "untracked", "intended", "tracked_closed", "infra", "uncovered", "flaky"), 0
     )
     for reason_id, triage_id, kind, reason_issue, infra, n in kinds:
         tracking[(reason_id, triage_id, kind, reason_issue)] = _tracking(
@@ -773,6 +786,9 @@ def _verdict_gaps(
         tracked, intended, tracked_closed, _issues = tracking[
             (reason_id, triage_id, kind, reason_issue)
         ]
+        if kind == FLAKY and not (tracked or intended):  # flaky over its window: not untracked
+            opened["flaky"] += n
+            continue
         opened["tracked"] += n * tracked
         opened["untracked"] += n * (not tracked and not intended)
         opened["intended"] += n * intended

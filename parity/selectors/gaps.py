@@ -186,13 +186,16 @@ class GapLine:
     opened_at: datetime.datetime
     owners: list[str]  # its file's code owners
     also_failing: list[str]  # the other backends failing its test, its family's first
+    flaky: bool = False  # its test is flaky on the backend (states from history)
 
     @property
     def tracking(self) -> str:
-        """Its standing's triage (``parity.definitions.standing``): untracked, tracked or
-        intended; ``lost`` for a test whose file infrastructure lost (no gap of the backend's
-        to triage)."""
-        found = standing(gap_state=self.state, tracked=self.tracked, intended=self.intended)
+        """Its standing's triage (``parity.definitions.standing``): untracked, tracked,
+        intended or flaky; ``lost`` for a test whose file infrastructure lost (no gap of the
+        backend's to triage)."""
+        found = standing(
+            gap_state=self.state, tracked=self.tracked, intended=self.intended, flaky=self.flaky
+        )
         return found.triage or found.outcome
 
 
@@ -212,6 +215,7 @@ _LINE_FIELDS = (
     "intended",
     "tracked",
     "opened_at",
+    "flaky",
 )
 LINES_FETCHED = 2000  # rows turned into Python objects at a time
 
@@ -236,7 +240,7 @@ def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine
 
 def _line(row: tuple, *, issues: dict, owners: dict, failing) -> GapLine:
     backend, test_id, file, class_name, name, state, reason_id, reason = row[:8]
-    issue_key, issue_url, intended, tracked, opened_at = row[8:]
+    issue_key, issue_url, intended, tracked, opened_at, flaky = row[8:]
     cited = issues.get(reason_id, {})
     refs = list(cited.values())
     if issue_key is not None and issue_key not in cited:
@@ -253,6 +257,7 @@ def _line(row: tuple, *, issues: dict, owners: dict, failing) -> GapLine:
         opened_at=opened_at,
         owners=owners.get(file, []),
         also_failing=failing.also(backend=backend, test_id=test_id).backends,
+        flaky=flaky,
     )
 
 

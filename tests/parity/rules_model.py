@@ -363,6 +363,92 @@ INFRA = ("crashed", "timed_out", "empty", "not_run", "truncated")
 _OUTCOME_LABEL = {PASSED: "passed", SKIPPED: "skipped", FAILED: "failed", ERROR: "error"}
 
 
+# --- States from history (docs/history-states.md), with the default rules -----------------------
+
+WINDOW_RUNS, WINDOW_DAYS = 100, 14
+INFRA_SHARE = 0.8  # a run where more than this share of its tests failed: left out
+MIN_FLIPS, FLIP_RATE, BREAK, EXIT_GREEN = 2, 0.01, 3, 30
+
+
+def _history_runs(world: World, backend: int) -> list[Run]:
+    """The backend's runs that were its current run, oldest first, in the window that ends
+    with its current run: its newest ``WINDOW_RUNS`` of the last ``WINDOW_DAYS`` days."""
+    current = current_run(world, backend)
+    if current is None:
+        return []
+    runs = sorted(
+        (
+            r
+            for r in world.runs
+            if r.backend == backend and r.complete and may_be_current(r, world.default_branch)
+        ),
+        key=lambda r: (r.started_at, r.id),
+    )
+    cutoff = current.started_at - datetime.timedelta(days=WINDOW_DAYS)
+    return [r for r in runs if r.started_at >= cutoff][-WINDOW_RUNS:]
+
+
+def _nearly_all_failed(run: Run) -> bool:
+    held = outcomes(run).values()
+    failed = sum(o in (FAILED, ERROR) for o, _r in held)
+    return bool(held) and failed > len(held) * INFRA_SHARE
+
+
+def _flips(seq: str) -> int:
+    """Changes between neighbours, where neither neighbour is in a run of ``BREAK`` or more
+    failures (a break, TestGrid's)."""
+    broken = set()
+    for start in range(len(seq)):
+        if seq[start : start + BREAK] == "F" * BREAK:
+            end = start
+            while end < len(seq) and seq[end] == "F":
+                broken.add(end)
+                end += 1
+            back = start
+            while back >= 0 and seq[back] == "F":
+                broken.add(back)
+                back -= 1
+    return sum(
+        1
+        for i in range(1, len(seq))
+        if seq[i] != seq[i - 1] and i not in broken and i - 1 not in broken
+    )
+
+
+def flaky(world: World) -> set[tuple[int, int]]:
+    """(backend, test) pairs flaky over the backend's window: its outcomes (passed, failed or
+    error; a skip or an absence is no evidence) in the window's runs but those nearly all red,
+    from the test's first failure there, after as many passes as the window held runs before
+    that failure (the test is followed from its first failure, passing before it); flaky when
+    they flip ``MIN_FLIPS`` times and at ``FLIP_RATE`` or more, unless they end in a break or
+    in ``EXIT_GREEN`` passes. (Both outcomes at one commit, the other rule, needs a history
+    that runs a commit twice; these do not.)"""
+    found = set()
+    for backend in {r.backend for r in world.runs}:
+        runs = _history_runs(world, backend)
+        for test in world.tests:
+            seq, before = "", None
+            for index, run in enumerate(runs):
+                if _nearly_all_failed(run):
+                    continue
+                outcome = outcomes(run).get(test, (None, None))[0]
+                if outcome in (FAILED, ERROR):
+                    before = index if before is None else before
+                    seq += "F"
+                elif outcome == PASSED and before is not None:
+                    seq += "P"
+            if before is None:
+                continue
+            full = "P" * before + seq
+            flips = _flips(full)
+            ends_broken = full.endswith("F" * BREAK)
+            green = len(full) - len(full.rstrip("P"))
+            rate_met = flips >= MIN_FLIPS and flips >= FLIP_RATE * max(len(full) - 1, 1)
+            if rate_met and not ends_broken and green < EXIT_GREEN:
+                found.add((backend, test))
+    return found
+
+
 @dataclass(frozen=True)
 class Standing:
     """``parity.definitions.Standing``, read slowly: outcome, triage, cause."""
@@ -378,8 +464,10 @@ def standings(world: World, *, today: datetime.date) -> dict[int, dict[int, Stan
     that it does not apply first (whatever the run did), then a file infrastructure lost (no
     triage: run health), then the gap with its triage (an issue of its reason is not modelled:
     the histories' reasons cite none). A test with neither a gap nor pending stands as its
-    outcome in the current run."""
+    outcome in the current run. A gap with no triage whose test is flaky on the backend
+    (``flaky``) stands as flaky, not untracked."""
     found: dict[int, dict[int, Standing]] = {}
+    flaky_here = flaky(world)
     for backend, backend_gaps in engine_gaps(world).items():
         run = current_run(world, backend)
         mine = outcomes(run)
@@ -395,7 +483,9 @@ def standings(world: World, *, today: datetime.date) -> dict[int, dict[int, Stan
             elif state == "reference_missing":
                 here[test] = Standing(state)
             elif triage is None:
-                here[test] = Standing(state, "untracked")
+                here[test] = Standing(
+                    state, "flaky" if (backend, test) in flaky_here else "untracked"
+                )
             else:
                 kind = "intended" if triage.kind == "intended" else "tracked"
                 here[test] = Standing(state, kind)

@@ -78,6 +78,7 @@ def test_pages_list_untracked_gaps_first_as_ci_prints_them(upload_run, api):
         "tracked_closed": 1,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     listed = [gap for page in pages for gap in page["gaps"]]
     assert listed == parity_ci._gaps_in_order({"gaps": listed})
@@ -103,6 +104,7 @@ def test_a_gap_tracked_by_closed_issues_lists_with_the_untracked_when_it_counts_
         "tracked_closed": 1,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
 
 

@@ -243,6 +243,7 @@ def test_exemptions_from_the_server_make_the_upload_tracked_and_the_verdict_ok(
             "tracked_closed": 0,
             "infra": 0,
             "uncovered": 0,
+            "flaky": 0,
         },
     )
     gaps = {gap["test"]: gap for gap in answer["gaps"]}

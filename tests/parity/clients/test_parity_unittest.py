@@ -202,6 +202,7 @@ def test_exemptions_of_canonical_tests_reach_device_suffixed_tests(suite, live, 
             "tracked_closed": 0,
             "infra": 0,
             "uncovered": 0,
+            "flaky": 0,
         },
     )
     assert {gap["test"]: (gap["state"], gap["issues"]) for gap in answer["gaps"]} == {

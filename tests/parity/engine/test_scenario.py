@@ -394,6 +394,7 @@ def test_verdicts_of_the_day_two_runs(runs, api):
             "tracked_closed": 0,
             "infra": 0,
             "uncovered": 0,
+            "flaky": 0,
         },
         "closed": 1,
         "coverage_drop": True,
@@ -406,6 +407,7 @@ def test_verdicts_of_the_day_two_runs(runs, api):
         "tracked_closed": 0,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     assert verdict("tpu2") == {  # t4 failed then errors: still one gap, none opened
         "ok": True,

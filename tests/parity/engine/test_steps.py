@@ -116,6 +116,7 @@ def test_a_step_that_leaves_no_table_it_declares_is_caught():
 NIGHTLY_STEPS = [
     "backend.move",
     "transitions.detect",
+    "history.update",
     "rollups.reason_daily",
     "gaps.scope",
     "gaps.desired",
@@ -125,6 +126,7 @@ NIGHTLY_STEPS = [
     "gaps.moves_after",
     "triages.apply",
     "triages.lapses",
+    "history.mark",
     "snapshots.write",
     "triages.mark_stale",
     "rollups.file_cells",

@@ -122,6 +122,7 @@ def test_a_file_with_six_percent_fewer_tests_reads_truncated_and_its_tests_too(b
     assert body["opened"] == {
         "tracked": 0, "untracked": 0, "intended": 0, "tracked_closed": 0, "infra": 6,
         "uncovered": 0,
+        "flaky": 0,
     }  # fmt: skip
     assert body["rerun"]["files"] == [
         {

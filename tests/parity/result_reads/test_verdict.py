@@ -40,6 +40,7 @@ def test_an_untracked_skip_on_a_reference_passing_test_fails_the_verdict(history
         "tracked_closed": 0,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     assert body["closed"] == 0
     assert body["gaps"] == [
@@ -74,6 +75,7 @@ def test_the_same_skip_with_an_issue_url_in_its_reason_passes(history, upload_ru
         "tracked_closed": 0,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     assert body["gaps"][0]["issues"] == ["https://github.com/pytorch/xla/issues/99"]
 
@@ -94,6 +96,7 @@ def test_a_skip_whose_reason_is_triaged_intended_passes(history, upload_run, api
         "tracked_closed": 0,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     assert (body["ok"], body["opened"]) == (True, opened)
     assert body["gaps"][0]["triage"] == "intended"
@@ -151,6 +154,7 @@ def test_a_first_runs_gaps_are_tracked_by_their_reasons_issues_and_none_close(up
         "tracked_closed": 0,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     assert [(g["test"], g["state"], g["tracked"], g["issues"]) for g in body["gaps"]] == [
         (T2, "failed", False, []),
@@ -191,6 +195,7 @@ def test_a_skip_citing_only_closed_issues_counts_untracked_when_the_project_says
         "tracked_closed": 1,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
 
     Project.objects.filter(pk=project.pk).update(closed_issues_untracked=True)
@@ -207,6 +212,7 @@ def test_a_skip_citing_only_closed_issues_counts_untracked_when_the_project_says
         "tracked_closed": 1,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
 
     TrackingIssue.objects.filter(key="pytorch/xla#99").update(state="open")  # reopened
@@ -400,6 +406,7 @@ def test_a_page_lists_the_first_gaps_untracked_first_and_counts_every_one(histor
         "tracked_closed": 0,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     assert [g["test"] for g in body["gaps"]] == [T2, T1]
 
@@ -468,6 +475,7 @@ def test_exempted_gaps_are_a_line_per_exemption_and_untracked_gaps_keep_their_ro
         "tracked_closed": 0,
         "infra": 0,
         "uncovered": 0,
+        "flaky": 0,
     }
     groups = [(g["exemption"], g["match"], g["gaps"], g["reason"]) for g in body["exempted"]]
     assert groups == [

@@ -1,0 +1,281 @@
+"""States from history, kept per run (issue 46, item 1): when a backend's current run moves,
+each test it follows (``TestHistory``) takes the run's outcome into its window, a test failing
+in the run is followed from then on, and each followed test is judged again by
+``parity.pure.history_states``. A run where nearly every test failed is infrastructure's: no
+window takes it. Then the open gaps of flaky tests are marked ``flaky`` (reported as flaky,
+never as untracked: ``parity.definitions.standing``).
+
+**Invariant:** a step reads and writes the followed tests of one backend (those that failed in
+its window) and the run's failures, in a few set-based statements; a backend whose tests pass
+costs one aggregate. The judging is Python over the followed tests alone.
+"""
+
+import datetime
+import logging
+from dataclasses import dataclass
+
+from django.db import connection
+
+from parity.definitions import OUTCOME_PARAMS, may_be_current_sql, outcome_first
+from parity.models import CurrentOutcome, Gap, HistoryState, Project, Result, Run, TestHistory
+from parity.models.sql import model_sql
+from parity.pure.history_states import NONE, HistoryRules, history_judge, run_is_infra
+
+logger = logging.getLogger(__name__)
+
+# How many of the run's tests failed: the followed tests' failures, and the run's new failures
+# (a test failing now that is not followed: its outcome changed since the backend's last run,
+# ``parity_outcome_changes``, or it would be followed already). Both are small sets; the run's
+# whole outcomes are not read.
+_TALLY_SQL = model_sql(
+    """
+    SELECT (SELECT count(*) FROM {history} h JOIN {current} c
+              ON c.backend_id = %(backend)s AND c.test_id = h.test_id
+            WHERE h.backend_id = %(backend)s AND c.outcome IN (%(failed)s, %(error)s)),
+           (SELECT count(*) FROM parity_outcome_changes x
+            WHERE x.outcome IN (%(failed)s, %(error)s) AND NOT EXISTS (
+                SELECT 1 FROM {history} h WHERE h.backend_id = %(backend)s AND h.test_id = x.test_id
+            ))
+    """,
+    history=TestHistory,
+    current=CurrentOutcome,
+)
+
+# The backend's runs in the window before this one (they count as passes of a test followed
+# from its first failure now: it had no failure in them, or it would be followed already).
+_EARLIER_SQL = model_sql(
+    """
+    SELECT count(*) FROM (
+        SELECT 1 FROM {run} x JOIN {project} p ON p.id = x.project_id
+        WHERE x.project_id = %(project)s AND x.backend_id = %(backend)s AND x.complete
+          AND {may_be_current} AND x.started_at >= %(cutoff)s
+          AND (x.started_at, x.id) < (%(at)s, %(run)s)
+        LIMIT %(window_runs)s
+    ) w
+    """,
+    run=Run,
+    project=Project,
+    may_be_current=may_be_current_sql("x", model_sql("p.default_branch")),
+)
+
+# (``passes_before``: ``leading`` is a keyword of Postgres's.)
+# Followed tests take the run's outcome (a skip or an absence is no evidence); the run's new
+# failures are followed from now on.
+_APPEND_SQL = model_sql(
+    """
+    UPDATE {history} h
+    SET outcomes = h.outcomes || CASE WHEN c.outcome = %(passed)s THEN 'P' ELSE 'F' END,
+        commits = h.commits || %(commit)s::varchar, ats = h.ats || %(at)s::timestamptz
+    FROM {current} c
+    WHERE h.backend_id = %(backend)s AND c.backend_id = %(backend)s AND c.test_id = h.test_id
+      AND c.outcome IN (%(passed)s, %(failed)s, %(error)s);
+    INSERT INTO {history} (project_id, backend_id, test_id, outcomes, commits, ats, passes_before,
+                           state, runs, failures, flips, rank)
+    SELECT %(project)s, %(backend)s, x.test_id, 'F', ARRAY[%(commit)s::varchar],
+           ARRAY[%(at)s::timestamptz], %(leading)s, '', 0, 0, 0, 0
+    FROM parity_outcome_changes x
+    WHERE x.outcome IN (%(failed)s, %(error)s)
+      AND NOT EXISTS (
+          SELECT 1 FROM {history} h WHERE h.backend_id = %(backend)s AND h.test_id = x.test_id
+      );
+    """,
+    history=TestHistory,
+    current=CurrentOutcome,
+)
+
+# An earlier run of the backend at this run's commit, in the window (a run again of one commit,
+# in a fresh process): the tests followed from now on that passed there have both outcomes at
+# one commit, which their window must hold (it holds no entry of a run before it otherwise).
+_SAME_COMMIT_SQL = model_sql(
+    """
+    SELECT x.id, x.started_at FROM {run} x JOIN {project} p ON p.id = x.project_id
+    WHERE x.project_id = %(project)s AND x.commit = %(commit)s AND x.backend_id = %(backend)s
+      AND x.complete AND {may_be_current} AND x.started_at >= %(cutoff)s
+      AND (x.started_at, x.id) < (%(at)s, %(run)s)
+    ORDER BY x.started_at DESC, x.id DESC LIMIT 1
+    """,
+    run=Run,
+    project=Project,
+    may_be_current=may_be_current_sql("x", model_sql("p.default_branch")),
+)
+_SAME_COMMIT_PASSED_SQL = model_sql(
+    """
+    UPDATE {history} h
+    SET outcomes = 'P' || h.outcomes, commits = %(commit)s::varchar || h.commits,
+        ats = %(same_at)s::timestamptz || h.ats,
+        passes_before = greatest(h.passes_before - 1, 0)
+    WHERE h.backend_id = %(backend)s AND h.outcomes = 'F' AND h.ats = ARRAY[%(at)s::timestamptz]
+      AND (SELECT r.outcome FROM {result} r WHERE r.run_id = %(same)s AND r.test_id = h.test_id
+           ORDER BY {first} LIMIT 1) = %(passed)s
+    """,
+    history=TestHistory,
+    result=Result,
+    first=outcome_first(),
+)
+
+# The followed tests' windows, read as what the judging needs: the outcomes, how many of the
+# newest entries are in the window (``keep``: the rules' runs, none older than their days; the
+# entries are oldest first), and whether those hold both outcomes at one commit. Arrays stay in
+# the database: a window's commits and times are looked at there only, and only where it can
+# matter (an old entry, both outcomes).
+_FOLLOWED_SQL = model_sql(
+    """
+    SELECT h.id, h.outcomes, h.passes_before, h.state, k.keep,
+           CASE WHEN strpos(right(h.outcomes, k.keep), 'P') > 0
+                 AND strpos(right(h.outcomes, k.keep), 'F') > 0 THEN EXISTS (
+               SELECT 1
+               FROM unnest(h.commits[cardinality(h.commits) - k.keep + 1:],
+                           string_to_array(right(h.outcomes, k.keep), NULL)) e(sha, o)
+               GROUP BY e.sha HAVING count(DISTINCT e.o) > 1
+           ) ELSE false END AS same_commit
+    FROM {history} h
+    CROSS JOIN LATERAL (SELECT least(length(h.outcomes), %(window_runs_all)s::int) AS n) n
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN h.ats[cardinality(h.ats) - n.n + 1] >= %(cutoff)s THEN n.n
+                    ELSE (SELECT count(*) FROM unnest(h.ats[cardinality(h.ats) - n.n + 1:]) a
+                          WHERE a >= %(cutoff)s)::int END AS keep
+    ) k
+    WHERE h.backend_id = %(backend)s
+    """,
+    history=TestHistory,
+)
+
+# Each judged row: its window cut to the newest ``keep`` entries, and its new judgement.
+_JUDGED_SQL = model_sql(
+    """
+    UPDATE {history} h
+    SET outcomes = right(h.outcomes, j.keep),
+        commits = h.commits[cardinality(h.commits) - j.keep + 1:],
+        ats = h.ats[cardinality(h.ats) - j.keep + 1:],
+        passes_before = j.lead, state = j.state,
+        since = CASE WHEN j.state = h.state THEN h.since ELSE %(at)s END,
+        runs = j.runs, failures = j.failures, flips = j.flips, rank = j.rank
+    FROM unnest(%(ids)s::bigint[], %(keep)s::int[], %(leading)s::int[], %(state)s::varchar[],
+                %(runs)s::int[], %(failures)s::int[], %(flips)s::int[], %(rank)s::float8[])
+         AS j(id, keep, lead, state, runs, failures, flips, rank)
+    WHERE h.id = j.id;
+    DELETE FROM {history} WHERE id = ANY(%(forget)s::bigint[]);
+    """,
+    history=TestHistory,
+)
+
+# The open gaps of flaky tests are flaky; the others are not (any longer).
+_MARK_SQL = model_sql(
+    """
+    UPDATE {gap} g SET flaky = true FROM {history} h
+    WHERE h.project_id = %(project)s AND h.state = %(flaky)s AND h.backend_id = ANY(%(backends)s)
+      AND g.backend_id = h.backend_id AND g.test_id = h.test_id AND g.is_open AND NOT g.flaky;
+    UPDATE {gap} g SET flaky = false
+    WHERE g.project_id = %(project)s AND g.is_open AND g.flaky
+      AND g.backend_id = ANY(%(backends)s)
+      AND NOT EXISTS (
+          SELECT 1 FROM {history} h
+          WHERE h.backend_id = g.backend_id AND h.test_id = g.test_id AND h.state = %(flaky)s
+      );
+    """,
+    gap=Gap,
+    history=TestHistory,
+)
+
+
+@dataclass(frozen=True)
+class HistoryMoved:
+    """What a run did to its backend's windows: ``infra`` (left out), tests ``followed`` after
+    it, and how many ``entered`` and ``left`` a state."""
+
+    infra: bool
+    followed: int = 0
+    entered: int = 0
+    left: int = 0
+
+
+def history_rules(project_id: int) -> HistoryRules:
+    rules = Project.objects.filter(pk=project_id).values_list("history_rules", flat=True).first()
+    return HistoryRules.of(rules)
+
+
+def history_update(*, run: Run, total: int, rules: HistoryRules) -> HistoryMoved:
+    """``run`` became its backend's current run (its outcomes are the backend's
+    ``CurrentOutcome`` rows, ``total`` of them; how they moved, ``parity_outcome_changes``): its
+    outcomes enter the windows, and the followed tests are judged again."""
+    params = {
+        **OUTCOME_PARAMS,
+        "project": run.project_id,
+        "backend": run.backend_id,
+        "run": run.pk,
+        "commit": run.commit,
+        "at": run.started_at,
+        "cutoff": run.started_at - datetime.timedelta(days=rules.window_days),
+        "window_runs": max(rules.window_runs - 1, 0),
+        "window_runs_all": rules.window_runs,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_TALLY_SQL, params)
+        failed = sum(cursor.fetchone())
+        if run_is_infra(failed=failed, total=total, rules=rules):
+            logger.info("run %s left out of the history: %s of %s failed", run.pk, failed, total)
+            return HistoryMoved(infra=True)
+        cursor.execute(_EARLIER_SQL, params)
+        earlier = cursor.fetchone()[0]
+        cursor.execute(_APPEND_SQL, {**params, "leading": earlier})
+        cursor.execute(_SAME_COMMIT_SQL, params)
+        same = cursor.fetchone()
+        if same is not None:
+            cursor.execute(_SAME_COMMIT_PASSED_SQL, {**params, "same": same[0], "same_at": same[1]})
+        cursor.execute(_FOLLOWED_SQL, params)
+        rows = cursor.fetchall()
+        judged, moved = _judge(rows, earlier=earlier, rules=rules)
+        cursor.execute(_JUDGED_SQL, {**judged, "at": run.started_at})
+    found = HistoryMoved(infra=False, followed=len(judged["ids"]), **moved)
+    logger.info("history of backend %s after run %s: %s", run.backend_id, run.pk, found)
+    return found
+
+
+def _judge(
+    rows: list[tuple], *, earlier: int, rules: HistoryRules
+) -> tuple[dict[str, list], dict[str, int]]:
+    """The followed tests' windows (``_FOLLOWED_SQL``'s rows) judged; a test whose window holds
+    no failure and no state is forgotten."""
+    judged: dict[str, list] = {
+        k: [] for k in ("ids", "keep", "leading", "state", "runs", "failures", "flips", "rank")
+    }
+    judged["forget"] = []
+    moved = {"entered": 0, "left": 0}
+    for pk, outcomes, leading, was, keep, same_commit in rows:
+        window = outcomes[len(outcomes) - keep :]
+        # The passes before the first entry are older than it: gone once an entry is, and
+        # never more than the runs still in the window.
+        leading = 0 if keep < len(outcomes) else leading
+        leading = max(0, min(leading, earlier + 1 - keep, rules.window_runs - keep))
+        found = history_judge(window, same_commit=same_commit, leading_passes=leading, rules=rules)
+        if found.state != was:
+            moved["entered" if found.state != NONE else "left"] += 1
+        if found.state == NONE and "F" not in window:
+            judged["forget"].append(pk)
+            continue
+        for key, value in (
+            ("ids", pk),
+            ("keep", keep),
+            ("leading", leading),
+            ("state", found.state),
+            ("runs", found.runs),
+            ("failures", found.failures),
+            ("flips", found.flips),
+            ("rank", found.rank),
+        ):
+            judged[key].append(value)
+    return judged, moved
+
+
+def history_mark_gaps(*, project_id: int, backend_ids: list[int]) -> None:
+    """The open gaps of ``backend_ids`` whose test is flaky there are marked so; no others."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MARK_SQL,
+            {"project": project_id, "backends": backend_ids, "flaky": HistoryState.FLAKY.value},
+        )
+
+
+def history_forget(*, backend_id: int) -> None:
+    """A backend retired (no current run) forgets its windows."""
+    TestHistory.objects.filter(backend_id=backend_id).delete()
