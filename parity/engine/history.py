@@ -189,11 +189,6 @@ class HistoryMoved:
     left: int = 0
 
 
-def history_rules(project_id: int) -> HistoryRules:
-    rules = Project.objects.filter(pk=project_id).values_list("history_rules", flat=True).first()
-    return HistoryRules.of(rules)
-
-
 def history_update(*, run: Run, total: int, rules: HistoryRules) -> HistoryMoved:
     """``run`` became its backend's current run (its outcomes are the backend's
     ``CurrentOutcome`` rows, ``total`` of them; how they moved, ``parity_outcome_changes``): its

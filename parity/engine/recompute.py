@@ -43,7 +43,6 @@ from parity.engine.gaps import (
 from parity.engine.history import (
     history_forget,
     history_mark_gaps,
-    history_rules,
     history_update,
 )
 from parity.engine.lapses import lapses_write
@@ -67,6 +66,7 @@ from parity.models import (
 )
 from parity.models.projects import project_lock
 from parity.pure.attributes import attributes_changed
+from parity.pure.history_states import HistoryRules
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
         if current is None or current.pk != run.pk:
             logger.info("run %s is not the current run of backend %s", run.pk, backend.pk)
             return None
-        move = _Moving(backend=backend, run=current)
+        move = _Moving(backend=backend, run=current, rules=HistoryRules.of(project.history_rules))
         steps_run(move, (BACKEND_MOVE, TRANSITION, HISTORY))
         is_reference = backend.pk == project.reference_backend_id
         if is_reference:
@@ -310,6 +310,7 @@ class _Moving:
 
     backend: Backend
     run: Run
+    rules: HistoryRules  # the project's rules of states from history
     moved: _Moved | None = None
 
 
@@ -347,11 +348,9 @@ def _transition(m: _Moving) -> None:
 def _history(m: _Moving) -> None:
     """The run's outcomes enter the backend's windows (``parity.engine.history``); a late
     shard's do not: its run is in them already."""
-    if m.moved.rerun:
+    if m.moved.rerun or not m.rules.enabled:
         return
-    history_update(
-        run=m.run, total=m.moved.state.test_count, rules=history_rules(m.backend.project_id)
-    )
+    history_update(run=m.run, total=m.moved.state.test_count, rules=m.rules)
 
 
 @dataclass
@@ -435,6 +434,8 @@ def _stale_all(r: Recompute) -> None:
 
 
 def _history_mark(r: Recompute) -> None:
+    if not HistoryRules.of(r.project.history_rules).enabled:
+        return
     history_mark_gaps(project_id=r.project.pk, backend_ids=r.backend_ids)
 
 

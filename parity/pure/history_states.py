@@ -33,6 +33,9 @@ class HistoryRules:
     """The rules' settings (a project's, ``Project.history_rules``; these are the defaults).
     The window is the newest ``window_runs`` runs no older than ``window_days`` days."""
 
+    # Off by default: at a run or two a day the one-run view is the evidence there is, and the
+    # windows would cost every recompute for nothing; a project at many runs a day turns it on.
+    enabled: bool = False
     window_runs: int = 100
     window_days: int = 14
     flip_rate: float = 0.01

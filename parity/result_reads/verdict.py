@@ -64,7 +64,17 @@ from parity.definitions import (
     started_before_q,
     triage_picks,
 )
-from parity.models import CurrentOutcome, Reason, Result, Run, TestCase, Triage, TriageKind
+from parity.models import (
+    CurrentOutcome,
+    HistoryState,
+    Reason,
+    Result,
+    Run,
+    TestCase,
+    TestHistory,
+    Triage,
+    TriageKind,
+)
 from parity.models.parity import KINDS_WITH_ISSUE
 from parity.models.sql import model_sql
 from parity.plans import (
@@ -711,7 +721,20 @@ def _uncovered(
                 why=cause.why,
             )
         )
-    return found
+    # A test flaky on the backend reads flaky, not untracked (``standing``): no exemption's
+    # end uncovers it.
+    flaky = (
+        set(
+            TestHistory.objects.filter(
+                backend_id=run.backend_id,
+                test_id__in=[g.test_id for g in found],
+                state=HistoryState.FLAKY,
+            ).values_list("test_id", flat=True)
+        )
+        if found
+        else set()
+    )
+    return [g for g in found if g.test_id not in flaky]
 
 
 def _closed_gaps(rows: list[list]) -> list[ClosedGap]:

@@ -78,6 +78,7 @@ class World:
     family: dict[int, int] = field(default_factory=dict)  # variant -> its family
     attributes: dict[int, dict] = field(default_factory=dict)  # backend -> its own attributes
     run_attributes: dict[int, dict] = field(default_factory=dict)  # run -> the attributes sent
+    history_states: bool = False  # the project keeps states from history (they are opt-in)
     # Triages a maintainer removed (deleted or set aside), gone from ``triages``: each with when.
     removed: tuple[tuple[Triage, datetime.datetime], ...] = ()
 
@@ -424,6 +425,8 @@ def flaky(world: World) -> set[tuple[int, int]]:
     in ``EXIT_GREEN`` passes. (Both outcomes at one commit, the other rule, needs a history
     that runs a commit twice; these do not.)"""
     found = set()
+    if not world.history_states:
+        return found
     for backend in {r.backend for r in world.runs}:
         runs = _history_runs(world, backend)
         for test in world.tests:
@@ -552,4 +555,6 @@ def uncovered(world: World, run: Run, *, today: datetime.date) -> dict[int, str]
             found[test] = "expired"
         else:
             found[test] = "lapsed"
-    return found
+    # A test flaky on the backend reads flaky, not untracked: no exemption's end uncovers it.
+    flaky_here = {test for backend, test in flaky(world) if backend == run.backend}
+    return {test: why for test, why in found.items() if test not in flaky_here}

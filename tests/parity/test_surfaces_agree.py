@@ -186,6 +186,8 @@ def _run(project: Project, backend: str, at, rng, n: int, forced: dict | None = 
 def _history(project: Project, seed: int, steps: int) -> model.World:
     rng = random.Random(seed)
     _family(project)
+    project.history_rules = {"enabled": True}  # states from history are opt-in: on here
+    project.save(update_fields=["history_rules"])
     for test in TESTS:
         case_of(project, test)
     ending_tests, to_remove = _triages(project, rng)
@@ -242,6 +244,7 @@ def _history(project: Project, seed: int, steps: int) -> model.World:
         family={b.pk: b.family_id for b in backends if b.family_id},
         attributes={b.pk: b.attributes or {} for b in backends},
         run_attributes={r.pk: r.attributes or {} for r in Run.objects.filter(project=project)},
+        history_states=bool(project.history_rules.get("enabled")),
     )
 
 

@@ -63,7 +63,7 @@ TRUTH = {FLAKY_20: "flaky", FLAKY_10: "flaky", BREAK: "broken", SAME_COMMIT: "fl
 def test_a_seeded_history_gives_the_states_its_truth_names(project):
     # Two flips are not enough here, so the test failing once at a commit it also passed at
     # is flaky by that rule alone.
-    project.history_rules = {"min_flips": 3}
+    project.history_rules = {"enabled": True, "min_flips": 3}
     project.save()
     cpu = _run(project, "cpu", 0, START, "c0")
     results_upload(cpu, dict.fromkeys(ALL, P))
@@ -98,6 +98,8 @@ NOISE_DAYS = {2, 5, 9, 12}  # the days a noisy test fails, at one run a day
 @pytest.mark.django_db
 def test_at_one_run_a_day_a_noisy_test_reads_flaky_once_instead_of_churning(project):
     noisy = "test/test_n.py::N::noisy"
+    project.history_rules = {"enabled": True}
+    project.save()
     cpu = _run(project, "cpu", 0, START, "c0")
     results_upload(cpu, {noisy: P, STEADY[0]: P})
     parity_recompute(run=cpu)
@@ -136,3 +138,22 @@ def test_at_one_run_a_day_a_noisy_test_reads_flaky_once_instead_of_churning(proj
     # Its gap on a failing day reads flaky on every surface that reads a gap's standing.
     last_failure = Gap.objects.filter(test__key=noisy).order_by("-opened_at").first()
     assert last_failure.flaky and gap_standing(last_failure).label == "failed · flaky"
+
+
+@pytest.mark.django_db
+def test_a_project_that_keeps_no_states_from_history_pays_nothing_for_them(project):
+    # Off by default: no window is kept and the noisy test's gaps stay the one run's.
+    noisy = "test/test_n.py::N::noisy"
+    cpu = _run(project, "cpu", 0, START, "c0")
+    results_upload(cpu, {noisy: P, STEADY[0]: P})
+    parity_recompute(run=cpu)
+    open_days = set()
+    for day in range(1, 15):
+        run = _run(project, "tpu", day, START + datetime.timedelta(days=day), f"d{day}")
+        results_upload(run, {noisy: F if day in NOISE_DAYS else P, STEADY[0]: P})
+        parity_recompute(run=run)
+        if Gap.objects.filter(test__key=noisy, is_open=True).exists():
+            open_days.add(day)
+    assert not TestHistory.objects.exists()
+    assert not Gap.objects.filter(flaky=True).exists()
+    assert open_days == NOISE_DAYS  # opened and closed with each noisy run, as before
