@@ -2,15 +2,19 @@
 where a test stands on a backend shows what the plain-Python rules model says
 (``tests/parity/rules_model.standings``): the test API, the test page, the file page, the gaps
 API (its list and its untracked filter), the gaps CSV, the family roll-ups ("fails on every
-arch", "fails on k of n"), "Left to triage" and the snapshots' untracked counts, and the CI
-verdict of each backend's current run; and every page and read endpoint of the history opens (200).
+arch", "fails on k of n"), "Left to triage" and the snapshots' untracked counts, the CI
+verdict of each backend's current run (its opened and uncovered gaps), the ``untracked_gaps``
+webhook each current run announces (as recorded for an endpoint) and the weekly digest of each
+week (rendered and parsed); and every page and read endpoint of the history opens (200).
 
 A history mixes what the states come from: a reference (cpu) and a rocm family of two arches
 (gfx942, gfx90a) whose runs send a ROCm release that moves between 7.1 and 7.14, so a
 ``rocm < 7.14`` exemption starts and stops holding; a flat tpu; tests declared not applicable
 (on rocm, on tpu); intended and tracked triages; run manifests naming files that crashed, timed
 out, reported nothing or never started; runs started before the reference added tests (pending);
-incomplete runs, probes and runs of another branch (never current).
+incomplete runs, probes and runs of another branch (never current); exemptions that expire and
+are removed (deleted, or a declaration set aside) mid-history; and a tpu test that flips run
+after run (flaky, states from history, which the oracle's project turns on).
 
 ``SURFACES`` is the oracle's registry: every URL of a page or an endpoint is in it or in
 ``NO_STANDING`` (with why it shows no test's standing); ``test_every_url_is_read_or_exempt``
