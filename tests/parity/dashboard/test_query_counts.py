@@ -55,8 +55,9 @@ PAGES = {
     # what it lacks) after a SET LOCAL of its plan, the closed gaps' reasons and issues, the
     # baseline's upload files, current, uploads, their files; how its files ran (run
     # manifests); has runs. The run's size changes none (tests/parity/selectors/test_run_detail.py).
-    # the verdict reads conditioned triages and its failed uploads too (run health)
-    "run": (f"{P}/runs/{{run}}/", 14),
+    # the verdict reads conditioned triages and its failed uploads too (run health), and
+    # whether any exemption was removed or expired since the baseline (uncovered gaps)
+    "run": (f"{P}/runs/{{run}}/", 16),
     # project; backends, the suite map and its rows, the suites' runs, their timed-out
     # files; has runs. Per upload: the history's length changes none.
     "suites": (f"{P}/suites/", 6),
