@@ -1718,7 +1718,7 @@ def _issue_label(url: str) -> str:
 # docs/query.md: each item is built here field by field, never the server's JSON passed on, so
 # the API may grow or rename without breaking a bot that reads the client.
 
-QUERY_KINDS = ("gaps", "exemptions", "verdict", "tests", "targets")
+QUERY_KINDS = ("gaps", "exemptions", "verdict", "tests", "targets", "suites")
 QUERY_LIMIT = 1000
 QUERY_PAGE = 500
 VERDICT_GAPS_MAX = 5000  # the server lists at most this many of a verdict's gaps at once
@@ -1730,6 +1730,7 @@ QUERY_OPTIONS = {
     "verdict": ("run",),
     "tests": ("q",),
     "targets": ("backend",),
+    "suites": ("backend",),
 }
 
 
@@ -1787,6 +1788,29 @@ def query_target(target: Mapping[str, Any]) -> dict:
         "met": bool(target.get("met")),
         "no_progress": bool(target.get("no_progress")),
         "at_risk": bool(target.get("at_risk")),
+    }
+
+
+def query_suite_cell(row: Mapping[str, Any], cell: Mapping[str, Any]) -> dict:
+    """A suite on one backend (docs/suites.md), field by field: one cell of the matrix."""
+    last = cell.get("last_run") or {}
+    health = cell.get("health") or {}
+    return {
+        "suite": row["name"],
+        "mapped": bool(row.get("mapped")),
+        "backend": cell["backend"],
+        "name": cell.get("name") or row["name"],
+        "status": cell["status"],
+        "reason": cell.get("reason") or None,
+        "issue": cell.get("issue_url") or None,
+        "tier": cell.get("tier"),
+        "last_run": last.get("run"),
+        "last_run_at": last.get("started_at"),
+        "runs": health.get("runs", 0),
+        "greens": health.get("greens", 0),
+        "pass_rate": health.get("pass_rate"),
+        "timeouts": health.get("timeouts", 0),
+        "consecutive_greens": health.get("consecutive_greens", 0),
     }
 
 
@@ -1954,7 +1978,21 @@ def query_targets(client: Client, args: argparse.Namespace) -> dict:
     return {"total": len(found), "truncated": len(kept) < len(found), "items": items}
 
 
+def query_suites(client: Client, args: argparse.Namespace) -> dict:
+    # The server sends the whole matrix at once (suites × backends: a few hundred cells).
+    matrix = client.request("GET", client._project_path("suites/")).json()
+    found = [
+        query_suite_cell(row, cell)
+        for row in matrix.get("suites", [])
+        for cell in row.get("cells", [])
+        if not args.backend or cell["backend"] == args.backend
+    ]
+    kept = found[: args.limit] if args.limit else found
+    return {"total": len(found), "truncated": len(kept) < len(found), "items": kept}
+
+
 QUERIES = {
+    "suites": query_suites,
     "targets": query_targets,
     "gaps": query_gaps,
     "exemptions": query_exemptions,
@@ -2022,6 +2060,16 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             f"{t['remaining']} to go",
             "at risk" if t["at_risk"] else "",
         ] for t in items]  # fmt: skip
+    elif kind == "suites":
+        rows = [[
+            c["suite"],
+            c["backend"],
+            c["status"].replace("_", " "),
+            "" if c["status"] == "excluded" or c["last_run"] is None else c["tier"],
+            f"{c['greens']}/{c['runs']} green, {c['timeouts']} timeout(s), "
+            f"{c['consecutive_greens']} in a row" if c["runs"] else "",
+            _clip(" ".join(filter(None, [c["reason"], c["issue"]])), 80),
+        ] for c in items]  # fmt: skip
     else:
         rows = [[str(t["id"]), t["test"]] for t in items]
     if rows:
@@ -2029,7 +2077,8 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
     total = document.get("total")
     counted = f"{document['count']} of {total}" if total is not None else str(document["count"])
     more = " (more: raise --limit)" if document["truncated"] else ""
-    lines.append(f"{counted} {'gaps' if kind == 'verdict' else kind}{more}")
+    noun = {"verdict": "gaps", "suites": "suite cells"}.get(kind, kind)
+    lines.append(f"{counted} {noun}{more}")
     return lines
 
 
@@ -2452,10 +2501,11 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     query = commands.add_parser(
         "query",
         parents=[settings],
-        help="read gaps, exemptions, a verdict, tests or targets; --json for bots (docs/query.md)",
+        help="read gaps, exemptions, a verdict, tests, targets or suites; --json for bots"
+        " (docs/query.md)",
     )
     query.add_argument("kind", choices=QUERY_KINDS)
-    query.add_argument("--backend", help="gaps, exemptions, targets: of this backend only")
+    query.add_argument("--backend", help="gaps, exemptions, targets, suites: of this backend only")
     query.add_argument(
         "--state", help="gaps: of this state (failed, missing...); exemptions: of this kind"
     )

@@ -192,6 +192,14 @@ def server_build(client: parity_ci.Client) -> Any:
         whether it is at risk."""
         return answered(query_read, client, "targets", limit, backend=backend)
 
+    @server.tool(annotations=reads)
+    def suites(backend: Backend = None, limit: Limit = MCP_LIMIT) -> CallToolResult:
+        """Suites × backends, one item per cell: whether the suite runs there at all (ran,
+        failed_to_run, stale, pending, never_ran, excluded, with the exclusion's reason and
+        issue), its tier (blocking, informing, broken), its last run, and the health of its
+        last runs (greens, pass rate, timeouts, greens in a row)."""
+        return answered(query_read, client, "suites", limit, backend=backend)
+
     @server.tool(
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=False

@@ -1,8 +1,8 @@
 """CSV downloads of the backend matrix (``parity.selectors.matrix``): every pair's numbers, and
 for one pair the files on one backend and not the other and the tests passing on one and not
 the other, with the reason there, whole (the pages show the first ones); and the gaps page's
-list of open gaps as filtered and sorted, every page of it. A spreadsheet opens them as they
-are."""
+list of open gaps as filtered and sorted, every page of it; and the suites matrix, a row per
+suite and backend. A spreadsheet opens them as they are."""
 
 import csv
 import io
@@ -147,6 +147,46 @@ def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
             " ".join(line.owners),
             " ".join(line.also_failing),
         )
+
+
+SUITE_COLUMNS = (
+    "suite",
+    "backend",
+    "status",
+    "reason",
+    "issue",
+    "last_run",  # when its newest run started (UTC); empty: none in the window
+    "pass_rate",  # greens over its last finished runs; empty: none
+    "timeouts",
+    "greens_in_a_row",
+    "tier",  # empty where the page shows none: excluded, or no run
+)
+
+
+@require_safe
+@project_download
+@cache_control(private=True)
+def suites_csv(request: HttpRequest, project: Project) -> HttpResponse:
+    """The suites matrix (docs/suites.md), one row per suite and backend: the page's and the
+    API's one read (``selectors.suite_matrix``)."""
+    matrix = selectors.suite_matrix(project=project)
+    rows = [
+        (
+            row.name,
+            each.backend,
+            each.cell.status,
+            each.cell.reason,
+            each.cell.issue_url,
+            each.cell.last.started_at.isoformat() if each.cell.last else "",
+            _ratio(each.cell.health.pass_rate),
+            each.cell.health.timeouts,
+            each.cell.health.consecutive_greens,
+            each.cell.tier if each.cell.last and each.cell.status != "excluded" else "",
+        )
+        for row in matrix.rows
+        for each in row.cells
+    ]
+    return _csv(f"{project.slug}-suites.csv", SUITE_COLUMNS, rows)
 
 
 def _pair(request: HttpRequest, project: Project) -> selectors.PairLists | None:

@@ -34,6 +34,7 @@ urlpatterns = [
     path(f"{project}runs/", views.runs, name="project-runs"),
     path(f"{project}runs/<int:pk>/", views.run_detail, name="project-run"),
     path(f"{project}suites/", views.suites, name="project-suites"),
+    path(f"{project}suites.csv", downloads.suites_csv, name="project-suites-csv"),
     path(f"{project}transitions/", transition_views.transitions, name="project-transitions"),
     path(
         f"{project}transitions/<int:pk>/",

@@ -406,6 +406,8 @@ NO_STANDING = {
     "project-webhooks": "webhook endpoints and their deliveries",
     "project-suites": "suites' run status per backend, from uploads: no test's standing",
     "api-suites": "the suites matrix as JSON, from uploads: no test's standing",
+    "project-suites-csv": "the suites matrix as CSV, from uploads: no test's standing "
+    "(it agrees with the page and the API: tests/parity/dashboard/test_suites_csv.py)",
     "project-transitions": "version transitions: two runs' outcomes compared, not a standing",
     "project-transition": "one version transition's tests by how their outcome moved",
     "transition-list": "version transitions: two runs' outcomes compared, not a standing",

@@ -28,7 +28,7 @@ from tests.parity.clients.test_query import T, documented, gaps_on_tpu, query
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 __all__ = ["gaps_on_tpu"]  # the fixture, shared with test_query
 
-READS = {"gaps", "exemptions", "verdict", "tests", "targets"}
+READS = {"gaps", "exemptions", "verdict", "tests", "targets", "suites"}
 MCP_SECONDS = 120
 
 
@@ -96,6 +96,7 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
             "verdict": {"run": run.pk, "limit": 2},
             "tests": {"q": "test_q.py::TestQ", "limit": 3},
             "targets": {"backend": "tpu"},
+            "suites": {"backend": "tpu"},
         }
         answers = {}
         for name, arguments in calls.items():
@@ -111,7 +112,7 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
     assert all(tools[name].annotations.read_only_hint for name in READS)
     assert tools["exemption_propose"].annotations.read_only_hint is False
     assert tools["verdict"].input_schema["required"] == ["run"]
-    assert answers.keys() == {"gaps", "untracked", "exemptions", "verdict", "tests", "targets"}
+    assert answers.keys() == READS | {"untracked"}
     gaps = structured(answers["gaps"])
     assert gaps == query(parity_ci_run, "gaps", "--backend", "tpu")
     assert (gaps["kind"], gaps["project"], gaps["count"], gaps["truncated"]) == (
@@ -140,6 +141,9 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
     assert (target["backend"], target["due"]) == ("tpu", "2027-03-01")
     assert target["remaining"] == target["goal"] - target["passing"] > 0
     assert set(target) == documented("### `targets` items")
+    suites = structured(answers["suites"])
+    assert suites == query(parity_ci_run, "suites", "--backend", "tpu")
+    assert suites["kind"] == "suites"  # its items: test_query's suites test
 
 
 def test_a_maintainer_proposes_an_exemption_a_viewer_is_refused(

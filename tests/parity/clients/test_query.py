@@ -11,6 +11,7 @@ import parity_ci
 import pytest
 
 from parity.models import Project, Run
+from parity.services.suites import suite_map_load
 from tests.parity.clients.conftest import python38
 from tests.parity.clients.test_parity_ci_live import (
     ISSUE,
@@ -259,3 +260,72 @@ def test_refusals_name_the_problem_and_exit_with_its_code(parity_ci_run, live):
     assert "query tests takes no --backend (it takes --q)" in misplaced.stderr
     assert no_kind.returncode == parity_ci.EXIT_USAGE and "invalid choice" in no_kind.stderr
     assert bad_state.returncode == parity_ci.EXIT_REJECTED and "melted" in bad_state.stderr
+
+
+def test_suites_list_each_suite_on_each_backend_as_the_api_does(
+    parity_ci_run, http_api, live, project, tmp_path
+):
+    suite_map_load(
+        project=project,
+        suites={
+            "main": {"backends": {"cpu": "test/run_tests.sh", "tpu": "test/tpu/run_tests.sh"}},
+            "torch_ops": {
+                "backends": {
+                    "tpu": {"excluded": True, "reason": "never called", "issue_url": ISSUE}
+                }
+            },
+        },
+    )
+    for backend, suite, outcome in (
+        ("cpu", "test/run_tests.sh", "passed"),
+        ("tpu", "test/tpu/run_tests.sh", "failed"),
+    ):
+        folder = write_reports(tmp_path / backend, {T.format("a"): outcome})
+        done = parity_ci_run(
+            "upload", str(folder), "--backend", backend, "--suite", suite,
+            "--commit", commit_of(backend), "--complete", "--wait",
+        )  # fmt: skip
+        assert_ok(done)
+
+    every = query(parity_ci_run, "suites")
+    on_tpu = query(parity_ci_run, "suites", "--backend", "tpu", "--limit", "1")
+    api = http_api.request("GET", "/api/v1/projects/pytorch-xla/suites/").body
+
+    assert (every["kind"], every["project"], every["truncated"]) == ("suites", "pytorch-xla", False)
+    # One item per suite and backend, in the API's order, each the API's cell.
+    cells = [(row, cell) for row in api["suites"] for cell in row["cells"]]
+    assert [(i["suite"], i["backend"]) for i in every["items"]] == [
+        (row["name"], cell["backend"]) for row, cell in cells
+    ]
+    assert every["count"] == every["total"] == 2 * len(api["backends"])
+    for item, (row, cell) in zip(every["items"], cells, strict=True):
+        assert (item["status"], item["tier"], item["name"]) == (
+            cell["status"],
+            cell["tier"],
+            cell["name"],
+        )
+        assert item["pass_rate"] == cell["health"]["pass_rate"]
+        assert item["mapped"] == row["mapped"]
+        assert item["last_run"] == (cell["last_run"] or {}).get("run")
+    by_cell = {(i["suite"], i["backend"]): i for i in every["items"]}
+    cpu, tpu = by_cell[("main", "cpu")], by_cell[("main", "tpu")]
+    assert (cpu["status"], cpu["greens"], cpu["runs"], cpu["pass_rate"]) == ("ran", 1, 1, 1.0)
+    assert cpu["last_run"] == Run.objects.get(backend__name="cpu").pk
+    assert (tpu["status"], tpu["name"], tpu["pass_rate"]) == ("ran", "test/tpu/run_tests.sh", 0.0)
+    excluded = by_cell[("torch_ops", "tpu")]
+    assert (excluded["status"], excluded["reason"], excluded["issue"]) == (
+        "excluded",
+        "never called",
+        ISSUE,
+    )
+    assert by_cell[("torch_ops", "cpu")]["status"] == "never_ran"
+    assert set(cpu) == documented("### `suites` items")
+    assert (on_tpu["count"], on_tpu["total"], on_tpu["truncated"]) == (1, 2, True)
+    assert on_tpu["items"] == [by_cell[("main", "tpu")]]
+
+    text = parity_ci_run("query", "suites", "--backend", "tpu")
+    assert_ok(text)
+    lines = text.stdout.splitlines()
+    assert lines[0].split()[:4] == ["main", "tpu", "ran", "informing"]
+    assert "never called" in lines[1] and ISSUE in lines[1]
+    assert lines[-1] == "2 of 2 suite cells"

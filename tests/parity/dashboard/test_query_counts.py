@@ -61,6 +61,7 @@ PAGES = {
     # project; backends, the suite map and its rows, the suites' runs, their timed-out
     # files; has runs. Per upload: the history's length changes none.
     "suites": (f"{P}/suites/", 6),
+    "suites.csv": (f"{P}/suites.csv", 5),  # the page's read without the session's
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs
     "matrix.csv": (f"{P}/matrix.csv", 4),  # project; backends, files, tests
     "pair": (f"{P}/matrix/pair/?a=cpu&b=tpu", 6),  # project, backend choices; 3; has runs
