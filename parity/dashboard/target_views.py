@@ -16,7 +16,13 @@ from django.views.decorators.http import require_POST
 
 from parity import selectors
 from parity.models import Project, Target
-from parity.services.targets import TargetRejected, TargetRequest, target_create, target_delete
+from parity.services.targets import (
+    TargetRejected,
+    TargetRequest,
+    target_create,
+    target_delete,
+    target_update,
+)
 from parity.web.access import may_triage, project_maintainer_page
 
 
@@ -52,12 +58,56 @@ class TargetForm(forms.Form):
         )
 
 
+class TargetEditForm(forms.Form):
+    """A target's score, date and note changed (``target_update``); its denominator stays."""
+
+    target = forms.IntegerField(widget=forms.HiddenInput)
+    score = forms.FloatField(label="Score (%)", min_value=0.01, max_value=100)
+    due = forms.DateField(label="By", widget=forms.DateInput(attrs={"type": "date"}))
+    note = forms.CharField(max_length=2000, required=False)
+
+    @classmethod
+    def of(cls, target: Target) -> "TargetEditForm":
+        initial = {"target": target.pk, "score": round(target.score * 100, 4), "due": target.due}
+        return cls(initial={**initial, "note": target.note}, prefix=f"t{target.pk}")
+
+
+def target_edits(targets: list[Target], posted: "TargetEditForm | None") -> dict[int, forms.Form]:
+    """Each target's edit form by its id, the one just posted (with its errors) in its place."""
+    edits = {t.pk: TargetEditForm.of(t) for t in targets}
+    if posted is not None:
+        edits[posted.pk] = posted
+    return edits
+
+
+def _edit(request: HttpRequest, project: Project, pk: int) -> TargetEditForm | HttpResponse:
+    target = get_object_or_404(Target, project=project, pk=pk)
+    form = TargetEditForm(request.POST, prefix=f"t{pk}")
+    form.pk = pk
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            target_update(
+                target=target,
+                score=round(data["score"] / 100, 6),
+                due=data["due"],
+                note=data["note"],
+            )
+        except TargetRejected as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+        else:
+            messages.success(request, f"Target changed: {target}.")
+            return redirect(f"{request.get_full_path()}#trend-targets")
+    return form
+
+
 def target_form(
-    request: HttpRequest, project: Project, chosen: str | None
-) -> TargetForm | HttpResponse | None:
+    request: HttpRequest, project: Project, chosen: str | None, *, bound: bool = True
+) -> TargetForm | TargetEditForm | HttpResponse | None:
     """The trend page's form: None for a reader, unbound on GET; on a maintainer's POST the
-    target set (a redirect back to the page) or the form with the service's refusal. A
-    reader's POST is refused (403). One query for a maintainer, none for a reader."""
+    target set or changed (``edit=<id>``: a redirect back to the page) or the form posted
+    with the service's refusal. A reader's POST is refused (403). One query for a maintainer,
+    none for a reader. ``bound=False``: the unbound form whatever the method."""
     maintainer = may_triage(request, project)
     if request.method == "POST" and not maintainer:
         raise PermissionDenied("Only the project's maintainers set targets.")
@@ -65,9 +115,12 @@ def target_form(
         return None
     # Every backend but the reference, whatever ``?backend=`` narrows the page to.
     backends = [b.name for b in selectors.trend_backends(project=project, name=None)]
-    if request.method != "POST":
+    if request.method != "POST" or not bound:
         initial = {"backend": chosen, "due": timezone.now().date() + datetime.timedelta(days=90)}
         return TargetForm(backends=backends, initial=initial)
+    edited = request.POST.get("edit", "")
+    if edited.isdigit():
+        return _edit(request, project, int(edited))
     form = TargetForm(request.POST, backends=backends)
     if form.is_valid():
         try:

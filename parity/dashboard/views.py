@@ -217,6 +217,10 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
         return form
     series = selectors.score_history(project=project, backends=backends, since=since)
     targets = selectors.targets_progress(project=project, backends=[b.name for b in backends])
+    edited = form if isinstance(form, target_views.TargetEditForm) else None
+    if edited is not None:
+        form = target_views.target_form(request, project, name, bound=False)
+    edits = target_views.target_edits([t.target for t in targets], edited) if form else {}
     return _render_project(
         request,
         project,
@@ -230,6 +234,7 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
         chart=presenters.trend_chart(series, targets),
         definition=project.score_settings(),
         target_form=form,
+        target_rows=[(t, edits.get(t.target.pk)) for t in targets],
     )
 
 

@@ -2,8 +2,8 @@
 day toward a target it will meet; neuron is flat, "no progress", at risk. The chart marks each
 target with a star and the forecast with a circle, and draws none for no progress; the targets
 table reads the figures counted here from the uploads. A maintainer sets a target with the
-page's form and removes it with its row's button. Screenshots: ``targets-<width>.png`` and
-``target-form-<width>.png``."""
+page's form, changes it and removes it with its row's buttons. Screenshots:
+``targets-<width>.png`` and ``target-form-<width>.png``."""
 
 import datetime
 
@@ -126,6 +126,13 @@ def test_a_maintainer_sets_a_target_with_the_form_and_removes_it(page, site, tar
     width = page.viewport_size["width"]
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"target-form-{width}.png", full_page=True)
+
+    row.locator(".target-edit summary").click()
+    row.locator(f"input[name=t{made.pk}-score]").fill("95")
+    assert page_overflow(page) <= 0  # the open edit form fits a phone too
+    row.locator(".target-edit button", has_text="Save").click()
+    expect(row).to_contain_text(f"95 % by {TODAY + datetime.timedelta(days=10)}")
+    expect(page.locator(".messages")).to_contain_text("Target changed")
 
     row.locator("button", has_text="Remove").click()
     expect(page.locator(f'#trend-targets tr[data-target="{made.pk}"]')).to_have_count(0)

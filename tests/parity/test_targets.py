@@ -227,3 +227,25 @@ def test_a_maintainer_removes_a_target_from_the_table(burn_down, api, xla):
     assert not Target.objects.exists()
     assert "No target yet." in page.content.decode()
     assert maintainer.post(remove).status_code == 404
+
+
+def test_a_maintainer_changes_a_target_and_its_denominator_stays(burn_down, api, xla, upload_run):
+    made = _set(api, due=str(TODAY + datetime.timedelta(days=30)))
+    more = TESTS + [f"test/u.py::TestU::test_{n:02}" for n in range(20)]
+    upload_run("cpu", dict.fromkeys(more, "passed"), day=str(TODAY), time="01:10", run="late-cpu")
+    maintainer = member(xla, "maintainer")
+    p = f"t{made['id']}-"
+    assert f'name="{p}score" value="90.0"' in maintainer.get(TREND).content.decode()
+    due = TODAY + datetime.timedelta(days=60)
+    form = {"edit": made["id"], f"{p}target": made["id"], f"{p}score": "80", f"{p}due": str(due)}
+    page = maintainer.post(TREND, form, follow=True)
+    assert page.redirect_chain == [(f"{TREND}#trend-targets", 302)]
+    target = Target.objects.get()
+    assert (target.score, target.due, target.denominator) == (0.8, due, 20)
+    assert f"80 % by {due}" in page.content.decode()
+
+    bad = maintainer.post(TREND, {**form, f"{p}score": "0", f"{p}note": "kept"})
+    assert bad.status_code == 200 and "greater than or equal to 0.01" in bad.content.decode()
+    assert 'value="kept"' in bad.content.decode()
+    assert Target.objects.get().score == 0.8
+    assert member(xla, "viewer").post(TREND, form).status_code == 403
