@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
 from parity import result_reads, selectors
-from parity.dashboard import filing, presenters, triage_views
+from parity.dashboard import filing, presenters, target_views, triage_views
 from parity.dashboard.charts import TREND_DAYS
 from parity.dashboard.forms import (
     ExemptionForm,
@@ -198,11 +198,13 @@ def test_search(request: HttpRequest, project: Project) -> HttpResponse:
 SCORE_TREND_DAYS = (30, 90, 365)  # the trend page's windows; the first past the default
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 @project_page
 def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
     """A backend's score over time (a family's: each variant's), dated, with its coverage drops
     and attribute changes marked, and its targets with their forecasts (docs/targets.md); every
-    backend but the reference without ``?backend=``."""
+    backend but the reference without ``?backend=``. A maintainer's POST sets a target
+    (``target_views``)."""
     name = request.GET.get("backend") or None
     days = request.GET.get("days", "")
     days = int(days) if days.isdigit() and int(days) in SCORE_TREND_DAYS else 90
@@ -210,8 +212,15 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
     if name and not backends:
         raise Http404(f"No backend '{name}' in {project.slug}.")
     since = timezone.now() - datetime.timedelta(days=days)
+    form = target_views.target_form(request, project, name)
+    if isinstance(form, HttpResponse):
+        return form
     series = selectors.score_history(project=project, backends=backends, since=since)
     targets = selectors.targets_progress(project=project, backends=[b.name for b in backends])
+    edited = form if isinstance(form, target_views.TargetEditForm) else None
+    if edited is not None:
+        form = target_views.target_form(request, project, name, bound=False)
+    edits = target_views.target_edits([t.target for t in targets], edited) if form else {}
     return _render_project(
         request,
         project,
@@ -224,6 +233,8 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
         targets=targets,
         chart=presenters.trend_chart(series, targets),
         definition=project.score_settings(),
+        target_form=form,
+        target_rows=[(t, edits.get(t.target.pk)) for t in targets],
     )
 
 

@@ -1,7 +1,9 @@
 """Targets on the trend page in Chromium at 1400 and 400 px (docs/targets.md): tpu gains a test a
 day toward a target it will meet; neuron is flat, "no progress", at risk. The chart marks each
 target with a star and the forecast with a circle, and draws none for no progress; the targets
-table reads the figures counted here from the uploads. Screenshots: ``targets-<width>.png``."""
+table reads the figures counted here from the uploads. A maintainer sets a target with the
+page's form, changes it and removes it with its row's buttons. Screenshots:
+``targets-<width>.png`` and ``target-form-<width>.png``."""
 
 import datetime
 
@@ -10,9 +12,10 @@ from django.utils import timezone
 from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
+from parity.models import Target
 from parity.services.projects import project_create, upload_token_create
 from parity.services.targets import TargetRequest, target_create
-from tests.browser.conftest import SCREENSHOTS, no_chromium
+from tests.browser.conftest import SCREENSHOTS, log_in, no_chromium
 from tests.browser.layout import page_overflow
 from tests.parity.conftest import run_xml
 from tests.uploads import post_upload
@@ -101,3 +104,37 @@ def test_the_demo_sets_a_target_on_each_backend_but_the_reference(page):
     expect(page.locator("#trend-chart .legendtext")).to_contain_text(
         ["gpu: target", "neuron: target", "tpu: target"]
     )
+
+
+@pytest.mark.parametrize("page", ["desktop", "narrow"], indirect=True)
+def test_a_maintainer_sets_a_target_with_the_form_and_removes_it(page, site, targeted):
+    log_in(page, site)
+    page.goto(f"/p/{SLUG}/trend/?backend=tpu")
+    form = page.locator("#target-form")
+    expect(form.locator("select[name=backend]")).to_have_value("tpu")
+    form.locator("input[name=score]").fill("90")
+    form.locator("input[name=due]").fill(str(TODAY + datetime.timedelta(days=10)))
+    form.locator("input[name=note]").fill("from the form")
+    form.locator("button", has_text="Set target").click()
+
+    made = Target.objects.get(project=targeted, note="from the form")
+    row = page.locator(f'#trend-targets tr[data-target="{made.pk}"]')
+    expect(row).to_contain_text(f"90 % by {TODAY + datetime.timedelta(days=10)}")
+    expect(row.locator(".target-forecast")).to_have_text(f"forecast {FORECAST} (1.0 tests a day)")
+    expect(page.locator(".messages")).to_contain_text("Target set")
+    assert page_overflow(page) <= 0
+    width = page.viewport_size["width"]
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"target-form-{width}.png", full_page=True)
+
+    row.locator(".target-edit summary").click()
+    row.locator(f"input[name=t{made.pk}-score]").fill("95")
+    assert page_overflow(page) <= 0  # the open edit form fits a phone too
+    row.locator(".target-edit button", has_text="Save").click()
+    expect(row).to_contain_text(f"95 % by {TODAY + datetime.timedelta(days=10)}")
+    expect(page.locator(".messages")).to_contain_text("Target changed")
+
+    row.locator("button", has_text="Remove").click()
+    expect(page.locator(f'#trend-targets tr[data-target="{made.pk}"]')).to_have_count(0)
+    expect(page.locator(".messages")).to_contain_text("Target removed")
+    assert not Target.objects.filter(pk=made.pk).exists()

@@ -403,6 +403,7 @@ NO_STANDING = {
     "project-trend": "each backend's score over time, from its snapshots, and its targets",
     "target-list": "targets: a score and date, their progress counted from the snapshots",
     "target-detail": "removes a target",
+    "project-target-remove": "a form post",
     "project-webhooks": "webhook endpoints and their deliveries",
     "project-suites": "suites' run status per backend, from uploads: no test's standing",
     "api-suites": "the suites matrix as JSON, from uploads: no test's standing",
@@ -484,7 +485,7 @@ POST_ONLY = {
     "project-webhook-ping", "project-webhook-secret", "project-declaration-override",
     "project-exemption-delete", "project-compare-delete", "exemptions-import", "oidc-exchange",
     "run-complete", "upload-create", "logout", "digest-unsubscribe", "triage-detail",
-    "manifest-resolve", "target-detail",
+    "manifest-resolve", "target-detail", "project-target-remove",
 }  # fmt: skip
 # Pages that answer a redirect, and why.
 REDIRECTS = {"favicon": "the icon is a static file"}

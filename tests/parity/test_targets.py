@@ -163,3 +163,89 @@ def test_the_trend_page_reads_as_many_queries_for_one_target_as_for_five(burn_do
     for days in range(1, 5):
         _set(api, due=str(TODAY + datetime.timedelta(days=days)))
     assert page_queries() == one
+
+
+# --- The trend page's form (maintainers) ---------------------------------------------------------
+
+TREND = "/p/pytorch-xla/trend/"
+
+
+def test_a_maintainer_sets_a_target_on_the_trend_page_and_reads_it(burn_down, xla):
+    maintainer = member(xla, "maintainer")
+    assert 'id="target-form"' in maintainer.get(TREND).content.decode()
+    due = TODAY + datetime.timedelta(days=30)
+    form = {"backend": "tpu", "score": "90", "due": str(due), "note": "Q1 gate"}
+    page = maintainer.post(f"{TREND}?backend=tpu", form, follow=True)
+    assert page.redirect_chain == [(f"{TREND}?backend=tpu#trend-targets", 302)]
+    target = Target.objects.get()
+    assert (target.backend.name, target.score, target.due) == ("tpu", 0.9, due)
+    assert target.denominator == 20  # the tests tpu's score counts today, as the API fixes it
+    body = page.content.decode()
+    assert f'data-target="{target.pk}"' in body and f"90 % by {due}" in body
+    assert f"forecast {TODAY + datetime.timedelta(days=4)} (1.0 tests a day)" in body
+
+
+def test_a_reader_sees_no_target_form_and_may_not_post_one(burn_down, xla, client):
+    viewer = member(xla, "viewer")
+    assert 'id="target-form"' not in viewer.get(TREND).content.decode()
+    assert 'id="target-form"' not in client.get(TREND).content.decode()  # anonymous, public
+    form = {"backend": "tpu", "score": "90", "due": str(TODAY)}
+    assert viewer.post(TREND, form).status_code == 403
+    assert client.post(TREND, form).status_code == 403
+    assert not Target.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("form", "error"),
+    [
+        ({"backend": "gpu", "score": "90"}, "gpu has no score yet"),  # the service refuses
+        ({"backend": "tpu", "score": "95", "due": "2027-13-45"}, "Enter a valid date"),
+        ({"backend": "tpu", "score": "120"}, "less than or equal to 100"),
+        ({"backend": "cpu", "score": "90"}, "Select a valid choice"),  # the reference
+    ],
+)
+def test_a_refused_target_is_a_form_error_that_keeps_the_input(burn_down, xla, form, error):
+    maintainer = member(xla, "maintainer")
+    form = {"due": str(TODAY + datetime.timedelta(days=30)), "note": "kept note", **form}
+    page = maintainer.post(TREND, form)
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert error in body and 'value="kept note"' in body
+    assert not Target.objects.exists()
+
+
+def test_a_maintainer_removes_a_target_from_the_table(burn_down, api, xla):
+    made = _set(api, due=str(TODAY + datetime.timedelta(days=30)))
+    remove = f"/p/pytorch-xla/trend/targets/{made['id']}/remove/"
+    viewer = member(xla, "viewer")
+    assert viewer.post(remove).status_code == 403
+    assert viewer.get(remove).status_code == 405
+    maintainer = member(xla, "maintainer")
+    assert f'action="{remove}"' in maintainer.get(TREND).content.decode()
+    page = maintainer.post(remove, {"next": f"{TREND}?backend=tpu"}, follow=True)
+    assert page.redirect_chain == [(f"{TREND}?backend=tpu", 302)]
+    assert not Target.objects.exists()
+    assert "No target yet." in page.content.decode()
+    assert maintainer.post(remove).status_code == 404
+
+
+def test_a_maintainer_changes_a_target_and_its_denominator_stays(burn_down, api, xla, upload_run):
+    made = _set(api, due=str(TODAY + datetime.timedelta(days=30)))
+    more = TESTS + [f"test/u.py::TestU::test_{n:02}" for n in range(20)]
+    upload_run("cpu", dict.fromkeys(more, "passed"), day=str(TODAY), time="01:10", run="late-cpu")
+    maintainer = member(xla, "maintainer")
+    p = f"t{made['id']}-"
+    assert f'name="{p}score" value="90.0"' in maintainer.get(TREND).content.decode()
+    due = TODAY + datetime.timedelta(days=60)
+    form = {"edit": made["id"], f"{p}target": made["id"], f"{p}score": "80", f"{p}due": str(due)}
+    page = maintainer.post(TREND, form, follow=True)
+    assert page.redirect_chain == [(f"{TREND}#trend-targets", 302)]
+    target = Target.objects.get()
+    assert (target.score, target.due, target.denominator) == (0.8, due, 20)
+    assert f"80 % by {due}" in page.content.decode()
+
+    bad = maintainer.post(TREND, {**form, f"{p}score": "0", f"{p}note": "kept"})
+    assert bad.status_code == 200 and "greater than or equal to 0.01" in bad.content.decode()
+    assert 'value="kept"' in bad.content.decode()
+    assert Target.objects.get().score == 0.8
+    assert member(xla, "viewer").post(TREND, form).status_code == 403
