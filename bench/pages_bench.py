@@ -22,10 +22,11 @@ of runs, every run recomputed by the engine (rows go into the tables in bulk SQL
 minutes, not an hour of uploads). Each shape also gets what issue 47's pages read: its uploads
 name suites (one mapped, neuron excluded from it), a compare view of neuron against the
 reference over 365 days (the longest window: the current runs, with results, are dated March
-2026, the history's runs have none), and a target per other backend. It then starts gunicorn as the e2e stack runs it
-(``tests/e2e/stack.py``: 2 workers of 4 threads) and times every page and read API of every
-shape over HTTP (``--only`` filters pages by name), ``--rounds`` rounds taking turns after a
-warm-up, and prints one table: each page's median per shape against ``TARGET_MS``.
+2026, the history's runs have none), and a target per other backend. It then starts gunicorn
+as the e2e stack runs it (``tests/e2e/stack.py``: 2 workers of 4 threads) and times every page
+and read API of every shape over HTTP (``--only`` filters pages by name), ``--rounds`` rounds
+taking turns after a warm-up, and prints one table: each page's median per shape against
+``TARGET_MS``.
 
 Without ``--big``:
 
