@@ -12,16 +12,21 @@ history's length nor the project's size. Two modes:
 - ``skew``: 4 backends x 100k tests in files of any size (a Pareto tail: a few files of
   thousands of tests, most of a handful) in folders nested up to four deep;
 - ``history``: 20 backends x 1,000 such files, and behind their current runs 100 complete runs
-  a day per backend for 90 days (180k runs, their uploads and snapshots; no results);
+  a day per backend for 90 days (180k runs, their uploads and snapshots; no results; each
+  upload names one of five suites and counts its tests);
 - ``small``: 4 backends x 6,000 files of 1-10 tests.
 
 Each is ``bench/recompute_bench.py``'s generator: the accelerators leave out 10, 30 and 50% of
 the files, skip 5% or more of their tests with one of 20 reasons and fail about 1%, two nights
 of runs, every run recomputed by the engine (rows go into the tables in bulk SQL: a build takes
-minutes, not an hour of uploads). It then starts gunicorn as the e2e stack runs it
-(``tests/e2e/stack.py``: 2 workers of 4 threads) and times every page and read API of every
-shape over HTTP (``--only`` filters pages by name), ``--rounds`` rounds taking turns after a
-warm-up, and prints one table: each page's median per shape against ``TARGET_MS``.
+minutes, not an hour of uploads). Each shape also gets what issue 47's pages read: its uploads
+name suites (one mapped, neuron excluded from it), a compare view of neuron against the
+reference over 365 days (the longest window: the current runs, with results, are dated March
+2026, the history's runs have none), and a target per other backend. It then starts gunicorn
+as the e2e stack runs it (``tests/e2e/stack.py``: 2 workers of 4 threads) and times every page
+and read API of every shape over HTTP (``--only`` filters pages by name), ``--rounds`` rounds
+taking turns after a warm-up, and prints one table: each page's median per shape against
+``TARGET_MS``.
 
 Without ``--big``:
 
@@ -346,7 +351,60 @@ def big_project(shape: Shape, *, fresh: bool):
             cursor.execute("VACUUM ANALYZE")
         print(f"{shape.slug}: built in {time.perf_counter() - began:.0f} s", flush=True)
     assert len(shape.backends) == project.backends.count()
+    big_extras(project)
     return project
+
+
+def big_extras(project) -> None:
+    """What the suites matrix, the compare views and the trend's targets read (issue 47),
+    where a previous run has not written it: uploads naming five suites, a mapped suite, a compare
+    view of neuron against the reference, a target per other backend. The history's uploads
+    name their suites as they are written."""
+    import datetime
+
+    from django.db import connection
+
+    from parity.models import CompareView, Suite, Target
+    from parity.services.compare_views import CompareRequest, compare_view_create
+    from parity.services.suites import SuiteOnBackend, suite_save
+    from parity.services.targets import TargetRequest, target_create
+
+    with connection.cursor() as cursor:
+        cursor.execute(_SUITES_SQL, {"project": project.pk})
+    backends = list(project.backends.order_by("pk"))
+    if not Suite.objects.filter(project=project).exists():  # "unit" mapped, neuron excluded
+        suite_save(
+            project=project,
+            name="unit",
+            backends=[
+                SuiteOnBackend(b.name, excluded=True, reason="bench")
+                if b.name == "neuron"
+                else SuiteOnBackend(b.name)
+                for b in backends
+            ],
+        )
+    reference = next(b for b in backends if b.pk == project.reference_backend_id)
+    if not CompareView.objects.filter(project=project).exists():
+        compare_view_create(
+            project=project,
+            request=CompareRequest(
+                name=COMPARE_NAME,
+                sample=project.backend_named("neuron"),
+                basis=reference,
+                days=365,  # the longest window: it reaches the current runs, dated March 2026
+            ),
+        )
+    if not Target.objects.filter(project=project).exists():
+        due = datetime.date.today() + datetime.timedelta(days=60)
+        for backend in backends:
+            if backend.pk != reference.pk:
+                target_create(
+                    project=project,
+                    request=TargetRequest(backend=backend.name, score=0.95, due=due),
+                )
+
+
+COMPARE_NAME = "neuron-vs-reference"
 
 
 def _built(project, shape: Shape) -> bool:
@@ -381,10 +439,19 @@ WHERE b.project_id = %(project)s
 _HISTORY_UPLOADS_SQL = """
 INSERT INTO parity_upload (run_id, sha256, size, status, error, counts, warnings, declarations,
                            completes_run, file_hint, shard, created_at, started_at, finished_at,
-                           attempts, unsent)
-SELECT r.id, md5(r.key) || md5(r.commit), 100000, 'done', '', '{}', '[]', '{}', true, '', '',
-       r.started_at, r.started_at, r.completed_at, 1, false
+                           attempts, unsent, suite)
+SELECT r.id, md5(r.key) || md5(r.commit), 100000, 'done', '',
+       json_build_object('total', 1000, 'failed', r.id %% 7, 'error', 0), '[]', '{}', true, '',
+       '', r.started_at, r.started_at, r.completed_at, 1, false,
+       (ARRAY['unit', 'integration', 'distributed', 'perf', 'smoke'])[1 + r.id %% 5]
 FROM parity_run r WHERE r.project_id = %(project)s AND r.key LIKE 'h-%%'
+"""
+# The current runs' uploads name the same suites (the history's are written with theirs).
+_SUITES_SQL = """
+UPDATE parity_upload u
+SET suite = (ARRAY['unit', 'integration', 'distributed', 'perf', 'smoke'])[1 + u.run_id %% 5]
+FROM parity_run r
+WHERE r.id = u.run_id AND r.project_id = %(project)s AND u.suite = ''
 """
 _HISTORY_SNAPSHOTS_SQL = """
 INSERT INTO parity_snapshot (project_id, backend_id, run_id, reference_run_id, at, score,
@@ -477,6 +544,10 @@ def big_urls(project) -> dict[str, str]:
         "matrix": f"{p}/matrix/",
         "matrix pair": f"{p}/matrix/pair/?a=neuron&b=cpu",
         "exemptions": f"{p}/exemptions/",
+        "suites": f"{p}/suites/",
+        "compare views": f"{p}/compare/",
+        "compare view": f"{p}/compare/{COMPARE_NAME}/",
+        "trend (targets)": f"{p}/trend/",
         "api parity": f"{api}/parity/",
         "api gaps limit=500": f"{api}/gaps/?limit=500",
         "api skip-reasons": f"{api}/skip-reasons/",
@@ -485,6 +556,9 @@ def big_urls(project) -> dict[str, str]:
         "api test": f"{api}/tests/{test.pk}/",
         "api triage": f"{api}/triage/",
         "api manifest": f"{api}/manifest/?backend=neuron",
+        "api suites": f"{api}/suites/",
+        "api compare view": f"{api}/compare/{COMPARE_NAME}/",
+        "api targets": f"{api}/targets/",
         "api verdict (nightly)": f"/api/v1/runs/{nightly.pk}/verdict/",
         "api verdict (first)": f"/api/v1/runs/{first.pk}/verdict/",
     }
