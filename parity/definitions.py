@@ -218,6 +218,11 @@ def triages_unexpired(today: datetime.date | None = None) -> Q:
     return Q(expires_on__isnull=True) | Q(expires_on__gte=today)
 
 
+def triages_expired_between(since: datetime.date, today: datetime.date) -> Q:
+    """Triages that applied on ``since`` and no longer do ``today``: they expired between."""
+    return triages_unexpired(since) & ~triages_unexpired(today)
+
+
 # An untracked gap: no issue tracks it, no triage made it a decision (intended, or not
 # applicable), its test is not flaky on the backend (states from history: reported as flaky,
 # ``parity.engine.history``), and it is the backend's (infrastructure did not lose its file:
@@ -510,6 +515,12 @@ def default_branch_runs(project: Project) -> QuerySet[Run]:
     return Run.objects.filter(project=project, probe=False).filter(
         on_default_branch_q(project.default_branch)
     )
+
+
+def may_be_current_since(project: Project, since: datetime.datetime) -> QuerySet[Run]:
+    """The project's runs that may be current started since ``since``, current or not: a
+    window of a backend's history (a suite's runs)."""
+    return default_branch_runs(project).filter(started_at__gte=since)
 
 
 def on_default_branch_sql(run: str, default_branch: sql.Composable) -> sql.Composed:

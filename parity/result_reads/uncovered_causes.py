@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from parity.definitions import triages_expired_between, unexpired
 from parity.models import Backend, ExemptionRemoval, Run, Triage
 from parity.pure.attributes import condition_applies
 from parity.pure.globs import key_matches
@@ -41,7 +42,7 @@ def expired_since(*, project_id: int, baseline: Run) -> bool:
     """Whether some triage of the project expired after the baseline's day: one query."""
     today = timezone.now().date()
     return Triage.objects.filter(
-        project_id=project_id, expires_on__gte=baseline_day(baseline), expires_on__lt=today
+        triages_expired_between(baseline_day(baseline), today), project_id=project_id
     ).exists()
 
 
@@ -59,7 +60,7 @@ def triage_cause(triage: Triage | None, *, lapsed: set[int]) -> Cause:
     does: it lapsed for the run's attributes, or it expired since."""
     if triage is None:
         return Cause(LAPSED, "")
-    if triage.pk not in lapsed and triage.expires_on and triage.expires_on < timezone.now().date():
+    if triage.pk not in lapsed and not unexpired(triage.expires_on, timezone.now().date()):
         return Cause(EXPIRED, f"expired {triage.expires_on.isoformat()}")
     return Cause(LAPSED, f"condition {triage.condition} no longer holds")
 
@@ -83,9 +84,8 @@ def removal_covering(
             or (r.match_regex and key_matches(r.match_regex, key))
         )
         on_backend = not r.backends or backend.pk in r.backends or backend.family_id in r.backends
-        unexpired = r.expires_on is None or r.expires_on >= day
         holds = not r.condition or condition_applies(r.condition, attributes)
-        if named and on_backend and unexpired and holds:
+        if named and on_backend and unexpired(r.expires_on, day) and holds:
             return r
     return None
 

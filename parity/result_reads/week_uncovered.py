@@ -11,7 +11,7 @@ run of the week (and the results of those whose triages apply differently)."""
 from django.db.models import Q
 from django.utils import timezone
 
-from parity.definitions import current_runs
+from parity.definitions import current_runs, triages_unexpired
 from parity.models import ExemptionRemoval, Project, Triage
 from parity.pure.weeks import Week
 from parity.result_reads.verdict import run_uncovered
@@ -22,7 +22,7 @@ def week_uncovered(*, project: Project, week: Week) -> list[UncoveredGapRow]:
     today = timezone.now().date()
     triages = Triage.objects.filter(project=project)
     if not (
-        triages.filter(~Q(condition="") | Q(expires_on__lt=today)).exists()
+        triages.filter(~Q(condition="") | ~triages_unexpired(today)).exists()
         or ExemptionRemoval.objects.filter(project=project).exists()
     ):
         return []

@@ -17,7 +17,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
-from parity.definitions import default_branch_runs
+from parity.definitions import may_be_current_since
 from parity.models import Backend, Project, RunFile, Suite, Upload, UploadStatus
 from parity.models.suites import STALE_AFTER_HOURS
 from parity.pure.suite_runs import STATUSES, Cell, SuiteRun, TierRules, cell_of
@@ -73,7 +73,7 @@ def suite_runs(
 ) -> dict[tuple[int, str], list[SuiteRun]]:
     """(backend id, suite as CI named it) -> its runs since ``since``, newest first: of the
     runs that may be current (the default branch, no probe)."""
-    runs = default_branch_runs(project).filter(started_at__gte=since)
+    runs = may_be_current_since(project, since)
     grouped = (
         Upload.objects.filter(run__in=runs)
         .exclude(suite="")
