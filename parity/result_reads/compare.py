@@ -15,6 +15,7 @@ from psycopg2 import sql
 from parity.definitions import OUTCOME_PARAMS, may_be_current_sql, outcome_first
 from parity.models import CompareView, Result, Run, TestCase
 from parity.models.sql import model_sql
+from parity.plans import HASH_JOINS_UNTIL_COMMIT
 from parity.pure.compare import (
     CompareRules,
     CompareState,
@@ -131,7 +132,10 @@ def compare_counts(
         "since": since,
         "default_branch": view.project.default_branch,
     }
-    with read_cursor() as cursor:
+    with read_cursor(atomic=True) as cursor:
+        # Each run's outcomes joined to the tests, over every run of the window: planned as
+        # the other reads of whole runs are (``parity.plans``, 1).
+        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
         cursor.execute(_COUNTS, params)
         rows = cursor.fetchall()
         if not rows:
