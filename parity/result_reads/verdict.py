@@ -83,6 +83,7 @@ from parity.plans import (
     MERGE_JOINS_UNTIL_COMMIT,
     SORTS_IN_MEMORY_UNTIL_COMMIT,
 )
+from parity.pure.history_states import HistoryRules
 from parity.read_replica import read_cursor
 from parity.result_reads import uncovered_causes as causes
 from parity.result_reads.exemptions_applied import (
@@ -500,7 +501,11 @@ def _verdict_sql(opened: str) -> sql.Composed:
         all_closed=cited_issues_closed(sql.SQL("og.reason_id"), sql.SQL("og.triage_id")),
         was=gap(sql.SQL("c.po")),
         infra=INFRA,
-        flaky=history_flaky(backend=sql.Placeholder("backend"), test=sql.SQL("o.test_id")),
+        # Only a project keeping states from history asks (the planner drops ``false AND``).
+        flaky=sql.SQL("({} AND {})").format(
+            sql.Placeholder("history"),
+            history_flaky(backend=sql.Placeholder("backend"), test=sql.SQL("o.test_id")),
+        ),
         flaky_kind=sql.Literal(FLAKY),
     )
 
@@ -731,7 +736,7 @@ def _uncovered(
                 state=HistoryState.FLAKY,
             ).values_list("test_id", flat=True)
         )
-        if found
+        if found and params["history"]
         else set()
     )
     return [g for g in found if g.test_id not in flaky]
@@ -773,6 +778,7 @@ def _params(run: Run, baseline: Run | None, conditioned: list[tuple[int, str]]) 
         "has_baseline": baseline is not None,
         "complete": run.complete,
         "lapsed": lapsed_triages(run=run, conditioned=conditioned),
+        "history": HistoryRules.of(run.project.history_rules).enabled,
     }
 
 
