@@ -284,7 +284,7 @@ def test_a_maintainer_triages_a_gap(page, site):
 def test_a_matrix_cell_opens_the_files_one_backend_runs_and_the_other_does_not(page):
     pair = dashboard.backend_pair(project=Project.objects.get(slug=SLUG), a="cpu", b="tpu")
     page.goto(f"/p/{SLUG}/")
-    page.get_by_role("link", name="Backend overlap").click()  # from the project's tabs
+    page.get_by_role("link", name="Overlap", exact=True).click()  # from the project's tabs
     cell = page.locator('#file-matrix tr[data-backend="cpu"] td[data-b="tpu"]')
     expect(cell).to_contain_text(f"{len(pair.files_only_a)} only on cpu")
     cell.locator("a").click()
