@@ -25,8 +25,8 @@ def test_every_project_page_links_the_digest_preview(project, client):
     heatmap = client.get("/p/pytorch-xla/").content.decode()
     preview = client.get("/p/pytorch-xla/digest/").content.decode()
 
-    assert 'href="/p/pytorch-xla/digest/">Weekly digest</a>' in heatmap
-    assert 'href="/p/pytorch-xla/digest/" aria-current="page">Weekly digest</a>' in preview
+    assert 'href="/p/pytorch-xla/digest/" title="Weekly digest">Digest</a>' in heatmap
+    assert 'href="/p/pytorch-xla/digest/" aria-current="page" title="Weekly digest">Digest</a>' in preview
 
 
 def test_the_preview_of_another_week_and_backend(xla, upload_run, client):

@@ -871,7 +871,7 @@ def test_pages_show_a_tests_real_id_not_its_escaped_key(client, quiet_skips):
 
 def test_matrix_compares_every_pair_and_opens_the_pair(client, runs):
     html = text(client.get(f"{P}/matrix/"))
-    assert 'aria-current="page">Backend overlap</a>' in html
+    assert 'aria-current="page" title="Backend overlap">Overlap</a>' in html
     tests = {
         r.split('data-backend="')[1].split('"')[0]: cells(r) for r in rows(html, "test-matrix")
     }
