@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import io
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 from django.core.management import call_command
@@ -43,7 +44,7 @@ def canonical(case: Case) -> str:
 
 
 @pytest.fixture(scope="module")
-def sent(django_db_setup, django_db_blocker) -> list[ManyUpload]:
+def sent(django_db_setup, django_db_blocker) -> Iterator[list[ManyUpload]]:
     """The two weeks loaded once for the module, through the upload API, as ``load_demo``
     does (outside the tests' transactions; flushed afterwards)."""
     uploads = list(many_runs.uploads(days=many_runs.MAX_DAYS, now=NOW))
