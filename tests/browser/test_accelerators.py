@@ -34,7 +34,9 @@ def test_rocm_arches_read_by_amds_two_definitions(page, request):
     assert page_overflow(page) == 0
 
     page.goto("/")
-    expect(page.locator('tr.family[data-family="rocm"]')).to_contain_text("3 arches")
+    expect(
+        page.locator('section[data-project="rocm-parity"] tr.family[data-family="rocm"]')
+    ).to_contain_text("3 arches")
     shot(page, request, "overview")
     assert page_overflow(page) == 0
 
@@ -48,7 +50,9 @@ def test_the_upgrade_lapses_the_svd_exemption_and_the_cut_report_is_rerun(page, 
     shot(page, request, "exemptions")
     assert page_overflow(page) == 0
 
-    run = BackendState.objects.get(backend__name="rocm-gfx90a").current_run_id
+    run = BackendState.objects.get(
+        backend__project__slug="rocm-parity", backend__name="rocm-gfx90a"
+    ).current_run_id
     page.goto(f"/p/rocm-parity/runs/{run}/")
     health = page.locator("#run-health tr", has_text="test/test_nn.py")
     expect(health).to_contain_text("was cut short")
@@ -77,4 +81,27 @@ def test_an_out_of_tree_backends_exclusions_read_not_applicable(page, request):
     expect(table.locator("tr", has_text="hw_classification")).to_contain_text("openreg: 4")
     expect(table.locator("tr", has_text="**::TestSDPA::*")).to_contain_text("openreg: 9")
     shot(page, request, "declarations")
+    assert page_overflow(page) == 0
+
+
+@WIDTHS
+def test_many_runs_a_day_compare_and_transition(page, request):
+    """``rocm-many-runs`` (three days of it here, eight runs a day): gfx90a against CUDA lists
+    the quarter-flaky test and the break as extreme, and gfx942's upgrade has its report."""
+    from parity.demo.many_runs import BROKEN_TEST, SLUG, UPGRADE_BREAKS, VIEW
+
+    page.goto(f"/p/{SLUG}/compare/{VIEW}/")
+    for name in (BROKEN_TEST, "test_compare_cpu_topk_float32"):
+        row = page.locator("#compare-table tbody tr", has_text=f"::{name}")
+        expect(row).to_have_attribute("data-state", "extreme")
+        expect(row).to_contain_text("Fisher p")
+    shot(page, request, "compare")
+    assert page_overflow(page) == 0
+
+    page.goto(f"/p/{SLUG}/transitions/")
+    page.locator("#transitions-table tbody tr", has_text="rocm-gfx942").get_by_role("link").click()
+    expect(page.locator("h1")).to_have_text("rocm-gfx942: rocm 7.1 → 7.14")
+    expect(page.locator("#fail_to_pass")).to_contain_text("test_svd_float32")
+    expect(page.locator("#pass_to_fail")).to_contain_text(UPGRADE_BREAKS)
+    shot(page, request, "transition")
     assert page_overflow(page) == 0

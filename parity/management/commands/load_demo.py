@@ -16,6 +16,8 @@ from rest_framework.test import APIClient
 from parity.demo.accelerators import SLUGS as ACCELERATOR_SLUGS
 from parity.demo.accelerators import accelerator_projects_load, upload_data
 from parity.demo.ahead import demo_uploads_ahead
+from parity.demo.many_runs import SLUG as MANY_RUNS_SLUG
+from parity.demo.many_runs import many_runs_project_load
 from parity.demo.scenario import BRANCH, upstream_disabled
 from parity.demo.suites import DEMO_SUITES
 from parity.demo.targets import demo_targets_set
@@ -61,7 +63,8 @@ class Command(BaseCommand):
 
     def _load(self, options) -> None:
         if options["reset"]:
-            Project.objects.filter(slug__in=[DEMO_SLUG, *ACCELERATOR_SLUGS]).delete()
+            slugs = [DEMO_SLUG, *ACCELERATOR_SLUGS, MANY_RUNS_SLUG]
+            Project.objects.filter(slug__in=slugs).delete()
         project = Project.objects.filter(slug=DEMO_SLUG).first()
         if project is None:
             project = project_create(
@@ -87,6 +90,7 @@ class Command(BaseCommand):
             targets = demo_targets_set(project, today=today)
             self.stdout.write(f"Set {targets} targets (the trend page draws them).")
             self._accelerators(days=options["days"])
+            self._many_runs(days=options["days"])
         else:
             self.stdout.write(f"Demo project '{DEMO_SLUG}' exists; use --reset to reload it.")
         key = upload_token_create(project=project, label="demo")
@@ -156,6 +160,33 @@ class Command(BaseCommand):
         end = datetime.datetime.now(datetime.UTC).date()
         projects = accelerator_projects_load(post, days=days, end=end)
         self.stdout.write(f"Loaded {', '.join(p.slug for p in projects)}.")
+
+    def _many_runs(self, *, days: int) -> None:
+        """``rocm-many-runs`` (``parity.demo.many_runs``): two weeks of every commit, eight
+        runs a day per variant, through the upload API too."""
+        client = APIClient(HTTP_HOST="127.0.0.1")
+        started, count = time.monotonic(), 0
+
+        def post(data: dict) -> None:
+            nonlocal count
+            if not count:
+                project = Project.objects.get(slug=MANY_RUNS_SLUG)
+                client.credentials(
+                    HTTP_AUTHORIZATION=f"Token {upload_token_create(project=project)}"
+                )
+            response = client.post("/api/v1/uploads/", data, format="multipart")
+            if response.status_code not in (200, 202):
+                raise RuntimeError(
+                    f"demo upload refused: {response.status_code} {response.content!r}"
+                )
+            count += 1
+            self._progress(f"Uploading the runs of {MANY_RUNS_SLUG}: {count} files sent")
+
+        many_runs_project_load(post, days=days, now=datetime.datetime.now(datetime.UTC))
+        self._progress("")
+        self.stdout.write(
+            f"Loaded {MANY_RUNS_SLUG}: {count} runs in {time.monotonic() - started:.1f}s."
+        )
 
     def _progress(self, line: str) -> None:
         """One line rewritten in place on a terminal; nothing in a log, which keeps the end."""
