@@ -3,7 +3,9 @@ each test it follows (``TestHistory``) takes the run's outcome into its window, 
 in the run is followed from then on, and each followed test is judged again by
 ``parity.pure.history_states``. A run where nearly every test failed is infrastructure's: no
 window takes it. Then the open gaps of flaky tests are marked ``flaky`` (reported as flaky,
-never as untracked: ``parity.definitions.standing``).
+never as untracked: ``parity.definitions.standing``). A flaky test's gap is held open while
+the test passes (``parity.definitions.gap_held``, in the diff's close) and closed here once the
+test leaves flaky: one gap reading flaky, not one opened and closed per failure.
 
 **Invariant:** a step reads and writes the followed tests of one backend (those that failed in
 its window) and the run's failures, in a few set-based statements; a backend whose tests pass
@@ -15,8 +17,14 @@ import logging
 from dataclasses import dataclass
 
 from django.db import connection
+from psycopg2 import sql
 
-from parity.definitions import OUTCOME_PARAMS, may_be_current_sql, outcome_first
+from parity.definitions import (
+    OUTCOME_PARAMS,
+    gap_held,
+    may_be_current_sql,
+    outcome_first,
+)
 from parity.models import CurrentOutcome, Gap, HistoryState, Project, Result, Run, TestHistory
 from parity.models.sql import model_sql
 from parity.pure.history_states import NONE, HistoryRules, history_judge, run_is_infra
@@ -159,6 +167,22 @@ _JUDGED_SQL = model_sql(
     history=TestHistory,
 )
 
+# The gaps held open while their test was flaky (``gap_held``) whose test left flaky with this
+# run and passes now: closed by the run, as the diff closes any gap (it could not: a nightly's
+# or a reference's diff covers the tests that changed there, not one that only left a state).
+# One that fails now stays open, a plain gap (the mark below clears its flag).
+_RELEASE_SQL = model_sql(
+    """
+    UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
+    WHERE g.project_id = %(project)s AND g.is_open AND g.flaky AND g.backend_id = ANY(%(backends)s)
+      AND {released}
+    """,
+    gap=Gap,
+    released=gap_held(
+        gap="g", backend=sql.SQL("g.backend_id"), test=sql.SQL("g.test_id"), flaky=False
+    ),
+)
+
 # The open gaps of flaky tests are flaky; the others are not (any longer).
 _MARK_SQL = model_sql(
     """
@@ -262,13 +286,29 @@ def _judge(
     return judged, moved
 
 
-def history_mark_gaps(*, project_id: int, backend_ids: list[int]) -> None:
-    """The open gaps of ``backend_ids`` whose test is flaky there are marked so; no others."""
+def history_mark_gaps(
+    *, project_id: int, backend_ids: list[int], cause: Run, reference_id: int | None
+) -> int:
+    """After the diff of ``backend_ids`` (its events carrying ``cause``): the held gaps whose
+    test left flaky and passes now are closed (``_RELEASE_SQL``); then the open gaps whose test
+    is flaky there are marked so, no others. Returns how many gaps were closed."""
+    params = {
+        **OUTCOME_PARAMS,
+        "project": project_id,
+        "backends": backend_ids,
+        "flaky": HistoryState.FLAKY.value,
+        "run": cause.pk,
+        "at": cause.started_at,
+        "reference": reference_id,
+        "history": True,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(
-            _MARK_SQL,
-            {"project": project_id, "backends": backend_ids, "flaky": HistoryState.FLAKY.value},
-        )
+        cursor.execute(_RELEASE_SQL, params)
+        released = cursor.rowcount
+        cursor.execute(_MARK_SQL, params)
+    if released:
+        logger.info("%s held gaps of backends %s released by run %s", released, backend_ids, cause.pk)
+    return released
 
 
 def history_forget(*, backend_id: int) -> None:
