@@ -15,7 +15,7 @@ from the SQL: each function is the slow, obvious reading of one rule.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from parity.pure.attributes import condition_applies
 from parity.pure.globs import key_matches
@@ -154,7 +154,17 @@ class BackendGaps:
 
 
 def engine_gaps(world: World) -> dict[int, BackendGaps]:
-    """Each backend's open gaps and pending tests, against the reference's current run."""
+    """Each backend's open gaps and pending tests, against the reference's current run, and,
+    where the project keeps states from history, the gaps held open while their test is flaky
+    (``held``) with the state and reason their last failure gave them."""
+    found = _run_gaps(world)
+    for (backend, test), kept in held(world).items():
+        found[backend].gaps[test] = kept
+    return found
+
+
+def _run_gaps(world: World) -> dict[int, BackendGaps]:
+    """Each backend's gaps and pending tests by its current run against the reference's."""
     reference = current_run(world, world.reference)
     found: dict[int, BackendGaps] = {}
     if reference is None:
@@ -450,6 +460,61 @@ def flaky(world: World) -> set[tuple[int, int]]:
             if rate_met and not ends_broken and green < EXIT_GREEN:
                 found.add((backend, test))
     return found
+
+
+def held(world: World) -> dict[tuple[int, int], tuple[str, int | None]]:
+    """The gaps held open (docs/history-states.md, "held"): (backend, test) -> (state, reason).
+    A gap its test's failure (or error) opened is not closed when the test passes on the backend
+    and on the reference while the test is flaky on the backend: it stays open, with the state
+    and reason of its last failure, until the test leaves flaky (then it closes, or, failing,
+    is a plain gap). Replayed run by run, in the order the runs completed (their ids), each
+    that became its backend's current run moving that backend's gaps (every backend's, the
+    reference's), as the world stood then."""
+    if not world.history_states:
+        return {}
+    open_gaps: dict[tuple[int, int], tuple[str, int | None]] = {}
+    kept: set[tuple[int, int]] = set()
+    for run in sorted((r for r in world.runs if r.complete), key=lambda r: r.id):
+        then = replace(
+            world,
+            runs=tuple(r for r in world.runs if r.id <= run.id),
+            reference_history=tuple(i for i in world.reference_history if i <= run.id),
+        )
+        current = current_run(then, run.backend)
+        if current is None or current.id != run.id:
+            continue  # not its backend's current run: its recompute changes nothing
+        moved = (
+            {r.backend for r in then.runs} - {world.reference}
+            if run.backend == world.reference
+            else {run.backend}
+        )
+        gaps, flaky_then = _run_gaps(then), flaky(then)
+        reference = current_run(then, world.reference)
+        ref = outcomes(reference) if reference else {}
+        for backend in moved:
+            mine_run = current_run(then, backend)
+            mine = outcomes(mine_run) if mine_run else {}
+            now = gaps.get(backend, BackendGaps({}, set())).gaps
+            for key in [k for k in open_gaps if k[0] == backend]:
+                test = key[1]
+                state = open_gaps[key][0]
+                if test in now:
+                    continue
+                holds = (
+                    state in ("failed", "error")
+                    and key in flaky_then
+                    and mine.get(test, (None,))[0] == PASSED
+                    and ref.get(test, (None,))[0] == PASSED
+                )
+                if not holds:
+                    del open_gaps[key]
+                    kept.discard(key)
+                else:
+                    kept.add(key)
+            for test, gap_now in now.items():
+                open_gaps[(backend, test)] = gap_now
+                kept.discard((backend, test))
+    return {key: open_gaps[key] for key in kept}
 
 
 @dataclass(frozen=True)
