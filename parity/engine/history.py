@@ -25,9 +25,24 @@ from parity.definitions import (
     may_be_current_sql,
     outcome_first,
 )
-from parity.models import CurrentOutcome, Gap, HistoryState, Project, Result, Run, TestHistory
+from parity.models import (
+    CurrentOutcome,
+    FlakyChange,
+    Gap,
+    HistoryState,
+    Project,
+    Result,
+    Run,
+    TestHistory,
+)
 from parity.models.sql import model_sql
-from parity.pure.history_states import NONE, HistoryRules, history_judge, run_is_infra
+from parity.pure.history_states import (
+    FLAKY,
+    NONE,
+    HistoryRules,
+    history_judge,
+    run_is_infra,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +143,7 @@ _SAME_COMMIT_PASSED_SQL = model_sql(
 # matter (an old entry, both outcomes).
 _FOLLOWED_SQL = model_sql(
     """
-    SELECT h.id, h.outcomes, h.passes_before, h.state, k.keep,
+    SELECT h.id, h.test_id, h.outcomes, h.passes_before, h.state, k.keep,
            CASE WHEN strpos(right(h.outcomes, k.keep), 'P') > 0
                  AND strpos(right(h.outcomes, k.keep), 'F') > 0 THEN EXISTS (
                SELECT 1
@@ -244,7 +259,20 @@ def history_update(*, run: Run, total: int, rules: HistoryRules) -> HistoryMoved
         cursor.execute(_FOLLOWED_SQL, params)
         rows = cursor.fetchall()
         judged, moved = _judge(rows, earlier=earlier, rules=rules)
+        changes = judged.pop("flaky_changes")
         cursor.execute(_JUDGED_SQL, {**judged, "at": run.started_at})
+    FlakyChange.objects.bulk_create(
+        FlakyChange(
+            project_id=run.project_id,
+            backend_id=run.backend_id,
+            test_id=test_id,
+            run_id=run.pk,
+            at=run.started_at,
+            entered=entered,
+            rank=rank,
+        )
+        for test_id, entered, rank in changes
+    )
     found = HistoryMoved(infra=False, followed=len(judged["ids"]), **moved)
     logger.info("history of backend %s after run %s: %s", run.backend_id, run.pk, found)
     return found
@@ -259,8 +287,9 @@ def _judge(
         k: [] for k in ("ids", "keep", "leading", "state", "runs", "failures", "flips", "rank")
     }
     judged["forget"] = []
+    judged["flaky_changes"] = []  # (test, entered flaky or left it, rank)
     moved = {"entered": 0, "left": 0}
-    for pk, outcomes, leading, was, keep, same_commit in rows:
+    for pk, test_id, outcomes, leading, was, keep, same_commit in rows:
         window = outcomes[len(outcomes) - keep :]
         # The passes before the first entry are older than it: gone once an entry is, and
         # never more than the runs still in the window.
@@ -269,6 +298,8 @@ def _judge(
         found = history_judge(window, same_commit=same_commit, leading_passes=leading, rules=rules)
         if found.state != was:
             moved["entered" if found.state != NONE else "left"] += 1
+        if (found.state == FLAKY) != (was == FLAKY):
+            judged["flaky_changes"].append((test_id, found.state == FLAKY, found.rank))
         if found.state == NONE and "F" not in window:
             judged["forget"].append(pk)
             continue
