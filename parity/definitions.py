@@ -776,7 +776,9 @@ def gap_held(
         "EXISTS (SELECT 1 FROM {current} c WHERE c.backend_id = {b} AND c.test_id = {t}"
         " AND c.outcome = %(passed)s)"
     )
-    return sql.SQL("(%(history)s AND {g}.state IN {held} AND {flaky} AND {here} AND {there})").format(
+    return sql.SQL(
+        "(%(history)s AND {g}.state IN {held} AND {flaky} AND {here} AND {there})"
+    ).format(
         g=sql.Identifier(gap),
         held=HELD_STATES,
         flaky=history_flaky(backend=backend, test=test)

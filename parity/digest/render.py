@@ -164,7 +164,9 @@ def no_run(row: ScoreRow) -> str:
 
 def flaky_headline(row: FlakyWeek) -> str:
     """A backend's line of the flaky section: "tpu: 3 tests entered flaky, 1 left"."""
-    return f"{row.backend}: {plural(row.entered_total, 'test')} entered flaky, {row.left_total} left"
+    return (
+        f"{row.backend}: {plural(row.entered_total, 'test')} entered flaky, {row.left_total} left"
+    )
 
 
 def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> dict:

@@ -338,7 +338,9 @@ def history_mark_gaps(
         released = cursor.rowcount
         cursor.execute(_MARK_SQL, params)
     if released:
-        logger.info("%s held gaps of backends %s released by run %s", released, backend_ids, cause.pk)
+        logger.info(
+            "%s held gaps of backends %s released by run %s", released, backend_ids, cause.pk
+        )
     return released
 
 

@@ -13,8 +13,9 @@ queued). Its cost depends on the size of the two runs, not on history.
   baseline plays the reference: the run's gaps are tests that passed on the baseline and no
   longer pass.
 - Opened: a gap of the run that was no gap of the baseline, nor held open over it (a flaky
-  test's gap, ``parity.definitions.gap_held_over``: the gate lists a flaky test once). Closed: a gap of the baseline that
-  the run no longer has (a test absent from an incomplete run is not known to be fixed).
+  test's gap, ``parity.definitions.gap_held_over``: the gate lists a flaky test once).
+  Closed: a gap of the baseline that the run no longer has (a test absent from an incomplete
+  run is not known to be fixed).
 - Uncovered: a gap of the run that was a gap of the baseline too, that a triage covered for the
   baseline and none covers now: a conditioned exemption that lapsed (``rocm < 7.14``, and the
   run is at 7.14 with the test still failing), one that expired since the baseline's day, or

@@ -168,9 +168,7 @@ def _many_runs_a_day(project, *, history: bool) -> dict:
         gap = Gap.objects.filter(project=project, test__key=flaky, is_open=True).first()
         seen["open"].append(gap is not None)
         seen["flaky"].append(gap is not None and gap_standing(gap).triage == "flaky")
-        seen["gate"].append(
-            [g.test for g in run_verdict(run=run).gaps if g.test == flaky]
-        )
+        seen["gate"].append([g.test for g in run_verdict(run=run).gaps if g.test == flaky])
         seen["runs"].append(run)
     seen["rows"] = list(Gap.objects.filter(project=project, test__key=flaky).order_by("opened_at"))
     return seen

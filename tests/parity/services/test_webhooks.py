@@ -405,8 +405,12 @@ def test_tests_entering_and_leaving_flaky_are_announced_once_per_run(
     for hour, outcome in enumerate(outcomes, start=2):
         runs.append(
             upload_run(
-                "tpu", {A: "passed", B: outcome}, day="2026-04-01", time=f"{hour:02d}:00",
-                run=f"tpu-{hour}", commit=hashlib.sha1(f"c{hour}".encode()).hexdigest(),
+                "tpu",
+                {A: "passed", B: outcome},
+                day="2026-04-01",
+                time=f"{hour:02d}:00",
+                run=f"tpu-{hour}",
+                commit=hashlib.sha1(f"c{hour}".encode()).hexdigest(),
             )  # fmt: skip
         )
     flaky = [g for g in receiver.received if g.headers["X-Parity-Event"] == "flaky_tests"]
@@ -419,7 +423,9 @@ def test_tests_entering_and_leaving_flaky_are_announced_once_per_run(
         (runs[5], [], [B]),
     ]  # fmt: skip
     entered = flaky[0].body["data"]["entered"][0]
-    assert 0 < entered["rank"] < 1 and entered["url"].endswith(f"/tests/{Gap.objects.get().test_id}/")
+    assert 0 < entered["rank"] < 1 and entered["url"].endswith(
+        f"/tests/{Gap.objects.get().test_id}/"
+    )
     assert flaky[0].body["title"] == (
         f"pytorch-xla tpu: 1 test entered flaky, 0 left by run {runs[2]}"
     )
