@@ -10,7 +10,7 @@ import hashlib
 import pytest
 
 from parity.definitions import gap_standing, untracked_q
-from parity.engine import parity_recompute
+from parity.engine import parity_recompute, project_recompute
 from parity.models import Gap, GapEvent, Outcome, Run, Snapshot, TestHistory
 from parity.result_reads.verdict import run_verdict
 from parity.services.projects import project_create
@@ -137,6 +137,11 @@ def test_at_one_run_a_day_a_noisy_test_reads_flaky_once_instead_of_churning(proj
     # Its gap reads flaky on every surface that reads a gap's standing, on a passing day too.
     held = Gap.objects.get(test__key=noisy)
     assert held.is_open and held.flaky and gap_standing(held).label == "failed · flaky"
+    # A rebuild holds it the same: the same row, open, flaky.
+    project_recompute(project=project)
+    assert list(Gap.objects.filter(test__key=noisy).values_list("pk", "is_open", "flaky")) == [
+        (held.pk, True, True)
+    ]
 
 
 def _opened(series: list[bool]) -> int:
