@@ -22,6 +22,7 @@ from psycopg2 import sql
 from parity.models import (
     ABSENT_STATES,
     Backend,
+    CurrentOutcome,
     Gap,
     GapState,
     HistoryState,
@@ -750,6 +751,57 @@ def history_flaky(*, backend: sql.Composable, test: sql.Composable) -> sql.Compo
         b=backend,
         t=test,
         flaky=sql.Literal(HistoryState.FLAKY.value),
+    )
+
+
+# The states of a gap a failure opened (or moved to): only such a gap is held open while its
+# test is flaky; a gap of an absent or skipped test is no evidence of flakiness and closes.
+HELD_STATES = sql.SQL("({}, {})").format(
+    sql.Literal(GapState.FAILED.value), sql.Literal(GapState.ERROR.value)
+)
+
+
+def gap_held(
+    *, gap: str, backend: sql.Composable, test: sql.Composable, flaky: bool = True
+) -> sql.Composed:
+    """Whether the open gap aliased ``gap`` of ``test`` on ``backend``, no longer a gap of the
+    current runs, is **held** open (issue 46): a gap a failure opened, whose test passes now
+    on the backend and on the reference (``%(reference)s``) and is flaky on the backend over its
+    window (``history_flaky``). A flaky test reads flaky once, its gap open until the test
+    leaves the state, not opened and closed with each flip. ``flaky`` False: the same gap whose
+    test has left flaky (it is released: closed by the run that made it leave). Only a project
+    keeping states from history (``%(history)s``) holds any: for the others the planner folds
+    ``false AND ...`` away and the close statements read no more than before."""
+    passes = (
+        "EXISTS (SELECT 1 FROM {current} c WHERE c.backend_id = {b} AND c.test_id = {t}"
+        " AND c.outcome = %(passed)s)"
+    )
+    return sql.SQL(
+        "(%(history)s AND {g}.state IN {held} AND {flaky} AND {here} AND {there})"
+    ).format(
+        g=sql.Identifier(gap),
+        held=HELD_STATES,
+        flaky=history_flaky(backend=backend, test=test)
+        if flaky
+        else sql.SQL("NOT {}").format(history_flaky(backend=backend, test=test)),
+        here=model_sql(passes, current=CurrentOutcome, b=backend, t=test),
+        there=model_sql(passes, current=CurrentOutcome, b=sql.Placeholder("reference"), t=test),
+    )
+
+
+def gap_held_over(*, backend: sql.Composable, test: sql.Composable) -> sql.Composed:
+    """Whether a gap of ``test`` on ``backend`` was open when the baseline run (started at
+    ``%(baseline_started_at)s``) was current though it passed the test: a held gap
+    (``gap_held``), so the run failing the test again opens none (the CI gate lists a flaky test
+    once, when its gap opened). Only asked where the project keeps states from history
+    (``%(history)s``) and the run has a baseline (``%(has_baseline)s``)."""
+    return model_sql(
+        "(%(history)s AND %(has_baseline)s AND EXISTS (SELECT 1 FROM {gap} g "
+        "WHERE g.backend_id = {b} AND g.test_id = {t} AND g.opened_at <= %(baseline_started_at)s "
+        "AND (g.closed_at IS NULL OR g.closed_at > %(baseline_started_at)s)))",
+        gap=Gap,
+        b=backend,
+        t=test,
     )
 
 

@@ -19,6 +19,7 @@ from parity.selectors.digest import (
     ClosedTracking,
     DigestContent,
     DigestTransition,
+    FlakyWeek,
     PassingExemptions,
     ScoreRow,
 )
@@ -70,6 +71,8 @@ def summary(content: DigestContent) -> str:
         parts.append(plural(len(content.targets_at_risk), "target") + " at risk")
     if content.uncovered:
         parts.append(f"{len(content.uncovered)} uncovered")
+    if entered := sum(f.entered_total for f in content.flaky):
+        parts.append(f"{entered} entered flaky")
     return ", ".join(parts)
 
 
@@ -159,6 +162,13 @@ def no_run(row: ScoreRow) -> str:
     return "no run yet"
 
 
+def flaky_headline(row: FlakyWeek) -> str:
+    """A backend's line of the flaky section: "tpu: 3 tests entered flaky, 1 left"."""
+    return (
+        f"{row.backend}: {plural(row.entered_total, 'test')} entered flaky, {row.left_total} left"
+    )
+
+
 def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> dict:
     """What the templates read: the content and its display strings."""
     width = max([len(s.backend) for s in content.scores] + [len("backend")])
@@ -213,6 +223,14 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
                 "url": target_url(slug=content.project, backend=row.backend),
             }
             for row in content.targets_at_risk
+        ],
+        "flaky": [
+            {
+                "row": row,
+                "headline": flaky_headline(row),
+                "tests": [(t, f"{t.rank * 100:.0f}%") for t in row.entered],
+            }
+            for row in content.flaky
         ],
         "unsubscribe_url": unsubscribe_url,
     }

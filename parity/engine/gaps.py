@@ -24,6 +24,7 @@ from parity.definitions import (
     current_run_at,
     first_ran_after,
     gap,
+    gap_held,
     lacks_pass,
 )
 from parity.engine.pending import pending_split
@@ -41,6 +42,7 @@ from parity.models import (
 )
 from parity.models.sql import model_sql
 from parity.plans import FENCE, hash_joins
+from parity.pure.history_states import HistoryRules
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ def gap_diff_plan(
         "run": cause.pk,
         "at": cause.started_at,
         "replaced": replaced_run_id,
+        # Held gaps (``gap_held``): only a project keeping states from history has any.
+        "history": HistoryRules.of(project.history_rules).enabled,
     }
     statements = {
         None: _EVERY_TEST,
@@ -331,7 +335,9 @@ def _desired_sql(rows: dict[str, sql.Composed], scope: str | None = None) -> sql
     )
 
 
-# Close the open gaps no longer desired.
+# Close the open gaps no longer desired, but those held open while their test is flaky
+# (``gap_held``: a flaky test's gap stays open, reading flaky, until the test leaves the state;
+# ``parity.engine.history`` closes it then).
 _CLOSE_SQL = model_sql(
     """
     UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
@@ -339,9 +345,11 @@ _CLOSE_SQL = model_sql(
       AND NOT EXISTS (
           SELECT 1 FROM parity_desired d
           WHERE d.backend_id = g.backend_id AND d.test_id = g.test_id
-      );
+      )
+      AND NOT {held};
     """,
     gap=Gap,
+    held=gap_held(gap="g", backend=sql.SQL("g.backend_id"), test=sql.SQL("g.test_id")),
 )
 
 
@@ -507,7 +515,10 @@ _RERUN_SCOPE_SQL = model_sql(
 )
 
 
-# A reason change alone (same state, other wording) updates the row without an event.
+# A reason change alone (same state, other wording) updates the row without an event. A held
+# gap (``gap_held``) whose test passes now is no desired gap: this leaves it as its last failure
+# left it (its state and reason), so it does not flip with each pass; read with ``Gap.flaky``
+# it stands ``failed · flaky`` on every surface until its test leaves flaky.
 _CHANGE_SQL = model_sql(
     """
     WITH changed AS (
@@ -567,13 +578,14 @@ _CLOSE_SCOPED_SQL = """
         FROM {scope} x
         CROSS JOIN unnest(%(backends)s::integer[]) b(backend_id)
         CROSS JOIN LATERAL (
-            SELECT o.id FROM {gap} o
+            SELECT o.id, o.state FROM {gap} o
             WHERE o.is_open AND o.backend_id = b.backend_id AND o.test_id = x.test_id {fence}
         ) o
         WHERE NOT EXISTS (
             SELECT 1 FROM parity_desired d
             WHERE d.backend_id = b.backend_id AND d.test_id = x.test_id
         )
+          AND NOT {held}
     ));
     """
 _CHANGE_SCOPED_SQL = """
@@ -662,7 +674,11 @@ def _statements(rows: dict[str, sql.Composed], scope: str | None) -> _Statements
     tables = {"gap": Gap, "scope": sql.Identifier(scope), "fence": FENCE}
     return _Statements(
         desired=_desired_sql(rows, scope),
-        close=model_sql(_CLOSE_SCOPED_SQL, **tables),
+        close=model_sql(
+            _CLOSE_SCOPED_SQL,
+            held=gap_held(gap="o", backend=sql.SQL("b.backend_id"), test=sql.SQL("x.test_id")),
+            **tables,
+        ),
         change=model_sql(_CHANGE_SCOPED_SQL, event=GapEvent, **tables),
         open=_OPEN_SCOPED_SQL,
         moves_before=_moves_sql(scope, before=True),

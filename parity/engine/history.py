@@ -3,7 +3,9 @@ each test it follows (``TestHistory``) takes the run's outcome into its window, 
 in the run is followed from then on, and each followed test is judged again by
 ``parity.pure.history_states``. A run where nearly every test failed is infrastructure's: no
 window takes it. Then the open gaps of flaky tests are marked ``flaky`` (reported as flaky,
-never as untracked: ``parity.definitions.standing``).
+never as untracked: ``parity.definitions.standing``). A flaky test's gap is held open while
+the test passes (``parity.definitions.gap_held``, in the diff's close) and closed here once the
+test leaves flaky: one gap reading flaky, not one opened and closed per failure.
 
 **Invariant:** a step reads and writes the followed tests of one backend (those that failed in
 its window) and the run's failures, in a few set-based statements; a backend whose tests pass
@@ -15,11 +17,32 @@ import logging
 from dataclasses import dataclass
 
 from django.db import connection
+from psycopg2 import sql
 
-from parity.definitions import OUTCOME_PARAMS, may_be_current_sql, outcome_first
-from parity.models import CurrentOutcome, Gap, HistoryState, Project, Result, Run, TestHistory
+from parity.definitions import (
+    OUTCOME_PARAMS,
+    gap_held,
+    may_be_current_sql,
+    outcome_first,
+)
+from parity.models import (
+    CurrentOutcome,
+    FlakyChange,
+    Gap,
+    HistoryState,
+    Project,
+    Result,
+    Run,
+    TestHistory,
+)
 from parity.models.sql import model_sql
-from parity.pure.history_states import NONE, HistoryRules, history_judge, run_is_infra
+from parity.pure.history_states import (
+    FLAKY,
+    NONE,
+    HistoryRules,
+    history_judge,
+    run_is_infra,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +143,7 @@ _SAME_COMMIT_PASSED_SQL = model_sql(
 # matter (an old entry, both outcomes).
 _FOLLOWED_SQL = model_sql(
     """
-    SELECT h.id, h.outcomes, h.passes_before, h.state, k.keep,
+    SELECT h.id, h.test_id, h.outcomes, h.passes_before, h.state, k.keep,
            CASE WHEN strpos(right(h.outcomes, k.keep), 'P') > 0
                  AND strpos(right(h.outcomes, k.keep), 'F') > 0 THEN EXISTS (
                SELECT 1
@@ -157,6 +180,22 @@ _JUDGED_SQL = model_sql(
     DELETE FROM {history} WHERE id = ANY(%(forget)s::bigint[]);
     """,
     history=TestHistory,
+)
+
+# The gaps held open while their test was flaky (``gap_held``) whose test left flaky with this
+# run and passes now: closed by the run, as the diff closes any gap (it could not: a nightly's
+# or a reference's diff covers the tests that changed there, not one that only left a state).
+# One that fails now stays open, a plain gap (the mark below clears its flag).
+_RELEASE_SQL = model_sql(
+    """
+    UPDATE {gap} g SET is_open = false, closed_run_id = %(run)s, closed_at = %(at)s
+    WHERE g.project_id = %(project)s AND g.is_open AND g.flaky AND g.backend_id = ANY(%(backends)s)
+      AND {released}
+    """,
+    gap=Gap,
+    released=gap_held(
+        gap="g", backend=sql.SQL("g.backend_id"), test=sql.SQL("g.test_id"), flaky=False
+    ),
 )
 
 # The open gaps of flaky tests are flaky; the others are not (any longer).
@@ -220,7 +259,20 @@ def history_update(*, run: Run, total: int, rules: HistoryRules) -> HistoryMoved
         cursor.execute(_FOLLOWED_SQL, params)
         rows = cursor.fetchall()
         judged, moved = _judge(rows, earlier=earlier, rules=rules)
+        changes = judged.pop("flaky_changes")
         cursor.execute(_JUDGED_SQL, {**judged, "at": run.started_at})
+    FlakyChange.objects.bulk_create(
+        FlakyChange(
+            project_id=run.project_id,
+            backend_id=run.backend_id,
+            test_id=test_id,
+            run_id=run.pk,
+            at=run.started_at,
+            entered=entered,
+            rank=rank,
+        )
+        for test_id, entered, rank in changes
+    )
     found = HistoryMoved(infra=False, followed=len(judged["ids"]), **moved)
     logger.info("history of backend %s after run %s: %s", run.backend_id, run.pk, found)
     return found
@@ -235,8 +287,9 @@ def _judge(
         k: [] for k in ("ids", "keep", "leading", "state", "runs", "failures", "flips", "rank")
     }
     judged["forget"] = []
+    judged["flaky_changes"] = []  # (test, entered flaky or left it, rank)
     moved = {"entered": 0, "left": 0}
-    for pk, outcomes, leading, was, keep, same_commit in rows:
+    for pk, test_id, outcomes, leading, was, keep, same_commit in rows:
         window = outcomes[len(outcomes) - keep :]
         # The passes before the first entry are older than it: gone once an entry is, and
         # never more than the runs still in the window.
@@ -245,6 +298,8 @@ def _judge(
         found = history_judge(window, same_commit=same_commit, leading_passes=leading, rules=rules)
         if found.state != was:
             moved["entered" if found.state != NONE else "left"] += 1
+        if (found.state == FLAKY) != (was == FLAKY):
+            judged["flaky_changes"].append((test_id, found.state == FLAKY, found.rank))
         if found.state == NONE and "F" not in window:
             judged["forget"].append(pk)
             continue
@@ -262,13 +317,31 @@ def _judge(
     return judged, moved
 
 
-def history_mark_gaps(*, project_id: int, backend_ids: list[int]) -> None:
-    """The open gaps of ``backend_ids`` whose test is flaky there are marked so; no others."""
+def history_mark_gaps(
+    *, project_id: int, backend_ids: list[int], cause: Run, reference_id: int | None
+) -> int:
+    """After the diff of ``backend_ids`` (its events carrying ``cause``): the held gaps whose
+    test left flaky and passes now are closed (``_RELEASE_SQL``); then the open gaps whose test
+    is flaky there are marked so, no others. Returns how many gaps were closed."""
+    params = {
+        **OUTCOME_PARAMS,
+        "project": project_id,
+        "backends": backend_ids,
+        "flaky": HistoryState.FLAKY.value,
+        "run": cause.pk,
+        "at": cause.started_at,
+        "reference": reference_id,
+        "history": True,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(
-            _MARK_SQL,
-            {"project": project_id, "backends": backend_ids, "flaky": HistoryState.FLAKY.value},
+        cursor.execute(_RELEASE_SQL, params)
+        released = cursor.rowcount
+        cursor.execute(_MARK_SQL, params)
+    if released:
+        logger.info(
+            "%s held gaps of backends %s released by run %s", released, backend_ids, cause.pk
         )
+    return released
 
 
 def history_forget(*, backend_id: int) -> None:

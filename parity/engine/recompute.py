@@ -436,7 +436,14 @@ def _stale_all(r: Recompute) -> None:
 def _history_mark(r: Recompute) -> None:
     if not HistoryRules.of(r.project.history_rules).enabled:
         return
-    history_mark_gaps(project_id=r.project.pk, backend_ids=r.backend_ids)
+    released = history_mark_gaps(
+        project_id=r.project.pk,
+        backend_ids=r.backend_ids,
+        cause=r.cause,
+        reference_id=r.project.reference_backend_id,
+    )
+    if released:  # closed by this run as the diff's closes are
+        r.counts["closed"] = r.counts.get("closed", 0) + released
 
 
 def _lapses(r: Recompute) -> None:

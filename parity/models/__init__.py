@@ -5,7 +5,7 @@ from parity.models.digest import (
     ReasonLinksRecord,
     Subscription,
 )
-from parity.models.history import HistoryState, TestHistory
+from parity.models.history import FlakyChange, HistoryState, TestHistory
 from parity.models.leases import Lease
 from parity.models.owners import FileOwners, OwnerRule, OwnersSource
 from parity.models.parity import (
@@ -96,6 +96,7 @@ __all__ = [
     "Gap",
     "GroupRole",
     "GapEvent",
+    "FlakyChange",
     "GapState",
     "Lease",
     "ProbeOutcome",

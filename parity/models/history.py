@@ -51,3 +51,25 @@ class TestHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.backend_id}/{self.test_id} {self.state or 'none'} {self.outcomes[-20:]}"
+
+
+class FlakyChange(models.Model):
+    """A test entering (``entered``) or leaving flaky on a backend with a run (the run whose
+    outcome moved its window), and its window's ``rank`` then: what the digest's flaky section
+    and the ``flaky_tests`` webhook list. Written by ``parity.engine.history`` once per run
+    (a late shard or a rebuild moves no window); a window keeps no past, so this is where a test
+    that left flaky, or was forgotten, is still seen."""
+
+    project = models.ForeignKey("Project", **ROLLUP_KEY, db_index=False)
+    backend = models.ForeignKey("Backend", **ROLLUP_KEY, db_index=False)
+    test = models.ForeignKey("TestCase", **ROLLUP_KEY, db_index=False)
+    run = models.ForeignKey("Run", **ROLLUP_KEY)
+    at = models.DateTimeField()
+    entered = models.BooleanField()
+    rank = models.FloatField(default=0.0)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "at"], name="flaky_change_at")]
+
+    def __str__(self) -> str:
+        return f"{self.backend_id}/{self.test_id} {'entered' if self.entered else 'left'} flaky"

@@ -30,6 +30,7 @@ class WebhookEvent(models.TextChoices):
     PING = "ping", "test event (sent on request)"
     TRANSITION = "transition", "version transition"
     TARGET_AT_RISK = "target_at_risk", "target at risk"
+    FLAKY_TESTS = "flaky_tests", "tests entered or left flaky"
 
 
 class WebhookFormat(models.TextChoices):

@@ -12,8 +12,10 @@ queued). Its cost depends on the size of the two runs, not on history.
   run started (``pending``: not yet run there). For the reference backend itself, the
   baseline plays the reference: the run's gaps are tests that passed on the baseline and no
   longer pass.
-- Opened: a gap of the run that was no gap of the baseline. Closed: a gap of the baseline that
-  the run no longer has (a test absent from an incomplete run is not known to be fixed).
+- Opened: a gap of the run that was no gap of the baseline, nor held open over it (a flaky
+  test's gap, ``parity.definitions.gap_held_over``: the gate lists a flaky test once).
+  Closed: a gap of the baseline that the run no longer has (a test absent from an incomplete
+  run is not known to be fixed).
 - Uncovered: a gap of the run that was a gap of the baseline too, that a triage covered for the
   baseline and none covers now: a conditioned exemption that lapsed (``rocm < 7.14``, and the
   run is at 7.14 with the test still failing), one that expired since the baseline's day, or
@@ -56,6 +58,7 @@ from parity.definitions import (
     first_ran_after,
     first_ran_between,
     gap,
+    gap_held_over,
     history_flaky,
     is_infra,
     on_default_branch,
@@ -462,7 +465,8 @@ _VERDICT_SQL = """
     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, g.*
     FROM listed g
     """
-# The opened gaps' keys. A run with a baseline opens a few hundred gaps: each key is looked up
+# The opened gaps' keys (a gap held open while its flaky test passed is not opened again:
+# ``gap_held_over``). A run with a baseline opens a few hundred gaps: each key is looked up
 # by the tests' primary key. A run without one (a backend's first) opens every gap it has, tens
 # of thousands: one join with the project's tests (merged, ``_FIRST_RUN_PLAN_SETTINGS``) costs
 # less than that many lookups, and more than a nightly run's few (bench/README.md).
@@ -471,7 +475,7 @@ _OPENED_PROBED = """
            (SELECT tc.key FROM {testcase} tc WHERE tc.id = j.test_id) AS test_key,
            (SELECT tc.file FROM {testcase} tc WHERE tc.id = j.test_id) AS test_file
     FROM j
-    WHERE j.is_gx AND NOT j.is_gp
+    WHERE j.is_gx AND NOT j.is_gp AND NOT {held}
       AND (%(scope_files)s::text[] IS NULL
            OR (SELECT tc.file FROM {testcase} tc WHERE tc.id = j.test_id) = ANY(%(scope_files)s))
     """
@@ -479,7 +483,7 @@ _OPENED_JOINED = """
     SELECT %(backend)s::bigint AS backend_id, j.test_id, j.state, j.reason_id,
            tc.key AS test_key, tc.file AS test_file
     FROM j JOIN {testcase} tc ON tc.id = j.test_id AND tc.project_id = %(project)s
-    WHERE j.is_gx AND NOT j.is_gp
+    WHERE j.is_gx AND NOT j.is_gp AND NOT {held}
       AND (%(scope_files)s::text[] IS NULL OR tc.file = ANY(%(scope_files)s))
     """
 
@@ -493,7 +497,11 @@ _REASON_ISSUE = "coalesce(o.reason_id IN (SELECT ri.reason_id FROM {reason_issue
 def _verdict_sql(opened: str) -> sql.Composed:
     return model_sql(
         _VERDICT_SQL,
-        opened=model_sql(opened, testcase=TestCase),
+        opened=model_sql(
+            opened,
+            testcase=TestCase,
+            held=gap_held_over(backend=sql.Placeholder("backend"), test=sql.SQL("j.test_id")),
+        ),
         testcase=TestCase,
         result=Result,
         reason_issue=model_sql(_REASON_ISSUE, reason_issues=Reason.issues.through),

@@ -24,6 +24,9 @@ gaps here are that page's "since Monday" lists.
 - Uncovered: the gaps the week's runs uncovered, as their verdicts say (an exemption that
   lapsed, expired or was removed since the run before: ``parity.result_reads.week_uncovered``,
   which reads results, so the caller passes them in), one per backend and test.
+- Flaky: per backend, the tests that entered flaky during the week (states from history,
+  ``FlakyChange``), most surely flaky first (the Wilson lower bound of their window's failure
+  rate, ``TestHistory.rank``, when they entered), and how many left flaky in it.
 - Exemptions that pass now: per backend, the exemptions whose every test passed in its latest
   probe run (``ProbeOutcome``) that ran before the week's end: "3 tpu exemptions pass now".
 """
@@ -38,6 +41,7 @@ from django.db.models import Count, F, Min, Q
 from parity.definitions import untracked_q
 from parity.models import (
     Backend,
+    FlakyChange,
     Gap,
     GapState,
     ProbeOutcome,
@@ -202,6 +206,28 @@ class UncoveredGapRow:
 
 
 @dataclass(frozen=True)
+class FlakyTest:
+    test: str
+    test_id: int
+    rank: float  # the Wilson lower bound of its window's failure rate as it entered flaky
+
+
+@dataclass(frozen=True)
+class FlakyWeek:
+    """A backend's tests that entered flaky in the week (the first ``PARITY_DIGEST_MAX_GAPS``,
+    ranked), how many did, and how many left flaky."""
+
+    backend: str
+    entered: list[FlakyTest]
+    entered_total: int
+    left_total: int
+
+    @property
+    def more(self) -> int:
+        return self.entered_total - len(self.entered)
+
+
+@dataclass(frozen=True)
 class DigestContent:
     project: str
     week: Week
@@ -228,6 +254,7 @@ class DigestContent:
     # Targets at risk as the digest is made (no progress, or a forecast after the date).
     targets_at_risk: list[TargetProgress] = field(default_factory=list)
     uncovered: list[UncoveredGapRow] = field(default_factory=list)  # by backend, test
+    flaky: list[FlakyWeek] = field(default_factory=list)  # by backend
 
     @property
     def new_total(self) -> int:
@@ -249,6 +276,7 @@ class DigestContent:
             or self.transitions
             or self.targets_at_risk
             or self.uncovered
+            or self.flaky
         )
 
 
@@ -308,6 +336,7 @@ def digest_content(
             if t.at_risk
         ],
         uncovered=[u for u in uncovered or [] if u.backend in names.values()],
+        flaky=_flaky(project, ids, week),
     )
 
 
@@ -566,3 +595,33 @@ def _transitions(project: Project, backend_ids: list[int], week: Week) -> list[D
 def _exemption_match(triage: Triage) -> str:
     test = triage.test
     return display_id(test.file, test.class_name, test.name) if test else triage.match
+
+
+def _flaky(project: Project, backend_ids: list[int], week: Week) -> list[FlakyWeek]:
+    """The week's tests that entered flaky per backend, ranked, and how many left it; a test
+    that entered twice is listed once, at its higher rank."""
+    changes = FlakyChange.objects.filter(
+        project=project, backend_id__in=backend_ids, at__gte=week.start, at__lt=week.end
+    ).values_list("backend__name", "test_id", "test__key", "entered", "rank")
+    entered: dict[str, dict[int, FlakyTest]] = defaultdict(dict)
+    left: dict[str, set[int]] = defaultdict(set)
+    for backend, test_id, key, came, rank in changes:
+        if not came:
+            left[backend].add(test_id)
+            continue
+        old = entered[backend].get(test_id)
+        if old is None or rank > old.rank:
+            entered[backend][test_id] = FlakyTest(test=key, test_id=test_id, rank=rank)
+    limit = settings.PARITY_DIGEST_MAX_GAPS
+    weeks = []
+    for backend in sorted(set(entered) | set(left)):
+        ranked = sorted(entered[backend].values(), key=lambda t: (-t.rank, t.test))
+        weeks.append(
+            FlakyWeek(
+                backend=backend,
+                entered=ranked[:limit],
+                entered_total=len(ranked),
+                left_total=len(left[backend]),
+            )
+        )
+    return weeks

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from parity.definitions import triages_in_force, untracked_q
 from parity.models import (
     BackendState,
+    FlakyChange,
     Gap,
     GapState,
     ProbeOutcome,
@@ -74,6 +75,16 @@ def _untracked(backend_id: int) -> QuerySet:
 
 def _ids(subjects: set, way: str) -> list[int]:
     return [int(s.split(":")[1]) for s in subjects if str(s).startswith(f"{way}:")]
+
+
+def flaky_changes_of_run(*, run: Run) -> list[FlakyChange]:
+    """The tests ``run`` moved into or out of flaky on its backend (states from history),
+    most surely flaky first (their windows' rank then), with their tests."""
+    return list(
+        FlakyChange.objects.filter(run=run, backend_id=run.backend_id)
+        .select_related("test")
+        .order_by("-rank", "test__key")
+    )
 
 
 def gaps_listed(gaps: QuerySet) -> list[Gap]:

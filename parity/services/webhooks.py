@@ -149,7 +149,8 @@ def _gap_items(gaps) -> list[dict]:
 def notices_after_recompute(*, run_id: int, backend_ids: list[int]) -> list[int]:
     """After a recompute of ``run_id`` committed: per backend, one event listing the untracked
     gaps it opened and closed (gaps an earlier recompute of the run announced left out: a late
-    shard's), and a coverage drop of the run's backend."""
+    shard's), a coverage drop of the run's backend, its version transition and the tests it
+    moved into or out of flaky."""
     run = Run.objects.select_related("project", "backend").filter(pk=run_id).first()
     if run is None or not reads.webhooks_active(project_id=run.project_id):
         return []
@@ -158,6 +159,7 @@ def notices_after_recompute(*, run_id: int, backend_ids: list[int]) -> list[int]
         ids += _untracked_gaps_notice(run=run, backend=backend)
     ids += _coverage_drop_notice(run=run)
     ids += _transition_notice(run=run)
+    ids += _flaky_tests_notice(run=run)
     return ids
 
 
@@ -293,6 +295,66 @@ def _transition_notice(*, run: Run) -> list[int]:
         payload=payload,
         summary={"title": title, "url": payload["url"], "sections": []},
         key=f"transition:{transition.pk}",
+    )
+
+
+def _flaky_tests_notice(*, run: Run) -> list[int]:
+    """The tests ``run`` moved into or out of flaky on its backend (states from history),
+    announced once per run: a flaky test is news when it enters and when it leaves, not at
+    each failure (its gap is held open meanwhile, reading flaky)."""
+    event = WebhookEvent.FLAKY_TESTS
+    if not _endpoints(run.project_id, event):
+        return []
+    changes = reads.flaky_changes_of_run(run=run)
+    if not changes:
+        return []
+
+    def items(entered: bool) -> list[dict]:
+        return [
+            {
+                "test": c.test.key,
+                "file": c.test.file,
+                "rank": round(c.rank, 4),
+                "url": _absolute(
+                    reverse("project-test", kwargs={"slug": run.project.slug, "pk": c.test_id})
+                ),
+            }
+            for c in changes
+            if c.entered == entered
+        ]
+
+    entered, left = items(True), items(False)
+    run_data = _run_data(run, run.backend)
+    payload = {
+        "run": run_data,
+        "backend": run.backend.name,
+        "entered_total": len(entered),
+        "left_total": len(left),
+        "entered": entered[:ITEMS_MAX],
+        "left": left[:ITEMS_MAX],
+    }
+    title = (
+        f"{run.project.slug} {run.backend.name}: {len(entered)} "
+        f"test{'' if len(entered) == 1 else 's'} entered flaky, {len(left)} left by run {run.pk}"
+    )
+    sections = [
+        {
+            "heading": heading,
+            "total": len(rows),
+            "items": [
+                {"text": f"{i['test']} (fails at least {i['rank'] * 100:.0f}%)", "url": i["url"]}
+                for i in rows[:ITEMS_MAX]
+            ],
+        }
+        for heading, rows in (("Entered flaky", entered), ("Left flaky", left))
+        if rows
+    ]
+    return notice_record(
+        project=run.project,
+        event=event,
+        payload=payload,
+        summary={"title": title, "url": run_data["url"], "sections": sections},
+        key=f"flaky_tests:run:{run.pk}",
     )
 
 

@@ -15,7 +15,7 @@ from the SQL: each function is the slow, obvious reading of one rule.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from parity.pure.attributes import condition_applies
 from parity.pure.globs import key_matches
@@ -154,7 +154,17 @@ class BackendGaps:
 
 
 def engine_gaps(world: World) -> dict[int, BackendGaps]:
-    """Each backend's open gaps and pending tests, against the reference's current run."""
+    """Each backend's open gaps and pending tests, against the reference's current run, and,
+    where the project keeps states from history, the gaps held open while their test is flaky
+    (``held``) with the state and reason their last failure gave them."""
+    found = _run_gaps(world)
+    for (backend, test), kept in held(world).items():
+        found[backend].gaps[test] = kept
+    return found
+
+
+def _run_gaps(world: World) -> dict[int, BackendGaps]:
+    """Each backend's gaps and pending tests by its current run against the reference's."""
     reference = current_run(world, world.reference)
     found: dict[int, BackendGaps] = {}
     if reference is None:
@@ -416,6 +426,16 @@ def _flips(seq: str) -> int:
     )
 
 
+def _wilson(failures: int, runs: int) -> float:
+    """The lower bound of the 95 % Wilson score interval of ``failures`` in ``runs``."""
+    if runs <= 0:
+        return 0.0
+    z, p = 1.96, failures / runs
+    centre = p + z * z / (2 * runs)
+    spread = z * ((p * (1 - p) / runs + z * z / (4 * runs * runs)) ** 0.5)
+    return max(0.0, (centre - spread) / (1 + z * z / runs))
+
+
 def flaky(world: World) -> set[tuple[int, int]]:
     """(backend, test) pairs flaky over the backend's window: its outcomes (passed, failed or
     error; a skip or an absence is no evidence) in the window's runs but those nearly all red,
@@ -424,9 +444,15 @@ def flaky(world: World) -> set[tuple[int, int]]:
     they flip ``MIN_FLIPS`` times and at ``FLIP_RATE`` or more, unless they end in a break or
     in ``EXIT_GREEN`` passes. (Both outcomes at one commit, the other rule, needs a history
     that runs a commit twice; these do not.)"""
-    found = set()
+    return set(_flaky_ranked(world))
+
+
+def _flaky_ranked(world: World) -> dict[tuple[int, int], float]:
+    """``flaky``'s pairs, each with the Wilson lower bound of its window's failure rate (its
+    failures over its runs, the passes before its first failure counted)."""
+    ranks: dict[tuple[int, int], float] = {}
     if not world.history_states:
-        return found
+        return ranks
     for backend in {r.backend for r in world.runs}:
         runs = _history_runs(world, backend)
         for test in world.tests:
@@ -448,8 +474,88 @@ def flaky(world: World) -> set[tuple[int, int]]:
             green = len(full) - len(full.rstrip("P"))
             rate_met = flips >= MIN_FLIPS and flips >= FLIP_RATE * max(len(full) - 1, 1)
             if rate_met and not ends_broken and green < EXIT_GREEN:
-                found.add((backend, test))
-    return found
+                ranks[(backend, test)] = _wilson(seq.count("F"), len(full))
+    return ranks
+
+
+def held(world: World) -> dict[tuple[int, int], tuple[str, int | None]]:
+    """The gaps held open (docs/history-states.md, "held"): (backend, test) -> (state, reason).
+    A gap its test's failure (or error) opened is not closed when the test passes on the backend
+    and on the reference while the test is flaky on the backend: it stays open, with the state
+    and reason of its last failure, until the test leaves flaky (then it closes, or, failing,
+    is a plain gap). Replayed run by run, in the order the runs completed (their ids), each
+    that became its backend's current run moving that backend's gaps (every backend's, the
+    reference's), as the world stood then."""
+    if not world.history_states:
+        return {}
+    open_gaps: dict[tuple[int, int], tuple[str, int | None]] = {}
+    kept: set[tuple[int, int]] = set()
+    for run, then in _replayed(world):
+        moved = (
+            {r.backend for r in then.runs} - {world.reference}
+            if run.backend == world.reference
+            else {run.backend}
+        )
+        gaps, flaky_then = _run_gaps(then), flaky(then)
+        reference = current_run(then, world.reference)
+        ref = outcomes(reference) if reference else {}
+        for backend in moved:
+            mine_run = current_run(then, backend)
+            mine = outcomes(mine_run) if mine_run else {}
+            now = gaps.get(backend, BackendGaps({}, set())).gaps
+            for key in [k for k in open_gaps if k[0] == backend]:
+                test = key[1]
+                state = open_gaps[key][0]
+                if test in now:
+                    continue
+                holds = (
+                    state in ("failed", "error")
+                    and key in flaky_then
+                    and mine.get(test, (None,))[0] == PASSED
+                    and ref.get(test, (None,))[0] == PASSED
+                )
+                if not holds:
+                    del open_gaps[key]
+                    kept.discard(key)
+                else:
+                    kept.add(key)
+            for test, gap_now in now.items():
+                open_gaps[(backend, test)] = gap_now
+                kept.discard((backend, test))
+    return {key: open_gaps[key] for key in kept}
+
+
+def _replayed(world: World):
+    """Each complete run, in the order the runs completed (their ids), that became its
+    backend's current run, with the world as it stood then (its runs and the reference's)."""
+    for run in sorted((r for r in world.runs if r.complete), key=lambda r: r.id):
+        then = replace(
+            world,
+            runs=tuple(r for r in world.runs if r.id <= run.id),
+            reference_history=tuple(i for i in world.reference_history if i <= run.id),
+        )
+        current = current_run(then, run.backend)
+        if current is not None and current.id == run.id:
+            yield run, then
+
+
+def flaky_moves(world: World) -> dict[int, tuple[dict[int, float], set[int]]]:
+    """Run -> (the tests it moved into flaky on its backend, each with its rank then; the tests
+    it moved out of flaky): the runs that became their backend's current run, in order, each
+    judging its backend's windows again. A run nearly all red is in no window: it moves none."""
+    moves = {}
+    before: dict[int, set[int]] = {}
+    for run, then in _replayed(world):
+        if _nearly_all_failed(run):
+            continue
+        ranked = {t: r for (b, t), r in _flaky_ranked(then).items() if b == run.backend}
+        was = before.get(run.backend, set())
+        entered = {t: r for t, r in ranked.items() if t not in was}
+        left = was - set(ranked)
+        if entered or left:
+            moves[run.id] = (entered, left)
+        before[run.backend] = set(ranked)
+    return moves
 
 
 @dataclass(frozen=True)

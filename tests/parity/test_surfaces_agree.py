@@ -62,7 +62,8 @@ VARIANTS = tuple(f"rocm-{a}" for a in ARCHES)
 BACKENDS = ("cpu", "cpu", *VARIANTS, *VARIANTS, "tpu")
 ISSUE = "https://github.com/pytorch/xla/issues/{}"
 FLIPPING = TESTS[5]
-FLIP_OUTCOMES = (Outcome.PASSED, Outcome.FAILED, Outcome.PASSED, Outcome.FAILED)
+# Ends passing: its gap is held open, flaky, while the current run passes it.
+FLIP_OUTCOMES = (Outcome.PASSED, Outcome.FAILED, Outcome.PASSED, Outcome.FAILED, Outcome.PASSED)
 
 
 def _as_model(standing) -> model.Standing:
@@ -670,6 +671,31 @@ def _webhooks_hold(ctx, where: str) -> None:
             if g["gap"] in still:
                 assert standings[g["test"]].triage == "untracked", (where, name, g["test"])
         ctx.read["webhooks"] += 1
+    _flaky_webhooks_hold(ctx, where)
+
+
+def _flaky_webhooks_hold(ctx, where: str) -> None:
+    """The ``flaky_tests`` event of every run that became its backend's current run: sent
+    once, for those (only those) that moved a test into or out of flaky in the model, listing
+    them, most surely flaky first. (The current runs' were announced above already.)"""
+    from parity.models import WebhookNotice
+    from parity.services.webhooks import notices_after_recompute
+
+    moves = model.flaky_moves(ctx.world)
+    for run in ctx.world.runs:
+        if run.complete:
+            notices_after_recompute(run_id=run.id, backend_ids=[run.backend])
+    notices = WebhookNotice.objects.filter(project=ctx.project, event="flaky_tests")
+    bodies = {n.payload["run"]["id"]: n.payload for n in notices}
+    assert len(bodies) == notices.count(), (where, "flaky_tests once per run")
+    assert set(bodies) == set(moves), (where, "flaky_tests runs")
+    for run_id, (entered, left) in moves.items():
+        body = bodies[run_id]
+        ranked = sorted(entered, key=lambda t: (-entered[t], ctx.keys[t]))
+        assert [i["test"] for i in body["entered"]] == [ctx.keys[t] for t in ranked], where
+        assert {i["test"] for i in body["left"]} == {ctx.keys[t] for t in left}, where
+        assert (body["entered_total"], body["left_total"]) == (len(entered), len(left)), where
+        ctx.read["flaky webhooks"] += 1
 
 
 _DIGEST_UNCOVERED = re.compile(r"^  - (\S+): (\S+) \((\w+); (.+)\)$")
@@ -718,6 +744,7 @@ def _digest_holds(ctx, where: str) -> None:
         else:
             assert "UNCOVERED (" not in rendered.text, (where, week)
         assert got == want, (where, str(week), "digest uncovered")
+    _digest_flaky_holds(ctx, where, weeks, names)
     untracked = {
         b: sum(s.triage == "untracked" for s in tests.values()) for b, tests in ctx.expected.items()
     }
@@ -729,6 +756,51 @@ def _digest_holds(ctx, where: str) -> None:
     for name, n in untracked.items():
         assert scores.get(name, 0) == n, (where, name, "digest's untracked")
     ctx.read["digest"] += len(weeks)
+
+
+_DIGEST_FLAKY = re.compile(r"^  (\S+): (\d+) tests? entered flaky, (\d+) left$")
+_DIGEST_FLAKY_TEST = re.compile(r"^    - (\S+) \(fails at least (\d+)%\)$")
+
+
+def _digest_flaky_holds(ctx, where: str, weeks, names: dict) -> None:
+    """Each week's FLAKY section: per backend, the tests the model says entered flaky in the
+    week's runs (most surely flaky first, at the rank they entered with) and how many left."""
+    from parity.digest.render import digest_render
+    from parity.pure.weeks import Week
+    from parity.selectors.digest import digest_content
+
+    moves = model.flaky_moves(ctx.world)
+    for week in weeks:
+        entered: dict[str, dict[int, float]] = defaultdict(dict)
+        left: dict[str, set] = defaultdict(set)
+        for run_id, (came, went) in moves.items():
+            run = ctx.world.run(run_id)
+            if Week.of(run.started_at) != week:
+                continue
+            name = names[run.backend]
+            for test, rank in came.items():
+                entered[name][test] = max(rank, entered[name].get(test, 0.0))
+            left[name] |= went
+        want = {}
+        for name in set(entered) | set(left):
+            ranked = sorted(entered[name], key=lambda t: (-entered[name][t], ctx.keys[t]))
+            want[name] = (
+                len(ranked), len(left[name]),
+                [(ctx.keys[t], f"{entered[name][t] * 100:.0f}") for t in ranked],
+            )  # fmt: skip
+        text = digest_render(digest_content(project=ctx.project, week=week)).text
+        got, backend = {}, None
+        for line in text.splitlines():
+            if m := _DIGEST_FLAKY.match(line):
+                backend = m[1]
+                got[backend] = (int(m[2]), int(m[3]), [])
+            elif backend and (m := _DIGEST_FLAKY_TEST.match(line)):
+                got[backend][2].append((m[1], m[2]))
+            elif not line.startswith("    "):
+                backend = None
+        assert got == want, (where, str(week), "digest flaky")
+        assert ("FLAKY (" in text) == bool(want), (where, str(week))
+        ctx.read["flaky digest"] += bool(want)
 
 
 def _parity_api_holds(ctx, where: str) -> None:
@@ -743,7 +815,10 @@ def _parity_api_holds(ctx, where: str) -> None:
     for name, want in ctx.expected.items():
         per_file = defaultdict(Counter)
         for key, st in want.items():
-            per_file[key.split("::")[0]][st.outcome] += 1
+            # A held gap (failed · flaky) of a test its current run passed: the cell counts the
+            # run's pass.
+            outcome = "passed" if (name, key) in ctx.held else st.outcome
+            per_file[key.split("::")[0]][outcome] += 1
         for file, count in per_file.items():
             cell = cells[(file, name)]
             aside = count["not_applicable"] + count["lost"]
@@ -780,6 +855,9 @@ class _Ctx:
         self.project, self.api, self.client = project, api, client
         self.expected, self.tests = expected, tests
         self.world, self.keys, self.today = world, keys, today
+        # The model's held gaps (``model.held``): (backend name, test key).
+        names = {b.pk: b.name for b in Backend.objects.filter(project=project)}
+        self.held = {(names[b], keys[t]) for b, t in model.held(world)}
         self.uncovered: Counter = Counter()  # the verdicts' uncovered gaps, by cause
         self.read: Counter = Counter()
 
@@ -821,6 +899,10 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
     # The ending's upgrade, expired and removed exemptions, at least; both surfaces read.
     assert {"lapsed", "expired", "removed"} <= set(ctx.uncovered), ctx.uncovered
     assert ctx.read["webhooks"] == len(expected) and ctx.read["digest"] >= 1
-    # The ending's flipping test on tpu, at least, reads flaky (unless triaged by the seed).
+    # The ending's flipping test on tpu, at least, reads flaky (unless triaged by the seed),
+    # its gap held open though its current run passes it.
     assert any(s.triage == "flaky" for tests in expected.values() for s in tests.values())
+    assert ("tpu", FLIPPING) in ctx.held, "the flipping test's gap is held"
+    # Its entering flaky was announced (a webhook) and digested (its week's section), at least.
+    assert ctx.read["flaky webhooks"] >= 1 and ctx.read["flaky digest"] >= 1, ctx.read
     assert Snapshot.objects.exists() and GapState.MISSING

@@ -10,9 +10,10 @@ import hashlib
 import pytest
 
 from parity.definitions import gap_standing, untracked_q
-from parity.engine import parity_recompute
-from parity.models import Gap, Outcome, Run, Snapshot, TestHistory
+from parity.engine import parity_recompute, project_recompute
+from parity.models import Gap, GapEvent, Outcome, Run, Snapshot, TestHistory
 from parity.result_reads.verdict import run_verdict
+from parity.services.projects import project_create
 from tests.parity.engine.rows import backend_of, results_upload
 
 START = datetime.datetime(2026, 6, 1, tzinfo=datetime.UTC)
@@ -118,26 +119,116 @@ def test_at_one_run_a_day_a_noisy_test_reads_flaky_once_instead_of_churning(proj
         verdict = run_verdict(run=run)
         gate.append((verdict.ok, verdict.opened["untracked"], verdict.opened["flaky"]))
 
-    def opened(series: list[bool]) -> int:
-        return sum(1 for i, now in enumerate(series) if now and not (i and series[i - 1]))
-
-    # The old reading: a gap opened (and closed) each time the test failed.
-    assert opened(open_daily) == len(NOISE_DAYS)
-    # The new: one untracked gap, on its first failure (one failure is no flakiness), closed
-    # the next day; from its second flip on, flaky every day to the end, entered once.
-    assert opened(untracked_daily) == 1
+    # One gap, opened on the test's first failure (one failure is no flakiness: untracked that
+    # day), held open from the next day on while the test is flaky (it never leaves: 30 green
+    # runs are not reached), where a gap used to open and close with each failure.
+    assert open_daily == [day >= 2 for day in range(1, 15)]
+    assert Gap.objects.filter(test__key=noisy).count() == 1
+    assert _opened(untracked_daily) == 1
     assert flaky_daily == [day >= 3 for day in range(1, 15)]
-    assert opened(flaky_daily) == 1
+    assert _opened(flaky_daily) == 1
     assert TestHistory.objects.get(test__key=noisy).since == START + datetime.timedelta(days=3)
     assert snapshot_untracked == [0, 1, *[0] * 12]
-    # The gate: the first failure fails it (untracked); each later one opens a flaky gap,
-    # which it reports and passes.
+    # The gate: the first failure fails it (untracked); the later ones open nothing (the
+    # gap is held open), so it lists the test once.
     failing_days = sorted(NOISE_DAYS)
     assert gate[failing_days[0] - 1] == (False, 1, 0)
-    assert all(gate[day - 1] == (True, 0, 1) for day in failing_days[1:])
-    # Its gap on a failing day reads flaky on every surface that reads a gap's standing.
-    last_failure = Gap.objects.filter(test__key=noisy).order_by("-opened_at").first()
-    assert last_failure.flaky and gap_standing(last_failure).label == "failed · flaky"
+    assert all(gate[day - 1] == (True, 0, 0) for day in failing_days[1:])
+    # Its gap reads flaky on every surface that reads a gap's standing, on a passing day too.
+    held = Gap.objects.get(test__key=noisy)
+    assert held.is_open and held.flaky and gap_standing(held).label == "failed · flaky"
+    # A rebuild holds it the same: the same row, open, flaky.
+    project_recompute(project=project)
+    assert list(Gap.objects.filter(test__key=noisy).values_list("pk", "is_open", "flaky")) == [
+        (held.pk, True, True)
+    ]
+
+
+def _opened(series: list[bool]) -> int:
+    """How many times ``series`` went from false (or its start) to true."""
+    return sum(1 for i, now in enumerate(series) if now and not (i and series[i - 1]))
+
+
+MANY = 50  # runs in a day, every half hour
+LAST_FAILURE = 37  # the flaky test fails runs 2, 7, ... 37 (one in five), then passes
+EXIT_GREEN = 10
+
+
+def _many_runs_a_day(project, *, history: bool) -> dict:
+    """50 runs of tpu in a day, its flaky test failing one run in five until run 37, green
+    after; what each surface said each run."""
+    flaky = "test/test_f.py::F::every_fifth"
+    project.history_rules = {"enabled": history, "exit_green": EXIT_GREEN}
+    project.save()
+    cpu = _run(project, "cpu", 0, START, "c0")
+    results_upload(cpu, {flaky: P, STEADY[0]: P})
+    parity_recompute(run=cpu)
+    seen = {"open": [], "flaky": [], "gate": [], "runs": []}
+    for n in range(1, MANY + 1):
+        at = START + datetime.timedelta(minutes=30 * n)
+        run = _run(project, "tpu", n, at, f"m{n}")
+        failed = n % 5 == 2 and n <= LAST_FAILURE
+        results_upload(run, {flaky: F if failed else P, STEADY[0]: P})
+        parity_recompute(run=run)
+        gap = Gap.objects.filter(project=project, test__key=flaky, is_open=True).first()
+        seen["open"].append(gap is not None)
+        seen["flaky"].append(gap is not None and gap_standing(gap).triage == "flaky")
+        seen["gate"].append([g.test for g in run_verdict(run=run).gaps if g.test == flaky])
+        seen["runs"].append(run)
+    seen["rows"] = list(Gap.objects.filter(project=project, test__key=flaky).order_by("opened_at"))
+    return seen
+
+
+@pytest.mark.django_db
+def test_at_many_runs_a_day_a_flaky_test_is_one_gap_opened_and_closed_once(project):
+    other = project_create(slug="other", backends=["cpu", "tpu"], reference="cpu")
+    off = _many_runs_a_day(other, history=False)
+    on = _many_runs_a_day(project, history=True)
+    failures = len([n for n in range(1, LAST_FAILURE + 1) if n % 5 == 2])
+    assert failures == 8
+    # Side by side: without states from history a gap row per failure, each opened and closed
+    # the next run, and the gate lists the test at each failure...
+    assert len(off["rows"]) == failures and _opened(off["open"]) == failures
+    assert sum(1 for listed in off["gate"] if listed) == failures
+    # ...with them, one gap row over the whole day: opened by the first failure (run 2),
+    # flaky from the next run on, held open through every later pass and failure, and closed
+    # once, by the run that made the test leave flaky: the tenth green run after its last
+    # failure.
+    assert len(on["rows"]) == 1 and _opened(on["open"]) == 1
+    (row,) = on["rows"]
+    leaves = LAST_FAILURE + EXIT_GREEN
+    assert row.opened_run == on["runs"][1] and row.closed_run == on["runs"][leaves - 1]
+    assert row.closed_at == on["runs"][leaves - 1].started_at and not row.is_open
+    assert on["open"] == [2 <= n < leaves for n in range(1, MANY + 1)]
+    assert on["flaky"] == [3 <= n < leaves for n in range(1, MANY + 1)]
+    assert not GapEvent.objects.filter(gap=row).exists()  # it never flipped its state
+    # The gate lists the flaky test once: the run that opened its gap.
+    assert [n for n, listed in enumerate(on["gate"], start=1) if listed] == [2]
+    assert not TestHistory.objects.filter(test__key="test/test_f.py::F::every_fifth",
+                                          state="flaky").exists()  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_held_gap_whose_test_fails_when_it_leaves_flaky_stays_a_plain_gap(project):
+    # The test leaves flaky at a failing run (a third failure in a row: broken, which wins):
+    # its gap stays open, a plain untracked gap, neither flaky nor closed.
+    flaky = "test/test_f.py::F::every_fifth"
+    project.history_rules = {"enabled": True}
+    project.save()
+    cpu = _run(project, "cpu", 0, START, "c0")
+    results_upload(cpu, {flaky: P, STEADY[0]: P})
+    parity_recompute(run=cpu)
+    for n, outcome in enumerate("PFPFFF", start=1):
+        run = _run(project, "tpu", n, START + datetime.timedelta(hours=n), f"h{n}")
+        results_upload(run, {flaky: P if outcome == "P" else F, STEADY[0]: P})
+        parity_recompute(run=run)
+        gap = Gap.objects.filter(test__key=flaky, is_open=True).first()
+        if 3 <= n < 6:  # flaky, and held open through its pass at run 3
+            assert gap is not None and gap.flaky, n
+    assert TestHistory.objects.get(test__key=flaky).state == "broken"
+    gap = Gap.objects.get(test__key=flaky)
+    assert gap.is_open and not gap.flaky and gap_standing(gap).triage == "untracked"
+    assert gap.state == "failed"
 
 
 @pytest.mark.django_db

@@ -389,3 +389,51 @@ def test_a_version_transition_is_announced_once(xla, endpoint, receiver, ingest)
     assert data["counts"] == {kind: len(tests) for kind, tests in truth.items()}
     assert data["url"].endswith(f"/p/pytorch-xla/transitions/{data['transition']}/")
     assert got.body["title"].startswith("pytorch-xla rocm-gfx942: rocm 7.1 → 7.14; Fail→Pass ")
+
+
+def test_tests_entering_and_leaving_flaky_are_announced_once_per_run(
+    xla, endpoint, receiver, upload_run
+):
+    # States from history on, a short exit: tpu's test_b fails, passes, fails, then passes on.
+    xla.history_rules = {"enabled": True, "exit_green": 2}
+    xla.save()
+    endpoint(events=["flaky_tests", "untracked_gaps"])
+    upload_run("cpu", REFERENCE, day="2026-04-01", time="01:00")
+    red = ("failed", "AssertionError")
+    outcomes = ["passed", red, "passed", red, "passed", "passed", "passed"]
+    runs = []
+    for hour, outcome in enumerate(outcomes, start=2):
+        runs.append(
+            upload_run(
+                "tpu",
+                {A: "passed", B: outcome},
+                day="2026-04-01",
+                time=f"{hour:02d}:00",
+                run=f"tpu-{hour}",
+                commit=hashlib.sha1(f"c{hour}".encode()).hexdigest(),
+            )  # fmt: skip
+        )
+    flaky = [g for g in receiver.received if g.headers["X-Parity-Event"] == "flaky_tests"]
+    assert all(g.verified for g in flaky)
+    # Entered with its second flip (the pass after its first failure), left after two green
+    # runs: one event each, none for the runs between.
+    assert [(g.body["data"]["run"]["id"], [t["test"] for t in g.body["data"]["entered"]],
+             [t["test"] for t in g.body["data"]["left"]]) for g in flaky] == [
+        (runs[2], [B], []),
+        (runs[5], [], [B]),
+    ]  # fmt: skip
+    entered = flaky[0].body["data"]["entered"][0]
+    assert 0 < entered["rank"] < 1 and entered["url"].endswith(
+        f"/tests/{Gap.objects.get().test_id}/"
+    )
+    assert flaky[0].body["title"] == (
+        f"pytorch-xla tpu: 1 test entered flaky, 0 left by run {runs[2]}"
+    )
+    # Its gap opened once (the first failure, announced untracked) and closed once, by the
+    # run that made it leave flaky; held and flaky between, it was in no untracked event.
+    untracked = [g for g in receiver.received if g.headers["X-Parity-Event"] == "untracked_gaps"]
+    assert [(g.body["data"]["run"]["id"], g.body["data"]["opened_total"]) for g in untracked] == [
+        (runs[1], 1)
+    ]
+    (gap,) = Gap.objects.filter(backend__name="tpu")
+    assert gap.opened_run_id == runs[1] and gap.closed_run_id == runs[5]
