@@ -30,6 +30,7 @@ class WebhookEvent(models.TextChoices):
     PING = "ping", "test event (sent on request)"
     TRANSITION = "transition", "version transition"
     TARGET_AT_RISK = "target_at_risk", "target at risk"
+    SUITE_TIER_CHANGED = "suite_tier_changed", "suite tier changed"
 
 
 class WebhookFormat(models.TextChoices):

@@ -31,6 +31,9 @@ queued). Its cost depends on the size of the two runs, not on history.
 - Files and uploads infrastructure lost are no gaps: run health names them to run again
   (``parity.result_reads.run_health``, the verdict's ``rerun``).
 - A probe run (exempted tests ran too) is never a gate: its verdict is ok, whatever it opens.
+- A run whose uploads name suites gates (``gates``) only when one of them is blocking on its
+  backend (``SuiteSummary.tier``, docs/suites.md "Tiers"); an informing or broken suite's
+  verdict reports its ``ok`` and does not fail CI. A run naming no suite gates as before.
 - The opened gaps are listed a page at a time (a first run opens tens of thousands), in the
   order CI prints them: untracked first (a tracked gap whose issues are all closed first among
   the tracked, or with the untracked when the project counts it so), then tracked, then
@@ -97,6 +100,7 @@ from parity.result_reads.exemptions_applied import (
 from parity.result_reads.run_health import Rerun, VerdictFile, run_health
 from parity.selectors.fragments import all_closed, issue_infos
 from parity.selectors.manifest import exemption_reason
+from parity.selectors.suites import SuiteTier, run_suite_tiers
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,11 @@ class Verdict:
     # A shard's verdict of a run not complete yet: it judged that shard's files only
     # (``parity.result_reads.shard_verdict``); None: the whole run.
     scope: "ShardScope | None" = None
+    # The suites its uploads name, each with its tier on the run's backend (docs/suites.md).
+    suites: list[SuiteTier] = field(default_factory=list)
+    # Whether ``ok`` gates CI: its suites are blocking there (or it names none). An informing
+    # or broken suite reports: its verdict says ok or not, and CI passes either way.
+    gates: bool = True
 
     @property
     def gaps_total(self) -> int:
@@ -592,6 +601,7 @@ def run_verdict(
         percent=settings.PARITY_COVERAGE_DROP_PERCENT,
     )
     health = run_health(run=run)
+    tiers = run_suite_tiers(run=run)
     uncovered = [] if baseline is None else _uncovered(run, baseline, params, conditioned)
     opened["uncovered"] = len(uncovered)
     return Verdict(
@@ -618,6 +628,8 @@ def run_verdict(
         default_branch=project.default_branch,
         counts_toward_parity=on_default_branch(run, project),
         uncovered=uncovered,
+        suites=tiers.suites,
+        gates=tiers.gates,
     )
 
 
