@@ -1275,7 +1275,7 @@ def verdict_gates(verdict: Mapping[str, Any]) -> bool:
 
 
 def _reporting(verdict: Mapping[str, Any]) -> str:
-    """"" for a verdict that gates; else which suites only report, and their tiers."""
+    """ "" for a verdict that gates; else which suites only report, and their tiers."""
     if verdict.get("gates", True):
         return ""
     tiers = ", ".join(f"{s['name']} {s['tier']}" for s in verdict.get("suites") or [])

@@ -111,9 +111,12 @@ class SuiteBackend(models.Model):
         if suite is not None and backend is not None and suite.project_id != backend.project_id:
             raise ValidationError({"backend": "A backend of the suite's project."})
         equivalent = getattr(self, "equivalent", None)
-        if equivalent is not None and backend is not None:
-            if equivalent.project_id != backend.project_id or equivalent.pk == backend.pk:
-                raise ValidationError({"equivalent": "Another backend of the suite's project."})
+        if (
+            equivalent is not None
+            and backend is not None
+            and (equivalent.project_id != backend.project_id or equivalent.pk == backend.pk)
+        ):
+            raise ValidationError({"equivalent": "Another backend of the suite's project."})
         if self.excluded and not self.reason.strip():
             raise ValidationError({"reason": "An excluded suite needs a reason."})
 
@@ -137,6 +140,9 @@ class SuiteRunGate(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "suite"], name="suiterungate_unique"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.suite} in run {self.run_id}: {'ok' if self.ok else 'not ok'}"
 
 
 class SuiteSummary(models.Model):
@@ -164,6 +170,9 @@ class SuiteSummary(models.Model):
         ]
         indexes = [models.Index(fields=["project"], name="suitesummary_project")]
 
+    def __str__(self) -> str:
+        return f"{self.suite} on backend {self.backend_id}: {self.tier}"
+
 
 class SuiteTierMove(models.Model):
     """A suite moved tier on a backend (promoted, demoted, recovered): what the digest lists
@@ -183,3 +192,6 @@ class SuiteTierMove(models.Model):
             models.UniqueConstraint(fields=["backend", "suite", "run"], name="suitetiermove_once"),
         ]
         indexes = [models.Index(fields=["project", "-at"], name="suitetiermove_project_at")]
+
+    def __str__(self) -> str:
+        return f"{self.suite} on backend {self.backend_id}: {self.before} → {self.after}"

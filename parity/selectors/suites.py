@@ -119,9 +119,7 @@ def suite_runs(
         )
         .order_by("run__backend_id", "suite", "-run__started_at", "-run_id")
     )
-    timed_out_rows = (
-        files.values_list("run_id", "upload__suite").annotate(n=Count("id")).order_by()
-    )
+    timed_out_rows = files.values_list("run_id", "upload__suite").annotate(n=Count("id")).order_by()
     timed_out = {(run_id, name): n for run_id, name, n in timed_out_rows}
     gate_ok = dict(
         ((run_id, name), ok) for run_id, name, ok in gates.values_list("run_id", "suite", "ok")

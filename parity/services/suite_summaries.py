@@ -113,9 +113,7 @@ def _summary_apply(
     """One finished run applied to its summary: one step of the tier rules when it is newer
     than every run applied before; the cell replayed otherwise. The moves it made, new ones
     only (a replay records again the moves its earlier steps made: they are kept once)."""
-    summary = (
-        SuiteSummary.objects.select_for_update().filter(backend=backend, suite=suite).first()
-    )
+    summary = SuiteSummary.objects.select_for_update().filter(backend=backend, suite=suite).first()
     newer = summary is not None and (this.started_at, this.run_id) > (
         summary.last_started_at,
         summary.last_run_id,
@@ -207,9 +205,7 @@ def _cell_replay(
     return new
 
 
-def suite_summaries_rebuild(
-    *, project: Project, now: datetime.datetime | None = None
-) -> int:
+def suite_summaries_rebuild(*, project: Project, now: datetime.datetime | None = None) -> int:
     """Every summary of ``project`` replayed from its runs in the window (its stored gates;
     a run with none reads by its tests), and the moves they made recorded where missing;
     nothing announced (they are history). The summaries written."""

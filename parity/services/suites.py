@@ -117,8 +117,7 @@ def suite_map_load(*, project: Project, suites: Mapping[str, Mapping]) -> list[S
                 for backend, value in (spec.get("backends") or {}).items()
             ]
             rows = [
-                replace(row, equivalent=equivalent.pop(row.backend, row.equivalent))
-                for row in rows
+                replace(row, equivalent=equivalent.pop(row.backend, row.equivalent)) for row in rows
             ] + [SuiteOnBackend(backend=b, equivalent=e) for b, e in equivalent.items()]
             saved.append(
                 suite_save(

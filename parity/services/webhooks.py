@@ -353,7 +353,8 @@ def suite_tier_notices(*, moves: list) -> list[int]:
             "at": move.at.isoformat(),
             "url": url,
         }
-        title = f"{project.slug} {backend}: suite {move.suite} {what} ({move.before} → {move.after})"
+        tiers = f"{move.before} → {move.after}"
+        title = f"{project.slug} {backend}: suite {move.suite} {what} ({tiers})"
         ids += notice_record(
             project=project,
             event=WebhookEvent.SUITE_TIER_CHANGED,

@@ -118,7 +118,8 @@ def test_a_seeded_history_moves_the_tier_by_the_rules_and_the_gate_follows_it(pr
     assert notices.count() == 3  # nor announced again
 
     # The matrix reads the summary: tier and health.
-    cell = next(c for r in suite_matrix(project=project).rows for c in r.cells if c.backend == "tpu")
+    rows = suite_matrix(project=project).rows
+    cell = next(c for r in rows for c in r.cells if c.backend == "tpu")
     assert (cell.cell.tier, cell.cell.health.runs, cell.cell.health.greens) == ("informing", 5, 3)
 
     # The digest of the week of the demotion lists it under "Suite tiers".
