@@ -21,7 +21,8 @@ queued). Its cost depends on the size of the two runs, not on history.
   (``parity.result_reads.uncovered_causes``). Untracked now, as an opened one is
   (docs/variants.md, "Lapses").
 - ``ok`` is false when the run opens or uncovers an untracked gap or, complete, has more than
-  ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline.
+  ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline (the whole run's verdict
+  only: one scoped to some files, a suite's, judges their gaps).
 - A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
   project with ``closed_issues_untracked`` counts it untracked (``tracked`` false), so a skip
   citing a fixed bug fails CI until someone looks again.
@@ -594,7 +595,9 @@ def run_verdict(
         closed_untracked=project.closed_issues_untracked,
         added_after=triage_added_after(run=run, listed_ids=listed_ids),
     )
-    drop = run.complete and coverage_dropped(
+    # Coverage is the whole run's: a verdict scoped to some files (a shard's, a suite's)
+    # judges their gaps, and the run's own verdict its coverage.
+    drop = run.complete and files is None and coverage_dropped(
         previous=baseline_count if baseline else None,
         current=test_count,
         infra_lacking=infra_lacking,
