@@ -270,7 +270,9 @@ def run_suite_tiers(*, run: Run) -> RunSuiteTiers:
     """The suites ``run``'s uploads name, each with its stored tier on the run's backend
     (informing before its first finished run, as a suite starts), and whether its verdict
     gates CI: one of them is blocking, or one of its uploads names no suite (as before suites)."""
-    names = set(Upload.objects.filter(run=run).values_list("suite", flat=True).distinct())
+    names = set(
+        Upload.objects.filter(run=run).order_by().values_list("suite", flat=True).distinct()
+    )
     named = sorted(names - {""})
     if not named:
         return RunSuiteTiers(suites=[], gates=True)

@@ -154,7 +154,7 @@ def test_a_late_run_older_than_the_stored_ones_is_replayed_into_place(project, i
     assert stored().tier == "blocking"  # red, then two greens
 
 
-def test_the_map_names_a_backends_equivalent(project, ingest):
+def test_the_map_names_a_backends_equivalent(project, ingest, client):
     suite_map_load(
         project=project,
         suites={
@@ -168,5 +168,12 @@ def test_the_map_names_a_backends_equivalent(project, ingest):
     row = next(r for r in suite_matrix(project=project).rows if r.name == "kernels")
     equivalent = {c.backend: c.equivalent for c in row.cells}
     assert equivalent == {"cpu": "", "gpu": "", "tpu": "gpu", "neuron": ""}
+    # The page says it, and its link compares the two backends' tests.
+    html = client.get(f"/p/{project.slug}/suites/").content.decode()
+    assert 'data-equivalent="gpu"' in html
+    assert "/matrix/pair/?a=gpu&amp;b=tpu" in html
+    api = client.get(f"/api/v1/projects/{project.slug}/suites/").json()
+    cells = {c["backend"]: c for r in api["suites"] for c in r["cells"] if r["name"] == "kernels"}
+    assert cells["tpu"]["equivalent"] == "gpu"
     with pytest.raises(Exception, match="equivalent"):
         suite_map_load(project=project, suites={"kernels": {"equivalent": {"tpu": "tpu"}}})
