@@ -47,8 +47,9 @@ EXCLUDED = {("torch_ops", "neuron")}
 # CI names the suite by flag, or by its variables; the map joins the names.
 SENT = [
     ("main", "cpu", {"flag": "test/run_tests.sh"}, ("passed", "passed"), 0),
+    # test_2 skipped, no reference run has it: no gap, green.
     ("main", "tpu", {"GITHUB_ACTIONS": "true", "GITHUB_JOB": "test/tpu/run_tests.sh"},
-     ("passed", "skipped"), 0),
+     ("passed", "passed", "skipped"), 0),
     ("main", "neuron", {"GITLAB_CI": "true", "CI_JOB_NAME": "test/neuron/run_tests.sh"},
      ("passed", "passed"), 0),
     ("distributed", "cpu", {"TEST_CONFIG": "distributed"}, ("passed",), 0),
@@ -62,6 +63,10 @@ SENT = [
     ("nightly-extras", "cpu", {"flag": "nightly-extras"}, ("passed",), 3),
 ]  # fmt: skip
 STALE_AFTER = datetime.timedelta(hours=48)
+# The runs the CI gate fails (red): tpu's torch_ops fails test_0, which every reference run
+# passes (an untracked gap); cpu's distributed, the reference's own run, lacks test_1 that
+# its run before (main) had (missing, and its coverage dropped). Each job is a run of its own.
+RED = {("torch_ops", "tpu"), ("distributed", "cpu")}
 
 
 def reports(folder, outcomes):
@@ -136,13 +141,14 @@ def test_the_suites_matrix_equals_the_uploads_sent(live, project, served_client,
     # The excluded cell says why, and links its issue.
     neuron = next(c for c in rows["torch_ops"]["cells"] if c["backend"] == "neuron")
     assert (neuron["reason"], neuron["issue_url"]) == ("never called there", ISSUE)
-    # Health: red where a run opened a gap (test_0 failing: every reference run passes it).
+    # Health: green where the gate passed, whatever failed or was skipped.
     for suite, backend, _, outcomes, _ in SENT:
         cell = next(c for c in rows[suite]["cells"] if c["backend"] == backend)
-        green = outcomes[0] == "passed"
+        green = (suite, backend) not in RED
         assert cell["last_run"]["tests"] == len(outcomes), (suite, backend)
         assert cell["health"] == {"runs": 1, "greens": int(green), "pass_rate": float(green),
-                                  "timeouts": 0, "consecutive_greens": int(green)}  # fmt: skip
+                                  "timeouts": 0, "consecutive_greens": int(green)}, (
+            suite, backend)  # fmt: skip
     # The names each backend's CI gave main, joined into one row.
     names = {c["backend"]: c["name"] for c in rows["main"]["cells"]}
     assert names == {"cpu": "test/run_tests.sh", "tpu": "test/tpu/run_tests.sh",
