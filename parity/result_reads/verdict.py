@@ -597,11 +597,15 @@ def run_verdict(
     )
     # Coverage is the whole run's: a verdict scoped to some files (a shard's, a suite's)
     # judges their gaps, and the run's own verdict its coverage.
-    drop = run.complete and files is None and coverage_dropped(
-        previous=baseline_count if baseline else None,
-        current=test_count,
-        infra_lacking=infra_lacking,
-        percent=settings.PARITY_COVERAGE_DROP_PERCENT,
+    drop = (
+        run.complete
+        and files is None
+        and coverage_dropped(
+            previous=baseline_count if baseline else None,
+            current=test_count,
+            infra_lacking=infra_lacking,
+            percent=settings.PARITY_COVERAGE_DROP_PERCENT,
+        )
     )
     health = run_health(run=run)
     tiers = run_suite_tiers(run=run)
