@@ -177,3 +177,29 @@ def test_the_map_names_a_backends_equivalent(project, ingest, client):
     assert cells["tpu"]["equivalent"] == "gpu"
     with pytest.raises(Exception, match="equivalent"):
         suite_map_load(project=project, suites={"kernels": {"equivalent": {"tpu": "tpu"}}})
+
+
+def test_a_run_still_in_the_queue_reads_pending_over_the_stored_summary(
+    project, ingest, api, django_capture_on_commit_callbacks
+):
+    """The summary holds finished runs only: a newer run whose upload is not ingested yet is
+    read from the queue, and its cell says pending until it finishes."""
+    from tests.uploads import post_upload
+
+    send(ingest, "tpu", 1, "passed")
+    with django_capture_on_commit_callbacks(execute=False):  # the worker has not run it yet
+        queued = post_upload(
+            api,
+            xml("passed"),
+            backend="tpu",
+            commit="7" * 40,
+            run="queued",
+            suite=SUITE,
+            complete="true",
+        )
+    assert queued.status_code == 202, queued.content
+    cell = next(
+        c for r in suite_matrix(project=project).rows for c in r.cells if c.backend == "tpu"
+    )
+    assert cell.cell.status == "pending"
+    assert cell.cell.health.runs == 1  # the finished one; the pending run has no outcome yet
