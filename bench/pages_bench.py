@@ -357,15 +357,17 @@ def big_project(shape: Shape, *, fresh: bool):
 
 def big_extras(project) -> None:
     """What the suites matrix, the compare views and the trend's targets read (issue 47),
-    where a previous run has not written it: uploads naming five suites, a mapped suite, a compare
+    where a previous run has not written it: uploads naming five suites (and their stored
+    summaries), a mapped suite, a compare
     view of neuron against the reference, a target per other backend. The history's uploads
     name their suites as they are written."""
     import datetime
 
     from django.db import connection
 
-    from parity.models import CompareView, Suite, Target
+    from parity.models import CompareView, Suite, SuiteSummary, Target
     from parity.services.compare_views import CompareRequest, compare_view_create
+    from parity.services.suite_summaries import suite_summaries_rebuild
     from parity.services.suites import SuiteOnBackend, suite_save
     from parity.services.targets import TargetRequest, target_create
 
@@ -383,6 +385,10 @@ def big_extras(project) -> None:
                 for b in backends
             ],
         )
+    # The history's runs were written by SQL, not finished through ingest: replay their
+    # summaries as an upgrade does (manage.py suite_summaries_rebuild).
+    if not SuiteSummary.objects.filter(project=project).exists():
+        suite_summaries_rebuild(project=project)
     reference = next(b for b in backends if b.pk == project.reference_backend_id)
     if not CompareView.objects.filter(project=project).exists():
         compare_view_create(

@@ -33,7 +33,12 @@ from parity.pure.normalize import (
 )
 from parity.raw_storage import StorageUnavailable, raw_open
 from parity.services.declarations import hw_classification_sync
-from parity.services.lifecycle import run_complete, run_parity_refresh, run_shards_arrived
+from parity.services.lifecycle import (
+    run_complete,
+    run_parity_refresh,
+    run_shards_arrived,
+    suite_run_refresh,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -99,10 +104,13 @@ def _update_run(upload: Upload) -> None:
     # Locking the run orders this commit with a concurrent "complete" call: whichever commits
     # second sees the other's work, so parity never misses this upload's results.
     run = Run.objects.select_for_update(no_key=True).get(pk=upload.run_id)
+    was_complete = run.complete
     if run.complete:
         run_parity_refresh(run=run)  # a shard that arrived after the run was completed
     elif run_shards_arrived(run=run, upload=upload):
-        run_complete(run=run)
+        run_complete(run=run)  # queues its suites' refresh too
+    if upload.suite and (was_complete or not run.complete):
+        suite_run_refresh(run=run)  # its suite's run may have finished (docs/suites.md)
 
 
 def upload_rows(
@@ -284,3 +292,6 @@ def upload_fail(*, upload_id: int, message: str) -> None:
         run = Run.objects.filter(uploads=upload_id, complete=True).first()
         if failed and run is not None:
             run_parity_refresh(run=run)
+        suite = Upload.objects.filter(pk=upload_id).values_list("suite", "run_id").first()
+        if failed and suite and suite[0]:
+            suite_run_refresh(run=Run(pk=suite[1]))

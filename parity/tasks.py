@@ -22,6 +22,7 @@ from parity.services import (
     classification,
     issue_sync,
     retention,
+    suite_summaries,
     targets,
     triage,
     webhooks,
@@ -62,6 +63,13 @@ def run_completed(run_id: int) -> None:
     # verdict once the recompute above committed.
     if check_runs.check_runs_repo(run.project) is not None:
         transaction.on_commit(lambda: task_send(check_run_post, run.pk))
+
+
+@shared_task(**RETRY)
+def suite_run_finished(run_id: int) -> None:
+    """Adapter: a run's uploads were ingested or it completed; apply its suites' finished runs
+    to their stored summaries (docs/suites.md), and announce the tier moves they made."""
+    deliveries_queue(suite_summaries.suite_run_finish(run_id=run_id))
 
 
 @shared_task(**RETRY)

@@ -1267,9 +1267,26 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def verdict_gates(verdict: Mapping[str, Any]) -> bool:
+    """Whether CI passes the gate: the verdict is ok, or its suites are informing or broken on
+    the backend (``gates`` false: it reports, docs/suites.md). An older server sends no
+    ``gates``: every verdict gates."""
+    return bool(verdict["ok"]) or not verdict.get("gates", True)
+
+
+def _reporting(verdict: Mapping[str, Any]) -> str:
+    """ "" for a verdict that gates; else which suites only report, and their tiers."""
+    if verdict.get("gates", True):
+        return ""
+    tiers = ", ".join(f"{s['name']} {s['tier']}" for s in verdict.get("suites") or [])
+    return f"reports only, not a gate: suite {tiers}"
+
+
 def verdict_headline(verdict: Mapping[str, Any]) -> str:
     opened = verdict["opened"]
     state = "ok" if verdict["ok"] else "NOT OK"
+    if _reporting(verdict):
+        state += f" [{_reporting(verdict)}]"
     why = []
     if opened["untracked"]:
         why.append("opens untracked gaps")
@@ -1552,6 +1569,8 @@ def verdict_markdown(
     backend = verdict["backend"]
     opened = verdict["opened"]
     mark = "✅ ok" if verdict["ok"] else "❌ not ok"
+    if _reporting(verdict):
+        mark = f"{'✅ ok' if verdict['ok'] else '⚠️ not ok'} ({_reporting(verdict)})"
     run_link = _md_link(f"run {verdict['run']}", client.dashboard_url(f"runs/{verdict['run']}/"))
     lines = [f"### parity: {_md(backend)} run {verdict['run']}: {mark}", ""]
     facts = [
@@ -1804,6 +1823,7 @@ def query_suite_cell(row: Mapping[str, Any], cell: Mapping[str, Any]) -> dict:
         "reason": cell.get("reason") or None,
         "issue": cell.get("issue_url") or None,
         "tier": cell.get("tier"),
+        "equivalent": cell.get("equivalent") or None,
         "last_run": last.get("run"),
         "last_run_at": last.get("started_at"),
         "runs": health.get("runs", 0),
@@ -1911,6 +1931,8 @@ def query_verdict(client: Client, args: argparse.Namespace) -> dict:
         "run": verdict["run"],
         "backend": verdict["backend"],
         "ok": bool(verdict["ok"]),
+        "gates": bool(verdict.get("gates", True)),
+        "suites": list(verdict.get("suites") or []),
         "complete": bool(verdict.get("complete")),
         "probe": bool(verdict.get("probe")),
         "coverage_drop": bool(verdict.get("coverage_drop")),
@@ -2263,7 +2285,7 @@ def _uploaded(
     if resume:
         print(resume, flush=True)
     _summaries_write(args, client, verdict, env, commit=request.commit)
-    if args.gate and not verdict["ok"]:
+    if args.gate and not verdict_gates(verdict):
         return EXIT_GATE
     if args.gate and verdict.get("health") == "unhealthy":
         client.log("the tests are fine, but infrastructure lost files: rerun them (exit 7)")

@@ -69,3 +69,7 @@ def target_url(*, slug: str, backend: str) -> str:
     """The trend page of ``backend``, where its targets and their forecasts are."""
     path = reverse("project-trend", kwargs={"slug": slug})
     return absolute(f"{path}?{urlencode({'backend': backend})}")
+
+
+def suites_url(*, slug: str) -> str:
+    return absolute(reverse("project-suites", kwargs={"slug": slug}))

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from parity.digest.links import dashboard_links, target_url, transition_url
+from parity.digest.links import dashboard_links, suites_url, target_url, transition_url
 from parity.pure.skip_rules import DISPOSITION_NAMES
 from parity.selectors.classification import CategoryCount
 from parity.selectors.digest import (
@@ -73,6 +73,8 @@ def summary(content: DigestContent) -> str:
         parts.append(f"{len(content.uncovered)} uncovered")
     if entered := sum(f.entered_total for f in content.flaky):
         parts.append(f"{entered} entered flaky")
+    if content.tier_moves:
+        parts.append(plural(len(content.tier_moves), "suite tier move"))
     return ", ".join(parts)
 
 
@@ -232,6 +234,14 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
             }
             for row in content.flaky
         ],
+        "tier_moves": [
+            {
+                "headline": f"{row.backend}: {row.suite} {row.move} ({row.before} → {row.after})",
+                "day": day(row.at),
+            }
+            for row in content.tier_moves
+        ],
+        "suites_url": suites_url(slug=content.project),
         "unsubscribe_url": unsubscribe_url,
     }
 

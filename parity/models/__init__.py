@@ -53,7 +53,7 @@ from parity.models.runs import (
     UploadStatus,
 )
 from parity.models.sign_in import GroupRole
-from parity.models.suites import Suite, SuiteBackend
+from parity.models.suites import Suite, SuiteBackend, SuiteRunGate, SuiteSummary, SuiteTierMove
 from parity.models.targets import Target
 from parity.models.transitions import Transition, TransitionKind
 from parity.models.trust import TrustRule
@@ -72,6 +72,9 @@ __all__ = [
     "CompareView",
     "Suite",
     "SuiteBackend",
+    "SuiteRunGate",
+    "SuiteSummary",
+    "SuiteTierMove",
     "HistoryState",
     "TestHistory",
     "Transition",

@@ -74,6 +74,16 @@ class SuiteBackend(models.Model):
         validators=[validate_web_url],
         help_text="The issue that tracks the exclusion.",
     )
+    # Hardware equivalences (vLLM: "the equivalent to B200 is MI355X"): the backend whose runs
+    # of the suite this backend's are compared with.
+    equivalent = models.ForeignKey(
+        "Backend",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The backend this one's runs of the suite are compared with.",
+    )
 
     class Meta:
         ordering = ["suite", "backend"]
@@ -100,9 +110,88 @@ class SuiteBackend(models.Model):
         suite, backend = getattr(self, "suite", None), getattr(self, "backend", None)
         if suite is not None and backend is not None and suite.project_id != backend.project_id:
             raise ValidationError({"backend": "A backend of the suite's project."})
+        equivalent = getattr(self, "equivalent", None)
+        if (
+            equivalent is not None
+            and backend is not None
+            and (equivalent.project_id != backend.project_id or equivalent.pk == backend.pk)
+        ):
+            raise ValidationError({"equivalent": "Another backend of the suite's project."})
         if self.excluded and not self.reason.strip():
             raise ValidationError({"reason": "An excluded suite needs a reason."})
 
     @property
     def name_on_backend(self) -> str:
         return self.name or self.suite.name
+
+
+class SuiteRunGate(models.Model):
+    """What the CI gate said of one suite's run when it finished: its run's verdict scoped to
+    the suite's files (``Verdict.ok``). A run's green reads it (``SuiteRun.green``); stored
+    because the verdict reads triage as it is now, and a run's green is what it was then."""
+
+    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    suite = models.CharField(max_length=SUITE_NAME_CHARS, help_text="As CI named it.")
+    ok = models.BooleanField()
+    untracked = models.PositiveIntegerField(default=0, help_text="Untracked gaps it opened.")
+    at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "suite"], name="suiterungate_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.suite} in run {self.run_id}: {'ok' if self.ok else 'not ok'}"
+
+
+class SuiteSummary(models.Model):
+    """A suite's stored cell on one backend, as CI names it there (docs/suites.md, "Stored"):
+    its newest finished runs (``recent``, newest first, at most ``HEALTH_RUNS``: the status's
+    inputs and the health), and its tier with the streak since its last move. Written as each
+    run of it finishes (``parity.services.suite_summaries``); the time-dependent statuses
+    (stale, never ran) and a pending newer run are read at read time."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    suite = models.CharField(max_length=SUITE_NAME_CHARS, help_text="As CI named it.")
+    last_started_at = models.DateTimeField(help_text="When its newest applied run started.")
+    last_run_id = models.BigIntegerField(help_text="Its newest applied run.")
+    recent = models.JSONField(default=list)
+    tier = models.CharField(max_length=10, default="informing")
+    tier_since = models.DateTimeField(null=True, blank=True, help_text="Its last move's run.")
+    greens = models.PositiveIntegerField(default=0, help_text="Greens in a row since a move.")
+    reds = models.PositiveIntegerField(default=0, help_text="Reds in a row since a move.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "suite"], name="suitesummary_unique"),
+        ]
+        indexes = [models.Index(fields=["project"], name="suitesummary_project")]
+
+    def __str__(self) -> str:
+        return f"{self.suite} on backend {self.backend_id}: {self.tier}"
+
+
+class SuiteTierMove(models.Model):
+    """A suite moved tier on a backend (promoted, demoted, recovered): what the digest lists
+    and the ``suite_tier_changed`` webhook announces, once per move (its run is unique)."""
+
+    project = models.ForeignKey("Project", on_delete=models.CASCADE, related_name="+")
+    backend = models.ForeignKey("Backend", on_delete=models.CASCADE, related_name="+")
+    suite = models.CharField(max_length=SUITE_NAME_CHARS, help_text="As CI named it.")
+    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="+")
+    before = models.CharField(max_length=10)
+    after = models.CharField(max_length=10)
+    at = models.DateTimeField(help_text="When the run that moved it started.")
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["backend", "suite", "run"], name="suitetiermove_once"),
+        ]
+        indexes = [models.Index(fields=["project", "-at"], name="suitetiermove_project_at")]
+
+    def __str__(self) -> str:
+        return f"{self.suite} on backend {self.backend_id}: {self.before} → {self.after}"

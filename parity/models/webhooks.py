@@ -31,6 +31,7 @@ class WebhookEvent(models.TextChoices):
     TRANSITION = "transition", "version transition"
     TARGET_AT_RISK = "target_at_risk", "target at risk"
     FLAKY_TESTS = "flaky_tests", "tests entered or left flaky"
+    SUITE_TIER_CHANGED = "suite_tier_changed", "suite tier changed"
 
 
 class WebhookFormat(models.TextChoices):

@@ -40,6 +40,9 @@ class SuiteRun:
     tests: int
     failed_tests: int  # failed or error
     timed_out_files: int
+    # What the CI gate said of its files when it finished (``Verdict.ok`` scoped to them,
+    # stored as ``SuiteRunGate``); None: not recorded (a run from before parity recorded it).
+    gate_ok: bool | None = None
 
     @property
     def pending(self) -> bool:
@@ -56,8 +59,14 @@ class SuiteRun:
 
     @property
     def green(self) -> bool:
-        """It ran, every test it reported passed or skipped, and no file timed out."""
-        return not (self.pending or self.failed_to_run or self.timed_out) and not self.failed_tests
+        """The one rule of a suite run's green (docs/suites.md): it ran (it has results, no
+        upload failed to ingest), no file timed out, and the CI gate passed for its files: it
+        opened no untracked gap, uncovered none, and lost no coverage (``Verdict.ok``). A
+        failing test that triage tracks keeps a run green, as it keeps CI green. A run whose
+        gate parity did not record reads green when none of its tests failed."""
+        if self.pending or self.failed_to_run or self.timed_out:
+            return False
+        return self.gate_ok if self.gate_ok is not None else not self.failed_tests
 
 
 @dataclass(frozen=True)
@@ -96,21 +105,53 @@ class TierRules:
     recover_after: int = 3
 
 
+@dataclass(frozen=True)
+class TierState:
+    """Where a suite stands on a backend: its tier and the streak since its last move."""
+
+    tier: str = INFORMING
+    greens: int = 0
+    reds: int = 0
+
+
+def tier_step(state: TierState, green: bool, rules: TierRules = TierRules()) -> TierState:
+    """``state`` after one more finished run, green or red: the one place a tier moves (the
+    stored summary applies each run as it finishes, a rebuild replays them all)."""
+    greens, reds = (state.greens + 1, 0) if green else (0, state.reds + 1)
+    tier = state.tier
+    if tier != BROKEN and reds >= rules.demote_after:
+        return TierState(BROKEN)
+    if tier == INFORMING and greens >= rules.promote_after:
+        return TierState(BLOCKING)
+    if tier == BROKEN and greens >= rules.recover_after:
+        return TierState(INFORMING)
+    return TierState(tier, greens, reds)
+
+
+# The names of a move, as the digest and the webhook say them.
+PROMOTED = "promoted"  # informing -> blocking
+DEMOTED = "demoted"  # -> broken
+RECOVERED = "recovered"  # broken -> informing
+
+
+def move_of(before: str, after: str) -> str | None:
+    if before == after:
+        return None
+    if after == BLOCKING:
+        return PROMOTED
+    if after == BROKEN:
+        return DEMOTED
+    return RECOVERED
+
+
 def tier_of(runs: Sequence[SuiteRun], rules: TierRules = TierRules()) -> str:
     """The tier ``runs`` (newest first) leave a suite in, replayed from its oldest run as
     informing. Pending runs have no outcome and move nothing."""
-    tier, greens, reds = INFORMING, 0, 0
+    state = TierState()
     for run in reversed(runs):
-        if run.pending:
-            continue
-        greens, reds = (greens + 1, 0) if run.green else (0, reds + 1)
-        if tier != BROKEN and reds >= rules.demote_after:
-            tier, greens, reds = BROKEN, 0, 0
-        elif tier == INFORMING and greens >= rules.promote_after:
-            tier, greens, reds = BLOCKING, 0, 0
-        elif tier == BROKEN and greens >= rules.recover_after:
-            tier, greens, reds = INFORMING, 0, 0
-    return tier
+        if not run.pending:
+            state = tier_step(state, run.green, rules)
+    return state.tier
 
 
 @dataclass(frozen=True)
@@ -153,10 +194,13 @@ def cell_of(
     reason: str = "",
     issue_url: str = "",
     rules: TierRules = TierRules(),
+    tier: str | None = None,
 ) -> Cell:
     """A suite's cell on a backend from its runs there (newest first). Excluded wins (the map
     says the backend does not run it); then never ran; then stale: its newest run started
-    longer ago than the suite's interval, whatever it was; then the newest run's own status."""
+    longer ago than the suite's interval, whatever it was; then the newest run's own status.
+    ``tier``: its stored tier (``SuiteSummary``, ``runs`` then its newest few); None: replayed
+    from ``runs``, all of them."""
     health = health_of(runs)
     last = runs[0] if runs else None
     if excluded:
@@ -177,5 +221,5 @@ def cell_of(
         health=health,
         reason=reason,
         issue_url=issue_url,
-        tier=tier_of(runs, rules),
+        tier=tier if tier is not None else tier_of(runs, rules),
     )

@@ -23,7 +23,8 @@ queued). Its cost depends on the size of the two runs, not on history.
   (``parity.result_reads.uncovered_causes``). Untracked now, as an opened one is
   (docs/variants.md, "Lapses").
 - ``ok`` is false when the run opens or uncovers an untracked gap or, complete, has more than
-  ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline.
+  ``PARITY_COVERAGE_DROP_PERCENT`` % fewer tests than the baseline (the whole run's verdict
+  only: one scoped to some files, a suite's, judges their gaps).
 - A tracked gap whose every cited issue is closed at the tracker is ``tracked_closed``; a
   project with ``closed_issues_untracked`` counts it untracked (``tracked`` false), so a skip
   citing a fixed bug fails CI until someone looks again.
@@ -33,6 +34,9 @@ queued). Its cost depends on the size of the two runs, not on history.
 - Files and uploads infrastructure lost are no gaps: run health names them to run again
   (``parity.result_reads.run_health``, the verdict's ``rerun``).
 - A probe run (exempted tests ran too) is never a gate: its verdict is ok, whatever it opens.
+- A run whose uploads name suites gates (``gates``) only when one of them is blocking on its
+  backend (``SuiteSummary.tier``, docs/suites.md "Tiers"); an informing or broken suite's
+  verdict reports its ``ok`` and does not fail CI. A run naming no suite gates as before.
 - The opened gaps are listed a page at a time (a first run opens tens of thousands), in the
   order CI prints them: untracked first (a tracked gap whose issues are all closed first among
   the tracked, or with the untracked when the project counts it so), then tracked, then
@@ -100,6 +104,7 @@ from parity.result_reads.exemptions_applied import (
 from parity.result_reads.run_health import Rerun, VerdictFile, run_health
 from parity.selectors.fragments import all_closed, issue_infos
 from parity.selectors.manifest import exemption_reason
+from parity.selectors.suites import SuiteTier, run_suite_tiers
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,11 @@ class Verdict:
     # A shard's verdict of a run not complete yet: it judged that shard's files only
     # (``parity.result_reads.shard_verdict``); None: the whole run.
     scope: "ShardScope | None" = None
+    # The suites its uploads name, each with its tier on the run's backend (docs/suites.md).
+    suites: list[SuiteTier] = field(default_factory=list)
+    # Whether ``ok`` gates CI: its suites are blocking there (or it names none). An informing
+    # or broken suite reports: its verdict says ok or not, and CI passes either way.
+    gates: bool = True
 
     @property
     def gaps_total(self) -> int:
@@ -593,13 +603,20 @@ def run_verdict(
         closed_untracked=project.closed_issues_untracked,
         added_after=triage_added_after(run=run, listed_ids=listed_ids),
     )
-    drop = run.complete and coverage_dropped(
-        previous=baseline_count if baseline else None,
-        current=test_count,
-        infra_lacking=infra_lacking,
-        percent=settings.PARITY_COVERAGE_DROP_PERCENT,
+    # Coverage is the whole run's: a verdict scoped to some files (a shard's, a suite's)
+    # judges their gaps, and the run's own verdict its coverage.
+    drop = (
+        run.complete
+        and files is None
+        and coverage_dropped(
+            previous=baseline_count if baseline else None,
+            current=test_count,
+            infra_lacking=infra_lacking,
+            percent=settings.PARITY_COVERAGE_DROP_PERCENT,
+        )
     )
     health = run_health(run=run)
+    tiers = run_suite_tiers(run=run)
     uncovered = [] if baseline is None else _uncovered(run, baseline, params, conditioned)
     opened["uncovered"] = len(uncovered)
     return Verdict(
@@ -626,6 +643,8 @@ def run_verdict(
         default_branch=project.default_branch,
         counts_toward_parity=on_default_branch(run, project),
         uncovered=uncovered,
+        suites=tiers.suites,
+        gates=tiers.gates,
     )
 
 

@@ -49,11 +49,13 @@ from parity.models import (
     Reason,
     ReasonDaily,
     Snapshot,
+    SuiteTierMove,
     Triage,
 )
 from parity.models.reasons import ReasonKind
 from parity.pure.normalize import display_id
 from parity.pure.scores import Definition
+from parity.pure.suite_runs import move_of
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.classification import CategoryCount, skip_categories_current
@@ -225,6 +227,15 @@ class FlakyWeek:
     @property
     def more(self) -> int:
         return self.entered_total - len(self.entered)
+class DigestTierMove:
+    """A suite moved tier on a backend this week (``SuiteTierMove``, docs/suites.md)."""
+
+    backend: str
+    suite: str
+    move: str  # promoted, demoted, recovered
+    before: str
+    after: str
+    at: datetime.datetime  # when the run that moved it started
 
 
 @dataclass(frozen=True)
@@ -255,6 +266,7 @@ class DigestContent:
     targets_at_risk: list[TargetProgress] = field(default_factory=list)
     uncovered: list[UncoveredGapRow] = field(default_factory=list)  # by backend, test
     flaky: list[FlakyWeek] = field(default_factory=list)  # by backend
+    tier_moves: list[DigestTierMove] = field(default_factory=list)  # by backend, then time
 
     @property
     def new_total(self) -> int:
@@ -277,6 +289,7 @@ class DigestContent:
             or self.targets_at_risk
             or self.uncovered
             or self.flaky
+            or self.tier_moves
         )
 
 
@@ -337,6 +350,7 @@ def digest_content(
         ],
         uncovered=[u for u in uncovered or [] if u.backend in names.values()],
         flaky=_flaky(project, ids, week),
+        tier_moves=_tier_moves(project, ids, week),
     )
 
 
@@ -589,6 +603,29 @@ def _transitions(project: Project, backend_ids: list[int], week: Week) -> list[D
             at=t.at,
         )
         for t in transitions_of_week(project=project, week=week, backend_ids=backend_ids)
+    ]
+
+
+def _tier_moves(project: Project, backend_ids: list[int], week: Week) -> list[DigestTierMove]:
+    """The suites that moved tier this week on the chosen backends: promoted, demoted,
+    recovered, by backend, oldest first."""
+    moves = (
+        SuiteTierMove.objects.filter(
+            project=project, backend_id__in=backend_ids, at__gte=week.start, at__lt=week.end
+        )
+        .select_related("backend")
+        .order_by("backend__name", "at", "pk")
+    )
+    return [
+        DigestTierMove(
+            backend=m.backend.name,
+            suite=m.suite,
+            move=move_of(m.before, m.after) or "",
+            before=m.before,
+            after=m.after,
+            at=m.at,
+        )
+        for m in moves
     ]
 
 

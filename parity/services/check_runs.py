@@ -39,7 +39,7 @@ def conclusion(verdict: Verdict) -> str:
     if verdict.probe:
         return "neutral"
     if not verdict.ok:
-        return "failure"
+        return "failure" if verdict.gates else "neutral"  # an informing suite reports
     return "success" if verdict.healthy else "neutral"
 
 
@@ -47,6 +47,9 @@ def _title(verdict: Verdict, outcome: str) -> str:
     untracked = verdict.opened["untracked"]
     if verdict.probe:
         return "Probe run: not a gate"
+    if not verdict.gates and not verdict.ok:
+        tiers = ", ".join(f"{s.name} {s.tier}" for s in verdict.suites)
+        return f"Reports only (suite {tiers}): {untracked} untracked"
     if untracked:
         return f"{untracked} untracked gap{'s' if untracked != 1 else ''}"
     if verdict.coverage_drop:

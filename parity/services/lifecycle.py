@@ -26,7 +26,7 @@ from django.utils import timezone
 from parity.celery import task_send
 from parity.models import Run, Upload, UploadStatus
 from parity.pure.shards import shard_parse
-from parity.tasks import run_completed
+from parity.tasks import run_completed, suite_run_finished
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,8 @@ def run_complete(*, run: Run) -> Run:
         run.completed_at = timezone.now()
         run.save(update_fields=["complete", "completed_at"])
         run_parity_refresh(run=run)
+        if run.uploads.exclude(suite="").exists():
+            suite_run_refresh(run=run)
         logger.info("run %s complete", run.pk)
     return run
 
@@ -67,6 +69,13 @@ def run_parity_refresh(*, run: Run) -> None:
     """Recompute parity for a complete run once the current transaction commits, so the worker
     sees the run's results and its complete flag. Idempotent: a late shard may call it again."""
     transaction.on_commit(lambda: task_send(run_completed, run.pk))
+
+
+def suite_run_refresh(*, run: Run) -> None:
+    """Apply the run's suites to their stored summaries once the current transaction commits:
+    an upload of it naming a suite was ingested or failed, or it completed (its gate now counts
+    absent tests). Idempotent: a run applied before with the same gate changes nothing."""
+    transaction.on_commit(lambda: task_send(suite_run_finished, run.pk))
 
 
 def runs_complete_quiet(*, now: datetime.datetime | None = None) -> list[int]:

@@ -5,13 +5,14 @@ the backends that do not run one, with a reason and the issue that tracks it
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from parity.models import Project, Suite, SuiteBackend
 from parity.models.suites import STALE_AFTER_HOURS
+from parity.services.suite_summaries import suite_summaries_rebuild
 
 TIER_FIELDS = ("promote_after", "demote_after", "recover_after")
 
@@ -25,6 +26,7 @@ class SuiteOnBackend:
     excluded: bool = False
     reason: str = ""
     issue_url: str = ""
+    equivalent: str = ""  # the backend this one's runs of the suite are compared with
 
 
 def suite_save(
@@ -60,16 +62,26 @@ def suite_save(
             raise ValidationError(
                 f"Suite {name!r} is excluded on {backend.name}: say why (a reason)."
             )
+        equivalent = None
+        if spec.equivalent:
+            equivalent = project.backend_named(spec.equivalent)
+            if equivalent is None or equivalent.pk == backend.pk:
+                raise ValidationError(
+                    f"Suite {name!r}: {backend.name}'s equivalent is another backend of the "
+                    f"project, not {spec.equivalent!r} (known: {project.backend_names()})."
+                )
         row = SuiteBackend(
             backend=backend,
             name=spec.name.strip(),
             excluded=spec.excluded,
             reason=spec.reason.strip(),
             issue_url=spec.issue_url.strip(),
+            equivalent=equivalent,
         )
-        row.clean_fields(exclude=["suite"])
+        row.clean_fields(exclude=["suite", "equivalent"])
         rows.append(row)
     with transaction.atomic():
+        old = Suite.objects.filter(project=project, name=name).values(*TIER_FIELDS).first()
         suite, _ = Suite.objects.update_or_create(
             project=project,
             name=name,
@@ -79,6 +91,9 @@ def suite_save(
         for row in rows:
             row.suite = suite
         SuiteBackend.objects.bulk_create(rows)
+        if old is not None and any(old[k] != v for k, v in tiers.items()):
+            # Its tiers are replayed by its new rules (the summaries' steps used the old).
+            transaction.on_commit(lambda: suite_summaries_rebuild(project=project))
     return suite
 
 
@@ -94,12 +109,16 @@ def suite_map_load(*, project: Project, suites: Mapping[str, Mapping]) -> list[S
     saved = []
     with transaction.atomic():
         for name, spec in suites.items():
+            equivalent = dict(spec.get("equivalent") or {})
             rows = [
                 SuiteOnBackend(backend=backend, name=value)
                 if isinstance(value, str)
                 else SuiteOnBackend(backend=backend, **value)
                 for backend, value in (spec.get("backends") or {}).items()
             ]
+            rows = [
+                replace(row, equivalent=equivalent.pop(row.backend, row.equivalent)) for row in rows
+            ] + [SuiteOnBackend(backend=b, equivalent=e) for b, e in equivalent.items()]
             saved.append(
                 suite_save(
                     project=project,

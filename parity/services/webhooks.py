@@ -40,6 +40,7 @@ from parity.models import (
 )
 from parity.models.fields import UNREADABLE_HELP, Unreadable
 from parity.pure import webhooks as signing
+from parity.pure.suite_runs import move_of
 from parity.result_reads.verdict import run_uncovered
 from parity.selectors import webhooks as reads
 
@@ -391,6 +392,37 @@ def target_at_risk_notices(*, project: Project, entered: list) -> list[int]:
             payload=payload,
             summary={"title": title, "url": url, "sections": []},
             key=f"target_at_risk:{target.pk}:{target.at_risk_since.isoformat()}",
+        )
+    return ids
+
+
+def suite_tier_notices(*, moves: list) -> list[int]:
+    """One event per tier move of a suite on a backend (``SuiteTierMove``: promoted, demoted,
+    recovered), once per move; the streak rules keep a suite from flapping at a threshold."""
+    ids = []
+    for move in moves:
+        project = move.project
+        url = _absolute(reverse("project-suites", kwargs={"slug": project.slug}))
+        what = move_of(move.before, move.after)
+        backend = move.backend.name
+        payload = {
+            "suite": move.suite,
+            "backend": backend,
+            "before": move.before,
+            "after": move.after,
+            "move": what,
+            "run": move.run_id,
+            "at": move.at.isoformat(),
+            "url": url,
+        }
+        tiers = f"{move.before} → {move.after}"
+        title = f"{project.slug} {backend}: suite {move.suite} {what} ({tiers})"
+        ids += notice_record(
+            project=project,
+            event=WebhookEvent.SUITE_TIER_CHANGED,
+            payload=payload,
+            summary={"title": title, "url": url, "sections": []},
+            key=f"suite_tier:{move.pk}",
         )
     return ids
 

@@ -9,7 +9,8 @@ from parity.pure.suite_runs import STATUSES, TIERS
 class SuiteHealthSerializer(serializers.Serializer):
     runs = serializers.IntegerField(help_text="Its last finished runs read (at most 5).")
     greens = serializers.IntegerField(
-        help_text="Of them, green: every test passed or skipped, no file timed out."
+        help_text="Of them, green: the CI gate passed for it (no untracked gap opened), it "
+        "ran, and no file timed out."
     )
     pass_rate = serializers.FloatField(allow_null=True, help_text="greens ÷ runs; null: none.")
     timeouts = serializers.IntegerField(help_text="Of them, runs with a file that timed out.")
@@ -35,6 +36,9 @@ class SuiteCellSerializer(serializers.Serializer):
         choices=TIERS,
         source="cell.tier",
         help_text="blocking, informing or broken, from its runs and the suite's tier rules.",
+    )
+    equivalent = serializers.CharField(
+        help_text="The backend the suite map compares this one's runs of it with ('' none)."
     )
     last_run = SuiteLastRunSerializer(source="cell.last", allow_null=True)
     health = SuiteHealthSerializer(source="cell.health")

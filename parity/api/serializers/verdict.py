@@ -211,11 +211,23 @@ class ShardScopeSerializer(serializers.Serializer):
     files = serializers.IntegerField(help_text="Its files the verdict judged.")
 
 
+class SuiteTierSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The suite, as the run's uploads name it.")
+    tier = serializers.CharField(help_text="blocking, informing or broken on the run's backend.")
+
+
 class VerdictSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     backend = serializers.CharField()
     ok = serializers.BooleanField(
         help_text="False when the run opened or uncovered an untracked gap or dropped coverage."
+    )
+    gates = serializers.BooleanField(
+        help_text="Whether ok gates CI: a suite of the run is blocking on its backend, or it "
+        "names none. An informing or broken suite's verdict reports; CI passes (docs/suites.md)."
+    )
+    suites = SuiteTierSerializer(
+        many=True, help_text="The suites the run's uploads name, with their tiers."
     )
     health = serializers.SerializerMethodField(
         help_text="Run health, apart from ok (test health): unhealthy when infrastructure lost a "

@@ -14,7 +14,9 @@ PYTEST_SMALL = FIXTURES_DIR / "junit" / "pytest_small.xml"
 # upload (get or create), its file.
 UPLOAD_CREATE = 13
 UPLOAD_DETAIL = 2  # the token; the upload
-RUN_COMPLETE = 3  # the token; the run; marking it complete (its recompute is queued)
+# The token; the run; marking it complete (its recompute is queued); whether an upload of it
+# names a suite (then its suites' summaries are queued too).
+RUN_COMPLETE = 4
 
 
 @pytest.fixture

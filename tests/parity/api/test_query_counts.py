@@ -40,9 +40,9 @@ READS = {
     # token, project; backends, the suite map, its rows, the suites' runs, their timeouts
     "suites": (f"{URL}/suites/", 6),
     # token, run; baseline, conditioned triages, its plan, 1 statement, run files, failed
-    # uploads (run health); removals since the baseline, triages expired since (none: no
-    # uncovered gaps to read)
-    "verdict": ("/api/v1/runs/{run}/verdict/", 10),
+    # uploads (run health); the suites its uploads name (none: no tiers to read); removals
+    # since the baseline, triages expired since (none: no uncovered gaps to read)
+    "verdict": ("/api/v1/runs/{run}/verdict/", 11),
 }
 ANONYMOUS = -1  # no token to look up
 

@@ -679,3 +679,16 @@ def test_one_new_gap_is_one_gap():
     assert parity_ci.verdict_table({**one, "exempted": [group]}).splitlines()[0] == (
         "1 new untracked gap (none listed)"
     )
+
+
+def test_a_verdict_of_informing_suites_reports_and_passes_the_gate():
+    """``gates`` false (the run's suites are informing or broken on its backend): the verdict
+    says not ok, and CI passes; a server that sends no ``gates`` gates as before."""
+    opened = {"untracked": 2, "tracked": 0, "intended": 0}
+    base = {"ok": False, "opened": opened, "closed": 0, "gaps": [], "backend": "tpu", "run": 7}
+    reporting = {**base, "gates": False, "suites": [{"name": "tpu-tests", "tier": "informing"}]}
+    assert parity_ci.verdict_gates(reporting) is True
+    assert parity_ci.verdict_gates({**reporting, "gates": True}) is False
+    assert parity_ci.verdict_gates(base) is False  # an older server
+    headline = parity_ci.verdict_headline(reporting)
+    assert "NOT OK [reports only, not a gate: suite tpu-tests informing]" in headline

@@ -56,10 +56,11 @@ PAGES = {
     # baseline's upload files, current, uploads, their files; how its files ran (run
     # manifests); has runs. The run's size changes none (tests/parity/selectors/test_run_detail.py).
     # the verdict reads conditioned triages and its failed uploads too (run health), and
-    # whether any exemption was removed or expired since the baseline (uncovered gaps)
-    "run": (f"{P}/runs/{{run}}/", 16),
-    # project; backends, the suite map and its rows, the suites' runs, their timed-out
-    # files; has runs. Per upload: the history's length changes none.
+    # whether any exemption was removed or expired since the baseline (uncovered gaps), and
+    # the suites its uploads name (their tiers: whether it gates)
+    "run": (f"{P}/runs/{{run}}/", 17),
+    # project; backends, the suite map and its rows, the stored summaries (SuiteSummary),
+    # the runs still pending; has runs. The history's length changes none.
     "suites": (f"{P}/suites/", 6),
     "suites.csv": (f"{P}/suites.csv", 5),  # the page's read without the session's
     "matrix": (f"{P}/matrix/", 5),  # project; backends, files, tests; has runs

@@ -79,7 +79,8 @@ def seed(project, ingest) -> None:
     )
     for day in (3, 2, 1, 0):  # blocking on cpu
         send(ingest, "cpu", "test/run_tests.sh", day, "passed", "skipped")
-    send(ingest, "tpu", "test/tpu/run_tests.sh", 1, "passed", "failed")
+    # A test the reference passes fails: an untracked gap, the gate fails, the run is red.
+    send(ingest, "tpu", "test/tpu/run_tests.sh", 1, "failed", "passed")
     timed_out = [{"file": "test/a.py", "started": True, "timed_out": True, "exit_code": -9}]
     send(ingest, "tpu", "test/tpu/run_tests.sh", 0, "passed", manifest=timed_out)
     send(ingest, "neuron", "main", 5, "passed")  # stale

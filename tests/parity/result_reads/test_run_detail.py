@@ -97,11 +97,12 @@ def test_the_page_reads_a_fixed_number_of_queries(upload_run, django_assert_num_
     run = upload_run("tpu", {**cases(A, size - 1), f"{A}::TA::test_0": ("skipped", "x")}, day=DAY2)
     run = Run.objects.select_related("backend", "project").get(pk=run)
 
-    # The verdict's 8 (baseline, conditioned triages, hash joins, one statement for the gaps
+    # The verdict's 9 (baseline, conditioned triages, hash joins, one statement for the gaps
     # opened, the counts, the gaps closed and what it lacks, reasons, their issues, how its
-    # files ran, its failed uploads) and 2 for the uncovered (removals since the baseline,
-    # triages expired since: none); the baseline's upload files; current; uploads, their files.
-    with django_assert_num_queries(14):
+    # files ran, its failed uploads, the suites its uploads name: none) and 2 for the
+    # uncovered (removals since the baseline, triages expired since: none); the baseline's
+    # upload files; current; uploads, their files.
+    with django_assert_num_queries(15):
         page = run_detail(run=run)
     assert (page.missing_tests, len(page.verdict.gaps)) == (size + 1, size + 2)
 

@@ -71,8 +71,9 @@ def test_each_cell_reads_its_runs_status_apart_from_test_results(project, ingest
     )
     for day in (3, 2, 1, 0):  # main on cpu: green four nights running
         send(ingest, "cpu", "test/run_tests.sh", day, "passed", "skipped")
-    # tpu: its tests fail, yet the suite ran; then a night with a file that timed out.
-    send(ingest, "tpu", "test/tpu/run_tests.sh", 1, "passed", "failed")
+    # tpu: a test the reference passes fails, untracked (the gate fails: red), yet the suite
+    # ran; then a night with a file that timed out.
+    send(ingest, "tpu", "test/tpu/run_tests.sh", 1, "failed", "passed")
     timed_out = [{"file": "test/a.py", "started": True, "timed_out": True, "exit_code": -9}]
     send(ingest, "tpu", "test/tpu/run_tests.sh", 0, "passed", manifest=timed_out)
     # neuron ran main last five days ago: stale under the default 48 hours.
@@ -97,6 +98,11 @@ def test_each_cell_reads_its_runs_status_apart_from_test_results(project, ingest
     assert tpu.status == "ran"
     assert (tpu.health.runs, tpu.health.greens, tpu.health.timeouts) == (2, 0, 1)
     assert tpu.last.failed_tests == 0 and tpu.last.timed_out_files == 1
+    # A run's green is the gate's ok: neuron's test that fails where the reference skips it
+    # opens no gap, so the run is green though a test failed.
+    send(ingest, "neuron", "test/neuron/run_tests.sh", 4, "passed", "failed")
+    neuron = cells(suite_matrix(project=project, now=NOW))[("main", "neuron")]
+    assert (neuron.health.runs, neuron.health.greens, neuron.last.failed_tests) == (2, 2, 1)
     assert tpu.tier == "informing"  # two reds: not yet the default three
     assert got[("main", "neuron")].status == "stale"
     assert got[("main", "gpu")].status == "never_ran"
@@ -122,7 +128,9 @@ def test_each_cell_reads_its_runs_status_apart_from_test_results(project, ingest
 
 def test_shards_of_one_run_are_one_suite_run(project, ingest):
     """Two shards upload one suite under one run key: one run of it, its tests summed; a shard
-    that fails makes the run red."""
+    that fails a test the reference passes makes the run red (the gate fails)."""
+    reference = ingest(xml("passed", "passed"), backend="cpu", commit="b" * 40, complete="true")
+    assert reference.status_code == 202, reference.content
     for shard, outcome in (("1/2", "passed"), ("2/2", "failed")):
         response = ingest(
             xml(outcome, "passed"),

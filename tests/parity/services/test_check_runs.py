@@ -184,3 +184,25 @@ def test_a_probe_run_is_neutral_whatever_it_opens(
     check = github.check_runs[-1][1]
     assert (check["name"], check["conclusion"]) == ("parity: tpu", "neutral")
     assert check["output"]["title"] == "Probe run: not a gate"
+
+
+def test_an_informing_suites_run_is_neutral_though_it_opens_gaps(
+    github, ingest, upload_run, eager_errors_propagate
+):
+    """A suite with no finished run yet is informing (docs/suites.md): its run's check reports
+    the gaps it opens, neutral, instead of failing the pull request."""
+    upload_run("cpu", REFERENCE, day="2026-04-01")
+    reply = ingest(
+        ("tpu.xml", run_xml(TPU_SKIPS_B)),
+        backend="tpu",
+        commit=commit_of("2026-04-02", "master"),
+        branch="master",
+        run="2026-04-02-tpu",
+        complete="true",
+        timestamp="2026-04-02T12:00:00Z",
+        suite="tpu-tests",
+    )
+    assert reply.status_code in (200, 202), reply.content
+    check = github.check_runs[-1][1]
+    assert (check["name"], check["conclusion"]) == ("parity: tpu", "neutral")
+    assert check["output"]["title"].startswith("Reports only (suite tpu-tests informing)")
