@@ -35,8 +35,9 @@ queued). Its cost depends on the size of the two runs, not on history.
   (``parity.result_reads.run_health``, the verdict's ``rerun``).
 - A probe run (exempted tests ran too) is never a gate: its verdict is ok, whatever it opens.
 - A run whose uploads name suites gates (``gates``) only when one of them is blocking on its
-  backend (``SuiteSummary.tier``, docs/suites.md "Tiers"); an informing or broken suite's
-  verdict reports its ``ok`` and does not fail CI. A run naming no suite gates as before.
+  backend (``SuiteSummary.tier``, docs/suites.md "Tiers"); a mapped informing or broken suite's
+  verdict reports its ``ok`` and does not fail CI. A run naming no suite, or a suite the
+  project's map does not claim, gates as before.
 - The opened gaps are listed a page at a time (a first run opens tens of thousands), in the
   order CI prints them: untracked first (a tracked gap whose issues are all closed first among
   the tracked, or with the untracked when the project counts it so), then tracked, then

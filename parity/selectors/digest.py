@@ -227,6 +227,9 @@ class FlakyWeek:
     @property
     def more(self) -> int:
         return self.entered_total - len(self.entered)
+
+
+@dataclass(frozen=True)
 class DigestTierMove:
     """A suite moved tier on a backend this week (``SuiteTierMove``, docs/suites.md)."""
 

@@ -269,7 +269,10 @@ class RunSuiteTiers:
 def run_suite_tiers(*, run: Run) -> RunSuiteTiers:
     """The suites ``run``'s uploads name, each with its stored tier on the run's backend
     (informing before its first finished run, as a suite starts), and whether its verdict
-    gates CI: one of them is blocking, or one of its uploads names no suite (as before suites)."""
+    gates CI: one of them is blocking, or is not in the project's suite map, or one of its
+    uploads names no suite. Tiers gate only the suites a project mapped: the client names a
+    suite from CI's own variables (``GITHUB_JOB``...), and a project that never set tier rules
+    must keep the gate it had."""
     names = set(
         Upload.objects.filter(run=run).order_by().values_list("suite", flat=True).distinct()
     )
@@ -281,9 +284,12 @@ def run_suite_tiers(*, run: Run) -> RunSuiteTiers:
             "suite", "tier"
         )
     )
+    mirror = suite_map_read(project=run.project)
     suites = [SuiteTier(name=n, tier=stored.get(n, INFORMING)) for n in named]
+    unmapped = any(mirror.suite_of(run.backend, n) is None for n in named)
     return RunSuiteTiers(
-        suites=suites, gates="" in names or any(s.tier == BLOCKING for s in suites)
+        suites=suites,
+        gates="" in names or unmapped or any(s.tier == BLOCKING for s in suites),
     )
 
 
