@@ -62,6 +62,9 @@ class CellCounts:
     not_applicable: int = 0
     # Reference-passing tests its file's infrastructure lost (crashed...): neither, to rerun.
     rerun: int = 0
+    # Of the gaps, those that read flaky (``parity.definitions.reads_flaky_q``: the test flips
+    # over the backend's window of runs, states from history): the cell's marker.
+    flaky: int = 0
     is_reference: bool = False
     definition: Definition = DEFAULT  # the project's score definition
     # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
