@@ -416,15 +416,16 @@ def _flips(seq: str) -> int:
     )
 
 
-def flaky(world: World) -> set[tuple[int, int]]:
-    """(backend, test) pairs flaky over the backend's window: its outcomes (passed, failed or
-    error; a skip or an absence is no evidence) in the window's runs but those nearly all red,
-    from the test's first failure there, after as many passes as the window held runs before
-    that failure (the test is followed from its first failure, passing before it); flaky when
-    they flip ``MIN_FLIPS`` times and at ``FLIP_RATE`` or more, unless they end in a break or
-    in ``EXIT_GREEN`` passes. (Both outcomes at one commit, the other rule, needs a history
-    that runs a commit twice; these do not.)"""
-    found = set()
+def history_states(world: World) -> dict[tuple[int, int], str]:
+    """(backend, test) -> its state from history over the backend's window: its outcomes
+    (passed, failed or error; a skip or an absence is no evidence) in the window's runs but
+    those nearly all red, from the test's first failure there, after as many passes as the
+    window held runs before that failure (the test is followed from its first failure, passing
+    before it). **broken** when its newest ``BREAK`` or more of them all failed (it wins over
+    flaky); **flaky** when they flip ``MIN_FLIPS`` times and at ``FLIP_RATE`` or more, unless
+    they end in ``EXIT_GREEN`` passes. (Both outcomes at one commit, the other rule, needs a
+    history that runs a commit twice; these do not.) Pairs in neither state are left out."""
+    found: dict[tuple[int, int], str] = {}
     if not world.history_states:
         return found
     for backend in {r.backend for r in world.runs}:
@@ -443,13 +444,21 @@ def flaky(world: World) -> set[tuple[int, int]]:
             if before is None:
                 continue
             full = "P" * before + seq
+            newest = full[-BREAK:]
+            if len(newest) == BREAK and set(newest) == {"F"}:
+                found[backend, test] = "broken"
+                continue
             flips = _flips(full)
-            ends_broken = full.endswith("F" * BREAK)
             green = len(full) - len(full.rstrip("P"))
             rate_met = flips >= MIN_FLIPS and flips >= FLIP_RATE * max(len(full) - 1, 1)
-            if rate_met and not ends_broken and green < EXIT_GREEN:
-                found.add((backend, test))
+            if rate_met and green < EXIT_GREEN:
+                found[backend, test] = "flaky"
     return found
+
+
+def flaky(world: World) -> set[tuple[int, int]]:
+    """(backend, test) pairs flaky over the backend's window (``history_states``)."""
+    return {pair for pair, state in history_states(world).items() if state == "flaky"}
 
 
 @dataclass(frozen=True)
