@@ -241,9 +241,9 @@ def percent(share: float | None) -> str:
 
 def flaky_words(flaky: int) -> str:
     """A cell's flaky count, as its marker's hover text says it."""
-    gaps = "gap is" if flaky == 1 else "gaps are"
+    verb = "is" if flaky == 1 else "are"
     return (
-        f"{flaky} of its {gaps} flaky: the test flips over the backend's window of runs "
+        f"{flaky} of its gaps {verb} flaky: the test flips over the backend's window of runs "
         "(states from history), reported as flaky, not untracked"
     )
 
