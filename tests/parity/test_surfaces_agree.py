@@ -619,8 +619,7 @@ def _rollups_hold(ctx, where: str) -> None:
     names = list(Backend.objects.filter(project=project).values_list("name", flat=True))
     cells = file_cell_counts(project=project, names=names)
     got = {
-        file: {b: c["flaky"] for b, c in row.items() if c["flaky"]}
-        for file, row in cells.items()
+        file: {b: c["flaky"] for b, c in row.items() if c["flaky"]} for file, row in cells.items()
     }
     assert {f: c for f, c in got.items() if c} == _flaky_per_file(ctx), f"{where}: cells' flaky"
     queue = triage_queue(project=project)
