@@ -15,7 +15,8 @@ planned (join methods, memory, fences) is set in ``parity.plans``.
 import datetime
 from dataclasses import dataclass
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from psycopg2 import sql
 
@@ -802,6 +803,121 @@ def gap_held_over(*, backend: sql.Composable, test: sql.Composable) -> sql.Compo
         gap=Gap,
         b=backend,
         t=test,
+    )
+
+
+# --- A test's state from its history over a window of runs (issue 46) --------------------------
+# The engine judges each followed (test, backend) (``TestHistory``, ``parity.engine.history``):
+# flaky, broken or neither. Every surface reads that one row, and only while the project keeps
+# states from history: a project that turned them off keeps the windows of before, stale, and
+# they read as none. A gap reads flaky (``standing``) by ``Gap.flaky``, which the engine sets from
+# the same row; broken is no triage: a broken test's gap stays untracked, tracked..., the state
+# beside it says since when it fails steadily.
+HISTORY_BROKEN = HistoryState.BROKEN.value
+HISTORY_FLAKY = HistoryState.FLAKY.value
+
+
+def history_kept(project: Project) -> bool:
+    """Whether ``project`` keeps states from history (``history_rules``' ``enabled``): off,
+    no surface reads a window."""
+    return bool((project.history_rules or {}).get("enabled"))
+
+
+@dataclass(frozen=True)
+class HistoryStanding:
+    """A (test, backend)'s state from history as the surfaces show it: ``state`` (flaky or
+    broken), ``since`` when and ``since_commit`` at which commit (broken: the first run of the
+    failing streak it is in; flaky: the run that judged it so), and its window's ``runs``,
+    ``failures``, ``flips`` and ``rank`` (the Wilson lower bound of its failure rate)."""
+
+    state: str
+    since: datetime.datetime | None
+    since_commit: str
+    runs: int
+    failures: int
+    flips: int
+    rank: float
+
+    @property
+    def label(self) -> str:
+        """As the pages write it."""
+        when = f" since {self.since:%Y-%m-%d %H:%M}" if self.since else ""
+        at = f" ({self.since_commit[:10]})" if self.since_commit else ""
+        if self.state == HISTORY_BROKEN:
+            return f"broken: failing steadily{when}{at}"
+        return f"flaky: {self.flips} flips in {self.runs} runs, {self.failures} failed{when}{at}"
+
+
+def history_standing(row: TestHistory) -> HistoryStanding | None:
+    """The ``HistoryStanding`` of a ``TestHistory`` row (None: neither flaky nor broken). A
+    broken test fails steadily since the first failure of the streak its window ends with."""
+    if row.state not in (HISTORY_FLAKY, HISTORY_BROKEN):
+        return None
+    at, commit = row.since, ""
+    if row.state == HISTORY_BROKEN:
+        streak = len(row.outcomes) - len(row.outcomes.rstrip("F"))
+        first = len(row.outcomes) - streak
+        if streak and first < len(row.ats):
+            at = row.ats[first]
+            commit = row.commits[first] if first < len(row.commits) else ""
+    elif row.since is not None and row.since in row.ats:
+        index = row.ats.index(row.since)
+        commit = row.commits[index] if index < len(row.commits) else ""
+    return HistoryStanding(
+        state=row.state,
+        since=at,
+        since_commit=commit,
+        runs=row.runs,
+        failures=row.failures,
+        flips=row.flips,
+        rank=row.rank,
+    )
+
+
+def history_standings(
+    *, project: Project, backend_ids: list[int] | None = None, test_ids: list[int] | None = None
+) -> dict[tuple[int, int], HistoryStanding]:
+    """(backend id, test id) -> its ``HistoryStanding``, for the followed tests of ``project``
+    in a state (of ``backend_ids``, of ``test_ids``; None: any). One query; none when the project
+    keeps no states from history."""
+    if not history_kept(project):
+        return {}
+    rows = TestHistory.objects.filter(project=project).exclude(state=HistoryState.NONE)
+    if backend_ids is not None:
+        rows = rows.filter(backend_id__in=backend_ids)
+    if test_ids is not None:
+        rows = rows.filter(test_id__in=test_ids)
+    found = {}
+    for row in rows.only(
+        "backend_id", "test_id", "outcomes", "commits", "ats", "state", "since", "runs",
+        "failures", "flips", "rank",
+    ):  # fmt: skip
+        shown = history_standing(row)
+        if shown is not None:
+            found[row.backend_id, row.test_id] = shown
+    return found
+
+
+def history_state_expr(prefix: str = "") -> Coalesce:
+    """A gap row's test's state from history on its backend (flaky, broken or ""), as an
+    expression over gap rows (``prefix``: a lookup to them): for a project that keeps them
+    (``history_kept``) only."""
+    return Coalesce(
+        Subquery(
+            TestHistory.objects.filter(
+                backend_id=OuterRef(f"{prefix}backend_id"), test_id=OuterRef(f"{prefix}test_id")
+            ).values("state")[:1]
+        ),
+        Value(""),
+    )
+
+
+def reads_flaky_q(prefix: str = "") -> Q:
+    """Open gaps that read flaky (``standing``'s triage ``flaky``): counted (``counted_q``),
+    flaky, neither tracked nor intended; a heatmap cell's flaky count (``FileGapCount.flaky``,
+    kept by the triggers of migration 0057, which spell this in SQL)."""
+    return counted_q(prefix) & Q(
+        **{f"{prefix}flaky": True, f"{prefix}tracked": False, f"{prefix}intended": False}
     )
 
 

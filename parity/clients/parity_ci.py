@@ -1239,7 +1239,8 @@ def gap_tracking(gap: Mapping[str, Any]) -> str:
         return "intended"
     if gap.get("tracked"):
         return "tracked-closed" if gap.get("tracked_closed") else "tracked"
-    if gap.get("triage") == "flaky":
+    # A verdict's gap says it in ``triage``; the gaps list's in its standing.
+    if gap.get("triage") == "flaky" or (gap.get("standing") or {}).get("triage") == "flaky":
         return "flaky"
     return "untracked"
 
@@ -1744,7 +1745,7 @@ VERDICT_GAPS_MAX = 5000  # the server lists at most this many of a verdict's gap
 QUERY_TEXTS = ("match", "test", "reason", "note")  # what --q searches in an exemption
 # Which options each kind takes: any other is a usage error, not silently ignored.
 QUERY_OPTIONS = {
-    "gaps": ("backend", "state", "q", "untracked"),
+    "gaps": ("backend", "state", "q", "untracked", "history"),
     "exemptions": ("backend", "state", "q"),
     "verdict": ("run",),
     "tests": ("q",),
@@ -1768,6 +1769,9 @@ def query_gap(gap: Mapping[str, Any]) -> dict:
         "exemption": gap.get("exemption"),
         "first_seen": gap.get("first_seen"),
         "owners": list(gap.get("owners") or []),
+        # Its test's state from history on the backend: flaky, broken or "" (an older server
+        # sends none).
+        "history": gap.get("history") or "",
     }
 
 
@@ -1878,6 +1882,8 @@ def query_gaps(client: Client, args: argparse.Namespace) -> dict:
     query = {"backend": args.backend, "state": args.state}
     if args.untracked:
         query["tracked"] = "false"
+    if getattr(args, "history", None):
+        query["history"] = args.history
     found, total, more = _query_pages(
         client,
         client._project_path("gaps/"),
@@ -2029,8 +2035,8 @@ def query_document(client: Client, args: argparse.Namespace) -> dict:
     if args.limit < 0 or args.page_size < 1:
         raise ConfigError("--limit must be 0 (no limit) or more, --page-size 1 or more")
     allowed = QUERY_OPTIONS[args.kind]
-    for option in ("backend", "state", "q", "run", "untracked"):
-        if getattr(args, option) not in (None, False) and option not in allowed:
+    for option in ("backend", "state", "q", "run", "untracked", "history"):
+        if getattr(args, option, None) not in (None, False) and option not in allowed:
             takes = ", ".join(f"--{o}" for o in allowed)
             raise ConfigError(f"query {args.kind} takes no --{option} (it takes {takes})")
     found = QUERIES[args.kind](client, args)
@@ -2059,7 +2065,13 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
         ]
     if kind in ("gaps", "verdict"):
         rows = [
-            [g["state"], g["tracking"], g["backend"], g["test"], _clip(g["reason"] or "", 80)]
+            [
+                g["state"],
+                g["tracking"] + (f" ({g['history']})" if g.get("history") else ""),
+                g["backend"],
+                g["test"],
+                _clip(g["reason"] or "", 80),
+            ]
             for g in items
         ]
     elif kind == "exemptions":
@@ -2536,6 +2548,11 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--q", metavar="TEXT", help="tests: part of a test ID; gaps, exemptions: text they hold"
     )
     query.add_argument("--untracked", action="store_true", help="gaps: the untracked only")
+    query.add_argument(
+        "--history",
+        choices=("flaky", "broken"),
+        help="gaps: of tests in this state from history on their backend (docs/history-states.md)",
+    )
     query.add_argument(
         "--limit",
         type=int,

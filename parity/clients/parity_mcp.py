@@ -49,6 +49,7 @@ def query_read(client: parity_ci.Client, kind: str, limit: int, **options: Any) 
         q=options.get("q") or None,
         run=options.get("run"),
         untracked=bool(options.get("untracked")),
+        history=options.get("history") or None,
         limit=limit,
         page_size=parity_ci.QUERY_PAGE,
     )
@@ -144,14 +145,22 @@ def server_build(client: parity_ci.Client) -> Any:
         untracked: Annotated[
             bool, Field(description="only the gaps no issue tracks and no triage intends")
         ] = False,
+        history: Annotated[
+            Optional[Literal["flaky", "broken"]],
+            Field(
+                description="only tests in this state from history on their backend: flaky "
+                "(flips over its window of runs) or broken (its newest runs all failed)"
+            ),
+        ] = None,
         q: Text = None,
         limit: Limit = MCP_LIMIT,
     ) -> CallToolResult:
         """Open gaps: tests that pass on the reference backend but not on a backend, with their
-        state, reason, tracking (untracked, tracked, intended), issues and code owners."""
+        state, reason, tracking (untracked, tracked, intended, flaky), state from history
+        (flaky, broken or empty), issues and code owners."""
         return answered(
             query_read, client, "gaps", limit, backend=backend, state=state, q=q,
-            untracked=untracked,
+            untracked=untracked, history=history,
         )  # fmt: skip
 
     @server.tool(annotations=reads)

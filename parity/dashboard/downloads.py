@@ -116,6 +116,7 @@ GAP_COLUMNS = (
     "opened",
     "owners",  # the columns before it kept their places when it came
     "also_failing",  # the other backends failing the test, its family's first
+    "history",  # its test's state from history there: flaky, broken or empty
 )
 
 
@@ -146,6 +147,7 @@ def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
             line.opened_at.date().isoformat(),
             " ".join(line.owners),
             " ".join(line.also_failing),
+            line.history,
         )
 
 

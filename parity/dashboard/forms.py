@@ -132,6 +132,9 @@ class GapsQuery(ProjectQuery):
     open = forms.BooleanField(required=False, label="every open gap, however old")
     state = forms.ChoiceField(required=False, choices=[("", "every state"), *GapState.choices])
     tracked = forms.ChoiceField(required=False, choices=TRACKED_CHOICES)
+    # States from history (docs/history-states.md): offered when the project keeps them.
+    HISTORY_CHOICES = [("", "any"), ("flaky", "flaky"), ("broken", "broken")]
+    history = forms.ChoiceField(required=False, choices=HISTORY_CHOICES)
     owner = OwnerField(
         required=False,
         max_length=200,

@@ -239,6 +239,15 @@ def percent(share: float | None) -> str:
     return f"{whole} %"
 
 
+def flaky_words(flaky: int) -> str:
+    """A cell's flaky count, as its marker's hover text says it."""
+    verb = "is" if flaky == 1 else "are"
+    return (
+        f"{flaky} of its gaps {verb} flaky: the test flips over the backend's window of runs "
+        "(states from history), reported as flaky, not untracked"
+    )
+
+
 @dataclass(frozen=True)
 class HeatCell(CellCounts):
     """A heatmap cell as drawn: its colour bin, label and hover text, computed here once per
@@ -312,6 +321,8 @@ class HeatCell(CellCounts):
                 f" · {self.pending} not yet run there: the reference first ran them after "
                 "this backend's current run"
             )
+        if self.flaky and not self.is_reference:
+            text += f" · {flaky_words(self.flaky)}"
         return text
 
     def _counts_sentence(self) -> str:

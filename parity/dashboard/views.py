@@ -284,6 +284,7 @@ def gaps_query(
         reason=query["reason"],
         category=query["category"] or None,
         owner=query["owner"] or None,
+        history=query["history"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
     )
     return form, query, filters

@@ -507,6 +507,10 @@ class FileGapCount(models.Model):
     # Of the open gaps in the triage queue, those of tests the backend never ran (state missing,
     # neither tracked, intended nor not applicable): the overview's "in N files".
     queue_missing = models.IntegerField(default=0)
+    # Of the counted gaps, those that read flaky (``parity.definitions.reads_flaky_q``: the test
+    # flips over its window of runs and no person triaged the gap): the heatmap cell's marker.
+    # Moved by the same triggers, so ``history.mark`` moves it in the statement that marks.
+    flaky = models.IntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [

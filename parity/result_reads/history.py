@@ -12,8 +12,10 @@ from psycopg2 import sql
 
 from parity.definitions import (
     OUTCOME_PARAMS,
+    HistoryStanding,
     Standing,
     gap_standing,
+    history_standings,
     on_default_branch_sql,
     outcome_first,
 )
@@ -162,6 +164,8 @@ class BackendHistory:
     gap: str | None
     history: list[RunOutcome]  # newest first
     standing: Standing = Standing("")  # where the test stands there (``definitions.standing``)
+    # Its state from history there (flaky or broken; None: neither, or none kept).
+    history_state: HistoryStanding | None = None
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,8 @@ class TestCaseHistory:
 
 def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
     """Four queries: backends, history, current outcomes (with reasons), open gaps (with
-    triages); a fifth for the backends it is pending on when it can be pending somewhere."""
+    triages); a fifth for the backends it is pending on when it can be pending somewhere, one
+    for its states from history when the project keeps them."""
     names = backend_names(project)
     history = _history(test, list(names))
     current = {
@@ -187,6 +192,7 @@ def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
         for g in Gap.objects.filter(test=test, is_open=True).select_related("triage")
     }
     pending = _pending_backends(project, test, names, current, gaps)
+    states = history_standings(project=project, test_ids=[test.pk])
     backends = {}
     for pk, name in sorted(names.items(), key=lambda item: item[1]):
         now = current.get(pk)
@@ -198,6 +204,7 @@ def testcase_history(*, project: Project, test: TestCase) -> TestCaseHistory:
             gap=standing.outcome if standing.is_gap else None,
             history=history[pk],
             standing=standing,
+            history_state=states.get((pk, test.pk)),
         )
     return TestCaseHistory(id=test.pk, test=test.key, file=test.file, backends=backends)
 
@@ -218,6 +225,8 @@ class BackendLine(TestCell):
     unrun: UnrunFile | None = None
     # With a gap: the other backends failing the test, its family's variants first.
     also_failing: AlsoFailing | None = None
+    # Its state from history there (flaky or broken; None: neither, or none kept).
+    history: HistoryStanding | None = None
 
 
 @dataclass(frozen=True)
@@ -233,7 +242,8 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
     """Six queries, each table read once: backends (with their command templates), history,
     current outcomes (with reasons), open gaps (with reasons and triages), the reasons'
     issues, its file's code owners; a seventh for the run manifest when a gap is crashed,
-    timed out, empty or not run."""
+    timed out, empty or not run, and one for its states from history when the project keeps
+    them."""
     backends = reference_first(project, list(project.backends.all()))
     names = {b.pk: b.name for b in backends}
     commands = {b.pk: b.reproduce_command for b in backends}
@@ -257,6 +267,7 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
         unrun = unrun_files(project=project, files=[test.file])
     pending = _pending_backends(project, test, names, current, gaps)
     also = _also_failing(project, backends, current, gaps)
+    states = history_standings(project=project, test_ids=[test.pk])
     lines = []
     for pk, name in names.items():
         now, gap = current.get(pk), gaps.get(pk)
@@ -274,6 +285,7 @@ def testcase_page(*, project: Project, test: TestCase) -> TestCasePage:
                 unrun=unrun.get((name, test.file)) if gap and gap.state in UNRUN_STATES else None,
                 pending=pk in pending,
                 also_failing=also.get(name) if gap else None,
+                history=states.get((pk, test.pk)),
             )
         )
     owners = files_owners(project=project, files=[test.file]).get(test.file, ())

@@ -2,15 +2,24 @@
 (``CurrentOutcome``), its reason and issues, and its open gap (``Gap``) with the triage."""
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Subquery
 from psycopg2 import sql
 
-from parity.definitions import ABSENT, NOT_APPLICABLE
-from parity.models import CurrentOutcome, Gap, Outcome, PendingTest, Project, Reason, TestCase
+from parity.definitions import ABSENT, NOT_APPLICABLE, history_kept
+from parity.models import (
+    CurrentOutcome,
+    FileGapCount,
+    Gap,
+    Outcome,
+    PendingTest,
+    Project,
+    Reason,
+    TestCase,
+)
 from parity.models.sql import model_sql
 from parity.pure.normalize import display_id, is_expected_failure
 from parity.read_replica import read_cursor
@@ -86,6 +95,19 @@ class FileGrid:
     # timed out, ran no test or never started, each with how many of its tests have that gap.
     unrun: list[tuple[UnrunFile, int]]
     never_ran: list[NeverRan]  # backends (``backend`` only, if chosen) that ran none of its tests
+    # Per backend name, of the file's open gaps there, those that read flaky (states from
+    # history): the heatmap cell's count (``FileGapCount.flaky``). Only backends with some.
+    flaky: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def backends_flaky(self) -> list[tuple[str, int]]:
+        """Each of ``backends`` with its flaky count (its header's marker)."""
+        return [(name, self.flaky.get(name, 0)) for name in self.backends]
+
+    @property
+    def columns_flaky(self) -> list[tuple[str, int]]:
+        """Each of ``columns`` with its flaky count."""
+        return [(name, self.flaky.get(name, 0)) for name in self.columns]
 
     @property
     def tests(self) -> int:
@@ -155,7 +177,8 @@ def file_grid(
     every test. Nine queries, whatever the page and the file's size: the backends, the tests
     as values (with where each is pending), outcomes and gaps counted, reasons and their
     issues, then the page's outcomes, its gaps whole (triages and issues) and how the file ran
-    (run manifests)."""
+    (run manifests); a tenth, of its cells' flaky counts, for a project that keeps states from
+    history."""
     names = backend_names(project)
     if backend not in names.values():
         backend = None
@@ -203,6 +226,19 @@ def file_grid(
             if name in picked
         ],
         never_ran=never_ran,
+        flaky=_flaky(project, file),
+    )
+
+
+def _flaky(project: Project, file: str) -> dict[str, int]:
+    """Per backend name, the file's open gaps there that read flaky, as its heatmap cell counts
+    them (``FileGapCount.flaky``); no query for a project that keeps no states from history."""
+    if not history_kept(project):
+        return {}
+    return dict(
+        FileGapCount.objects.filter(project=project, file=file, flaky__gt=0).values_list(
+            "backend__name", "flaky"
+        )
     )
 
 

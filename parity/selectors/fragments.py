@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db.models import Count, F
 from django.db.models.expressions import OrderBy
 
-from parity.definitions import Standing, gap_standing
+from parity.definitions import Standing, gap_standing, history_kept
 from parity.models import (
     Backend,
     FileCell,
@@ -299,8 +299,28 @@ def file_counts(
     return {key: totals[key] for key in sorted(totals)}
 
 
+def file_flaky_add(
+    counts: dict[str, dict[str, dict[str, int]]], *, project: Project, by_dir: bool = False
+) -> None:
+    """Each cell of ``counts`` (``file_counts``') gets ``flaky``: of its open gaps, those that
+    read flaky (``FileGapCount.flaky``). One query, of the cells with some, for a project that
+    keeps states from history; none otherwise (every cell 0)."""
+    for row in counts.values():
+        for cell in row.values():
+            cell.setdefault("flaky", 0)
+    if not history_kept(project):
+        return
+    rows = FileGapCount.objects.filter(project=project, flaky__gt=0).values_list(
+        "backend__name", "file", "flaky"
+    )
+    for backend, file, flaky in rows:
+        row = counts.get(folder_of(file) if by_dir else file)
+        if row is not None and backend in row:
+            row[backend] = {**row[backend], "flaky": row[backend]["flaky"] + flaky}
+
+
 # A heatmap cell's counts as ``file_cell_counts`` reads them: CELL_FIELDS, then the open gaps'.
-_OPEN_GAP_FIELDS = ("gaps", "intended", "not_applicable", "rerun")
+_OPEN_GAP_FIELDS = ("gaps", "intended", "not_applicable", "rerun", "flaky")
 _CELL_KEYS = (*CELL_FIELDS, *_OPEN_GAP_FIELDS, PENDING)
 # Each file cell with its open gaps (``FileGapCount``): an open gap's test is in the backend's
 # run or counted missing there, so its (backend, file) has a file cell.
@@ -308,7 +328,7 @@ _FILE_CELL_COUNTS_SQL = model_sql(
     """
     SELECT c.file, b.name, c.passed, c.failed, c.error, c.skipped, c.missing,
            coalesce(g.gaps, 0), coalesce(g.intended, 0), coalesce(g.not_applicable, 0),
-           coalesce(g.rerun, 0), 0
+           coalesce(g.rerun, 0), coalesce(g.flaky, 0), 0
     FROM {cell} c
     JOIN {backend} b ON b.id = c.backend_id
     LEFT JOIN {gaps} g ON g.backend_id = c.backend_id AND g.file = c.file

@@ -9,7 +9,15 @@ from dataclasses import dataclass, replace
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 
-from parity.definitions import INFRA_STATES, standing, untracked_q
+from parity.definitions import (
+    INFRA_STATES,
+    HistoryStanding,
+    history_kept,
+    history_standings,
+    history_state_expr,
+    standing,
+    untracked_q,
+)
 from parity.models import Backend, Gap, GapState, Project, Reason
 from parity.pure.normalize import display_id
 from parity.pure.skip_rules import NO_REASON
@@ -58,6 +66,9 @@ class GapsQuery:
     # Tests declared not applicable on a backend are no gaps there: listed only with True
     # (None: both).
     not_applicable: bool | None = False
+    # Of tests in this state from history on their backend (flaky or broken): none when the
+    # project keeps no states from history.
+    history: str | None = None
 
 
 OPEN_GAPS = GapsQuery()  # the default: every open gap the score counts
@@ -66,9 +77,17 @@ OPEN_GAPS = GapsQuery()  # the default: every open gap the score counts
 def gaps_list(*, project: Project, query: GapsQuery = OPEN_GAPS) -> QuerySet[Gap]:
     """Open gaps, or with ``query.closed_since`` the gaps fixed since then, filtered by
     ``query`` (``GapsQuery``): by when (``_when``), where (``_where``) and how they are
-    triaged (``_triaged``). ``gaps_owners_attach`` gives a page of them their owners."""
+    triaged (``_triaged``). ``gaps_owners_attach`` gives a page of them their owners. Each
+    gap of a project that keeps states from history carries its test's there
+    (``history_state``: flaky, broken or "")."""
     gaps = _when(Gap.objects.filter(project=project), query)
     gaps = _triaged(_where(gaps, query, project=project), query)
+    if history_kept(project):
+        gaps = gaps.annotate(history_state=history_state_expr())
+        if query.history:
+            gaps = gaps.filter(history_state=query.history)
+    elif query.history:
+        gaps = gaps.none()
     return (
         gaps.select_related("backend", "test", "reason", "triage__issue")
         .prefetch_related("reason__issues")
@@ -158,6 +177,8 @@ class GapsPage:
     # Open gaps of any age under the same filters, when ``new`` keeps only the recent ones:
     # the page says how many the date leaves out.
     open_total: int | None = None
+    # The project keeps states from history: the page offers their filter.
+    history_kept: bool = False
 
 
 def open_gaps_sorted(
@@ -187,6 +208,7 @@ class GapLine:
     owners: list[str]  # its file's code owners
     also_failing: list[str]  # the other backends failing its test, its family's first
     flaky: bool = False  # its test is flaky on the backend (states from history)
+    history: str = ""  # its test's state from history there: flaky, broken or ""
 
     @property
     def tracking(self) -> str:
@@ -230,7 +252,10 @@ def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine
     owners = files_owners(project=project)
     variants = Backend.objects.filter(project=project, family__isnull=False).exists()
     failing = failing_on(project=project, tests=gaps.values("test_id"), variants=variants)
-    sql, params = gaps.values_list(*_LINE_FIELDS).query.sql_with_params()
+    # A project keeping states from history lists its gaps with theirs (``gaps_list``).
+    kept = "history_state" in gaps.query.annotations
+    fields = (*_LINE_FIELDS, "history_state") if kept else _LINE_FIELDS
+    sql, params = gaps.values_list(*fields).query.sql_with_params()
     with read_cursor() as cursor:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(LINES_FETCHED):
@@ -240,7 +265,8 @@ def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine
 
 def _line(row: tuple, *, issues: dict, owners: dict, failing) -> GapLine:
     backend, test_id, file, class_name, name, state, reason_id, reason = row[:8]
-    issue_key, issue_url, intended, tracked, opened_at, flaky = row[8:]
+    issue_key, issue_url, intended, tracked, opened_at, flaky = row[8:14]
+    history = row[14] if len(row) > 14 else ""
     cited = issues.get(reason_id, {})
     refs = list(cited.values())
     if issue_key is not None and issue_key not in cited:
@@ -258,6 +284,7 @@ def _line(row: tuple, *, issues: dict, owners: dict, failing) -> GapLine:
         owners=owners.get(file, []),
         also_failing=failing.also(backend=backend, test_id=test_id).backends,
         flaky=flaky,
+        history=history,
     )
 
 
@@ -309,6 +336,7 @@ def gaps_page(
     new_page = _page(new, page, per_page)
     fixed_page = _page(fixed.order_by(*fixed_order), fixed_page, per_page)
     _unrun_attach(project, new_page.object_list)
+    gaps_history_attach(new_page.object_list, project=project)
     gaps_also_failing_attach(new_page.object_list, project=project)
     gaps_owners_attach([*new_page.object_list, *fixed_page.object_list], project=project)
     return GapsPage(
@@ -317,7 +345,25 @@ def gaps_page(
         new_sort=new_sort,
         fixed_sort=fixed_sort,
         open_total=None if open_any_age else gaps_list(project=project, query=any_age).count(),
+        history_kept=history_kept(project),
     )
+
+
+def gaps_history_attach(gaps: list[Gap], *, project: Project) -> None:
+    """Each open gap of ``gaps`` gets ``history``: its test's ``HistoryStanding`` on its
+    backend (None: neither flaky nor broken), for its "broken since" or "flaky" mark. One query
+    when some are in a state (``gaps_list`` says which); none for a project that keeps no
+    states from history."""
+    marked = [gap for gap in gaps if getattr(gap, "history_state", "")]
+    found: dict[tuple[int, int], HistoryStanding] = {}
+    if marked:
+        found = history_standings(
+            project=project,
+            backend_ids=sorted({gap.backend_id for gap in marked}),
+            test_ids=sorted({gap.test_id for gap in marked}),
+        )
+    for gap in gaps:
+        gap.history = found.get((gap.backend_id, gap.test_id))
 
 
 def _unrun_attach(project: Project, gaps: list[Gap]) -> None:

@@ -7,6 +7,7 @@ from functools import cached_property
 
 from django.core.paginator import Page, Paginator
 
+from parity.definitions import history_kept
 from parity.models import Project
 from parity.pure.scores import (
     DEFAULT,
@@ -62,6 +63,9 @@ class CellCounts:
     not_applicable: int = 0
     # Reference-passing tests its file's infrastructure lost (crashed...): neither, to rerun.
     rerun: int = 0
+    # Of the gaps, those that read flaky (``parity.definitions.reads_flaky_q``: the test flips
+    # over the backend's window of runs, states from history): the cell's marker.
+    flaky: int = 0
     is_reference: bool = False
     definition: Definition = DEFAULT  # the project's score definition
     # The reference's tests in the row, and how many it skips: why nothing may be a gap here.
@@ -159,6 +163,8 @@ class Heatmap:
     # Every backend with its own numbers (the summary cards above the table), whatever ``by``.
     cards: list[BackendParity] = field(default_factory=list)
     family_names: tuple[str, ...] = ()  # the columns that are families (``by`` "family")
+    # The project keeps states from history: cells may carry a flaky count (the legend says so).
+    history_kept: bool = False
     # The page of the sorted, filtered rows that ``rows`` holds (None: every row).
     pager: Page | None = None
 
@@ -254,6 +260,7 @@ def heatmap(
         has_families=families.any,
         cards=cards,
         family_names=tuple(families.variants) if table.by == BY_FAMILY else (),
+        history_kept=history_kept(project) and aligned is None,
     )
 
 

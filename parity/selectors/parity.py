@@ -6,13 +6,19 @@ from dataclasses import dataclass
 
 from parity.models import FileCell, Project
 from parity.selectors.aligned import Aligned, aligned_backends, aligned_file_counts
-from parity.selectors.fragments import BackendParity, backend_parities, file_counts
+from parity.selectors.fragments import (
+    BackendParity,
+    backend_parities,
+    file_counts,
+    file_flaky_add,
+)
 
 
 @dataclass(frozen=True)
 class FileRow:
     file: str  # a test file, or a folder ("." for the root) when aggregated by folder
-    cells: dict[str, dict[str, int]]  # backend name -> counts of CELL_FIELDS
+    # backend name -> counts of CELL_FIELDS, and ``flaky`` (of its gaps, those that read flaky)
+    cells: dict[str, dict[str, int]]
 
 
 @dataclass(frozen=True)
@@ -29,7 +35,8 @@ def parity_overview(
 ) -> ProjectParity:
     """Each backend's current numbers and the file cells (none when not ``files``); with
     ``aligned`` (the view ``parity.result_reads.aligned_view`` read with its cells), each
-    backend's at the newest commit it and the reference both ran."""
+    backend's at the newest commit it and the reference both ran. Each current cell counts its
+    flaky gaps too (one more query, for a project that keeps states from history)."""
     backends = backend_parities(project=project)
     names = [b.backend for b in backends]
     counts = (
@@ -39,6 +46,8 @@ def parity_overview(
         if files
         else {}
     )
+    if files and aligned is None:
+        file_flaky_add(counts, project=project, by_dir=by_dir)
     if aligned is not None:
         backends = aligned_backends(current=backends, view=aligned)
         if files:

@@ -132,6 +132,8 @@ _BADGES = {
     "closed": '<span class="badge closed">tracked · issue closed</span>',
     "tracked": '<span class="badge tracked">tracked</span>',
     "untracked": '<span class="badge untracked">untracked</span>',
+    "flaky": '<span class="badge history-flaky" title="Its test flips over the backend\'s window '
+    'of runs: reported as flaky, not untracked">flaky</span>',
     "not_applicable": '<span class="badge not_applicable" title="{}">not applicable</span>',
     "lost": '<span class="badge lost" title="Its file {}: run health, to rerun; in no score and '
     "no gap of the backend's\">lost to infrastructure</span>",
@@ -235,10 +237,17 @@ def heat_cells(context, row, heatmap, file_url: str) -> SafeString:
                 f' <span class="variants-failing">on {cell.variants_failing} of {cell.variants}'
                 f" {escape(noun)}</span>"
             )
+        flaky = ""
+        if cell.flaky and not cell.is_reference:
+            marks += f' data-flaky="{cell.flaky}"'
+            flaky = (
+                f' <span class="cell-flaky" title="{escape(presenters.flaky_words(cell.flaky))}">'
+                f"~{cell.flaky}</span>"
+            )
         out.append(
             f'<td class="{escape(cell.css)}" data-backend="{backend}"{marks}><a'
             f' href="{escape(href)}" title="{backend} · {name}: {escape(cell.counts_text)}">'
-            f"{slash_breaks(cell.label)}{failing}</a></td>"
+            f"{slash_breaks(cell.label)}{failing}{flaky}</a></td>"
         )
     return mark_safe("".join(out))  # noqa: S308 (every value above is escaped)
 
@@ -281,6 +290,8 @@ def _gap_html(gap) -> SafeString:
         badge = format_html(_BADGES["intended"], gap.note)
     elif gap.tracked_closed:
         badge = mark_safe(_BADGES["closed"])
+    elif standing.triage == "flaky":
+        badge = mark_safe(_BADGES["flaky"])
     else:
         badge = mark_safe(_BADGES["tracked" if gap.tracked else "untracked"])
     missing = " (passes on the reference)" if gap.state == "missing" else ""

@@ -436,23 +436,34 @@ def _wilson(failures: int, runs: int) -> float:
     return max(0.0, (centre - spread) / (1 + z * z / runs))
 
 
+def history_states(world: World) -> dict[tuple[int, int], str]:
+    """(backend, test) -> its state from history over the backend's window: its outcomes
+    (passed, failed or error; a skip or an absence is no evidence) in the window's runs but
+    those nearly all red, from the test's first failure there, after as many passes as the
+    window held runs before that failure (the test is followed from its first failure, passing
+    before it). **broken** when its newest ``BREAK`` or more of them all failed (it wins over
+    flaky); **flaky** when they flip ``MIN_FLIPS`` times and at ``FLIP_RATE`` or more, unless
+    they end in ``EXIT_GREEN`` passes. (Both outcomes at one commit, the other rule, needs a
+    history that runs a commit twice; these do not.) Pairs in neither state are left out."""
+    return {pair: state for pair, (state, _rank) in _judged(world).items()}
+
+
 def flaky(world: World) -> set[tuple[int, int]]:
-    """(backend, test) pairs flaky over the backend's window: its outcomes (passed, failed or
-    error; a skip or an absence is no evidence) in the window's runs but those nearly all red,
-    from the test's first failure there, after as many passes as the window held runs before
-    that failure (the test is followed from its first failure, passing before it); flaky when
-    they flip ``MIN_FLIPS`` times and at ``FLIP_RATE`` or more, unless they end in a break or
-    in ``EXIT_GREEN`` passes. (Both outcomes at one commit, the other rule, needs a history
-    that runs a commit twice; these do not.)"""
+    """(backend, test) pairs flaky over the backend's window (``history_states``)."""
     return set(_flaky_ranked(world))
 
 
 def _flaky_ranked(world: World) -> dict[tuple[int, int], float]:
     """``flaky``'s pairs, each with the Wilson lower bound of its window's failure rate (its
     failures over its runs, the passes before its first failure counted)."""
-    ranks: dict[tuple[int, int], float] = {}
+    return {pair: rank for pair, (state, rank) in _judged(world).items() if state == "flaky"}
+
+
+def _judged(world: World) -> dict[tuple[int, int], tuple[str, float]]:
+    """``history_states``' pairs, each with its state and (flaky) its rank."""
+    found: dict[tuple[int, int], tuple[str, float]] = {}
     if not world.history_states:
-        return ranks
+        return found
     for backend in {r.backend for r in world.runs}:
         runs = _history_runs(world, backend)
         for test in world.tests:
@@ -469,13 +480,16 @@ def _flaky_ranked(world: World) -> dict[tuple[int, int], float]:
             if before is None:
                 continue
             full = "P" * before + seq
+            newest = full[-BREAK:]
+            if len(newest) == BREAK and set(newest) == {"F"}:
+                found[backend, test] = ("broken", 0.0)
+                continue
             flips = _flips(full)
-            ends_broken = full.endswith("F" * BREAK)
             green = len(full) - len(full.rstrip("P"))
             rate_met = flips >= MIN_FLIPS and flips >= FLIP_RATE * max(len(full) - 1, 1)
-            if rate_met and not ends_broken and green < EXIT_GREEN:
-                ranks[(backend, test)] = _wilson(seq.count("F"), len(full))
-    return ranks
+            if rate_met and green < EXIT_GREEN:
+                found[backend, test] = ("flaky", _wilson(seq.count("F"), len(full)))
+    return found
 
 
 def held(world: World) -> dict[tuple[int, int], tuple[str, int | None]]:

@@ -48,6 +48,7 @@ from parity.pure.globs import pattern_literal, pattern_regex, pattern_shape
 from parity.result_reads.verdict import run_verdict
 from parity.selectors.families import families_failing, family_tests
 from parity.selectors.files import file_grid
+from parity.selectors.fragments import file_cell_counts
 from parity.selectors.queue import triage_queue
 from tests.parity import rules_model as model
 from tests.parity.engine.rows import backend_of, results_upload
@@ -62,6 +63,7 @@ VARIANTS = tuple(f"rocm-{a}" for a in ARCHES)
 BACKENDS = ("cpu", "cpu", *VARIANTS, *VARIANTS, "tpu")
 ISSUE = "https://github.com/pytorch/xla/issues/{}"
 FLIPPING = TESTS[5]
+BROKEN = TESTS[4]  # fails in every run of tpu's ending: broken (states from history)
 # Ends passing: its gap is held open, flaky, while the current run passes it.
 FLIP_OUTCOMES = (Outcome.PASSED, Outcome.FAILED, Outcome.PASSED, Outcome.FAILED, Outcome.PASSED)
 
@@ -203,9 +205,12 @@ def _history(project: Project, seed: int, steps: int) -> model.World:
     # passes it, gfx942 fails it at 7.1 (covered) and still at 7.14 (uncovered); it fails the
     # expired exemption's test and the removed ones' too (uncovered: expired, removed).
     # Before it, tpu flips a test run after run: flaky (states from history), its open gap
-    # reported as flaky on every surface.
+    # reported as flaky on every surface; and fails another in each of those runs: broken.
     fails = dict.fromkeys(ending_tests, (Outcome.FAILED, "HIP error"))
-    flips = [{**dict.fromkeys(TESTS[:5], Outcome.PASSED), FLIPPING: o} for o in FLIP_OUTCOMES]
+    flips = [
+        {**dict.fromkeys(TESTS[:4], Outcome.PASSED), BROKEN: Outcome.FAILED, FLIPPING: o}
+        for o in FLIP_OUTCOMES
+    ]
     ending = [
         ("cpu", dict.fromkeys(TESTS, Outcome.PASSED)),
         *(("tpu", f) for f in flips),
@@ -270,6 +275,9 @@ def _test_api(ctx) -> dict:
             )  # fmt: skip
             # ``gap`` says the same: a gap of the backend's own, or none.
             assert line["gap"] == (s["outcome"] if s["triage"] else None), (name, test.key)
+        for name, line in body["backends"].items():
+            state = (line["history_state"] or {}).get("state", "")
+            assert state == ctx.history.get((name, test.key), ""), ("test API", name, test.key)
     return read
 
 
@@ -277,6 +285,10 @@ def _test_page(ctx) -> dict:
     read = defaultdict(dict)
     for test in ctx.tests:
         for line in result_reads.testcase_page(project=ctx.project, test=test).lines:
+            state = line.history.state if line.history else ""
+            assert state == ctx.history.get((line.backend, test.key), ""), (
+                "test page", line.backend, test.key
+            )  # fmt: skip
             if line.gap is not None:
                 read[line.backend][test.key] = _as_model(line.gap.standing)
             elif line.pending:
@@ -292,6 +304,8 @@ def _file_page(ctx) -> dict:
     read = defaultdict(dict)
     for file in FILES:
         grid = file_grid(project=ctx.project, file=file, per_page=1000)
+        # Its header's flaky count per backend: the gaps of the file that read flaky.
+        assert grid.flaky == _flaky_per_file(ctx).get(file, {}), ("file page", file)
         for row in grid.rows:
             for cell in row.cells:
                 if cell.gap is not None:
@@ -322,9 +336,16 @@ def _gaps_api(ctx) -> dict:
         s = g["standing"]
         triage = "tracked" if s["triage"] == "tracked_closed" else s["triage"]
         read[g["backend"]][g["test"]] = model.Standing(s["outcome"], triage, s["cause"])
-        # Its other fields say the same.
+        # Its other fields say the same; ``history`` is its test's state from history there.
         assert g["state"] == (s["cause"] or s["outcome"]), g
         assert g["tracked"] == (triage == "tracked") or triage == "", g
+        assert g["history"] == ctx.history.get((g["backend"], g["test"]), ""), g
+    listed = set(read_pairs := [(b, k) for b, tests in read.items() for k in tests])
+    assert len(listed) == len(read_pairs)
+    for state in ("flaky", "broken"):
+        got = {(g["backend"], g["test"]) for g in _all(ctx.api, url, {"history": state})}
+        want_state = {pair for pair in listed if ctx.history.get(pair) == state}
+        assert got == want_state, f"gaps ?history={state}"
     untracked = _all(ctx.api, url, {"tracked": "false"})
     want = {
         (b, k)
@@ -342,6 +363,7 @@ def _gaps_csv(ctx) -> dict:
     body = b"".join(response.streaming_content) if response.streaming else response.content
     read = defaultdict(dict)
     for row in csv.DictReader(io.StringIO(body.decode())):
+        assert row["history"] == ctx.history.get((row["backend"], row["test"]), ""), row
         if row["tracking"] == "lost":
             standing = model.Standing("lost", cause=row["state"])
         else:
@@ -593,6 +615,14 @@ def _rollups_hold(ctx, where: str) -> None:
     untracked = {
         b: sum(s.triage == "untracked" for s in tests.values()) for b, tests in expected.items()
     }
+    # The heatmap's cells (``file_cell_counts``, the roll-up the engine keeps): each counts the
+    # gaps of its file and backend that read flaky.
+    names = list(Backend.objects.filter(project=project).values_list("name", flat=True))
+    cells = file_cell_counts(project=project, names=names)
+    got = {
+        file: {b: c["flaky"] for b, c in row.items() if c["flaky"]} for file, row in cells.items()
+    }
+    assert {f: c for f, c in got.items() if c} == _flaky_per_file(ctx), f"{where}: cells' flaky"
     queue = triage_queue(project=project)
     heads = {h.backend: h.untracked for h in queue.headlines}
     assert {b: n for b, n in heads.items() if n} == {b: n for b, n in untracked.items() if n}, (
@@ -626,6 +656,16 @@ def _rollups_hold(ctx, where: str) -> None:
             if triage == "untracked" and g.triage == "flaky":
                 triage = "flaky"  # flaky over the window: reported so, not untracked
             assert (g.state, triage) == (want.outcome, want.triage), (where, name, g.test)
+
+
+def _flaky_per_file(ctx) -> dict[str, dict[str, int]]:
+    """Per file, per backend, the model's gaps there that read flaky (none: left out)."""
+    found: dict[str, Counter] = defaultdict(Counter)
+    for name, tests in ctx.expected.items():
+        for key, s in tests.items():
+            if s.triage == "flaky":
+                found[key.split("::")[0]][name] += 1
+    return {file: dict(counts) for file, counts in found.items()}
 
 
 def _cause(why: str) -> str:
@@ -820,7 +860,11 @@ def _parity_api_holds(ctx, where: str) -> None:
             outcome = "passed" if (name, key) in ctx.held else st.outcome
             per_file[key.split("::")[0]][outcome] += 1
         for file, count in per_file.items():
-            cell = cells[(file, name)]
+            cell = dict(cells[(file, name)])
+            # Of its gaps, those that read flaky (the cell's marker): not an outcome.
+            assert cell.pop("flaky") == _flaky_per_file(ctx).get(file, {}).get(name, 0), (
+                where, name, file, "flaky"
+            )  # fmt: skip
             aside = count["not_applicable"] + count["lost"]
             assert sum(cell.values()) == sum(count.values()), (where, name, file, "cell")
             excess = {o: cell[o] - count[o] for o in cell}
@@ -860,6 +904,7 @@ class _Ctx:
         self.held = {(names[b], keys[t]) for b, t in model.held(world)}
         self.uncovered: Counter = Counter()  # the verdicts' uncovered gaps, by cause
         self.read: Counter = Counter()
+        self.history: dict[tuple[str, str], str] = {}  # (backend, test) -> flaky or broken
 
 
 @pytest.mark.django_db
@@ -880,6 +925,9 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
     }
     tests = list(TestCase.objects.filter(project=project).order_by("key"))
     ctx = _Ctx(project, api, client, expected, tests, world, keys, today)
+    ctx.history = {
+        (names[b], keys[t]): state for (b, t), state in model.history_states(world).items()
+    }
     for surface, read in SURFACES.items():
         found = read(ctx)
         for backend, want in expected.items():
@@ -905,4 +953,5 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
     assert ("tpu", FLIPPING) in ctx.held, "the flipping test's gap is held"
     # Its entering flaky was announced (a webhook) and digested (its week's section), at least.
     assert ctx.read["flaky webhooks"] >= 1 and ctx.read["flaky digest"] >= 1, ctx.read
+    assert ctx.history.get(("tpu", BROKEN)) == "broken", ctx.history
     assert Snapshot.objects.exists() and GapState.MISSING

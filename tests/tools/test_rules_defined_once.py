@@ -53,6 +53,13 @@ RULES = {
         r"expires_on__(gte|lt|isnull)",
         r"kind = 'intended' DESC",
     ),
+    # States from history as the surfaces show them (issue 46): whether the project keeps them,
+    # and since when a broken test fails (the failing streak its window ends with).
+    "a test's state from history, as surfaces read it": (
+        r"history_rules[^\n]*\.get\(\s*[\"']enabled",
+        r"rstrip\(\s*[\"']F[\"']\s*\)",
+        r"\.state\s*==\s*[\"']broken[\"']",
+    ),
 }
 
 

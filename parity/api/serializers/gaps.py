@@ -58,6 +58,14 @@ class GapsQuery(serializers.Serializer):
         help_text="Only the gaps of the test files this code owner owns (@user, @org/team or "
         "an email, as the project's CODEOWNERS names it; without case).",
     )
+    history = serializers.ChoiceField(
+        choices=["flaky", "broken"],
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Only the gaps of tests in this state from history on their backend "
+        "(docs/history-states.md): none for a project that keeps no states from history.",
+    )
 
     aligned = serializers.BooleanField(
         required=False,
@@ -114,6 +122,11 @@ class GapSerializer(serializers.Serializer):
         help_text="Where the test stands on the backend (as the test endpoint says): a test whose "
         "file infrastructure lost reads outcome lost, no triage; a declared one not_applicable."
     )
+    history = serializers.SerializerMethodField(
+        help_text="Its test's state from history on the backend (docs/history-states.md): "
+        "flaky, broken (failing steadily over its newest runs), or empty (neither, or the "
+        "project keeps no states from history)."
+    )
     stale = serializers.SerializerMethodField()
     first_seen = serializers.DateTimeField(source="opened_at")
     closed_at = serializers.DateTimeField(allow_null=True)
@@ -145,6 +158,9 @@ class GapSerializer(serializers.Serializer):
     @extend_schema_field(StandingSerializer)
     def get_standing(self, gap) -> dict:
         return StandingSerializer(gap_standing(gap)).data
+
+    def get_history(self, gap) -> str:
+        return getattr(gap, "history_state", "") or ""
 
     def get_stale(self, gap) -> bool:
         return gap_is_stale(gap)

@@ -141,6 +141,11 @@ class CellSerializer(serializers.Serializer):
         help_text="Tests the reference passes that it first ran after this backend's current "
         "run: not yet run there, no gap."
     )
+    flaky = serializers.IntegerField(
+        help_text="Of its open gaps, those of tests flaky on the backend over its window of "
+        "runs (docs/history-states.md), no person triaged: 0 without states from history "
+        "and in the aligned view."
+    )
 
 
 _CELL_FIELDS = tuple(CellSerializer._declared_fields)
@@ -156,7 +161,7 @@ class FileRowSerializer(serializers.Serializer):
         return {
             "file": str(row.file),
             "cells": {
-                name: {field: int(cell[field]) for field in _CELL_FIELDS}
+                name: {field: int(cell.get(field, 0)) for field in _CELL_FIELDS}
                 for name, cell in row.cells.items()
             },
         }

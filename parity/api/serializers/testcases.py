@@ -36,13 +36,31 @@ class StandingSerializer(serializers.Serializer):
         "not_applicable, reference_missing, or empty (no result, no gap)."
     )
     triage = serializers.CharField(
-        help_text="Of a gap of the backend's own: untracked, tracked, tracked_closed or "
-        "intended; empty otherwise."
+        help_text="Of a gap of the backend's own: untracked, tracked, tracked_closed, intended "
+        "or flaky (its test flips over the backend's window of runs); empty otherwise."
     )
     cause = serializers.CharField(
         help_text="Lost: how (crashed, timed_out, empty, not_run, truncated)."
     )
     source = serializers.CharField(help_text="Not applicable: the declaration's source.")
+    label = serializers.CharField(help_text="As the pages write it.")
+
+
+class HistoryStandingSerializer(serializers.Serializer):
+    """``parity.definitions.HistoryStanding``: the test's state from history on the backend."""
+
+    state = serializers.CharField(help_text="flaky or broken.")
+    since = serializers.DateTimeField(
+        allow_null=True,
+        help_text="broken: the first run of the failing streak; flaky: the run that judged it so.",
+    )
+    since_commit = serializers.CharField(help_text="That run's commit (empty: not known).")
+    runs = serializers.IntegerField(help_text="The runs of its window.")
+    failures = serializers.IntegerField()
+    flips = serializers.IntegerField(help_text="Changes of outcome, a break's excluded.")
+    rank = serializers.FloatField(
+        help_text="The Wilson lower bound (95 %) of its failure rate: what it is ranked by."
+    )
     label = serializers.CharField(help_text="As the pages write it.")
 
 
@@ -56,6 +74,11 @@ class BackendHistorySerializer(serializers.Serializer):
     )
     standing = StandingSerializer(help_text="Where the test stands on the backend.")
     history = RunOutcomeSerializer(many=True, help_text="The last runs, newest first.")
+    history_state = HistoryStandingSerializer(
+        allow_null=True,
+        help_text="Its state from history on the backend (docs/history-states.md): flaky or "
+        "broken; null for neither, or when the project keeps no states from history.",
+    )
 
 
 class TestCaseHistorySerializer(serializers.Serializer):

@@ -6,7 +6,8 @@ authentication (the token), the project, the endpoint's one selector."""
 import pytest
 from rest_framework.test import APIClient
 
-from parity.models import Gap, Reason, Run, Triage
+from parity.definitions import untracked_q
+from parity.models import Gap, Reason, Run, TestHistory, Triage
 from tests.parity.dashboard_scenario import (
     CUDA,
     A,
@@ -96,3 +97,29 @@ def test_triage_writes_stay_within_a_bound(scenario, api, django_assert_max_num_
     with django_assert_max_num_queries(TRIAGE_WRITE_QUERIES):
         deleted = api.delete(f"{URL}/triage/{created.json()['id']}/")
     assert deleted.status_code == 204 and not Triage.objects.exists()
+
+
+# A project keeping states from history: the file cells' flaky counts and a test's states
+# take one more query; the gaps list reads its gaps' states with them.
+HISTORY_KEPT = {"parity": 1, "gaps": 0, "test": 1}
+
+
+def test_keeping_states_from_history_costs_a_query_an_endpoint_at_most(scenario, api, xla):
+    reads = {name: scenario[name] for name in HISTORY_KEPT}
+    xla.history_rules = {"enabled": True}
+    xla.save(update_fields=["history_rules"])
+    # An untracked gap: flaky, it reads flaky (a tracked one would read tracked).
+    gap = Gap.objects.filter(untracked_q(), backend__name="tpu", is_open=True).first()
+    TestHistory.objects.create(
+        project=xla, backend=gap.backend, test=gap.test, outcomes="FPFP", commits=list("abcd"),
+        ats=[gap.opened_at] * 4, state="flaky", since=gap.opened_at, runs=4, failures=2,
+        flips=3, rank=0.2,
+    )  # fmt: skip
+    Gap.objects.filter(pk=gap.pk).update(flaky=True)
+    expected = {name: READS[name][1] + extra for name, extra in HISTORY_KEPT.items()}
+    counts, statements = query_counts(gets(api, reads))
+    assert counts == expected, mismatches(counts, expected, statements)
+    gaps = api.get(reads["gaps"]).json()["results"]
+    assert {g["history"] for g in gaps if g["id"] == gap.pk} == {"flaky"}
+    files = api.get(reads["parity"]).json()["files"]
+    assert sum(f["cells"]["tpu"]["flaky"] for f in files) == 1

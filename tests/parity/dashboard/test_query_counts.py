@@ -6,7 +6,7 @@ once a third, older day of runs is uploaded. Each count is the whole request's: 
 import pytest
 from django.test import Client
 
-from parity.models import Gap
+from parity.models import Gap, TestHistory
 from parity.services.triage import TriageRequest, triages_create
 from tests.parity.dashboard_scenario import A, tid, upload_history, upload_older_day
 from tests.query_counts import gets, mismatches, query_counts
@@ -127,3 +127,36 @@ def test_the_exemptions_page_reads_a_fixed_number_of_queries(scenario, exemption
         assert counts == logged_in, f"{size}, logged in:\n" + mismatches(
             counts, logged_in, statements
         )
+
+
+def _history_kept(xla) -> None:
+    """xla keeps states from history; tpu's gap test (the scenario's test page's) is broken and
+    flaky on gpu, its gap there marked so."""
+    xla.history_rules = {"enabled": True}
+    xla.save(update_fields=["history_rules"])
+    for backend, state in (("tpu", "broken"), ("gpu", "flaky")):
+        gap = Gap.objects.get(backend__name=backend, test__key=tid(A, 2), is_open=True)
+        TestHistory.objects.create(
+            project=xla, backend=gap.backend, test=gap.test, outcomes="PFFF",
+            commits=["a", "b", "c", "d"], ats=[gap.opened_at] * 4, state=state,
+            since=gap.opened_at, runs=4, failures=3, flips=1, rank=0.3,
+        )  # fmt: skip
+        Gap.objects.filter(pk=gap.pk).update(flaky=state == "flaky")
+
+
+# A project keeping states from history reads them in one more query on the pages that show
+# a test's (the file's flaky counts, the test's states, the listed gaps' states); the heatmap
+# and the CSV read them with what they read already (the cells' gap counts, the gaps).
+HISTORY_KEPT = {"heatmap": 0, "file": 1, "test": 1, "gaps": 1, "gaps.csv": 0}
+
+
+def test_keeping_states_from_history_costs_a_query_a_page_at_most(scenario, xla):
+    pages = {name: scenario[name] for name in HISTORY_KEPT}
+    pages["gaps"] = f"{P}/gaps/?open=1"  # the marked gaps on its first page, whatever their age
+    before, _ = query_counts(gets(Client(), pages))
+    assert before == {**{n: PAGES[n][1] for n in HISTORY_KEPT}, "gaps": PAGES["gaps"][1] - 1}
+    _history_kept(xla)
+    expected = {name: before[name] + extra for name, extra in HISTORY_KEPT.items()}
+    counts, statements = query_counts(gets(Client(), pages))
+    assert counts == expected, mismatches(counts, expected, statements)
+    assert any("parity_testhistory" in q for q in statements["gaps"])

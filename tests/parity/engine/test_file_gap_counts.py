@@ -8,7 +8,7 @@ import datetime
 import pytest
 from django.db.models import Count, Q
 
-from parity.definitions import INFRA_STATES
+from parity.definitions import INFRA_STATES, reads_flaky_q
 from parity.engine import parity_recompute
 from parity.engine.gap_triages import triages_refresh
 from parity.models import FileGapCount, Gap, GapState, Outcome, Project, Triage
@@ -128,3 +128,52 @@ def test_file_gap_counts_follow_every_write_of_gaps(project):
     assert stored(project) == {}
     project.delete()
     assert not FileGapCount.objects.exists()
+
+
+def flaky_stored(project: Project) -> dict[tuple[str, str], int]:
+    rows = FileGapCount.objects.filter(project=project, flaky__gt=0)
+    return {(b, f): n for b, f, n in rows.values_list("backend__name", "file", "flaky")}
+
+
+def flaky_recounted(project: Project) -> dict[tuple[str, str], int]:
+    """The open gaps that read flaky (``reads_flaky_q``), grouped here."""
+    rows = (
+        Gap.objects.filter(reads_flaky_q(), project=project, is_open=True)
+        .values_list("backend__name", "test__file")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    return {(b, f): n for b, f, n in rows}
+
+
+@pytest.mark.django_db
+def test_the_flaky_count_follows_the_flaky_marks(project):
+    """A cell's flaky count (the heatmap's marker) moves with each write of ``Gap.flaky``, as
+    ``history.mark`` writes it (the flag alone), and with a triage a person makes over it."""
+    cpu = run_at(project, "cpu", START)
+    results_upload(cpu, dict.fromkeys(A + B, P))
+    parity_recompute(run=cpu)
+    tpu = run_at(project, "tpu", START + datetime.timedelta(hours=1))
+    results_upload(tpu, {A[0]: F, A[1]: F, A[2]: P, A[3]: P, B[0]: F})
+    parity_recompute(run=tpu)
+    assert flaky_stored(project) == {}
+    gaps = Gap.objects.filter(project=project, is_open=True)
+
+    gaps.filter(test__key__in=[A[0], A[1], B[0]]).update(flaky=True)
+    assert flaky_stored(project) == {("tpu", "test/test_a.py"): 2, ("tpu", "test/test_b.py"): 1}
+    # Tracked, it reads tracked: no longer counted; untracked again, counted.
+    gaps.filter(test__key=A[0]).update(tracked=True)
+    assert flaky_stored(project) == {("tpu", "test/test_a.py"): 1, ("tpu", "test/test_b.py"): 1}
+    gaps.filter(test__key=A[0]).update(tracked=False)
+    gaps.filter(test__key=B[0]).update(flaky=False)
+    assert flaky_stored(project) == {("tpu", "test/test_a.py"): 2}
+    assert flaky_stored(project) == flaky_recounted(project)
+
+    # The next run fixes A[0]: its gap closes and leaves the count.
+    again = run_at(project, "tpu", START + datetime.timedelta(hours=2))
+    results_upload(again, {A[0]: P, A[1]: F, A[2]: P, A[3]: P, B[0]: F})
+    parity_recompute(run=again)
+    assert flaky_stored(project) == {("tpu", "test/test_a.py"): 1}
+    Gap.objects.filter(project=project, test__key=A[1]).delete()
+    assert flaky_stored(project) == {} == flaky_recounted(project)
+    assert_counts_true(project)
