@@ -225,7 +225,7 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
         request,
         project,
         "parity/trend.html",
-        tab="heatmap",
+        tab="trend",
         backend=name,
         days=days,
         windows=SCORE_TREND_DAYS,
