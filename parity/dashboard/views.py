@@ -284,6 +284,7 @@ def gaps_query(
         reason=query["reason"],
         category=query["category"] or None,
         owner=query["owner"] or None,
+        suite=query["suite"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
     )
     return form, query, filters
@@ -295,6 +296,7 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
     if request.GET.get("aligned") == "1":
         return _gaps_aligned(request, project, form, filters)
     since = query["since"]
+    filters, unrun = selectors.gaps_folded(project=project, query=filters)
     page = selectors.gaps_page(
         project=project,
         since=since,
@@ -315,6 +317,7 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
         # The form's default week, said as such rather than as a bare date.
         since_days=None if request.GET.get("since") else GapsQuery.DEFAULT_DAYS,
         page=page,
+        unrun_suites=unrun,
     )
 
 
