@@ -69,3 +69,10 @@ def target_url(*, slug: str, backend: str) -> str:
     """The trend page of ``backend``, where its targets and their forecasts are."""
     path = reverse("project-trend", kwargs={"slug": slug})
     return absolute(f"{path}?{urlencode({'backend': backend})}")
+
+
+def suite_gaps_url(*, slug: str, suite: str, backend: str) -> str:
+    """The gaps page listing the missing tests of a suite never run on ``backend``."""
+    path = reverse("project-gaps", kwargs={"slug": slug})
+    query = {"open": "1", "suite": suite, "backend": backend, "state": "missing"}
+    return absolute(f"{path}?{urlencode(query)}")

@@ -56,6 +56,7 @@ from parity.selectors.classification import CategoryCount, skip_categories_curre
 from parity.selectors.fragments import headline_score
 from parity.selectors.owners import gaps_owned, owner_clean
 from parity.selectors.reason_links import LinkChange, link_changes
+from parity.selectors.suite_gaps import UnrunSuite, folded_q, suites_unrun, suites_unrun_counted
 from parity.selectors.targets import TargetProgress, targets_progress
 from parity.selectors.transitions import transitions_of_week
 
@@ -228,6 +229,9 @@ class DigestContent:
     # Targets at risk as the digest is made (no progress, or a forecast after the date).
     targets_at_risk: list[TargetProgress] = field(default_factory=list)
     uncovered: list[UncoveredGapRow] = field(default_factory=list)  # by backend, test
+    # Suites never run on a backend (or excluded) whose tests' missing gaps opened this week:
+    # one line each, with ``missing`` the week's; those gaps are in no group of ``new_gaps``.
+    unrun_suites: list[UnrunSuite] = field(default_factory=list)
 
     @property
     def new_total(self) -> int:
@@ -249,6 +253,7 @@ class DigestContent:
             or self.transitions
             or self.targets_at_risk
             or self.uncovered
+            or self.unrun_suites
         )
 
 
@@ -279,7 +284,8 @@ def digest_content(
     reference = Backend.objects.filter(pk=project.reference_backend_id).first()
     filtered = sorted(names.values()) if backends else []
     fixed = _fixed(project, ids, week, owner)
-    new_gaps = _new_gaps(project, ids, week, owner)
+    unrun = [u for u in suites_unrun(project=project) if u.backend_id in names]
+    new_gaps = _new_gaps(project, ids, week, owner, folded=folded_q(unrun))
     return DigestContent(
         project=project.slug,
         week=week,
@@ -308,6 +314,7 @@ def digest_content(
             if t.at_risk
         ],
         uncovered=[u for u in uncovered or [] if u.backend in names.values()],
+        unrun_suites=suites_unrun_counted(unrun, _opened(project, ids, week, owner)),
     )
 
 
@@ -397,14 +404,22 @@ def _row(gap: Gap) -> GapRow:
     )
 
 
-def _new_gaps(
-    project: Project, backend_ids: list[int], week: Week, owner: str
-) -> list[BackendGaps]:
-    opened = _gaps(project, backend_ids, owner).filter(
+def _opened(project: Project, backend_ids: list[int], week: Week, owner: str):
+    """The gaps opened during the week and open at its end."""
+    return _gaps(project, backend_ids, owner).filter(
         Q(is_open=True) | Q(closed_at__gte=week.end),
         opened_at__gte=week.start,
         opened_at__lt=week.end,
     )
+
+
+def _new_gaps(
+    project: Project, backend_ids: list[int], week: Week, owner: str, folded: Q | None = None
+) -> list[BackendGaps]:
+    """``folded``: the gaps of suites never run on their backend, one line each instead."""
+    opened = _opened(project, backend_ids, week, owner)
+    if folded is not None:
+        opened = opened.exclude(folded)
     by_group: dict[str, dict[str, list[GapRow]]] = defaultdict(lambda: defaultdict(list))
     for gap in opened:
         by_group[gap.backend.name][gap.state].append(_row(gap))

@@ -12,9 +12,10 @@ import io
 import pytest
 from django.utils import timezone
 
-from parity.models import Gap, GapState, ReferenceSuiteTest
+from parity.models import Gap, GapState, ReferenceSuiteTest, WebhookNotice
 from parity.services.suites import suite_map_load
 from tests.junit_builder import Case, junit_xml
+from tests.parity.services.test_webhooks import endpoint, receiver  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -51,6 +52,10 @@ def send(ingest, backend, suite, tests, *, complete=True, failing=()):
 
 @pytest.fixture
 def never_ran(project, ingest):
+    return _uploads(project, ingest)
+
+
+def _uploads(project, ingest):
     suite_map_load(
         project=project,
         suites={
@@ -135,3 +140,42 @@ def test_the_gaps_api_and_csv_carry_the_row_and_each_gaps_suite(never_ran, clien
     assert never["reason"] == "3412 tests missing"
     assert excluded["reason"] == f"3412 tests missing: {REASON}" and excluded["issues"] == ISSUE
     assert (failed["backend"], failed["state"], failed["suite"]) == ("tpu", "failed", "main")
+
+
+def test_the_digest_counts_a_suite_never_run_as_one_line(never_ran):
+    from django.conf import settings
+
+    from parity.digest.render import digest_render
+    from parity.pure.weeks import Week
+    from parity.selectors.digest import digest_content
+
+    content = digest_content(project=never_ran, week=Week.of(NOW - datetime.timedelta(hours=2)))
+    assert [(u.suite, u.backend, u.missing) for u in content.unrun_suites] == [
+        ("torch_ops", "neuron", OPS),
+        ("torch_ops", "tpu", OPS),
+    ]
+    assert content.new_total == 1  # tpu's failure; no group holds the folded missing gaps
+    rendered = digest_render(content)
+    assert "suite torch_ops never ran on tpu: 3,412 tests missing" in rendered.text
+    assert f"suite torch_ops is excluded on neuron ({REASON}): 3,412 tests missing" in rendered.text
+    url = f"{settings.SITE_URL}/p/pytorch-xla/gaps/?open=1&suite=torch_ops&backend=tpu"
+    assert url in rendered.text
+    assert "test_0001" not in rendered.text and "test_0001" not in rendered.html
+    assert "1 new gap (1 untracked), 2 suites never run" in rendered.subject
+
+
+def test_the_webhook_announces_a_suite_never_run_as_one_item(project, ingest, endpoint, receiver):
+    endpoint()
+    _uploads(project, ingest)
+    events = [g.body["data"] for g in receiver.received if g.body["event"] == "untracked_gaps"]
+    tpu = next(e for e in events if e["backend"] == "tpu")
+    assert tpu["opened_total"] == 1 and [g["test"] for g in tpu["opened"]] == [
+        "test/main.py::TestMain::test_03"
+    ]
+    assert tpu["suites"] == [
+        {"suite": "torch_ops", "status": "never_ran", "opened": OPS, "reason": "", "issue_url": ""}
+    ]
+    notice = WebhookNotice.objects.get(event="untracked_gaps", payload__backend="tpu")
+    title = "suite torch_ops never ran on tpu: 3,412 tests missing"
+    assert notice.summary["title"].endswith(title)
+    assert len(notice.subjects) == 1 + OPS  # each gap announced once, folded or not
