@@ -236,16 +236,16 @@ LINES_FETCHED = 2000  # rows turned into Python objects at a time
 
 
 def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine]:
-    """``gaps`` (``open_gaps_sorted``'s, in its order) as ``GapLine``s. Six queries for any
-    length (seven when a backend has variants): the gaps, their reasons' issues, the files'
-    owners, where their tests fail, the reference and its suites' map. Read by a plain cursor a batch at a time: Postgres sends
+    """``gaps`` (``open_gaps_sorted``'s, in its order) as ``GapLine``s. Four queries for any
+    length (five when a backend has variants): the gaps, their reasons' issues, the files'
+    owners, where their tests fail; one more for the suites' map when a test has a suite. Read by a plain cursor a batch at a time: Postgres sends
     the result whole (about the CSV's size) and Python holds one batch of rows; a server-side
     cursor would not survive a transaction pooler (docs/operations.md, "Behind PgBouncer")."""
     issues = _reason_issue_refs(project)
     owners = files_owners(project=project)
     variants = Backend.objects.filter(project=project, family__isnull=False).exists()
     failing = failing_on(project=project, tests=gaps.values("test_id"), variants=variants)
-    suites = suites_by_reference_name(project=project)
+    suites = _SuiteNames(project)
     sql, params = gaps.values_list(*_LINE_FIELDS).query.sql_with_params()
     with read_cursor() as cursor:
         cursor.execute(sql, params)
@@ -254,7 +254,19 @@ def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine
                 yield _line(row, issues=issues, owners=owners, failing=failing, suites=suites)
 
 
-def _line(row: tuple, *, issues: dict, owners: dict, failing, suites: dict) -> GapLine:
+class _SuiteNames:
+    """The logical suite of a name on the reference, the map read at the first gap with one."""
+
+    def __init__(self, project: Project) -> None:
+        self.project, self.names = project, None
+
+    def logical(self, name: str) -> str:
+        if self.names is None:
+            self.names = suites_by_reference_name(project=self.project)
+        return self.names.get(name, name)
+
+
+def _line(row: tuple, *, issues: dict, owners: dict, failing, suites: _SuiteNames) -> GapLine:
     backend, test_id, file, class_name, name, state, reason_id, reason = row[:8]
     issue_key, issue_url, intended, tracked, opened_at, flaky, suite = row[8:]
     cited = issues.get(reason_id, {})
@@ -274,7 +286,7 @@ def _line(row: tuple, *, issues: dict, owners: dict, failing, suites: dict) -> G
         owners=owners.get(file, []),
         also_failing=failing.also(backend=backend, test_id=test_id).backends,
         flaky=flaky,
-        suite=suites.get(suite, suite) if suite else "",
+        suite=suites.logical(suite) if suite else "",
     )
 
 

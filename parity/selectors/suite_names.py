@@ -1,6 +1,8 @@
 """A logical suite's name where its tests are known: on the reference (docs/suites.md)."""
 
-from parity.models import Project, SuiteBackend
+from django.db.models import Q
+
+from parity.models import Backend, Project, SuiteBackend
 
 
 def suite_reference_name(*, project: Project, suite: str) -> str:
@@ -22,9 +24,9 @@ def suite_reference_name(*, project: Project, suite: str) -> str:
 def suites_by_reference_name(*, project: Project) -> dict[str, str]:
     """What the reference's CI calls a suite -> the logical suite, for the suites the map names
     there (or on the reference's family); a name not in it is its own suite. One query."""
-    reference = project.reference_backend
-    if reference is None:
-        return {}
-    on = {reference.pk, reference.family_id} - {None}
-    entries = SuiteBackend.objects.filter(suite__project=project, backend_id__in=on)
+    reference = project.reference_backend_id
+    family = Backend.objects.filter(pk=reference).values("family_id")
+    entries = SuiteBackend.objects.filter(suite__project=project).filter(
+        Q(backend_id=reference) | Q(backend_id__in=family)
+    )
     return {e.name_on_backend: e.suite.name for e in entries.select_related("suite")}

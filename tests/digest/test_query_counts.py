@@ -12,8 +12,9 @@ PREVIEW = "/p/pytorch-xla/digest/?week=2026-W14"
 # records (none at the week's start: no link changes to read); gaps tracked by closed issues;
 # exemptions that pass now; skips and gaps per category; the week's version transitions; the
 # project's targets (none here: one query); whether any triage is conditioned or expired, and
-# any was removed (none: no run is judged for uncovered).
-PREVIEW_QUERIES = 20
+# any was removed (none: no run is judged for uncovered); whether any test has a suite (none:
+# no suite is read).
+PREVIEW_QUERIES = 21
 UNSUBSCRIBE_QUERIES = 1  # the subscription, with its project
 
 
