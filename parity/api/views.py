@@ -131,9 +131,7 @@ class GapListView(generics.ListAPIView):
                 backend=data.get("backend"),
                 state=data.get("state"),
             ).gaps
-        folded, self.suites = selectors.gaps_folded(
-            project=self.project, query=query.gaps_query()
-        )
+        folded, self.suites = selectors.gaps_folded(project=self.project, query=query.gaps_query())
         return selectors.gaps_list(project=self.project, query=folded)
 
     def paginate_queryset(self, queryset):

@@ -47,10 +47,7 @@ _CLEAR = model_sql("DELETE FROM {suite} WHERE project_id = %(project)s", suite=R
 def reference_suites_write(*, project_id: int, run_id: int | None) -> None:
     """The suites of the tests of ``run_id``, the reference's current run (None: it has none,
     and no test has a suite)."""
-    named = (
-        run_id is not None
-        and Upload.objects.filter(run_id=run_id).exclude(suite="").exists()
-    )
+    named = run_id is not None and Upload.objects.filter(run_id=run_id).exclude(suite="").exists()
     params = {"project": project_id, "run": run_id}
     with connection.cursor() as cursor:
         if not named:  # a run whose uploads name no suite: the reads fold nothing

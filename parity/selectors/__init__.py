@@ -88,12 +88,6 @@ from parity.selectors.gaps import (
     open_gap_lines,
     open_gaps_sorted,
 )
-from parity.selectors.suite_gaps import (
-    UnrunSuite,
-    gaps_folded,
-    gaps_suite_attach,
-    suites_unrun,
-)
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, HeatmapQuery, heatmap
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.list_exports import ExportQuery, ListExport, exemptions_export
@@ -132,6 +126,12 @@ from parity.selectors.reasons import (
     skip_reasons_current,
 )
 from parity.selectors.runs import RunsPage, runs_page
+from parity.selectors.suite_gaps import (
+    UnrunSuite,
+    gaps_folded,
+    gaps_suite_attach,
+    suites_unrun,
+)
 from parity.selectors.suites import SuiteMatrix, suite_matrix
 from parity.selectors.targets import TargetProgress, targets_progress
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search

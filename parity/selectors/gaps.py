@@ -238,9 +238,10 @@ LINES_FETCHED = 2000  # rows turned into Python objects at a time
 def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine]:
     """``gaps`` (``open_gaps_sorted``'s, in its order) as ``GapLine``s. Four queries for any
     length (five when a backend has variants): the gaps, their reasons' issues, the files'
-    owners, where their tests fail; one more for the suites' map when a test has a suite. Read by a plain cursor a batch at a time: Postgres sends
-    the result whole (about the CSV's size) and Python holds one batch of rows; a server-side
-    cursor would not survive a transaction pooler (docs/operations.md, "Behind PgBouncer")."""
+    owners, where their tests fail; one more for the suites' map when a test has a suite. Read
+    by a plain cursor a batch at a time: Postgres sends the result whole (about the CSV's size)
+    and Python holds one batch of rows; a server-side cursor would not survive a transaction
+    pooler (docs/operations.md, "Behind PgBouncer")."""
     issues = _reason_issue_refs(project)
     owners = files_owners(project=project)
     variants = Backend.objects.filter(project=project, family__isnull=False).exists()

@@ -798,10 +798,11 @@ def _suites_fold(ctx, where: str) -> None:
         project=project, backend=tpu, key="suite-main", commit="cz", started_at=started
     )
     Upload.objects.create(run=pending, sha256="0" * 64, size=0, suite="main")
+    tests = model.outcomes(ctx.world.run(reference.pk))
     world = dataclasses.replace(
         ctx.world,
         runs=(*ctx.world.runs, model.Run(pending.pk, tpu.pk, started, complete=False)),
-        test_suites={reference.pk: dict.fromkeys(model.outcomes(ctx.world.run(reference.pk)), "main")},
+        test_suites={reference.pk: dict.fromkeys(tests, "main")},
         run_suites={reference.pk: frozenset({"main"}), pending.pk: frozenset({"main"})},
         mapped_suites=frozenset({"main"}),
     )

@@ -255,9 +255,7 @@ def test_a_maintainer_changes_a_target_and_its_denominator_stays(burn_down, api,
     assert member(xla, "viewer").post(TREND, form).status_code == 403
 
 
-def test_a_target_dated_in_the_past_is_refused_and_an_old_one_keeps_its_date(
-    burn_down, api, xla
-):
+def test_a_target_dated_in_the_past_is_refused_and_an_old_one_keeps_its_date(burn_down, api, xla):
     yesterday = TODAY - datetime.timedelta(days=1)
     refused = api.post(URL, {"backend": "tpu", "score": 0.9, "due": str(yesterday)}, format="json")
     assert refused.status_code == 400

@@ -60,9 +60,7 @@ def _uploads(project, ingest):
         project=project,
         suites={
             "torch_ops": {
-                "backends": {
-                    "neuron": {"excluded": True, "reason": REASON, "issue_url": ISSUE}
-                }
+                "backends": {"neuron": {"excluded": True, "reason": REASON, "issue_url": ISSUE}}
             }
         },
     )
@@ -164,7 +162,12 @@ def test_the_digest_counts_a_suite_never_run_as_one_line(never_ran):
     assert "1 new gap (1 untracked), 2 suites never run" in rendered.subject
 
 
-def test_the_webhook_announces_a_suite_never_run_as_one_item(project, ingest, endpoint, receiver):
+def test_the_webhook_announces_a_suite_never_run_as_one_item(
+    project,
+    ingest,
+    endpoint,  # noqa: F811
+    receiver,  # noqa: F811
+):
     endpoint()
     _uploads(project, ingest)
     events = [g.body["data"] for g in receiver.received if g.body["event"] == "untracked_gaps"]
