@@ -5,6 +5,7 @@ from the uploads; tests added later leave the steering figure alone; a target at
 webhook event per entry, with hysteresis; maintainers only set one."""
 
 import datetime
+import re
 
 import pytest
 from django.conf import settings
@@ -289,3 +290,9 @@ def test_a_target_on_a_family_is_refused_with_why(burn_down, api, xla):
     assert refused.status_code == 400
     assert refused.json()["detail"] == "rocm is a family: set a target on each of its variants."
     assert not Target.objects.exists()
+
+
+def test_the_trend_page_lights_its_own_tab(burn_down, client):
+    html = client.get(TREND).content.decode()
+    tabs = html.split('<nav class="tabs"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'aria-current="page"[^>]*>([^<]+)<', tabs) == ["Trend"]
