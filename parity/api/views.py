@@ -75,6 +75,34 @@ class GapPagination(LimitOffsetPagination):
         self.count, page = selectors.gaps_window(queryset, offset=self.offset, limit=self.limit)
         return page
 
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        unrun = getattr(self, "suites", None)
+        if unrun is not None:  # the open list's suites never run, each one row
+            response.data["suites"] = s.UnrunSuiteSerializer(unrun, many=True).data
+        return response
+
+    def get_paginated_response_schema(self, schema):
+        schema = super().get_paginated_response_schema(schema)
+        schema["properties"]["suites"] = {
+            "type": "array",
+            "description": "Suites the reference runs that a backend never ran or excludes, "
+            "one row each: their tests' missing gaps there are left out of results (list "
+            "them with ?suite=). Absent from the aligned view.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "suite": {"type": "string"},
+                    "backend": {"type": "string"},
+                    "status": {"type": "string", "enum": ["never_ran", "excluded"]},
+                    "missing": {"type": "integer"},
+                    "reason": {"type": "string"},
+                    "issue_url": {"type": "string"},
+                },
+            },
+        }
+        return schema
+
 
 class GapListView(generics.ListAPIView):
     permission_classes = [ProjectAccess]
@@ -93,6 +121,7 @@ class GapListView(generics.ListAPIView):
         self.project = project_for_request(self.request, self.kwargs["slug"])
         query = _query(s.GapsQuery, self.request)
         self.aligned = query.validated_data["aligned"]
+        self.suites = []
         if self.aligned:
             data = query.validated_data
             return result_reads.aligned_view(
@@ -102,13 +131,16 @@ class GapListView(generics.ListAPIView):
                 backend=data.get("backend"),
                 state=data.get("state"),
             ).gaps
-        return selectors.gaps_list(project=self.project, query=query.gaps_query())
+        folded, self.suites = selectors.gaps_folded(project=self.project, query=query.gaps_query())
+        return selectors.gaps_list(project=self.project, query=folded)
 
     def paginate_queryset(self, queryset):
+        self.paginator.suites = None if self.aligned else self.suites
         page = super().paginate_queryset(queryset)
         if page and not self.aligned:  # the page's code owners, in one query
             selectors.gaps_owners_attach(page, project=self.project)
             selectors.gaps_also_failing_attach(page, project=self.project)
+            selectors.gaps_suite_attach(page, project=self.project)
         return page
 
     def get_serializer_class(self):

@@ -1855,9 +1855,11 @@ def _query_pages(
     limit: int,
     page: int,
     keep: Callable[[Mapping[str, Any]], bool] | None = None,
+    first: dict | None = None,
 ) -> tuple[list[dict], int, bool]:
     """Read a limit/offset list page by page until ``limit`` items pass ``keep`` (0: every
-    one): those items, the server's count, and whether some were left unread."""
+    one): those items, the server's count, and whether some were left unread. ``first``, when
+    given, gets the first page's answer (what it says beside its items)."""
     items: list[dict] = []
     offset = 0
     while True:
@@ -1866,6 +1868,8 @@ def _query_pages(
         answer = client.request(
             "GET", path, query={**query, "limit": str(size), "offset": str(offset)}
         ).json()
+        if first is not None and not first:
+            first.update(answer)
         results = answer.get("results", [])
         total = answer.get("count", len(results))
         offset += len(results)
@@ -1884,6 +1888,7 @@ def query_gaps(client: Client, args: argparse.Namespace) -> dict:
         query["tracked"] = "false"
     if getattr(args, "history", None):
         query["history"] = args.history
+    first: dict = {}
     found, total, more = _query_pages(
         client,
         client._project_path("gaps/"),
@@ -1891,9 +1896,20 @@ def query_gaps(client: Client, args: argparse.Namespace) -> dict:
         limit=args.limit,
         page=args.page_size,
         keep=(lambda gap: _contains(args.q, gap["test"])) if args.q else None,
+        first=first,
     )
     items = [query_gap(gap) for gap in found]
-    return {"total": None if args.q else total, "truncated": more, "items": items}
+    # A suite never run on a backend: one entry, its missing gaps in none of the items.
+    suites = [
+        {k: s.get(k) for k in ("suite", "backend", "status", "missing", "reason", "issue_url")}
+        for s in first.get("suites") or []
+    ]
+    return {
+        "total": None if args.q else total,
+        "truncated": more,
+        "suites": suites,
+        "items": items,
+    }
 
 
 def query_exemptions(client: Client, args: argparse.Namespace) -> dict:
@@ -2063,6 +2079,13 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             f"rerun {f['file']} ({f['state']}, {_shard_label(f)})"
             for f in document["rerun"]["files"]
         ]
+    for suite in document.get("suites") or []:  # a gaps document's suites never run
+        where = "is excluded on" if suite["status"] == "excluded" else "never ran on"
+        why = f" ({suite['reason']})" if suite.get("reason") else ""
+        lines.append(
+            f"suite {suite['suite']} {where} {suite['backend']}{why}: "
+            f"{suite['missing']} tests missing (list them: the gaps API's ?suite=)"
+        )
     if kind in ("gaps", "verdict"):
         rows = [
             [

@@ -117,6 +117,10 @@ GAP_COLUMNS = (
     "owners",  # the columns before it kept their places when it came
     "also_failing",  # the other backends failing the test, its family's first
     "history",  # its test's state from history there: flaky, broken or empty
+    # The suite the reference runs the test in. A suite never run on a backend is one row of
+    # its own first: ``test`` and ``file`` empty, ``state`` its cell's (never_ran, excluded),
+    # ``reason`` "N tests missing" (and an exclusion's reason), ``issues`` the exclusion's.
+    "suite",
 )
 
 
@@ -128,13 +132,30 @@ def gaps_csv(request: HttpRequest, project: Project) -> HttpResponse:
     (opened since its day, or every open gap with ``open=1``)."""
     _, query, filters = gaps_query(request, project)
     since = None if query["open"] else query["since"]
+    filters, unrun = selectors.gaps_folded(project=project, query=filters)
     _, gaps = selectors.open_gaps_sorted(
         project=project, query=replace(filters, since=since), sort=query["sort"] or ""
     )
-    return _csv(f"{project.slug}-gaps.csv", GAP_COLUMNS, _gap_rows(project, gaps))
+    return _csv(f"{project.slug}-gaps.csv", GAP_COLUMNS, _gap_rows(project, gaps, unrun))
 
 
-def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
+def _gap_rows(project: Project, gaps, unrun) -> Iterator[tuple]:
+    for suite in unrun:
+        missing = f"{suite.missing} test{'' if suite.missing == 1 else 's'} missing"
+        yield (
+            suite.backend,
+            "",
+            "",
+            suite.status,
+            f"{missing}: {suite.reason}" if suite.reason else missing,
+            suite.issue_url,
+            "",
+            "",
+            "",
+            "",
+            "",  # history: a suite's row is no test's
+            suite.suite,
+        )
     for line in selectors.open_gap_lines(project=project, gaps=gaps):
         yield (
             line.backend,
@@ -148,6 +169,7 @@ def _gap_rows(project: Project, gaps) -> Iterator[tuple]:
             " ".join(line.owners),
             " ".join(line.also_failing),
             line.history,
+            line.suite,
         )
 
 

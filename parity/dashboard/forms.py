@@ -146,6 +146,8 @@ class GapsQuery(ProjectQuery):
     reason = forms.IntegerField(required=False, widget=forms.HiddenInput)
     # A category's gaps, from the reasons page.
     category = forms.CharField(required=False, max_length=100, widget=forms.HiddenInput)
+    # A suite's tests, one by one: from its row of a suite never run on a backend.
+    suite = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
     page = forms.IntegerField(required=False, min_value=1, initial=1, widget=forms.HiddenInput)
     fixed_page = forms.IntegerField(
         required=False, min_value=1, initial=1, widget=forms.HiddenInput

@@ -225,7 +225,7 @@ def score_trend(request: HttpRequest, project: Project) -> HttpResponse:
         request,
         project,
         "parity/trend.html",
-        tab="heatmap",
+        tab="trend",
         backend=name,
         days=days,
         windows=SCORE_TREND_DAYS,
@@ -285,6 +285,7 @@ def gaps_query(
         category=query["category"] or None,
         owner=query["owner"] or None,
         history=query["history"] or None,
+        suite=query["suite"] or None,
         **TRACKED_FILTERS[query["tracked"] or ""],
     )
     return form, query, filters
@@ -296,6 +297,7 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
     if request.GET.get("aligned") == "1":
         return _gaps_aligned(request, project, form, filters)
     since = query["since"]
+    filters, unrun = selectors.gaps_folded(project=project, query=filters)
     page = selectors.gaps_page(
         project=project,
         since=since,
@@ -316,6 +318,7 @@ def gaps(request: HttpRequest, project: Project) -> HttpResponse:
         # The form's default week, said as such rather than as a bare date.
         since_days=None if request.GET.get("since") else GapsQuery.DEFAULT_DAYS,
         page=page,
+        unrun_suites=unrun,
     )
 
 

@@ -73,3 +73,10 @@ def target_url(*, slug: str, backend: str) -> str:
 
 def suites_url(*, slug: str) -> str:
     return absolute(reverse("project-suites", kwargs={"slug": slug}))
+
+
+def suite_gaps_url(*, slug: str, suite: str, backend: str) -> str:
+    """The gaps page listing the missing tests of a suite never run on ``backend``."""
+    path = reverse("project-gaps", kwargs={"slug": slug})
+    query = {"open": "1", "suite": suite, "backend": backend, "state": "missing"}
+    return absolute(f"{path}?{urlencode(query)}")

@@ -12,7 +12,13 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from parity.digest.links import dashboard_links, suites_url, target_url, transition_url
+from parity.digest.links import (
+    dashboard_links,
+    suite_gaps_url,
+    suites_url,
+    target_url,
+    transition_url,
+)
 from parity.pure.skip_rules import DISPOSITION_NAMES
 from parity.selectors.classification import CategoryCount
 from parity.selectors.digest import (
@@ -59,6 +65,8 @@ def summary(content: DigestContent) -> str:
     parts = []
     if content.new_total:
         parts.append(plural(content.new_total, "new gap") + f" ({untracked} untracked)")
+    if content.unrun_suites:  # one each, however many tests it holds
+        parts.append(plural(len(content.unrun_suites), "suite") + " never run")
     if content.fixed_total:
         parts.append(f"{content.fixed_total} fixed")
     if content.new_reasons:
@@ -155,6 +163,16 @@ def category_line(row: CategoryCount) -> str:
     return f"{where}: {row.tests:,} skipped, {gaps}, {row.untracked:,} untracked"
 
 
+def unrun_line(suite) -> str:
+    """A suite never run on a backend as the digest's one line for its tests."""
+    where = (
+        f"is excluded on {suite.backend} ({suite.reason})"
+        if suite.status == "excluded"
+        else f"never ran on {suite.backend}"
+    )
+    return f"suite {suite.suite} {where}: {suite.missing:,} tests missing"
+
+
 def no_run(row: ScoreRow) -> str:
     """What a backend with no score this week says instead ("" when it has one)."""
     if row.score is not None:
@@ -181,6 +199,13 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
             slug=content.project, week=content.week, backends=content.backends, owner=content.owner
         ),
         "summary": summary(content),
+        "unrun_suites": [
+            {
+                "line": unrun_line(u),
+                "url": suite_gaps_url(slug=content.project, suite=u.suite, backend=u.backend),
+            }
+            for u in content.unrun_suites
+        ],
         "scope": scope(content),
         "dates": week_dates(content),
         "scores_title": (

@@ -49,6 +49,7 @@ from parity.engine.lapses import lapses_write
 from parity.engine.owners import owners_add
 from parity.engine.pending import pending_split
 from parity.engine.presence import presence_forget
+from parity.engine.reference_suites import reference_suites_write
 from parity.engine.rollups import file_cells_write, file_durations_write, reason_daily_write
 from parity.engine.scope import Scope, ScopeKind
 from parity.engine.snapshots import snapshots_write
@@ -141,6 +142,8 @@ def parity_recompute(*, run: Run) -> Recomputed | None:
             ),
         )
         steps_run(recompute, STEPS[recompute.scope.kind])
+        if is_reference:  # which suite each of its tests is in (docs/suites.md)
+            reference_suites_write(project_id=project.pk, run_id=current.pk)
     logger.info(
         "parity recomputed for run %s (backends %s, %s): gaps %s in %.2fs",
         run.pk,
@@ -161,6 +164,12 @@ def project_recompute(*, project: Project) -> None:
         rebuild = _Rebuild(project=project)
         steps_run(rebuild, (BACKENDS_MOVE,))
         runs = rebuild.runs
+        reference_suites_write(
+            project_id=project.pk,
+            run_id=runs[project.reference_backend_id].pk
+            if project.reference_backend_id in runs
+            else None,
+        )
         if not runs:
             return
         cause = runs.get(project.reference_backend_id) or max(

@@ -53,7 +53,14 @@ from parity.models.runs import (
     UploadStatus,
 )
 from parity.models.sign_in import GroupRole
-from parity.models.suites import Suite, SuiteBackend, SuiteRunGate, SuiteSummary, SuiteTierMove
+from parity.models.suites import (
+    ReferenceSuiteTest,
+    Suite,
+    SuiteBackend,
+    SuiteRunGate,
+    SuiteSummary,
+    SuiteTierMove,
+)
 from parity.models.targets import Target
 from parity.models.transitions import Transition, TransitionKind
 from parity.models.trust import TrustRule
@@ -70,6 +77,7 @@ from parity.models.webhooks import (
 __all__ = [
     "Target",
     "CompareView",
+    "ReferenceSuiteTest",
     "Suite",
     "SuiteBackend",
     "SuiteRunGate",

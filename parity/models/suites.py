@@ -195,3 +195,30 @@ class SuiteTierMove(models.Model):
 
     def __str__(self) -> str:
         return f"{self.suite} on backend {self.backend_id}: {self.before} → {self.after}"
+
+
+class ReferenceSuiteTest(models.Model):
+    """A test of the reference backend's current run and the suite its upload named there (as
+    the reference's CI calls it): the suites a test belongs to, known where every backend is
+    compared. Kept by the engine each time the reference's current run is recomputed
+    (``parity.engine.reference_suites``), so a page that groups a backend's ``missing`` gaps by
+    suite joins this row by its test instead of reading the reference's results again. A test
+    the reference runs in no named suite has none. docs/suites.md."""
+
+    test = models.OneToOneField(
+        "TestCase",
+        primary_key=True,
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        related_name="reference_suite",
+    )
+    project = models.ForeignKey(
+        "Project", on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    suite = models.CharField(max_length=SUITE_NAME_CHARS)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "suite"], name="referencesuite_project")]
+
+    def __str__(self) -> str:
+        return f"{self.test_id} in {self.suite}"

@@ -18,8 +18,9 @@ dashboard's (``parity.dashboard.presenters``).
 |                                           | ``skip_categories_current``               |
 | ``p/<slug>/queue/`` (triage queue)        | ``triage_queue``                          |
 | ``p/<slug>/owners/`` (code owners)        | ``owners_summary``                        |
-| ``p/<slug>/gaps/``                        | ``gaps_page``                             |
-| ``p/<slug>/gaps.csv``                     | ``open_gaps_sorted``, ``open_gap_lines``  |
+| ``p/<slug>/gaps/``                        | ``gaps_folded``, ``gaps_page``            |
+| ``p/<slug>/gaps.csv``                     | ``gaps_folded``, ``open_gaps_sorted``,    |
+|                                           | ``open_gap_lines``                        |
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
 | ``p/<slug>/suites/`` and its API          | ``suite_matrix``                          |
 | ``p/<slug>/transitions/``, its API        | ``transitions_page``, ``transition_get``  |
@@ -31,7 +32,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/not-applicable/``              | ``declarations``                          |
 | ``p/<slug>/file-issue/``                  | ``issue_subject``                         |
 | ``api/v1/projects/<slug>/parity/``        | ``parity_overview``                       |
-| ``…/gaps/``                               | ``gaps_list``, ``gaps_window``,           |
+| ``…/gaps/``                               | ``gaps_folded``, ``gaps_list``, ``gaps_window``, |
 |                                           | ``gaps_also_failing_attach``              |
 | ``…/skip-reasons/``, ``…/<id>/trend/``    | ``skip_reasons_current``, ``reason_trend`` |
 | ``…/tests/``                              | ``testcases_search``                      |
@@ -125,6 +126,12 @@ from parity.selectors.reasons import (
     skip_reasons_current,
 )
 from parity.selectors.runs import RunsPage, runs_page
+from parity.selectors.suite_gaps import (
+    UnrunSuite,
+    gaps_folded,
+    gaps_suite_attach,
+    suites_unrun,
+)
 from parity.selectors.suites import SuiteMatrix, suite_matrix
 from parity.selectors.targets import TargetProgress, targets_progress
 from parity.selectors.testcases import TestFind, testcase_find, testcases_search
@@ -186,6 +193,10 @@ __all__ = [
     "file_grid",
     "gap_is_stale",
     "gaps_list",
+    "gaps_folded",
+    "suites_unrun",
+    "gaps_suite_attach",
+    "UnrunSuite",
     "gaps_window",
     "gaps_page",
     "open_gap_lines",

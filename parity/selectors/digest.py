@@ -62,6 +62,7 @@ from parity.selectors.classification import CategoryCount, skip_categories_curre
 from parity.selectors.fragments import headline_score
 from parity.selectors.owners import gaps_owned, owner_clean
 from parity.selectors.reason_links import LinkChange, link_changes
+from parity.selectors.suite_gaps import UnrunSuite, folded_q, suites_unrun, suites_unrun_counted
 from parity.selectors.targets import TargetProgress, targets_progress
 from parity.selectors.transitions import transitions_of_week
 
@@ -270,6 +271,9 @@ class DigestContent:
     uncovered: list[UncoveredGapRow] = field(default_factory=list)  # by backend, test
     flaky: list[FlakyWeek] = field(default_factory=list)  # by backend
     tier_moves: list[DigestTierMove] = field(default_factory=list)  # by backend, then time
+    # Suites never run on a backend (or excluded) whose tests' missing gaps opened this week:
+    # one line each, with ``missing`` the week's; those gaps are in no group of ``new_gaps``.
+    unrun_suites: list[UnrunSuite] = field(default_factory=list)
 
     @property
     def new_total(self) -> int:
@@ -293,6 +297,7 @@ class DigestContent:
             or self.uncovered
             or self.flaky
             or self.tier_moves
+            or self.unrun_suites
         )
 
 
@@ -323,7 +328,8 @@ def digest_content(
     reference = Backend.objects.filter(pk=project.reference_backend_id).first()
     filtered = sorted(names.values()) if backends else []
     fixed = _fixed(project, ids, week, owner)
-    new_gaps = _new_gaps(project, ids, week, owner)
+    unrun = [u for u in suites_unrun(project=project) if u.backend_id in names]
+    new_gaps = _new_gaps(project, ids, week, owner, folded=folded_q(unrun))
     return DigestContent(
         project=project.slug,
         week=week,
@@ -354,6 +360,7 @@ def digest_content(
         uncovered=[u for u in uncovered or [] if u.backend in names.values()],
         flaky=_flaky(project, ids, week),
         tier_moves=_tier_moves(project, ids, week),
+        unrun_suites=suites_unrun_counted(unrun, _opened(project, ids, week, owner)),
     )
 
 
@@ -443,14 +450,22 @@ def _row(gap: Gap) -> GapRow:
     )
 
 
-def _new_gaps(
-    project: Project, backend_ids: list[int], week: Week, owner: str
-) -> list[BackendGaps]:
-    opened = _gaps(project, backend_ids, owner).filter(
+def _opened(project: Project, backend_ids: list[int], week: Week, owner: str):
+    """The gaps opened during the week and open at its end."""
+    return _gaps(project, backend_ids, owner).filter(
         Q(is_open=True) | Q(closed_at__gte=week.end),
         opened_at__gte=week.start,
         opened_at__lt=week.end,
     )
+
+
+def _new_gaps(
+    project: Project, backend_ids: list[int], week: Week, owner: str, folded: Q | None = None
+) -> list[BackendGaps]:
+    """``folded``: the gaps of suites never run on their backend, one line each instead."""
+    opened = _opened(project, backend_ids, week, owner)
+    if folded is not None:
+        opened = opened.exclude(folded)
     by_group: dict[str, dict[str, list[GapRow]]] = defaultdict(lambda: defaultdict(list))
     for gap in opened:
         by_group[gap.backend.name][gap.state].append(_row(gap))

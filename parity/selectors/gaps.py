@@ -3,8 +3,10 @@ closed since a date) and the gaps page (new since a day and still open, fixed si
 page of each)."""
 
 import datetime
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import reduce
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
@@ -27,6 +29,7 @@ from parity.selectors.families import failing_on, gaps_also_failing_attach
 from parity.selectors.fragments import sort_order
 from parity.selectors.owners import files_owners, gaps_owned, gaps_owners_attach
 from parity.selectors.run_files import unrun_files
+from parity.selectors.suite_names import suite_reference_name, suites_by_reference_name
 
 # States whose gaps say why their file gave no result (run health's); the page shows how its
 # run ended.
@@ -69,6 +72,11 @@ class GapsQuery:
     # Of tests in this state from history on their backend (flaky or broken): none when the
     # project keeps no states from history.
     history: str | None = None
+    # Only the tests the reference runs in this suite (its logical name: docs/suites.md).
+    suite: str | None = None
+    # Suites never run on a backend (``parity.selectors.suite_gaps.gaps_folded``): their
+    # ``missing`` gaps there are one row each, folded out of an open list.
+    folded: tuple = ()
 
 
 OPEN_GAPS = GapsQuery()  # the default: every open gap the score counts
@@ -89,7 +97,7 @@ def gaps_list(*, project: Project, query: GapsQuery = OPEN_GAPS) -> QuerySet[Gap
     elif query.history:
         gaps = gaps.none()
     return (
-        gaps.select_related("backend", "test", "reason", "triage__issue")
+        gaps.select_related("backend", "test__reference_suite", "reason", "triage__issue")
         .prefetch_related("reason__issues")
         .order_by("backend__name", "test__key", "pk")
     )
@@ -116,6 +124,11 @@ def _where(gaps: QuerySet[Gap], query: GapsQuery, *, project: Project) -> QueryS
         gaps = gaps.filter(_category_q(query.category), state=GapState.SKIPPED)
     if query.owner:
         gaps = gaps_owned(gaps, project=project, owner=query.owner)
+    if query.suite:
+        name = suite_reference_name(project=project, suite=query.suite)
+        gaps = gaps.filter(test__reference_suite__suite=name)
+    if query.folded:
+        gaps = gaps.exclude(reduce(operator.or_, (suite.fold_q for suite in query.folded)))
     return gaps
 
 
@@ -209,6 +222,7 @@ class GapLine:
     also_failing: list[str]  # the other backends failing its test, its family's first
     flaky: bool = False  # its test is flaky on the backend (states from history)
     history: str = ""  # its test's state from history there: flaky, broken or ""
+    suite: str = ""  # the (logical) suite the reference runs its test in; "" for none
 
     @property
     def tracking(self) -> str:
@@ -238,6 +252,7 @@ _LINE_FIELDS = (
     "tracked",
     "opened_at",
     "flaky",
+    "test__reference_suite__suite",
 )
 LINES_FETCHED = 2000  # rows turned into Python objects at a time
 
@@ -245,13 +260,15 @@ LINES_FETCHED = 2000  # rows turned into Python objects at a time
 def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine]:
     """``gaps`` (``open_gaps_sorted``'s, in its order) as ``GapLine``s. Four queries for any
     length (five when a backend has variants): the gaps, their reasons' issues, the files'
-    owners, where their tests fail. Read by a plain cursor a batch at a time: Postgres sends
-    the result whole (about the CSV's size) and Python holds one batch of rows; a server-side
-    cursor would not survive a transaction pooler (docs/operations.md, "Behind PgBouncer")."""
+    owners, where their tests fail; one more for the suites' map when a test has a suite. Read
+    by a plain cursor a batch at a time: Postgres sends the result whole (about the CSV's size)
+    and Python holds one batch of rows; a server-side cursor would not survive a transaction
+    pooler (docs/operations.md, "Behind PgBouncer")."""
     issues = _reason_issue_refs(project)
     owners = files_owners(project=project)
     variants = Backend.objects.filter(project=project, family__isnull=False).exists()
     failing = failing_on(project=project, tests=gaps.values("test_id"), variants=variants)
+    suites = _SuiteNames(project)
     # A project keeping states from history lists its gaps with theirs (``gaps_list``).
     kept = "history_state" in gaps.query.annotations
     fields = (*_LINE_FIELDS, "history_state") if kept else _LINE_FIELDS
@@ -260,13 +277,25 @@ def open_gap_lines(*, project: Project, gaps: QuerySet[Gap]) -> Iterator[GapLine
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(LINES_FETCHED):
             for row in rows:
-                yield _line(row, issues=issues, owners=owners, failing=failing)
+                yield _line(row, issues=issues, owners=owners, failing=failing, suites=suites)
 
 
-def _line(row: tuple, *, issues: dict, owners: dict, failing) -> GapLine:
+class _SuiteNames:
+    """The logical suite of a name on the reference, the map read at the first gap with one."""
+
+    def __init__(self, project: Project) -> None:
+        self.project, self.names = project, None
+
+    def logical(self, name: str) -> str:
+        if self.names is None:
+            self.names = suites_by_reference_name(project=self.project)
+        return self.names.get(name, name)
+
+
+def _line(row: tuple, *, issues: dict, owners: dict, failing, suites: _SuiteNames) -> GapLine:
     backend, test_id, file, class_name, name, state, reason_id, reason = row[:8]
-    issue_key, issue_url, intended, tracked, opened_at, flaky = row[8:14]
-    history = row[14] if len(row) > 14 else ""
+    issue_key, issue_url, intended, tracked, opened_at, flaky, suite = row[8:15]
+    history = row[15] if len(row) > 15 else ""
     cited = issues.get(reason_id, {})
     refs = list(cited.values())
     if issue_key is not None and issue_key not in cited:
@@ -285,6 +314,7 @@ def _line(row: tuple, *, issues: dict, owners: dict, failing) -> GapLine:
         also_failing=failing.also(backend=backend, test_id=test_id).backends,
         flaky=flaky,
         history=history,
+        suite=suites.logical(suite) if suite else "",
     )
 
 

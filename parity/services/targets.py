@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from parity.models import Project, Target
+from parity.models import Backend, Project, Target
 from parity.selectors.targets import TargetProgress, target_whole, targets_progress, targets_set
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,14 @@ class TargetRequest:
     margin_days: int = 7
 
 
-def _check(request: TargetRequest) -> None:
+def _check(request: TargetRequest, *, due_changed: bool = True) -> None:
+    """The rules of a target. Its date is checked when it is set or changed: a date in the past
+    is no target (it could only read as missed), but a target whose date has passed keeps it
+    when its note or score changes."""
+    if due_changed and request.due < timezone.now().date():
+        raise TargetRejected(
+            f"A target's date is today or later (UTC): {request.due} has passed.", field="due"
+        )
     if not 0 < request.score <= 1:
         raise TargetRejected("A target's score is a share: above 0, at most 1.", field="score")
     if not 1 <= request.rate_weeks <= 52:
@@ -56,6 +63,12 @@ def target_create(*, project: Project, request: TargetRequest, user=None) -> Tar
         raise TargetRejected(f"No backend '{request.backend}' in {project.slug}.", field="backend")
     if backend.pk == project.reference_backend_id:
         raise TargetRejected("The reference's score is its own: no target.", field="backend")
+    if Backend.objects.filter(family=backend).exists():
+        # A family has no score of its own (its variants' range), so no series to forecast
+        # from: docs/targets.md, "Not yet".
+        raise TargetRejected(
+            f"{backend.name} is a family: set a target on each of its variants.", field="backend"
+        )
     whole = target_whole(project=project, backend=backend)
     if not whole:
         raise TargetRejected(
@@ -86,6 +99,7 @@ def target_update(
 ) -> Target:
     """Change a target's score, date or note; its denominator stays (docs/targets.md)."""
     changed = {"score": score, "due": due, "note": note}
+    due_changed = due is not None and due != target.due
     for name, value in changed.items():
         if value is not None:
             setattr(target, name, value)
@@ -96,7 +110,8 @@ def target_update(
             due=target.due,
             rate_weeks=target.rate_weeks,
             margin_days=target.margin_days,
-        )
+        ),
+        due_changed=due_changed,
     )
     target.save(update_fields=[k for k, v in changed.items() if v is not None] or None)
     return target

@@ -43,6 +43,7 @@ from parity.pure import webhooks as signing
 from parity.pure.suite_runs import move_of
 from parity.result_reads.verdict import run_uncovered
 from parity.selectors import webhooks as reads
+from parity.selectors.suite_gaps import folded_q, suites_unrun, suites_unrun_counted
 
 logger = logging.getLogger(__name__)
 
@@ -156,15 +157,24 @@ def notices_after_recompute(*, run_id: int, backend_ids: list[int]) -> list[int]
     if run is None or not reads.webhooks_active(project_id=run.project_id):
         return []
     ids = []
+    # Read once for every backend: a suite never run on one is one item of its event.
+    unrun = suites_unrun(project=run.project) if _endpoints(run.project_id, UNTRACKED) else []
     for backend in Backend.objects.filter(pk__in=backend_ids).order_by("pk"):
-        ids += _untracked_gaps_notice(run=run, backend=backend)
+        mine = [u for u in unrun if u.backend_id == backend.pk]
+        ids += _untracked_gaps_notice(run=run, backend=backend, unrun=mine)
     ids += _coverage_drop_notice(run=run)
     ids += _transition_notice(run=run)
     ids += _flaky_tests_notice(run=run)
     return ids
 
 
-def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
+UNTRACKED = WebhookEvent.UNTRACKED_GAPS
+
+
+def _untracked_gaps_notice(*, run: Run, backend: Backend, unrun=()) -> list[int]:
+    """``unrun``: the suites never run on ``backend`` (``suite_gaps.suites_unrun``): the
+    missing gaps of their tests are one item each (``suites``), not in ``opened``; every
+    gap's id is still a subject, so none is announced again."""
     event = WebhookEvent.UNTRACKED_GAPS
     if not _endpoints(run.project_id, event):
         return []
@@ -176,6 +186,11 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         run=run, backend_id=backend.pk, announced=announced
     )
     opened_ids = list(opened.values_list("pk", flat=True))
+    folded = folded_q(list(unrun))
+    suites = suites_unrun_counted(list(unrun), opened) if folded is not None else []
+    every_opened, opened = opened_ids, opened if folded is None else opened.exclude(folded)
+    if suites:
+        opened_ids = list(opened.values_list("pk", flat=True))
     closed_ids = list(closed.values_list("pk", flat=True))
     # Gaps the run did not open but uncovered (the verdict's: an exemption's condition lapsed,
     # it expired or a maintainer removed it since the previous run), each with why.
@@ -185,7 +200,7 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
     )
     why = {g.test: g.why for g in found}
     uncovered_ids = list(uncovered.values_list("pk", flat=True))
-    if not opened_ids and not closed_ids and not uncovered_ids:
+    if not every_opened and not closed_ids and not uncovered_ids:
         return []
     run_data = _run_data(run, backend)
     payload = {
@@ -197,6 +212,16 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         "closed": _gap_items(closed),
         "uncovered_total": len(uncovered_ids),
         "uncovered": [{**i, "why": why.get(i["test"], "")} for i in _gap_items(uncovered)],
+        "suites": [
+            {
+                "suite": u.suite,
+                "status": u.status,
+                "opened": u.missing,
+                "reason": u.reason,
+                "issue_url": u.issue_url,
+            }
+            for u in suites
+        ],
     }
     title = (
         f"{run.project.slug} {backend.name}: {len(opened_ids)} untracked "
@@ -208,6 +233,12 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
             else ""
         )
     )
+    if suites:
+        title += "; " + "; ".join(
+            f"suite {u.suite} {'is excluded on' if u.status == 'excluded' else 'never ran on'} "
+            f"{backend.name}: {u.missing:,} tests missing"
+            for u in suites
+        )
     sections = [
         _section("Opened", payload["opened"], len(opened_ids)),
         _section("Closed", payload["closed"], len(closed_ids)),
@@ -222,7 +253,7 @@ def _untracked_gaps_notice(*, run: Run, backend: Backend) -> list[int]:
         event=event,
         payload=payload,
         summary={"title": title, "url": run_data["url"], "sections": sections},
-        subjects=[f"opened:{i}" for i in opened_ids]
+        subjects=[f"opened:{i}" for i in every_opened]
         + [f"closed:{i}" for i in closed_ids]
         + [f"uncovered:{i}" for i in uncovered_ids],
     )

@@ -44,24 +44,40 @@
   });
   // Targets: a star at (date, score), and a hollow circle where the forecast lands. No line
   // joins them or extends the trend: a forecast is a date, not a path (docs/targets.md).
+  // The legend names each kind once, in a neutral colour (the hover names the backend): one
+  // entry per target repeated "target" and "forecast" as many times as there were targets.
+  var shown = {};
+  function legendOnce(group, marker) {
+    if (shown[group]) return;
+    shown[group] = true;
+    traces.push({
+      x: [null], y: [null], name: group, legendgroup: group, type: "scatter", mode: "markers",
+      marker: Object.assign({}, marker, { color: "#57606a" }), hoverinfo: "skip",
+    });
+  }
   (body.targets || []).forEach(function (t) {
     var index = drawn.findIndex(function (s) { return s.backend === t.backend; });
     if (index < 0) return;
     var colour = palette[index % palette.length];
+    legendOnce("target", { symbol: "star", size: 15, line: { color: "#24292f", width: 1 } });
     traces.push({
       x: [t.due], y: [t.score], name: t.backend + ": target", type: "scatter", mode: "markers",
+      legendgroup: "target", showlegend: false,
       marker: { symbol: "star", size: 15, color: colour, line: { color: "#24292f", width: 1 } },
       hovertemplate: t.backend + " · target %{y:.1f} % by %{x|%Y-%m-%d}<br>" + t.hover +
         (t.at_risk ? "<br>at risk" : "") + "<extra></extra>",
     });
     if (!t.drawn) return;
+    legendOnce("forecast", { symbol: "circle-open", size: 13, line: { width: 2 } });
     traces.push({
       x: [t.forecast], y: [t.score], name: t.backend + ": forecast", type: "scatter", mode: "markers",
+      legendgroup: "forecast", showlegend: false,
       marker: { symbol: "circle-open", size: 13, color: t.at_risk ? "#cf222e" : colour, line: { width: 2 } },
       hovertemplate: t.backend + " · forecast: %{y:.1f} % on %{x|%Y-%m-%d}<extra></extra>",
     });
   });
-  if (narrow) el.style.height = (300 + 21 * traces.length) + "px";
+  var entries = traces.filter(function (tr) { return tr.showlegend !== false; }).length;
+  if (narrow) el.style.height = (300 + 21 * entries) + "px";
   // Daily points: ticks on whole days (midnight), never twice the same day's label.
   var times = [].concat.apply([], drawn.map(function (s) { return s.at.map(Date.parse); }));
   (body.targets || []).forEach(function (t) {

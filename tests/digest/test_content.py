@@ -171,9 +171,9 @@ def test_a_digest_reads_a_fixed_number_of_queries(three_weeks, django_assert_max
     # Set-based reads (backends, two snapshot sets, new and fixed gaps with their reasons'
     # issues, new reasons, link records and the links now, gaps tracked by closed issues,
     # exemptions that pass now, skips and gaps per category, the week's version transitions,
-    # the targets, the tests that entered or left flaky, the suites' tier moves): none per gap,
-    # reason, backend, transition, target, flaky test or move.
-    with django_assert_max_num_queries(23):
+    # the targets, the tests that entered or left flaky, the suites' tier moves, whether any
+    # test has a suite): none per gap, reason, backend, transition, target, flaky test or move.
+    with django_assert_max_num_queries(24):
         digest_content(project=three_weeks, week=s.W15)
 
 

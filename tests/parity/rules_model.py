@@ -81,6 +81,11 @@ class World:
     history_states: bool = False  # the project keeps states from history (they are opt-in)
     # Triages a maintainer removed (deleted or set aside), gone from ``triages``: each with when.
     removed: tuple[tuple[Triage, datetime.datetime], ...] = ()
+    # Suites (docs/suites.md): run -> test -> the suite the upload that had it named; run -> the
+    # suites its uploads name (results or not); the suites the project's map names.
+    test_suites: dict[int, dict[int, str]] = field(default_factory=dict)
+    run_suites: dict[int, frozenset[str]] = field(default_factory=dict)
+    mapped_suites: frozenset[str] = frozenset()
 
     def run(self, run_id: int) -> Run:
         return next(r for r in self.runs if r.id == run_id)
@@ -678,3 +683,37 @@ def uncovered(world: World, run: Run, *, today: datetime.date) -> dict[int, str]
     # A test flaky on the backend reads flaky, not untracked: no exemption's end uncovers it.
     flaky_here = {test for backend, test in flaky(world) if backend == run.backend}
     return {test: why for test, why in found.items() if test not in flaky_here}
+
+
+# --- A suite never run on a backend ------------------------------------------------------------
+
+SUITE_WINDOW = datetime.timedelta(days=90)  # how far back a suite's runs count
+
+
+def folded(
+    world: World, *, now: datetime.datetime, today: datetime.date
+) -> dict[int, dict[str, set[int]]]:
+    """Backend -> suite -> the tests whose gap there a list shows as one row of the suite
+    instead of one by one: a ``missing`` gap (a standing of outcome missing: not declared, not
+    lost) of a test the reference's current run had in a suite, on a backend none of whose runs
+    that may be current, started in the last 90 days, named that suite. A suite is a row when
+    the map names it or a run of the window named it; with no map of names, a suite is the name
+    CI sent on every backend. (Exclusions are not modelled: the oracle's map excludes none.)"""
+    reference = current_run(world, world.reference)
+    if reference is None:
+        return {}
+    window = [
+        r
+        for r in world.runs
+        if may_be_current(r, world.default_branch) and r.started_at >= now - SUITE_WINDOW
+    ]
+    rows = set(world.mapped_suites) | {s for r in window for s in world.run_suites.get(r.id, ())}
+    suite_of = world.test_suites.get(reference.id, {})
+    found: dict[int, dict[str, set[int]]] = {}
+    for backend, here in standings(world, today=today).items():
+        ran = {s for r in window if r.backend == backend for s in world.run_suites.get(r.id, ())}
+        for test, standing in here.items():
+            suite = suite_of.get(test)
+            if standing.outcome == "missing" and suite in rows and suite not in ran:
+                found.setdefault(backend, {}).setdefault(suite, set()).add(test)
+    return found

@@ -21,6 +21,7 @@ after run (flaky, states from history, which the oracle's project turns on).
 fails when a URL is added to neither, so a new surface cannot escape the oracle."""
 
 import csv
+import dataclasses
 import datetime
 import io
 import random
@@ -32,17 +33,21 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from parity import result_reads
 from parity.engine import parity_recompute
+from parity.engine.reference_suites import reference_suites_write
 from parity.models import (
     Backend,
+    BackendState,
     GapState,
     Outcome,
     PendingTest,
     Project,
     Run,
     Snapshot,
+    Suite,
     TestCase,
     TrackingIssue,
     Triage,
+    Upload,
 )
 from parity.pure.globs import pattern_literal, pattern_regex, pattern_shape
 from parity.result_reads.verdict import run_verdict
@@ -894,6 +899,67 @@ def _parity_api_holds(ctx, where: str) -> None:
 # --- The oracle -----------------------------------------------------------------------------------
 
 
+def _suites_fold(ctx, where: str) -> None:
+    """A suite never run on a backend is one row of the gaps lists (docs/suites.md): the
+    reference's current run names its suite ``main`` (its engine row kept as a recompute keeps
+    it), the map names it, and tpu has a run of it under way now (pending: it runs there), so
+    the variants' missing gaps of it fold and tpu's do not. The gaps API and CSV list every gap
+    the model does not fold, one row per suite and backend it folds with their count, and
+    ``?suite=`` lists the folded ones."""
+    project, now = ctx.project, datetime.datetime.now(datetime.UTC)
+    reference = BackendState.objects.get(backend_id=project.reference_backend_id).current_run
+    Upload.objects.filter(run=reference).update(suite="main")
+    reference_suites_write(project_id=project.pk, run_id=reference.pk)
+    Suite.objects.create(project=project, name="main")
+    tpu = backend_of(project, "tpu")
+    started = now - datetime.timedelta(hours=1)
+    pending = Run.objects.create(
+        project=project, backend=tpu, key="suite-main", commit="cz", started_at=started
+    )
+    Upload.objects.create(run=pending, sha256="0" * 64, size=0, suite="main")
+    tests = model.outcomes(ctx.world.run(reference.pk))
+    world = dataclasses.replace(
+        ctx.world,
+        runs=(*ctx.world.runs, model.Run(pending.pk, tpu.pk, started, complete=False)),
+        test_suites={reference.pk: dict.fromkeys(tests, "main")},
+        run_suites={reference.pk: frozenset({"main"}), pending.pk: frozenset({"main"})},
+        mapped_suites=frozenset({"main"}),
+    )
+    names = {b.pk: b.name for b in Backend.objects.filter(project=project)}
+    folds = {
+        (suite, names[b]): {ctx.keys[t] for t in tests}
+        for b, suites in model.folded(world, now=now, today=ctx.today).items()
+        for suite, tests in suites.items()
+    }
+    assert folds and not any(b == "tpu" for _, b in folds), f"{where}: {folds}"
+    url = f"/api/v1/projects/{project.slug}/gaps/"
+    body = ctx.api.get(url, {"limit": 1}).json()
+    assert {(r["suite"], r["backend"]): r["missing"] for r in body["suites"]} == {
+        k: len(v) for k, v in folds.items()
+    }, f"{where}: gaps API suites"
+    listed = {(g["backend"], g["test"]) for g in _all(ctx.api, url, {})}
+    csv_rows = list(csv.DictReader(io.StringIO(_csv_text(ctx))))
+    in_csv = {(r["backend"], r["test"]) for r in csv_rows if r["test"]}
+    assert {(r["suite"], r["backend"]): r["reason"] for r in csv_rows if not r["test"]} == {
+        k: f"{len(v)} test{'' if len(v) == 1 else 's'} missing" for k, v in folds.items()
+    }, f"{where}: gaps CSV suites"
+    for backend, want in ctx.expected.items():
+        gaps = {k for k, s in want.items() if s.triage or s.outcome == "lost"}
+        gone = set().union(*(v for (_, b), v in folds.items() if b == backend))
+        for surface, found in (("gaps API", listed), ("gaps CSV", in_csv)):
+            mine = {k for b, k in found if b == backend}
+            assert mine == gaps - gone, f"{where}: {surface} on {backend}, folded"
+    for (suite, backend), tests in folds.items():
+        query = {"suite": suite, "backend": backend, "state": "missing"}
+        assert {g["test"] for g in _all(ctx.api, url, query)} == tests, f"{where}: ?suite="
+
+
+def _csv_text(ctx) -> str:
+    response = ctx.client.get(f"/p/{ctx.project.slug}/gaps.csv?open=1")
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    return body.decode()
+
+
 class _Ctx:
     def __init__(self, project, api, client, expected, tests, world, keys, today):
         self.project, self.api, self.client = project, api, client
@@ -944,6 +1010,7 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
     _digest_holds(ctx, f"seed {seed}")
     _parity_api_holds(ctx, f"seed {seed}")
     assert _every_page_opens(ctx) >= 40
+    _suites_fold(ctx, f"seed {seed}")  # last: it names suites the surfaces above did not read
     # The ending's upgrade, expired and removed exemptions, at least; both surfaces read.
     assert {"lapsed", "expired", "removed"} <= set(ctx.uncovered), ctx.uncovered
     assert ctx.read["webhooks"] == len(expected) and ctx.read["digest"] >= 1

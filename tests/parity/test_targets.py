@@ -5,6 +5,7 @@ from the uploads; tests added later leave the steering figure alone; a target at
 webhook event per entry, with hysteresis; maintainers only set one."""
 
 import datetime
+import re
 
 import pytest
 from django.conf import settings
@@ -202,6 +203,10 @@ def test_a_reader_sees_no_target_form_and_may_not_post_one(burn_down, xla, clien
         ({"backend": "tpu", "score": "95", "due": "2027-13-45"}, "Enter a valid date"),
         ({"backend": "tpu", "score": "120"}, "less than or equal to 100"),
         ({"backend": "cpu", "score": "90"}, "Select a valid choice"),  # the reference
+        (  # a date that has passed: the service refuses it, on the date's field
+            {"backend": "tpu", "score": "90", "due": str(TODAY - datetime.timedelta(days=1))},
+            "has passed",
+        ),
     ],
 )
 def test_a_refused_target_is_a_form_error_that_keeps_the_input(burn_down, xla, form, error):
@@ -249,3 +254,45 @@ def test_a_maintainer_changes_a_target_and_its_denominator_stays(burn_down, api,
     assert 'value="kept"' in bad.content.decode()
     assert Target.objects.get().score == 0.8
     assert member(xla, "viewer").post(TREND, form).status_code == 403
+
+
+def test_a_target_dated_in_the_past_is_refused_and_an_old_one_keeps_its_date(burn_down, api, xla):
+    yesterday = TODAY - datetime.timedelta(days=1)
+    refused = api.post(URL, {"backend": "tpu", "score": 0.9, "due": str(yesterday)}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["detail"] == (
+        f"A target's date is today or later (UTC): {yesterday} has passed."
+    )
+    assert not Target.objects.exists()
+    # A target whose date has passed since keeps it when its note changes; moving it to
+    # another past date is refused as setting one is.
+    made = _set(api, due=str(TODAY))
+    Target.objects.filter(pk=made["id"]).update(due=yesterday)
+    maintainer = member(xla, "maintainer")
+    p = f"t{made['id']}-"
+    form = {"edit": made["id"], f"{p}target": made["id"], f"{p}score": "90"}
+    kept = maintainer.post(TREND, {**form, f"{p}due": str(yesterday), f"{p}note": "late"})
+    assert kept.status_code == 302
+    assert (Target.objects.get().due, Target.objects.get().note) == (yesterday, "late")
+    earlier = str(yesterday - datetime.timedelta(days=1))
+    moved = maintainer.post(TREND, {**form, f"{p}due": earlier})
+    assert moved.status_code == 200 and "has passed" in moved.content.decode()
+    assert Target.objects.get().due == yesterday
+
+
+def test_a_target_on_a_family_is_refused_with_why(burn_down, api, xla):
+    from parity.models import Backend
+
+    family = Backend.objects.create(project=xla, name="rocm")
+    Backend.objects.create(project=xla, name="rocm-gfx942", family=family)
+    due = str(TODAY + datetime.timedelta(days=30))
+    refused = api.post(URL, {"backend": "rocm", "score": 0.9, "due": due}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["detail"] == "rocm is a family: set a target on each of its variants."
+    assert not Target.objects.exists()
+
+
+def test_the_trend_page_lights_its_own_tab(burn_down, client):
+    html = client.get(TREND).content.decode()
+    tabs = html.split('<nav class="tabs"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'aria-current="page"[^>]*>([^<]+)<', tabs) == ["Trend"]

@@ -13,6 +13,7 @@ from parity.api.serializers.gaps import (
     GapSerializer,
     GapsQuery,
     IssueSerializer,
+    UnrunSuiteSerializer,
 )
 from parity.api.serializers.lists import (
     IMPORT_FORMATS,
@@ -75,6 +76,7 @@ __all__ = [
     "FileRowSerializer",
     "ParitySerializer",
     "IssueSerializer",
+    "UnrunSuiteSerializer",
     "GapSerializer",
     "SkipReasonSerializer",
     "NoReasonSerializer",

@@ -66,6 +66,12 @@ class GapsQuery(serializers.Serializer):
         help_text="Only the gaps of tests in this state from history on their backend "
         "(docs/history-states.md): none for a project that keeps no states from history.",
     )
+    suite = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Only the tests the reference runs in this suite, one by one: the missing "
+        "gaps of a suite never run on a backend are listed only then (docs/suites.md).",
+    )
 
     aligned = serializers.BooleanField(
         required=False,
@@ -138,6 +144,10 @@ class GapSerializer(serializers.Serializer):
         "this backend's family's variants first (rocm-gfx90a beside rocm-gfx942), then the "
         "others, by name within each. Empty: it fails nowhere else."
     )
+    suite = serializers.SerializerMethodField(
+        help_text="The suite the reference runs the test in (the suites matrix's row); null "
+        "when the reference's upload of it named none."
+    )
     fails_on = serializers.SerializerMethodField(
         help_text="For a variant's gap, \"k of n\": of its family's n variants with a current run, "
         "the k that fail this test (this one included when its score counts its gap: not when "
@@ -175,6 +185,10 @@ class GapSerializer(serializers.Serializer):
         return list(also.backends) if also else []
 
     @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_suite(self, gap) -> str | None:
+        return getattr(gap, "suite", None) or None
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_fails_on(self, gap) -> str | None:
         also = getattr(gap, "also_failing", None)
         return also.fails_on or None if also else None
@@ -193,3 +207,17 @@ class AlignedGapSerializer(serializers.Serializer):
     intended = serializers.BooleanField()
     commit = serializers.CharField(help_text="The commit both runs compared ran.")
     run = serializers.IntegerField(help_text="The backend's run compared.")
+
+
+class UnrunSuiteSerializer(serializers.Serializer):
+    """A suite the reference runs that a backend never ran, or excludes: one row for its
+    tests' missing gaps there, which the list leaves out (docs/suites.md)."""
+
+    suite = serializers.CharField()
+    backend = serializers.CharField()
+    status = serializers.ChoiceField(choices=["never_ran", "excluded"])
+    missing = serializers.IntegerField(
+        help_text="Its tests' open missing gaps on the backend, under the list's filters."
+    )
+    reason = serializers.CharField(help_text="An exclusion's reason; empty otherwise.")
+    issue_url = serializers.CharField(help_text="An exclusion's issue; empty otherwise.")

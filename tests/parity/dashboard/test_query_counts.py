@@ -39,11 +39,11 @@ PAGES = {
     "queue": (f"{P}/queue/", 10),
     # Project, backend choices; 2 x (count, ids, rows, issues); their files' owners; where
     # else the new ones' tests fail (no variants here: one); the open gaps of any age; has runs
-    "gaps": (f"{P}/gaps/", 15),
+    "gaps": (f"{P}/gaps/", 16),  # one more: does any test have a suite (suite_gaps)
     # Project, backend choices (twice: the form unbound, then bound); the reasons' issues, the
     # files' owners, whether a backend has variants, where the tests fail; the gaps, whatever
     # their number.
-    "gaps.csv": (f"{P}/gaps.csv?open=1", 8),
+    "gaps.csv": (f"{P}/gaps.csv?open=1", 9),  # the same
     # project; the import, its rules, the files' owners, open gaps per owner; has runs
     "owners": (f"{P}/owners/", 6),
     # project, backend choices x2; names, pairs, 2 SETs, rows, triage, gaps; has runs
