@@ -1,4 +1,4 @@
-from parity.models.compare import CompareView
+from parity.models.compare import CompareRow, CompareView
 from parity.models.digest import (
     DeliveryStatus,
     DigestDelivery,
@@ -69,6 +69,7 @@ from parity.models.webhooks import (
 
 __all__ = [
     "Target",
+    "CompareRow",
     "CompareView",
     "Suite",
     "SuiteBackend",

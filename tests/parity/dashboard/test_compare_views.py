@@ -13,6 +13,7 @@ from django.test import Client
 
 from parity.models import Backend, CompareView
 from parity.result_reads import compare_report
+from parity.services.compare_views import CompareRequest, compare_view_create
 from tests.parity.compare_scenario import SMALL_STATES, T, compare_upload, small_history
 from tests.parity.dashboard.conftest import member
 
@@ -22,12 +23,15 @@ P = "/p/pytorch-xla"
 
 @pytest.fixture
 def seeded(xla, ingest, eager_errors_propagate):
+    """The view as a maintainer saves it: the save computes it."""
     compare_upload(ingest, small_history())
-    return CompareView.objects.create(
+    return compare_view_create(
         project=xla,
-        name="tpu-vs-cpu",
-        sample=Backend.objects.get(project=xla, name="tpu"),
-        basis=Backend.objects.get(project=xla, name="cpu"),
+        request=CompareRequest(
+            name="tpu-vs-cpu",
+            sample=Backend.objects.get(project=xla, name="tpu"),
+            basis=Backend.objects.get(project=xla, name="cpu"),
+        ),
     )
 
 
