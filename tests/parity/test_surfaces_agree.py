@@ -568,7 +568,7 @@ def _every_page_opens(ctx) -> int:
     return opened
 
 
-# --- A compare view --------------------------------------------------------------------------------
+# --- A compare view ---------------------------------------------------------------------------
 
 COMPARE = "tpu-vs-cpu"
 # Loose settings, so a short random history has regressed and improved tests, and tests neither.
@@ -656,9 +656,9 @@ def _compare_holds(ctx, where: str) -> None:
         assert (t["p"] is None) == (p is None) and (p is None or abs(t["p"] - p) < 1e-9), where
     for test in ctx.tests:
         line = ctx.api.get(f"/api/v1/projects/{project.slug}/tests/{test.pk}/").json()["compare"]
-        assert [(c["view"], c["state"]) for c in line] == [
-            (COMPARE, states.get(test.key))
-        ], f"{where}: the test API's compare state of {test.key}"
+        assert [(c["view"], c["state"]) for c in line] == [(COMPARE, states.get(test.key))], (
+            f"{where}: the test API's compare state of {test.key}"
+        )
         shown = re.findall(
             r'<tr data-view="([\w-]+)" data-state="(\w*)">',
             ctx.client.get(f"/p/{project.slug}/tests/{test.pk}/").content.decode(),
