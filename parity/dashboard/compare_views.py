@@ -162,6 +162,8 @@ def compare_detail(request: HttpRequest, project: Project, name: str) -> HttpRes
         report=report,
         rows=report.rows,
         rows_shown=ROWS_SHOWN,
+        # Each row's link: reversed once, not once per row of 500.
+        test_url=reverse("project-test", args=[project.slug, 0]).removesuffix("0/"),
         refresh_minutes=settings.PARITY_COMPARE_REFRESH_SECONDS // 60,
         headline=project.headline_compare_view_id == view.pk,
         state=state,
