@@ -6,6 +6,7 @@ two modules would otherwise import each other. That one deferred import is decla
 ``tools/import_cycles.py`` and in the layers contract of .importlinter.
 """
 
+import datetime
 import logging
 
 from celery import shared_task
@@ -178,7 +179,7 @@ def compare_views_refresh(project_id: int, backend_id: int) -> None:
     plan = compare_rows.compare_refresh_plan(project_id=project_id, backend_id=backend_id)
     for view_id, when in plan.later:
         try:
-            compare_view_refresh.apply_async((view_id,), eta=when)
+            compare_view_refresh.apply_async((view_id, when.isoformat()), eta=when)
         except BROKER_ERRORS as exc:  # beat's sweep computes it once overdue
             logger.warning("could not queue the refresh of compare view %s: %r", view_id, exc)
     for view_id in plan.now:
@@ -186,9 +187,10 @@ def compare_views_refresh(project_id: int, backend_id: int) -> None:
 
 
 @shared_task(**RETRY)
-def compare_view_refresh(view_id: int) -> None:
-    """Adapter: compute the view again (a queued later refresh, or beat's)."""
-    compare_rows.compare_view_refresh_by_id(view_id=view_id)
+def compare_view_refresh(view_id: int, due: str | None = None) -> None:
+    """Adapter: compute the view again: the later refresh queued for ``due`` (ISO 8601)."""
+    when = datetime.datetime.fromisoformat(due) if due else None
+    compare_rows.compare_view_refresh_by_id(view_id=view_id, due=when)
 
 
 @shared_task(**RETRY)

@@ -55,10 +55,17 @@ def _settings_of(view: CompareView) -> tuple:
     )
 
 
-def compare_view_refresh(*, view: CompareView, now: datetime.datetime | None = None) -> bool:
+def compare_view_refresh(
+    *,
+    view: CompareView,
+    now: datetime.datetime | None = None,
+    due: datetime.datetime | None = None,
+) -> bool:
     """Compute the view's report from its window's results (on the primary: a replica behind
-    would miss the run that asked) and keep it in place of the last. False if the view is gone
-    or its settings changed while it was read (the save that changed them kept its own)."""
+    would miss the run that asked) and keep it in place of the last. ``due``: the refresh queued
+    for then, which this one is (Celery may run it early: eagerly, without a broker). False if
+    the view is gone or its settings changed while it was read (the save that changed them kept
+    its own)."""
     now = now or timezone.now()
     with reads_from(DEFAULT_DB_ALIAS):
         report = compare_report(view=view, now=now)
@@ -89,8 +96,10 @@ def compare_view_refresh(*, view: CompareView, now: datetime.datetime | None = N
         locked.computed_since = report.since
         locked.sample_runs, locked.basis_runs = report.sample_runs, report.basis_runs
         locked.state_counts = {s.value: n for s, n in report.counts.items()}
-        # A refresh queued before this one began is done by it; one queued since is still due.
-        if locked.refresh_due_at is not None and locked.refresh_due_at <= now:
+        # A refresh due before this one began, or the one this is, is done by it; one queued
+        # for later since is still due.
+        done = now if due is None else max(now, due)
+        if locked.refresh_due_at is not None and locked.refresh_due_at <= done:
             locked.refresh_due_at = None
         locked.save(
             update_fields=[
@@ -157,10 +166,10 @@ def compare_refresh_plan(
     return RefreshPlan(at_once, later)
 
 
-def compare_view_refresh_by_id(*, view_id: int) -> bool:
+def compare_view_refresh_by_id(*, view_id: int, due: datetime.datetime | None = None) -> bool:
     view = CompareView.objects.select_related("project", "sample", "basis").filter(pk=view_id)
     found = view.first()
-    return found is not None and compare_view_refresh(view=found)
+    return found is not None and compare_view_refresh(view=found, due=due)
 
 
 def compare_views_due(*, now: datetime.datetime | None = None) -> list[int]:

@@ -135,3 +135,17 @@ def test_a_view_changed_while_it_was_read_keeps_the_save_s_rows(seeded):
     stale = CompareView.objects.get(pk=seeded.pk)
     CompareView.objects.filter(pk=seeded.pk).update(tolerance=90.0)
     assert compare_view_refresh(view=stale) is False  # the save of those settings keeps its own
+
+
+def test_without_a_broker_the_queued_refresh_runs_at_once_and_every_run_is_read(
+    seeded, ingest, eager_errors_propagate
+):
+    # Eager Celery (a laptop, the demo) runs a task queued for later at once: each run inside
+    # the interval is still read, and no refresh is left marked as queued.
+    steady = T.format("steady")
+    for minutes in (40, 30):
+        _send(ingest, "tpu", {steady: FAIL}, timezone.now() - datetime.timedelta(minutes=minutes))
+    view = CompareView.objects.get(pk=seeded.pk)
+    assert view.refresh_due_at is None and view.sample_runs == 15
+    row = CompareRow.objects.get(view=view, test__key=steady)
+    assert (row.sample_passed, row.sample_failed) == (13, 2)
