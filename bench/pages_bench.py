@@ -366,6 +366,7 @@ def big_extras(project) -> None:
     from django.db import connection
 
     from parity.models import CompareView, Suite, SuiteSummary, Target
+    from parity.services.compare_rows import compare_view_refresh
     from parity.services.compare_views import CompareRequest, compare_view_create
     from parity.services.suite_summaries import suite_summaries_rebuild
     from parity.services.suites import SuiteOnBackend, suite_save
@@ -390,6 +391,8 @@ def big_extras(project) -> None:
     if not SuiteSummary.objects.filter(project=project).exists():
         suite_summaries_rebuild(project=project)
     reference = next(b for b in backends if b.pk == project.reference_backend_id)
+    for view in CompareView.objects.filter(project=project, computed_at__isnull=True):
+        compare_view_refresh(view=view)  # made before views were kept: as beat would
     if not CompareView.objects.filter(project=project).exists():
         compare_view_create(
             project=project,
@@ -564,6 +567,8 @@ def big_urls(project) -> dict[str, str]:
         "api manifest": f"{api}/manifest/?backend=neuron",
         "api suites": f"{api}/suites/",
         "api compare view": f"{api}/compare/{COMPARE_NAME}/",
+        "api compare view (red)": f"{api}/compare/{COMPARE_NAME}/?state=regressed",
+        "compare view csv": f"{p}/compare/{COMPARE_NAME}.csv",
         "api targets": f"{api}/targets/",
         "api verdict (nightly)": f"/api/v1/runs/{nightly.pk}/verdict/",
         "api verdict (first)": f"/api/v1/runs/{first.pk}/verdict/",

@@ -6,6 +6,7 @@ two modules would otherwise import each other. That one deferred import is decla
 ``tools/import_cycles.py`` and in the layers contract of .importlinter.
 """
 
+import datetime
 import logging
 
 from celery import shared_task
@@ -20,6 +21,7 @@ from parity.pure.skip_rules import SkipRulesError
 from parity.services import (
     check_runs,
     classification,
+    compare_rows,
     issue_sync,
     retention,
     suite_summaries,
@@ -59,6 +61,7 @@ def run_completed(run_id: int) -> None:
         if recomputed is not None:
             webhooks_after(run.project_id, webhooks_recomputed, run.pk, recomputed.backend_ids)
             targets_after(run.project_id)
+            compare_views_after(run.project_id, run.backend_id)
     # Every complete run, current or not (a pull request's, a probe): its check run reads the
     # verdict once the recompute above committed.
     if check_runs.check_runs_repo(run.project) is not None:
@@ -84,6 +87,7 @@ def rollups_verify() -> None:
         if recomputed is not None:
             webhooks_after(run.project_id, webhooks_recomputed, run.pk, recomputed.backend_ids)
             targets_after(run.project_id)
+            compare_views_after(run.project_id, run.backend_id)
 
 
 @shared_task(**RETRY)
@@ -163,6 +167,46 @@ def targets_assessed(project_id: int) -> None:
     with transaction.atomic():
         entered = targets.targets_assess(project=project)
         deliveries_queue(webhooks.target_at_risk_notices(project=project, entered=entered))
+
+
+# Compare views (docs/compare-views.md): a view is computed again by tasks of its own once the
+# recompute of a run of its sample or basis committed, debounced by ``compare_rows``'s rule.
+
+
+def compare_views_after(project_id: int, backend_id: int) -> None:
+    """Queue the refresh of the project's compare views of the backend once the recompute
+    commits, if it has any (with none, one query and nothing queued)."""
+    if compare_rows.compare_views_of_backend(project_id=project_id, backend_id=backend_id):
+        transaction.on_commit(lambda: task_send(compare_views_refresh, project_id, backend_id))
+
+
+@shared_task(**RETRY)
+def compare_views_refresh(project_id: int, backend_id: int) -> None:
+    """Adapter: compute now the views of the backend last computed long enough ago; queue one
+    later refresh of the others (``compare_rows.compare_refresh_plan``)."""
+    plan = compare_rows.compare_refresh_plan(project_id=project_id, backend_id=backend_id)
+    for view_id, when in plan.later:
+        try:
+            compare_view_refresh.apply_async((view_id, when.isoformat()), eta=when)
+        except BROKER_ERRORS as exc:  # beat's sweep computes it once overdue
+            logger.warning("could not queue the refresh of compare view %s: %r", view_id, exc)
+    for view_id in plan.now:
+        compare_rows.compare_view_refresh_by_id(view_id=view_id)
+
+
+@shared_task(**RETRY)
+def compare_view_refresh(view_id: int, due: str | None = None) -> None:
+    """Adapter: compute the view again: the later refresh queued for ``due`` (ISO 8601)."""
+    when = datetime.datetime.fromisoformat(due) if due else None
+    compare_rows.compare_view_refresh_by_id(view_id=view_id, due=when)
+
+
+@shared_task(**RETRY)
+def compare_views_sweep() -> None:
+    """Beat: compute the views never computed, whose queued refresh was lost, or whose window
+    moved on (``compare_rows.compare_views_due``)."""
+    for view_id in compare_rows.compare_views_due():
+        compare_rows.compare_view_refresh_by_id(view_id=view_id)
 
 
 @shared_task(**RETRY)

@@ -5,7 +5,15 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from parity.models import Backend, Membership, Project, TrustRule, UploadToken, UserToken
+from parity.models import (
+    Backend,
+    CompareView,
+    Membership,
+    Project,
+    TrustRule,
+    UploadToken,
+    UserToken,
+)
 from parity.oidc.exchange import trust_rule_delete
 from parity.pure.normalize.presets import PRESETS, preset_rules
 from parity.pure.reproduce import template_errors
@@ -84,11 +92,12 @@ class ProjectAdmin(admin.ModelAdmin):
         )
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        # Only the project's own backends can be its reference.
-        if db_field.name == "reference_backend" and request.resolver_match.kwargs.get("object_id"):
-            kwargs["queryset"] = Backend.objects.filter(
-                project_id=request.resolver_match.kwargs["object_id"]
-            )
+        # Only the project's own backends can be its reference, its own views its headline.
+        project_id = request.resolver_match.kwargs.get("object_id")
+        if db_field.name == "reference_backend" and project_id:
+            kwargs["queryset"] = Backend.objects.filter(project_id=project_id)
+        if db_field.name == "headline_compare_view":
+            kwargs["queryset"] = CompareView.objects.filter(project_id=project_id or 0)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_model(self, request, obj, form, change) -> None:

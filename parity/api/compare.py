@@ -1,5 +1,5 @@
-"""Compare views over the read API: the project's list and one view's report, every test with
-its state and sentence (read from the window's results, ``parity.result_reads.compare_report``).
+"""Compare views over the read API: the project's list and one view's kept report, its tests a
+page at a time with their state and sentence (``parity.selectors.compare_kept``).
 docs/compare-views.md."""
 
 from django.http import Http404
@@ -7,9 +7,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 from rest_framework.views import APIView
 
-from parity import result_reads, selectors
+from parity import selectors
 from parity.api.serializers.compare import (
     CompareQuery,
     CompareReportSerializer,
@@ -48,19 +49,41 @@ class CompareReportView(APIView):
     @extend_schema(
         parameters=[SLUG_PATH, NAME_PATH, CompareQuery],
         responses={200: CompareReportSerializer, **error_responses(400, 401, 403, 404, 429)},
-        summary="One compare view's report: each test's counts, state and sentence",
+        summary="One compare view's kept report: a page of its tests, each with its counts, "
+        "state and sentence",
     )
     def get(self, request: Request, slug: str, name: str) -> Response:
         project = project_for_request(request, slug)
         query = CompareQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         state = query.validated_data.get("state")
+        limit, offset = query.validated_data["limit"], query.validated_data["offset"]
         view = selectors.compare_view_of(project=project, name=name)
         if view is None:
             raise Http404("No such compare view.")
-        report = result_reads.compare_report(
-            view=view, state=CompareState(state) if state else None
+        report = selectors.compare_kept(
+            view=view, state=CompareState(state) if state else None, offset=offset, limit=limit
         )
-        body = CompareReportSerializer(report, context={"request": request}).data
+        url = request.build_absolute_uri()
+        after = offset + limit
+        data = {
+            "view": report.view,
+            "computed_at": report.computed_at,
+            "since": report.since,
+            "sample_runs": report.sample_runs,
+            "basis_runs": report.basis_runs,
+            "counts": {},
+            "total": report.total,
+            "next": replace_query_param(url, "offset", after) if after < report.total else None,
+            "previous": (
+                None
+                if offset == 0
+                else remove_query_param(url, "offset")
+                if offset <= limit
+                else replace_query_param(url, "offset", offset - limit)
+            ),
+            "rows": report.rows,
+        }
+        body = CompareReportSerializer(data, context={"request": request}).data
         body["counts"] = {s.value: n for s, n in report.counts.items()}
         return Response(body)

@@ -220,7 +220,10 @@ class TestDetailView(APIView):
         project = project_for_request(request, slug)
         test = get_object_or_404(TestCase, project=project, pk=pk)
         history = result_reads.testcase_history(project=project, test=test)
-        return Response(s.TestCaseHistorySerializer(history).data)
+        body = s.TestCaseHistorySerializer(history).data
+        lines = selectors.compare_states_of_test(project=project, test=test)
+        body["compare"] = s.TestInViewSerializer(lines, many=True).data
+        return Response(body)
 
 
 # CI asks right after it saw its uploads done (on the primary): a replica behind would judge a

@@ -1,13 +1,16 @@
 """Compare views (docs/compare-views.md): the project's list with a new view's form, one view's
 report (regressed tests first, each with its sentence; ``?state=`` filters), its CSV, and its
-settings, whose form previews which tests would change state before it saves. Readers see the
-reports; maintainers write the settings. The reports are read from the runs' results
-(``parity.result_reads.compare_report``)."""
+settings, whose form previews which tests would change state before it saves, and whether the
+overview's headline reads from it. Readers see the reports; maintainers write the settings. The
+reports are the kept rows (``parity.selectors.compare_kept``, written after a recompute of either
+variant and on each save); only a preview reads the runs' results
+(``parity.result_reads.compare_preview``)."""
 
 import csv
 import io
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -20,6 +23,7 @@ from parity import result_reads, selectors
 from parity.dashboard.views import _render_project as render_project
 from parity.models import CompareView, Project
 from parity.pure.compare import RED, CompareState
+from parity.services.compare_rows import compare_headline_set
 from parity.services.compare_views import (
     CompareRejected,
     CompareRequest,
@@ -30,7 +34,7 @@ from parity.services.compare_views import (
 )
 from parity.web.access import may_triage, project_download, project_maintainer_page, project_page
 
-ROWS_SHOWN = 500  # of a report's filtered tests; the CSV and the API hold them all
+ROWS_SHOWN = 500  # of a report's filtered tests; the CSV and the API (paged) hold them all
 PREVIEW_SHOWN = 200  # of a preview's changed tests
 
 
@@ -149,15 +153,19 @@ def _state(request: HttpRequest) -> CompareState | None:
 def compare_detail(request: HttpRequest, project: Project, name: str) -> HttpResponse:
     view = _view(project, name)
     state = _state(request)
-    report = result_reads.compare_report(view=view, state=state)
+    report = selectors.compare_kept(view=view, state=state, limit=ROWS_SHOWN)
     return render_project(
         request,
         project,
         "parity/compare.html",
         tab="compare",
         report=report,
-        rows=report.rows[:ROWS_SHOWN],
+        rows=report.rows,
         rows_shown=ROWS_SHOWN,
+        # Each row's link: reversed once, not once per row of 500.
+        test_url=reverse("project-test", args=[project.slug, 0]).removesuffix("0/"),
+        refresh_minutes=settings.PARITY_COMPARE_REFRESH_SECONDS // 60,
+        headline=project.headline_compare_view_id == view.pk,
         state=state,
         states=[(s, report.counts[s]) for s in CompareState],
         red=RED,
@@ -182,6 +190,13 @@ def compare_settings(request: HttpRequest, project: Project, name: str) -> HttpR
         "min_failures": view.min_failures,
     }
     data = request.POST if request.method == "POST" else None
+    if data is not None and data.get("action") == "headline":
+        chosen = data.get("headline") == "1"
+        if chosen or project.headline_compare_view_id == view.pk:
+            compare_headline_set(project=project, view=view if chosen else None)
+        said = "now reads" if chosen else "no longer reads"
+        messages.success(request, f"The overview's headline {said} from {view.name}.")
+        return redirect(reverse("project-compare-settings", args=[project.slug, view.name]))
     form = CompareForm(data, initial=initial, project=project)
     context = {}
     if data is not None and form.is_valid():
@@ -202,6 +217,7 @@ def compare_settings(request: HttpRequest, project: Project, name: str) -> HttpR
         tab="compare",
         view=view,
         form=form,
+        headline=project.headline_compare_view_id == view.pk,
         **context,
     )
 
@@ -237,7 +253,7 @@ CSV_COLUMNS = (
 def compare_csv(request: HttpRequest, project: Project, name: str) -> HttpResponse:
     """Every test of the report (``?state=`` filters), worst first."""
     view = _view(project, name)
-    report = result_reads.compare_report(view=view, state=_state(request))
+    report = selectors.compare_kept(view=view, state=_state(request))
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)

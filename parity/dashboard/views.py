@@ -90,13 +90,16 @@ def overview(request: HttpRequest) -> HttpResponse:
     headlines = selectors.triage_headlines(projects=projects)
     since = timezone.now() - datetime.timedelta(days=BURNDOWN_DAYS)
     burndowns = selectors.untracked_burndown(projects=projects, since=since)
+    found = selectors.project_cards(projects=projects)
+    compared = selectors.compare_headlines(projects=[card.project for card in found])
     cards = [
         dataclasses.replace(
             card,
             headlines=headlines.get(card.project.pk, []),
             burndown=burndowns.get(card.project.pk),
+            compare=compared.get(card.project.pk),
         )
-        for card in selectors.project_cards(projects=projects)
+        for card in found
     ]
     trends_since = timezone.now() - datetime.timedelta(days=TREND_DAYS)
     context = {
@@ -181,7 +184,14 @@ def file_detail(request: HttpRequest, project: Project) -> HttpResponse:
 def test_detail(request: HttpRequest, project: Project, pk: int) -> HttpResponse:
     test = get_object_or_404(TestCase, project=project, pk=pk)
     page = result_reads.testcase_page(project=project, test=test)
-    return _render_project(request, project, "parity/test.html", tab="heatmap", page=page)
+    return _render_project(
+        request,
+        project,
+        "parity/test.html",
+        tab="heatmap",
+        page=page,
+        compare_lines=selectors.compare_states_of_test(project=project, test=test),
+    )
 
 
 @project_page

@@ -1,4 +1,4 @@
-from parity.models.compare import CompareView
+from parity.models.compare import CompareRow, CompareView
 from parity.models.digest import (
     DeliveryStatus,
     DigestDelivery,
@@ -76,6 +76,7 @@ from parity.models.webhooks import (
 
 __all__ = [
     "Target",
+    "CompareRow",
     "CompareView",
     "ReferenceSuiteTest",
     "Suite",

@@ -1,7 +1,9 @@
 """Compare views: a named comparison of a sample variant against a basis variant over the same
 days, judged per test by Fisher's exact test (``parity.pure.compare``, docs/compare-views.md).
-The view holds only its settings; the counts are read from the runs' results when a page asks
-(``parity.result_reads.compare``)."""
+The view holds its settings and when its judgement was last kept (with its window's run counts
+and its tests per state); each test's judgement is a ``CompareRow``, written by
+``parity.services.compare_rows`` after a recompute of either variant or a save of the settings,
+and read by every surface (page, CSV, API, the test page, the overview's headline)."""
 
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -40,6 +42,14 @@ class CompareView(models.Model):
     min_failures = models.PositiveSmallIntegerField(
         default=3, help_text="The sample's failures a regression needs at least."
     )
+    # The kept judgement (``CompareRow``): None until first computed.
+    computed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    computed_since = models.DateTimeField(null=True, blank=True, editable=False)
+    sample_runs = models.PositiveIntegerField(default=0, editable=False)
+    basis_runs = models.PositiveIntegerField(default=0, editable=False)
+    state_counts = models.JSONField(default=dict, blank=True, editable=False)  # state: tests
+    # A later refresh is queued for then (the debounce, docs/compare-views.md); None: none is.
+    refresh_due_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["project", "name"]
@@ -49,3 +59,33 @@ class CompareView(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id}/{self.name}"
+
+
+class CompareRow(models.Model):
+    """One test's kept judgement in a view: its counts over the window, its state and p-value.
+    Its sentence is made from these when read (``parity.pure.compare.sentence``), so it names
+    the variants as they are named now. ``position`` is its place in the report (worst state
+    first, then the largest drop, then the test's ID), so a page of it is an index range."""
+
+    view = models.ForeignKey(CompareView, on_delete=models.CASCADE, related_name="rows")
+    test = models.ForeignKey("TestCase", on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+    state = models.CharField(max_length=16)  # parity.pure.compare.CompareState
+    sample_passed = models.PositiveIntegerField()
+    sample_failed = models.PositiveIntegerField()
+    basis_passed = models.PositiveIntegerField()
+    basis_failed = models.PositiveIntegerField()
+    p = models.FloatField(null=True)
+    drop = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["view", "test"], name="comparerow_unique_test")
+        ]
+        indexes = [
+            models.Index(fields=["view", "position"], name="comparerow_position"),
+            models.Index(fields=["view", "state", "position"], name="comparerow_state"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.view_id}/{self.test_id}: {self.state}"

@@ -49,6 +49,14 @@ class Project(models.Model):
         help_text="URL of an issue, with {number} for its number, "
         "e.g. https://github.com/pytorch/xla/issues/{number}",
     )
+    headline_compare_view = models.ForeignKey(
+        "CompareView",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="At many runs a day: the overview's headline is this compare view's figures.",
+    )
     default_branch = models.CharField(
         max_length=200,
         default="main",

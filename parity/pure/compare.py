@@ -99,6 +99,26 @@ def judge(*, sample: Counts, basis: Counts, rules: CompareRules) -> Judgement:
     return Judgement(CompareState.NO_DIFFERENCE, None, drop)
 
 
+@dataclass(frozen=True)
+class JudgedRow:
+    """One test of a report: its counts on both variants, its judgement and its sentence."""
+
+    test_id: int
+    test: str  # file::Class::name
+    sample: Counts
+    basis: Counts
+    judgement: Judgement
+    sentence: str
+
+    @property
+    def state(self) -> CompareState:
+        return self.judgement.state
+
+
+def rules_of_settings(confidence: float, tolerance: float, min_failures: int) -> CompareRules:
+    return CompareRules(confidence=confidence, tolerance=tolerance, min_failures=min_failures)
+
+
 def p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 

@@ -22,7 +22,7 @@ calls one of these.
 from parity.result_reads.aligned import aligned_view
 from parity.result_reads.compare import (
     CompareReport,
-    CompareRow,
+    JudgedRow,
     StateChange,
     compare_preview,
     compare_report,
@@ -41,7 +41,7 @@ from parity.result_reads.verdict import Verdict, run_verdict
 
 __all__ = [
     "CompareReport",
-    "CompareRow",
+    "JudgedRow",
     "StateChange",
     "MovedList",
     "RUN_GAPS_SHOWN",

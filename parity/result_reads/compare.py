@@ -15,13 +15,14 @@ from psycopg2 import sql
 from parity.definitions import OUTCOME_PARAMS, may_be_current_sql, outcome_first
 from parity.models import CompareView, Result, Run, TestCase
 from parity.models.sql import model_sql
-from parity.plans import HASH_JOINS_UNTIL_COMMIT
+from parity.plans import hash_joins
 from parity.pure.compare import (
     CompareRules,
     CompareState,
     Counts,
-    Judgement,
+    JudgedRow,
     judge,
+    rules_of_settings,
     sentence,
 )
 from parity.read_replica import read_cursor
@@ -89,34 +90,18 @@ class WindowCounts:
 
 
 @dataclass(frozen=True)
-class CompareRow:
-    test_id: int
-    test: str
-    sample: Counts
-    basis: Counts
-    judgement: Judgement
-    sentence: str
-
-    @property
-    def state(self) -> CompareState:
-        return self.judgement.state
-
-
-@dataclass(frozen=True)
 class CompareReport:
     view: CompareView
     rules: CompareRules
     since: datetime.datetime
     sample_runs: int
     basis_runs: int
-    rows: list[CompareRow]  # worst state first, then by the sample's drop, then by test
+    rows: list[JudgedRow]  # worst state first, then by the sample's drop, then by test
     counts: dict[CompareState, int]  # of every row, whatever the filter
 
 
 def rules_of(view: CompareView) -> CompareRules:
-    return CompareRules(
-        confidence=view.confidence, tolerance=view.tolerance, min_failures=view.min_failures
-    )
+    return rules_of_settings(view.confidence, view.tolerance, view.min_failures)
 
 
 def compare_counts(
@@ -134,10 +119,11 @@ def compare_counts(
     }
     with read_cursor(atomic=True) as cursor:
         # Each run's outcomes joined to the tests, over every run of the window: planned as
-        # the other reads of whole runs are (``parity.plans``, 1).
-        cursor.execute(HASH_JOINS_UNTIL_COMMIT)
-        cursor.execute(_COUNTS, params)
-        rows = cursor.fetchall()
+        # the other reads of whole runs are (``parity.plans``, 1), and reset after it, since a
+        # save of the settings computes the view inside the request's transaction.
+        with hash_joins(cursor):
+            cursor.execute(_COUNTS, params)
+            rows = cursor.fetchall()
         if not rows:
             cursor.execute(_RUNS, params)
             runs = dict(cursor.fetchall())
@@ -151,7 +137,7 @@ def compare_counts(
     return WindowCounts(since, sample_runs, basis_runs, tests)
 
 
-def judged(*, view: CompareView, counts: WindowCounts, rules: CompareRules) -> list[CompareRow]:
+def judged(*, view: CompareView, counts: WindowCounts, rules: CompareRules) -> list[JudgedRow]:
     """Every test of ``counts`` judged by ``rules``, worst first."""
     sample_name, basis_name = view.sample.name, view.basis.name
     rows = []
@@ -164,7 +150,7 @@ def judged(*, view: CompareView, counts: WindowCounts, rules: CompareRules) -> l
             basis=t.basis,
             p=judgement.p,
         )
-        rows.append(CompareRow(t.test_id, t.test, t.sample, t.basis, judgement, text))
+        rows.append(JudgedRow(t.test_id, t.test, t.sample, t.basis, judgement, text))
     rows.sort(key=lambda r: (r.state.rank, -(r.judgement.drop or 0.0), r.test))
     return rows
 
@@ -195,8 +181,8 @@ def compare_report(
 class StateChange:
     test_id: int
     test: str
-    before: CompareRow | None  # None: not counted in the saved window
-    after: CompareRow | None  # None: not counted in the new window
+    before: JudgedRow | None  # None: not counted in the saved window
+    after: JudgedRow | None  # None: not counted in the new window
 
 
 def compare_preview(
@@ -206,7 +192,7 @@ def compare_preview(
     settings of ``proposed`` (unsaved): before against after, worst new state first. Nothing
     is written; the window is read again only if its variants or days changed."""
     now = now or timezone.now()
-    before: dict[int, CompareRow] = {}
+    before: dict[int, JudgedRow] = {}
     counts = None
     if view is not None:
         counts = compare_counts(view=view, now=now)

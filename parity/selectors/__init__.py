@@ -24,8 +24,11 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/runs/``                        | ``runs_page``                             |
 | ``p/<slug>/suites/`` and its API          | ``suite_matrix``                          |
 | ``p/<slug>/transitions/``, its API        | ``transitions_page``, ``transition_get``  |
-| ``p/<slug>/compare/`` and each view       | ``compare_views_of``, ``compare_view_of``,|
-|                                           | ``compare_backends``                      |
+| ``p/<slug>/compare/`` and each view, its  | ``compare_views_of``, ``compare_view_of``,|
+| CSV and API (the kept rows)               | ``compare_backends``, ``compare_kept``    |
+| ``p/<slug>/tests/<id>/`` and its API      | ``compare_states_of_test`` (with the      |
+|                                           | result reads below)                       |
+| ``/`` a project's compare headline        | ``compare_headlines``                     |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
@@ -53,7 +56,13 @@ from parity.selectors.classification import (
     skip_rules_current,
 )
 from parity.selectors.compare_views import (
+    CompareHeadline,
+    KeptReport,
+    TestInView,
     compare_backends,
+    compare_headlines,
+    compare_kept,
+    compare_states_of_test,
     compare_view_of,
     compare_views_of,
 )
@@ -144,7 +153,13 @@ from parity.selectors.transitions import (
 from parity.selectors.trends import score_history, trend_backends
 
 __all__ = [
+    "CompareHeadline",
+    "KeptReport",
+    "TestInView",
     "compare_backends",
+    "compare_headlines",
+    "compare_kept",
+    "compare_states_of_test",
     "compare_view_of",
     "compare_views_of",
     "DeclarationRow",

@@ -10,6 +10,7 @@ from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery
 from parity.definitions import on_default_branch_q
 from parity.models import Backend, BackendState, Project, Run, Snapshot, Upload
 from parity.pure.scores import DEFAULT, Definition
+from parity.selectors.compare_views import CompareHeadline
 from parity.selectors.families import FamilyRollup, families_failing
 from parity.selectors.fragments import Scored, headline_score, reference_first, snapshot_counts
 from parity.selectors.queue import BackendHeadline, BurnDown
@@ -52,6 +53,8 @@ class ProjectCard:
     # What is left to triage, when the page asks (``triage_headlines``, ``untracked_burndown``).
     headlines: list[BackendHeadline] = field(default_factory=list)
     burndown: BurnDown | None = None
+    # The project's compare view its headline reads from, when it names one (``compare_headlines``).
+    compare: CompareHeadline | None = None
     # Each family with variants, by name: the roll-up its row shows above its variants.
     families: dict[str, FamilyRollup] = field(default_factory=dict)
 

@@ -1,6 +1,8 @@
 """A project's compare views, written by its maintainers from the compare page's settings form
 (docs/compare-views.md). Every write validates the whole row (``full_clean``): the model's
-bounds, a name unique in the project, two different variants of the project."""
+bounds, a name unique in the project, two different variants of the project. A save computes the
+view's kept judgement at once (``compare_rows``), so its page never shows one of older
+settings."""
 
 import logging
 from dataclasses import dataclass
@@ -8,6 +10,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 
 from parity.models import Backend, CompareView, Project
+from parity.services.compare_rows import compare_view_refresh
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +69,7 @@ def compare_view_create(*, project: Project, request: CompareRequest) -> Compare
     view = CompareView(project=project)
     _validated(view, request)
     view.save()
+    compare_view_refresh(view=view)
     logger.info("compare view %s of project %s created", view.name, project.slug)
     return view
 
@@ -73,6 +77,7 @@ def compare_view_create(*, project: Project, request: CompareRequest) -> Compare
 def compare_view_update(*, view: CompareView, request: CompareRequest) -> CompareView:
     _validated(view, request)
     view.save()
+    compare_view_refresh(view=view)
     logger.info("compare view %s (%s) changed", view.name, view.pk)
     return view
 

@@ -543,6 +543,16 @@ CELERY_BEAT_SCHEDULE["parity-issues-sync"] = {
     # A tick that waited in the queue past the next one is dropped, not run twice over.
     "options": {"expires": PARITY_TRACKER_SYNC_TICK_SECONDS},
 }
+# Compare views (docs/compare-views.md#when-a-view-is-computed): a view kept less than this long
+# ago is not computed again at once after a run of its variants; one refresh is queued for when
+# this much time has passed since, which reads every run completed meanwhile. Beat computes again
+# a view whose queued refresh was lost, and a view kept longer ago than a day (its window moves).
+PARITY_COMPARE_REFRESH_SECONDS = env_int("PARITY_COMPARE_REFRESH_SECONDS", 300)
+CELERY_BEAT_SCHEDULE["parity-compare-views-sweep"] = {
+    "task": "parity.tasks.compare_views_sweep",
+    "schedule": 10 * 60.0,
+    "options": {"expires": 10 * 60},
+}
 # Raw results and uploaded files of runs older than this are deleted (parity/services/retention.py);
 # runs, roll-ups, and each backend's current and previous run are kept whatever their age.
 PARITY_RESULTS_KEEP_DAYS = env_int("PARITY_RESULTS_KEEP_DAYS", 180)

@@ -1,13 +1,17 @@
 """A compare view in Chromium, on the demo, as a maintainer makes one: the list is one click from
 the project's tabs; the new view's form previews before it saves; the report lists the red tests
 first, each with its sentence, the same rows and states ``compare_report`` reads from the
-database; a state filter narrows it. Read at 1400 px and at 400 px (no sideways scroll);
-screenshots ``<test>-report.png`` and ``<test>-400px.png`` in ``screenshots/``."""
+database; a state filter narrows it; the red test's page says its state and sentence in the
+view; the maintainer makes the overview's headline read from the view, and the overview says so,
+with a link. Read at 1400 px and at 400 px (no sideways scroll); screenshots
+``<test>-report.png``, ``-400px.png``, ``-test-page.png``, ``-overview.png`` and
+``-overview-400px.png`` in ``screenshots/``."""
 
 import pytest
 from playwright.sync_api import expect
 
 from parity.models import Backend, CompareView
+from parity.pure.compare import CompareState
 from parity.result_reads import compare_report
 from tests.browser.conftest import SCREENSHOTS, log_in, no_chromium
 from tests.browser.layout import page_overflow
@@ -84,3 +88,33 @@ def test_a_maintainer_makes_a_compare_view_and_reads_its_red_tests(page, site, r
     assert page_overflow(page) <= 0, "scrolls sideways at 400 px"
     page.screenshot(path=f"{shot}-400px.png", full_page=False)
     page.set_viewport_size({"width": 1400, "height": 900})
+    expect(page.locator("#compare-computed")).to_contain_text("Computed")
+
+    # The red test's page says its state in the view, with the same sentence.
+    page.goto(f"{P}/tests/{red[0].test_id}/")
+    line = page.locator(f"#test-compare tr[data-view='{name}']")
+    expect(line.locator(".sentence")).to_have_text(red[0].sentence)
+    expect(line.locator(".badge")).to_have_text(red[0].state.label)
+    line.scroll_into_view_if_needed()
+    page.screenshot(path=f"{shot}-test-page.png", full_page=False)
+
+    # The maintainer makes the overview's headline read from the view.
+    page.goto(f"{P}/compare/{name}/settings/")
+    page.locator("#headline button", has_text="Read the overview's headline").click()
+    expect(page.locator("#headline")).to_contain_text("reads from this view")
+    page.goto("/")
+    headline = page.locator(f"#compare-headline-{slug}")
+    red_count = report.counts[CompareState.EXTREME] + report.counts[CompareState.REGRESSED]
+    expect(headline).to_contain_text(
+        f"{sample} vs {basis} over {view.days} days: {red_count} regressed "
+        f"({report.counts[CompareState.EXTREME]} extreme)"
+    )
+    expect(headline).to_contain_text(f"Read from the compare view {name}")
+    headline.scroll_into_view_if_needed()
+    page.screenshot(path=f"{shot}-overview.png", full_page=False)
+    page.set_viewport_size({"width": 400, "height": 860})
+    assert page_overflow(page) <= 0, "the overview scrolls sideways at 400 px"
+    page.screenshot(path=f"{shot}-overview-400px.png", full_page=False)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    headline.locator("a", has_text=name).click()
+    expect(page.locator("h1")).to_contain_text(name)

@@ -717,3 +717,28 @@ def folded(
             if standing.outcome == "missing" and suite in rows and suite not in ran:
                 found.setdefault(backend, {}).setdefault(suite, set()).add(test)
     return found
+
+
+# --- A compare view (docs/compare-views.md) -------------------------------------------------------
+
+
+def compare_counts(
+    world: World, *, sample: int, basis: int, since: datetime.datetime
+) -> dict[int, tuple[tuple[int, int], tuple[int, int]]]:
+    """test -> ((passed, failed) on the sample, (passed, failed) on the basis): each complete
+    run that may be current, its results kept, started since ``since``, counts once per test by
+    its outcome in that run; a failure or an error fails, a skip counts for neither. Tests with
+    no pass or failure on either side are left out."""
+    counts: dict[int, list[int]] = {}
+    for run in world.runs:
+        if run.backend not in (sample, basis) or not run.complete or run.results_expired:
+            continue
+        if not may_be_current(run, world.default_branch) or run.started_at < since:
+            continue
+        side = 0 if run.backend == sample else 2
+        for test, (outcome, _reason) in outcomes(run).items():
+            if outcome == SKIPPED:
+                continue
+            row = counts.setdefault(test, [0, 0, 0, 0])
+            row[side + (0 if outcome == PASSED else 1)] += 1
+    return {t: ((sp, sf), (bp, bf)) for t, (sp, sf, bp, bf) in counts.items()}

@@ -5,7 +5,9 @@ API (its list and its untracked filter), the gaps CSV, the family roll-ups ("fai
 arch", "fails on k of n"), "Left to triage" and the snapshots' untracked counts, the CI
 verdict of each backend's current run (its opened and uncovered gaps), the ``untracked_gaps``
 webhook each current run announces (as recorded for an endpoint) and the weekly digest of each
-week (rendered and parsed); and every page and read endpoint of the history opens (200).
+week (rendered and parsed); a compare view's kept states (tpu against cpu: its page, CSV, paged
+API, the test page and the test API) against the model's counts judged by scipy's Fisher test;
+and every page and read endpoint of the history opens (200).
 
 A history mixes what the states come from: a reference (cpu) and a rocm family of two arches
 (gfx942, gfx90a) whose runs send a ROCm release that moves between 7.1 and 7.14, so a
@@ -442,12 +444,14 @@ NO_STANDING = {
     "transition-list": "version transitions: two runs' outcomes compared, not a standing",
     "transition-detail": "one version transition's tests by how their outcome moved",
     "project-compare-views": "compare views: their settings",
-    "project-compare": "a compare view: two variants' pass rates over days by Fisher's test",
-    "project-compare-csv": "a compare view as CSV",
+    "project-compare": "a compare view: two variants' pass rates over days by Fisher's test "
+    "(held to the model's counts and scipy's Fisher test by _compare_holds)",
+    "project-compare-csv": "a compare view as CSV (held by _compare_holds)",
     "project-compare-settings": "a compare view's settings and their preview",
     "project-compare-delete": "a form post",
     "compare-list": "compare views: their settings",
-    "compare-detail": "a compare view: two variants' pass rates over days by Fisher's test",
+    "compare-detail": "a compare view: two variants' pass rates over days by Fisher's test "
+    "(held by _compare_holds, page by page)",
     "project-webhook": "a webhook endpoint's form",
     "project-webhook-delete": "a form post",
     "project-webhook-ping": "a form post",
@@ -540,12 +544,7 @@ def _every_page_opens(ctx) -> int:
 
     project = ctx.project
     hook = WebhookEndpoint.objects.create(project=project, url="https://hooks.example/parity")
-    compare = CompareView.objects.create(
-        project=project,
-        name="tpu-vs-cpu",
-        sample=Backend.objects.get(project=project, name="tpu"),
-        basis=Backend.objects.get(project=project, name="cpu"),
-    )
+    compare = CompareView.objects.get(project=project, name=COMPARE)  # ``_compare_holds``'s
     reason = Reason.objects.filter(project=project).first()
     transition = Transition.objects.filter(project=project).first()
     run = Run.objects.filter(project=project).order_by("-pk").first()
@@ -595,6 +594,106 @@ def _every_page_opens(ctx) -> int:
         opened += 1
     assert wrong == [], "pages that do not open"
     return opened
+
+
+# --- A compare view ---------------------------------------------------------------------------
+
+COMPARE = "tpu-vs-cpu"
+# Loose settings, so a short random history has regressed and improved tests, and tests neither.
+COMPARE_RULES = {"days": 365, "confidence": 50.0, "tolerance": 0.0, "min_failures": 1}
+
+
+def _compare_model(ctx) -> dict[str, tuple[str, tuple, tuple, float | None]]:
+    """test key -> (state, sample counts, basis counts, p) by the model's counts and Sippy's
+    rules written again here, with scipy's Fisher test."""
+    from scipy.stats import fisher_exact
+
+    names = {b.name: b.pk for b in Backend.objects.filter(project=ctx.project)}
+    since = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=COMPARE_RULES["days"])
+    counts = model.compare_counts(ctx.world, sample=names["tpu"], basis=names["cpu"], since=since)
+    alpha = 1 - COMPARE_RULES["confidence"] / 100
+    judged = {}
+    for test, ((sp, sf), (bp, bf)) in counts.items():
+        state, p = "no_difference", None
+        if sp + sf == 0:
+            state = "missing_sample"
+        elif bp + bf == 0:
+            state = "missing_basis"
+        else:
+            drop = 100 * bp / (bp + bf) - 100 * sp / (sp + sf)
+            table = [[sf, sp], [bf, bp]]
+            if drop > COMPARE_RULES["tolerance"] and sf >= COMPARE_RULES["min_failures"]:
+                p = fisher_exact(table, alternative="greater")[1]
+                if p < alpha:
+                    state = "extreme" if drop > 15 else "regressed"
+            elif drop < 0:
+                p = fisher_exact(table, alternative="less")[1]
+                if p < alpha:
+                    state = "improved"
+        judged[ctx.keys[test]] = (state, (sp, sf), (bp, bf), p)
+    return judged
+
+
+def _compare_holds(ctx, where: str) -> None:
+    """A compare view of tpu against cpu, made as a maintainer saves one (which computes it):
+    its page, CSV, paged API, the test page and the test API say, per test, the state and
+    counts the model's counts and scipy's Fisher test give."""
+    from parity.services.compare_views import CompareRequest, compare_view_create
+    from tests.parity.dashboard.conftest import member
+
+    project = ctx.project
+    view = compare_view_create(
+        project=project,
+        request=CompareRequest(
+            name=COMPARE,
+            sample=Backend.objects.get(project=project, name="tpu"),
+            basis=Backend.objects.get(project=project, name="cpu"),
+            **COMPARE_RULES,
+        ),
+    )
+    want = _compare_model(ctx)
+    states = {k: v[0] for k, v in want.items()}
+    assert len(set(states.values())) >= 2, f"{where}: a history of one compare state"
+    html = member(project, "viewer").get(f"/p/{project.slug}/compare/{COMPARE}/").content.decode()
+    ids = {t.pk: t.key for t in ctx.tests}
+    page = re.findall(r'<tr data-test="(\d+)" data-state="(\w+)">', html)
+    assert {ids[int(t)]: s for t, s in page} == states, f"{where}: the compare page"
+    download = ctx.client.get(f"/p/{project.slug}/compare/{COMPARE}.csv")
+    lines = list(csv.DictReader(io.StringIO(download.content.decode())))
+    assert {
+        d["test"]: (
+            d["state"], (int(d["sample_passed"]), int(d["sample_failed"])),
+            (int(d["basis_passed"]), int(d["basis_failed"])),
+        )
+        for d in lines
+    } == {k: v[:3] for k, v in want.items()}, f"{where}: the compare CSV"  # fmt: skip
+    api, url, rows = ctx.api, f"/api/v1/projects/{project.slug}/compare/{COMPARE}/", []
+    params = {"limit": 3}
+    while url:
+        body = api.get(url, params).json()
+        rows += body["tests"]
+        url, params = body["next"], {}
+    assert {
+        t["test"]: (t["state"], (t["sample"]["passed"], t["sample"]["failed"]),
+                    (t["basis"]["passed"], t["basis"]["failed"]))
+        for t in rows
+    } == {k: v[:3] for k, v in want.items()}, f"{where}: the compare API, page by page"  # fmt: skip
+    assert body["counts"] == {s: list(states.values()).count(s) for s in body["counts"]}
+    for t in rows:
+        p = want[t["test"]][3]
+        assert (t["p"] is None) == (p is None) and (p is None or abs(t["p"] - p) < 1e-9), where
+    for test in ctx.tests:
+        line = ctx.api.get(f"/api/v1/projects/{project.slug}/tests/{test.pk}/").json()["compare"]
+        assert [(c["view"], c["state"]) for c in line] == [(COMPARE, states.get(test.key))], (
+            f"{where}: the test API's compare state of {test.key}"
+        )
+        shown = re.findall(
+            r'<tr data-view="([\w-]+)" data-state="(\w*)">',
+            ctx.client.get(f"/p/{project.slug}/tests/{test.pk}/").content.decode(),
+        )
+        assert shown == [(COMPARE, states.get(test.key, ""))], f"{where}: the test page"
+    assert view.computed_at is not None
+    ctx.read["compare"] = len(want)
 
 
 # --- The roll-ups --------------------------------------------------------------------------------
@@ -1009,6 +1108,7 @@ def test_every_surface_says_what_the_rules_model_says(project, api, client, seed
     _webhooks_hold(ctx, f"seed {seed}")
     _digest_holds(ctx, f"seed {seed}")
     _parity_api_holds(ctx, f"seed {seed}")
+    _compare_holds(ctx, f"seed {seed}")
     assert _every_page_opens(ctx) >= 40
     _suites_fold(ctx, f"seed {seed}")  # last: it names suites the surfaces above did not read
     # The ending's upgrade, expired and removed exemptions, at least; both surfaces read.

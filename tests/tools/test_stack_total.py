@@ -61,7 +61,7 @@ def test_a_new_module_in_no_layer_is_named_with_where_it_fits(tmp_path):
     ]
     assert (
         "add `parity.services.brand_new_feature` (or its package) to a layer below layer 5 "
-        "(ingest.api : parity.api) and above layer 15 (parity.models) in `layers`"
+        "(ingest.api : parity.api) and above layer 16 (parity.models) in `layers`"
     ) in run.stdout
     assert "`source_modules` of the `infrastructure` contract" in run.stdout
     assert run.stdout.endswith("1 module(s) in no layer and not infrastructure\n")

@@ -3,6 +3,7 @@ module per resource. Output serializers read the selectors' dataclasses and rows
 writes. The helpers both APIs share (path parameters, documented refusals) are
 ``parity.web.openapi``."""
 
+from parity.api.serializers.compare import TestInViewSerializer
 from parity.api.serializers.exemptions import (
     TriageCreateSerializer,
     TriageSerializer,
@@ -88,6 +89,7 @@ __all__ = [
     "RunOutcomeSerializer",
     "BackendHistorySerializer",
     "TestCaseHistorySerializer",
+    "TestInViewSerializer",
     "OpenedCountsSerializer",
     "VerdictGapSerializer",
     "VerdictSerializer",

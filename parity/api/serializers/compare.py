@@ -9,9 +9,21 @@ from parity.pure.compare import CompareState
 STATES = [(s.value, s.label) for s in CompareState]
 
 
+LIMIT_DEFAULT, LIMIT_MAX = 500, 5000  # tests a page: a view has one per test of both variants
+
+
 class CompareQuery(serializers.Serializer):
     state = serializers.ChoiceField(
         choices=STATES, required=False, help_text="Only the tests in this state (default: all)."
+    )
+    limit = serializers.IntegerField(
+        min_value=1,
+        max_value=LIMIT_MAX,
+        default=LIMIT_DEFAULT,
+        help_text=f"Tests in this page (default {LIMIT_DEFAULT}, at most {LIMIT_MAX}).",
+    )
+    offset = serializers.IntegerField(
+        min_value=0, default=0, help_text="Tests of the filter before this page."
     )
 
 
@@ -53,8 +65,40 @@ class CompareRowSerializer(serializers.Serializer):
 
 class CompareReportSerializer(serializers.Serializer):
     view = CompareViewSerializer()
-    since = serializers.DateTimeField(help_text="The window's start.")
+    computed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the view was last computed; null: never yet."
+    )
+    since = serializers.DateTimeField(allow_null=True, help_text="The window's start.")
     sample_runs = serializers.IntegerField()
     basis_runs = serializers.IntegerField()
-    counts = serializers.DictField(child=serializers.IntegerField(), help_text="Tests per state.")
-    tests = CompareRowSerializer(many=True, source="rows", help_text="Worst state first.")
+    counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Tests per state, whatever the filter."
+    )
+    count = serializers.IntegerField(source="total", help_text="Tests of the filter, all pages.")
+    next = serializers.CharField(allow_null=True, help_text="The next page's URL; null: the last.")
+    previous = serializers.CharField(allow_null=True, help_text="The previous page's URL.")
+    tests = CompareRowSerializer(
+        many=True, source="rows", help_text="This page's tests, worst state first."
+    )
+
+
+class TestInViewSerializer(serializers.Serializer):
+    """A test's state in one compare view (the test endpoint's ``compare``)."""
+
+    __test__ = False  # not a pytest test class
+
+    view = serializers.CharField(source="view.name")
+    sample = serializers.CharField(source="view.sample.name")
+    basis = serializers.CharField(source="view.basis.name")
+    days = serializers.IntegerField(source="view.days")
+    computed_at = serializers.DateTimeField(source="view.computed_at")
+    state = serializers.SerializerMethodField(
+        help_text="Its state; null: neither variant passed or failed it in the window."
+    )
+    sample_counts = CountsSerializer(source="row.sample", allow_null=True, default=None)
+    basis_counts = CountsSerializer(source="row.basis", allow_null=True, default=None)
+    p = serializers.FloatField(source="row.judgement.p", allow_null=True, default=None)
+    sentence = serializers.CharField(source="row.sentence", allow_null=True, default=None)
+
+    def get_state(self, line) -> str | None:
+        return line.row.state.value if line.row is not None else None

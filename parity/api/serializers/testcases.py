@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from parity.api.serializers.compare import TestInViewSerializer
+
 
 class TestsQuery(serializers.Serializer):
     q = serializers.CharField(
@@ -88,3 +90,9 @@ class TestCaseHistorySerializer(serializers.Serializer):
     test = serializers.CharField()
     file = serializers.CharField()
     backends = serializers.DictField(child=BackendHistorySerializer())
+    compare = TestInViewSerializer(
+        many=True,
+        required=False,
+        help_text="Its state in each computed compare view of the project, with its sentence "
+        "(docs/compare-views.md).",
+    )

@@ -36,7 +36,7 @@ READS = {
     "skip reasons": (f"{URL}/skip-reasons/", 8),  # token, project; 6
     "reason trend": (f"{URL}/skip-reasons/{{reason}}/trend/", 5),  # + the reason; 2
     "tests": (f"{URL}/tests/?q=test_a", 4),  # token, project; count, page
-    "test": (f"{URL}/tests/{{test}}/", 7),  # token, project, test; 4
+    "test": (f"{URL}/tests/{{test}}/", 8),  # token, project, test; 4; its compare views
     "triages": (f"{URL}/triage/", 3),  # token, project; page (no count: unpaginated)
     # token, project; backends, the suite map, its rows, the suites' runs, their timeouts
     "suites": (f"{URL}/suites/", 6),

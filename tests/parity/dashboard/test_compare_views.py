@@ -4,15 +4,19 @@ the list is one click from every project page; a maintainer previews settings (n
 before saving them; a reader cannot write; the CSV and the API say what the page says."""
 
 import csv
+import datetime
 import io
 import re
 from html import unescape
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
-from parity.models import Backend, CompareView
+from parity.models import Backend, CompareRow, CompareView
+from parity.pure.compare import CompareState
 from parity.result_reads import compare_report
+from parity.services.compare_views import CompareRequest, compare_view_create
 from tests.parity.compare_scenario import SMALL_STATES, T, compare_upload, small_history
 from tests.parity.dashboard.conftest import member
 
@@ -22,12 +26,15 @@ P = "/p/pytorch-xla"
 
 @pytest.fixture
 def seeded(xla, ingest, eager_errors_propagate):
+    """The view as a maintainer saves it: the save computes it."""
     compare_upload(ingest, small_history())
-    return CompareView.objects.create(
+    return compare_view_create(
         project=xla,
-        name="tpu-vs-cpu",
-        sample=Backend.objects.get(project=xla, name="tpu"),
-        basis=Backend.objects.get(project=xla, name="cpu"),
+        request=CompareRequest(
+            name="tpu-vs-cpu",
+            sample=Backend.objects.get(project=xla, name="tpu"),
+            basis=Backend.objects.get(project=xla, name="cpu"),
+        ),
     )
 
 
@@ -150,3 +157,87 @@ def test_the_csv_and_the_api_say_what_the_page_says(xla, seeded, api):
         == 400
     )
     assert api.get("/api/v1/projects/pytorch-xla/compare/nope/").status_code == 404
+
+
+def test_the_page_reads_the_kept_rows_and_says_when_they_were_computed(xla, seeded):
+    # A kept row changed under the page: the page says what is kept, not a count of results.
+    steady = CompareRow.objects.get(view=seeded, test__key=T.format("steady"))
+    CompareRow.objects.filter(pk=steady.pk).update(state="regressed")
+    page = Client().get(f"{P}/compare/tpu-vs-cpu/")
+    assert (str(steady.test_id), "regressed") in _rows(page.content.decode())
+    computed = timezone.localtime(seeded.computed_at, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+    assert f"Computed {computed} UTC" in plain(page)
+    assert Client().get(f"{P}/compare/tpu-vs-cpu.csv").content.decode().count(",regressed,") == 1
+
+    # A view never computed says so, and lists nothing.
+    never = CompareView.objects.create(
+        project=xla, name="never", sample=seeded.sample, basis=seeded.basis
+    )
+    body = plain(Client().get(f"{P}/compare/{never.name}/"))
+    assert "Not computed yet" in body and "Computed " not in body
+
+
+def test_the_api_pages_the_rows_with_complete_counts(seeded, api):
+    url = "/api/v1/projects/pytorch-xla/compare/tpu-vs-cpu/"
+    whole = [(r.test, r.state.value) for r in compare_report(view=seeded).rows]
+    got, params, pages = [], {"limit": 1}, 0
+    while url:
+        body = api.get(url, params).json()
+        assert body["count"] == len(whole) and sum(body["counts"].values()) == len(whole)
+        assert body["computed_at"] is not None and len(body["tests"]) == 1
+        got += [(t["test"], t["state"]) for t in body["tests"]]
+        url, params, pages = body["next"], {}, pages + 1
+    assert got == whole and pages == len(whole)
+    second = api.get("/api/v1/projects/pytorch-xla/compare/tpu-vs-cpu/", {"limit": 1, "offset": 1})
+    assert second.json()["previous"].endswith("/compare/tpu-vs-cpu/?limit=1")
+    one = api.get(
+        "/api/v1/projects/pytorch-xla/compare/tpu-vs-cpu/", {"state": "improved", "limit": 5}
+    ).json()
+    assert [t["state"] for t in one["tests"]] == ["improved"] and one["count"] == 1
+    assert one["next"] is None and one["counts"]["extreme"] == 1
+    too_many = api.get("/api/v1/projects/pytorch-xla/compare/tpu-vs-cpu/", {"limit": 5001})
+    assert too_many.status_code == 400
+
+
+def test_the_test_page_and_api_carry_its_state_in_each_view(xla, seeded, api):
+    report = compare_report(view=seeded)
+    for row in report.rows:
+        page = Client().get(f"{P}/tests/{row.test_id}/")
+        section = re.search(
+            r'<section class="card" id="test-compare">.*?</section>', page.content.decode(), re.S
+        )
+        assert section, row.test
+        assert f'data-view="tpu-vs-cpu" data-state="{row.state.value}"' in section.group(0)
+        assert row.sentence in unescape(section.group(0))
+        body = api.get(f"/api/v1/projects/pytorch-xla/tests/{row.test_id}/").json()
+        assert [(c["view"], c["state"], c["sentence"]) for c in body["compare"]] == [
+            ("tpu-vs-cpu", row.state.value, row.sentence)
+        ]
+
+
+def test_a_maintainer_reads_the_overview_headline_from_a_view(xla, seeded, maintainer):
+    assert "compare-headline" not in Client().get("/").content.decode()  # the default
+    url = f"{P}/compare/tpu-vs-cpu/settings/"
+    assert (
+        member(xla, "viewer").post(url, {"action": "headline", "headline": "1"}).status_code == 403
+    )
+    assert maintainer.post(url, {"action": "headline", "headline": "1"}).status_code == 302
+    xla.refresh_from_db()
+    assert xla.headline_compare_view_id == seeded.pk
+
+    counts = compare_report(view=seeded).counts
+    red = counts[CompareState.EXTREME] + counts[CompareState.REGRESSED]
+    overview = Client().get("/")
+    headline = re.search(r'<p class="compare-headline".*?</p>', overview.content.decode(), re.S)
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", headline.group(0)))).strip()
+    assert text.startswith(
+        f"tpu vs cpu over 14 days: {red} regressed ({counts[CompareState.EXTREME]} extreme), "
+        f"{counts[CompareState.NO_DIFFERENCE]} no significant difference"
+    ), text
+    assert "Read from the compare view tpu-vs-cpu" in text
+    assert f'href="{P}/compare/tpu-vs-cpu/"' in headline.group(0)
+
+    maintainer.post(url, {"action": "headline", "headline": "0"})
+    xla.refresh_from_db()
+    assert xla.headline_compare_view_id is None
+    assert "compare-headline" not in Client().get("/").content.decode()

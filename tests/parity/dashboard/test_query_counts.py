@@ -29,7 +29,8 @@ PAGES = {
     # numbers, cells; has runs
     "heatmap aligned": (f"{P}/?aligned=1", 13),
     "file": (f"{P}/file/?path={A}&backend=tpu", 11),  # project; 9 for the grid; has runs
-    "test": (f"{P}/tests/{{test}}/", 9),  # project, test; 6 for the page (its owners); has runs
+    "test": (f"{P}/tests/{{test}}/", 10),  # project, test; 6 for the page (its owners); its
+    # compare views (their rows: a second only when one is computed); has runs
     "search": (f"{P}/tests/?q=test_a", 4),  # project; the test it names, those holding it; has runs
     # Project, backend choices; 6 rows; skips and gaps per category; has runs
     "skip reasons": (f"{P}/skip-reasons/", 12),
