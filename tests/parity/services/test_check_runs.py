@@ -8,6 +8,7 @@ import logging
 import pytest
 
 from parity.models import Project
+from parity.services.suites import suite_save
 from parity.trackers.github_app import tokens_forget
 from tests.fake_github_app import FakeGitHubApp, key_pair
 from tests.parity.conftest import commit_of, run_xml
@@ -186,11 +187,15 @@ def test_a_probe_run_is_neutral_whatever_it_opens(
     assert check["output"]["title"] == "Probe run: not a gate"
 
 
+@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "unmapped"])
 def test_an_informing_suites_run_is_neutral_though_it_opens_gaps(
-    github, ingest, upload_run, eager_errors_propagate
+    github, ingest, upload_run, eager_errors_propagate, xla, mapped
 ):
-    """A suite with no finished run yet is informing (docs/suites.md): its run's check reports
-    the gaps it opens, neutral, instead of failing the pull request."""
+    """A mapped suite with no finished run yet is informing (docs/suites.md): its run's check
+    reports the gaps it opens, neutral, instead of failing the pull request. A suite the
+    project never mapped (CI named it: ``GITHUB_JOB``...) gates as before: the check fails."""
+    if mapped:
+        suite_save(project=xla, name="tpu-tests")
     upload_run("cpu", REFERENCE, day="2026-04-01")
     reply = ingest(
         ("tpu.xml", run_xml(TPU_SKIPS_B)),
@@ -204,5 +209,8 @@ def test_an_informing_suites_run_is_neutral_though_it_opens_gaps(
     )
     assert reply.status_code in (200, 202), reply.content
     check = github.check_runs[-1][1]
-    assert (check["name"], check["conclusion"]) == ("parity: tpu", "neutral")
-    assert check["output"]["title"].startswith("Reports only (suite tpu-tests informing)")
+    if mapped:
+        assert (check["name"], check["conclusion"]) == ("parity: tpu", "neutral")
+        assert check["output"]["title"].startswith("Reports only (suite tpu-tests informing)")
+    else:
+        assert (check["name"], check["conclusion"]) == ("parity: tpu", "failure")
