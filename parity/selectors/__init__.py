@@ -29,6 +29,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/tests/<id>/`` and its API      | ``compare_states_of_test`` (with the      |
 |                                           | result reads below)                       |
 | ``/`` a project's compare headline        | ``compare_headlines``                     |
+| ``p/<slug>/history/settings/`` (preview)  | ``history_preview``                       |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
@@ -67,6 +68,7 @@ from parity.selectors.compare_views import (
     compare_views_of,
 )
 from parity.selectors.declarations import DeclarationRow, declarations
+from parity.selectors.history_settings import HistoryChange, HistoryPreview, history_preview
 from parity.selectors.exemptions import (
     BackendFiles,
     ExemptionPreview,
@@ -153,6 +155,9 @@ from parity.selectors.transitions import (
 from parity.selectors.trends import score_history, trend_backends
 
 __all__ = [
+    "HistoryChange",
+    "HistoryPreview",
+    "history_preview",
     "CompareHeadline",
     "KeptReport",
     "TestInView",
