@@ -865,7 +865,6 @@ HISTORY_FOLLOWED_SQL = model_sql(
 )
 
 
-
 def history_window_params(*, run: Run, rules: HistoryRules) -> dict:
     """The parameters of the window reads (``HISTORY_EARLIER_SQL``, ``HISTORY_FOLLOWED_SQL``)
     at ``run``, its backend's current run, under ``rules``."""
@@ -880,6 +879,7 @@ def history_window_params(*, run: Run, rules: HistoryRules) -> dict:
         "window_runs": max(rules.window_runs - 1, 0),
         "window_runs_all": rules.window_runs,
     }
+
 
 def history_kept(project: Project) -> bool:
     """Whether ``project`` keeps states from history (``history_rules``' ``enabled``): off,

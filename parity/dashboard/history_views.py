@@ -33,6 +33,17 @@ HELP = {
 }
 
 
+LABELS = {
+    "window_runs": "Window: runs",
+    "window_days": "Window: days",
+    "flip_rate": "Flip rate (%)",
+    "min_flips": "Fewest flips",
+    "break_length": "Break: failures in a row",
+    "exit_green": "Leaving flaky: passes in a row",
+    "infra_fail_fraction": "Infrastructure's run: failed (%)",
+}
+
+
 def _field(name: str) -> forms.Field:
     low, high = RULE_RANGES[name]
     default = getattr(HistoryRules(), name)
@@ -40,11 +51,14 @@ def _field(name: str) -> forms.Field:
         return forms.FloatField(
             min_value=low * 100,
             max_value=high * 100,
-            initial=default * 100,
+            label=LABELS[name],
             help_text=f"{HELP[name]} Default {default * 100:g}.",
         )
     return forms.IntegerField(
-        min_value=int(low), max_value=int(high), help_text=f"{HELP[name]} Default {default}."
+        min_value=int(low),
+        max_value=int(high),
+        label=LABELS[name],
+        help_text=f"{HELP[name]} Default {default}.",
     )
 
 
@@ -100,6 +114,7 @@ def history_settings(request: HttpRequest, project: Project) -> HttpResponse:
                 preview = selectors.history_preview(project=project, rules=proposed)
                 context = {
                     "proposed": proposed,
+                    "flip_percent": proposed.flip_rate * 100,
                     "preview": preview,
                     "changes": preview.changes[:PREVIEW_SHOWN],
                     # The stored windows hold the runs of the rules they were kept under.

@@ -249,8 +249,8 @@ def _judge_followed(*, run: Run, params: dict, earlier: int, rules: HistoryRules
 def _judge(
     rows: list[tuple], *, earlier: int, rules: HistoryRules
 ) -> tuple[dict[str, list], dict[str, int]]:
-    """The followed tests' windows (``HISTORY_FOLLOWED_SQL``'s rows) judged; a test whose window holds
-    no failure and no state is forgotten."""
+    """The followed tests' windows (``HISTORY_FOLLOWED_SQL``'s rows) judged; a test whose
+    window holds no failure and no state is forgotten."""
     judged: dict[str, list] = {
         k: [] for k in ("ids", "keep", "leading", "state", "runs", "failures", "flips", "rank")
     }

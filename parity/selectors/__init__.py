@@ -68,7 +68,6 @@ from parity.selectors.compare_views import (
     compare_views_of,
 )
 from parity.selectors.declarations import DeclarationRow, declarations
-from parity.selectors.history_settings import HistoryChange, HistoryPreview, history_preview
 from parity.selectors.exemptions import (
     BackendFiles,
     ExemptionPreview,
@@ -100,6 +99,7 @@ from parity.selectors.gaps import (
     open_gaps_sorted,
 )
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, HeatmapQuery, heatmap
+from parity.selectors.history_settings import HistoryChange, HistoryPreview, history_preview
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.list_exports import ExportQuery, ListExport, exemptions_export
 from parity.selectors.manifest import (

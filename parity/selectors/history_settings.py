@@ -38,7 +38,7 @@ class HistoryChange:
 @dataclass(frozen=True)
 class HistoryPreview:
     """``changes`` (worst first: into broken, into flaky, then out), how many windows were
-    judged (``followed``, over ``backends``), and the longest window stored (``longest``: a
+    judged (``followed``, of ``backends`` backends), and the longest window stored (``longest``: a
     larger window than it holds cannot be seen yet)."""
 
     changes: list[HistoryChange]
@@ -65,7 +65,7 @@ def history_preview(*, project: Project, rules: HistoryRules) -> HistoryPreview:
             earlier = cursor.fetchone()[0]
             cursor.execute(HISTORY_FOLLOWED_SQL, params)
             rows = cursor.fetchall()
-        backends += 1
+        backends += bool(rows)
         followed += len(rows)
         for _pk, test_id, outcomes, passes_before, was, keep, same_commit in rows:
             longest = max(longest, len(outcomes))
@@ -105,4 +105,3 @@ def history_preview(*, project: Project, rules: HistoryRules) -> HistoryPreview:
         key=lambda c: (_ORDER[c.after], c.backend, c.test),
     )
     return HistoryPreview(changes=changes, followed=followed, backends=backends, longest=longest)
-
