@@ -43,6 +43,7 @@ from parity.models import (
 )
 from parity.models.sql import model_sql
 from parity.plans import FENCE
+from parity.pure.history_states import HistoryRules
 
 OUTCOME_PARAMS = {
     "passed": Outcome.PASSED.value,
@@ -815,6 +816,69 @@ def gap_held_over(*, backend: sql.Composable, test: sql.Composable) -> sql.Compo
 # beside it says since when it fails steadily.
 HISTORY_BROKEN = HistoryState.BROKEN.value
 HISTORY_FLAKY = HistoryState.FLAKY.value
+
+
+# The engine's reads of the windows (``parity.engine.history``), shared with the settings page's
+# preview (``parity.selectors.history_settings``), which judges the same windows under new rules.
+# The backend's runs in the window before this one (they count as passes of a test followed
+# from its first failure now: it had no failure in them, or it would be followed already).
+HISTORY_EARLIER_SQL = model_sql(
+    """
+    SELECT count(*) FROM (
+        SELECT 1 FROM {run} x JOIN {project} p ON p.id = x.project_id
+        WHERE x.project_id = %(project)s AND x.backend_id = %(backend)s AND x.complete
+          AND {may_be_current} AND x.started_at >= %(cutoff)s
+          AND (x.started_at, x.id) < (%(at)s, %(run)s)
+        LIMIT %(window_runs)s
+    ) w
+    """,
+    run=Run,
+    project=Project,
+    may_be_current=may_be_current_sql("x", model_sql("p.default_branch")),
+)
+
+# The followed tests' windows, read as what the judging needs: the outcomes, how many of the
+# newest entries are in the window (``keep``: the rules' runs, none older than their days; the
+# entries are oldest first), and whether those hold both outcomes at one commit. Arrays stay in
+# the database: a window's commits and times are looked at there only, and only where it can
+# matter (an old entry, both outcomes).
+HISTORY_FOLLOWED_SQL = model_sql(
+    """
+    SELECT h.id, h.test_id, h.outcomes, h.passes_before, h.state, k.keep,
+           CASE WHEN strpos(right(h.outcomes, k.keep), 'P') > 0
+                 AND strpos(right(h.outcomes, k.keep), 'F') > 0 THEN EXISTS (
+               SELECT 1
+               FROM unnest(h.commits[cardinality(h.commits) - k.keep + 1:],
+                           string_to_array(right(h.outcomes, k.keep), NULL)) e(sha, o)
+               GROUP BY e.sha HAVING count(DISTINCT e.o) > 1
+           ) ELSE false END AS same_commit
+    FROM {history} h
+    CROSS JOIN LATERAL (SELECT least(length(h.outcomes), %(window_runs_all)s::int) AS n) n
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN h.ats[cardinality(h.ats) - n.n + 1] >= %(cutoff)s THEN n.n
+                    ELSE (SELECT count(*) FROM unnest(h.ats[cardinality(h.ats) - n.n + 1:]) a
+                          WHERE a >= %(cutoff)s)::int END AS keep
+    ) k
+    WHERE h.backend_id = %(backend)s
+    """,
+    history=TestHistory,
+)
+
+
+def history_window_params(*, run: Run, rules: HistoryRules) -> dict:
+    """The parameters of the window reads (``HISTORY_EARLIER_SQL``, ``HISTORY_FOLLOWED_SQL``)
+    at ``run``, its backend's current run, under ``rules``."""
+    return {
+        **OUTCOME_PARAMS,
+        "project": run.project_id,
+        "backend": run.backend_id,
+        "run": run.pk,
+        "commit": run.commit,
+        "at": run.started_at,
+        "cutoff": run.started_at - datetime.timedelta(days=rules.window_days),
+        "window_runs": max(rules.window_runs - 1, 0),
+        "window_runs_all": rules.window_runs,
+    }
 
 
 def history_kept(project: Project) -> bool:

@@ -12,7 +12,6 @@ its window) and the run's failures, in a few set-based statements; a backend who
 costs one aggregate. The judging is Python over the followed tests alone.
 """
 
-import datetime
 import logging
 from dataclasses import dataclass
 
@@ -20,8 +19,11 @@ from django.db import connection
 from psycopg2 import sql
 
 from parity.definitions import (
+    HISTORY_EARLIER_SQL,
+    HISTORY_FOLLOWED_SQL,
     OUTCOME_PARAMS,
     gap_held,
+    history_window_params,
     may_be_current_sql,
     outcome_first,
 )
@@ -40,8 +42,8 @@ from parity.pure.history_states import (
     FLAKY,
     NONE,
     HistoryRules,
-    history_judge,
     run_is_infra,
+    window_judge,
 )
 
 logger = logging.getLogger(__name__)
@@ -62,23 +64,6 @@ _TALLY_SQL = model_sql(
     """,
     history=TestHistory,
     current=CurrentOutcome,
-)
-
-# The backend's runs in the window before this one (they count as passes of a test followed
-# from its first failure now: it had no failure in them, or it would be followed already).
-_EARLIER_SQL = model_sql(
-    """
-    SELECT count(*) FROM (
-        SELECT 1 FROM {run} x JOIN {project} p ON p.id = x.project_id
-        WHERE x.project_id = %(project)s AND x.backend_id = %(backend)s AND x.complete
-          AND {may_be_current} AND x.started_at >= %(cutoff)s
-          AND (x.started_at, x.id) < (%(at)s, %(run)s)
-        LIMIT %(window_runs)s
-    ) w
-    """,
-    run=Run,
-    project=Project,
-    may_be_current=may_be_current_sql("x", model_sql("p.default_branch")),
 )
 
 # (``passes_before``: ``leading`` is a keyword of Postgres's.)
@@ -134,33 +119,6 @@ _SAME_COMMIT_PASSED_SQL = model_sql(
     history=TestHistory,
     result=Result,
     first=outcome_first(),
-)
-
-# The followed tests' windows, read as what the judging needs: the outcomes, how many of the
-# newest entries are in the window (``keep``: the rules' runs, none older than their days; the
-# entries are oldest first), and whether those hold both outcomes at one commit. Arrays stay in
-# the database: a window's commits and times are looked at there only, and only where it can
-# matter (an old entry, both outcomes).
-_FOLLOWED_SQL = model_sql(
-    """
-    SELECT h.id, h.test_id, h.outcomes, h.passes_before, h.state, k.keep,
-           CASE WHEN strpos(right(h.outcomes, k.keep), 'P') > 0
-                 AND strpos(right(h.outcomes, k.keep), 'F') > 0 THEN EXISTS (
-               SELECT 1
-               FROM unnest(h.commits[cardinality(h.commits) - k.keep + 1:],
-                           string_to_array(right(h.outcomes, k.keep), NULL)) e(sha, o)
-               GROUP BY e.sha HAVING count(DISTINCT e.o) > 1
-           ) ELSE false END AS same_commit
-    FROM {history} h
-    CROSS JOIN LATERAL (SELECT least(length(h.outcomes), %(window_runs_all)s::int) AS n) n
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN h.ats[cardinality(h.ats) - n.n + 1] >= %(cutoff)s THEN n.n
-                    ELSE (SELECT count(*) FROM unnest(h.ats[cardinality(h.ats) - n.n + 1:]) a
-                          WHERE a >= %(cutoff)s)::int END AS keep
-    ) k
-    WHERE h.backend_id = %(backend)s
-    """,
-    history=TestHistory,
 )
 
 # Each judged row: its window cut to the newest ``keep`` entries, and its new judgement.
@@ -232,31 +190,43 @@ def history_update(*, run: Run, total: int, rules: HistoryRules) -> HistoryMoved
     """``run`` became its backend's current run (its outcomes are the backend's
     ``CurrentOutcome`` rows, ``total`` of them; how they moved, ``parity_outcome_changes``): its
     outcomes enter the windows, and the followed tests are judged again."""
-    params = {
-        **OUTCOME_PARAMS,
-        "project": run.project_id,
-        "backend": run.backend_id,
-        "run": run.pk,
-        "commit": run.commit,
-        "at": run.started_at,
-        "cutoff": run.started_at - datetime.timedelta(days=rules.window_days),
-        "window_runs": max(rules.window_runs - 1, 0),
-        "window_runs_all": rules.window_runs,
-    }
+    params = history_window_params(run=run, rules=rules)
     with connection.cursor() as cursor:
         cursor.execute(_TALLY_SQL, params)
         failed = sum(cursor.fetchone())
         if run_is_infra(failed=failed, total=total, rules=rules):
             logger.info("run %s left out of the history: %s of %s failed", run.pk, failed, total)
             return HistoryMoved(infra=True)
-        cursor.execute(_EARLIER_SQL, params)
+        cursor.execute(HISTORY_EARLIER_SQL, params)
         earlier = cursor.fetchone()[0]
         cursor.execute(_APPEND_SQL, {**params, "leading": earlier})
         cursor.execute(_SAME_COMMIT_SQL, params)
         same = cursor.fetchone()
         if same is not None:
             cursor.execute(_SAME_COMMIT_PASSED_SQL, {**params, "same": same[0], "same_at": same[1]})
-        cursor.execute(_FOLLOWED_SQL, params)
+    found = _judge_followed(run=run, params=params, earlier=earlier, rules=rules)
+    logger.info("history of backend %s after run %s: %s", run.backend_id, run.pk, found)
+    return found
+
+
+def history_rejudge(*, run: Run, rules: HistoryRules) -> HistoryMoved:
+    """The project's rules changed (``parity.services.history_settings``): the windows its
+    backend's current run ``run`` left are judged again under ``rules`` as that run judged them
+    (and cut to the new window); a move into or out of flaky is recorded with the run."""
+    params = history_window_params(run=run, rules=rules)
+    with connection.cursor() as cursor:
+        cursor.execute(HISTORY_EARLIER_SQL, params)
+        earlier = cursor.fetchone()[0]
+    found = _judge_followed(run=run, params=params, earlier=earlier, rules=rules)
+    logger.info("history of backend %s judged again under new rules: %s", run.backend_id, found)
+    return found
+
+
+def _judge_followed(*, run: Run, params: dict, earlier: int, rules: HistoryRules) -> HistoryMoved:
+    """The backend's followed tests judged at ``run`` and stored; moves into and out of flaky
+    recorded."""
+    with connection.cursor() as cursor:
+        cursor.execute(HISTORY_FOLLOWED_SQL, params)
         rows = cursor.fetchall()
         judged, moved = _judge(rows, earlier=earlier, rules=rules)
         changes = judged.pop("flaky_changes")
@@ -273,16 +243,14 @@ def history_update(*, run: Run, total: int, rules: HistoryRules) -> HistoryMoved
         )
         for test_id, entered, rank in changes
     )
-    found = HistoryMoved(infra=False, followed=len(judged["ids"]), **moved)
-    logger.info("history of backend %s after run %s: %s", run.backend_id, run.pk, found)
-    return found
+    return HistoryMoved(infra=False, followed=len(judged["ids"]), **moved)
 
 
 def _judge(
     rows: list[tuple], *, earlier: int, rules: HistoryRules
 ) -> tuple[dict[str, list], dict[str, int]]:
-    """The followed tests' windows (``_FOLLOWED_SQL``'s rows) judged; a test whose window holds
-    no failure and no state is forgotten."""
+    """The followed tests' windows (``HISTORY_FOLLOWED_SQL``'s rows) judged; a test whose
+    window holds no failure and no state is forgotten."""
     judged: dict[str, list] = {
         k: [] for k in ("ids", "keep", "leading", "state", "runs", "failures", "flips", "rank")
     }
@@ -290,12 +258,14 @@ def _judge(
     judged["flaky_changes"] = []  # (test, entered flaky or left it, rank)
     moved = {"entered": 0, "left": 0}
     for pk, test_id, outcomes, leading, was, keep, same_commit in rows:
-        window = outcomes[len(outcomes) - keep :]
-        # The passes before the first entry are older than it: gone once an entry is, and
-        # never more than the runs still in the window.
-        leading = 0 if keep < len(outcomes) else leading
-        leading = max(0, min(leading, earlier + 1 - keep, rules.window_runs - keep))
-        found = history_judge(window, same_commit=same_commit, leading_passes=leading, rules=rules)
+        window, leading, found = window_judge(
+            outcomes,
+            keep=keep,
+            passes_before=leading,
+            earlier=earlier,
+            same_commit=same_commit,
+            rules=rules,
+        )
         if found.state != was:
             moved["entered" if found.state != NONE else "left"] += 1
         if (found.state == FLAKY) != (was == FLAKY):
@@ -347,3 +317,18 @@ def history_mark_gaps(
 def history_forget(*, backend_id: int) -> None:
     """A backend retired (no current run) forgets its windows."""
     TestHistory.objects.filter(backend_id=backend_id).delete()
+
+
+# A project that turned states from history off: no gap reads flaky (the windows stay, stale,
+# and read as none).
+_UNMARK_SQL = model_sql(
+    "UPDATE {gap} g SET flaky = false WHERE g.project_id = %(project)s AND g.is_open AND g.flaky",
+    gap=Gap,
+)
+
+
+def history_unmark_gaps(*, project_id: int) -> int:
+    """States from history turned off: the open gaps read flaky no longer. Returns how many."""
+    with connection.cursor() as cursor:
+        cursor.execute(_UNMARK_SQL, {"project": project_id})
+        return cursor.rowcount

@@ -51,6 +51,45 @@ class HistoryRules:
         return cls(**known)
 
 
+# The range each rule may take (inclusive), checked by ``history_rules_problems`` (the settings
+# page's form and the service that saves them): outside it a rule judges nothing sensible (a
+# window of one run has no flips, a break of one failure makes every failure a break, a fraction
+# of runs under a half would call ordinary red runs infrastructure's).
+RULE_RANGES: dict[str, tuple[float, float]] = {
+    "window_runs": (2, 1000),
+    "window_days": (1, 365),
+    "flip_rate": (0.0, 1.0),
+    "min_flips": (1, 1000),
+    "break_length": (2, 100),
+    "exit_green": (1, 1000),
+    "infra_fail_fraction": (0.5, 1.0),
+}
+
+
+def history_rules_problems(rules: HistoryRules) -> dict[str, str]:
+    """What is wrong with ``rules``, by rule (empty: they may be saved)."""
+    problems = {}
+    for name, (low, high) in RULE_RANGES.items():
+        value = getattr(rules, name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            problems[name] = f"{name} must be a number, not {value!r}."
+        elif not low <= value <= high:
+            problems[name] = f"{name} must be between {low:g} and {high:g}, not {value:g}."
+    if problems:
+        return problems
+    if rules.break_length > rules.window_runs:
+        problems["break_length"] = (
+            f"A break of {rules.break_length} failures cannot fit a window of "
+            f"{rules.window_runs} runs."
+        )
+    if rules.min_flips >= rules.window_runs:
+        problems["min_flips"] = (
+            f"{rules.window_runs} runs hold at most {rules.window_runs - 1} flips, "
+            f"fewer than {rules.min_flips}."
+        )
+    return problems
+
+
 @dataclass(frozen=True)
 class Judged:
     """A window judged: its ``state``, how many ``runs`` (entries and leading passes) it holds,
@@ -140,3 +179,25 @@ def wilson_lower(successes: int, trials: int, z: float = 1.96) -> float:
     centre = p + z * z / (2 * trials)
     spread = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
     return max(0.0, (centre - spread) / (1 + z * z / trials))
+
+
+def window_judge(
+    outcomes: str,
+    *,
+    keep: int,
+    passes_before: int,
+    earlier: int,
+    same_commit: bool,
+    rules: HistoryRules,
+) -> tuple[str, int, Judged]:
+    """A stored window judged again: ``outcomes`` (oldest first) cut to the newest ``keep``
+    entries (those within the rules' runs and days), after ``passes_before`` passes the window
+    held before its first entry, ``earlier`` the backend's runs in the window before its
+    newest. Returns the window kept, the passes before it, and the judgement."""
+    window = outcomes[len(outcomes) - keep :]
+    # The passes before the first entry are older than it: gone once an entry is, and never
+    # more than the runs still in the window.
+    leading = 0 if keep < len(outcomes) else passes_before
+    leading = max(0, min(leading, earlier + 1 - keep, rules.window_runs - keep))
+    found = history_judge(window, same_commit=same_commit, leading_passes=leading, rules=rules)
+    return window, leading, found

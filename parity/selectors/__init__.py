@@ -29,6 +29,7 @@ dashboard's (``parity.dashboard.presenters``).
 | ``p/<slug>/tests/<id>/`` and its API      | ``compare_states_of_test`` (with the      |
 |                                           | result reads below)                       |
 | ``/`` a project's compare headline        | ``compare_headlines``                     |
+| ``p/<slug>/history/settings/`` (preview)  | ``history_preview``                       |
 | ``p/<slug>/matrix/`` and ``matrix.csv``   | ``backend_matrix`` (``?by=family``)       |
 | ``p/<slug>/matrix/pair/`` and its CSVs    | ``backend_pair``                          |
 | ``p/<slug>/exemptions/``                  | ``exemptions_page``, ``exemption_preview``|
@@ -98,6 +99,7 @@ from parity.selectors.gaps import (
     open_gaps_sorted,
 )
 from parity.selectors.heatmap import HEATMAP_SORTS, Heatmap, HeatmapQuery, heatmap
+from parity.selectors.history_settings import HistoryChange, HistoryPreview, history_preview
 from parity.selectors.issue_drafts import IssueSubject, issue_subject
 from parity.selectors.list_exports import ExportQuery, ListExport, exemptions_export
 from parity.selectors.manifest import (
@@ -153,6 +155,9 @@ from parity.selectors.transitions import (
 from parity.selectors.trends import score_history, trend_backends
 
 __all__ = [
+    "HistoryChange",
+    "HistoryPreview",
+    "history_preview",
     "CompareHeadline",
     "KeptReport",
     "TestInView",

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from parity.models import TestCase
 from parity.services.projects import project_create, upload_token_create
-from tests.browser.conftest import SCREENSHOTS, no_chromium
+from tests.browser.conftest import SCREENSHOTS, log_in, no_chromium
 from tests.browser.layout import page_overflow
 from tests.junit_builder import Case, junit_xml
 from tests.uploads import post_upload
@@ -119,3 +119,52 @@ def test_flaky_and_broken_read_on_the_heatmap_test_and_gaps_pages(page, historie
     expect(rows.first.locator(".badge.history-broken")).to_have_text("broken since 2026-06-01")
     _no_sideways_scroll(page)
     _screenshot(page, "gaps")
+
+
+@pytest.mark.parametrize("page", ["desktop", "narrow"], indirect=True)
+def test_a_maintainer_previews_new_rules_before_saving_them(page, site, histories):
+    """From the compare views' list to the settings of states from history; a preview with a
+    longer break and more flips: the broken and the flaky test would read neither, and nothing
+    is saved. A rule out of its range is a form error."""
+    log_in(page, site)
+    page.goto(f"/p/{SLUG}/compare/")
+    page.locator("#history-settings-link a").click()
+    expect(page.locator("h1")).to_contain_text("States from history")
+    expect(page.locator("nav.tabs a[aria-current=page]")).to_have_text("Compare")
+    form = page.locator("#rules")
+    expect(form.locator("input[name=enabled]")).to_be_checked()
+    form.locator("input[name=break_length]").fill("7")
+    form.locator("input[name=min_flips]").fill("6")
+    form.locator("button[value=preview]").click()
+    preview = page.locator("#preview")
+    expect(preview.locator("h2")).to_have_text("Preview: 2 states would change")
+    rows = preview.locator("#preview-table tbody tr")
+    expect(rows).to_have_count(2)
+    mul = rows.filter(has_text="test_mul")
+    expect(mul.locator("td[data-label='Now'] .badge.history-broken")).to_have_text("broken")
+    expect(mul.locator("td[data-label='Would be']")).to_have_text("neither")
+    expect(mul.locator("td.sentence")).to_contain_text("6 failed of 6 runs")
+    add = rows.filter(has_text="test_add")
+    expect(add.locator("td[data-label='Now'] .badge.history-flaky")).to_have_text("flaky")
+    expect(add.locator("td.sentence")).to_contain_text("3 failed of 6 runs, 5 flips")
+    expect(page.locator("#preview-limits")).to_contain_text("never failed")
+    nav = page.locator("nav.tabs")
+    if page.viewport_size["width"] >= 1400:  # the nav stays one line
+        heights = nav.locator("a").evaluate_all("as => as.map(a => a.getBoundingClientRect().top)")
+        assert len(set(heights)) == 1, heights
+    _no_sideways_scroll(page)
+    _screenshot(page, "settings-preview")
+    histories.refresh_from_db()
+    assert histories.history_rules == {"enabled": True}
+
+    # Out of its range, the browser refuses it at once (the field's min); past the form's
+    # ranges, a break longer than the window is the server's error, on its field.
+    form.locator("input[name=break_length]").fill("1")
+    expect(form.locator("input[name=break_length]:invalid")).to_have_count(1)
+    form.locator("input[name=window_runs]").fill("10")
+    form.locator("input[name=break_length]").fill("50")
+    form.locator("button[value=save]").click()
+    expect(page.locator("#rules .errorlist")).to_contain_text("cannot fit a window of 10 runs")
+    _screenshot(page, "settings-error")
+    histories.refresh_from_db()
+    assert histories.history_rules == {"enabled": True}

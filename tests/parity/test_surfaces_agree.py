@@ -449,6 +449,8 @@ NO_STANDING = {
     "project-compare-csv": "a compare view as CSV (held by _compare_holds)",
     "project-compare-settings": "a compare view's settings and their preview",
     "project-compare-delete": "a form post",
+    "project-history-settings": "the rules of states from history and their preview (what the "
+    "new rules would change, judged by parity.pure.history_states as the engine judges)",
     "compare-list": "compare views: their settings",
     "compare-detail": "a compare view: two variants' pass rates over days by Fisher's test "
     "(held by _compare_holds, page by page)",
