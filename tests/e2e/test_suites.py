@@ -162,6 +162,7 @@ def test_the_suites_matrix_equals_the_uploads_sent(live, project, served_client,
 
     # The gate follows the tier, on neuron. Each job a run of its own, the suites new.
     suite_save(project=project, name="gated", tiers={"promote_after": 1})
+    suite_save(project=project, name="reporting")
 
     def gate(number, suite, outcome):
         commit = f"{100 + number:040x}"
@@ -169,8 +170,8 @@ def test_the_suites_matrix_equals_the_uploads_sent(live, project, served_client,
                   commit, "--run", f"gate-{number}", "--complete", "--wait", "--gate",
                   "--suite", suite, reports(tmp_path / f"g{number}", (outcome,)))  # fmt: skip
 
-    # A suite with no finished run is informing: its run opens a gap, the verdict says not ok,
-    # and CI passes (it reports).
+    # A mapped suite with no finished run is informing: its run opens a gap, the verdict says
+    # not ok, and CI passes (it reports).
     reported = gate(1, "reporting", "failed")
     assert reported.returncode == 0, reported.stderr
     assert "NOT OK [reports only, not a gate: suite reporting informing]" in reported.stdout
@@ -182,3 +183,7 @@ def test_the_suites_matrix_equals_the_uploads_sent(live, project, served_client,
         time.sleep(0.2)
     failed = gate(3, "gated", "failed")
     assert failed.returncode == parity_ci.EXIT_GATE, failed.stdout
+    # A suite the map does not claim (CI named it: GITHUB_JOB...) gates as before suites.
+    assert gate(4, "job-the-map-lacks", "passed").returncode == 0  # the gap closes
+    unmapped = gate(5, "job-the-map-lacks", "failed")  # and opens again: not ok, and it gates
+    assert unmapped.returncode == parity_ci.EXIT_GATE, unmapped.stdout
