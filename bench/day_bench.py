@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from urllib.error import HTTPError
+from urllib.parse import urlencode
 from urllib.request import urlopen
 
 REPO_DIR = Path(__file__).resolve().parent.parent
@@ -270,7 +271,7 @@ class Reader(threading.Thread):
         self.stop = threading.Event()
 
     def urls(self) -> dict[str, str]:
-        from parity.models import Run
+        from parity.models import Run, TestCase
 
         p = f"/p/{self.slug}"
         urls = {"overview": "/", "heatmap": f"{p}/", "gaps": f"{p}/gaps/"}
@@ -282,6 +283,29 @@ class Reader(threading.Thread):
         )
         if run is not None:
             urls["run page"] = f"{p}/runs/{run}/"
+        # The project's other pages a reader opens (issue 46: every page under load): its
+        # largest file and that file's first test, the queue, skip reasons, the trend, the
+        # overlap matrix, runs and suites, and the gaps API's first page.
+        urls.update(
+            {
+                "queue": f"{p}/queue/",
+                "skip reasons": f"{p}/skip-reasons/",
+                "trend": f"{p}/trend/",
+                "overlap": f"{p}/matrix/",
+                "runs": f"{p}/runs/",
+                "suites": f"{p}/suites/",
+                "api gaps": f"/api/v1/projects/{self.slug}/gaps/?limit=500",
+            }
+        )
+        test = (
+            TestCase.objects.filter(project__slug=self.slug)
+            .order_by("file", "pk")
+            .values_list("pk", "file")
+            .first()
+        )
+        if test is not None:
+            urls["file page"] = f"{p}/file/?{urlencode({'path': test[1]})}"
+            urls["test page"] = f"{p}/tests/{test[0]}/"
         return urls
 
     def run(self) -> None:
