@@ -71,6 +71,11 @@ def target_url(*, slug: str, backend: str) -> str:
     return absolute(f"{path}?{urlencode({'backend': backend})}")
 
 
+def compare_url(*, slug: str, name: str) -> str:
+    """A compare view's report, red tests first."""
+    return absolute(reverse("project-compare", kwargs={"slug": slug, "name": name}))
+
+
 def suites_url(*, slug: str) -> str:
     return absolute(reverse("project-suites", kwargs={"slug": slug}))
 

@@ -13,14 +13,17 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from parity.digest.links import (
+    compare_url,
     dashboard_links,
     suite_gaps_url,
     suites_url,
     target_url,
     transition_url,
 )
+from parity.pure.compare import CompareState
 from parity.pure.skip_rules import DISPOSITION_NAMES
 from parity.selectors.classification import CategoryCount
+from parity.selectors.compare_views import CompareHeadline
 from parity.selectors.digest import (
     ClosedTracking,
     DigestContent,
@@ -83,6 +86,8 @@ def summary(content: DigestContent) -> str:
         parts.append(f"{entered} entered flaky")
     if content.tier_moves:
         parts.append(plural(len(content.tier_moves), "suite tier move"))
+    if content.compare_views:
+        parts.append(plural(len(content.compare_views), "compare view") + " with regressions")
     return ", ".join(parts)
 
 
@@ -267,8 +272,24 @@ def digest_context(content: DigestContent, *, unsubscribe_url: str | None) -> di
             for row in content.tier_moves
         ],
         "suites_url": suites_url(slug=content.project),
+        "compare_views": [
+            {
+                "headline": compare_headline(row),
+                "url": compare_url(slug=content.project, name=row.view.name),
+            }
+            for row in content.compare_views
+        ],
         "unsubscribe_url": unsubscribe_url,
     }
+
+
+def compare_headline(row: CompareHeadline) -> str:
+    """A compare view's line: its variants, window and red tests, as its overview headline."""
+    view, counts = row.view, row.counts
+    return (
+        f"{view.name}: {view.sample.name} vs {view.basis.name} over {view.days} days, "
+        f"{plural(row.red, 'test')} regressed ({counts[CompareState.EXTREME]} extreme)"
+    )
 
 
 def _tidy(text: str) -> str:

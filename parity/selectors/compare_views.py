@@ -162,3 +162,15 @@ def compare_headlines(*, projects) -> dict[int, CompareHeadline]:
         return {}
     views = CompareView.objects.filter(pk__in=wanted).select_related("project", "sample", "basis")
     return {v.project_id: CompareHeadline(v, kept_counts(v)) for v in views}
+
+
+def compare_views_red(*, project) -> list[CompareHeadline]:
+    """``project``'s computed compare views with red tests (regressed or extreme), by name, each
+    with its kept figures: what the weekly digest lists. One query."""
+    views = (
+        CompareView.objects.filter(project=project, computed_at__isnull=False)
+        .select_related("sample", "basis")
+        .order_by("name")
+    )
+    found = (CompareHeadline(v, kept_counts(v)) for v in views)
+    return [h for h in found if h.red]

@@ -59,6 +59,7 @@ from parity.pure.suite_runs import move_of
 from parity.pure.weeks import Week
 from parity.selectors import IssueInfo, issue_infos
 from parity.selectors.classification import CategoryCount, skip_categories_current
+from parity.selectors.compare_views import CompareHeadline, compare_views_red
 from parity.selectors.fragments import headline_score
 from parity.selectors.owners import gaps_owned, owner_clean
 from parity.selectors.reason_links import LinkChange, link_changes
@@ -271,6 +272,8 @@ class DigestContent:
     uncovered: list[UncoveredGapRow] = field(default_factory=list)  # by backend, test
     flaky: list[FlakyWeek] = field(default_factory=list)  # by backend
     tier_moves: list[DigestTierMove] = field(default_factory=list)  # by backend, then time
+    # The compare views with red tests as the digest is made (their kept figures), by name.
+    compare_views: list[CompareHeadline] = field(default_factory=list)
     # Suites never run on a backend (or excluded) whose tests' missing gaps opened this week:
     # one line each, with ``missing`` the week's; those gaps are in no group of ``new_gaps``.
     unrun_suites: list[UnrunSuite] = field(default_factory=list)
@@ -297,6 +300,7 @@ class DigestContent:
             or self.uncovered
             or self.flaky
             or self.tier_moves
+            or self.compare_views
             or self.unrun_suites
         )
 
@@ -360,6 +364,7 @@ def digest_content(
         uncovered=[u for u in uncovered or [] if u.backend in names.values()],
         flaky=_flaky(project, ids, week),
         tier_moves=_tier_moves(project, ids, week),
+        compare_views=compare_views_red(project=project),
         unrun_suites=suites_unrun_counted(unrun, _opened(project, ids, week, owner)),
     )
 

@@ -13,8 +13,9 @@ PREVIEW = "/p/pytorch-xla/digest/?week=2026-W14"
 # exemptions that pass now; skips and gaps per category; the week's version transitions; the
 # project's targets (none here: one query); whether any triage is conditioned or expired, and
 # any was removed (none: no run is judged for uncovered); the tests that entered or left flaky;
-# the suites' tier moves of the week; whether any test has a suite (none: no suite is read).
-PREVIEW_QUERIES = 23
+# the suites' tier moves of the week; whether any test has a suite (none: no suite is read);
+# the compare views with red tests.
+PREVIEW_QUERIES = 24
 UNSUBSCRIBE_QUERIES = 1  # the subscription, with its project
 
 
