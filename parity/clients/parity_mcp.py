@@ -218,8 +218,12 @@ def server_build(client: parity_ci.Client) -> Any:
         state: Annotated[
             Optional[
                 Literal[
-                    "extreme", "regressed", "missing_sample", "missing_basis",
-                    "no_difference", "improved",
+                    "extreme",
+                    "regressed",
+                    "missing_sample",
+                    "missing_basis",
+                    "no_difference",
+                    "improved",
                 ]
             ],
             Field(description="with name: only the tests in this state"),
