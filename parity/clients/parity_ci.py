@@ -1738,7 +1738,16 @@ def _issue_label(url: str) -> str:
 # docs/query.md: each item is built here field by field, never the server's JSON passed on, so
 # the API may grow or rename without breaking a bot that reads the client.
 
-QUERY_KINDS = ("gaps", "exemptions", "verdict", "tests", "targets", "suites", "compare")
+QUERY_KINDS = (
+    "gaps",
+    "exemptions",
+    "verdict",
+    "tests",
+    "targets",
+    "suites",
+    "compare",
+    "transitions",
+)
 QUERY_LIMIT = 1000
 QUERY_PAGE = 500
 VERDICT_GAPS_MAX = 5000  # the server lists at most this many of a verdict's gaps at once
@@ -1752,6 +1761,7 @@ QUERY_OPTIONS = {
     "targets": ("backend",),
     "suites": ("backend",),
     "compare": ("name", "state"),  # --state only with a view's NAME
+    "transitions": ("backend",),
 }
 COMPARE_PAGE_MAX = 5000  # the server pages a compare view's tests at most this many at once
 
@@ -1870,6 +1880,28 @@ def query_compare_test(row: Mapping[str, Any]) -> dict:
         "basis": _compare_counts(row.get("basis")),
         "p": row.get("p"),
         "sentence": row.get("sentence") or "",
+    }
+
+
+TRANSITION_KINDS = ("fail_to_pass", "pass_to_fail", "new", "gone")
+
+
+def query_transition(transition: Mapping[str, Any]) -> dict:
+    """A version transition (docs/transitions.md), field by field."""
+    counts = transition.get("counts") or {}
+    return {
+        "id": transition["id"],
+        "backend": transition["backend"],
+        "from_run": transition["from_run"],
+        "to_run": transition["to_run"],
+        "at": transition.get("at"),
+        "changed": {k: list(v) for k, v in (transition.get("changed") or {}).items()},
+        "counts": {kind: counts.get(kind, 0) for kind in TRANSITION_KINDS},
+        "lapses": [
+            {k: lapse.get(k) for k in ("triage", "match", "condition", "before", "after")}
+            for lapse in transition.get("lapses") or []
+        ],
+        "url": transition.get("url"),
     }
 
 
@@ -2107,7 +2139,22 @@ def query_compare(client: Client, args: argparse.Namespace) -> dict:
     }
 
 
+def query_transitions(client: Client, args: argparse.Namespace) -> dict:
+    found, total, more = _query_pages(
+        client,
+        client._project_path("transitions/"),
+        {},
+        limit=args.limit,
+        page=args.page_size,
+        # The server lists every backend's: the client keeps one backend's.
+        keep=(lambda t: t["backend"] == args.backend) if args.backend else None,
+    )
+    items = [query_transition(t) for t in found]
+    return {"total": None if args.backend else total, "truncated": more, "items": items}
+
+
 QUERIES = {
+    "transitions": query_transitions,
     "compare": query_compare,
     "suites": query_suites,
     "targets": query_targets,
@@ -2218,6 +2265,14 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             f"{v['days']} days, {v['confidence']:g}% confidence, {v['tolerance']:g} points "
             f"tolerance, {v['min_failures']} failure(s) at least",
         ] for v in items]  # fmt: skip
+    elif kind == "transitions":
+        rows = [[
+            str(t["id"]),
+            t["backend"],
+            f"run {t['from_run']} -> {t['to_run']}",
+            ", ".join(f"{k} {a} -> {b}" for k, (a, b) in t["changed"].items()),
+            ", ".join(f"{t['counts'][k]} {k.replace('_to_', '->')}" for k in TRANSITION_KINDS),
+        ] for t in items]  # fmt: skip
     else:
         rows = [[str(t["id"]), t["test"]] for t in items]
     if rows:
@@ -2651,15 +2706,17 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     query = commands.add_parser(
         "query",
         parents=[settings],
-        help="read gaps, exemptions, a verdict, tests, targets, suites or compare views; --json"
-        " for bots"
+        help="read gaps, exemptions, a verdict, tests, targets, suites, compare views or version"
+        " transitions; --json for bots"
         " (docs/query.md)",
     )
     query.add_argument("kind", choices=QUERY_KINDS)
     query.add_argument(
         "name", nargs="?", help="compare: the view's name (its tests); none: the views"
     )
-    query.add_argument("--backend", help="gaps, exemptions, targets, suites: of this backend only")
+    query.add_argument(
+        "--backend", help="gaps, exemptions, targets, suites, transitions: of this backend only"
+    )
     query.add_argument(
         "--state",
         help="gaps: of this state (failed, missing...); exemptions: of this kind; compare NAME:"

@@ -237,6 +237,14 @@ def server_build(client: parity_ci.Client) -> Any:
         sentence saying why, worst state first."""
         return answered(query_read, client, "compare", limit, name=name, state=state)
 
+    @server.tool(annotations=reads)
+    def transitions(backend: Backend = None, limit: Limit = MCP_LIMIT) -> CallToolResult:
+        """Version transitions, newest first: each time a backend's current run moved to a run
+        of other attributes (e.g. rocm 7.1 -> 7.14), the two runs, what changed, how many tests
+        went fail_to_pass, pass_to_fail, new and gone, and the conditioned exemptions whose
+        condition stopped or started holding (lapses)."""
+        return answered(query_read, client, "transitions", limit, backend=backend)
+
     @server.tool(
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=False

@@ -34,7 +34,7 @@ from tests.parity.clients.test_query import (
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 __all__ = ["gaps_on_tpu"]  # the fixture, shared with test_query
 
-READS = {"gaps", "exemptions", "verdict", "tests", "targets", "suites", "compare"}
+READS = {"gaps", "exemptions", "verdict", "tests", "targets", "suites", "compare", "transitions"}
 MCP_SECONDS = 120
 # A target's date: ahead of today, as a target must be (docs/targets.md).
 DUE = datetime.date.today() + datetime.timedelta(days=90)
@@ -108,6 +108,7 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
             "suites": {"backend": "tpu"},
             "compare": {"name": view, "state": "missing_sample"},
             "views": {},
+            "transitions": {"backend": "tpu"},
         }
         answers = {}
         for name, arguments in calls.items():
@@ -162,6 +163,10 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
         (T.format("d"), "missing_sample")
     ]
     assert structured(answers["views"]) == query(parity_ci_run, "compare")
+    # No transition here: its items, test_query's transitions test.
+    transitions = structured(answers["transitions"])
+    assert transitions == query(parity_ci_run, "transitions", "--backend", "tpu")
+    assert (transitions["kind"], transitions["items"]) == ("transitions", [])
 
 
 def test_a_maintainer_proposes_an_exemption_a_viewer_is_refused(

@@ -24,6 +24,7 @@ from tests.parity.clients.test_parity_ci_live import (
     write_reports,
 )
 from tests.parity.families_scenario import family_add
+from tests.parity.transitions_scenario import upgrade_upload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -427,3 +428,29 @@ def test_compare_views_and_a_view_s_tests_read_as_the_api_says(
     assert "query gaps takes no NAME" in other.stderr
     assert unknown.returncode == parity_ci.EXIT_REJECTED and "HTTP 404" in unknown.stderr
     assert not unknown.stdout
+
+
+def test_transitions_read_as_the_api_says(parity_ci_run, http_api, xla, ingest):
+    upgrade_upload(xla, ingest)
+    every = query(parity_ci_run, "transitions", "--page-size", "1")
+    api = http_api.request("GET", "/api/v1/projects/pytorch-xla/transitions/").body
+    [moved] = api["results"]
+    on_it = query(parity_ci_run, "transitions", "--backend", moved["backend"])
+    elsewhere = query(parity_ci_run, "transitions", "--backend", "cpu")
+
+    assert (every["kind"], every["count"], every["total"], every["truncated"]) == (
+        "transitions", 1, api["count"], False,
+    )  # fmt: skip
+    [item] = every["items"]
+    assert set(item) == documented("### `transitions` items")
+    assert item == {k: moved[k] for k in documented("### `transitions` items")}
+    assert item["changed"] == {"rocm": ["7.1", "7.14"]} and sum(item["counts"].values()) > 0
+    assert on_it["items"] == every["items"] and on_it["total"] is None
+    assert elsewhere["items"] == []
+
+    text = parity_ci_run("query", "transitions")
+    assert_ok(text)
+    first = text.stdout.splitlines()[0]
+    assert first.split()[:2] == [str(moved["id"]), moved["backend"]]
+    assert "rocm 7.1 -> 7.14" in first
+    assert f"{moved['counts']['pass_to_fail']} pass->fail" in first
