@@ -1738,7 +1738,16 @@ def _issue_label(url: str) -> str:
 # docs/query.md: each item is built here field by field, never the server's JSON passed on, so
 # the API may grow or rename without breaking a bot that reads the client.
 
-QUERY_KINDS = ("gaps", "exemptions", "verdict", "tests", "targets", "suites")
+QUERY_KINDS = (
+    "gaps",
+    "exemptions",
+    "verdict",
+    "tests",
+    "targets",
+    "suites",
+    "compare",
+    "transitions",
+)
 QUERY_LIMIT = 1000
 QUERY_PAGE = 500
 VERDICT_GAPS_MAX = 5000  # the server lists at most this many of a verdict's gaps at once
@@ -1751,7 +1760,10 @@ QUERY_OPTIONS = {
     "tests": ("q",),
     "targets": ("backend",),
     "suites": ("backend",),
+    "compare": ("name", "state"),  # --state only with a view's NAME
+    "transitions": ("backend",),
 }
+COMPARE_PAGE_MAX = 5000  # the server pages a compare view's tests at most this many at once
 
 
 def query_gap(gap: Mapping[str, Any]) -> dict:
@@ -1835,6 +1847,61 @@ def query_suite_cell(row: Mapping[str, Any], cell: Mapping[str, Any]) -> dict:
         "pass_rate": health.get("pass_rate"),
         "timeouts": health.get("timeouts", 0),
         "consecutive_greens": health.get("consecutive_greens", 0),
+    }
+
+
+def query_compare_view(view: Mapping[str, Any]) -> dict:
+    """A compare view's settings (docs/compare-views.md), field by field."""
+    return {
+        "name": view["name"],
+        "sample": view["sample"],
+        "basis": view["basis"],
+        "days": view["days"],
+        "confidence": view["confidence"],
+        "tolerance": view["tolerance"],
+        "min_failures": view["min_failures"],
+        "url": view.get("url"),
+    }
+
+
+def _compare_counts(counts: Mapping[str, Any] | None) -> dict:
+    counts = counts or {}
+    return {"passed": counts.get("passed", 0), "failed": counts.get("failed", 0),
+            "rate": counts.get("rate")}  # fmt: skip
+
+
+def query_compare_test(row: Mapping[str, Any]) -> dict:
+    """A test in a compare view's report: its state there and the sentence saying why."""
+    return {
+        "id": row.get("id"),
+        "test": row["test"],
+        "state": row["state"],
+        "sample": _compare_counts(row.get("sample")),
+        "basis": _compare_counts(row.get("basis")),
+        "p": row.get("p"),
+        "sentence": row.get("sentence") or "",
+    }
+
+
+TRANSITION_KINDS = ("fail_to_pass", "pass_to_fail", "new", "gone")
+
+
+def query_transition(transition: Mapping[str, Any]) -> dict:
+    """A version transition (docs/transitions.md), field by field."""
+    counts = transition.get("counts") or {}
+    return {
+        "id": transition["id"],
+        "backend": transition["backend"],
+        "from_run": transition["from_run"],
+        "to_run": transition["to_run"],
+        "at": transition.get("at"),
+        "changed": {k: list(v) for k, v in (transition.get("changed") or {}).items()},
+        "counts": {kind: counts.get(kind, 0) for kind in TRANSITION_KINDS},
+        "lapses": [
+            {k: lapse.get(k) for k in ("triage", "match", "condition", "before", "after")}
+            for lapse in transition.get("lapses") or []
+        ],
+        "url": transition.get("url"),
     }
 
 
@@ -2035,7 +2102,60 @@ def query_suites(client: Client, args: argparse.Namespace) -> dict:
     return {"total": len(found), "truncated": len(kept) < len(found), "items": kept}
 
 
+def query_compare(client: Client, args: argparse.Namespace) -> dict:
+    name = getattr(args, "name", None)
+    if not name:
+        if args.state:
+            raise ConfigError("query compare takes --state only with a view's NAME")
+        # The server lists every view at once (a project has a handful).
+        listed = client.request("GET", client._project_path("compare/")).json()
+        kept = listed[: args.limit] if args.limit else listed
+        items = [query_compare_view(v) for v in kept]
+        return {"total": len(listed), "truncated": len(kept) < len(listed), "items": items}
+    path = client._project_path(f"compare/{urllib.parse.quote(name, safe='')}/")
+    page = min(args.page_size, COMPARE_PAGE_MAX)
+    rows: list[dict] = []
+    while True:  # the report pages its tests by limit/offset, worst state first
+        size = page if not args.limit else min(page, args.limit - len(rows))
+        query = {"limit": str(size), "offset": str(len(rows))}
+        if args.state:
+            query["state"] = args.state
+        report = client.request("GET", path, query=query).json()
+        listed = report.get("tests", [])
+        rows.extend(listed)
+        total = report.get("count", len(rows))
+        if not listed or len(rows) >= total or (args.limit and len(rows) >= args.limit):
+            break
+    return {
+        "view": query_compare_view(report["view"]),
+        "computed_at": report.get("computed_at"),
+        "since": report.get("since"),
+        "sample_runs": report.get("sample_runs", 0),
+        "basis_runs": report.get("basis_runs", 0),
+        "counts": dict(report.get("counts") or {}),
+        "total": total,
+        "truncated": len(rows) < total,
+        "items": [query_compare_test(row) for row in rows],
+    }
+
+
+def query_transitions(client: Client, args: argparse.Namespace) -> dict:
+    found, total, more = _query_pages(
+        client,
+        client._project_path("transitions/"),
+        {},
+        limit=args.limit,
+        page=args.page_size,
+        # The server lists every backend's: the client keeps one backend's.
+        keep=(lambda t: t["backend"] == args.backend) if args.backend else None,
+    )
+    items = [query_transition(t) for t in found]
+    return {"total": None if args.backend else total, "truncated": more, "items": items}
+
+
 QUERIES = {
+    "transitions": query_transitions,
+    "compare": query_compare,
     "suites": query_suites,
     "targets": query_targets,
     "gaps": query_gaps,
@@ -2051,10 +2171,11 @@ def query_document(client: Client, args: argparse.Namespace) -> dict:
     if args.limit < 0 or args.page_size < 1:
         raise ConfigError("--limit must be 0 (no limit) or more, --page-size 1 or more")
     allowed = QUERY_OPTIONS[args.kind]
-    for option in ("backend", "state", "q", "run", "untracked", "history"):
+    for option in ("backend", "state", "q", "run", "untracked", "history", "name"):
         if getattr(args, option, None) not in (None, False) and option not in allowed:
-            takes = ", ".join(f"--{o}" for o in allowed)
-            raise ConfigError(f"query {args.kind} takes no --{option} (it takes {takes})")
+            takes = ", ".join("NAME" if o == "name" else f"--{o}" for o in allowed)
+            given = "NAME" if option == "name" else f"--{option}"
+            raise ConfigError(f"query {args.kind} takes no {given} (it takes {takes})")
     found = QUERIES[args.kind](client, args)
     items = found.pop("items")
     document = {"kind": args.kind, "project": client.project, "count": len(items)}
@@ -2079,6 +2200,14 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             f"rerun {f['file']} ({f['state']}, {_shard_label(f)})"
             for f in document["rerun"]["files"]
         ]
+    if kind == "compare" and "view" in document:
+        view = document["view"]
+        when = document["computed_at"] or "never computed yet"
+        lines.append(
+            f"compare {view['name']}: {view['sample']} against {view['basis']} over "
+            f"{view['days']} days ({document['sample_runs']} and {document['basis_runs']} runs),"
+            f" computed {when}"
+        )
     for suite in document.get("suites") or []:  # a gaps document's suites never run
         where = "is excluded on" if suite["status"] == "excluded" else "never ran on"
         why = f" ({suite['reason']})" if suite.get("reason") else ""
@@ -2127,6 +2256,23 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
             f"{c['consecutive_greens']} in a row" if c["runs"] else "",
             _clip(" ".join(filter(None, [c["reason"], c["issue"]])), 80),
         ] for c in items]  # fmt: skip
+    elif kind == "compare" and "view" in document:
+        rows = [[t["state"], t["test"], t["sentence"]] for t in items]
+    elif kind == "compare":
+        rows = [[
+            v["name"],
+            f"{v['sample']} against {v['basis']}",
+            f"{v['days']} days, {v['confidence']:g}% confidence, {v['tolerance']:g} points "
+            f"tolerance, {v['min_failures']} failure(s) at least",
+        ] for v in items]  # fmt: skip
+    elif kind == "transitions":
+        rows = [[
+            str(t["id"]),
+            t["backend"],
+            f"run {t['from_run']} -> {t['to_run']}",
+            ", ".join(f"{k} {a} -> {b}" for k, (a, b) in t["changed"].items()),
+            ", ".join(f"{t['counts'][k]} {k.replace('_to_', '->')}" for k in TRANSITION_KINDS),
+        ] for t in items]  # fmt: skip
     else:
         rows = [[str(t["id"]), t["test"]] for t in items]
     if rows:
@@ -2135,6 +2281,8 @@ def query_lines(document: Mapping[str, Any]) -> list[str]:
     counted = f"{document['count']} of {total}" if total is not None else str(document["count"])
     more = " (more: raise --limit)" if document["truncated"] else ""
     noun = {"verdict": "gaps", "suites": "suite cells"}.get(kind, kind)
+    if kind == "compare":
+        noun = "tests" if "view" in document else "compare views"
     lines.append(f"{counted} {noun}{more}")
     return lines
 
@@ -2558,13 +2706,22 @@ def _parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     query = commands.add_parser(
         "query",
         parents=[settings],
-        help="read gaps, exemptions, a verdict, tests, targets or suites; --json for bots"
+        help="read gaps, exemptions, a verdict, tests, targets, suites, compare views or version"
+        " transitions; --json for bots"
         " (docs/query.md)",
     )
     query.add_argument("kind", choices=QUERY_KINDS)
-    query.add_argument("--backend", help="gaps, exemptions, targets, suites: of this backend only")
     query.add_argument(
-        "--state", help="gaps: of this state (failed, missing...); exemptions: of this kind"
+        "name", nargs="?", help="compare: the view's name (its tests); none: the views"
+    )
+    query.add_argument(
+        "--backend", help="gaps, exemptions, targets, suites, transitions: of this backend only"
+    )
+    query.add_argument(
+        "--state",
+        help="gaps: of this state (failed, missing...); exemptions: of this kind; compare NAME:"
+        " of this state (extreme, regressed, missing_sample, missing_basis, no_difference,"
+        " improved)",
     )
     query.add_argument("--run", type=int, metavar="ID", help="verdict: the run's id")
     query.add_argument(

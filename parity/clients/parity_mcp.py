@@ -50,6 +50,7 @@ def query_read(client: parity_ci.Client, kind: str, limit: int, **options: Any) 
         run=options.get("run"),
         untracked=bool(options.get("untracked")),
         history=options.get("history") or None,
+        name=options.get("name") or None,
         limit=limit,
         page_size=parity_ci.QUERY_PAGE,
     )
@@ -208,6 +209,41 @@ def server_build(client: parity_ci.Client) -> Any:
         issue), its tier (blocking, informing, broken), its last run, and the health of its
         last runs (greens, pass rate, timeouts, greens in a row)."""
         return answered(query_read, client, "suites", limit, backend=backend)
+
+    @server.tool(annotations=reads)
+    def compare(
+        name: Annotated[
+            Optional[str], Field(description="a compare view's name; none: the views")
+        ] = None,
+        state: Annotated[
+            Optional[
+                Literal[
+                    "extreme",
+                    "regressed",
+                    "missing_sample",
+                    "missing_basis",
+                    "no_difference",
+                    "improved",
+                ]
+            ],
+            Field(description="with name: only the tests in this state"),
+        ] = None,
+        limit: Limit = MCP_LIMIT,
+    ) -> CallToolResult:
+        """Compare views: a sample variant's pass rates judged against a basis variant's by
+        Fisher's exact test. Without name, the views and their settings; with name, the view's
+        report: each test's state (extreme, regressed, missing_sample, missing_basis,
+        no_difference, improved), its passes and failures on each side, the p-value and the
+        sentence saying why, worst state first."""
+        return answered(query_read, client, "compare", limit, name=name, state=state)
+
+    @server.tool(annotations=reads)
+    def transitions(backend: Backend = None, limit: Limit = MCP_LIMIT) -> CallToolResult:
+        """Version transitions, newest first: each time a backend's current run moved to a run
+        of other attributes (e.g. rocm 7.1 -> 7.14), the two runs, what changed, how many tests
+        went fail_to_pass, pass_to_fail, new and gone, and the conditioned exemptions whose
+        condition stopped or started holding (lapses)."""
+        return answered(query_read, client, "transitions", limit, backend=backend)
 
     @server.tool(
         annotations=ToolAnnotations(

@@ -23,12 +23,18 @@ from parity.services.projects import user_token_create
 from parity.services.targets import TargetRequest, target_create
 from tests.parity.clients.conftest import CLIENTS_DIR, clean_environment
 from tests.parity.clients.test_parity_ci_live import ISSUE, commit_of
-from tests.parity.clients.test_query import T, documented, gaps_on_tpu, query
+from tests.parity.clients.test_query import (
+    T,
+    compare_view_seeded,
+    documented,
+    gaps_on_tpu,
+    query,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 __all__ = ["gaps_on_tpu"]  # the fixture, shared with test_query
 
-READS = {"gaps", "exemptions", "verdict", "tests", "targets", "suites"}
+READS = {"gaps", "exemptions", "verdict", "tests", "targets", "suites", "compare", "transitions"}
 MCP_SECONDS = 120
 # A target's date: ahead of today, as a target must be (docs/targets.md).
 DUE = datetime.date.today() + datetime.timedelta(days=90)
@@ -88,6 +94,7 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
         project=run.project,
         request=TargetRequest(backend="tpu", score=0.9, due=DUE),
     )
+    view = compare_view_seeded(run.project)
 
     async def steps(session: ClientSession):
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -99,10 +106,13 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
             "tests": {"q": "test_q.py::TestQ", "limit": 3},
             "targets": {"backend": "tpu"},
             "suites": {"backend": "tpu"},
+            "compare": {"name": view, "state": "missing_sample"},
+            "views": {},
+            "transitions": {"backend": "tpu"},
         }
         answers = {}
         for name, arguments in calls.items():
-            tool = "gaps" if name == "untracked" else name
+            tool = {"untracked": "gaps", "views": "compare"}.get(name, name)
             answers[name] = await session.call_tool(tool, arguments)
         return session.initialize_result.server_info, tools, answers
 
@@ -114,7 +124,7 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
     assert all(tools[name].annotations.read_only_hint for name in READS)
     assert tools["exemption_propose"].annotations.read_only_hint is False
     assert tools["verdict"].input_schema["required"] == ["run"]
-    assert answers.keys() == READS | {"untracked"}
+    assert answers.keys() == READS | {"untracked", "views"}
     gaps = structured(answers["gaps"])
     assert gaps == query(parity_ci_run, "gaps", "--backend", "tpu")
     assert (gaps["kind"], gaps["project"], gaps["count"], gaps["truncated"]) == (
@@ -146,6 +156,17 @@ def test_the_reads_answer_query_s_documents(mcp, parity_ci_run, gaps_on_tpu):
     suites = structured(answers["suites"])
     assert suites == query(parity_ci_run, "suites", "--backend", "tpu")
     assert suites["kind"] == "suites"  # its items: test_query's suites test
+    compare = structured(answers["compare"])
+    assert compare == query(parity_ci_run, "compare", view, "--state", "missing_sample")
+    assert compare["view"]["name"] == view
+    assert [(t["test"], t["state"]) for t in compare["items"]] == [
+        (T.format("d"), "missing_sample")
+    ]
+    assert structured(answers["views"]) == query(parity_ci_run, "compare")
+    # No transition here: its items, test_query's transitions test.
+    transitions = structured(answers["transitions"])
+    assert transitions == query(parity_ci_run, "transitions", "--backend", "tpu")
+    assert (transitions["kind"], transitions["items"]) == ("transitions", [])
 
 
 def test_a_maintainer_proposes_an_exemption_a_viewer_is_refused(

@@ -10,7 +10,9 @@ from pathlib import Path
 import parity_ci
 import pytest
 
-from parity.models import Project, Run
+from parity.models import Backend, Project, Run
+from parity.services.compare_rows import compare_view_refresh
+from parity.services.compare_views import CompareRequest, compare_view_create
 from parity.services.suites import suite_map_load
 from tests.parity.clients.conftest import python38
 from tests.parity.clients.test_parity_ci_live import (
@@ -22,6 +24,7 @@ from tests.parity.clients.test_parity_ci_live import (
     write_reports,
 )
 from tests.parity.families_scenario import family_add
+from tests.parity.transitions_scenario import upgrade_upload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -330,3 +333,124 @@ def test_suites_list_each_suite_on_each_backend_as_the_api_does(
     assert lines[0].split()[:4] == ["main", "tpu", "ran", "informing"]
     assert "never called" in lines[1] and ISSUE in lines[1]
     assert lines[-1] == "2 of 2 suite cells"
+
+
+def compare_view_seeded(project: Project) -> str:
+    """A compare view of tpu against the reference, computed on the runs of ``gaps_on_tpu``
+    (one run each: too few for a regression; test_d, skipped on tpu, is missing there)."""
+    view = compare_view_create(
+        project=project,
+        request=CompareRequest(
+            name="tpu-vs-cpu",
+            sample=Backend.objects.get(project=project, name="tpu"),
+            basis=Backend.objects.get(project=project, name="cpu"),
+            min_failures=1,
+        ),
+    )
+    compare_view_refresh(view=view)
+    return view.name
+
+
+def api_compare_tests(http_api, name: str, query: str = "") -> tuple[dict, list[dict]]:
+    """The report's first page and every page's tests, ``next`` followed as the API says."""
+    url = f"/api/v1/projects/pytorch-xla/compare/{name}/?limit=2{query}"
+    first, tests = None, []
+    while url:
+        page = http_api.request("GET", url).body
+        first = first or page
+        tests += page["tests"]
+        url = page["next"] and page["next"].split("://", 1)[1].split("/", 1)[1]
+        url = url and "/" + url
+    return first, tests
+
+
+def test_compare_views_and_a_view_s_tests_read_as_the_api_says(
+    parity_ci_run, http_api, project, gaps_on_tpu
+):
+    name = compare_view_seeded(project)
+    views = query(parity_ci_run, "compare")
+    report = query(parity_ci_run, "compare", name, "--page-size", "2")
+    api_report, api_tests = api_compare_tests(http_api, name)
+    [api_view] = http_api.request("GET", "/api/v1/projects/pytorch-xla/compare/").body
+
+    assert (views["kind"], views["count"], views["total"], views["truncated"]) == (
+        "compare", 1, 1, False,
+    )  # fmt: skip
+    [view] = views["items"]
+    assert view == {k: api_view[k] for k in documented("### `compare` items")}
+    assert set(view) == documented("### `compare` items")
+    # Every page followed: each test's state and sentence as the API says, in its order.
+    assert len(api_tests) == api_report["count"] == 7 > 2
+    assert (report["count"], report["total"], report["truncated"]) == (7, 7, False)
+    assert [(t["test"], t["state"], t["sentence"], t["p"]) for t in report["items"]] == [
+        (t["test"], t["state"], t["sentence"], t["p"]) for t in api_tests
+    ]
+    assert [(t["sample"], t["basis"]) for t in report["items"]] == [
+        (t["sample"], t["basis"]) for t in api_tests
+    ]
+    assert [t["state"] for t in report["items"]].count("missing_sample") == 1
+    assert {t["state"] for t in report["items"]} == {"missing_sample", "no_difference"}
+    assert set(report["items"][0]) == documented("### `compare NAME` items")
+    assert report["view"] == view and report["counts"] == api_report["counts"]
+    assert (report["sample_runs"], report["basis_runs"]) == (1, 1)
+    assert {k: report[k] for k in ("computed_at", "since")} == {
+        k: api_report[k] for k in ("computed_at", "since")
+    }
+    fields = documented("### The `compare NAME` document")
+    assert fields <= set(report) and fields == {
+        "view", "computed_at", "since", "sample_runs", "basis_runs", "counts",
+    }  # fmt: skip
+
+    same = query(parity_ci_run, "compare", name, "--state", "no_difference", "--limit", "1")
+    _, api_same = api_compare_tests(http_api, name, "&state=no_difference")
+    assert same["total"] == len(api_same) == api_report["counts"]["no_difference"] == 6
+    assert (same["count"], same["truncated"]) == (1, True)
+    assert same["items"][0]["test"] == api_same[0]["test"]
+
+    text = parity_ci_run("query", "compare", name)
+    assert_ok(text)
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith(f"compare {name}: tpu against cpu over 14 days (1 and 1 runs)")
+    assert [line.split()[:2] for line in lines[1:-1]] == [
+        [t["state"], t["test"]] for t in api_tests
+    ]
+    assert all(t["sentence"] in line for t, line in zip(api_tests, lines[1:-1], strict=True))
+    assert lines[-1] == "7 of 7 tests"
+    listed = parity_ci_run("query", "compare")
+    assert_ok(listed)
+    assert listed.stdout.splitlines()[0].split()[:4] == [name, "tpu", "against", "cpu"]
+
+    no_name = parity_ci_run("query", "compare", "--state", "regressed")
+    other = parity_ci_run("query", "gaps", name)
+    unknown = parity_ci_run("query", "compare", "no-such-view")
+    assert no_name.returncode == parity_ci.EXIT_USAGE and "NAME" in no_name.stderr
+    assert other.returncode == parity_ci.EXIT_USAGE
+    assert "query gaps takes no NAME" in other.stderr
+    assert unknown.returncode == parity_ci.EXIT_REJECTED and "HTTP 404" in unknown.stderr
+    assert not unknown.stdout
+
+
+def test_transitions_read_as_the_api_says(parity_ci_run, http_api, xla, ingest):
+    upgrade_upload(xla, ingest)
+    every = query(parity_ci_run, "transitions", "--page-size", "1")
+    api = http_api.request("GET", "/api/v1/projects/pytorch-xla/transitions/").body
+    [moved] = api["results"]
+    on_it = query(parity_ci_run, "transitions", "--backend", moved["backend"])
+    elsewhere = query(parity_ci_run, "transitions", "--backend", "cpu")
+
+    assert (every["kind"], every["count"], every["total"], every["truncated"]) == (
+        "transitions", 1, api["count"], False,
+    )  # fmt: skip
+    [item] = every["items"]
+    assert set(item) == documented("### `transitions` items")
+    assert item == {k: moved[k] for k in documented("### `transitions` items")}
+    assert item["changed"] == {"rocm": ["7.1", "7.14"]} and sum(item["counts"].values()) > 0
+    assert on_it["items"] == every["items"] and on_it["total"] is None
+    assert elsewhere["items"] == []
+
+    text = parity_ci_run("query", "transitions")
+    assert_ok(text)
+    first = text.stdout.splitlines()[0]
+    assert first.split()[:2] == [str(moved["id"]), moved["backend"]]
+    assert "rocm 7.1 -> 7.14" in first
+    assert f"{moved['counts']['pass_to_fail']} pass->fail" in first
